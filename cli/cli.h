@@ -1,0 +1,31 @@
+/*
+ * cli.h — what every subcommand file shares.
+ *
+ * A subcommand is one file cli/NAME.c with a line, at the start of a line,
+ *     TK_COMMAND(NAME, "one-line summary")
+ * and a function `int cmd_NAME(int argc, char **argv)` (argv[0] is the subcommand name) that
+ * returns the exit status. The Makefile collects those lines into the command table, so adding a
+ * subcommand touches no other file. Subcommands only wire options to the library.
+ */
+#ifndef TK_CLI_H
+#define TK_CLI_H
+
+#include <stdio.h>
+
+#include "tracekit/tracekit.h"
+
+#define TK_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
+
+/* Print "tracekit: <message>" on stderr; returns 1, the exit status for a failed command. */
+int tk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a warning on stderr (never on stdout, which carries data). */
+void tk_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True if --help or -h is among argv[1..]. */
+int tk_cli_wants_help(int argc, char **argv);
+
+/* A progress callback for tk_read_options that draws on stderr when it is a terminal. */
+void tk_cli_progress(void *ctx, uint64_t done, uint64_t total);
+void tk_cli_progress_done(void);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * tracekit — the command-line front end. Dispatches to one file per subcommand.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#include "commands.inc"
+
+#undef TK_COMMAND
+#define TK_COMMAND(name, summary) {#name, summary, cmd_##name},
+
+static const struct command {
+	const char *name, *summary;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+#include "commands.inc"
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "tracekit %s — call trees, flame graphs and symbols from Instruments exports\n\n", TK_VERSION);
+	fprintf(out, "usage: tracekit COMMAND [options] [FILE]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n`tracekit COMMAND --help` describes each command. FILE may be - for standard input,\n"
+	             "and gzip'd input is accepted everywhere.\n");
+}
+
+int tk_cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tracekit: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 1;
+}
+
+void tk_cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tracekit: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int tk_cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int progress_drawn;
+
+void tk_cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	static struct timespec last;
+	if (!isatty(2))
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec * 1000 + now.tv_nsec / 1000000 - (last.tv_sec * 1000 + last.tv_nsec / 1000000) < 200)
+		return;
+	last = now;
+	if (total)
+		fprintf(stderr, "\r%.1f / %.1f MB (%d%%)", done / 1e6, total / 1e6, (int)(100.0 * done / total));
+	else
+		fprintf(stderr, "\r%.1f MB", done / 1e6);
+	progress_drawn = 1;
+}
+
+void tk_cli_progress_done(void)
+{
+	if (progress_drawn)
+		fputs("\r\033[K", stderr);
+	progress_drawn = 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("tracekit %s\n", TK_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "tracekit: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,156 @@
+/*
+ * tracekit/profile.h — the profile model every reader fills and every writer reads.
+ *
+ * A profile is a set of threads, each with weighted samples over stacks. Memory grows with the
+ * number of *distinct* stacks, not with the number of samples:
+ *
+ *   strings  interned once, referred to by a tk_str (0 is the empty string)
+ *   binaries (name, path, UUID, arch, load address), deduplicated by content
+ *   frames   (address, name, binary, file:line, flags), deduplicated by content
+ *   stacks   a prefix tree: stack = (parent stack, frame), root first; 0 is the empty stack
+ *   threads  (pid, tid, names) with a map stack → (weight, sample count) and time bounds
+ *
+ * Weights are summed, never counted: a time-profile row of 1.13 ms adds 1130000 ns. The unit is
+ * kept as recorded (ns, cycles, events, samples). Readers may filter by time at ingest (see
+ * tk_read_options) so per-sample times never need to be kept.
+ */
+#ifndef TRACEKIT_PROFILE_H
+#define TRACEKIT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracekit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t tk_str;      /* interned string; 0 = "" */
+typedef uint32_t tk_binary_id; /* 0 = no binary */
+typedef uint32_t tk_frame_id;  /* 0 is never a valid frame */
+typedef uint32_t tk_stack_id;  /* 0 = the empty stack */
+
+typedef enum tk_unit {
+	TK_UNIT_NS = 0,  /* time-profile, time-sample: nanoseconds */
+	TK_UNIT_CYCLES,  /* cpu-profile: CPU cycles */
+	TK_UNIT_EVENTS,  /* counters-profile: PMC events */
+	TK_UNIT_SAMPLES, /* a count of samples (records, folded input) */
+} tk_unit;
+
+const char *tk_unit_name(tk_unit u); /* "ns", "cycles", "events", "samples" */
+
+typedef struct tk_binary {
+	tk_str name;        /* "libsystem_kernel.dylib" */
+	tk_str path;        /* full path on the recording device */
+	tk_str uuid;        /* upper-case with dashes, as xctrace writes it; 0 if unknown */
+	tk_str arch;        /* "arm64", "arm64e", "x86_64" … */
+	uint64_t load_addr; /* runtime load address (__TEXT base after slide) */
+} tk_binary;
+
+enum {
+	TK_FRAME_INLINED = 1u << 0,  /* an inlined call inside its caller's code */
+	TK_FRAME_SYNTHETIC = 1u << 1, /* not code: a thread or process node, "<no backtrace>" … */
+	TK_FRAME_LEAF_PC = 1u << 2,  /* addr is the sampled PC (+1 for xctrace 14.3+), not a return address */
+	TK_FRAME_SWIFT = 1u << 3,     /* the name is a Swift symbol */
+};
+
+typedef struct tk_frame {
+	uint64_t addr;       /* as recorded; 0 if unknown */
+	tk_str name;         /* symbol; 0 if unsymbolicated (writers then print 0x<addr>) */
+	tk_binary_id binary; /* 0 if none */
+	tk_str file;         /* source path; 0 if unknown */
+	uint32_t line;       /* 0 if unknown */
+	uint32_t flags;      /* TK_FRAME_* */
+} tk_frame;
+
+typedef struct tk_stack_node {
+	tk_stack_id parent; /* 0 for a root-level frame */
+	tk_frame_id frame;
+	uint32_t depth; /* 1 for a root-level frame */
+} tk_stack_node;
+
+/* One (stack, weight) cell of a thread. */
+typedef struct tk_stack_weight {
+	tk_stack_id stack;
+	uint64_t weight;
+	uint64_t samples;
+} tk_stack_weight;
+
+typedef struct tk_thread {
+	int64_t pid;     /* -1 if unknown */
+	uint64_t tid;
+	tk_str name;     /* "Main Thread", "com.apple.main-thread" … ; 0 if unnamed */
+	tk_str process;  /* process name; 0 if unknown */
+	uint64_t weight; /* Σ weights of its samples, sentinel (empty) stacks included */
+	uint64_t samples;
+	uint64_t t_min, t_max; /* sample time bounds in ns since run start; t_min > t_max if none */
+} tk_thread;
+
+typedef struct tk_profile tk_profile;
+
+tk_profile *tk_profile_new(void);
+void tk_profile_free(tk_profile *p);
+
+/* ---- strings ---- */
+tk_str tk_intern(tk_profile *p, const char *s, size_t len);
+tk_str tk_intern_cstr(tk_profile *p, const char *s);
+const char *tk_string(const tk_profile *p, tk_str s); /* never NULL */
+size_t tk_string_len(const tk_profile *p, tk_str s);
+
+/* ---- binaries and frames (deduplicated by content) ---- */
+tk_binary_id tk_binary_add(tk_profile *p, const tk_binary *b);
+const tk_binary *tk_binary_get(const tk_profile *p, tk_binary_id id); /* NULL for 0 */
+size_t tk_binary_count(const tk_profile *p);
+
+tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f);
+const tk_frame *tk_frame_get(const tk_profile *p, tk_frame_id id);
+size_t tk_frame_count(const tk_profile *p);
+/* The frame's display name: its symbol, or "0x" + lowercase hex of addr when it has none. The
+ * buffer is used only for the hex form. */
+const char *tk_frame_label(const tk_profile *p, tk_frame_id id, char buf[32]);
+
+/* ---- stacks (prefix tree, root first) ---- */
+tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame);
+/* Build a stack from frames listed leaf first (as xctrace records them). */
+tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n);
+const tk_stack_node *tk_stack_get(const tk_profile *p, tk_stack_id id); /* NULL for 0 */
+size_t tk_stack_count(const tk_profile *p);                               /* excluding 0 */
+uint32_t tk_stack_depth(const tk_profile *p, tk_stack_id id);
+/* Write the frames of a stack root first into out (capacity cap); returns the depth. */
+size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, size_t cap);
+
+/* ---- threads and samples ---- */
+typedef uint32_t tk_thread_id; /* index into the thread table */
+/* Find or create the thread (pid, tid); name and process are set when given (non-zero). */
+tk_thread_id tk_thread_get_or_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process);
+const tk_thread *tk_thread_get(const tk_profile *p, tk_thread_id t);
+size_t tk_thread_count(const tk_profile *p);
+void tk_thread_set_name(tk_profile *p, tk_thread_id t, tk_str name);
+/* Add one sample: weight in the profile's unit, time in ns since run start (UINT64_MAX if unknown). */
+void tk_sample_add(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t time);
+/* Add n already-aggregated samples. */
+void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t n);
+/* The thread's distinct stacks with their summed weights, in first-seen order. */
+const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n);
+
+/* ---- profile metadata ---- */
+void tk_profile_set_unit(tk_profile *p, tk_unit u);
+tk_unit tk_profile_unit(const tk_profile *p);
+uint64_t tk_profile_weight(const tk_profile *p); /* Σ thread weights */
+uint64_t tk_profile_samples(const tk_profile *p);
+
+/* Free-form key/value facts a reader found ("schema", "stack-encoding", "xcode-form",
+ * "symbolicated", "run" …), shown by `tracekit info`. Setting a key again replaces it. */
+void tk_profile_set_meta(tk_profile *p, const char *key, const char *value);
+const char *tk_profile_meta(const tk_profile *p, const char *key); /* NULL if unset */
+size_t tk_profile_meta_count(const tk_profile *p);
+void tk_profile_meta_at(const tk_profile *p, size_t i, const char **key, const char **value);
+
+/* Approximate heap bytes held by the model (for benchmarks and --stats). */
+size_t tk_profile_memory(const tk_profile *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

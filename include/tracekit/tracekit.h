@@ -1,0 +1,17 @@
+/*
+ * tracekit.h — the whole public API of libtracekit.
+ *
+ * Data flows one way: a reader fills a tk_profile (read.h), transforms make new profiles from it
+ * (transform.h), and writers and the call-tree builder (calltree.h) read it. Every function that
+ * can fail reports through a tk_error (error.h) and never prints or exits.
+ */
+#ifndef TRACEKIT_H
+#define TRACEKIT_H
+
+#define TK_VERSION "0.1.0"
+
+#include "tracekit/error.h"
+#include "tracekit/profile.h"
+#include "tracekit/read.h"
+
+#endif

@@ -1,0 +1,518 @@
+/*
+ * The profile model: interned strings, deduplicated binaries and frames, a prefix tree of stacks,
+ * and per-thread maps stack → weight. See include/tracekit/profile.h for the contract.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/profile.h"
+#include "util/hidx.h"
+#include "util/mem.h"
+
+/* Strings live in fixed chunks that never move, so tk_string() pointers stay valid. */
+#define STR_CHUNK (256 * 1024)
+
+typedef struct strref {
+	const char *s;
+	uint32_t len;
+} strref;
+
+typedef struct tk_tstate {
+	tk_thread t;
+	tk_stack_weight *cells;
+	size_t ncells, capcells;
+	tk_hidx index; /* stack id → cell */
+} tk_tstate;
+
+typedef struct meta_kv {
+	char *key, *value;
+} meta_kv;
+
+struct tk_profile {
+	/* strings */
+	char **chunks;
+	size_t nchunks, capchunks;
+	size_t chunk_used;
+	strref *strs;
+	size_t nstrs, capstrs;
+	tk_hidx str_index;
+	/* binaries, frames, stacks: slot 0 unused */
+	tk_binary *bins;
+	size_t nbins, capbins;
+	tk_hidx bin_index;
+	tk_frame *frames;
+	size_t nframes, capframes;
+	tk_hidx frame_index;
+	tk_stack_node *stacks;
+	size_t nstacks, capstacks;
+	tk_hidx stack_index;
+	/* threads */
+	tk_tstate *threads;
+	size_t nthreads, capthreads;
+	tk_hidx thread_index;
+	tk_unit unit;
+	meta_kv *meta;
+	size_t nmeta, capmeta;
+};
+
+const char *tk_unit_name(tk_unit u)
+{
+	switch (u) {
+	case TK_UNIT_NS: return "ns";
+	case TK_UNIT_CYCLES: return "cycles";
+	case TK_UNIT_EVENTS: return "events";
+	case TK_UNIT_SAMPLES: return "samples";
+	}
+	return "?";
+}
+
+tk_profile *tk_profile_new(void)
+{
+	tk_profile *p = tk_xcalloc(1, sizeof *p);
+	tk_intern(p, "", 0); /* string 0 */
+	TK_GROW(p->bins, p->capbins, 1);
+	memset(&p->bins[0], 0, sizeof p->bins[0]);
+	p->nbins = 1;
+	TK_GROW(p->frames, p->capframes, 1);
+	memset(&p->frames[0], 0, sizeof p->frames[0]);
+	p->nframes = 1;
+	TK_GROW(p->stacks, p->capstacks, 1);
+	memset(&p->stacks[0], 0, sizeof p->stacks[0]);
+	p->nstacks = 1;
+	return p;
+}
+
+void tk_profile_free(tk_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	free(p->strs);
+	tk_hidx_free(&p->str_index);
+	free(p->bins);
+	tk_hidx_free(&p->bin_index);
+	free(p->frames);
+	tk_hidx_free(&p->frame_index);
+	free(p->stacks);
+	tk_hidx_free(&p->stack_index);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		free(p->threads[i].cells);
+		tk_hidx_free(&p->threads[i].index);
+	}
+	free(p->threads);
+	tk_hidx_free(&p->thread_index);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		free(p->meta[i].key);
+		free(p->meta[i].value);
+	}
+	free(p->meta);
+	free(p);
+}
+
+/* ---- strings ---- */
+
+typedef struct strkey {
+	const char *s;
+	size_t len;
+} strkey;
+
+static int str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_profile *p = ctx;
+	const strkey *k = key;
+	return p->strs[idx].len == k->len && memcmp(p->strs[idx].s, k->s, k->len) == 0;
+}
+
+tk_str tk_intern(tk_profile *p, const char *s, size_t len)
+{
+	strkey k = {s, len};
+	uint64_t h = tk_hash_bytes(s, len, 0);
+	uint32_t found = tk_hidx_find(&p->str_index, h, str_eq, p, &k);
+	if (found != UINT32_MAX)
+		return found;
+	char *dst;
+	if (len + 1 > STR_CHUNK) { /* a huge string gets a chunk of its own */
+		TK_GROW(p->chunks, p->capchunks, p->nchunks + 1);
+		dst = tk_xmalloc(len + 1);
+		/* insert before the current chunk so the bump pointer keeps working on the last one */
+		if (p->nchunks) {
+			p->chunks[p->nchunks] = p->chunks[p->nchunks - 1];
+			p->chunks[p->nchunks - 1] = dst;
+		} else {
+			p->chunks[0] = dst;
+			p->chunk_used = STR_CHUNK; /* force a fresh chunk next time */
+		}
+		p->nchunks++;
+	} else {
+		if (!p->nchunks || p->chunk_used + len + 1 > STR_CHUNK) {
+			TK_GROW(p->chunks, p->capchunks, p->nchunks + 1);
+			p->chunks[p->nchunks++] = tk_xmalloc(STR_CHUNK);
+			p->chunk_used = 0;
+		}
+		dst = p->chunks[p->nchunks - 1] + p->chunk_used;
+		p->chunk_used += len + 1;
+	}
+	memcpy(dst, s, len);
+	dst[len] = 0;
+	TK_GROW(p->strs, p->capstrs, p->nstrs + 1);
+	p->strs[p->nstrs] = (strref){dst, (uint32_t)len};
+	tk_hidx_insert(&p->str_index, h, (uint32_t)p->nstrs);
+	return (tk_str)p->nstrs++;
+}
+
+tk_str tk_intern_cstr(tk_profile *p, const char *s)
+{
+	return s ? tk_intern(p, s, strlen(s)) : 0;
+}
+
+const char *tk_string(const tk_profile *p, tk_str s)
+{
+	return s < p->nstrs ? p->strs[s].s : "";
+}
+
+size_t tk_string_len(const tk_profile *p, tk_str s)
+{
+	return s < p->nstrs ? p->strs[s].len : 0;
+}
+
+/* ---- binaries ---- */
+
+static uint64_t bin_hash(const tk_binary *b)
+{
+	return tk_hash_bytes(b, sizeof *b, 1);
+}
+
+static int bin_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_profile *p = ctx;
+	return memcmp(&p->bins[idx], key, sizeof(tk_binary)) == 0;
+}
+
+tk_binary_id tk_binary_add(tk_profile *p, const tk_binary *b)
+{
+	tk_binary k;
+	memset(&k, 0, sizeof k); /* padding must not enter the hash */
+	k.name = b->name;
+	k.path = b->path;
+	k.uuid = b->uuid;
+	k.arch = b->arch;
+	k.load_addr = b->load_addr;
+	uint64_t h = bin_hash(&k);
+	uint32_t found = tk_hidx_find(&p->bin_index, h, bin_eq, p, &k);
+	if (found != UINT32_MAX)
+		return found;
+	TK_GROW(p->bins, p->capbins, p->nbins + 1);
+	p->bins[p->nbins] = k;
+	tk_hidx_insert(&p->bin_index, h, (uint32_t)p->nbins);
+	return (tk_binary_id)p->nbins++;
+}
+
+const tk_binary *tk_binary_get(const tk_profile *p, tk_binary_id id)
+{
+	return id && id < p->nbins ? &p->bins[id] : NULL;
+}
+
+size_t tk_binary_count(const tk_profile *p)
+{
+	return p->nbins - 1;
+}
+
+/* ---- frames ---- */
+
+static int frame_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_profile *p = ctx;
+	return memcmp(&p->frames[idx], key, sizeof(tk_frame)) == 0;
+}
+
+tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f)
+{
+	tk_frame k;
+	memset(&k, 0, sizeof k);
+	k.addr = f->addr;
+	k.name = f->name;
+	k.binary = f->binary;
+	k.file = f->file;
+	k.line = f->line;
+	k.flags = f->flags;
+	uint64_t h = tk_hash_bytes(&k, sizeof k, 2);
+	uint32_t found = tk_hidx_find(&p->frame_index, h, frame_eq, p, &k);
+	if (found != UINT32_MAX)
+		return found;
+	TK_GROW(p->frames, p->capframes, p->nframes + 1);
+	p->frames[p->nframes] = k;
+	tk_hidx_insert(&p->frame_index, h, (uint32_t)p->nframes);
+	return (tk_frame_id)p->nframes++;
+}
+
+const tk_frame *tk_frame_get(const tk_profile *p, tk_frame_id id)
+{
+	return id && id < p->nframes ? &p->frames[id] : NULL;
+}
+
+size_t tk_frame_count(const tk_profile *p)
+{
+	return p->nframes - 1;
+}
+
+const char *tk_frame_label(const tk_profile *p, tk_frame_id id, char buf[32])
+{
+	const tk_frame *f = tk_frame_get(p, id);
+	if (!f)
+		return "";
+	if (f->name)
+		return tk_string(p, f->name);
+	static const char hex[] = "0123456789abcdef";
+	char tmp[17];
+	int n = 0;
+	uint64_t a = f->addr;
+	do {
+		tmp[n++] = hex[a & 15];
+		a >>= 4;
+	} while (a);
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = 0; i < n; i++)
+		buf[2 + i] = tmp[n - 1 - i];
+	buf[2 + n] = 0;
+	return buf;
+}
+
+/* ---- stacks ---- */
+
+typedef struct stackkey {
+	tk_stack_id parent;
+	tk_frame_id frame;
+} stackkey;
+
+static int stack_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_profile *p = ctx;
+	const stackkey *k = key;
+	return p->stacks[idx].parent == k->parent && p->stacks[idx].frame == k->frame;
+}
+
+tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
+{
+	stackkey k = {parent, frame};
+	uint64_t h = tk_hash_u64(((uint64_t)parent << 32) | frame);
+	uint32_t found = tk_hidx_find(&p->stack_index, h, stack_eq, p, &k);
+	if (found != UINT32_MAX)
+		return found;
+	TK_GROW(p->stacks, p->capstacks, p->nstacks + 1);
+	p->stacks[p->nstacks] = (tk_stack_node){parent, frame, parent ? p->stacks[parent].depth + 1 : 1};
+	tk_hidx_insert(&p->stack_index, h, (uint32_t)p->nstacks);
+	return (tk_stack_id)p->nstacks++;
+}
+
+tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n)
+{
+	tk_stack_id s = 0;
+	while (n--)
+		s = tk_stack_push(p, s, frames[n]);
+	return s;
+}
+
+const tk_stack_node *tk_stack_get(const tk_profile *p, tk_stack_id id)
+{
+	return id && id < p->nstacks ? &p->stacks[id] : NULL;
+}
+
+size_t tk_stack_count(const tk_profile *p)
+{
+	return p->nstacks - 1;
+}
+
+uint32_t tk_stack_depth(const tk_profile *p, tk_stack_id id)
+{
+	return id && id < p->nstacks ? p->stacks[id].depth : 0;
+}
+
+size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, size_t cap)
+{
+	size_t d = tk_stack_depth(p, id);
+	size_t i = d;
+	while (id && id < p->nstacks) {
+		--i;
+		if (i < cap)
+			out[i] = p->stacks[id].frame;
+		id = p->stacks[id].parent;
+	}
+	return d;
+}
+
+/* ---- threads and samples ---- */
+
+typedef struct threadkey {
+	int64_t pid;
+	uint64_t tid;
+} threadkey;
+
+static int thread_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_profile *p = ctx;
+	const threadkey *k = key;
+	return p->threads[idx].t.pid == k->pid && p->threads[idx].t.tid == k->tid;
+}
+
+tk_thread_id tk_thread_get_or_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process)
+{
+	threadkey k = {pid, tid};
+	uint64_t h = tk_hash_u64((uint64_t)pid * 0x9e3779b97f4a7c15ULL ^ tid);
+	uint32_t found = tk_hidx_find(&p->thread_index, h, thread_eq, p, &k);
+	if (found == UINT32_MAX) {
+		TK_GROW(p->threads, p->capthreads, p->nthreads + 1);
+		tk_tstate *ts = &p->threads[p->nthreads];
+		memset(ts, 0, sizeof *ts);
+		ts->t.pid = pid;
+		ts->t.tid = tid;
+		ts->t.t_min = UINT64_MAX;
+		ts->t.t_max = 0;
+		tk_hidx_insert(&p->thread_index, h, (uint32_t)p->nthreads);
+		found = (uint32_t)p->nthreads++;
+	}
+	tk_tstate *ts = &p->threads[found];
+	if (name)
+		ts->t.name = name;
+	if (process)
+		ts->t.process = process;
+	return found;
+}
+
+const tk_thread *tk_thread_get(const tk_profile *p, tk_thread_id t)
+{
+	return t < p->nthreads ? &p->threads[t].t : NULL;
+}
+
+size_t tk_thread_count(const tk_profile *p)
+{
+	return p->nthreads;
+}
+
+void tk_thread_set_name(tk_profile *p, tk_thread_id t, tk_str name)
+{
+	if (t < p->nthreads)
+		p->threads[t].t.name = name;
+}
+
+static int cell_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_tstate *ts = ctx;
+	return ts->cells[idx].stack == *(const tk_stack_id *)key;
+}
+
+void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t n)
+{
+	if (t >= p->nthreads)
+		return;
+	tk_tstate *ts = &p->threads[t];
+	uint64_t h = tk_hash_u64(stack);
+	uint32_t c = tk_hidx_find(&ts->index, h, cell_eq, ts, &stack);
+	if (c == UINT32_MAX) {
+		TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
+		ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
+		tk_hidx_insert(&ts->index, h, (uint32_t)ts->ncells);
+		c = (uint32_t)ts->ncells++;
+	}
+	ts->cells[c].weight += weight;
+	ts->cells[c].samples += n;
+	ts->t.weight += weight;
+	ts->t.samples += n;
+}
+
+void tk_sample_add(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t time)
+{
+	if (t >= p->nthreads)
+		return;
+	tk_sample_add_n(p, t, stack, weight, 1);
+	if (time != UINT64_MAX) {
+		tk_thread *th = &p->threads[t].t;
+		if (time < th->t_min)
+			th->t_min = time;
+		if (time > th->t_max)
+			th->t_max = time;
+	}
+}
+
+const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n)
+{
+	if (t >= p->nthreads) {
+		*n = 0;
+		return NULL;
+	}
+	*n = p->threads[t].ncells;
+	return p->threads[t].cells;
+}
+
+/* ---- metadata ---- */
+
+void tk_profile_set_unit(tk_profile *p, tk_unit u)
+{
+	p->unit = u;
+}
+
+tk_unit tk_profile_unit(const tk_profile *p)
+{
+	return p->unit;
+}
+
+uint64_t tk_profile_weight(const tk_profile *p)
+{
+	uint64_t w = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		w += p->threads[i].t.weight;
+	return w;
+}
+
+uint64_t tk_profile_samples(const tk_profile *p)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		n += p->threads[i].t.samples;
+	return n;
+}
+
+void tk_profile_set_meta(tk_profile *p, const char *key, const char *value)
+{
+	for (size_t i = 0; i < p->nmeta; i++)
+		if (strcmp(p->meta[i].key, key) == 0) {
+			free(p->meta[i].value);
+			p->meta[i].value = tk_xstrdup(value);
+			return;
+		}
+	TK_GROW(p->meta, p->capmeta, p->nmeta + 1);
+	p->meta[p->nmeta++] = (meta_kv){tk_xstrdup(key), tk_xstrdup(value)};
+}
+
+const char *tk_profile_meta(const tk_profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->nmeta; i++)
+		if (strcmp(p->meta[i].key, key) == 0)
+			return p->meta[i].value;
+	return NULL;
+}
+
+size_t tk_profile_meta_count(const tk_profile *p)
+{
+	return p->nmeta;
+}
+
+void tk_profile_meta_at(const tk_profile *p, size_t i, const char **key, const char **value)
+{
+	*key = i < p->nmeta ? p->meta[i].key : NULL;
+	*value = i < p->nmeta ? p->meta[i].value : NULL;
+}
+
+size_t tk_profile_memory(const tk_profile *p)
+{
+	size_t m = sizeof *p + p->nchunks * STR_CHUNK + p->capstrs * sizeof(strref) + tk_hidx_memory(&p->str_index);
+	m += p->capbins * sizeof(tk_binary) + tk_hidx_memory(&p->bin_index);
+	m += p->capframes * sizeof(tk_frame) + tk_hidx_memory(&p->frame_index);
+	m += p->capstacks * sizeof(tk_stack_node) + tk_hidx_memory(&p->stack_index);
+	m += p->capthreads * sizeof(tk_tstate) + tk_hidx_memory(&p->thread_index);
+	for (size_t i = 0; i < p->nthreads; i++)
+		m += p->threads[i].capcells * sizeof(tk_stack_weight) + tk_hidx_memory(&p->threads[i].index);
+	return m;
+}
