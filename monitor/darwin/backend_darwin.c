@@ -1,0 +1,1 @@
+int tkm_darwin_placeholder;
