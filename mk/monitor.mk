@@ -25,3 +25,6 @@ monitor-darwin-check:
 	clang -target arm64-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
 	clang -target arm64e-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
 	clang -target x86_64-apple-macos11 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
+
+# monitor unit tests capture stacks of their own functions: keep their frame pointers too
+$(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)

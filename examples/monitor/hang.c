@@ -101,10 +101,14 @@ static void on_event(const tk_monitor_event *ev, void *ctx)
 static long block_ms;
 static int blocked_once;
 
+static double block_measured;
+
 static void block_task(void *arg)
 {
 	(void)arg;
+	double t = mono();
 	tk_demo_blocking_work(block_ms);
+	block_measured = mono() - t;
 	blocked_once = 1;
 }
 
@@ -169,5 +173,6 @@ int main(int argc, char **argv)
 	}
 	tk_monitor_stop(m);
 	close(loop.efd);
+	printf("measured block: %.0f ms\n", block_measured * 1000);
 	return 0;
 }

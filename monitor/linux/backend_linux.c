@@ -177,7 +177,7 @@ double tkm_process_start_unix(void)
 	char buf[4096];
 	if (read_small("/proc/self/stat", buf, sizeof buf) <= 0)
 		return 0;
-	/* field 22 (starttime, clock ticks since boot) counted after the last ')' which ends comm */
+	/* field 22 (starttime, clock ticks of CLOCK_BOOTTIME) counted after the last ')' ending comm */
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
@@ -187,15 +187,13 @@ double tkm_process_start_unix(void)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &start) != 1)
 		return 0;
-	static char st[65536];
-	if (read_small("/proc/stat", st, sizeof st) <= 0)
-		return 0;
-	char *b = strstr(st, "\nbtime ");
-	if (!b)
-		return 0;
-	double btime = strtod(b + 7, NULL);
 	long hz = sysconf(_SC_CLK_TCK);
-	return hz > 0 ? btime + (double)start / (double)hz : 0;
+	struct timespec boot;
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+		return 0;
+	/* not /proc/stat's btime: it is wrong after the wall clock is stepped (e.g. a restored VM) */
+	double age = (double)boot.tv_sec + boot.tv_nsec / 1e9 - (double)start / (double)hz;
+	return tkm_unix_now() - (age > 0 ? age : 0);
 }
 
 /* ---------- signal handler ---------- */
