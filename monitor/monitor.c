@@ -63,21 +63,21 @@ struct tk_monitor {
 void tk_monitor_config_default(tk_monitor_config *c)
 {
 	*c = (tk_monitor_config){
-		.cpu_enabled = 1,
-		.cpu_interval_ms = 1000,
-		.cpu_high_interval_ms = 300,
-		.cpu_threshold = 80,
-		.thread_threshold = 15,
-		.cpu_duration_ms = 60000,
-		.persist_interval_ms = 5000,
-		.hang_enabled = 0,
-		.hang_threshold_ms = 2000,
-		.hang_sample_interval_ms = 50,
-		.hang_ping_interval_ms = 0,
-		.hang_daily_limit = 100,
-		.max_nodes = 4096,
-		.max_frames = 64,
-		.capture_timeout_ms = 50,
+	    .cpu_enabled = 1,
+	    .cpu_interval_ms = 1000,
+	    .cpu_high_interval_ms = 300,
+	    .cpu_threshold = 80,
+	    .thread_threshold = 15,
+	    .cpu_duration_ms = 60000,
+	    .persist_interval_ms = 5000,
+	    .hang_enabled = 0,
+	    .hang_threshold_ms = 2000,
+	    .hang_sample_interval_ms = 50,
+	    .hang_ping_interval_ms = 0,
+	    .hang_daily_limit = 100,
+	    .max_nodes = 4096,
+	    .max_frames = 64,
+	    .capture_timeout_ms = 50,
 	};
 }
 
@@ -293,19 +293,20 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	living *l = &m->cpu;
 	double avg = l->wall_ns ? 100.0 * (double)l->cpu_ns / (double)l->wall_ns : 0;
 	tkm_buf_printf(&e->key, "%.2f", l->start_unix - TKM_CF_EPOCH);
-	tkm_buf_printf(&e->record, "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s}",
-		       e->key.p, l->duration_s, avg, live ? "true" : "false", l->tree.samples,
-		       l->tree.truncated ? ",\"truncated\":true" : "");
+	tkm_buf_printf(&e->record,
+	               "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s}",
+	               e->key.p, l->duration_s, avg, live ? "true" : "false", l->tree.samples,
+	               l->tree.truncated ? ",\"truncated\":true" : "");
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "cpu-highload,%s,%s\ncpu-highload-stackframe,%s,%s\n", e->key.p, e->record.p,
-		       e->key.p, e->tree.p);
+	               e->key.p, e->tree.p);
 	e->ev = (tk_monitor_event){.kind = TK_MONITOR_CPU_HIGHLOAD,
-				   .live = live,
-				   .start_unix = l->start_unix,
-				   .duration_s = l->duration_s,
-				   .average_cpu = avg,
-				   .samples = l->tree.samples,
-				   .truncated = l->tree.truncated};
+	                           .live = live,
+	                           .start_unix = l->start_unix,
+	                           .duration_s = l->duration_s,
+	                           .average_cpu = avg,
+	                           .samples = l->tree.samples,
+	                           .truncated = l->tree.truncated};
 }
 
 static void build_hang(tk_monitor *m, bool live, emitted *e)
@@ -313,21 +314,21 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	living *l = &m->hang;
 	tkm_buf_printf(&e->key, "%.3f", l->start_unix);
 	tkm_buf_printf(&e->record, "{\"start\":%.3f,\"duration_ms\":%.0f,\"threshold_ms\":%u,\"tid\":%lld,\"thread\":",
-		       l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
+	               l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
 	tkm_buf_json_str(&e->record, l->thread);
 	tkm_buf_printf(&e->record, ",\"samples\":%u,\"live\":%s,\"suppressed\":%u%s,\"threads\":%s}", l->tree.samples,
-		       live ? "true" : "false", l->suppressed, l->tree.truncated ? ",\"truncated\":true" : "",
-		       l->threads_json ? l->threads_json : "[]");
+	               live ? "true" : "false", l->suppressed, l->tree.truncated ? ",\"truncated\":true" : "",
+	               l->threads_json ? l->threads_json : "[]");
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "hang,%s,%s\nhang-stackframe,%s,%s\n", e->key.p, e->record.p, e->key.p, e->tree.p);
 	e->ev = (tk_monitor_event){.kind = TK_MONITOR_HANG,
-				   .live = live,
-				   .start_unix = l->start_unix,
-				   .duration_s = l->duration_s,
-				   .tid = l->tid,
-				   .samples = l->tree.samples,
-				   .truncated = l->tree.truncated,
-				   .suppressed = l->suppressed};
+	                           .live = live,
+	                           .start_unix = l->start_unix,
+	                           .duration_s = l->duration_s,
+	                           .tid = l->tid,
+	                           .samples = l->tree.samples,
+	                           .truncated = l->tree.truncated,
+	                           .suppressed = l->suppressed};
 }
 
 /* Persist a living record: write it (under the lock), then call back (outside it, so the callback
@@ -401,7 +402,7 @@ static bool own_thread(tk_monitor *m, int64_t tid)
 
 /* Threads above the share threshold, from two sorted snapshots of cumulative CPU. */
 static size_t pick_busy(tk_monitor *m, const tkm_thread_list *prev, const tkm_thread_list *cur, int64_t **tids,
-			size_t *cap)
+                        size_t *cap)
 {
 	uint64_t total = 0;
 	size_t i = 0;
@@ -764,8 +765,8 @@ static void *hang_main(void *arg)
 		check = 500000000u;
 	if (check < 1000000u)
 		check = 1000000u;
-	uint64_t ping_pause = m->cfg.hang_ping_interval_ms ? (uint64_t)m->cfg.hang_ping_interval_ms * 1000000u
-							 : threshold / 20;
+	uint64_t ping_pause =
+	    m->cfg.hang_ping_interval_ms ? (uint64_t)m->cfg.hang_ping_interval_ms * 1000000u : threshold / 20;
 	pthread_mutex_lock(&m->lock);
 	while (!m->stopping) {
 		if (!m->cfg.hang_post) {
@@ -844,7 +845,8 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	pthread_condattr_destroy(&ca);
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
-	tkm_backend_opts bo = {.signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .thread_clock = c.thread_clock};
+	tkm_backend_opts bo = {
+	    .signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .thread_clock = c.thread_clock};
 	if (tkm_backend_acquire(&bo, err, errlen) != 0)
 		goto fail;
 	if (open_session(m, err, errlen) != 0) {

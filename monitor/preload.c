@@ -58,7 +58,7 @@ static int claim(const char *dir)
 			return 1; /* we exec'd: same process, new image */
 		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
 			return 0; /* the owner lives */
-		unlink(path); /* stale owner: take over */
+		unlink(path);     /* stale owner: take over */
 	}
 	return 0;
 }

@@ -148,7 +148,7 @@ static void node_json(const tkm_tree *t, int32_t i, double total, tkm_buf *b)
 {
 	const tkm_node *nd = &t->v[i];
 	tkm_buf_printf(b, "{\"frame\":\"0x%llx\",\"count\":%u,\"proportion\":%.6g", (unsigned long long)nd->frame,
-		       nd->count, total > 0 ? nd->count / total : 0.0);
+	               nd->count, total > 0 ? nd->count / total : 0.0);
 	if (nd->child >= 0) {
 		tkm_buf_puts(b, ",\"children\":[");
 		for (int32_t c = nd->child; c >= 0; c = t->v[c].next) {

@@ -85,8 +85,8 @@ typedef void (*tk_monitor_post_fn)(void (*fn)(void *arg), void *arg, void *host_
 
 typedef struct tk_monitor_config {
 	/* sinks (either or both) */
-	const char *dir;               /* session directory for `records` and `images.json`; NULL = none */
-	tk_monitor_callback callback;  /* called on a monitor thread; NULL = none */
+	const char *dir;              /* session directory for `records` and `images.json`; NULL = none */
+	tk_monitor_callback callback; /* called on a monitor thread; NULL = none */
 	void *callback_ctx;
 
 	/* CPU trace */

@@ -89,12 +89,12 @@ static const range *range_find(const range *v, size_t n, uintptr_t a)
 
 typedef struct thread_ent {
 	int64_t tid;
-	int sched_fd;          /* /proc/self/task/<tid>/schedstat, -1 if not open */
-	int sys_fd;            /* /proc/self/task/<tid>/syscall, opened on first use */
-	bool seen;             /* listed by the latest scan */
-	bool cache_valid;      /* cache holds the stack taken while blocked in cache_sys */
-	char cache_sys[160];   /* /proc/…/syscall line at the cached capture */
-	tkm_stack *cache;      /* malloc'd on first use */
+	int sched_fd;        /* /proc/self/task/<tid>/schedstat, -1 if not open */
+	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
+	bool seen;           /* listed by the latest scan */
+	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
+	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
+	tkm_stack *cache;    /* malloc'd on first use */
 } thread_ent;
 
 /* ---------- the capture slot shared with the signal handler ---------- */
@@ -397,7 +397,7 @@ static int on_image(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (c->exec && ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
 			range_push(c->exec, info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-				   idx);
+			           idx);
 	}
 	if (!c->want_json)
 		return 0;
@@ -434,17 +434,18 @@ static int on_image(struct dl_phdr_info *info, size_t size, void *arg)
 	jputs(c, idx ? ",\n  {\"path\":" : "\n  {\"path\":");
 	jstr(c, name ? name : "");
 	snprintf(buf, sizeof buf, ",\"base\":\"0x%lx\",\"build_id\":\"%s\",\"loads\":[", (unsigned long)info->dlpi_addr,
-		 build_id);
+	         build_id);
 	jputs(c, buf);
 	int first = 1;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
-		snprintf(buf, sizeof buf, "%s{\"vaddr\":\"0x%lx\",\"memsz\":\"0x%lx\",\"offset\":\"0x%lx\",\"flags\":\"%c%c%c\"}",
-			 first ? "" : ",", (unsigned long)ph->p_vaddr, (unsigned long)ph->p_memsz,
-			 (unsigned long)ph->p_offset, ph->p_flags & PF_R ? 'r' : '-', ph->p_flags & PF_W ? 'w' : '-',
-			 ph->p_flags & PF_X ? 'x' : '-');
+		snprintf(buf, sizeof buf,
+		         "%s{\"vaddr\":\"0x%lx\",\"memsz\":\"0x%lx\",\"offset\":\"0x%lx\",\"flags\":\"%c%c%c\"}",
+		         first ? "" : ",", (unsigned long)ph->p_vaddr, (unsigned long)ph->p_memsz,
+		         (unsigned long)ph->p_offset, ph->p_flags & PF_R ? 'r' : '-', ph->p_flags & PF_W ? 'w' : '-',
+		         ph->p_flags & PF_X ? 'x' : '-');
 		jputs(c, buf);
 		first = 0;
 	}
@@ -556,8 +557,9 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 	int sig = opts ? opts->signal : 0;
 	if (sig) {
 		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
-			snprintf(err, errlen, "monitor: signal %d is not a free real-time signal (SIGRTMIN=%d SIGRTMAX=%d)",
-				 sig, SIGRTMIN, SIGRTMAX);
+			snprintf(err, errlen,
+			         "monitor: signal %d is not a free real-time signal (SIGRTMIN=%d SIGRTMAX=%d)", sig,
+			         SIGRTMIN, SIGRTMAX);
 			goto fail;
 		}
 	} else {
@@ -638,7 +640,7 @@ void tkm_backend_release(void)
 const char *tkm_backend_describe(void)
 {
 	return g.thread_clock ? "linux: thread CPU clocks, signal + frame-pointer walk"
-			      : "linux: schedstat descriptors, signal + frame-pointer walk";
+	                      : "linux: schedstat descriptors, signal + frame-pointer walk";
 }
 
 /* ---------- thread list and CPU ---------- */
@@ -868,8 +870,6 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	}
 	if (current_images_gen() != g.images_gen)
 		refresh_exec();
-	if (g.set_changed)
-		refresh_stacks();
 	for (size_t i = 0; i < n; i++) {
 		tkm_stack *st = &out[i];
 		st->tid = tids[i];
@@ -879,6 +879,8 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			continue;
 		}
 		thread_ent *t = find_thread(tids[i]);
+		if (!t && scan_threads() == 0) /* a thread we have not listed yet */
+			t = find_thread(tids[i]);
 		char sys[sizeof t->cache_sys] = "";
 		bool blocked = false;
 		if (t && (flags & TKM_CAPTURE_REUSE_BLOCKED) && read_syscall_line(t, sys, sizeof sys)) {
@@ -893,6 +895,8 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				continue;
 			}
 		}
+		if (g.set_changed)
+			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
 		if (rc == 1) { /* stack pointer outside the snapshot: the stack grew or is new; retry once */
 			refresh_stacks();

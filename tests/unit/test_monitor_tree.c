@@ -46,12 +46,12 @@ static void test_mthawkeye_merge(void **state)
 	add(&t, 1, 2, MAIN, M1);
 	add(&t, 1, 3, MAIN, M3, M4);
 	char *j = json(&t);
-	assert_string_equal(
-	    j, "[{\"frame\":\"0x10\",\"count\":6,\"proportion\":1,\"children\":["
-	       "{\"frame\":\"0x20\",\"count\":5,\"proportion\":0.833333,\"children\":["
-	       "{\"frame\":\"0x30\",\"count\":3,\"proportion\":0.5},{\"frame\":\"0x40\",\"count\":1,\"proportion\":0.166667}]},"
-	       "{\"frame\":\"0x40\",\"count\":1,\"proportion\":0.166667,\"children\":["
-	       "{\"frame\":\"0x50\",\"count\":1,\"proportion\":0.166667}]}]}]");
+	assert_string_equal(j, "[{\"frame\":\"0x10\",\"count\":6,\"proportion\":1,\"children\":["
+	                       "{\"frame\":\"0x20\",\"count\":5,\"proportion\":0.833333,\"children\":["
+	                       "{\"frame\":\"0x30\",\"count\":3,\"proportion\":0.5},{\"frame\":\"0x40\",\"count\":1,"
+	                       "\"proportion\":0.166667}]},"
+	                       "{\"frame\":\"0x40\",\"count\":1,\"proportion\":0.166667,\"children\":["
+	                       "{\"frame\":\"0x50\",\"count\":1,\"proportion\":0.166667}]}]}]");
 	assert_int_equal(t.samples, 6);
 	assert_false(t.truncated);
 	free(j);
@@ -73,8 +73,8 @@ static void test_roots_order(void **state)
 	add(&t, 1, 2, 0xB, 0x2);
 	char *j = json(&t);
 	assert_string_equal(j, "[{\"frame\":\"0xb\",\"count\":2,\"proportion\":0.4,\"children\":["
-			       "{\"frame\":\"0x1\",\"count\":1,\"proportion\":0.2},{\"frame\":\"0x2\",\"count\":1,"
-			       "\"proportion\":0.2}]},{\"frame\":\"0xa\",\"count\":3,\"proportion\":0.6}]");
+	                       "{\"frame\":\"0x1\",\"count\":1,\"proportion\":0.2},{\"frame\":\"0x2\",\"count\":1,"
+	                       "\"proportion\":0.2}]},{\"frame\":\"0xa\",\"count\":3,\"proportion\":0.6}]");
 	free(j);
 	tkm_tree_free(&t);
 }
@@ -92,9 +92,10 @@ static void test_bound(void **state)
 	assert_int_equal(t.n, 3);
 	assert_int_equal(t.samples, 4);
 	char *j = json(&t);
-	assert_string_equal(j, "[{\"frame\":\"0xa\",\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xb\","
-			       "\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xc\",\"count\":2,\"proportion\":"
-			       "0.666667}]}]}]");
+	assert_string_equal(j,
+	                    "[{\"frame\":\"0xa\",\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xb\","
+	                    "\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xc\",\"count\":2,\"proportion\":"
+	                    "0.666667}]}]}]");
 	free(j);
 	tkm_tree_free(&t);
 }
@@ -106,9 +107,9 @@ static void test_large(void **state)
 	tkm_tree_init(&t, 100000);
 	uintptr_t f[3];
 	for (uintptr_t i = 0; i < 5000; i++) {
-		f[2] = 1;          /* outermost */
+		f[2] = 1; /* outermost */
 		f[1] = 100 + i % 50;
-		f[0] = 10000 + i;  /* leaf */
+		f[0] = 10000 + i; /* leaf */
 		tkm_tree_add(&t, f, 3);
 	}
 	assert_int_equal(t.n, 1 + 50 + 5000);
@@ -187,9 +188,10 @@ static void test_config_env(void **state)
 	setenv("TK_MONITOR_THREAD_CLOCK", "sundial", 1);
 	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
 	assert_string_equal(err, "monitor: TK_MONITOR_THREAD_CLOCK=sundial: expected schedstat or clock");
-	const char *vars[] = {"TK_MONITOR_DIR", "TK_MONITOR_CPU_INTERVAL_MS", "TK_MONITOR_CPU_HIGH_INTERVAL_MS",
-			      "TK_MONITOR_CPU_THRESHOLD", "TK_MONITOR_THREAD_THRESHOLD", "TK_MONITOR_CPU_DURATION_MS",
-			      "TK_MONITOR_THREAD_CLOCK"};
+	const char *vars[] = {
+	    "TK_MONITOR_DIR",           "TK_MONITOR_CPU_INTERVAL_MS",  "TK_MONITOR_CPU_HIGH_INTERVAL_MS",
+	    "TK_MONITOR_CPU_THRESHOLD", "TK_MONITOR_THREAD_THRESHOLD", "TK_MONITOR_CPU_DURATION_MS",
+	    "TK_MONITOR_THREAD_CLOCK"};
 	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
 		unsetenv(vars[i]);
 }
