@@ -24,6 +24,7 @@ DARWIN_CHECK_FLAGS := -std=c17 -Wall -Wextra -Werror -Wno-unused-parameter -ffre
 monitor-darwin-check:
 	clang -target arm64-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
 	clang -target arm64e-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
+	clang -target arm64-apple-macos11 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
 	clang -target x86_64-apple-macos11 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
 
 # monitor unit tests capture stacks of their own functions: keep their frame pointers too

@@ -397,20 +397,19 @@ static void test_api_hang_daily_cap(void **state)
 	assert_int_equal(e.hang_final, 2);
 }
 
+#define BACKEND(t) cmocka_unit_test_setup_teardown(t, acquire, release)
+
 int main(void)
 {
-	const struct CMUnitTest backend[] = {
-	    cmocka_unit_test(test_capture_running),
-	    cmocka_unit_test(test_capture_blocked_in_libc),
-	    cmocka_unit_test(test_capture_masked_and_gone),
-	    cmocka_unit_test(test_many_threads_no_leak),
-	    cmocka_unit_test(test_images_json),
-	};
-	const struct CMUnitTest api[] = {
+	const struct CMUnitTest tests[] = {
+	    BACKEND(test_capture_running),
+	    BACKEND(test_capture_blocked_in_libc),
+	    BACKEND(test_capture_masked_and_gone),
+	    BACKEND(test_many_threads_no_leak),
+	    BACKEND(test_images_json),
 	    cmocka_unit_test(test_api_cpu),
 	    cmocka_unit_test(test_api_hang_backoff),
 	    cmocka_unit_test(test_api_hang_daily_cap),
 	};
-	int rc = cmocka_run_group_tests_name("backend", backend, acquire, release);
-	return rc | cmocka_run_group_tests_name("api", api, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
