@@ -29,3 +29,8 @@ monitor-darwin-check:
 
 # monitor unit tests capture stacks of their own functions: keep their frame pointers too
 $(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)
+
+# bench/bench_monitor.sh builds this (internal backend API, so -Imonitor)
+$(BUILD)/bench/monitor/bench_monitor: bench/monitor/bench_monitor.c $(BUILD)/libtracekit-monitor.a
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Imonitor $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)

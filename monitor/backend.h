@@ -57,7 +57,7 @@ typedef struct tkm_stack {
 typedef struct tkm_backend_opts {
 	int signal;                  /* Linux: real-time signal to use; 0 = first free one from SIGRTMIN+4 */
 	uint32_t capture_timeout_ms; /* per-thread capture timeout */
-	int thread_clock;            /* Linux: 0 = schedstat descriptors (default), 1 = per-thread CPU clocks */
+	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default, measured cheaper), 1 = schedstat descriptors */
 } tkm_backend_opts;
 
 /* Process-wide, reference-counted: the first acquire installs handlers, the last release removes them.

@@ -130,14 +130,14 @@ int tk_monitor_config_from_env(tk_monitor_config *c, char *err, size_t errlen)
 	    env_u32("TK_MONITOR_CAPTURE_TIMEOUT_MS", &c->capture_timeout_ms, 1, 10000, err, errlen))
 		return -1;
 	c->signal = (int)sig;
-	const char *clk = getenv("TK_MONITOR_THREAD_CLOCK");
+	const char *clk = getenv("TK_MONITOR_THREAD_CPU");
 	if (clk && *clk) {
 		if (strcmp(clk, "schedstat") == 0)
-			c->thread_clock = 0;
+			c->use_schedstat = 1;
 		else if (strcmp(clk, "clock") == 0)
-			c->thread_clock = 1;
+			c->use_schedstat = 0;
 		else {
-			snprintf(err, errlen, "monitor: TK_MONITOR_THREAD_CLOCK=%s: expected schedstat or clock", clk);
+			snprintf(err, errlen, "monitor: TK_MONITOR_THREAD_CPU=%s: expected clock or schedstat", clk);
 			return -1;
 		}
 	}
@@ -846,7 +846,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
 	tkm_backend_opts bo = {
-	    .signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .thread_clock = c.thread_clock};
+	    .signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .use_schedstat = c.use_schedstat};
 	if (tkm_backend_acquire(&bo, err, errlen) != 0)
 		goto fail;
 	if (open_session(m, err, errlen) != 0) {

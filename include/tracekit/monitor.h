@@ -43,7 +43,7 @@
  *   TK_MONITOR_MAX_FRAMES             max_frames                 (default 64, at most 128)
  *   TK_MONITOR_SIGNAL                 signal number for stack capture (default: first free SIGRTMIN+4…)
  *   TK_MONITOR_CAPTURE_TIMEOUT_MS     capture_timeout_ms         (default 50)
- *   TK_MONITOR_THREAD_CLOCK           "schedstat" (default) or "clock": how per-thread CPU is read
+ *   TK_MONITOR_THREAD_CPU             "clock" (default) or "schedstat": how per-thread CPU is read
  */
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
@@ -112,7 +112,7 @@ typedef struct tk_monitor_config {
 	uint32_t max_frames;         /* 64 frames per stack (at most 128) */
 	int signal;                  /* Linux: capture signal; 0 = first free real-time signal from SIGRTMIN+4 */
 	uint32_t capture_timeout_ms; /* 50: give up on a thread that does not run the capture */
-	int thread_clock;            /* Linux: 0 = schedstat descriptors, 1 = per-thread CPU clocks */
+	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
 } tk_monitor_config;
 
 /* Fill cfg with the defaults above. */

@@ -1,10 +1,12 @@
 /*
  * Linux backend of libtracekit-monitor.
  *
- * Per-thread CPU: /proc/self/task/<tid>/schedstat read with pread on descriptors kept open between
- * ticks (ns resolution, ~1 µs per thread); the thread list is re-read from a kept-open
- * /proc/self/task directory descriptor each call, new threads get a descriptor, exited ones have
- * it closed. The alternative (per-thread CPU clocks) is selectable for the benchmark.
+ * Per-thread CPU: the thread list is re-read each call from a kept-open /proc/self/task directory
+ * descriptor (getdents64), then each thread's CPU clock is read with clock_gettime on the clock id
+ * the kernel defines for a tid (the one glibc's pthread_getcpuclockid returns; the kernel only
+ * accepts threads of our own process). The alternative, /proc/self/task/<tid>/schedstat read with
+ * pread on descriptors kept open between calls (opened for new threads, closed when they exit),
+ * measured ~35 % slower here and holds one descriptor per thread (bench/monitor/RESULTS.md).
  *
  * Stacks of other threads: a real-time signal sent with tgkill; its handler (async-signal-safe, no
  * locks, no allocation) walks the frame-pointer chain of the interrupted context into one
@@ -42,7 +44,8 @@
 
 typedef struct range {
 	uintptr_t lo, hi;
-	int image; /* exec ranges: index of the image, to tell "same image" in the leaf recovery */
+	int image;      /* exec ranges: index of the image, to tell "same image" in the leaf recovery */
+	bool frameless; /* exec ranges: a system library or the vDSO, assumed built without frame pointers */
 } range;
 
 typedef struct range_vec {
@@ -50,7 +53,7 @@ typedef struct range_vec {
 	size_t n, cap;
 } range_vec;
 
-static void range_push(range_vec *rv, uintptr_t lo, uintptr_t hi, int image)
+static void range_push(range_vec *rv, uintptr_t lo, uintptr_t hi, int image, bool frameless)
 {
 	if (rv->n == rv->cap) {
 		size_t cap = rv->cap ? rv->cap * 2 : 64;
@@ -60,7 +63,7 @@ static void range_push(range_vec *rv, uintptr_t lo, uintptr_t hi, int image)
 		rv->v = v;
 		rv->cap = cap;
 	}
-	rv->v[rv->n++] = (range){lo, hi, image};
+	rv->v[rv->n++] = (range){lo, hi, image, frameless};
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -117,7 +120,7 @@ static struct {
 	int sig;
 	struct sigaction old_sa;
 	uint32_t timeout_ms;
-	int thread_clock;
+	int use_schedstat;
 	pid_t pid;
 	int task_dir_fd;
 	thread_ent *threads;
@@ -264,16 +267,19 @@ NO_ASAN static void walk(const ucontext_t *uc, slot *s)
 	uintptr_t lo = sp, hi = stk->hi;
 	bool fp_ok = fp >= lo && fp <= hi - 2 * sizeof(uintptr_t) && (fp & (align - 1)) == 0;
 	uintptr_t first_ret = fp_ok ? strip_pac(((uintptr_t *)fp)[1]) : 0;
-	const range *ret_img = first_ret ? range_find(g.exec.v, g.exec.n, first_ret) : NULL;
 
 	/*
-	 * Leaf recovery. When the PC is in an image other than its caller's (typically libc, built
-	 * without frame pointers), the frame pointer still designates the app function that called
-	 * into it, so a plain walk would skip that function. Its return address is on the stack
-	 * between SP and FP: on arm64 it is usually still in LR; on x86-64 take the highest word in
-	 * [SP, FP) that points into another image's code right after a call instruction.
+	 * Leaf recovery. Debian's libc and the vDSO are built without frame pointers: while the PC
+	 * is in them, FP still designates the frame of the app function F that called into them, and
+	 * a plain walk would go from the PC straight to F's caller, losing F (the function a user
+	 * wants to see: the one that blocked). F's return address was pushed by its call into the
+	 * library and lies between SP and FP: on arm64 it is usually still in LR; on x86-64 take the
+	 * highest word in [SP, FP) that points into another image's code right after a call
+	 * instruction. Applied only when the PC is in such a library, never in our own FP-built code,
+	 * where [SP, FP) holds the current function's locals.
 	 */
-	if (pc_img && (!ret_img || ret_img->image != pc_img->image) && n < max) {
+	(void)first_ret;
+	if (pc_img && pc_img->frameless && n < max) {
 #if defined(__aarch64__)
 		const range *li = lr ? range_find(g.exec.v, g.exec.n, lr) : NULL;
 		if (li && li->image != pc_img->image && lr != first_ret)
@@ -393,11 +399,15 @@ static int on_image(struct dl_phdr_info *info, size_t size, void *arg)
 	c->adds = info->dlpi_adds;
 	c->subs = info->dlpi_subs;
 	int idx = c->index++;
+	const char *nm0 = info->dlpi_name ? info->dlpi_name : "";
+	bool frameless = strncmp(nm0, "/lib/", 5) == 0 || strncmp(nm0, "/lib64/", 7) == 0 ||
+	                 strncmp(nm0, "/usr/lib/", 9) == 0 || strncmp(nm0, "/usr/lib64/", 11) == 0 ||
+	                 strncmp(nm0, "linux-vdso", 10) == 0 || strncmp(nm0, "linux-gate", 10) == 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (c->exec && ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
 			range_push(c->exec, info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-			           idx);
+			           idx, frameless);
 	}
 	if (!c->want_json)
 		return 0;
@@ -489,7 +499,7 @@ static void refresh_stacks(void)
 		unsigned long lo, hi;
 		char perms[8];
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' && perms[1] == 'w')
-			range_push(&fresh, lo, hi, -1);
+			range_push(&fresh, lo, hi, -1, false);
 		/* a line longer than the buffer: skip its tail */
 		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
 			;
@@ -553,7 +563,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 	}
 	g.pid = getpid();
 	g.timeout_ms = opts && opts->capture_timeout_ms ? opts->capture_timeout_ms : 50;
-	g.thread_clock = opts ? opts->thread_clock : 0;
+	g.use_schedstat = opts ? opts->use_schedstat : 0;
 	int sig = opts ? opts->signal : 0;
 	if (sig) {
 		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
@@ -639,8 +649,8 @@ void tkm_backend_release(void)
 
 const char *tkm_backend_describe(void)
 {
-	return g.thread_clock ? "linux: thread CPU clocks, signal + frame-pointer walk"
-	                      : "linux: schedstat descriptors, signal + frame-pointer walk";
+	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
+	                       : "linux: schedstat descriptors, signal + frame-pointer walk";
 }
 
 /* ---------- thread list and CPU ---------- */
@@ -741,7 +751,7 @@ static int scan_threads(void)
 
 static bool read_thread_cpu(thread_ent *t, uint64_t *ns)
 {
-	if (g.thread_clock) {
+	if (!g.use_schedstat) {
 		/* The kernel's encoding of a per-thread CPU clock for a tid (CPUCLOCK_PERTHREAD | SCHED). */
 		clockid_t cid = (clockid_t)((~(unsigned)t->tid) << 3) | 6;
 		struct timespec ts;

@@ -168,7 +168,7 @@ static void test_config_env(void **state)
 	setenv("TK_MONITOR_THREAD_THRESHOLD", "5", 1);
 	setenv("TK_MONITOR_CPU_DURATION_MS", "2000", 1);
 	setenv("TK_MONITOR_MAX_NODES", "10", 1);
-	setenv("TK_MONITOR_THREAD_CLOCK", "clock", 1);
+	setenv("TK_MONITOR_THREAD_CPU", "schedstat", 1);
 	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), 0);
 	assert_string_equal(c.dir, "/tmp/x");
 	assert_int_equal(c.cpu_interval_ms, 100);
@@ -177,7 +177,7 @@ static void test_config_env(void **state)
 	assert_true(c.thread_threshold == 5);
 	assert_int_equal(c.cpu_duration_ms, 2000);
 	assert_int_equal(c.max_nodes, 10);
-	assert_int_equal(c.thread_clock, 1);
+	assert_int_equal(c.use_schedstat, 1);
 
 	setenv("TK_MONITOR_MAX_NODES", "-3", 1);
 	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
@@ -185,13 +185,13 @@ static void test_config_env(void **state)
 	setenv("TK_MONITOR_MAX_NODES", "12x", 1);
 	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
 	unsetenv("TK_MONITOR_MAX_NODES");
-	setenv("TK_MONITOR_THREAD_CLOCK", "sundial", 1);
+	setenv("TK_MONITOR_THREAD_CPU", "sundial", 1);
 	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
-	assert_string_equal(err, "monitor: TK_MONITOR_THREAD_CLOCK=sundial: expected schedstat or clock");
+	assert_string_equal(err, "monitor: TK_MONITOR_THREAD_CPU=sundial: expected clock or schedstat");
 	const char *vars[] = {
 	    "TK_MONITOR_DIR",           "TK_MONITOR_CPU_INTERVAL_MS",  "TK_MONITOR_CPU_HIGH_INTERVAL_MS",
 	    "TK_MONITOR_CPU_THRESHOLD", "TK_MONITOR_THREAD_THRESHOLD", "TK_MONITOR_CPU_DURATION_MS",
-	    "TK_MONITOR_THREAD_CLOCK"};
+	    "TK_MONITOR_THREAD_CPU"};
 	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
 		unsetenv(vars[i]);
 }
