@@ -500,7 +500,7 @@ static void *cpu_main(void *arg)
 				}
 			}
 			if (nbusy)
-				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, 0);
+				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, TKM_CAPTURE_REUSE_BLOCKED);
 			pthread_mutex_lock(&m->lock);
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)

@@ -3,7 +3,8 @@
  *
  *   bench_monitor tick [THREADS=30] [ITER=2000]   low-load tick; all-thread CPU read (schedstat, clock)
  *   bench_monitor stack [ITER=2000]               one stack capture: running thread, blocked thread, cached
- *   bench_monitor overhead [SECONDS=20]           monitor CPU at default settings on a 2-thread busy program
+ *   bench_monitor overhead [SECONDS=20] [THRESHOLD] monitor CPU at default settings on a 2-thread busy
+ *                                                  program (THRESHOLD: force the high-load mode)
  *   bench_monitor eintr [N=200]                   what the capture signal does to blocking calls
  *
  * Prints "name value unit" lines. Times are medians (and p90) of ITER runs.
@@ -203,7 +204,7 @@ static int64_t find_thread(const char *name)
 	return found;
 }
 
-static int bench_overhead(double seconds)
+static int bench_overhead(double seconds, double threshold)
 {
 	tk_monitor_config c;
 	tk_monitor_config_default(&c);
@@ -212,6 +213,8 @@ static int bench_overhead(double seconds)
 		return 1;
 	c.dir = dir;
 	c.cpu_duration_ms = 5000; /* so the 5 s rewrites of the living record are part of the cost */
+	if (threshold > 0)
+		c.cpu_threshold = threshold; /* force the high-load mode on a loaded machine */
 	c.hang_enabled = 1;       /* heartbeat mode, nobody beats: the watchdog's idle cost */
 	char err[256];
 	pthread_t t[2];
@@ -228,6 +231,16 @@ static int bench_overhead(double seconds)
 	uint64_t p1 = tkm_process_cpu_ns(), w1 = now_ns(), m1 = thread_cpu_ns(cpu_tid) + thread_cpu_ns(hang_tid);
 	tk_monitor_stop(m);
 	stop_threads(t, 2);
+	char path[128], line[256];
+	int records = 0;
+	snprintf(path, sizeof path, "%s/records", dir);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f))
+		records += strncmp(line, "cpu-highload,", 13) == 0;
+	if (f)
+		fclose(f);
+	printf("cpu_threshold_percent %.0f\n", c.cpu_threshold);
+	printf("living_record_writes %d\n", records);
 	double mon = (double)(m1 - m0), proc = (double)(p1 - p0), wall = (double)(w1 - w0);
 	printf("busy_process_cpu_cores %.2f\n", proc / wall);
 	printf("monitor_threads_cpu_percent_of_one_core %.4f\n", 100 * mon / wall);
@@ -367,7 +380,7 @@ int main(int argc, char **argv)
 	if (strcmp(what, "stack") == 0)
 		return bench_stack(argc > 2 ? atoi(argv[2]) : 2000);
 	if (strcmp(what, "overhead") == 0)
-		return bench_overhead(argc > 2 ? atof(argv[2]) : 20);
+		return bench_overhead(argc > 2 ? atof(argv[2]) : 20, argc > 3 ? atof(argv[3]) : 0);
 	if (strcmp(what, "eintr") == 0)
 		return bench_eintr(argc > 2 ? atoi(argv[2]) : 200);
 	fprintf(stderr, "usage: bench_monitor tick|stack|overhead|eintr [args]\n");
