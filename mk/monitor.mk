@@ -16,16 +16,17 @@ $(BUILD)/examples/monitor/%: examples/monitor/%.c $(BUILD)/libtracekit-monitor.a
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)
 
-# Darwin backend: compile-checked (not run) with clang for arm64 iOS and x86-64 macOS against the
-# declarations shim in monitor/darwin/shim/ (there is no Apple SDK here).
-DARWIN_CHECK_FLAGS := -std=c17 -Wall -Wextra -Werror -Wno-unused-parameter -ffreestanding -nostdlibinc \
-	-isystem monitor/darwin/shim -fsyntax-only
+# The whole library for Darwin (core, preload, Darwin backend): compile-checked, not run, with clang for
+# iOS and macOS against the declarations shim in monitor/darwin/shim/ (there is no Apple SDK here).
+DARWIN_CHECK_SRC := $(wildcard monitor/*.c) monitor/darwin/backend_darwin.c
+DARWIN_CHECK_FLAGS := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
+	-ffreestanding -nostdlibinc -isystem monitor/darwin/shim -Iinclude -fsyntax-only
+DARWIN_TARGETS := arm64-apple-ios14.0 arm64e-apple-ios14.0 arm64-apple-macos11 x86_64-apple-macos11
 .PHONY: monitor-darwin-check
 monitor-darwin-check:
-	clang -target arm64-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
-	clang -target arm64e-apple-ios14.0 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
-	clang -target arm64-apple-macos11 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
-	clang -target x86_64-apple-macos11 $(DARWIN_CHECK_FLAGS) monitor/darwin/backend_darwin.c
+	@set -e; for t in $(DARWIN_TARGETS); do for f in $(DARWIN_CHECK_SRC); do \
+		echo "clang -target $$t (darwin compile check) $$f"; \
+		clang -target $$t $(DARWIN_CHECK_FLAGS) $$f; done; done
 
 # monitor unit tests capture stacks of their own functions: keep their frame pointers too
 $(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)

@@ -191,20 +191,27 @@ static void reg_remove(tk_monitor *m)
 
 /* ---------- time ---------- */
 
-static void deadline_after(struct timespec *ts, uint64_t mono_ns)
+/* One timed wait on m->cond (holding m->lock) until the backend's monotonic time `until`. Linux: an
+ * absolute CLOCK_MONOTONIC deadline (the condition variable is set to that clock, the same one as
+ * tkm_mono_ns). Darwin has no pthread_condattr_setclock: a relative wait. */
+static void cond_wait_until(tk_monitor *m, uint64_t until)
 {
-	ts->tv_sec = (time_t)(mono_ns / 1000000000u);
-	ts->tv_nsec = (long)(mono_ns % 1000000000u);
+#if defined(__APPLE__)
+	uint64_t now = tkm_mono_ns();
+	uint64_t rel = until > now ? until - now : 0;
+	struct timespec ts = {(time_t)(rel / 1000000000u), (long)(rel % 1000000000u)};
+	pthread_cond_timedwait_relative_np(&m->cond, &m->lock, &ts);
+#else
+	struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+	pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+#endif
 }
 
 /* Wait (holding m->lock) until the monotonic time `until` or stop. Returns true when stopping. */
 static bool wait_until(tk_monitor *m, uint64_t until)
 {
-	while (!m->stopping && tkm_mono_ns() < until) {
-		struct timespec ts;
-		deadline_after(&ts, until);
-		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
-	}
+	while (!m->stopping && tkm_mono_ns() < until)
+		cond_wait_until(m, until);
 	return m->stopping;
 }
 
@@ -213,9 +220,7 @@ static void wait_once(tk_monitor *m, uint64_t until)
 {
 	if (m->stopping || tkm_mono_ns() >= until)
 		return;
-	struct timespec ts;
-	deadline_after(&ts, until);
-	pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+	cond_wait_until(m, until);
 }
 
 /* ---------- sinks ---------- */
@@ -439,10 +444,10 @@ static size_t pick_busy(tk_monitor *m, const tkm_thread_list *prev, const tkm_th
 
 static void set_thread_name(const char *name)
 {
-#ifdef __linux__
-	pthread_setname_np(pthread_self(), name);
+#if defined(__APPLE__)
+	pthread_setname_np(name); /* Darwin names only the calling thread */
 #else
-	(void)name;
+	pthread_setname_np(pthread_self(), name);
 #endif
 }
 
@@ -838,11 +843,15 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	m->cfg.dir = m->dir;
 	pthread_mutex_init(&m->lock, NULL);
+#if defined(__APPLE__)
+	pthread_cond_init(&m->cond, NULL);
+#else
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&m->cond, &ca);
 	pthread_condattr_destroy(&ca);
+#endif
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
 	tkm_backend_opts bo = {
