@@ -22,7 +22,12 @@ typedef struct tk_read_options {
 	/* Called now and then with the bytes consumed so far and the total (0 if unknown, e.g. a pipe). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* XML tokenizer for xctrace exports: TK_READ_TOKENIZER_FAST (default, the specialised streaming
+	 * tokenizer) or TK_READ_TOKENIZER_LIBXML2 (libxml2's SAX parser, the slower reference). */
+	int tokenizer;
 } tk_read_options;
+
+enum { TK_READ_TOKENIZER_FAST = 0, TK_READ_TOKENIZER_LIBXML2 = 1 };
 
 void tk_read_options_init(tk_read_options *o); /* everything kept, no progress */
 
