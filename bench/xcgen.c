@@ -1579,6 +1579,7 @@ int main(int argc, char **argv)
 	} else if (out.f != stdout ? fclose(out.f) : fflush(out.f)) {
 		die("%s: write failed: %s", opt.out, strerror(errno));
 	}
+	free(cum);
 	if (opt.truth)
 		write_truth();
 	fprintf(stderr, "xcgen: %" PRIu64 " rows, %" PRIu64 " bytes, %" PRIu64 " ids\n", row, out.total, next_id - 1);
