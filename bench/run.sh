@@ -23,7 +23,7 @@ for a in "$@"; do
 	esac
 done
 export BUILD=${BUILD:-build}
-export TK="$PWD/$BUILD/tracekit" BENCH_OUT="$PWD/bench/out" BENCH_QUICK=$quick
+export TK="$PWD/$BUILD/tracekit" BENCH_OUT="${BENCH_OUT:-$PWD/bench/out}" BENCH_QUICK=$quick
 export BENCH_SUMMARY
 BENCH_SUMMARY=$(mktemp)
 trap 'rm -f "$BENCH_SUMMARY"' EXIT
