@@ -8,7 +8,8 @@
 # processes, 20,000 distinct stacks (≈210 bytes per row, like real exports). --quick uses 20 MB only.
 # Each file is read once before timing so every tool starts from the page cache.
 #
-# Reported: MB/s = input bytes / wall time (best of N runs), peak RSS from GNU time (%M), the ratio
+# Reported: MB/s = input bytes / wall time (best of N runs; "cpu" = bytes / user+sys time of that
+# run, steadier on a shared machine), peak RSS from GNU time (%M), the ratio
 # tracekit / python, whether RSS grows from 100 MB to 1 GB, and whether the outputs agree:
 # tracekit collapse == python folded == the generator's truth.
 set -u
@@ -47,23 +48,26 @@ gen() {
 	echo "$f"
 }
 
-# measure RUNS OUTFILE CMD... → M_SECS (best wall time), M_RSS (peak KB, max over runs), M_RC
+# measure RUNS OUTFILE CMD... → M_SECS (best wall time), M_CPU (user+sys of that run), M_RSS (peak KB,
+# max over runs), M_RC. CPU time is reported too because the machine is shared: wall time moves with
+# the load of other jobs, CPU time much less.
 measure() {
-	local runs=$1 out=$2 best="" rss=0 i t0 t1 s r
+	local runs=$1 out=$2 best="" cpu="" rss=0 i t0 t1 s r c
 	shift 2
 	M_RC=0
 	for ((i = 0; i < runs; i++)); do
 		t0=$(date +%s%N)
-		/usr/bin/time -f %M -o "$tmp/rss" "$@" >"$out" 2>"$tmp/err"
+		/usr/bin/time -f '%M %U %S' -o "$tmp/rss" "$@" >"$out" 2>"$tmp/err"
 		M_RC=$?
 		t1=$(date +%s%N)
 		[ $M_RC -ne 0 ] && break
 		s=$(((t1 - t0) / 1000))
-		r=$(tail -1 "$tmp/rss")
-		[ -z "$best" ] || [ "$s" -lt "$best" ] && best=$s
+		read -r r c <<<"$(tail -1 "$tmp/rss" | awk '{ printf "%d %d", $1, ($2 + $3) * 1e6 }')"
+		if [ -z "$best" ] || [ "$s" -lt "$best" ]; then best=$s cpu=$c; fi
 		[ "$r" -gt "$rss" ] && rss=$r
 	done
 	M_SECS=$(awk -v u="${best:-0}" 'BEGIN { printf "%.3f", u / 1e6 }')
+	M_CPU=$(awk -v u="${cpu:-0}" 'BEGIN { printf "%.3f", u / 1e6 }')
 	M_RSS=$rss
 }
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b / 1e6 / s; else print "?" }'; }
@@ -108,7 +112,7 @@ if [ $have_tree = 0 ]; then
 fi
 
 if [ $quick = 1 ]; then sizes=(20M); else sizes=(100M 1G); fi
-declare -A SEC RSS
+declare -A SEC RSS CPU
 py_secs="" py_rss=""
 for size in "${sizes[@]}"; do
 	f=$(gen "$size")
@@ -124,8 +128,8 @@ for size in "${sizes[@]}"; do
 			echo "tracekit collapse failed (rc $M_RC): $(head -c 300 "$tmp/err")"
 			row "collapse $size" "FAILED rc $M_RC" "-" "-" "$(head -c 120 "$tmp/err")"
 		else
-			SEC[collapse,$size]=$M_SECS RSS[collapse,$size]=$M_RSS
-			echo "tracekit collapse:     ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  $(mb "$M_RSS") MB RSS"
+			SEC[collapse,$size]=$M_SECS RSS[collapse,$size]=$M_RSS CPU[collapse,$size]=$M_CPU
+			echo "tracekit collapse:     ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  (cpu ${M_CPU} s: $(mbps "$bytes" "$M_CPU") MB/s)  $(mb "$M_RSS") MB RSS"
 			LC_ALL=C sort "$tmp/tk.folded" >"$tmp/tk.sorted"
 			if cmp -s "$tmp/tk.sorted" "$f.truth"; then
 				agree="identical to truth"
@@ -144,8 +148,8 @@ for size in "${sizes[@]}"; do
 			echo "tracekit tree --json failed (rc $M_RC): $(head -c 300 "$tmp/err")"
 			row "tree --json $size" "FAILED rc $M_RC" "-" "-" "$(head -c 120 "$tmp/err")"
 		else
-			SEC[tree,$size]=$M_SECS RSS[tree,$size]=$M_RSS
-			echo "tracekit tree --json:  ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  $(mb "$M_RSS") MB RSS"
+			SEC[tree,$size]=$M_SECS RSS[tree,$size]=$M_RSS CPU[tree,$size]=$M_CPU
+			echo "tracekit tree --json:  ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  (cpu ${M_CPU} s: $(mbps "$bytes" "$M_CPU") MB/s)  $(mb "$M_RSS") MB RSS"
 		fi
 	fi
 
@@ -167,8 +171,8 @@ for size in "${sizes[@]}"; do
 			py_note="failed rc $M_RC: $(tail -c 200 "$tmp/err")"
 		else
 			py_secs=$M_SECS py_rss=$M_RSS py_bytes=$bytes psize=$size
-			SEC[python,$size]=$M_SECS RSS[python,$size]=$M_RSS
-			echo "python etree peer:     ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  $(mb "$M_RSS") MB RSS"
+			SEC[python,$size]=$M_SECS RSS[python,$size]=$M_RSS CPU[python,$size]=$M_CPU
+			echo "python etree peer:     ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  (cpu ${M_CPU} s: $(mbps "$bytes" "$M_CPU") MB/s)  $(mb "$M_RSS") MB RSS"
 			if cmp -s "$tmp/py.folded" "$f.truth"; then pa="identical to truth"; else pa="DIFFERS from truth"; fi
 			echo "python peer output: $pa"
 			row "peer output ($size)" "-" "$pa" "-" "python folded == generator truth"
@@ -180,10 +184,10 @@ for size in "${sizes[@]}"; do
 		[ -n "${SEC[$what,$size]:-}" ] || continue
 		label="$what"
 		[ $what = tree ] && label="tree --json >/dev/null"
-		tk="$(mbps "$bytes" "${SEC[$what,$size]}") MB/s, $(mb "${RSS[$what,$size]}") MB RSS"
+		tk="$(mbps "$bytes" "${SEC[$what,$size]}") MB/s (cpu $(mbps "$bytes" "${CPU[$what,$size]}")), $(mb "${RSS[$what,$size]}") MB RSS"
 		if [ -n "${SEC[python,$size]:-}" ]; then
-			pc="$(mbps "$bytes" "${SEC[python,$size]}") MB/s, $(mb "${RSS[python,$size]}") MB RSS"
-			rt="$(ratio "${SEC[$what,$size]}" "${SEC[python,$size]}")×"
+			pc="$(mbps "$bytes" "${SEC[python,$size]}") MB/s (cpu $(mbps "$bytes" "${CPU[python,$size]}")), $(mb "${RSS[python,$size]}") MB RSS"
+			rt="$(ratio "${SEC[$what,$size]}" "${SEC[python,$size]}")× (cpu $(ratio "${CPU[$what,$size]}" "${CPU[python,$size]}")×)"
 		else
 			pc="${py_note:-n/a}"
 			rt="-"
