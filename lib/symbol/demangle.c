@@ -30,13 +30,12 @@ int tk_is_swift_symbol(const char *n)
 {
 	if (!n)
 		return 0;
-	if (n[0] == '_' && (n[1] == '$' || (n[1] == 'T' && n[2] == '0')))
+	/* Swift 5 "$s", Swift 4.2 "$S", embedded "$e", Swift 4 "_T0"; Mach-O adds one leading '_' */
+	if (n[0] == '_' && (n[1] == '$' || (n[1] == '_' && n[2] == 'T' && n[3] == '0')))
 		n++;
 	if (n[0] == '$' && (n[1] == 's' || n[1] == 'S' || n[1] == 'e'))
 		return 1;
-	if (n[0] == 'T' && n[1] == '0' && n[2] == '_')
-		return 1;
-	return 0;
+	return n[0] == '_' && n[1] == 'T' && n[2] == '0';
 }
 
 int tk_symbol_is_swift(const char *symbol)

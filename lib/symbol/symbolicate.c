@@ -18,7 +18,7 @@
 #include "util/mem.h"
 
 struct tk_symbol_image {
-	char *source, *cache_path;
+	char *source, *cache_path, *image;
 	tk_symcache *cache; /* NULL while evicted */
 	uint8_t uuid[16];
 	int has_uuid;
@@ -90,6 +90,7 @@ void tk_symbolicator_free(tk_symbolicator *s)
 		tk_symcache_close(s->images[i]->cache);
 		free(s->images[i]->source);
 		free(s->images[i]->cache_path);
+		free(s->images[i]->image);
 		free(s->images[i]);
 	}
 	free(s->images);
@@ -468,6 +469,42 @@ static tk_symbol_image *touch(tk_symbolicator *s, tk_symbol_image *im, tk_error 
 	return im;
 }
 
+static int file_has_dwarf_slice(const char *path, const uint8_t uuid[16], uint32_t ct, uint32_t cs)
+{
+	mapped m;
+	tk_error e;
+	if (map_file(path, &m, &e) < 0)
+		return 0;
+	int ok = 0;
+	tk_macho_file f;
+	if (tk_macho_sniff(m.data, m.size) && tk_macho_parse(m.data, m.size, path, &f, &e) == 0) {
+		for (uint32_t i = 0; i < f.nslices; i++)
+			if (f.slices[i].has_dwarf && f.slices[i].has_uuid && !memcmp(f.slices[i].uuid, uuid, 16) &&
+			    f.slices[i].cputype == ct && f.slices[i].cpusubtype == cs)
+				ok = 1;
+		tk_macho_free(&f);
+	}
+	unmap_file(&m);
+	return ok;
+}
+
+static char *find_dsym_for(tk_symbolicator *s, const char *bin, const uint8_t uuid[16], uint32_t ct, uint32_t cs)
+{
+	char bundle[PATH_MAX];
+	if ((size_t)snprintf(bundle, sizeof bundle, "%s.dSYM", bin) < sizeof bundle && is_dir(bundle)) {
+		char *d = dsym_dwarf_file(bundle);
+		if (d && file_has_dwarf_slice(d, uuid, ct, cs))
+			return d;
+		free(d);
+	}
+	index_pending(s);
+	for (size_t i = 0; i < s->nidx; i++)
+		if (s->idx[i].rank == 3 && !memcmp(s->idx[i].uuid, uuid, 16) && s->idx[i].cputype == ct &&
+		    s->idx[i].cpusubtype == cs)
+			return tk_xstrdup(s->idx[i].path);
+	return NULL;
+}
+
 static const tk_macho_slice *slice_for(const tk_macho_file *f, const uint8_t *uuid, const char *arch)
 {
 	if (uuid) {
@@ -587,8 +624,18 @@ tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid_s, c
 		cs = sl->cpusubtype;
 		got_has_uuid = sl->has_uuid;
 		memcpy(got_uuid, sl->uuid, 16);
+		int want_dsym = !sl->has_dwarf && sl->has_uuid;
 		tk_macho_free(&f);
 		unmap_file(&m);
+		/* a binary without DWARF: use its dSYM when one with the same UUID is next to it (as
+		 * llvm-symbolizer and atos do) or in the search paths */
+		if (want_dsym) {
+			char *better = find_dsym_for(s, src, got_uuid, ct, cs);
+			if (better) {
+				free(src);
+				src = better;
+			}
+		}
 	}
 	tk_symbol_image *im = find_open(s, src, ct, cs);
 	if (im) {
@@ -609,6 +656,8 @@ tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid_s, c
 		return NULL;
 	}
 	tk_symcache_info(im->cache, &im->meta);
+	im->image = tk_xstrdup(im->meta.image); /* the cache may be unmapped later */
+	im->meta.image = im->image;
 	TK_GROW(s->images, s->capimages, s->nimages + 1);
 	s->images[s->nimages++] = im;
 	return im;
@@ -644,8 +693,6 @@ uint64_t tk_symbol_image_file_addr(const tk_symbol_image *im, uint64_t load_addr
 void tk_symbol_image_meta(const tk_symbol_image *im, tk_symcache_meta *m)
 {
 	*m = im->meta;
-	/* the image string lives in the mapped cache, which may be evicted */
-	m->image = base_name(im->source);
 }
 
 const char *tk_symbol_image_source(const tk_symbol_image *im)

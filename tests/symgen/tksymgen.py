@@ -250,6 +250,12 @@ def cmd_build(args):
             kind = ["-dylib", "-install_name", "@rpath/%s.dylib" % args.name]
         run([ld, "-arch", arch, "-platform_version", "macos", "11.0", "11.0"] + kind +
             ["-undefined", "dynamic_lookup", "-oso_prefix", out + "/", "-o", prod] + objs, out, env)
+        if arch == "arm64e":
+            # ld64.lld-14 writes CPU_SUBTYPE_ARM64_ALL for arm64e; set what Apple's ld writes
+            # (subtype 2 with the pointer-authentication ABI flag) so the slice really is arm64e.
+            with open(os.path.join(out, prod), "r+b") as f:
+                f.seek(8)
+                f.write(struct.pack("<I", 0x80000002))
         run([dsymutil, "-num-threads", str(args.jobs), prod, "-o", prod + ".dSYM"], out, env)
         products.append(prod)
         for s in slices(os.path.join(out, prod)):
