@@ -13,20 +13,26 @@
 
 #include "symbol/symint.h"
 
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
 
 static const struct {
 	const char *name;
 	uint64_t addr;
 	uint8_t type;
 } syms[] = {
-    {"_shadowed", 0x100001000, 0x0f},             /* same address as foo, earlier: LLVM keeps the later */
-    {"_foo", 0x100001000, 0x0f},                  /* external */
-    {"__ZN3abc3barEv", 0x100001010, 0x0e},        /* local C++ */
+    {"_shadowed", 0x100001000, 0x0f},            /* same address as foo, earlier: LLVM keeps the later */
+    {"_foo", 0x100001000, 0x0f},                 /* external */
+    {"__ZN3abc3barEv", 0x100001010, 0x0e},       /* local C++ */
     {"_$s4main3FooV3baryyF", 0x100001040, 0x0f}, /* Swift */
     {"_after_swift", 0x100001060, 0x0f},
-    {"_undefined", 0, 0x01},                      /* N_UNDF: ignored */
+    {"_undefined", 0, 0x01}, /* N_UNDF: ignored */
 };
 
 /* An MH_EXECUTE with __TEXT at 0x100000000, __text = [0x100001000, 0x100001080), a symbol table. */

@@ -11,8 +11,14 @@
 
 #include "symbol/symint.h"
 
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
 static void put32be(uint8_t *p, uint32_t v)
 {
 	p[0] = v >> 24, p[1] = v >> 16, p[2] = v >> 8, p[3] = v;
@@ -128,7 +134,9 @@ static void test_bad_thin(void **state)
 	put32(b, 0xfeedface);
 	assert_int_equal(tk_macho_parse(b, n, "m32", &f, &err), -1);
 	assert_non_null(strstr(err.msg, "32-bit"));
-	assert_false(tk_macho_sniff((const uint8_t *)"\x7f" "ELF", 4));
+	assert_false(tk_macho_sniff((const uint8_t *)"\x7f"
+	                                             "ELF",
+	                            4));
 }
 
 static void test_uuid_arch(void **state)
@@ -174,7 +182,7 @@ static void test_demangle(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_thin),     cmocka_unit_test(test_fat),      cmocka_unit_test(test_bad_thin),
+	    cmocka_unit_test(test_thin),      cmocka_unit_test(test_fat),      cmocka_unit_test(test_bad_thin),
 	    cmocka_unit_test(test_uuid_arch), cmocka_unit_test(test_demangle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
