@@ -13,6 +13,7 @@
  * at open; the header also names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,14 @@ static uint64_t checksum_of(const uint8_t *data, size_t size)
 	h.checksum = 0;
 	uint64_t x = sc_checksum((const uint8_t *)&h, sizeof h);
 	return x ^ sc_checksum(data + sizeof h, size - sizeof h);
+}
+
+void tk_symcache_fix_checksum(uint8_t *data, size_t size)
+{
+	if (size < sizeof(tk_sc_header))
+		return;
+	uint64_t c = checksum_of(data, size);
+	memcpy(data + offsetof(tk_sc_header, checksum), &c, 8);
 }
 
 /* ---------------------------------------------------------------- builder */

@@ -106,6 +106,8 @@ typedef struct tk_symcache tk_symcache;
 tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name, int how_owned, tk_error *err);
 enum { TK_SC_BORROWED = 0, TK_SC_MMAP = 1, TK_SC_HEAP = 2 };
 void tk_symcache_close(tk_symcache *c);
+/* Recompute and store the checksum of cache bytes (for writers and the fuzz harness). */
+void tk_symcache_fix_checksum(uint8_t *data, size_t size);
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err);
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err);
 /* Lookup by file address (not runtime). Fills up to cap frames innermost first; returns count. */
