@@ -11,7 +11,8 @@ TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbo
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
-	           "                     [--json] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n\n"
+	           "                     [--json] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
+	           "       tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)\n\n"
 	           "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
 	           "the line Apple's atos prints:  function (in Image) (file:line)\n"
 	           "  -o PATH       a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache\n"
@@ -24,6 +25,9 @@ static void usage(FILE *f)
 	           "  --json        one JSON object per address: function, file, line of every frame\n"
 	           "  --cache-dir DIR, --no-cache-write   where the symbol cache is kept (default\n"
 	           "                $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
+	           "  --search PATH directories, dSYMs or binaries to find images in; each input line is then\n"
+	           "                IMAGE ADDRESS… where IMAGE is a UUID or a path, optionally :ARCH and @LOADADDR\n"
+	           "                (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 0x104a8d010)\n"
 	           "Without debug info for an address, the symbol table gives `function (in Image) + offset`;\n"
 	           "an address in no known function is printed back as given.\n");
 }
@@ -64,7 +68,18 @@ static void json_str(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+typedef struct batch_img {
+	char *spec;
+	tk_symbol_image *im;
+	uint64_t load;
+	int has_load;
+} batch_img;
+
 typedef struct ctx {
+	tk_symbolicator *s;
+	batch_img *imgs;
+	size_t nimgs;
+	size_t last;
 	tk_symbol_image *im;
 	const char *image;
 	int mode; /* 0 file addresses, 1 load, 2 slide, 3 offset */
@@ -142,6 +157,82 @@ static void one(ctx *c, const char *tok)
 	}
 }
 
+/* Batch mode: select the image named by the first token of a line. */
+static int select_image(ctx *c, const char *spec)
+{
+	if (c->nimgs && strcmp(c->imgs[c->last].spec, spec) == 0)
+		goto found;
+	for (size_t i = 0; i < c->nimgs; i++)
+		if (strcmp(c->imgs[i].spec, spec) == 0) {
+			c->last = i;
+			goto found;
+		}
+	{
+		char buf[4096];
+		snprintf(buf, sizeof buf, "%s", spec);
+		batch_img b = {strdup(spec), NULL, 0, 0};
+		char *at = strrchr(buf, '@');
+		if (at) {
+			*at = 0;
+			if (parse_hex(at + 1, &b.load) < 0) {
+				tk_cli_warn("%s: bad load address '%s'", spec, at + 1);
+				free(b.spec);
+				return -1;
+			}
+			b.has_load = 1;
+		}
+		char *colon = strrchr(buf, ':');
+		const char *arch = NULL;
+		if (colon && !strchr(colon, '/')) {
+			*colon = 0;
+			arch = colon + 1;
+		}
+		uint8_t probe[16];
+		int is_uuid = strlen(buf) >= 32 && strlen(buf) <= 36 && !strchr(buf, '/');
+		(void)probe;
+		tk_error err;
+		b.im = tk_symbolicator_image(c->s, is_uuid ? buf : NULL, is_uuid ? NULL : buf, arch, &err);
+		if (!b.im)
+			tk_cli_warn("%s", err.msg);
+		c->imgs = realloc(c->imgs, (c->nimgs + 1) * sizeof *c->imgs);
+		c->imgs[c->nimgs] = b;
+		c->last = c->nimgs++;
+	}
+found:;
+	batch_img *b = &c->imgs[c->last];
+	if (!b->im)
+		return -1;
+	tk_symcache_meta m;
+	tk_symbol_image_meta(b->im, &m);
+	c->im = b->im;
+	c->image = b->im ? tk_symbol_image_name(b->im) : "";
+	c->vmaddr = m.text_vmaddr;
+	c->mode = b->has_load ? 1 : 0;
+	c->load = b->load;
+	return 0;
+}
+
+static void batch(ctx *c, FILE *in)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, in) > 0) {
+		char *save = NULL, *t = strtok_r(line, " \t\r\n", &save);
+		if (!t)
+			continue;
+		int ok = select_image(c, t) == 0;
+		for (t = strtok_r(NULL, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+			if (ok)
+				one(c, t);
+			else {
+				printf("%s\n", t);
+				c->unknown++;
+			}
+		}
+	}
+	free(line);
+}
+
 static void tokens(ctx *c, FILE *in)
 {
 	char *line = NULL;
@@ -156,6 +247,8 @@ static void tokens(ctx *c, FILE *in)
 int cmd_atos(int argc, char **argv)
 {
 	const char *obj = NULL, *arch = NULL, *file = NULL;
+	const char *search[argc];
+	int nsearch = 0;
 	tk_symbol_options so;
 	tk_symbol_options_init(&so);
 	ctx c = {0};
@@ -184,6 +277,8 @@ int cmd_atos(int argc, char **argv)
 			c.inl = 1;
 		else if (!strcmp(a, "-f") && more)
 			file = argv[++i];
+		else if (!strcmp(a, "--search") && more)
+			search[nsearch++] = argv[++i];
 		else if (!strcmp(a, "--json"))
 			c.json = 1;
 		else if (!strcmp(a, "--cache-dir") && more)
@@ -201,12 +296,37 @@ int cmd_atos(int argc, char **argv)
 			break;
 		}
 	}
-	if (!obj) {
+	if (!obj && !nsearch) {
 		usage(stderr);
-		return tk_cli_fail("atos: -o PATH is required");
+		return tk_cli_fail("atos: -o PATH (or --search PATH for batch input) is required");
 	}
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	tk_error err;
+	c.s = s;
+	static char obuf[1 << 16];
+	if (!obj) {
+		for (int i = 0; i < nsearch; i++)
+			if (tk_symbolicator_add_path(s, search[i], &err) < 0) {
+				tk_symbolicator_free(s);
+				return tk_cli_fail("atos: %s", err.msg);
+			}
+		setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+		FILE *in = file ? fopen(file, "r") : stdin;
+		int rc = 0;
+		if (!in)
+			rc = tk_cli_fail("atos: %s: %s", file, strerror(errno));
+		else {
+			batch(&c, in);
+			if (in != stdin)
+				fclose(in);
+		}
+		fflush(stdout);
+		for (size_t i = 0; i < c.nimgs; i++)
+			free(c.imgs[i].spec);
+		free(c.imgs);
+		tk_symbolicator_free(s);
+		return rc;
+	}
 	c.im = tk_symbolicator_image(s, NULL, obj, arch, &err);
 	if (!c.im) {
 		tk_symbolicator_free(s);
@@ -214,9 +334,8 @@ int cmd_atos(int argc, char **argv)
 	}
 	tk_symcache_meta m;
 	tk_symbol_image_meta(c.im, &m);
-	c.image = m.image;
+	c.image = tk_symbol_image_name(c.im);
 	c.vmaddr = m.text_vmaddr;
-	static char obuf[1 << 16];
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	int rc = 0;
 	if (first_addr < argc) {

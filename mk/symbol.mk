@@ -4,6 +4,9 @@ LIB_LDLIBS += -ldwarf -liberty
 DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev
 CPPFLAGS_TK += -I/usr/include/libdwarf
 
+# mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.
+.DEFAULT_GOAL := all
+
 # libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
 # straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.
 SYMBOL_FUZZ_SRC := lib/symbol/macho.c lib/symbol/dwarf.c lib/symbol/symcache.c lib/symbol/demangle.c \

@@ -106,6 +106,8 @@ typedef struct tk_symcache_meta {
 } tk_symcache_meta;
 
 void tk_symbol_image_meta(const tk_symbol_image *im, tk_symcache_meta *m);
+/* The binary's name, the "(in X)" of atos; valid as long as the symbolicator. */
+const char *tk_symbol_image_name(const tk_symbol_image *im);
 /* Path of the Mach-O the image was built from and of its cache file (NULL if in memory only). */
 const char *tk_symbol_image_source(const tk_symbol_image *im);
 const char *tk_symbol_image_cache_path(const tk_symbol_image *im);

@@ -1,20 +1,25 @@
 /*
  * The symbol cache: one file per (UUID, arch), mmap'ed and used in place.
  *
- *   header (tk_sc_header, 176 bytes, little-endian like every supported host)
- *   starts[nranges + 1]   u32 (addr_base-relative) or u64 range starts, sorted; the last is the end
- *   locs_of[nranges]      u32 index of the innermost location record, or UINT32_MAX for a gap
- *   syms_of[nranges]      u32 symbol-table ordinal for symtab-only ranges (keeps "+ offset" exact)
- *   locs[nlocs]           tk_sc_loc {name, file, line|flags, parent}: inline chains share tails
- *   strings               NUL-terminated, offset 0 is ""
+ *   header      tk_sc_header (little-endian like every supported host)
+ *   block_start[nblocks]  u32 (addr_base-relative) or u64 start of each block of 16 ranges
+ *   block_off[nblocks+1]  u32 byte offset of each block in the range data (+ end)
+ *   range data  per range: varint start delta (0 for a block's first), a flag byte, then the
+ *               changed fields: varint node+1 (0 = gap), varint file index, zigzag line delta;
+ *               state (node, file, line) restarts at every block
+ *   nodes[n]    tk_sc_loc inline-context records (outermost has parent UINT32_MAX)
+ *   files[n]    u32 string offsets; index 0 = unknown
+ *   strings     NUL-terminated, offset 0 is ""
  *
- * Lookup = one binary search over starts + a walk up the parent links (innermost first). The
- * checksum covers everything but its own field, so a truncated, flipped or foreign file is caught
- * at open; the header also names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
+ * A lookup is a binary search over block starts (small, cache-resident), then decoding at most 16
+ * ranges, then a walk up the node parents. Nothing is parsed at open: the checksum (over the whole
+ * file but its own field) and bounds of the fixed tables are checked, and every decode step is
+ * bounds-checked, so a truncated, flipped or foreign file is rejected or yields no answer, never a
+ * bad read. The header names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +32,8 @@
 #include "util/mem.h"
 
 #define SC_MAGIC "TKSYMC\r\n"
-#define SC_VERSION 1u
+#define SC_VERSION 2u
+#define SC_BLOCK 16
 
 typedef struct tk_sc_header {
 	char magic[8];
@@ -40,9 +46,10 @@ typedef struct tk_sc_header {
 	uint64_t src_size;
 	int64_t src_mtime_ns;
 	uint32_t flags, addr_width;
-	uint64_t addr_base;
-	uint64_t nranges, off_starts, off_locs_of, off_syms_of;
-	uint64_t nlocs, off_locs;
+	uint64_t addr_base, addr_end; /* ranges cover [addr_base, addr_end) with gaps */
+	uint64_t nranges, nblocks, off_block_start, off_block_off, off_data, data_bytes;
+	uint64_t nnodes, off_nodes;
+	uint64_t nfiles, off_files;
 	uint64_t string_bytes, off_strings;
 	uint32_t image_name, reserved;
 } tk_sc_header;
@@ -54,10 +61,12 @@ struct tk_symcache {
 	size_t size;
 	int how;
 	const tk_sc_header *h;
-	const uint32_t *starts32;
-	const uint64_t *starts64;
-	const uint32_t *locs_of, *syms_of;
-	const tk_sc_loc *locs;
+	const uint32_t *bstart32;
+	const uint64_t *bstart64;
+	const uint32_t *boff;
+	const uint8_t *rdata;
+	const tk_sc_loc *nodes;
+	const uint32_t *files;
 	const char *strings;
 };
 
@@ -277,6 +286,22 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static int file_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const uint32_t *)ctx)[i] == *(const uint32_t *)key;
+}
+
 typedef struct layer {
 	const tk_dw_seg *s;
 	size_t n, i;
@@ -333,9 +358,19 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 	nb = u;
 
 	loc_tab lt = {0};
-	uint64_t *starts = NULL;
-	uint32_t *locs_of = NULL, *syms_of = NULL;
-	size_t nr = 0, capr = 0, caplo = 0, capso = 0;
+	/* file string offset → file index (0 = unknown) */
+	uint32_t *files = NULL;
+	size_t nfiles = 1, capfiles = 0;
+	TK_GROW(files, capfiles, 1);
+	files[0] = 0;
+	tk_hidx fidx = {0};
+	/* elementary intervals → (start, node, file, line), merging equal neighbours */
+	typedef struct rng {
+		uint64_t start;
+		uint32_t node, file, line;
+	} rng;
+	rng *r = NULL;
+	size_t nr = 0, capr = 0;
 	uint32_t chain[TK_SYMBOL_MAX_FRAMES];
 	for (size_t k = 0; k + 1 < nb; k++) {
 		uint64_t x = b[k];
@@ -343,86 +378,111 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 		const tk_dw_seg *sc = cover(&L[1], x);
 		const tk_dw_seg *ln = cover(&L[2], x);
 		const tk_dw_seg *sy = cover(&L[3], x);
-		uint32_t loc = TK_SC_NONE, ord = 0;
+		uint32_t node = TK_SC_NONE, fstr = 0, line = 0;
 		uint32_t symname = sy ? sy->a : 0, symfl = sy ? symflags[sy - syms] : 0;
 		if (cu) {
-			uint32_t file = ln && ln->a != TK_SC_NONE ? ln->a : 0,
-			         line = ln && ln->a != TK_SC_NONE ? ln->b : 0;
+			if (ln && ln->a != TK_SC_NONE) {
+				fstr = ln->a;
+				line = ln->b;
+			}
 			size_t depth = 0;
 			if (sc)
-				for (uint32_t nd = sc->a; nd != TK_SC_NONE && depth < TK_SYMBOL_MAX_FRAMES;
-				     nd = dw.nodes[nd].parent)
+				for (uint32_t nd = sc->a; nd != TK_SC_NONE && depth < TK_SYMBOL_MAX_FRAMES; nd = dw.nodes[nd].parent)
 					chain[depth++] = nd;
 			uint32_t parent = TK_SC_NONE;
-			if (!depth) {
-				tk_sc_loc l = {sy ? symname : 0, file, line | (sy ? symfl : 0), TK_SC_NONE};
-				loc = loc_add(&lt, l);
-			}
-			/* outermost first so parents exist before children */
+			if (!depth)
+				parent = loc_add(&lt, (tk_sc_loc){sy ? symname : 0, 0, sy ? symfl : 0, TK_SC_NONE});
+			/* outermost first so parents exist before children; the outermost name comes from the
+			 * symbol table when it has one (what llvm-symbolizer prints) */
 			for (size_t d = depth; d-- > 0;) {
 				const tk_dw_node *nd = &dw.nodes[chain[d]];
-				tk_sc_loc l;
-				l.name = nd->name;
-				l.line = nd->flags;
+				tk_sc_loc l = {nd->name, 0, nd->flags, parent};
 				if (d == depth - 1 && sy) {
-					l.name = symname; /* LLVM names the outermost frame from the symbol table */
+					l.name = symname;
 					l.line = symfl;
 				}
-				if (d == 0) {
-					l.file = file;
-					l.line |= line;
-				} else {
+				if (d > 0) {
+					/* this record is a caller: keep where it calls the next one from */
 					const tk_dw_node *callee = &dw.nodes[chain[d - 1]];
-					l.file = callee->call_file == TK_SC_NONE ? 0 : callee->call_file;
+					l.call_file = callee->call_file == TK_SC_NONE ? 0 : callee->call_file;
 					l.line |= callee->call_line;
 				}
-				l.parent = parent;
 				parent = loc_add(&lt, l);
 			}
-			if (depth)
-				loc = parent;
+			node = parent;
 		} else if (sy) {
-			tk_sc_loc l = {symname, 0, TK_SC_LOC_SYMTAB | symfl, TK_SC_NONE};
-			loc = loc_add(&lt, l);
-			ord = sy->b;
+			/* the ordinal keeps neighbouring symbols of the same name apart ("+ offset" base) */
+			node = loc_add(&lt, (tk_sc_loc){symname, sy->b, TK_SC_LOC_SYMTAB | symfl, TK_SC_NONE});
 		}
-		if (nr && locs_of[nr - 1] == loc && syms_of[nr - 1] == ord)
+		uint32_t file = 0;
+		if (fstr) {
+			uint64_t h = tk_hash_u64(fstr);
+			file = tk_hidx_find(&fidx, h, file_eq, files, &fstr);
+			if (file == UINT32_MAX) {
+				TK_GROW(files, capfiles, nfiles + 1);
+				files[nfiles] = fstr;
+				tk_hidx_insert(&fidx, h, (uint32_t)nfiles);
+				file = (uint32_t)nfiles++;
+			}
+		}
+		if (nr && r[nr - 1].node == node && r[nr - 1].file == file && r[nr - 1].line == line)
 			continue;
-		TK_GROW(starts, capr, nr + 2);
-		TK_GROW(locs_of, caplo, nr + 1);
-		TK_GROW(syms_of, capso, nr + 1);
-		starts[nr] = x;
-		locs_of[nr] = loc;
-		syms_of[nr++] = ord;
+		TK_GROW(r, capr, nr + 1);
+		r[nr++] = (rng){x, node, file, line};
 	}
-	/* drop leading gaps; the end sentinel closes the last range */
+	/* drop leading and trailing gaps; the end closes the last range */
 	uint64_t end = nb ? b[nb - 1] : 0;
 	size_t first = 0;
-	while (first < nr && locs_of[first] == TK_SC_NONE)
+	while (first < nr && r[first].node == TK_SC_NONE)
 		first++;
-	while (nr > first && locs_of[nr - 1] == TK_SC_NONE) {
-		end = starts[nr - 1];
-		nr--;
-	}
+	while (nr > first && r[nr - 1].node == TK_SC_NONE)
+		end = r[--nr].start;
 	size_t n = nr - first;
-	uint64_t base = n ? starts[first] : 0;
-	uint32_t width = n && end - base <= UINT32_MAX ? 4 : 8;
-	if (!n)
-		width = 4;
+	rng *R = r + first;
+	uint64_t base = n ? R[0].start : 0;
+	uint32_t width = !n || end - base <= UINT32_MAX ? 4 : 8;
+	size_t nblocks = (n + SC_BLOCK - 1) / SC_BLOCK;
+
+	/* encode the ranges */
+	uint8_t *rd = NULL;
+	size_t nrd = 0, caprd = 0;
+	uint32_t *boff = tk_xmalloc((nblocks + 1) * sizeof *boff);
+	uint32_t pnode = TK_SC_NONE, pfile = 0, pline = 0;
+	uint64_t pstart = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i % SC_BLOCK == 0) {
+			boff[i / SC_BLOCK] = (uint32_t)nrd;
+			pnode = TK_SC_NONE, pfile = 0, pline = 0, pstart = R[i].start;
+		}
+		TK_GROW(rd, caprd, nrd + 40);
+		nrd += put_varint(rd + nrd, R[i].start - pstart);
+		uint8_t fl = (R[i].node != pnode ? 1 : 0) | (R[i].file != pfile ? 2 : 0);
+		rd[nrd++] = fl;
+		if (fl & 1)
+			nrd += put_varint(rd + nrd, R[i].node == TK_SC_NONE ? 0 : (uint64_t)R[i].node + 1);
+		if (fl & 2)
+			nrd += put_varint(rd + nrd, R[i].file);
+		int64_t dl = (int64_t)R[i].line - (int64_t)pline;
+		nrd += put_varint(rd + nrd, ((uint64_t)dl << 1) ^ (uint64_t)(dl >> 63));
+		pnode = R[i].node, pfile = R[i].file, pline = R[i].line, pstart = R[i].start;
+	}
+	boff[nblocks] = (uint32_t)nrd;
+
 	size_t strbytes;
 	const char *strs = tk_strpool_data(pool, &strbytes);
-
 	size_t off = sizeof(tk_sc_header);
-	size_t off_starts = off;
-	off += (n + 1) * width;
+	size_t off_bstart = off;
+	off += nblocks * width;
 	off = (off + 7) & ~(size_t)7;
-	size_t off_locs_of = off;
-	off += n * 4;
-	size_t off_syms_of = off;
-	off += n * 4;
+	size_t off_boff = off;
+	off += (nblocks + 1) * 4;
+	size_t off_data = off;
+	off += nrd;
 	off = (off + 7) & ~(size_t)7;
-	size_t off_locs = off;
+	size_t off_nodes = off;
 	off += lt.n * sizeof(tk_sc_loc);
+	size_t off_files = off;
+	off += nfiles * 4;
 	size_t off_strings = off;
 	off += strbytes;
 	size_t total = (off + 7) & ~(size_t)7;
@@ -442,35 +502,42 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 	h->flags = has_dwarf ? SC_HAS_DWARF : 0;
 	h->addr_width = width;
 	h->addr_base = base;
+	h->addr_end = end;
 	h->nranges = n;
-	h->off_starts = off_starts;
-	h->off_locs_of = off_locs_of;
-	h->off_syms_of = off_syms_of;
-	h->nlocs = lt.n;
-	h->off_locs = off_locs;
+	h->nblocks = nblocks;
+	h->off_block_start = off_bstart;
+	h->off_block_off = off_boff;
+	h->off_data = off_data;
+	h->data_bytes = nrd;
+	h->nnodes = lt.n;
+	h->off_nodes = off_nodes;
+	h->nfiles = nfiles;
+	h->off_files = off_files;
 	h->string_bytes = strbytes;
 	h->off_strings = off_strings;
 	h->image_name = image;
-	for (size_t i = 0; i <= n; i++) {
-		uint64_t a = (i < n ? starts[first + i] : end) - base;
+	for (size_t i = 0; i < nblocks; i++) {
+		uint64_t a = R[i * SC_BLOCK].start - base;
 		if (width == 4) {
 			uint32_t v = (uint32_t)a;
-			memcpy(buf + off_starts + 4 * i, &v, 4);
+			memcpy(buf + off_bstart + 4 * i, &v, 4);
 		} else
-			memcpy(buf + off_starts + 8 * i, &a, 8);
+			memcpy(buf + off_bstart + 8 * i, &a, 8);
 	}
-	if (n) {
-		memcpy(buf + off_locs_of, locs_of + first, n * 4);
-		memcpy(buf + off_syms_of, syms_of + first, n * 4);
-	}
+	memcpy(buf + off_boff, boff, (nblocks + 1) * 4);
+	if (nrd)
+		memcpy(buf + off_data, rd, nrd);
 	if (lt.n)
-		memcpy(buf + off_locs, lt.v, lt.n * sizeof(tk_sc_loc));
+		memcpy(buf + off_nodes, lt.v, lt.n * sizeof(tk_sc_loc));
+	memcpy(buf + off_files, files, nfiles * 4);
 	memcpy(buf + off_strings, strs, strbytes);
 	h->checksum = checksum_of(buf, total);
 
-	free(starts);
-	free(locs_of);
-	free(syms_of);
+	free(r);
+	free(rd);
+	free(boff);
+	free(files);
+	tk_hidx_free(&fidx);
 	free(lt.v);
 	tk_hidx_free(&lt.idx);
 	free(b);
@@ -505,36 +572,36 @@ tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name
 		tk_error_set(err, "%s: symbol cache checksum mismatch (corrupt)", name);
 		goto bad;
 	}
-	/* bounds: a valid checksum does not make the layout trustworthy against a hostile writer */
-	uint64_t n = h->nranges;
-	int ok = (h->addr_width == 4 || h->addr_width == 8) && n < (1ull << 32) && h->nlocs < (1ull << 32) &&
-	         h->off_starts >= sizeof *h && h->off_starts <= size &&
-	         (n + 1) * h->addr_width <= size - h->off_starts && h->off_locs_of <= size &&
-	         n * 4 <= size - h->off_locs_of && h->off_syms_of <= size && n * 4 <= size - h->off_syms_of &&
-	         h->off_locs <= size && h->nlocs * sizeof(tk_sc_loc) <= size - h->off_locs && h->off_strings <= size &&
-	         h->string_bytes >= 1 && h->string_bytes <= size - h->off_strings && h->off_starts % 8 == 0 &&
-	         h->off_locs_of % 4 == 0 && h->off_syms_of % 4 == 0 && h->off_locs % 4 == 0 &&
-	         data[h->off_strings + h->string_bytes - 1] == 0 && h->image_name < h->string_bytes;
+	/* bounds of the fixed tables: a valid checksum does not make a hostile writer's layout safe */
+	uint64_t nb = h->nblocks, w = h->addr_width;
+#define FITS(off, count, sz) ((off) <= size && (count) <= (size - (off)) / (sz))
+	int ok = (w == 4 || w == 8) && nb < (1ull << 32) && h->nnodes < (1ull << 32) && h->nfiles < (1ull << 32) &&
+	         h->nfiles >= 1 && h->off_block_start >= sizeof *h && h->off_block_start % 8 == 0 &&
+	         FITS(h->off_block_start, nb, w) && h->off_block_off % 4 == 0 && FITS(h->off_block_off, nb + 1, 4) &&
+	         FITS(h->off_data, h->data_bytes, 1) && h->off_nodes % 4 == 0 &&
+	         FITS(h->off_nodes, h->nnodes, sizeof(tk_sc_loc)) && h->off_files % 4 == 0 &&
+	         FITS(h->off_files, h->nfiles, 4) && FITS(h->off_strings, h->string_bytes, 1) && h->string_bytes >= 1 &&
+	         data[h->off_strings + h->string_bytes - 1] == 0 && h->image_name < h->string_bytes &&
+	         h->addr_end >= h->addr_base && (nb == 0) == (h->nranges == 0);
+#undef FITS
 	if (ok) {
-		const tk_sc_loc *locs = (const tk_sc_loc *)(data + h->off_locs);
-		const uint32_t *lo = (const uint32_t *)(data + h->off_locs_of);
-		for (uint64_t i = 0; ok && i < h->nlocs; i++)
-			ok = locs[i].name < h->string_bytes && locs[i].file < h->string_bytes &&
-			     (locs[i].parent == TK_SC_NONE || locs[i].parent < i);
-		for (uint64_t i = 0; ok && i < n; i++)
-			ok = lo[i] == TK_SC_NONE || lo[i] < h->nlocs;
-		/* starts must be increasing for the binary search to mean anything */
-		for (uint64_t i = 0; ok && i < n; i++) {
-			uint64_t a, c;
-			if (h->addr_width == 4) {
-				a = ((const uint32_t *)(data + h->off_starts))[i];
-				c = ((const uint32_t *)(data + h->off_starts))[i + 1];
-			} else {
-				a = ((const uint64_t *)(data + h->off_starts))[i];
-				c = ((const uint64_t *)(data + h->off_starts))[i + 1];
-			}
-			ok = a < c;
-		}
+		const uint32_t *bo = (const uint32_t *)(data + h->off_block_off);
+		for (uint64_t i = 0; ok && i < nb; i++)
+			ok = bo[i] < bo[i + 1];
+		ok = ok && (nb == 0 || bo[nb] <= h->data_bytes);
+		for (uint64_t i = 0; ok && i + 1 < nb; i++)
+			ok = w == 4 ? ((const uint32_t *)(data + h->off_block_start))[i] <
+			                  ((const uint32_t *)(data + h->off_block_start))[i + 1]
+			            : ((const uint64_t *)(data + h->off_block_start))[i] <
+			                  ((const uint64_t *)(data + h->off_block_start))[i + 1];
+		const tk_sc_loc *nodes = (const tk_sc_loc *)(data + h->off_nodes);
+		for (uint64_t i = 0; ok && i < h->nnodes; i++)
+			ok = nodes[i].name < h->string_bytes &&
+			     (nodes[i].line & TK_SC_LOC_SYMTAB || nodes[i].call_file < h->string_bytes) &&
+			     (nodes[i].parent == TK_SC_NONE || nodes[i].parent < i);
+		const uint32_t *files = (const uint32_t *)(data + h->off_files);
+		for (uint64_t i = 0; ok && i < h->nfiles; i++)
+			ok = files[i] < h->string_bytes;
 	}
 	if (!ok) {
 		tk_error_set(err, "%s: symbol cache layout is inconsistent (corrupt)", name);
@@ -545,13 +612,14 @@ tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name
 	c->size = size;
 	c->how = how;
 	c->h = h;
-	if (h->addr_width == 4)
-		c->starts32 = (const uint32_t *)(data + h->off_starts);
+	if (w == 4)
+		c->bstart32 = (const uint32_t *)(data + h->off_block_start);
 	else
-		c->starts64 = (const uint64_t *)(data + h->off_starts);
-	c->locs_of = (const uint32_t *)(data + h->off_locs_of);
-	c->syms_of = (const uint32_t *)(data + h->off_syms_of);
-	c->locs = (const tk_sc_loc *)(data + h->off_locs);
+		c->bstart64 = (const uint64_t *)(data + h->off_block_start);
+	c->boff = (const uint32_t *)(data + h->off_block_off);
+	c->rdata = data + h->off_data;
+	c->nodes = (const tk_sc_loc *)(data + h->off_nodes);
+	c->files = (const uint32_t *)(data + h->off_files);
 	c->strings = (const char *)(data + h->off_strings);
 	return c;
 bad:
@@ -624,28 +692,37 @@ int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk
 	return 0;
 }
 
-static inline uint64_t start_at(const tk_symcache *c, size_t i)
+/* Bounds-checked LEB128 read; returns 0 on overrun or an over-long encoding. */
+static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	return c->starts32 ? c->starts32[i] : c->starts64[i];
+	uint64_t x = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return 0;
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start)
 {
 	const tk_sc_header *h = c->h;
-	size_t n = h->nranges;
-	if (!n || file_addr < h->addr_base)
+	size_t nb = h->nblocks;
+	if (!nb || file_addr < h->addr_base || file_addr >= h->addr_end)
 		return 0;
 	uint64_t a = file_addr - h->addr_base;
-	if (a >= start_at(c, n))
-		return 0;
-	size_t lo = 0, hi = n; /* find the last i with start[i] <= a */
-	if (c->starts32) {
+	size_t lo = 0, hi = nb; /* the last block starting at or before a */
+	if (c->bstart32) {
 		uint32_t a32 = (uint32_t)a;
-		const uint32_t *s = c->starts32;
 		while (hi - lo > 1) {
 			size_t mid = (lo + hi) / 2;
-			if (s[mid] <= a32)
+			if (c->bstart32[mid] <= a32)
 				lo = mid;
 			else
 				hi = mid;
@@ -653,23 +730,62 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	} else {
 		while (hi - lo > 1) {
 			size_t mid = (lo + hi) / 2;
-			if (c->starts64[mid] <= a)
+			if (c->bstart64[mid] <= a)
 				lo = mid;
 			else
 				hi = mid;
 		}
 	}
-	uint32_t l = c->locs_of[lo];
-	if (l == TK_SC_NONE)
+	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
+	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
+	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0, got_start = 0;
+	int found = 0;
+	while (p < end) {
+		uint64_t d, v;
+		if (!get_varint(&p, end, &d) || p >= end)
+			return 0;
+		uint64_t s = start + d;
+		if (s > a && found)
+			break;
+		uint8_t fl = *p++;
+		if (fl & 1) {
+			if (!get_varint(&p, end, &v))
+				return 0;
+			node = v ? v - 1 : TK_SC_NONE;
+		}
+		if (fl & 2) {
+			if (!get_varint(&p, end, &file))
+				return 0;
+		}
+		if (!get_varint(&p, end, &v))
+			return 0;
+		line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		if (s > a)
+			break;
+		start = s;
+		got_node = node, got_file = file, got_line = line, got_start = s, found = 1;
+	}
+	if (!found || got_node == TK_SC_NONE || got_node >= h->nnodes || got_file >= h->nfiles)
 		return 0;
 	if (range_start)
-		*range_start = start_at(c, lo) + h->addr_base;
+		*range_start = got_start + h->addr_base;
 	size_t k = 0;
+	uint32_t l = (uint32_t)got_node;
 	while (l != TK_SC_NONE && k < cap) {
-		const tk_sc_loc *x = &c->locs[l];
+		const tk_sc_loc *x = &c->nodes[l];
 		out[k].function = x->name ? c->strings + x->name : "??";
-		out[k].file = x->file ? c->strings + x->file : NULL;
-		out[k].line = x->line & TK_SC_LINE_MASK;
+		if (x->line & TK_SC_LOC_SYMTAB) {
+			out[k].file = NULL;
+			out[k].line = 0;
+		} else if (k == 0) {
+			/* the innermost frame is located by the range itself */
+			out[k].file = got_file ? c->strings + c->files[got_file] : NULL;
+			out[k].line = (uint32_t)got_line & TK_SC_LINE_MASK;
+		} else {
+			/* a caller's record keeps the call site of its callee */
+			out[k].file = x->call_file ? c->strings + x->call_file : NULL;
+			out[k].line = x->line & TK_SC_LINE_MASK;
+		}
 		out[k].flags = (x->line & TK_SC_LOC_SWIFT ? TK_FRAME_SWIFT : 0) |
 		               (x->line & TK_SC_LOC_SYMTAB ? TK_SC_FRAME_SYMTAB : 0);
 		k++;
@@ -693,7 +809,7 @@ void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m)
 	m->image = c->strings + h->image_name;
 	m->has_dwarf = (h->flags & SC_HAS_DWARF) != 0;
 	m->nranges = h->nranges;
-	m->nlocs = h->nlocs;
+	m->nlocs = h->nnodes;
 	m->string_bytes = h->string_bytes;
 	m->file_size = h->file_size;
 }

@@ -68,12 +68,14 @@ const char *tk_strpool_data(const tk_strpool *p, size_t *len);
 
 /* ---------------------------------------------------------------- symbol cache builder */
 
-/* A location record: one frame of an inline chain. */
+/* An inline-context record: one function of an inline chain and where it was called from. The
+ * innermost frame takes its file:line from the range; frame i > 0 takes them from the call site of
+ * frame i − 1. Records are shared by every range with the same context. */
 typedef struct tk_sc_loc {
-	uint32_t name;   /* string offset; 0 = unknown ("??") */
-	uint32_t file;   /* string offset; 0 = unknown */
-	uint32_t line;   /* low 28 bits: line; high bits: TK_SC_LOC_* */
-	uint32_t parent; /* index of the caller's record; UINT32_MAX for the outermost frame */
+	uint32_t name;      /* string offset; 0 = unknown ("??") */
+	uint32_t call_file; /* string offset of the call site's file (symbol-table records: ordinal) */
+	uint32_t line;      /* low 28 bits: call line; high bits: TK_SC_LOC_* */
+	uint32_t parent;    /* index of the caller's record; UINT32_MAX for the outermost frame */
 } tk_sc_loc;
 
 #define TK_SC_LINE_MASK 0x0fffffffu
