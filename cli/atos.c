@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tracekit/symbol.h"
@@ -38,11 +39,20 @@ static int parse_hex(const char *s, uint64_t *v)
 		s += 2;
 	if (!*s)
 		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 16);
-	if (errno || *end)
-		return -1;
+	uint64_t x = 0;
+	int n = 0;
+	for (; *s; s++, n++) {
+		unsigned c = (unsigned char)*s, d;
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		if (n >= 16 && x >> 60)
+			return -1; /* overflow */
+		x = x << 4 | d;
+	}
 	*v = x;
 	return 0;
 }
@@ -53,19 +63,66 @@ static const char *base_name(const char *p)
 	return b ? b + 1 : p;
 }
 
-static void json_str(FILE *o, const char *s)
+/* Output is formatted into a growable buffer: printf per field was a third of the run time. */
+typedef struct sbuf {
+	char *p;
+	size_t n, cap;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
 {
-	fputc('"', o);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 4096;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p) {
+			fputs("tracekit: out of memory\n", stderr);
+			exit(1);
+		}
 	}
-	fputc('"', o);
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+static void sb_str(sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+static void sb_u64(sbuf *b, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_put(b, t + i, (size_t)(24 - i));
+}
+static void sb_hex(sbuf *b, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+	do
+		t[--i] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	t[--i] = 'x';
+	t[--i] = '0';
+	sb_put(b, t + i, (size_t)(24 - i));
+}
+
+static void json_str(sbuf *o, const char *s)
+{
+	sb_put(o, "\"", 1);
+	for (const char *run = s; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\' || c < 0x20) {
+			sb_put(o, run, (size_t)(s - run));
+			char e[8];
+			int k = c < 0x20 ? snprintf(e, sizeof e, "\\u%04x", c) : snprintf(e, sizeof e, "\\%c", c);
+			sb_put(o, e, (size_t)k);
+			run = s + 1;
+		}
+		if (!s[1])
+			sb_put(o, run, (size_t)(s + 1 - run));
+	}
+	sb_put(o, "\"", 1);
 }
 
 typedef struct batch_img {
@@ -84,64 +141,90 @@ typedef struct ctx {
 	const char *image;
 	int mode; /* 0 file addresses, 1 load, 2 slide, 3 offset */
 	uint64_t load, slide, vmaddr;
-	int inl, json;
+	int inl, json, interactive;
 	size_t unknown;
 } ctx;
 
-static void one(ctx *c, const char *tok)
+static int to_file_addr(ctx *c, const char *tok, uint64_t *a, uint64_t *fa)
 {
-	uint64_t a;
-	if (parse_hex(tok, &a) < 0) {
+	if (parse_hex(tok, a) < 0)
+		return -1;
+	*fa = *a;
+	if (c->mode == 1)
+		*fa = *a - c->load + c->vmaddr;
+	else if (c->mode == 2)
+		*fa = *a - c->slide;
+	else if (c->mode == 3)
+		*fa = *a + c->vmaddr;
+	return 0;
+}
+
+static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa, sbuf *o);
+
+static void one(ctx *c, const char *tok, sbuf *o)
+{
+	uint64_t a = 0, fa = 0;
+	int ok = to_file_addr(c, tok, &a, &fa) == 0;
+	one_parsed(c, tok, ok, a, fa, o);
+}
+
+static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa, sbuf *o)
+{
+	if (!ok) {
 		tk_cli_warn("'%s' is not a hex address", tok);
-		printf("%s\n", tok);
+		sb_str(o, tok);
+		sb_put(o, "\n", 1);
 		c->unknown++;
 		return;
 	}
-	uint64_t fa = a;
-	if (c->mode == 1)
-		fa = a - c->load + c->vmaddr;
-	else if (c->mode == 2)
-		fa = a - c->slide;
-	else if (c->mode == 3)
-		fa = a + c->vmaddr;
 	tk_symbol_result r;
 	size_t n = tk_symbol_image_lookup(c->im, fa, &r);
 	if (n == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
 		n = 0;
+	if (!n)
+		c->unknown++;
 	if (c->json) {
-		printf("{\"address\":\"0x%llx\",\"file_address\":\"0x%llx\",\"image\":", (unsigned long long)a,
-		       (unsigned long long)fa);
-		json_str(stdout, c->image);
-		printf(",\"frames\":[");
+		sb_str(o, "{\"address\":\"");
+		sb_hex(o, a);
+		sb_str(o, "\",\"file_address\":\"");
+		sb_hex(o, fa);
+		sb_str(o, "\",\"image\":");
+		json_str(o, c->image);
+		sb_str(o, ",\"frames\":[");
 		for (size_t i = 0; i < n; i++) {
 			const tk_symbol_frame *f = &r.frames[i];
-			printf("%s{\"function\":", i ? "," : "");
-			json_str(stdout, f->function);
-			printf(",\"file\":");
+			sb_str(o, i ? ",{\"function\":" : "{\"function\":");
+			json_str(o, f->function);
+			sb_str(o, ",\"file\":");
 			if (f->file)
-				json_str(stdout, f->file);
+				json_str(o, f->file);
 			else
-				printf("null");
-			printf(",\"line\":%u,\"inlined\":%s,\"swift\":%s", f->line,
-			       f->flags & TK_FRAME_INLINED ? "true" : "false",
-			       f->flags & TK_FRAME_SWIFT ? "true" : "false");
-			if (r.symtab_only)
-				printf(",\"offset\":%llu", (unsigned long long)(fa - r.symbol_start));
-			printf("}");
+				sb_str(o, "null");
+			sb_str(o, ",\"line\":");
+			sb_u64(o, f->line);
+			sb_str(o, f->flags & TK_FRAME_INLINED ? ",\"inlined\":true" : ",\"inlined\":false");
+			sb_str(o, f->flags & TK_FRAME_SWIFT ? ",\"swift\":true" : ",\"swift\":false");
+			if (r.symtab_only) {
+				sb_str(o, ",\"offset\":");
+				sb_u64(o, fa - r.symbol_start);
+			}
+			sb_put(o, "}", 1);
 		}
-		printf("]}\n");
-		if (!n)
-			c->unknown++;
+		sb_str(o, "]}\n");
 		return;
 	}
 	if (!n) {
-		printf("%s\n", tok);
-		c->unknown++;
+		sb_str(o, tok);
+		sb_put(o, "\n", 1);
 		return;
 	}
 	if (r.symtab_only) {
-		printf("%s (in %s) + %llu\n", r.frames[0].function, c->image,
-		       (unsigned long long)(fa - r.symbol_start));
+		sb_str(o, r.frames[0].function);
+		sb_str(o, " (in ");
+		sb_str(o, c->image);
+		sb_str(o, ") + ");
+		sb_u64(o, fa - r.symbol_start);
+		sb_put(o, "\n", 1);
 		return;
 	}
 	/* atos without -i names the function that owns the code (the outermost frame) with the source
@@ -150,10 +233,17 @@ static void one(ctx *c, const char *tok)
 	for (size_t i = from; i < n; i++) {
 		const tk_symbol_frame *f = &r.frames[i];
 		const tk_symbol_frame *loc = c->inl ? f : &r.frames[0];
-		if (loc->file)
-			printf("%s (in %s) (%s:%u)\n", f->function, c->image, base_name(loc->file), loc->line);
-		else
-			printf("%s (in %s)\n", f->function, c->image);
+		sb_str(o, f->function);
+		sb_str(o, " (in ");
+		sb_str(o, c->image);
+		if (loc->file) {
+			sb_str(o, ") (");
+			sb_str(o, base_name(loc->file));
+			sb_put(o, ":", 1);
+			sb_u64(o, loc->line);
+			sb_str(o, ")\n");
+		} else
+			sb_str(o, ")\n");
 	}
 }
 
@@ -216,32 +306,140 @@ static void batch(ctx *c, FILE *in)
 {
 	char *line = NULL;
 	size_t cap = 0;
+	sbuf out = {0};
 	while (getline(&line, &cap, in) > 0) {
 		char *save = NULL, *t = strtok_r(line, " \t\r\n", &save);
 		if (!t)
 			continue;
 		int ok = select_image(c, t) == 0;
+		out.n = 0;
 		for (t = strtok_r(NULL, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
 			if (ok)
-				one(c, t);
+				one(c, t, &out);
 			else {
-				printf("%s\n", t);
+				sb_str(&out, t);
+				sb_put(&out, "\n", 1);
 				c->unknown++;
 			}
 		}
+		fwrite(out.p, 1, out.n, stdout);
 	}
+	free(out.p);
 	free(line);
+}
+
+typedef struct item {
+	uint64_t fa, a;
+	uint32_t idx, ok;
+} item;
+
+/* LSD radix sort of items by fa (11-bit digits, skipping digits where all keys agree). */
+static void sort_items(item *v, item *tmp, size_t n)
+{
+	uint64_t all_or = 0, all_and = ~(uint64_t)0;
+	for (size_t i = 0; i < n; i++)
+		all_or |= v[i].fa, all_and &= v[i].fa;
+	for (int shift = 0; shift < 64; shift += 11) {
+		if ((((all_or ^ all_and) >> shift) & 0x7ff) == 0)
+			continue;
+		size_t cnt[2048] = {0};
+		for (size_t i = 0; i < n; i++)
+			cnt[(v[i].fa >> shift) & 0x7ff]++;
+		size_t sum = 0;
+		for (int d = 0; d < 2048; d++) {
+			size_t t = cnt[d];
+			cnt[d] = sum;
+			sum += t;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(v[i].fa >> shift) & 0x7ff]++] = v[i];
+		memcpy(v, tmp, n * sizeof *v);
+	}
+}
+
+/* Addresses are handled in chunks looked up in address order (neighbouring addresses share cache
+ * blocks and inline contexts), then printed in input order. */
+#define CHUNK 65536
+
+typedef struct chunk {
+	char *text; /* the tokens, NUL-separated */
+	size_t ntext, captext;
+	size_t *tok; /* offsets into text */
+	size_t n;
+	item *items, *tmp;
+	size_t *off, *len;
+	sbuf out;
+} chunk;
+
+static void flush_chunk(ctx *c, chunk *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		item *it = &k->items[i];
+		it->idx = (uint32_t)i;
+		it->ok = to_file_addr(c, k->text + k->tok[i], &it->a, &it->fa) == 0;
+		if (!it->ok)
+			it->fa = 0;
+	}
+	sort_items(k->items, k->tmp, k->n);
+	k->out.n = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		const item *it = &k->items[j];
+		size_t i = it->idx, before = k->out.n;
+		one_parsed(c, k->text + k->tok[i], (int)it->ok, it->a, it->fa, &k->out);
+		k->off[i] = before;
+		k->len[i] = k->out.n - before;
+	}
+	for (size_t i = 0; i < k->n; i++)
+		fwrite(k->out.p + k->off[i], 1, k->len[i], stdout);
+	k->n = 0;
+	k->ntext = 0;
 }
 
 static void tokens(ctx *c, FILE *in)
 {
+	chunk k = {0};
+	k.tok = malloc(CHUNK * sizeof *k.tok);
+	k.items = malloc(CHUNK * sizeof *k.items);
+	k.tmp = malloc(CHUNK * sizeof *k.tmp);
+	k.off = malloc(CHUNK * sizeof *k.off);
+	k.len = malloc(CHUNK * sizeof *k.len);
+	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len) {
+		fputs("tracekit: out of memory\n", stderr);
+		exit(1);
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, in) > 0) {
-		for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save))
-			one(c, t);
+		for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t;
+		     t = strtok_r(NULL, " \t\r\n", &save)) {
+			size_t len = strlen(t) + 1;
+			if (k.ntext + len > k.captext) {
+				k.captext = (k.ntext + len) * 2 + 65536;
+				k.text = realloc(k.text, k.captext);
+				if (!k.text) {
+					fputs("tracekit: out of memory\n", stderr);
+					exit(1);
+				}
+			}
+			memcpy(k.text + k.ntext, t, len);
+			k.tok[k.n++] = k.ntext;
+			k.ntext += len;
+			if (k.n == CHUNK)
+				flush_chunk(c, &k);
+		}
+		/* an interactive user gets answers line by line */
+		if (c->interactive)
+			flush_chunk(c, &k);
 	}
+	flush_chunk(c, &k);
 	free(line);
+	free(k.text);
+	free(k.tok);
+	free(k.items);
+	free(k.tmp);
+	free(k.off);
+	free(k.len);
+	free(k.out.p);
 }
 
 int cmd_atos(int argc, char **argv)
@@ -339,8 +537,11 @@ int cmd_atos(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	int rc = 0;
 	if (first_addr < argc) {
+		sbuf out = {0};
 		for (int i = first_addr; i < argc; i++)
-			one(&c, argv[i]);
+			one(&c, argv[i], &out);
+		fwrite(out.p, 1, out.n, stdout);
+		free(out.p);
 	} else if (file) {
 		FILE *in = fopen(file, "r");
 		if (!in)
@@ -349,8 +550,10 @@ int cmd_atos(int argc, char **argv)
 			tokens(&c, in);
 			fclose(in);
 		}
-	} else
+	} else {
+		c.interactive = isatty(0);
 		tokens(&c, stdin);
+	}
 	fflush(stdout);
 	tk_symbolicator_free(s);
 	return rc;

@@ -1,7 +1,7 @@
 # Symbolication (lib/symbol, cli/atos.c, cli/symcache.c): libdwarf for DWARF, libiberty for C++
 # demangling; clang/lld/llvm build the test dylibs and dSYMs and provide the llvm-symbolizer oracle.
 LIB_LDLIBS += -ldwarf -liberty
-DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev
+DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
 CPPFLAGS_TK += -I/usr/include/libdwarf
 
 # mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.

@@ -86,11 +86,6 @@ static int cmp_lo(const void *a, const void *b)
 	const tk_paint_in *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* A max-heap of indexes into in[] ordered by priority. */
 typedef struct heap {
@@ -129,6 +124,39 @@ static void heap_pop(heap *h, const tk_paint_in *in)
 		h->v[k] = last;
 }
 
+/* Sort u64 keys: most inputs here (line rows, boundaries of sorted layers) are sorted or nearly
+ * so, and a radix sort beats qsort's comparisons on the rest. */
+void tk_sort_u64(uint64_t *v, size_t n)
+{
+	size_t i = 1;
+	while (i < n && v[i - 1] <= v[i])
+		i++;
+	if (i >= n)
+		return;
+	uint64_t or_ = 0, and_ = ~(uint64_t)0;
+	for (size_t k = 0; k < n; k++)
+		or_ |= v[k], and_ &= v[k];
+	uint64_t *tmp = tk_xmalloc(n * sizeof *tmp);
+	for (int shift = 0; shift < 64; shift += 11) {
+		if ((((or_ ^ and_) >> shift) & 0x7ff) == 0)
+			continue;
+		size_t *cnt = tk_xcalloc(2048, sizeof *cnt);
+		for (size_t k = 0; k < n; k++)
+			cnt[(v[k] >> shift) & 0x7ff]++;
+		size_t sum = 0;
+		for (int d = 0; d < 2048; d++) {
+			size_t t = cnt[d];
+			cnt[d] = sum;
+			sum += t;
+		}
+		for (size_t k = 0; k < n; k++)
+			tmp[cnt[(v[k] >> shift) & 0x7ff]++] = v[k];
+		memcpy(v, tmp, n * sizeof *v);
+		free(cnt);
+	}
+	free(tmp);
+}
+
 size_t tk_paint(tk_paint_in *in, size_t n, tk_dw_seg **out)
 {
 	*out = NULL;
@@ -139,13 +167,17 @@ size_t tk_paint(tk_paint_in *in, size_t n, tk_dw_seg **out)
 	n = m;
 	if (!n)
 		return 0;
-	qsort(in, n, sizeof *in, cmp_lo);
+	size_t sorted = 1;
+	while (sorted < n && in[sorted - 1].lo <= in[sorted].lo)
+		sorted++;
+	if (sorted < n)
+		qsort(in, n, sizeof *in, cmp_lo);
 	uint64_t *b = tk_xmalloc(2 * n * sizeof *b);
 	for (size_t i = 0; i < n; i++) {
 		b[2 * i] = in[i].lo;
 		b[2 * i + 1] = in[i].hi;
 	}
-	qsort(b, 2 * n, sizeof *b, cmp_u64);
+	tk_sort_u64(b, 2 * n);
 	size_t nb = 0;
 	for (size_t i = 0; i < 2 * n; i++)
 		if (!nb || b[nb - 1] != b[i])

@@ -695,7 +695,10 @@ void tk_symbol_image_meta(const tk_symbol_image *im, tk_symcache_meta *m)
 	*m = im->meta;
 }
 
-const char *tk_symbol_image_name(const tk_symbol_image *im) { return im->image; }
+const char *tk_symbol_image_name(const tk_symbol_image *im)
+{
+	return im->image;
+}
 const char *tk_symbol_image_source(const tk_symbol_image *im)
 {
 	return im->source;

@@ -280,12 +280,6 @@ static size_t symtab_segments(const uint8_t *s, size_t ssize, const tk_macho_sli
 	return ns;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static size_t put_varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
@@ -350,7 +344,7 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 			b[nb++] = L[k].s[i].lo;
 			b[nb++] = L[k].s[i].hi;
 		}
-	qsort(b, nb, sizeof *b, cmp_u64);
+	tk_sort_u64(b, nb);
 	size_t u = 0;
 	for (size_t i = 0; i < nb; i++)
 		if (!u || b[u - 1] != b[i])
@@ -387,7 +381,8 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 			}
 			size_t depth = 0;
 			if (sc)
-				for (uint32_t nd = sc->a; nd != TK_SC_NONE && depth < TK_SYMBOL_MAX_FRAMES; nd = dw.nodes[nd].parent)
+				for (uint32_t nd = sc->a; nd != TK_SC_NONE && depth < TK_SYMBOL_MAX_FRAMES;
+				     nd = dw.nodes[nd].parent)
 					chain[depth++] = nd;
 			uint32_t parent = TK_SC_NONE;
 			if (!depth)
@@ -738,7 +733,8 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	}
 	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
-	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0, got_start = 0;
+	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,
+	         got_start = 0;
 	int found = 0;
 	while (p < end) {
 		uint64_t d, v;

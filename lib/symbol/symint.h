@@ -169,6 +169,7 @@ typedef struct tk_paint_in {
 	uint64_t priority;
 } tk_paint_in;
 size_t tk_paint(tk_paint_in *in, size_t n, tk_dw_seg **out);
+void tk_sort_u64(uint64_t *v, size_t n);
 
 /* ---------------------------------------------------------------- demangling */
 
