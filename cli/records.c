@@ -229,8 +229,11 @@ static void print_node(tree *T, tk_stack_id s, int depth)
 	char buf[32];
 	printf("%8llu %5.1f%%  %*s%s", (unsigned long long)T->total[s], pct, depth * 2, "",
 	       tk_frame_label(p, n->frame, buf));
+	const tk_binary *b = tk_binary_get(p, f->binary);
 	if (f->name)
 		printf("  0x%llx", (unsigned long long)f->addr);
+	else if (b) /* unnamed: at least say which image and where in it, as atos -l would need */
+		printf("  %s+0x%llx", tk_string(p, b->name), (unsigned long long)(f->addr - b->load_addr));
 	if (f->file)
 		printf("  %s:%u", tk_string(p, f->file), f->line);
 	if (T->self[s] && T->nkids[s])

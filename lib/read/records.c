@@ -316,9 +316,9 @@ static int parse_ext(tk_records *r, const char *data, size_t n, const char *name
 		const char *c = memchr(s, ',', len);
 		if (!c || c == s)
 			return tk_error_set(err, "%s: part %u: expected key,json", name, part);
-		if (!find_ent(r, "cpu-highload-stackframe", "")) /* keep Records lines authoritative */
-			put_ent(r, "cpu-highload-stackframe", strlen("cpu-highload-stackframe"), s, (size_t)(c - s),
-			        c + 1, (size_t)(s + len - c - 1), file, part, (uint32_t)(c + 1 - s));
+		/* read before the Records lines, so a line for the same key still wins */
+		put_ent(r, "cpu-highload-stackframe", strlen("cpu-highload-stackframe"), s, (size_t)(c - s), c + 1,
+		        (size_t)(s + len - c - 1), file, part, (uint32_t)(c + 1 - s));
 	}
 	return 0;
 }
