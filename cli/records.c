@@ -240,7 +240,8 @@ static void print_node(tree *T, tk_stack_id s, int depth)
 		printf("  [self %llu]", (unsigned long long)T->self[s]);
 	putchar('\n');
 	sort_tree = T;
-	qsort(T->kids[s], T->nkids[s], sizeof(tk_stack_id), by_total);
+	if (T->nkids[s])
+		qsort(T->kids[s], T->nkids[s], sizeof(tk_stack_id), by_total);
 	for (size_t i = 0; i < T->nkids[s]; i++)
 		print_node(T, T->kids[s][i], depth + 1);
 }
@@ -283,7 +284,8 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 			add_kid(&T, tk_stack_get(p, s)->parent, s);
 	printf("%s: %llu samples\n", tk_string(p, tk_thread_get(p, t)->name), (unsigned long long)T.all);
 	sort_tree = &T;
-	qsort(T.kids[0], T.nkids[0], sizeof(tk_stack_id), by_total);
+	if (T.nkids[0])
+		qsort(T.kids[0], T.nkids[0], sizeof(tk_stack_id), by_total);
 	for (size_t i = 0; i < T.nkids[0]; i++)
 		print_node(&T, T.kids[0][i], 0);
 	if (T.hidden)
@@ -325,7 +327,8 @@ static int show_folded(const tk_profile *p, tk_thread_id t)
 		free(fr);
 		lines[nl++] = buf;
 	}
-	qsort(lines, nl, sizeof *lines, cmp_str);
+	if (nl)
+		qsort(lines, nl, sizeof *lines, cmp_str);
 	for (size_t i = 0; i < nl; i++) {
 		puts(lines[i]);
 		free(lines[i]);

@@ -508,7 +508,8 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 		}
 	}
 	json_decref(root);
-	qsort(r->segs, r->nsegs, sizeof *r->segs, seg_cmp);
+	if (r->nsegs)
+		qsort(r->segs, r->nsegs, sizeof *r->segs, seg_cmp);
 	set_meta(r, "images", path);
 	return 0;
 }
@@ -561,7 +562,8 @@ static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 		add_seg(r, base, UINT64_MAX);
 	}
 	json_decref(root);
-	qsort(r->segs + first, r->nsegs - first, sizeof *r->segs, seg_cmp);
+	if (r->nsegs > first)
+		qsort(r->segs + first, r->nsegs - first, sizeof *r->segs, seg_cmp);
 	for (size_t k = first; k + 1 < r->nsegs; k++)
 		r->segs[k].hi = r->segs[k + 1].lo;
 	set_meta(r, "images", path);
@@ -911,7 +913,7 @@ static int build(tk_records *r, tk_error *err)
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i].prefix);
 	free(parts);
-	if (rc == 0)
+	if (rc == 0 && r->nrecs)
 		qsort(r->recs, r->nrecs, sizeof *r->recs, rec_cmp);
 	/* the raw lines are no longer needed: the records hold what they parsed */
 	for (size_t i = 0; i < r->nents; i++) {
