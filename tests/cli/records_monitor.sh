@@ -10,8 +10,9 @@ check "monitor library preloaded" grep -q "libtracekit-monitor.so" <(sed -n 2p "
 check "session directory created" test -d "$S"
 TK_MONITOR_CPU_INTERVAL_MS=700 "$TK" monitor -q -o "$S" -- sh -c 'echo $TK_MONITOR_CPU_INTERVAL_MS' >"$TMP/out" 2>&1
 check_eq "environment settings kept when no option overrides them" "700" "$(cat "$TMP/out")"
-LD_PRELOAD=libc.so.6 "$TK" monitor -q -o "$S" -- sh -c 'echo $LD_PRELOAD' >"$TMP/out" 2>&1
-check "user's LD_PRELOAD kept after ours" grep -q "libtracekit-monitor.so.* libc.so.6$" "$TMP/out"
+# (verify_asan_link_order=0: a sanitized tracekit must itself survive a foreign LD_PRELOAD)
+ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 LD_PRELOAD=libm.so.6 "$TK" monitor -q -o "$S" -- sh -c 'echo $LD_PRELOAD' >"$TMP/out" 2>&1
+check "user's LD_PRELOAD kept after ours" grep -q "libtracekit-monitor.so.* libm.so.6$" "$TMP/out"
 
 "$TK" monitor -q -o "$S" -- sh -c 'exit 7'; check_eq "exit status forwarded" 7 $?
 "$TK" monitor -q -o "$S" -- sh -c 'kill -KILL $$'; check_eq "death by signal → 128+N" 137 $?
