@@ -236,6 +236,8 @@ static void print_node(tree *T, tk_stack_id s, int depth)
 		printf("  %s+0x%llx", tk_string(p, b->name), (unsigned long long)(f->addr - b->load_addr));
 	if (f->file)
 		printf("  %s:%u", tk_string(p, f->file), f->line);
+	if (f->flags & TK_FRAME_INLINED)
+		printf("  [inlined]");
 	if (T->self[s] && T->nkids[s])
 		printf("  [self %llu]", (unsigned long long)T->self[s]);
 	putchar('\n');

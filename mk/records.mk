@@ -3,6 +3,9 @@
 LIB_LDLIBS += -ljansson -ldw -lelf
 DEPS_PKGS  += libjansson-dev libdw-dev libelf-dev elfutils
 
+# mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.
+.DEFAULT_GOAL := all
+
 # libFuzzer harness over the Records reader (clang; always ASan+UBSan+fuzzer, whatever BUILD is).
 # `make fuzz-records` fuzzes for FUZZ_TIME seconds; make check runs a short seeded pass
 # (tests/cli/records_fuzz.sh).

@@ -1094,10 +1094,12 @@ typedef struct loader {
 	int exact;
 } loader;
 
-/* The frame for a recorded address. Callers' addresses are return addresses, so their line is
- * looked up one byte earlier (inside the call); leaves are the sampled PC itself. MTHawkeye
- * already stores return address − 1, so its addresses are all looked up as they are. */
-static tk_frame_id make_frame(loader *L, uint64_t addr, int leaf)
+/* Push the frames for a recorded address under parent and return the innermost stack. Callers'
+ * addresses are return addresses, so they are looked up one byte earlier (inside the call);
+ * leaves are the sampled PC itself. MTHawkeye already stores return address − 1, so its addresses
+ * are all looked up as they are. Inlined calls at the address become frames of their own
+ * (TK_FRAME_INLINED), outermost first, all with the same address. */
+static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int leaf)
 {
 	tk_records *r = L->r;
 	tk_profile *p = L->p;
@@ -1112,21 +1114,24 @@ static tk_frame_id make_frame(loader *L, uint64_t addr, int leaf)
 		               .load_addr = im->base};
 		f.binary = tk_binary_add(p, &b);
 		if (!im->dyld && !im->broken && !(L->flags & TK_RECORDS_NO_SYMBOLS)) {
-			tk_elf_loc loc;
+			tk_elf_loc loc[16];
 			tk_error e;
 			uint64_t a = addr - im->base - (exact ? 0 : 1);
-			int found = tk_elf_lookup(r->elf, im->path, a, &loc, &e);
-			if (found > 0) {
-				if (loc.func)
-					f.name = tk_intern_cstr(p, loc.func);
-				if (loc.file) {
-					f.file = tk_intern_cstr(p, loc.file);
-					f.line = loc.line;
-				}
+			int n = tk_elf_lookup_frames(r->elf, im->path, a, loc, 16, &e);
+			for (int i = n - 1; i >= 0; i--) {
+				tk_frame g = f;
+				g.name = tk_intern_cstr(p, loc[i].func);
+				g.file = tk_intern_cstr(p, loc[i].file);
+				g.line = loc[i].file ? loc[i].line : 0;
+				if (loc[i].inlined)
+					g.flags |= TK_FRAME_INLINED;
+				parent = tk_stack_push(p, parent, tk_frame_add(p, &g));
 			}
+			if (n > 0)
+				return parent;
 		}
 	}
-	return tk_frame_add(p, &f);
+	return tk_stack_push(p, parent, tk_frame_add(p, &f));
 }
 
 static void load_node(loader *L, json_t *node, tk_stack_id parent)
@@ -1139,7 +1144,7 @@ static void load_node(loader *L, json_t *node, tk_stack_id parent)
 	for (size_t i = 0; i < nch; i++)
 		sum += (uint64_t)json_number_value(json_object_get(json_array_get(ch, i), "count"));
 	/* a node whose samples all continue into children was never a sampled PC */
-	tk_stack_id s = tk_stack_push(L->p, parent, make_frame(L, addr, count > sum));
+	tk_stack_id s = push_frames(L, parent, addr, count > sum);
 	if (count > sum)
 		tk_sample_add_n(L->p, L->t, s, count - sum, count - sum);
 	for (size_t i = 0; i < nch; i++)
@@ -1150,7 +1155,7 @@ static void load_anr(loader *L, json_t *stacks)
 {
 	size_t i;
 	json_t *s;
-	tk_frame_id *frames = NULL;
+	uint64_t *addrs = NULL;
 	size_t cap = 0;
 	json_array_foreach(stacks, i, s)
 	{
@@ -1165,18 +1170,20 @@ static void load_anr(loader *L, json_t *stacks)
 			size_t x = a;
 			while (x < b && str[x] == ' ')
 				x++;
-			uint64_t addr = 0;
-			parse_hex(str + x, b - x, &addr);
-			TK_GROW(frames, cap, nf + 1);
-			frames[nf] = make_frame(L, addr, nf == 0);
+			TK_GROW(addrs, cap, nf + 1);
+			addrs[nf] = 0;
+			parse_hex(str + x, b - x, &addrs[nf]);
 			nf++;
 			a = b + 1;
 		}
-		if (nf && cc > 0)
-			tk_sample_add_n(L->p, L->t, tk_stack_from_leaf_first(L->p, frames, nf), (uint64_t)cc,
-			                (uint64_t)cc);
+		if (!nf || cc <= 0)
+			continue;
+		tk_stack_id st = 0; /* snapshots are leaf first: push from the outermost frame */
+		for (size_t k = nf; k-- > 0;)
+			st = push_frames(L, st, addrs[k], k == 0);
+		tk_sample_add_n(L->p, L->t, st, (uint64_t)cc, (uint64_t)cc);
 	}
-	free(frames);
+	free(addrs);
 }
 
 static void utc(double unix_s, char *buf, size_t n)

@@ -4,6 +4,8 @@
  * recorded at run time). libdwfl picks .symtab over .dynsym and reads the separate debug file
  * when one is installed, which is exactly the order we want.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,4 +135,60 @@ int tk_elf_lookup(tk_elf_cache *c, const char *path, uint64_t addr, tk_elf_loc *
 		}
 	}
 	return out->func || out->file ? 1 : 0;
+}
+
+int tk_elf_lookup_frames(tk_elf_cache *c, const char *path, uint64_t addr, tk_elf_loc *out, size_t cap, tk_error *err)
+{
+	tk_elf_loc base;
+	int found = tk_elf_lookup(c, path, addr, &base, err);
+	if (found <= 0 || cap == 0)
+		return found < 0 ? -1 : 0;
+	elf_file *f = load(c, path, NULL);
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	Dwarf_Die *scopes = NULL, *chain = NULL;
+	int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	/* dwarf_getscopes continues past an inlined instance into its abstract definition's scopes; the
+	 * concrete nesting (inlined instance, its caller's inlined instance, …, the subprogram) comes
+	 * from dwarf_getscopes_die on the innermost function scope */
+	int nc = 0;
+	for (int i = 0; i < ns; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine)
+			nc = dwarf_getscopes_die(&scopes[i], &chain);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			break;
+	}
+	size_t n = 0;
+	const char *file = base.file;
+	uint32_t line = base.line;
+	for (int i = 0; i < nc && n + 1 < cap; i++) {
+		int tag = dwarf_tag(&chain[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[n] = (tk_elf_loc){.func = dwarf_diename(&chain[i]), .file = file, .line = line, .inlined = 1};
+		n++;
+		/* the caller is positioned at this inline's call site */
+		Dwarf_Attribute a;
+		Dwarf_Word idx = 0, cl = 0;
+		Dwarf_Files *files;
+		size_t nfiles;
+		file = NULL;
+		line = 0;
+		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &a), &idx) == 0 &&
+		    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+			file = dwarf_filesrc(files, idx, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &a), &cl) == 0)
+			line = (uint32_t)cl;
+	}
+	free(scopes);
+	free(chain);
+	out[n] = base;
+	if (n) {
+		out[n].file = file;
+		out[n].line = line;
+	}
+	return (int)(n + 1);
 }

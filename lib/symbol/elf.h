@@ -19,6 +19,7 @@ typedef struct tk_elf_loc {
 	uint64_t offset;  /* addr − the symbol's start */
 	const char *file; /* source file from DWARF line info; NULL if none */
 	uint32_t line;    /* 0 if unknown */
+	int inlined;      /* a function inlined into the next entry (tk_elf_lookup_frames) */
 } tk_elf_loc;
 
 tk_elf_cache *tk_elf_cache_new(void);
@@ -34,5 +35,12 @@ int tk_elf_open(tk_elf_cache *c, const char *path, const char *build_id, tk_erro
  * tk_elf_open. Returns 1 and fills out when a symbol or line covers addr, 0 when nothing does,
  * -1 when the file could not be opened (err set). Strings in out live as long as the cache. */
 int tk_elf_lookup(tk_elf_cache *c, const char *path, uint64_t addr, tk_elf_loc *out, tk_error *err);
+
+/* Like tk_elf_lookup, with the inlined calls DWARF records at addr expanded: out[0] is the
+ * innermost inlined function (file:line from the line table), each following entry the function
+ * it was inlined into, at the call site's file:line, and the last one the real function (its name
+ * from the symbol table). Returns the number of entries (at most cap, cap >= 1), 0 when nothing
+ * covers addr, -1 when the file could not be opened. */
+int tk_elf_lookup_frames(tk_elf_cache *c, const char *path, uint64_t addr, tk_elf_loc *out, size_t cap, tk_error *err);
 
 #endif

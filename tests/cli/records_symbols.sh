@@ -60,3 +60,47 @@ check_eq "changed binary: frames stay raw addresses" "$(cat "$TMP/raw.folded")" 
 img "$bid" | sed "s|$TMP/prog|$TMP/gone|" >"$S/images.json"
 check "missing image file: still lists" "$TK" records "$S"
 "$TK" records "$S" 2>&1 >/dev/null | grep -q "gone" && ok "missing image file: warned" || notok "missing image file: warned"
+
+# Inlined calls (-O2): one recorded address becomes the function and the calls inlined into it,
+# each at its call site, as llvm-symbolizer reports them (innermost first there, outermost first here).
+cat >"$TMP/inl.c" <<'C'
+static inline __attribute__((always_inline)) int sq(int x)
+{
+	return x * x + (x >> 3);
+}
+static inline __attribute__((always_inline)) int step(int x)
+{
+	return sq(x) ^ (x << 1);
+}
+__attribute__((noinline)) int kernel(int n)
+{
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += step(i);
+	return s;
+}
+int main(int argc, char **argv)
+{
+	return kernel(argc * 1000) & 1;
+}
+C
+cc -g -O2 -o "$TMP/inl" "$TMP/inl.c"
+read -r kstart ksize < <(nm -S "$TMP/inl" | awk '$4 == "kernel" { print $1, $2 }')
+# the first address in kernel where llvm-symbolizer sees sq inlined into step inlined into kernel
+deep=$(for ((o = 0; o < 0x$ksize; o++)); do printf '0x%x\n' $((0x$kstart + o)); done |
+	llvm-symbolizer --obj="$TMP/inl" --output-style=LLVM |
+	awk 'BEGIN { RS = ""; FS = "\n" } NF >= 6 && $1 == "sq" { print NR - 1; exit }')
+if [ -z "$deep" ]; then notok "inline test: compiler inlined as expected"; else
+	A=$((0x$kstart + deep)); AM=$((0x$(nm "$TMP/inl" | awk '$3 == "main" { print $1 }') + 4))
+	loads=$(readelf -lW "$TMP/inl" | awk '$1 == "LOAD" { printf "%s{\"vaddr\":\"%s\",\"memsz\":\"%s\"}", sep, $3, $6; sep="," }')
+	S3="$TMP/inl-session"; mkdir -p "$S3"
+	printf '{"images":[{"path":"%s","base":"0x7f0000000000","loads":[%s]}]}\n' "$TMP/inl" "$loads" >"$S3/images.json"
+	{ echo "collection,key,value"
+	  printf 'cpu-highload-stackframe,700000000.00,[{"frame":"%s","count":5,"children":[{"frame":"%s","count":5}]}]\n' \
+		"$(hex $((0x7f0000000000 + AM)))" "$(hex $((0x7f0000000000 + A)))"; } >"$S3/records"
+	want=$(llvm-symbolizer --obj="$TMP/inl" --output-style=LLVM "$(hex $A)" | awk 'NF { if (n++ % 2 == 0) f = $1; else { split($1, a, ":"); print f, a[1] ":" a[2] } }' | tac | paste -sd'|')
+	"$TK" records "$S3" --tree 7 --min-percent 0 >"$TMP/inl.txt"
+	got=$(awk 'NR > 2 { print $3, $5 }' "$TMP/inl.txt" | paste -sd'|')
+	check_eq "inlined calls expanded as llvm-symbolizer does" "$want" "$got"
+	check_eq "inlined frames marked" 2 "$(grep -c '\[inlined\]' "$TMP/inl.txt")"
+fi
