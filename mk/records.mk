@@ -10,7 +10,7 @@ DEPS_PKGS  += libjansson-dev libdw-dev libelf-dev elfutils
 # `make fuzz-records` fuzzes for FUZZ_TIME seconds; make check runs a short seeded pass
 # (tests/cli/records_fuzz.sh).
 FUZZ_RECORDS_SRC := tests/fuzz/fuzz_records.c lib/read/records.c lib/symbol/elf.c lib/model/profile.c \
-                    $(wildcard lib/util/*.c) $(FUZZ_RECORDS_EXTRA)
+                    lib/read/input.c $(wildcard lib/util/*.c)
 $(BUILD)/fuzz_records: $(FUZZ_RECORDS_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

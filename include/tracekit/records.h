@@ -95,6 +95,10 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 /* Every record, one thread each. Returns 0 or -1 with err. */
 int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err);
 
+/* Open path, load every record (tk_records_load_all), close: what tk_read_path does for a session
+ * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */
+int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err);
+
 /* Problems that did not stop reading (an image whose file changed since the recording, …), one
  * line each, in the order met. */
 size_t tk_records_warning_count(const tk_records *r);

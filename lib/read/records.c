@@ -1000,6 +1000,20 @@ static char *dir_of(const char *path)
 	return tk_xstrndup(path, (size_t)(s - path));
 }
 
+/* The images of the session in dir: images.json for ours, dyld-images for MTHawkeye's. */
+static int session_images(tk_records *r, const char *dir, tk_error *err)
+{
+	char *imgs = join(dir, "images.json"), *dyld = join(dir, "dyld-images");
+	int rc = 0;
+	if (!r->mthawkeye && is_file(imgs))
+		rc = load_images_json(r, imgs, err);
+	else if (r->mthawkeye && is_file(dyld))
+		rc = load_dyld_images(r, dyld, err);
+	free(imgs);
+	free(dyld);
+	return rc;
+}
+
 tk_records *tk_records_open(const char *path, tk_error *err)
 {
 	struct stat st;
@@ -1038,12 +1052,8 @@ tk_records *tk_records_open(const char *path, tk_error *err)
 		/* records.mtlog's session may still hold a tree the app could not write into Records */
 		rc = build(r, err);
 	}
-	if (rc == 0) {
-		if (!r->mthawkeye && is_file(imgs))
-			rc = load_images_json(r, imgs, err);
-		else if (r->mthawkeye && is_file(dyld))
-			rc = load_dyld_images(r, dyld, err);
-	}
+	if (rc == 0)
+		rc = session_images(r, dir, err);
 	free(ours);
 	free(mtlog);
 	free(mmap2);
@@ -1254,3 +1264,89 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
 			return -1;
 	return 0;
 }
+
+int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err)
+{
+	tk_records *r = tk_records_open(path, err);
+	if (!r)
+		return -1;
+	int rc = tk_records_load_all(r, p, flags, err);
+	tk_records_free(r);
+	return rc;
+}
+
+/* ---- the tk_reader for tk_read_path ---- */
+
+static const char *const known_collections[] = {"collection",    "launch-time",
+                                                "cpu-highload",  "cpu-highload-stackframe",
+                                                "hang",          "hang-stackframe",
+                                                "anr",           "cpu",
+                                                "r-mem",         "avl-mem",
+                                                "threads-count", "thermal-state",
+                                                "fps",           "gl-fps",
+                                                "gl-mem",        "app-launch",
+                                                "view-ctrl",     "custom-time-event",
+                                                "call-trace",    "mem"};
+
+/* A Records file starts with its header line, or (when the head of the file was cut) with a line
+ * of a collection MTHawkeye or our monitor writes, followed by a key and a value. */
+static int sniff_records(const unsigned char *head, size_t n)
+{
+	const char *h = (const char *)head;
+	size_t line = 0;
+	while (line < n && h[line] != '\n')
+		line++;
+	const char *c1 = memchr(h, ',', line);
+	if (!c1 || !memchr(c1 + 1, ',', line - (size_t)(c1 + 1 - h)))
+		return 0;
+	size_t clen = (size_t)(c1 - h);
+	for (size_t i = 0; i < sizeof known_collections / sizeof known_collections[0]; i++)
+		if (strlen(known_collections[i]) == clen && memcmp(known_collections[i], h, clen) == 0)
+			return 1;
+	return 0;
+}
+
+static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
+{
+	(void)o; /* records carry no per-sample times: a time range keeps or drops nothing */
+	size_t cap = 1 << 16, len = 0;
+	char *buf = tk_xmalloc(cap);
+	for (;;) {
+		if (len == cap)
+			buf = tk_xrealloc(buf, cap *= 2);
+		ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+		if (got < 0) {
+			free(buf);
+			return -1;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	const char *name = tk_input_name(in);
+	tk_records *r = new_records();
+	char *dir = is_file(name) ? dir_of(name) : NULL; /* a file of a session: its images are next to it */
+	char *dyld = dir ? join(dir, "dyld-images") : NULL, *imgs = dir ? join(dir, "images.json") : NULL;
+	r->mthawkeye = strncmp(base_name(name), "records.m", 9) == 0 || (dir && is_file(dyld) && !is_file(imgs));
+	free(dyld);
+	free(imgs);
+	int mmap2 = strcmp(base_name(name), "records.mmap2") == 0;
+	size_t n = len;
+	if (mmap2)
+		for (n = 0; n < len && buf[n] && buf[n] != '\r'; n++)
+			;
+	int rc = parse_lines(r, buf, n, name, err);
+	free(buf);
+	set_meta(r, "format", r->mthawkeye ? "mthawkeye" : "tracekit");
+	if (rc == 0)
+		rc = build(r, err);
+	if (rc == 0 && dir)
+		rc = session_images(r, dir, err);
+	free(dir);
+	if (rc == 0)
+		rc = tk_records_load_all(r, p, 0, err);
+	tk_records_free(r);
+	return rc;
+}
+
+const tk_reader tk_reader_records = {"records", sniff_records, read_records};

@@ -96,3 +96,21 @@ printf 'collection,key,value\ncpu-highload,575204600.00,{"start":"575204600.00",
 printf '575204600.00,[{"frame":"0x1000","count":2}]\xc2\xb7' >"$S2/cpu-highload-stackframe-ext"
 "$TK" records "$S2" --collapse 575204600 >"$TMP/ext.folded"
 check_eq "cpu-highload-stackframe-ext read back" "0x1000 2" "$(cat "$TMP/ext.folded")"
+
+# Through tk_read_path: `tracekit collapse/tree` read Records files (gzip'd too) and session
+# directories, one thread per record.
+"$TK" collapse --no-thread "$TMP/records" | sort >"$TMP/rp.folded"
+check_same_file "tracekit collapse on a Records file: same weights" "$TMP/want.folded" "$TMP/rp.folded"
+gzip -c "$TMP/records" >"$TMP/records.gz"
+"$TK" collapse --no-thread "$TMP/records.gz" | sort >"$TMP/rpz.folded"
+check_same_file "tracekit collapse on a gzip'd Records file" "$TMP/want.folded" "$TMP/rpz.folded"
+"$TK" collapse "$S" | sed 's/ tid=[0-9]*;/;/' | sort >"$TMP/dir.folded"
+cat >"$TMP/want.dir" <<'W'
+anr main 2019-08-08 09:35:30 UTC 0.61 s;0x108455f9a;0x10d896497;0x10d8fe55e 1
+anr main 2019-08-08 09:35:30 UTC 0.61 s;0x10d8fe6f5;0x10d90461b 3
+cpu-highload 2019-03-25 11:02:01 UTC 10.0 s;0x100004010 3
+cpu-highload 2019-03-25 11:02:01 UTC 10.0 s;0x100004010;0x100008020 4
+W
+check_same_file "tracekit collapse on an MTHawkeye session directory: a thread per record" "$TMP/want.dir" "$TMP/dir.folded"
+"$TK" collapse --thread 2 "$S" | sed 's/^[^;]*;//' >"$TMP/one.folded"
+check_same_file "one record picked with --thread (tid = position in the listing)" "$TMP/want.anr" "$TMP/one.folded"
