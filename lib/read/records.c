@@ -35,7 +35,8 @@ typedef struct entry {
 typedef struct rec {
 	tk_record_info info;
 	json_t *meta;   /* cpu-highload / hang object, anr first chunk; may be NULL */
-	json_t *tree;   /* proportion tree (array of nodes); NULL if none */
+	char *tree_src; /* the tree's JSON text, validated; NULL if none */
+	size_t tree_len;
 	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
 	char *key, *thread, *where;
 	int exact; /* addresses are already call sites (MTHawkeye stores return address − 1) */
@@ -692,6 +693,24 @@ static int field_error(const tk_records *r, const entry *e, const char *field, t
 	                    field);
 }
 
+/* Validate the tree now (so opening reports every error and knows the sample count) but keep only
+ * its text: a parsed jansson tree costs ~10× the text, and a session may hold hundreds of trees of
+ * thousands of nodes. Loading parses it again. */
+static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
+{
+	json_t *tree;
+	if (json_value(r, te, &tree, err))
+		return -1;
+	int rc = check_tree(r, te, tree, &x->info.samples, err);
+	json_decref(tree);
+	if (rc)
+		return -1;
+	x->tree_src = te->value; /* taken over from the line table */
+	x->tree_len = te->vlen;
+	te->value = NULL;
+	return 0;
+}
+
 static int build_cpu(tk_records *r, entry *me, entry *te, tk_error *err)
 {
 	const entry *any = me ? me : te;
@@ -717,7 +736,7 @@ static int build_cpu(tk_records *r, entry *me, entry *te, tk_error *err)
 	}
 	x->info.start = start + CF_EPOCH_UNIX;
 	if (te) {
-		if (json_value(r, te, &x->tree, err) || check_tree(r, te, x->tree, &x->info.samples, err))
+		if (keep_tree(r, x, te, err))
 			return -1;
 		x->info.has_tree = 1;
 	}
@@ -759,7 +778,7 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 	x->info.duration = ms / 1000.0;
 	x->info.samples = samples > 0 && samples < 1e18 ? (uint64_t)samples : 0;
 	if (te) {
-		if (json_value(r, te, &x->tree, err) || check_tree(r, te, x->tree, &x->info.samples, err))
+		if (keep_tree(r, x, te, err))
 			return -1;
 		x->info.has_tree = 1;
 	}
@@ -953,7 +972,7 @@ void tk_records_free(tk_records *r)
 	tk_hidx_free(&r->index);
 	for (size_t i = 0; i < r->nrecs; i++) {
 		json_decref(r->recs[i].meta);
-		json_decref(r->recs[i].tree);
+		free(r->recs[i].tree_src);
 		json_decref(r->recs[i].stacks);
 		free(r->recs[i].key);
 		free(r->recs[i].thread);
@@ -1245,10 +1264,15 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	loader L = {r, p, 0, flags, x->exact};
 	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name), 0);
-	if (x->tree) {
+	if (x->tree_src) {
+		json_error_t je;
+		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
+		if (!tree) /* validated at open: only running out of memory gets here */
+			return tk_error_set(err, "%s: %s", x->where, je.text);
 		size_t k;
 		json_t *n;
-		json_array_foreach(x->tree, k, n) load_node(&L, n, 0);
+		json_array_foreach(tree, k, n) load_node(&L, n, 0);
+		json_decref(tree);
 	} else if (x->stacks) {
 		load_anr(&L, x->stacks);
 	}
