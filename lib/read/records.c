@@ -1149,7 +1149,8 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 			int n = tk_elf_lookup_frames(r->elf, im->path, a, loc, 16, &e);
 			for (int i = n - 1; i >= 0; i--) {
 				tk_frame g = f;
-				g.name = tk_intern_cstr(p, loc[i].func);
+				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name */
+				g.name = loc[i].func ? tk_intern(p, loc[i].func, strcspn(loc[i].func, "@")) : 0;
 				g.file = tk_intern_cstr(p, loc[i].file);
 				g.line = loc[i].file ? loc[i].line : 0;
 				if (loc[i].inlined)

@@ -23,3 +23,18 @@ check_eq "tracekit top on the session: heaviest self function is tk_demo_busy_sp
 key=$(python3 -c 'import json,sys; print([x for x in json.load(open(sys.argv[1])) if x["kind"] == "cpu-highload"][0]["key"])' "$TMP/list.json")
 "$TK" records "$S" --tree "$key" >"$TMP/tree.txt"
 check "tracekit records --tree: worker calls tk_demo_busy_spin, with file:line" grep -Eq "^ +[0-9]+ +[0-9.]+%  +tk_demo_busy_spin  0x[0-9a-f]+  .*busy\.c:[0-9]+" "$TMP/tree.txt"
+
+# The hang demo (monitor API, heartbeat mode) blocks its loop in tk_demo_blocking_work for 1 s with
+# a 300 ms threshold: one hang record, on the loop thread, lasting at least the block.
+HANG=${TK_TEST_HANG:-$TK_ROOT/$BUILD/examples/monitor/hang}
+if [ -x "$HANG" ]; then
+	H="$TMP/hang-session"
+	"$HANG" "$H" heartbeat 300 1000 >"$TMP/hang.out" 2>&1
+	"$TK" records "$H" --json >"$TMP/hang.json" 2>"$TMP/err"
+	check_eq "hang demo: one final hang record on the loop thread, >= 1 s" "hang hang False True" \
+		"$(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1])) if x["kind"] == "hang"]; print(len(r) == 1 and r[0]["kind"], r[0]["thread"], r[0]["live"], r[0]["duration_s"] >= 1.0)' "$TMP/hang.json")"
+	key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["key"])' "$TMP/hang.json")
+	"$TK" records "$H" --tree "$key" >"$TMP/hang-tree.txt"
+	check "hang tree: the blocked loop is in tk_demo_blocking_work, called from block_task" \
+		awk '/ block_task / { b = NR } / tk_demo_blocking_work / && b && NR == b + 1 { ok = 1 } END { exit !ok }' "$TMP/hang-tree.txt"
+fi
