@@ -26,6 +26,7 @@ static const char usage[] =
     "                     total samples, percent, frame, file:line; children by weight\n"
     "  --min-percent P    with --tree, hide subtrees below P percent (default 1, as MTHawkeye)\n"
     "  --collapse KEY     one record as folded stacks (`root;...;leaf count`) for flame graphs\n"
+    "  --threads KEY      a hang record's snapshot: every thread's backtrace when the hang was detected\n"
     "  --images FILE      symbolicate with this images.json (or dyld-images) instead of the session's\n"
     "  --no-symbols       keep frames as raw addresses\n"
     "\n"
@@ -340,13 +341,43 @@ static int show_folded(const tk_profile *p, tk_thread_id t)
 	return 0;
 }
 
+static int show_threads(const tk_profile *p)
+{
+	for (size_t t = 0; t < tk_thread_count(p); t++) {
+		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		size_t n;
+		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
+		printf("%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid, tk_string(p, th->name));
+		if (!n)
+			continue;
+		uint32_t d = tk_stack_depth(p, c[0].stack);
+		tk_frame_id *fr = malloc((d ? d : 1) * sizeof *fr);
+		if (!fr)
+			abort();
+		size_t k = tk_stack_frames(p, c[0].stack, fr, d);
+		for (size_t j = k, num = 0; j-- > 0; num++) { /* leaf first, as a backtrace reads */
+			const tk_frame *f = tk_frame_get(p, fr[j]);
+			char buf[32];
+			printf("  #%-3zu 0x%016llx  %s", num, (unsigned long long)f->addr,
+			       f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf));
+			if (f->file)
+				printf("  %s:%u", tk_string(p, f->file), f->line);
+			if (f->flags & TK_FRAME_INLINED)
+				printf("  [inlined]");
+			putchar('\n');
+		}
+		free(fr);
+	}
+	return 0;
+}
+
 int cmd_records(int argc, char **argv)
 {
 	if (tk_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	const char *path = NULL, *tree_key = NULL, *fold_key = NULL, *images = NULL;
+	const char *path = NULL, *tree_key = NULL, *fold_key = NULL, *threads_key = NULL, *images = NULL;
 	int json = 0, use_utc = 0;
 	unsigned flags = 0;
 	double min_percent = 1.0;
@@ -359,7 +390,7 @@ int cmd_records(int argc, char **argv)
 		else if (strcmp(a, "--no-symbols") == 0)
 			flags |= TK_RECORDS_NO_SYMBOLS;
 		else if ((strcmp(a, "--tree") == 0 || strcmp(a, "--collapse") == 0 || strcmp(a, "--images") == 0 ||
-		          strcmp(a, "--min-percent") == 0)) {
+		          strcmp(a, "--min-percent") == 0 || strcmp(a, "--threads") == 0)) {
 			if (i + 1 >= argc)
 				return tk_cli_fail("records: %s needs a value", a), 2;
 			const char *v = argv[++i];
@@ -367,6 +398,8 @@ int cmd_records(int argc, char **argv)
 				tree_key = v;
 			else if (strcmp(a, "--collapse") == 0)
 				fold_key = v;
+			else if (strcmp(a, "--threads") == 0)
+				threads_key = v;
 			else if (strcmp(a, "--images") == 0)
 				images = v;
 			else {
@@ -387,8 +420,8 @@ int cmd_records(int argc, char **argv)
 	}
 	if (!path)
 		return fputs(usage, stderr), 2;
-	if (tree_key && fold_key)
-		return tk_cli_fail("records: --tree and --collapse are exclusive"), 2;
+	if (!!tree_key + !!fold_key + !!threads_key > 1)
+		return tk_cli_fail("records: --tree, --collapse and --threads are exclusive"), 2;
 	tk_error err;
 	tk_records *r = tk_records_open(path, &err);
 	if (!r)
@@ -398,7 +431,7 @@ int cmd_records(int argc, char **argv)
 		return tk_cli_fail("%s", err.msg);
 	}
 	int rc;
-	const char *key = tree_key ? tree_key : fold_key;
+	const char *key = tree_key ? tree_key : fold_key ? fold_key : threads_key;
 	if (key) {
 		ptrdiff_t i = tk_records_find(r, key);
 		if (i < 0) {
@@ -406,12 +439,24 @@ int cmd_records(int argc, char **argv)
 			                 i == -2 ? "ambiguous" : "no", key, path);
 		} else {
 			tk_profile *p = tk_profile_new();
-			int64_t t = tk_records_load(r, (size_t)i, p, flags, &err);
-			if (t < 0)
-				rc = tk_cli_fail("%s", err.msg);
-			else
-				rc = tree_key ? show_tree(p, (tk_thread_id)t, min_percent)
-				              : show_folded(p, (tk_thread_id)t);
+			if (threads_key) {
+				int n = tk_records_load_threads(r, (size_t)i, p, flags, &err);
+				if (n < 0)
+					rc = tk_cli_fail("%s", err.msg);
+				else if (n == 0)
+					rc = tk_cli_fail("%s: record %s has no thread snapshot (only tracekit's hang "
+					                 "records have one)",
+					                 path, tk_records_get(r, (size_t)i)->key);
+				else
+					rc = show_threads(p);
+			} else {
+				int64_t t = tk_records_load(r, (size_t)i, p, flags, &err);
+				if (t < 0)
+					rc = tk_cli_fail("%s", err.msg);
+				else
+					rc = tree_key ? show_tree(p, (tk_thread_id)t, min_percent)
+					              : show_folded(p, (tk_thread_id)t);
+			}
 			tk_profile_free(p);
 		}
 	} else {

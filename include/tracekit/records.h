@@ -57,6 +57,7 @@ typedef struct tk_record_info {
 	int has_tree;          /* a stack tree was recorded (otherwise loading adds no samples) */
 	int live;              /* the writer marked it as still going on */
 	int truncated;         /* the writer hit its node bound (deep paths were cut, counts still exact) */
+	size_t nthreads;       /* hang: threads whose stacks were taken at detection (tk_records_load_threads) */
 	const char *where;     /* "file:line" of the line holding its tree (or its metadata) */
 } tk_record_info;
 
@@ -94,6 +95,11 @@ enum {
 int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err);
 /* Every record, one thread each. Returns 0 or -1 with err. */
 int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err);
+
+/* A hang record's snapshot: the stack of every thread when the hang was detected, added to p as
+ * one thread each (its real tid and name) with one sample. Returns the number of threads (0 when
+ * the record has none), or -1 with err. */
+int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err);
 
 /* Open path, load every record (tk_records_load_all), close: what tk_read_path does for a session
  * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */

@@ -745,6 +745,38 @@ static int build_cpu(tk_records *r, entry *me, entry *te, tk_error *err)
 	return 0;
 }
 
+/* A hang's "threads": every thread's stack at detection, frames leaf first as hex strings. */
+static int check_threads(const tk_records *r, const entry *e, json_t *meta, size_t *n, tk_error *err)
+{
+	json_t *ths = json_object_get(meta, "threads");
+	*n = 0;
+	if (!ths || json_is_null(ths))
+		return 0;
+	size_t i, j;
+	json_t *t, *f;
+	if (!json_is_array(ths))
+		return tk_error_set(err, "%s:%u: hang %s: \"threads\" is not an array", r->files[e->file], e->line,
+		                    e->key);
+	json_array_foreach(ths, i, t)
+	{
+		json_t *fr = json_object_get(t, "frames");
+		double tid;
+		if (!json_is_object(t) || !json_is_array(fr) || get_num(t, "tid", &tid) != 0)
+			return tk_error_set(err, "%s:%u: hang %s: threads[%zu] needs a tid and a frames array",
+			                    r->files[e->file], e->line, e->key, i);
+		json_array_foreach(fr, j, f)
+		{
+			uint64_t a;
+			if (!json_is_string(f) || parse_hex(json_string_value(f), json_string_length(f), &a))
+				return tk_error_set(err,
+				                    "%s:%u: hang %s: threads[%zu].frames[%zu] is not a hex address",
+				                    r->files[e->file], e->line, e->key, i, j);
+		}
+	}
+	*n = json_array_size(ths);
+	return 0;
+}
+
 static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 {
 	const entry *any = me ? me : te;
@@ -773,6 +805,8 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 		x->info.tid = (uint64_t)tid;
 		x->info.live = get_bool(x->meta, "live");
 		x->info.truncated = get_bool(x->meta, "truncated");
+		if (check_threads(r, me, x->meta, &x->info.nthreads, err))
+			return -1;
 	}
 	x->info.start = start;
 	x->info.duration = ms / 1000.0;
@@ -1206,8 +1240,9 @@ static void load_anr(loader *L, json_t *stacks)
 			nf++;
 			a = b + 1;
 		}
-		if (!nf || cc <= 0)
+		if (cc <= 0)
 			continue;
+		/* a snapshot without frames still counts: it becomes a sample with no stack */
 		tk_stack_id st = 0; /* snapshots are leaf first: push from the outermost frame */
 		for (size_t k = nf; k-- > 0;)
 			st = push_frames(L, st, addrs[k], k == 0);
@@ -1375,3 +1410,41 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 }
 
 const tk_reader tk_reader_records = {"records", sniff_records, read_records};
+
+int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
+{
+	if (i >= r->nrecs)
+		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
+	rec *x = &r->recs[i];
+	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
+	if (!json_is_array(ths))
+		return 0;
+	if (!(flags & TK_RECORDS_NO_SYMBOLS) && !tk_records_meta(r, "images-checked")) {
+		warn_images(r);
+		set_meta(r, "images-checked", "checked");
+	}
+	const char *pid = tk_records_meta(r, "pid");
+	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	loader L = {r, p, 0, flags, x->exact};
+	size_t k;
+	json_t *t;
+	json_array_foreach(ths, k, t)
+	{
+		double tid = 0;
+		get_num(t, "tid", &tid);
+		const char *name = json_string_value(json_object_get(t, "name"));
+		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid, tk_intern_cstr(p, name),
+		                           0);
+		json_t *fr = json_object_get(t, "frames");
+		size_t n = json_array_size(fr);
+		tk_stack_id st = 0; /* leaf first: push from the outermost frame */
+		for (size_t j = n; j-- > 0;) {
+			uint64_t a = 0;
+			json_t *f = json_array_get(fr, j);
+			parse_hex(json_string_value(f), json_string_length(f), &a);
+			st = push_frames(&L, st, a, j == 0);
+		}
+		tk_sample_add_n(p, L.t, st, 1, 1);
+	}
+	return (int)json_array_size(ths);
+}

@@ -38,3 +38,8 @@ if [ -x "$HANG" ]; then
 	check "hang tree: the blocked loop is in tk_demo_blocking_work, called from block_task" \
 		awk '/ block_task / { b = NR } / tk_demo_blocking_work / && b && NR == b + 1 { ok = 1 } END { exit !ok }' "$TMP/hang-tree.txt"
 fi
+if [ -x "$HANG" ]; then
+	"$TK" records "$H" --threads "$key" >"$TMP/hang-threads.txt"
+	check "hang snapshot: the loop thread's backtrace has tk_demo_blocking_work under block_task" \
+		awk '/^  #[0-9]+ .* tk_demo_blocking_work / { t = NR } / block_task / && t && NR == t + 1 { ok = 1 } END { exit !ok }' "$TMP/hang-threads.txt"
+fi

@@ -28,6 +28,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	(void)want;
+	for (size_t i = 0; i < tk_records_count(r); i++) {
+		tk_profile *q = tk_profile_new();
+		int n = tk_records_load_threads(r, i, q, TK_RECORDS_NO_SYMBOLS, &err);
+		if (n != (int)tk_records_get(r, i)->nthreads && !(n == 0 && tk_records_get(r, i)->nthreads == 0))
+			abort();
+		tk_profile_free(q);
+	}
 	tk_profile_free(p);
 	tk_records_free(r);
 	return 0;

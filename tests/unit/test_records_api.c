@@ -272,12 +272,38 @@ static void test_random_trees_match_samples(void **state)
 	free(g_json);
 }
 
+static void test_hang_threads(void **state)
+{
+	tk_records *r = parse("hang,50.000,{\"start\":50,\"duration_ms\":900,\"tid\":11,\"thread\":\"main\","
+	                      "\"threads\":[{\"tid\":11,\"name\":\"main\",\"frames\":[\"0x3\",\"0x2\",\"0x1\"]},"
+	                      "{\"tid\":12,\"name\":\"worker\",\"frames\":[\"0x9\"]}]}\n");
+	assert_int_equal(tk_records_get(r, 0)->nthreads, 2);
+	assert_int_equal(tk_records_get(r, 0)->has_tree, 0);
+	tk_profile *p = tk_profile_new();
+	tk_error err;
+	assert_int_equal(tk_records_load_threads(r, 0, p, 0, &err), 2);
+	assert_int_equal(tk_thread_count(p), 2);
+	assert_int_equal(tk_thread_get(p, 0)->tid, 11);
+	assert_string_equal(tk_string(p, tk_thread_get(p, 1)->name), "worker");
+	char *f = folded(p, 0);
+	assert_string_equal(f, "0x1;0x2;0x3 1\n"); /* leaf first in the record, root first in the model */
+	free(f);
+	tk_profile_free(p);
+	tk_records_free(r);
+	expect_error("hang,1.0,{\"threads\":[{\"tid\":1,\"frames\":[\"pc\"]}]}\n",
+	             "f:1: hang 1.0: threads[0].frames[0] is not a hex address");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cpu_record), cmocka_unit_test(test_last_line_wins_and_order),
-	    cmocka_unit_test(test_anr_chunks), cmocka_unit_test(test_find),
-	    cmocka_unit_test(test_errors),     cmocka_unit_test(test_random_trees_match_samples),
+	    cmocka_unit_test(test_cpu_record),
+	    cmocka_unit_test(test_last_line_wins_and_order),
+	    cmocka_unit_test(test_anr_chunks),
+	    cmocka_unit_test(test_find),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_hang_threads),
+	    cmocka_unit_test(test_random_trees_match_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
