@@ -101,7 +101,13 @@ static void top_frame(const tk_profile *p, tk_thread_id t, top *out)
 	}
 	if (out->frame) {
 		char buf[32];
-		snprintf(out->name, sizeof out->name, "%s", tk_frame_label(p, out->frame, buf));
+		const tk_frame *f = tk_frame_get(p, out->frame);
+		const tk_binary *b = tk_binary_get(p, f->binary);
+		if (!f->name && b) /* unnamed: say which image and where in it */
+			snprintf(out->name, sizeof out->name, "%s+0x%llx", tk_string(p, b->name),
+			         (unsigned long long)(f->addr - b->load_addr));
+		else
+			snprintf(out->name, sizeof out->name, "%s", tk_frame_label(p, out->frame, buf));
 	}
 	free(self);
 }

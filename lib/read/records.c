@@ -326,30 +326,28 @@ static int parse_ext(tk_records *r, const char *data, size_t n, const char *name
 
 /* ---- files ---- */
 
+/* The whole (gunzipped, if need be) file in memory. */
 static char *slurp(const char *path, size_t *n, tk_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		tk_error_set(err, "%s: %s", path, strerror(errno));
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
 		return NULL;
-	}
 	size_t cap = 1 << 16, len = 0;
 	char *buf = tk_xmalloc(cap);
 	for (;;) {
 		if (len == cap)
 			buf = tk_xrealloc(buf, cap *= 2);
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
+		ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+		if (got < 0) {
+			free(buf);
+			tk_input_close(in);
+			return NULL;
+		}
 		if (got == 0)
 			break;
+		len += (size_t)got;
 	}
-	if (ferror(f)) {
-		tk_error_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
+	tk_input_close(in);
 	*n = len;
 	return buf;
 }

@@ -114,3 +114,7 @@ W
 check_same_file "tracekit collapse on an MTHawkeye session directory: a thread per record" "$TMP/want.dir" "$TMP/dir.folded"
 "$TK" collapse --thread 2 "$S" | sed 's/^[^;]*;//' >"$TMP/one.folded"
 check_same_file "one record picked with --thread (tid = position in the listing)" "$TMP/want.anr" "$TMP/one.folded"
+check_eq "listing: an unnamed top frame is shown as image+offset" "Kit+0x20" \
+	"$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1])) if r["kind"] == "cpu-highload"][0]["top_frame"]["name"])' "$TMP/s.json")"
+"$TK" records "$TMP/records.gz" --collapse 575 >"$TMP/gz.folded"
+check_same_file "tracekit records reads a gzip'd Records file" "$TMP/want.folded" "$TMP/gz.folded"
