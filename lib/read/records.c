@@ -916,7 +916,11 @@ static int build_anr(tk_records *r, anr_part *parts, size_t n, tk_error *err)
 static int rec_cmp(const void *a, const void *b)
 {
 	const rec *x = a, *y = b;
-	if (x->info.start != y->info.start)
+	/* records without a start time go last (NaN compares false with everything) */
+	int xn = isnan(x->info.start), yn = isnan(y->info.start);
+	if (xn != yn)
+		return xn - yn;
+	if (!xn && x->info.start != y->info.start)
 		return x->info.start < y->info.start ? -1 : 1;
 	if (x->info.kind != y->info.kind)
 		return (int)x->info.kind - (int)y->info.kind;
@@ -1289,11 +1293,14 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	rec *x = &r->recs[i];
 	char when[64], name[256];
 	utc(x->info.start, when, sizeof when);
+	char dur[32] = "? s";
+	if (isfinite(x->info.duration))
+		snprintf(dur, sizeof dur, x->info.kind == TK_RECORD_CPU ? "%.1f s" : "%.2f s", x->info.duration);
 	if (x->info.kind == TK_RECORD_CPU)
-		snprintf(name, sizeof name, "cpu-highload %s %.1f s", when, x->info.duration);
+		snprintf(name, sizeof name, "cpu-highload %s %s", when, dur);
 	else
-		snprintf(name, sizeof name, "%s %s %s %.2f s", x->info.kind_name,
-		         *x->info.thread ? x->info.thread : "?", when, x->info.duration);
+		snprintf(name, sizeof name, "%s %s %s %s", x->info.kind_name, *x->info.thread ? x->info.thread : "?", when,
+		         dur);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	loader L = {r, p, 0, flags, x->exact};
