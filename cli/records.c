@@ -8,6 +8,15 @@
 #include "cli.h"
 #include "tracekit/records.h"
 
+/* dSYM symbolication of MTHawkeye frames comes from the symbol API (include/tracekit/symbol.h);
+ * builds without it keep MTHawkeye frames as image+offset and refuse --symbols. */
+#if defined(__has_include)
+#if __has_include("tracekit/symbol.h")
+#include "tracekit/symbol.h"
+#define TK_HAVE_SYMBOL 1
+#endif
+#endif
+
 TK_COMMAND(records, "list CPU-load and hang records (tracekit monitor, MTHawkeye); show one as a tree")
 
 static const char usage[] =
@@ -28,6 +37,8 @@ static const char usage[] =
     "  --collapse KEY     one record as folded stacks (`root;...;leaf count`) for flame graphs\n"
     "  --threads KEY      a hang record's snapshot: every thread's backtrace when the hang was detected\n"
     "  --images FILE      symbolicate with this images.json (or dyld-images) instead of the session's\n"
+    "  --symbols PATH     dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that\n"
+    "                     name MTHawkeye frames by image UUID; its addresses are already call sites\n"
     "  --no-symbols       keep frames as raw addresses\n"
     "\n"
     "Every record is also readable by the other commands: `tracekit tree PATH`, `tracekit top PATH`\n"
@@ -112,6 +123,52 @@ static void top_frame(const tk_profile *p, tk_thread_id t, top *out)
 	free(self);
 }
 
+/* ---- loading one record (and symbolicating it with dSYMs when asked) ---- */
+
+static struct {
+	const char **paths;
+	size_t n;
+	int mthawkeye;
+#ifdef TK_HAVE_SYMBOL
+	tk_symbolicator *s;
+#endif
+} sym;
+
+#ifdef TK_HAVE_SYMBOL
+static void sym_warn(void *ctx, const char *message)
+{
+	(void)ctx;
+	tk_cli_warn("%s", message);
+}
+#endif
+
+/* Load record i into *pp; returns its thread or -1 with err. With --symbols on an MTHawkeye
+ * session, the profile is replaced by its dSYM-symbolicated copy (threads keep their order). */
+static int64_t load_record(tk_records *r, size_t i, tk_profile **pp, unsigned flags, tk_error *err)
+{
+	int64_t t = tk_records_load(r, i, *pp, flags, err);
+	if (t < 0 || !sym.n || !sym.mthawkeye || (flags & TK_RECORDS_NO_SYMBOLS))
+		return t;
+#ifdef TK_HAVE_SYMBOL
+	if (!sym.s) {
+		sym.s = tk_symbolicator_new(NULL);
+		for (size_t k = 0; k < sym.n; k++)
+			if (tk_symbolicator_add_path(sym.s, sym.paths[k], err) < 0)
+				return -1;
+	}
+	tk_symbolicate_options so;
+	tk_symbolicate_options_init(&so);
+	so.adjust = TK_ADJUST_NONE; /* MTHawkeye stores return address - 1: every address is a call site */
+	so.warn = sym_warn;
+	tk_profile *q = tk_symbolicate_profile(*pp, sym.s, &so, err);
+	if (!q)
+		return -1;
+	tk_profile_free(*pp);
+	*pp = q;
+#endif
+	return t;
+}
+
 static void print_warnings(const tk_records *r)
 {
 	for (size_t i = 0; i < tk_records_warning_count(r); i++)
@@ -129,7 +186,7 @@ static int list(tk_records *r, int json, int use_utc, unsigned flags)
 		const tk_record_info *ri = tk_records_get(r, i);
 		tk_profile *p = tk_profile_new();
 		tk_error err;
-		int64_t t = tk_records_load(r, i, p, flags, &err);
+		int64_t t = load_record(r, i, &p, flags, &err);
 		if (t < 0) {
 			tk_profile_free(p);
 			json_decref(arr);
@@ -396,7 +453,8 @@ int cmd_records(int argc, char **argv)
 		else if (strcmp(a, "--no-symbols") == 0)
 			flags |= TK_RECORDS_NO_SYMBOLS;
 		else if ((strcmp(a, "--tree") == 0 || strcmp(a, "--collapse") == 0 || strcmp(a, "--images") == 0 ||
-		          strcmp(a, "--min-percent") == 0 || strcmp(a, "--threads") == 0)) {
+		          strcmp(a, "--min-percent") == 0 || strcmp(a, "--threads") == 0 ||
+		          strcmp(a, "--symbols") == 0)) {
 			if (i + 1 >= argc)
 				return tk_cli_fail("records: %s needs a value", a), 2;
 			const char *v = argv[++i];
@@ -406,7 +464,13 @@ int cmd_records(int argc, char **argv)
 				fold_key = v;
 			else if (strcmp(a, "--threads") == 0)
 				threads_key = v;
-			else if (strcmp(a, "--images") == 0)
+			else if (strcmp(a, "--symbols") == 0) {
+				const char **np = realloc(sym.paths, (sym.n + 1) * sizeof *np);
+				if (!np)
+					abort();
+				sym.paths = np;
+				sym.paths[sym.n++] = v;
+			} else if (strcmp(a, "--images") == 0)
 				images = v;
 			else {
 				char *end;
@@ -429,9 +493,19 @@ int cmd_records(int argc, char **argv)
 	if (!!tree_key + !!fold_key + !!threads_key > 1)
 		return tk_cli_fail("records: --tree, --collapse and --threads are exclusive"), 2;
 	tk_error err;
+#ifndef TK_HAVE_SYMBOL
+	if (sym.n)
+		return free(sym.paths),
+		       tk_cli_fail("records: --symbols needs the dSYM symbolicator, not in this build");
+#endif
 	tk_records *r = tk_records_open(path, &err);
 	if (!r)
-		return tk_cli_fail("%s", err.msg);
+		return free(sym.paths), tk_cli_fail("%s", err.msg);
+	const char *fmt = tk_records_meta(r, "format");
+	sym.mthawkeye = fmt && strcmp(fmt, "mthawkeye") == 0;
+	if (sym.n && !sym.mthawkeye)
+		tk_cli_warn(
+		    "--symbols names MTHawkeye (dyld-images) frames; this session's frames come from its ELF files");
 	if (images && tk_records_load_images(r, images, &err)) {
 		tk_records_free(r);
 		return tk_cli_fail("%s", err.msg);
@@ -456,7 +530,7 @@ int cmd_records(int argc, char **argv)
 				else
 					rc = show_threads(p);
 			} else {
-				int64_t t = tk_records_load(r, (size_t)i, p, flags, &err);
+				int64_t t = load_record(r, (size_t)i, &p, flags, &err);
 				if (t < 0)
 					rc = tk_cli_fail("%s", err.msg);
 				else
@@ -470,5 +544,9 @@ int cmd_records(int argc, char **argv)
 	}
 	print_warnings(r);
 	tk_records_free(r);
+#ifdef TK_HAVE_SYMBOL
+	tk_symbolicator_free(sym.s);
+#endif
+	free(sym.paths);
 	return rc;
 }
