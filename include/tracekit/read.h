@@ -7,6 +7,7 @@
 #ifndef TRACEKIT_READ_H
 #define TRACEKIT_READ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracekit/error.h"
@@ -21,7 +22,12 @@ typedef struct tk_read_options {
 	/* Called now and then with the bytes consumed so far and the total (0 if unknown, e.g. a pipe). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* XML tokenizer for xctrace exports: TK_READ_TOKENIZER_FAST (default, the specialised streaming
+	 * tokenizer) or TK_READ_TOKENIZER_LIBXML2 (libxml2's SAX parser, the slower reference). */
+	int tokenizer;
 } tk_read_options;
+
+enum { TK_READ_TOKENIZER_FAST = 0, TK_READ_TOKENIZER_LIBXML2 = 1 };
 
 void tk_read_options_init(tk_read_options *o); /* everything kept, no progress */
 
@@ -29,14 +35,53 @@ void tk_read_options_init(tk_read_options *o); /* everything kept, no progress *
  * error the profile must not be presented as complete. */
 int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err);
 
+typedef struct tk_input tk_input;
+
+/* ---- input streams ----
+ *
+ * A tk_input is a byte stream over a file or standard input ("-"). When the first bytes are the
+ * gzip magic (1f 8b) the stream is inflated transparently (concatenated members included), so
+ * readers always see the plain document. The first bytes are buffered at open time so the
+ * registry can sniff the format without consuming them.
+ */
+tk_input *tk_input_open(const char *path, tk_error *err);
+/* A stream over bytes in memory (not copied; they must outlive the stream). name is used in
+ * error messages. Gzip is undone here too. */
+tk_input *tk_input_open_mem(const void *data, size_t n, const char *name, tk_error *err);
+void tk_input_close(tk_input *in);
+/* Read up to n bytes into buf. Returns the number read, 0 at the end, or -1 with err set
+ * (I/O error, corrupt or truncated gzip). */
+ptrdiff_t tk_input_read(tk_input *in, void *buf, size_t n, tk_error *err);
+/* The first bytes of the (decompressed) stream, up to TK_INPUT_HEAD, without consuming them;
+ * valid only before the first tk_input_read. */
+#define TK_INPUT_HEAD 4096
+const unsigned char *tk_input_head(const tk_input *in, size_t *n);
+/* The name to show in errors: the path, "<stdin>" for "-", or the name given to open_mem. */
+const char *tk_input_name(const tk_input *in);
+/* Raw (compressed, if gzip) bytes consumed so far and the raw total (0 if unknown, e.g. a pipe):
+ * what progress reporting should show. */
+uint64_t tk_input_consumed(const tk_input *in);
+uint64_t tk_input_total(const tk_input *in);
+int tk_input_is_gzip(const tk_input *in);
+
+/* Sniff and read an already opened stream (tk_read_path is open + this + close). */
+int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err);
+
 /* A reader for one format. The registry (lib/read/registry.c) lists them; sniff() sees the first
  * bytes of the (decompressed) input and returns non-zero if it recognises them. */
-typedef struct tk_input tk_input;
 typedef struct tk_reader {
 	const char *name; /* "xctrace", "records" … */
 	int (*sniff)(const unsigned char *head, size_t n);
 	int (*read)(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err);
 } tk_reader;
+
+/* The readers the registry knows. */
+extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
+extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
+/* The reader whose sniff() accepts head, or NULL. */
+const tk_reader *tk_reader_find(const unsigned char *head, size_t n);
+/* The i-th registered reader, NULL past the end (for listings and tests). */
+const tk_reader *tk_reader_at(size_t i);
 
 #ifdef __cplusplus
 }

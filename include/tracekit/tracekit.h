@@ -13,5 +13,6 @@
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
 #include "tracekit/read.h"
+#include "tracekit/toc.h"
 
 #endif

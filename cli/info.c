@@ -1,0 +1,350 @@
+/* tracekit info — what an export holds: schema, unit, stack form, threads and their weights; or a toc's runs. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tracekit/toc.h"
+
+TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc document")
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] FILE\n\n"
+	             "Describes an `xctrace export` document. FILE may be - for standard input; gzip'd input is\n"
+	             "accepted.\n\n"
+	             "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
+	             "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
+	             "(ms for time profiles, otherwise in the table's unit, with %% of the total), heaviest first.\n"
+	             "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
+	             "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
+	             "  --json                 machine-readable output\n"
+	             "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n");
+}
+
+/* ---- JSON helpers ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* ---- table exports ---- */
+
+typedef struct pgroup {
+	int64_t pid;
+	tk_str name;
+	uint64_t weight, samples;
+	tk_thread_id *threads;
+	size_t nthreads;
+} pgroup;
+
+static const tk_profile *sort_p;
+
+static int by_thread_weight(const void *a, const void *b)
+{
+	const tk_thread *x = tk_thread_get(sort_p, *(const tk_thread_id *)a),
+	                *y = tk_thread_get(sort_p, *(const tk_thread_id *)b);
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return 0;
+}
+
+static int by_group_weight(const void *a, const void *b)
+{
+	const pgroup *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void weight_text(char *buf, size_t n, tk_unit u, uint64_t w)
+{
+	if (u == TK_UNIT_NS)
+		snprintf(buf, n, "%.3f ms", w / 1e6);
+	else
+		snprintf(buf, n, "%" PRIu64 " %s", w, tk_unit_name(u));
+}
+
+static int info_table(tk_input *in, const char *path, const tk_read_options *o, int json)
+{
+	tk_profile *p = tk_profile_new();
+	tk_error err;
+	int rc = tk_read_input(p, in, o, &err);
+	tk_cli_progress_done();
+	if (rc < 0) {
+		tk_profile_free(p);
+		return tk_cli_fail("%s", err.msg);
+	}
+	tk_unit u = tk_profile_unit(p);
+	uint64_t total = tk_profile_weight(p);
+	size_t nt = tk_thread_count(p);
+	/* group threads by process */
+	pgroup *g = calloc(nt ? nt : 1, sizeof *g);
+	size_t ng = 0;
+	uint64_t tmin = UINT64_MAX, tmax = 0;
+	for (tk_thread_id t = 0; t < nt; t++) {
+		const tk_thread *th = tk_thread_get(p, t);
+		if (th->t_min <= th->t_max) {
+			if (th->t_min < tmin)
+				tmin = th->t_min;
+			if (th->t_max > tmax)
+				tmax = th->t_max;
+		}
+		size_t k = 0;
+		while (k < ng && !(g[k].pid == th->pid && g[k].name == th->process))
+			k++;
+		if (k == ng) {
+			g[ng].pid = th->pid;
+			g[ng].name = th->process;
+			g[ng].threads = calloc(nt, sizeof *g[ng].threads);
+			ng++;
+		}
+		g[k].weight += th->weight;
+		g[k].samples += th->samples;
+		g[k].threads[g[k].nthreads++] = t;
+	}
+	sort_p = p;
+	for (size_t k = 0; k < ng; k++)
+		qsort(g[k].threads, g[k].nthreads, sizeof *g[k].threads, by_thread_weight);
+	qsort(g, ng, sizeof *g, by_group_weight);
+	const char *meta_keys[] = {"schema", "stack-encoding", "xcode-form", "symbolicated", "run", "xpath", "rows"};
+	if (json) {
+		printf("{\n  \"file\": ");
+		json_str(stdout, path);
+		printf(",\n  \"kind\": \"table\",\n  \"unit\": \"%s\"", tk_unit_name(u));
+		for (size_t i = 0; i < tk_profile_meta_count(p); i++) {
+			const char *k, *v;
+			tk_profile_meta_at(p, i, &k, &v);
+			printf(",\n  ");
+			json_str(stdout, k);
+			printf(": ");
+			json_str(stdout, v);
+		}
+		printf(",\n  \"samples\": %" PRIu64 ",\n  \"weight\": %" PRIu64, tk_profile_samples(p), total);
+		if (tmin <= tmax)
+			printf(",\n  \"time_first_ns\": %" PRIu64 ",\n  \"time_last_ns\": %" PRIu64, tmin, tmax);
+		printf(",\n  \"processes\": [");
+		for (size_t k = 0; k < ng; k++) {
+			printf("%s\n    {\"pid\": %" PRId64 ", \"name\": ", k ? "," : "", g[k].pid);
+			json_str(stdout, tk_string(p, g[k].name));
+			printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"threads\": [", g[k].samples,
+			       g[k].weight);
+			for (size_t i = 0; i < g[k].nthreads; i++) {
+				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
+				printf("%s\n      {\"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", th->tid);
+				json_str(stdout, tk_string(p, th->name));
+				printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 "}", th->samples, th->weight);
+			}
+			printf("\n    ]}");
+		}
+		printf("\n  ]\n}\n");
+	} else {
+		printf("file           %s\n", path);
+		for (size_t i = 0; i < sizeof meta_keys / sizeof meta_keys[0]; i++) {
+			const char *v = tk_profile_meta(p, meta_keys[i]);
+			if (v)
+				printf("%-14s %s\n", meta_keys[i], v);
+			if (i == 0)
+				printf("%-14s %s\n", "unit", tk_unit_name(u));
+		}
+		if (tmin <= tmax)
+			printf("time span      %.3f s to %.3f s (%.3f s)\n", tmin / 1e9, tmax / 1e9,
+			       (tmax - tmin) / 1e9);
+		char wb[64];
+		weight_text(wb, sizeof wb, u, total);
+		printf("samples        %" PRIu64 "\nweight         %s\n", tk_profile_samples(p), wb);
+		printf("\n%10s %7s %9s  %s\n", "samples", "weight%", u == TK_UNIT_NS ? "ms" : tk_unit_name(u),
+		       "process / thread");
+		for (size_t k = 0; k < ng; k++) {
+			double pct = total ? 100.0 * g[k].weight / total : 0;
+			if (u == TK_UNIT_NS)
+				printf("%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct,
+				       g[k].weight / 1e6, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].pid);
+			else
+				printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples, pct,
+				       g[k].weight, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].pid);
+			for (size_t i = 0; i < g[k].nthreads; i++) {
+				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
+				double tp = total ? 100.0 * th->weight / total : 0;
+				const char *nm = th->name ? tk_string(p, th->name) : "<unnamed>";
+				if (u == TK_UNIT_NS)
+					printf("%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples, tp,
+					       th->weight / 1e6, nm, th->tid);
+				else
+					printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "    %s 0x%" PRIx64 "\n", th->samples,
+					       tp, th->weight, nm, th->tid);
+			}
+		}
+	}
+	for (size_t k = 0; k < ng; k++)
+		free(g[k].threads);
+	free(g);
+	tk_profile_free(p);
+	return 0;
+}
+
+/* ---- tocs ---- */
+
+static int info_toc(tk_input *in, const char *path, int json)
+{
+	tk_error err;
+	tk_toc *toc = tk_toc_read(in, &err);
+	if (!toc)
+		return tk_cli_fail("%s", err.msg);
+	if (json) {
+		printf("{\n  \"file\": ");
+		json_str(stdout, path);
+		printf(",\n  \"kind\": \"toc\",\n  \"runs\": [");
+		for (size_t i = 0; i < toc->nruns; i++) {
+			const tk_toc_run *r = &toc->runs[i];
+			printf("%s\n    {\"number\": %d", i ? "," : "", r->number);
+			const char *fields[][2] = {{"device_name", r->device_name},
+			                           {"device_model", r->device_model},
+			                           {"platform", r->device_platform},
+			                           {"os_version", r->device_os},
+			                           {"start", r->start_date},
+			                           {"end", r->end_date},
+			                           {"end_reason", r->end_reason},
+			                           {"template", r->template_name},
+			                           {"instruments_version", r->instruments_version}};
+			for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+				if (fields[f][1]) {
+					printf(", \"%s\": ", fields[f][0]);
+					json_str(stdout, fields[f][1]);
+				}
+			if (r->duration >= 0)
+				printf(", \"duration_s\": %.6f", r->duration);
+			printf(", \"processes\": [");
+			for (size_t k = 0; k < r->nprocesses; k++) {
+				printf("%s{\"pid\": %" PRId64 ", \"name\": ", k ? ", " : "", r->processes[k].pid);
+				json_str(stdout, r->processes[k].name ? r->processes[k].name : "");
+				if (r->processes[k].path) {
+					printf(", \"path\": ");
+					json_str(stdout, r->processes[k].path);
+				}
+				printf("}");
+			}
+			printf("], \"tables\": [");
+			for (size_t k = 0; k < r->ntables; k++) {
+				const tk_toc_table *t = &r->tables[k];
+				printf("%s\n      {\"position\": %zu, \"schema\": ", k ? "," : "", k + 1);
+				json_str(stdout, t->schema ? t->schema : "");
+				printf(", \"attributes\": {");
+				for (size_t a = 0; a < t->nattrs; a++) {
+					printf("%s", a ? ", " : "");
+					json_str(stdout, t->attrs[a].name);
+					printf(": ");
+					json_str(stdout, t->attrs[a].value);
+				}
+				printf("}}");
+			}
+			printf("\n    ]}");
+		}
+		printf("\n  ]\n}\n");
+	} else {
+		printf("file           %s\nkind           table of contents (--toc), %zu run%s\n", path, toc->nruns,
+		       toc->nruns == 1 ? "" : "s");
+		for (size_t i = 0; i < toc->nruns; i++) {
+			const tk_toc_run *r = &toc->runs[i];
+			printf("\nrun %d\n", r->number);
+			if (r->device_name || r->device_model)
+				printf("  device       %s%s%s%s%s%s%s\n", r->device_name ? r->device_name : "",
+				       r->device_model ? " (" : "", r->device_model ? r->device_model : "",
+				       r->device_model ? ")" : "", r->device_platform ? ", " : "",
+				       r->device_platform ? r->device_platform : "", "");
+			if (r->device_os)
+				printf("  os           %s\n", r->device_os);
+			if (r->template_name)
+				printf("  template     %s\n", r->template_name);
+			if (r->instruments_version)
+				printf("  instruments  %s\n", r->instruments_version);
+			if (r->start_date)
+				printf("  start        %s\n", r->start_date);
+			if (r->duration >= 0)
+				printf("  duration     %.3f s\n", r->duration);
+			if (r->end_reason)
+				printf("  end reason   %s\n", r->end_reason);
+			for (size_t k = 0; k < r->nprocesses; k++)
+				printf("  process      %s (%" PRId64 ")%s%s\n",
+				       r->processes[k].name ? r->processes[k].name : "?", r->processes[k].pid,
+				       r->processes[k].path ? " " : "",
+				       r->processes[k].path ? r->processes[k].path : "");
+			printf("  tables (%zu)\n", r->ntables);
+			for (size_t k = 0; k < r->ntables; k++) {
+				const tk_toc_table *t = &r->tables[k];
+				printf("    [%zu] %s", k + 1, t->schema ? t->schema : "?");
+				for (size_t a = 0; a < t->nattrs; a++) {
+					if (strcmp(t->attrs[a].name, "schema") == 0 ||
+					    strcmp(t->attrs[a].name, "documentation") == 0)
+						continue;
+					printf(" %s=%s", t->attrs[a].name, t->attrs[a].value);
+				}
+				printf("\n");
+			}
+		}
+	}
+	tk_toc_free(toc);
+	return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	int json = 0;
+	const char *file = NULL;
+	tk_read_options o;
+	tk_read_options_init(&o);
+	o.progress = tk_cli_progress;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0)
+			json = 1;
+		else if (strcmp(a, "--tokenizer=fast") == 0)
+			o.tokenizer = TK_READ_TOKENIZER_FAST;
+		else if (strcmp(a, "--tokenizer=libxml2") == 0)
+			o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
+		else if (strcmp(a, "--") == 0 && i + 1 < argc && !file)
+			file = argv[++i];
+		else if (a[0] == '-' && a[1]) {
+			usage(stderr);
+			return tk_cli_fail("info: unknown option '%s'", a);
+		} else if (!file)
+			file = a;
+		else {
+			usage(stderr);
+			return tk_cli_fail("info: more than one FILE given");
+		}
+	}
+	if (!file) {
+		usage(stderr);
+		return 2;
+	}
+	/* A toc and a table are told apart by their root element, which is in the first bytes. */
+	tk_error err;
+	tk_input *in = tk_input_open(file, &err);
+	if (!in)
+		return tk_cli_fail("%s", err.msg);
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	const char *disp = strcmp(file, "-") == 0 ? "<stdin>" : file;
+	int rc = memmem(head, hn, "<trace-toc", 10) ? info_toc(in, disp, json) : info_table(in, disp, &o, json);
+	tk_input_close(in);
+	return rc;
+}

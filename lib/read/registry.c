@@ -1,0 +1,70 @@
+/*
+ * The reader registry: sniff the first bytes of the (decompressed) input and hand the stream to
+ * the reader that recognises them. Adding a format is one entry in `readers` below.
+ */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tracekit/read.h"
+#include "tracekit/records.h"
+
+static const tk_reader *const readers[] = {
+    /* Order matters only when two sniffers could both accept; the binary formats (whose magic is
+     * unambiguous) go first, text formats last. */
+    /* ---- READERS: add tk_reader_records here ---- */
+    &tk_reader_records,
+    &tk_reader_xctrace,
+};
+
+void tk_read_options_init(tk_read_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->time_from = 0;
+	o->time_to = UINT64_MAX;
+}
+
+const tk_reader *tk_reader_find(const unsigned char *head, size_t n)
+{
+	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+		if (readers[i]->sniff(head, n))
+			return readers[i];
+	return NULL;
+}
+
+const tk_reader *tk_reader_at(size_t i)
+{
+	return i < sizeof readers / sizeof readers[0] ? readers[i] : NULL;
+}
+
+int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
+{
+	tk_read_options defaults;
+	if (!o) {
+		tk_read_options_init(&defaults);
+		o = &defaults;
+	}
+	size_t n;
+	const unsigned char *head = tk_input_head(in, &n);
+	if (n == 0)
+		return tk_error_set(err, "%s: empty input", tk_input_name(in));
+	const tk_reader *r = tk_reader_find(head, n);
+	if (!r)
+		return tk_error_set(err, "%s: unrecognised input format (expected an `xctrace export` XML document%s)",
+		                    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
+	return r->read(p, in, o, err);
+}
+
+int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
+{
+	/* A directory is a monitor session (tracekit monitor's records + images.json, or MTHawkeye's
+	 * records.mtlog/.mmap2 + dyld-images): not one stream, so it bypasses the sniffers. */
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return tk_records_read(p, path, 0, err);
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
+		return -1;
+	int rc = tk_read_input(p, in, o, err);
+	tk_input_close(in);
+	return rc;
+}
