@@ -3,7 +3,7 @@
 # the demo programs, and the Darwin compile check.
 MON_FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 $(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS)
-MON_LDLIBS += -lm
+MON_LDLIBS += -lm -Wl,-z,nodelete  # the signal handler must never be unmapped by a dlclose
 DEPS_PKGS += binutils
 
 MON_EXAMPLES := $(patsubst examples/monitor/%.c,$(BUILD)/examples/monitor/%,$(wildcard examples/monitor/*.c))

@@ -96,6 +96,8 @@ typedef struct thread_ent {
 	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
 	bool seen;           /* listed by the latest scan */
 	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
+	uint8_t timeouts;    /* consecutive capture timeouts (the thread blocks our signal) */
+	uint8_t skipped;     /* captures skipped since, to retry now and then */
 	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
 	tkm_stack *cache;    /* malloc'd on first use */
 } thread_ent;
@@ -905,6 +907,12 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				continue;
 			}
 		}
+		if (t && t->timeouts >= 2 && ++t->skipped % 16 != 0) {
+			/* it blocked the signal twice running: do not make every snapshot wait for it,
+			 * only retry every 16th time (its mask may have changed) */
+			st->status = TKM_STACK_TIMEOUT;
+			continue;
+		}
 		if (g.set_changed)
 			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
@@ -915,8 +923,12 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				rc = TKM_STACK_OK; /* keep the PC alone */
 		}
 		st->status = rc;
+		if (t && rc == TKM_STACK_TIMEOUT && t->timeouts < 255)
+			t->timeouts++;
 		if (rc == TKM_STACK_OK) {
 			ok++;
+			if (t)
+				t->timeouts = 0;
 			if (t && blocked) {
 				if (!t->cache)
 					t->cache = malloc(sizeof *t->cache);
