@@ -33,6 +33,7 @@ typedef struct living {
 	char thread[64];
 	char *threads_json; /* all threads at detection */
 	uint32_t suppressed;
+	uint32_t unsampled; /* stacks we tried to take and could not (the thread blocks our signal …) */
 	tkm_tree tree;
 } living;
 
@@ -299,9 +300,12 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	double avg = l->wall_ns ? 100.0 * (double)l->cpu_ns / (double)l->wall_ns : 0;
 	tkm_buf_printf(&e->key, "%.2f", l->start_unix - TKM_CF_EPOCH);
 	tkm_buf_printf(&e->record,
-	               "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s}",
+	               "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s",
 	               e->key.p, l->duration_s, avg, live ? "true" : "false", l->tree.samples,
 	               l->tree.truncated ? ",\"truncated\":true" : "");
+	if (l->unsampled)
+		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	tkm_buf_put(&e->record, "}", 1);
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "cpu-highload,%s,%s\ncpu-highload-stackframe,%s,%s\n", e->key.p, e->record.p,
 	               e->key.p, e->tree.p);
@@ -311,6 +315,7 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	                           .duration_s = l->duration_s,
 	                           .average_cpu = avg,
 	                           .samples = l->tree.samples,
+	                           .unsampled = l->unsampled,
 	                           .truncated = l->tree.truncated};
 }
 
@@ -321,6 +326,8 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	tkm_buf_printf(&e->record, "{\"start\":%.3f,\"duration_ms\":%.0f,\"threshold_ms\":%u,\"tid\":%lld,\"thread\":",
 	               l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
 	tkm_buf_json_str(&e->record, l->thread);
+	if (l->unsampled)
+		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
 	tkm_buf_printf(&e->record, ",\"samples\":%u,\"live\":%s,\"suppressed\":%u%s,\"threads\":%s}", l->tree.samples,
 	               live ? "true" : "false", l->suppressed, l->tree.truncated ? ",\"truncated\":true" : "",
 	               l->threads_json ? l->threads_json : "[]");
@@ -332,6 +339,7 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	                           .duration_s = l->duration_s,
 	                           .tid = l->tid,
 	                           .samples = l->tree.samples,
+	                           .unsampled = l->unsampled,
 	                           .truncated = l->tree.truncated,
 	                           .suppressed = l->suppressed};
 }
@@ -484,6 +492,7 @@ static void *cpu_main(void *arg)
 				m->cpu.start_mono = last_wall;
 				m->cpu.start_unix = tkm_unix_now() - (double)dt / 1e9;
 				m->cpu.cpu_ns = m->cpu.wall_ns = 0;
+				m->cpu.unsampled = 0;
 				m->cpu.active = false;
 				pthread_mutex_unlock(&m->lock);
 				interval = (uint64_t)m->cfg.cpu_high_interval_ms * 1000000u;
@@ -510,6 +519,8 @@ static void *cpu_main(void *arg)
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)
 					tkm_tree_add(&m->cpu.tree, stacks[i].frames, stacks[i].n);
+				else if (stacks[i].status != TKM_STACK_GONE)
+					m->cpu.unsampled++;
 			m->cpu.cpu_ns += dc;
 			m->cpu.wall_ns += dt;
 			m->cpu.duration_s = (double)(now - m->cpu.start_mono) / 1e9;
@@ -715,8 +726,11 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 			tkm_thread_name(watched, l->thread, sizeof l->thread);
 		l->suppressed = h->suppressed;
 		l->duration_s = (double)(tkm_mono_ns() - start) / 1e9;
+		l->unsampled = 0;
 		if (blocked->n)
 			tkm_tree_add(&l->tree, blocked->frames, blocked->n);
+		else if (watched)
+			l->unsampled++;
 		l->active = true;
 		persist(m, l, true);
 		h->day_count++;
@@ -739,6 +753,8 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		pthread_mutex_lock(&m->lock);
 		if (sample->status == TKM_STACK_OK || sample->status == TKM_STACK_CACHED)
 			tkm_tree_add(&m->hang.tree, sample->frames, sample->n);
+		else
+			m->hang.unsampled++;
 		uint64_t now = tkm_mono_ns();
 		m->hang.duration_s = (double)(now - start) / 1e9;
 		if (now - last_persist >= 1000000000u) { /* a kill during the hang keeps a record */

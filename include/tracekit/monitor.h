@@ -71,6 +71,7 @@ typedef struct tk_monitor_event {
 	double average_cpu;  /* CPU: average of the whole process over the high load, percent of one core */
 	int64_t tid;         /* hang: the blocked thread (kernel tid on Linux) */
 	uint32_t samples;    /* stacks merged into the tree */
+	uint32_t unsampled;  /* stacks that could not be taken (e.g. the thread blocks all signals) */
 	int truncated;       /* the tree hit max_nodes (see docs/records-format.md) */
 	uint32_t suppressed; /* hang: identical hangs not reported since the previous report */
 	const char *key;     /* the Records key */

@@ -10,9 +10,11 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 # threshold 10 %: the test machine is shared, two spinning threads may get well under two cores
 BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
 	TK_MONITOR_CPU_DURATION_MS=2000)
-run_busy() { # DIR SECONDS [extra env...]
-	local dir=$1 secs=$2; shift 2
-	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" "$secs"
+run_busy() { # DIR SECONDS [masked] [extra env...]
+	local dir=$1 secs=$2 mode=; shift 2
+	[ "${1:-}" = masked ] && { mode=masked; shift; }
+	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" \
+		"$B/examples/monitor/busy" "$secs" $mode
 }
 
 S=$TMP/s1
@@ -85,6 +87,13 @@ kill -9 $pid; wait $pid 2>/dev/null
 check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
 share2=($($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin))
 check "its tree is already dominated by tk_demo_busy_spin (got ${share2[0]})" python3 -c "assert float('${share2[0]}') >= 0.9"
+
+# Threads that block every signal cannot be sampled: the record says how many stacks were missed.
+S6=$TMP/s6
+check "busy with signal-blocking workers" run_busy "$S6" 3 masked
+check_eq "no stacks from signal-blocking threads" 0 "$($SYM "$S6" record cpu-highload samples)"
+unsampled=$($SYM "$S6" record cpu-highload unsampled)
+check "missed stacks are counted (unsampled $unsampled)" test "$unsampled" -gt 0
 
 # Below the threshold nothing is recorded.
 S3=$TMP/s3
