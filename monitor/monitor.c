@@ -31,6 +31,8 @@ typedef struct living {
 	/* hang */
 	int64_t tid;
 	char thread[64];
+	long syscall_nr; /* hang: where the blocked thread waited in the kernel at detection */
+	char wchan[64];
 	char *threads_json; /* all threads at detection */
 	uint32_t suppressed;
 	uint32_t unsampled; /* stacks we tried to take and could not (the thread blocks our signal …) */
@@ -328,6 +330,11 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	tkm_buf_json_str(&e->record, l->thread);
 	if (l->unsampled)
 		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	if (l->syscall_nr >= -1) {
+		tkm_buf_printf(&e->record, ",\"blocked_in\":{\"syscall\":%ld,\"wchan\":", l->syscall_nr);
+		tkm_buf_json_str(&e->record, l->wchan);
+		tkm_buf_put(&e->record, "}", 1);
+	}
 	tkm_buf_printf(&e->record, ",\"samples\":%u,\"live\":%s,\"suppressed\":%u%s,\"threads\":%s}", l->tree.samples,
 	               live ? "true" : "false", l->suppressed, l->tree.truncated ? ",\"truncated\":true" : "",
 	               l->threads_json ? l->threads_json : "[]");
@@ -698,6 +705,10 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		return;
 	}
 	blocked->n = 0;
+	long syscall_nr = -2;
+	char wchan[64] = "";
+	if (watched) /* before the snapshot's signal can interrupt the call */
+		tkm_thread_blocked_in(watched, &syscall_nr, wchan, sizeof wchan);
 	char *threads = snapshot_threads(m, h, watched, blocked);
 
 	/* back-off on a stack identical to the previous hang's, and the daily cap */
@@ -725,6 +736,8 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		if (watched)
 			tkm_thread_name(watched, l->thread, sizeof l->thread);
 		l->suppressed = h->suppressed;
+		l->syscall_nr = syscall_nr;
+		snprintf(l->wchan, sizeof l->wchan, "%s", wchan);
 		l->duration_s = (double)(tkm_mono_ns() - start) / 1e9;
 		l->unsampled = 0;
 		if (blocked->n)

@@ -204,6 +204,14 @@ int tkm_threads_cpu(tkm_thread_list *out)
 	return 0;
 }
 
+void tkm_thread_blocked_in(int64_t tid, long *syscall_nr, char *wchan, size_t n)
+{
+	(void)tid;
+	*syscall_nr = -2; /* Mach does not say; the stack's top frame (e.g. mach_msg2_trap) does */
+	if (n)
+		wchan[0] = 0;
+}
+
 void tkm_thread_name(int64_t tid, char *buf, size_t n)
 {
 	port_list pl;

@@ -946,6 +946,22 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	return ok;
 }
 
+void tkm_thread_blocked_in(int64_t tid, long *syscall_nr, char *wchan, size_t n)
+{
+	char path[64], buf[256];
+	*syscall_nr = -2;
+	if (n)
+		wchan[0] = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%lld/syscall", (long long)tid);
+	if (read_small(path, buf, sizeof buf) > 0)
+		*syscall_nr = strncmp(buf, "running", 7) == 0 ? -1 : strtol(buf, NULL, 10);
+	if (*syscall_nr < 0)
+		*syscall_nr = *syscall_nr == -2 ? -2 : -1;
+	snprintf(path, sizeof path, "/proc/self/task/%lld/wchan", (long long)tid);
+	if (n && read_small(path, buf, sizeof buf) > 0 && strcmp(buf, "0") != 0)
+		snprintf(wchan, n, "%s", buf);
+}
+
 void tkm_thread_name(int64_t tid, char *buf, size_t n)
 {
 	char path[64];
