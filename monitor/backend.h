@@ -91,6 +91,9 @@ char *tkm_images_json(uint64_t *generation);
 /* Current image generation, cheap. */
 uint64_t tkm_images_generation(void);
 
+/* The capture signal in use (Linux), 0 when there is none. */
+int tkm_backend_signal(void);
+
 /* Name of the unwinding/capture method in use, for reports ("signal+fp", "mach+fp"). */
 const char *tkm_backend_describe(void);
 

@@ -120,6 +120,11 @@ void tkm_backend_release(void)
 	pthread_mutex_unlock(&g_lock);
 }
 
+int tkm_backend_signal(void)
+{
+	return 0; /* thread_suspend, no signal */
+}
+
 const char *tkm_backend_describe(void)
 {
 	return "darwin: thread_info, thread_suspend + frame-pointer walk";

@@ -649,6 +649,11 @@ void tkm_backend_release(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+int tkm_backend_signal(void)
+{
+	return g.sig;
+}
+
 const char *tkm_backend_describe(void)
 {
 	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
@@ -806,6 +811,14 @@ int tkm_threads_cpu(tkm_thread_list *out)
 
 /* ---------- capture ---------- */
 
+/* The program may install its own handler for our signal after we started: then our signals would
+ * run its code. Check before every batch (one sigaction call) and capture nothing if so. */
+static bool handler_still_ours(void)
+{
+	struct sigaction cur;
+	return sigaction(g.sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
+}
+
 /* One signal round trip. Caller holds g.lock. */
 static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 {
@@ -876,7 +889,9 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	int64_t self = tkm_self_tid();
 	int ok = 0;
 	pthread_mutex_lock(&g.lock);
-	if (g.refs <= 0) {
+	if (g.refs <= 0 || !handler_still_ours()) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = (tkm_stack){.tid = tids[i], .status = TKM_STACK_ERROR};
 		pthread_mutex_unlock(&g.lock);
 		return 0;
 	}

@@ -194,6 +194,29 @@ static void test_capture_masked_and_gone(void **state)
 	finish(t);
 }
 
+static void foreign_handler(int sig)
+{
+	(void)sig;
+	abort(); /* must never run: the monitor stops signalling once the disposition is not its own */
+}
+
+static void test_signal_taken_over(void **state)
+{
+	pthread_t t = start(spinner);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	int sig = tkm_backend_signal();
+	assert_true(sig >= SIGRTMIN + 4 && sig <= SIGRTMAX); /* the first free one from SIGRTMIN+4 */
+	struct sigaction ours, theirs = {.sa_handler = foreign_handler};
+	sigaction(sig, &theirs, &ours);
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 0);
+	assert_int_equal(st.status, TKM_STACK_ERROR);
+	sigaction(sig, &ours, NULL);
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	finish(t);
+}
+
 static int count_fds(void)
 {
 	int n = 0;
@@ -418,6 +441,7 @@ int main(void)
 	    BACKEND(test_capture_masked_and_gone),
 	    BACKEND(test_many_threads_no_leak),
 	    BACKEND(test_images_json),
+	    BACKEND(test_signal_taken_over),
 	    cmocka_unit_test(test_api_cpu),
 	    cmocka_unit_test(test_api_hang_backoff),
 	    cmocka_unit_test(test_api_hang_daily_cap),
