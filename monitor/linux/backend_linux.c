@@ -203,10 +203,10 @@ double tkm_process_start_unix(void)
 
 /* ---------- signal handler ---------- */
 
-/* Is the return address preceded by a call instruction? (x86-64: E8 rel32, or FF /2 indirect). */
+#if defined(__x86_64__)
+/* Is the return address preceded by a call instruction? (E8 rel32, or FF /2 indirect). */
 NO_ASAN static bool follows_call(uintptr_t ret)
 {
-#if defined(__x86_64__)
 	const unsigned char *p = (const unsigned char *)ret;
 	if (p[-5] == 0xE8)
 		return true;
@@ -216,11 +216,8 @@ NO_ASAN static bool follows_call(uintptr_t ret)
 			return true;
 	}
 	return false;
-#else
-	(void)ret;
-	return true;
-#endif
 }
+#endif
 
 #if defined(__aarch64__)
 static uintptr_t strip_pac(uintptr_t x)
