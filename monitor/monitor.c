@@ -48,6 +48,7 @@ struct tk_monitor {
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC; wakes threads on stop / answered ping */
 	bool stopping;
 	int records_fd;
+	uint64_t appended, compacted_size; /* bytes appended since the file was last compacted, its size then */
 	uint64_t images_gen;
 	pthread_t cpu_thr, hang_thr;
 	bool cpu_started, hang_started;
@@ -81,6 +82,7 @@ void tk_monitor_config_default(tk_monitor_config *c)
 	    .max_nodes = 4096,
 	    .max_frames = 64,
 	    .capture_timeout_ms = 50,
+	    .compact_bytes = 1u << 20,
 	};
 }
 
@@ -273,6 +275,61 @@ static void write_images(tk_monitor *m)
 
 /* Write "collection,key,value\n" lines in one write(2) to an O_APPEND file, so a reader never sees
  * half a record from us. Caller holds m->lock. */
+/* Rewrite `records` keeping the last line of each (collection, key) (see compact.c), through a
+ * temporary file renamed into place so a reader sees the old or the new file, never a mix. Caller
+ * holds m->lock. */
+static void compact_records(tk_monitor *m)
+{
+	size_t len = strlen(m->dir) + 48;
+	char *path = malloc(len), *tmp = malloc(len), *text = NULL;
+	tkm_buf out = {0};
+	int fd = -1;
+	if (!path || !tmp)
+		goto done;
+	snprintf(path, len, "%s/records", m->dir);
+	snprintf(tmp, len, "%s/.records.%d.tmp", m->dir, (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !(text = malloc((size_t)st.st_size + 1)))
+		goto done;
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	fd = -1;
+	if (tkm_records_compact(text, got, &out) != 0)
+		goto done;
+	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w < 0)
+		goto done;
+	int rc = write_all(w, out.p ? out.p : "", out.n);
+	close(w);
+	if (rc != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		goto done;
+	}
+	int nfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (nfd >= 0) {
+		close(m->records_fd);
+		m->records_fd = nfd;
+	}
+	m->compacted_size = out.n;
+done:
+	m->appended = 0; /* success or not, try again only after as much again */
+	if (fd >= 0)
+		close(fd);
+	tkm_buf_free(&out);
+	free(text);
+	free(path);
+	free(tmp);
+}
+
 static void append_lines(tk_monitor *m, const char *text, size_t n)
 {
 	if (m->records_fd < 0)
@@ -280,6 +337,10 @@ static void append_lines(tk_monitor *m, const char *text, size_t n)
 	if (tkm_images_generation() != m->images_gen)
 		write_images(m); /* a library was loaded since: its frames must be symbolizable */
 	write_all(m->records_fd, text, n);
+	m->appended += n;
+	uint64_t limit = m->cfg.compact_bytes > m->compacted_size ? m->cfg.compact_bytes : m->compacted_size;
+	if (m->cfg.compact_bytes && m->appended > limit)
+		compact_records(m);
 }
 
 typedef struct emitted {

@@ -113,6 +113,9 @@ typedef struct tk_monitor_config {
 	uint32_t max_frames;         /* 64 frames per stack (at most 128) */
 	int signal;                  /* Linux: capture signal; 0 = first free real-time signal from SIGRTMIN+4 */
 	uint32_t capture_timeout_ms; /* 50: give up on a thread that does not run the capture */
+	uint32_t compact_bytes;      /* 1 MiB: after this much (or the file's size) is appended, rewrite `records`
+	                              * keeping the last line of each record (living records are rewritten by
+	                              * appending); 0 = never */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
 } tk_monitor_config;
 
