@@ -79,6 +79,9 @@ typedef struct tk_monitor_event {
 	const char *tree;    /* the `…-stackframe` value: the proportion tree (JSON) */
 } tk_monitor_event;
 
+/* Called on a monitor thread (or in tk_monitor_stop/flush on the caller's), without the monitor's
+ * lock. It must not call tk_monitor_stop on the same monitor (that joins the calling thread) nor
+ * tk_monitor_flush (which would call it again). */
 typedef void (*tk_monitor_callback)(const tk_monitor_event *ev, void *ctx);
 
 /* Runs fn(arg) on the watched event loop, later (asynchronously). Must not block. */
