@@ -10,7 +10,7 @@ DEPS_PKGS  += libjansson-dev libdw-dev libelf-dev libbz2-dev liblzma-dev zlib1g-
 # made local: nothing of libdw is visible outside, and libdwarf keeps its own dwarf_* intact.
 LIBDW_A  ?= $(shell $(CC) -print-file-name=libdw.a)
 LIBELF_A ?= $(shell $(CC) -print-file-name=libelf.a)
-$(BUILD)/obj/lib/symbol/elf.o: lib/symbol/elf.c
+$(BUILD)/obj/lib/symbol/elf.o: lib/symbol/elf.c mk/records.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -MMD -MP -MT $@ -MF $(@:.o=.d) -c $< -o $(@:.o=.pre.o)
 	ld -r -o $(@:.o=.all.o) $(@:.o=.pre.o) $(LIBDW_A) $(LIBELF_A)
