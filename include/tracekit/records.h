@@ -80,7 +80,8 @@ const tk_record_info *tk_records_get(const tk_records *r, size_t i);
 ptrdiff_t tk_records_find(const tk_records *r, const char *key);
 
 /* Facts about the session: "format" ("tracekit" or "mthawkeye"), "images" (images.json,
- * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid". NULL if unknown. */
+ * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid", "process" (the executable, or the app name).
+ * NULL if unknown. */
 const char *tk_records_meta(const tk_records *r, const char *key);
 
 /* Load images (images.json shape) for symbolication, e.g. when records were copied elsewhere;

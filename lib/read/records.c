@@ -492,6 +492,8 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 			return tk_error_set(err, "%s: images[%zu]: expected path, base (hex) and loads", path, i);
 		}
 		add_image(r, p, json_string_value(json_object_get(im, "build_id")), NULL, base, 0);
+		if (i == 0) /* dl_iterate_phdr lists the executable first */
+			set_meta(r, "process", base_name(p));
 		size_t j;
 		json_t *ld;
 		json_array_foreach(loads, j, ld)
@@ -526,6 +528,9 @@ static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 		return tk_error_set(err, "%s: expected an object with a \"dyld_images\" array", path);
 	}
 	const char *os = json_string_value(json_object_get(root, "os_version"));
+	const char *app = json_string_value(json_object_get(root, "name"));
+	if (app && *app)
+		set_meta(r, "process", app);
 	const char *arch = json_string_value(json_object_get(root, "arch"));
 	if (os)
 		set_meta(r, "os", os);
@@ -1317,7 +1322,8 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	loader L = {r, p, 0, flags};
-	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name), 0);
+	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name),
+	                           tk_intern_cstr(p, tk_records_meta(r, "process")));
 	if (x->tree_src) {
 		json_error_t je;
 		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
@@ -1456,7 +1462,8 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		if (terr) /* say so where the stack would be */
 			snprintf(label, sizeof label, "%s (not captured: %s)", name ? name : "", terr);
 		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid,
-		                           tk_intern_cstr(p, terr ? label : name), 0);
+		                           tk_intern_cstr(p, terr ? label : name),
+		                           tk_intern_cstr(p, tk_records_meta(r, "process")));
 		json_t *fr = json_object_get(t, "frames");
 		size_t n = json_array_size(fr);
 		tk_stack_id st = 0; /* leaf first: push from the outermost frame */
