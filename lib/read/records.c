@@ -71,6 +71,7 @@ struct tk_records {
 	char **warnings;
 	size_t nwarnings, capwarnings;
 	int mthawkeye;
+	size_t images_checked; /* images [0, images_checked) were opened once (warn_images) */
 	tk_elf_cache *elf;
 	char *arch;
 };
@@ -1283,9 +1284,10 @@ static void utc(double unix_s, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
+/* Open every image file once, before the first lookup, so each unusable one gets one warning. */
 static void warn_images(tk_records *r)
 {
-	for (size_t i = 0; i < r->nimages; i++) {
+	for (size_t i = r->images_checked; i < r->nimages; i++) {
 		image *im = &r->images[i];
 		if (im->dyld || im->broken || im->path[0] != '/')
 			continue;
@@ -1295,19 +1297,15 @@ static void warn_images(tk_records *r)
 			warn(r, "%s; its frames stay unnamed", e.msg);
 		}
 	}
+	r->images_checked = r->nimages;
 }
 
 int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
 {
 	if (i >= r->nrecs)
 		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
-	if (!(flags & TK_RECORDS_NO_SYMBOLS)) {
-		static const char done[] = "checked";
-		if (!tk_records_meta(r, "images-checked")) {
-			warn_images(r);
-			set_meta(r, "images-checked", done);
-		}
-	}
+	if (!(flags & TK_RECORDS_NO_SYMBOLS))
+		warn_images(r);
 	rec *x = &r->recs[i];
 	char when[64], name[256];
 	utc(x->info.start, when, sizeof when);
@@ -1443,10 +1441,8 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
 	if (!json_is_array(ths))
 		return 0;
-	if (!(flags & TK_RECORDS_NO_SYMBOLS) && !tk_records_meta(r, "images-checked")) {
+	if (!(flags & TK_RECORDS_NO_SYMBOLS))
 		warn_images(r);
-		set_meta(r, "images-checked", "checked");
-	}
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	loader L = {r, p, 0, flags};
