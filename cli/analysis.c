@@ -183,8 +183,11 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		a->output = val;
 		return 1;
 	}
-	if (arg[0] == '-' && arg[1]) /* "-" alone is standard input */
+	if (strcmp(arg, "--") == 0 && *i + 1 < argc) { /* "--" then a path that starts with '-' */
+		arg = argv[++*i];
+	} else if (arg[0] == '-' && arg[1]) { /* "-" alone is standard input */
 		return 0;
+	}
 	if (a->input)
 		return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, arg), -1;
 	a->input = arg;
