@@ -151,6 +151,10 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		add_spec(a, TK_TX_MERGE_SYSTEM, NULL);
 		return ++*i, 1;
 	}
+	if (strcmp(arg, "--hide-unsymbolicated") == 0) {
+		add_spec(a, TK_TX_MERGE_UNSYMBOLICATED, NULL);
+		return ++*i, 1;
+	}
 	if (strcmp(arg, "--flatten-recursion") == 0) {
 		add_spec(a, TK_TX_FLATTEN_RECURSION, NULL);
 		return ++*i, 1;

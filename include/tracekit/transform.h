@@ -58,6 +58,9 @@ typedef enum tk_transform_kind {
 	TK_TX_THREAD,
 	/* Keep threads whose pid (decimal) or process name equals the pattern. */
 	TK_TX_PROCESS,
+	/* Merge every unsymbolicated frame (no symbol, or a symbol that is only a hex address) into its
+	 * caller, as Instruments' "Hide Missing Symbols". Pattern unused. */
+	TK_TX_MERGE_UNSYMBOLICATED,
 } tk_transform_kind;
 
 typedef struct tk_transform_spec {

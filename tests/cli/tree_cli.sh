@@ -76,6 +76,12 @@ check_eq "flatten: unflattened input does repeat frames" 1 "$("$TK" collapse "$R
 check_eq "flatten keeps the total" 85000000 "$(awk '{s+=$NF} END {print s}' "$TMP/fl")"
 check_eq "collapse: thread frame first" "Main Thread tid=20860147;start;main;a;b 1000000" "$(grep ';b 1000000$' "$TMP/fl")"
 
+NB="$X/time-profile_xcode14.3plus_frames-without-binary_macos-arm64_rust.xml"
+"$TK" collapse --no-thread --hide-unsymbolicated "$NB" >"$TMP/hu"
+check_eq "--hide-unsymbolicated: no hex frame left" 0 "$(grep -c '0x' "$TMP/hu")"
+check_eq "--hide-unsymbolicated: the 2-frame hex stack becomes (no stack)" "(no stack) 1000000" "$(head -1 "$TMP/hu")"
+check_eq "--hide-unsymbolicated keeps the total" 9716000000 "$(awk '{s+=$NF} END {printf "%.0f", s}' "$TMP/hu")"
+
 # grouping and thread/process filters on the 10-thread export
 check_eq "--by all: one group" 1 "$("$TK" tree --json --by all "$MT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["threads"]))')"
 check_eq "--by process: total of all threads" 105000000 "$("$TK" tree --json --by process "$MT" | python3 -c 'import json,sys; print(sum(g["total"] for g in json.load(sys.stdin)["threads"]))')"
