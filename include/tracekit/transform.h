@@ -44,7 +44,8 @@ typedef enum tk_transform_kind {
 	 * sample whose only frames were merged keeps its weight on the thread itself (an empty stack),
 	 * so thread totals never change. */
 	TK_TX_MERGE,
-	/* The same for every frame of one binary (pattern = binary name, e.g. "libsystem_kernel.dylib"):
+	/* The same for every frame of one binary (pattern = binary name, e.g. "libsystem_kernel.dylib",
+	 * or its full path when the pattern starts with '/'):
 	 * runs of that binary's frames disappear and their weight goes to the nearest caller outside
 	 * it ("charge library to caller"). */
 	TK_TX_MERGE_BINARY,

@@ -189,6 +189,7 @@ static tk_stack_id copy_stack(copier *c, tk_stack_id s)
 typedef struct stage {
 	tk_profile *p;
 	tk_transform_kind kind;
+	const char *raw; /* the pattern as given */
 	pattern pt;
 	int8_t *match;  /* per frame: -1 unknown, 0, 1 */
 	int8_t *sysbin; /* per binary, for TK_TX_MERGE_SYSTEM */
@@ -211,8 +212,10 @@ static int frame_hit(stage *st, tk_frame_id f)
 			st->sysbin[b] = (int8_t)tk_binary_is_system(st->p, b);
 		hit = st->sysbin[b];
 	} else if (st->kind == TK_TX_MERGE_BINARY) {
-		const char *bn = binary_name(st->p, tk_frame_get(st->p, f)->binary);
-		hit = bn && strcmp(bn, st->pt.label) == 0;
+		/* By name, or by full path when the pattern is one (two binaries may share a name). */
+		const tk_binary *b = tk_binary_get(st->p, tk_frame_get(st->p, f)->binary);
+		const char *want = st->raw;
+		hit = b && strcmp(tk_string(st->p, want[0] == '/' ? b->path : b->name), want) == 0;
 	} else {
 		hit = match_pattern(st->p, f, &st->pt);
 	}
@@ -264,7 +267,8 @@ static uint32_t rewrite(stage *st, tk_stack_id s)
 static size_t run_stage(tk_profile *out, const tk_transform_spec *spec, cell *cells, size_t n)
 {
 	stage st = {.p = out, .kind = spec->kind};
-	st.pt = parse_pattern(spec->pattern ? spec->pattern : "");
+	st.raw = spec->pattern ? spec->pattern : "";
+	st.pt = parse_pattern(st.raw);
 	size_t nframes = tk_frame_count(out) + 1, nbins = tk_binary_count(out) + 1;
 	st.match = tk_xmalloc(nframes);
 	memset(st.match, -1, nframes);

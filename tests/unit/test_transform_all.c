@@ -177,6 +177,14 @@ static void test_merge_binary_and_system(void **state)
 	                    "start;main;objc_msgSend;bar 3");
 	tk_profile_free(q);
 
+	/* a full path names the binary too */
+	q = apply(p, ONE(TK_TX_MERGE_BINARY, "/usr/lib/system/libsystem_pthread.dylib"));
+	assert_string_equal(stacks_of(q, 12, s, sizeof s), "work;bar 5");
+	tk_profile_free(q);
+	q = apply(p, ONE(TK_TX_MERGE_BINARY, "/elsewhere/libsystem_pthread.dylib"));
+	assert_string_equal(stacks_of(q, 12, s, sizeof s), "thread_start;_pthread_start;work;bar 5");
+	tk_profile_free(q);
+
 	q = apply(p, ONE(TK_TX_MERGE_SYSTEM, NULL));
 	assert_string_equal(stacks_of(q, 11, s, sizeof s),
 	                    "1 | main 1 | main;bar 3 | main;bar;bar;bar;baz 2 | main;foo 4");
