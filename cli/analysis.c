@@ -90,7 +90,10 @@ static int scaled(const char *s, size_t len, uint64_t unit_ns, uint64_t *out)
 	}
 	if (i != len || !digits || (whole && whole > UINT64_MAX / unit_ns))
 		return -1;
-	*out = whole * unit_ns + frac * unit_ns / scale;
+	uint64_t base = whole * unit_ns, part = frac * unit_ns / scale; /* frac < 1e9, unit_ns <= 1e9 here */
+	if (base + part < base)
+		return -1;
+	*out = base + part;
 	return 0;
 }
 
@@ -103,6 +106,8 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 		const char *dot = strchr(s, '.');
 		if ((dot && dot < colon) || scaled(s, (size_t)(colon - s), 60ULL * 1000000000ULL, &min) < 0 ||
 		    scaled(colon + 1, strlen(colon + 1), 1000000000ULL, &sec) < 0)
+			return -1;
+		if (min + sec < min)
 			return -1;
 		*ns = min + sec;
 		return 0;
@@ -236,6 +241,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 		tk_profile_free(p);
 		return NULL;
 	}
+	if (!tk_profile_samples(p) && (a->read.time_from || a->read.time_to != UINT64_MAX))
+		tk_cli_warn("%s: no samples in the requested time range", a->cmd);
 	if (analysis_apply_symbols(a, p, &err) < 0) {
 		tk_cli_fail("%s", err.msg);
 		tk_profile_free(p);

@@ -53,6 +53,8 @@ check "top --time-from/--time-to vs JMH" $O top-vs-jmh "$TMP/top.json" "$X/oracl
 "$TK" top --json --time-from 00:00.650 --time-to 700000us "$REC" >"$TMP/top2.json"
 check_same_file "MM:SS.mmm and us spellings agree" "$TMP/top.json" "$TMP/top2.json"
 
+check_eq "empty time range warns" 1 "$("$TK" top --time-from 00:01.5 "$REC" 2>&1 >/dev/null | grep -c 'no samples in the requested time range')"
+
 # transforms on the recursion fixture (start → main → a → b → c, plus a deep dyld recursion);
 # expected folded stacks worked out by hand from `tracekit tree`
 "$TK" collapse --no-thread --hide-system "$REC" >"$TMP/hs"
