@@ -215,7 +215,7 @@ static int bench_overhead(double seconds, double threshold)
 	c.cpu_duration_ms = 5000; /* so the 5 s rewrites of the living record are part of the cost */
 	if (threshold > 0)
 		c.cpu_threshold = threshold; /* force the high-load mode on a loaded machine */
-	c.hang_enabled = 1;       /* heartbeat mode, nobody beats: the watchdog's idle cost */
+	c.hang_enabled = 1;                  /* heartbeat mode, nobody beats: the watchdog's idle cost */
 	char err[256];
 	pthread_t t[2];
 	start_threads(t, 2, spinner);
