@@ -297,6 +297,9 @@ static int fail(xr *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
 	uint64_t line = 0, col = 0;
 	if (r->x)
 		tk_xml_position(r->x, &line, &col);
@@ -1363,6 +1366,11 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 	r->o = o;
 	r->err = err;
 	r->name = tk_input_name(in);
+	/* scratch buffers start non-empty so that offsets into them are always valid pointers */
+	TK_GROW(r->text, r->captext, 4096);
+	TK_GROW(r->fr, r->capfr, 256);
+	TK_GROW(r->ad, r->capad, 256);
+	TK_GROW(r->st, r->capst, 32);
 	char *buf = NULL;
 	size_t len = 0, start = 0;
 	uint64_t lines = 0;

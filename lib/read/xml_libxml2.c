@@ -171,6 +171,9 @@ static int lx_feed(void *self, const char *data, size_t n, int final, tk_error *
 			size_t ml = strlen(msg);
 			while (ml && (msg[ml - 1] == '\n' || msg[ml - 1] == ' '))
 				msg[--ml] = 0;
+			for (size_t c = 0; c < ml; c++) /* errors are one line */
+				if (msg[c] == '\n' || msg[c] == '\r')
+					msg[c] = ' ';
 			if (e && e->line > 0) {
 				line = x->first_line - 1 + (uint64_t)e->line;
 				col = e->int2 > 0 ? (uint64_t)e->int2 : col;
