@@ -758,6 +758,21 @@ static void test_columns_by_mnemonic(void **state)
 	tk_profile_free(p);
 }
 
+static void test_thread_without_process(void **state)
+{
+	/* the thread has no <process>: the row's process column supplies pid and name */
+	tk_profile *p =
+	    must(HEAD TP "<row><sample-time id=\"1\">1</sample-time><thread id=\"2\" fmt=\"w 0x9 (app, pid: "
+	                 "7)\"><tid id=\"3\">9</tid></thread><process id=\"4\" fmt=\"app (7)\"><pid id=\"5\">7"
+	                 "</pid></process>" CORE_STATE "<weight id=\"8\">1</weight><sentinel/></row>" TAIL);
+	const tk_thread *th = tk_thread_get(p, 0);
+	assert_int_equal(th->pid, 7);
+	assert_int_equal(th->tid, 9);
+	assert_string_equal(tk_string(p, th->process), "app");
+	assert_string_equal(tk_string(p, th->name), "w");
+	tk_profile_free(p);
+}
+
 static void test_time_filter(void **state)
 {
 	const char *doc =
@@ -997,14 +1012,23 @@ static void test_toc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fixtures_vs_oracle),  cmocka_unit_test(test_jmh_leaves),
-	    cmocka_unit_test(test_inferno_folded),      cmocka_unit_test(test_fixture_meta),
-	    cmocka_unit_test(test_text_addresses),      cmocka_unit_test(test_backtrace_frames),
-	    cmocka_unit_test(test_tagged_forms),        cmocka_unit_test(test_kperf),
-	    cmocka_unit_test(test_thread_names),        cmocka_unit_test(test_multiple_nodes_and_refs),
-	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_time_filter),
-	    cmocka_unit_test(test_preamble_and_gzip),   cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_sample_time_window),  cmocka_unit_test(test_toc),
+	    cmocka_unit_test(test_fixtures_vs_oracle),
+	    cmocka_unit_test(test_jmh_leaves),
+	    cmocka_unit_test(test_inferno_folded),
+	    cmocka_unit_test(test_fixture_meta),
+	    cmocka_unit_test(test_text_addresses),
+	    cmocka_unit_test(test_backtrace_frames),
+	    cmocka_unit_test(test_tagged_forms),
+	    cmocka_unit_test(test_kperf),
+	    cmocka_unit_test(test_thread_names),
+	    cmocka_unit_test(test_multiple_nodes_and_refs),
+	    cmocka_unit_test(test_columns_by_mnemonic),
+	    cmocka_unit_test(test_thread_without_process),
+	    cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_preamble_and_gzip),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_sample_time_window),
+	    cmocka_unit_test(test_toc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
