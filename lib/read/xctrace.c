@@ -310,7 +310,10 @@ typedef struct xr {
 	int root_seen;
 	int in_node;
 	char schema[64];
-	int schema_ok; /* the current node's schema has been read and is supported */
+	int schema_ok;     /* the current node's schema has been read and is supported */
+	int node_skipped;  /* the current node's schema is not one tracekit reads */
+	char skipped[256]; /* the skipped schemas */
+	uint64_t skipped_line, skipped_col;
 	int schema_unit;
 	column *cols;
 	size_t ncols, capcols;
@@ -697,11 +700,21 @@ static int schema_unit(const char *s, tk_unit *u)
 static int finish_schema(xr *r)
 {
 	tk_unit u;
-	if (schema_unit(r->schema, &u) < 0)
-		return fail(r,
-		            "unsupported schema '%s' (tracekit reads time-profile, cpu-profile, counters-profile and "
-		            "time-sample tables)",
-		            r->schema);
+	if (schema_unit(r->schema, &u) < 0) {
+		/* An xpath union can export other tables next to a profile (os-signpost + cpu-profile):
+		 * skip them, but keep the first one's position for the error if nothing readable is found. */
+		r->node_skipped = 1;
+		if (!r->skipped[0]) {
+			uint64_t col = 0;
+			tk_xml_position(r->x, &r->skipped_line, &col);
+			r->skipped_col = col;
+		}
+		if (!strstr(r->skipped, r->schema)) {
+			size_t l = strlen(r->skipped);
+			snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s", l ? "," : "", r->schema);
+		}
+		return 0;
+	}
 	int sample = u == TK_UNIT_SAMPLES;
 	int have[6] = {0};
 	for (size_t i = 0; i < r->ncols; i++) {
@@ -853,6 +866,7 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			break;
 		r->in_node = 1;
 		r->schema_ok = 0;
+		r->node_skipped = 0;
 		r->schema[0] = 0;
 		r->ncols = 0;
 		const tk_xml_attr *xp = attr(at, na, "xpath");
@@ -883,6 +897,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		break;
 	case T_ROW:
 		if (!parent || parent->tag != T_NODE)
+			break;
+		if (r->node_skipped)
 			break;
 		if (!r->schema_ok)
 			return fail(r, "<row> before the table's <schema>");
@@ -1403,6 +1419,8 @@ static void set_meta(xr *r)
 	}
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->rows);
 	tk_profile_set_meta(r->p, "rows", buf);
+	if (r->skipped[0])
+		tk_profile_set_meta(r->p, "skipped-tables", r->skipped);
 	if (r->rows_kept != r->rows) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->rows_kept);
 		tk_profile_set_meta(r->p, "rows-in-time-range", buf);
@@ -1462,7 +1480,13 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 		if (got == 0)
 			break;
 	}
-	if (!r->unit_set)
+	if (!r->unit_set && r->skipped[0])
+		rc = tk_error_set(err,
+		                  "%s:%llu:%llu: unsupported schema '%s' (tracekit reads time-profile, cpu-profile, "
+		                  "counters-profile and time-sample tables)",
+		                  r->name, (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col,
+		                  r->skipped);
+	else if (!r->unit_set)
 		rc = tk_error_set(err, "%s: the export has no table (no <node> with a <schema>)", r->name);
 	else {
 		tk_profile_set_unit(p, r->unit);

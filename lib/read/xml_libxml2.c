@@ -103,6 +103,10 @@ static void *lx_create(const tk_xml_events *ev, void *ctx, const char *name, uin
 	sax.error = quiet;
 	sax.fatalError = quiet;
 	sax.initialized = 1; /* not XML_SAX2_MAGIC: SAX1 callbacks */
+	/* Some libxml2 errors (encoding conversion) bypass the SAX handlers and print through the
+	 * generic error function; the library never prints, so silence it (libxml2 keeps it per
+	 * thread). */
+	xmlSetGenericErrorFunc(NULL, quiet);
 	x->p = xmlCreatePushParserCtxt(&sax, x, NULL, 0, name);
 	if (x->p) {
 		/* Large exports have long text runs (text-addresses) and many nodes; NONET keeps the

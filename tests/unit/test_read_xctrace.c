@@ -731,6 +731,16 @@ static void test_multiple_nodes_and_refs(void **state)
 	free(f);
 	assert_non_null(strstr(tk_profile_meta(p, "xpath"), "table[3] | //trace-toc[1]/run[2]/data[1]/table[4]"));
 	tk_profile_free(p);
+	/* an xpath union with a table tracekit does not read: that node is skipped, its ids still count */
+	p = must(HEAD "<schema name=\"os-signpost\"><col><mnemonic>time</mnemonic></col><col><mnemonic>thread"
+	              "</mnemonic></col></schema><row><event-time id=\"1\">5</event-time>" THREAD1_ONLY "</row></node>"
+	              "<node>" TP "<row><sample-time id=\"6\">9</sample-time><thread ref=\"2\"/><process ref=\"4\"/>"
+	              "<sentinel/><sentinel/><weight id=\"7\">3</weight><sentinel/></row>" TAIL);
+	assert_int_equal(tk_profile_weight(p), 3);
+	assert_string_equal(tk_string(p, tk_thread_get(p, 0)->name), "Main Thread");
+	assert_string_equal(tk_profile_meta(p, "skipped-tables"), "os-signpost");
+	assert_string_equal(tk_profile_meta(p, "schema"), "time-profile");
+	tk_profile_free(p);
 }
 
 static void test_columns_by_mnemonic(void **state)
@@ -850,7 +860,8 @@ static void test_bad_input(void **state)
 	must_fail(HEAD TP "<row>&bogus;</row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row>\xff\xfe</row>" TAIL, "t.xml:3:");
 	/* unknown schema, with or without rows */
-	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL,
+	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL, "t.xml:3:");
+	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema><row><x/></row>" TAIL,
 	          "unsupported schema 'hitches'");
 	/* dangling ref, ref to another tag, ref forwards */
 	snprintf(doc, sizeof doc, HEAD TP "%s<weight ref=\"99\"/><sentinel/></row>" TAIL, row1);
