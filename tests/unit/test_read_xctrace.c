@@ -783,6 +783,39 @@ static void test_thread_without_process(void **state)
 	tk_profile_free(p);
 }
 
+typedef struct prog {
+	uint64_t last_done, total, calls;
+	int monotonic;
+} prog;
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	prog *g = ctx;
+	if (done < g->last_done)
+		g->monotonic = 0;
+	g->last_done = done;
+	g->total = total;
+	g->calls++;
+}
+
+static void test_progress(void **state)
+{
+	const char *path = FIX "time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml";
+	tk_profile *p = tk_profile_new();
+	tk_read_options o;
+	tk_read_options_init(&o);
+	prog g = {0, 0, 0, 1};
+	o.progress = on_progress;
+	o.progress_ctx = &g;
+	tk_error err;
+	assert_int_equal(tk_read_path(p, path, &o, &err), 0);
+	assert_true(g.calls >= 7); /* 1.8 MB in 256 KB chunks */
+	assert_true(g.monotonic);
+	assert_int_equal(g.total, 1838155);
+	assert_int_equal(g.last_done, 1838155);
+	tk_profile_free(p);
+}
+
 static void test_time_filter(void **state)
 {
 	const char *doc =
@@ -1023,23 +1056,15 @@ static void test_toc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fixtures_vs_oracle),
-	    cmocka_unit_test(test_jmh_leaves),
-	    cmocka_unit_test(test_inferno_folded),
-	    cmocka_unit_test(test_fixture_meta),
-	    cmocka_unit_test(test_text_addresses),
-	    cmocka_unit_test(test_backtrace_frames),
-	    cmocka_unit_test(test_tagged_forms),
-	    cmocka_unit_test(test_kperf),
-	    cmocka_unit_test(test_thread_names),
-	    cmocka_unit_test(test_multiple_nodes_and_refs),
-	    cmocka_unit_test(test_columns_by_mnemonic),
-	    cmocka_unit_test(test_thread_without_process),
-	    cmocka_unit_test(test_time_filter),
-	    cmocka_unit_test(test_preamble_and_gzip),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_sample_time_window),
-	    cmocka_unit_test(test_toc),
+	    cmocka_unit_test(test_fixtures_vs_oracle),  cmocka_unit_test(test_jmh_leaves),
+	    cmocka_unit_test(test_inferno_folded),      cmocka_unit_test(test_fixture_meta),
+	    cmocka_unit_test(test_text_addresses),      cmocka_unit_test(test_backtrace_frames),
+	    cmocka_unit_test(test_tagged_forms),        cmocka_unit_test(test_kperf),
+	    cmocka_unit_test(test_thread_names),        cmocka_unit_test(test_multiple_nodes_and_refs),
+	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_thread_without_process),
+	    cmocka_unit_test(test_time_filter),         cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_preamble_and_gzip),   cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_sample_time_window),  cmocka_unit_test(test_toc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
