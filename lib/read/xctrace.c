@@ -1407,14 +1407,18 @@ static void set_meta(xr *r)
 	                             : "no");
 	if (r->xpaths[0]) {
 		tk_profile_set_meta(r->p, "xpath", r->xpaths);
-		const char *run = strstr(r->xpaths, "run[");
-		if (run) {
+		/* "//trace-toc[1]/run[3]/data[1]/table[13]": the run and the table's position in the toc */
+		static const char *const keys[][2] = {{"run[", "run"}, {"table[", "table"}};
+		for (size_t i = 0; i < 2; i++) {
+			const char *at = strstr(r->xpaths, keys[i][0]);
+			if (!at)
+				continue;
+			at += strlen(keys[i][0]);
 			int k = 0;
-			run += 4;
-			while (run[k] >= '0' && run[k] <= '9' && k < 12)
+			while (at[k] >= '0' && at[k] <= '9' && k < 12)
 				k++;
-			snprintf(buf, sizeof buf, "%.*s", k, run);
-			tk_profile_set_meta(r->p, "run", buf);
+			snprintf(buf, sizeof buf, "%.*s", k, at);
+			tk_profile_set_meta(r->p, keys[i][1], buf);
 		}
 	}
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->rows);

@@ -550,6 +550,7 @@ static void test_text_addresses(void **state)
 	assert_string_equal(tk_profile_meta(p, "stack-encoding"), "text-addresses");
 	assert_string_equal(tk_profile_meta(p, "symbolicated"), "no");
 	assert_string_equal(tk_profile_meta(p, "run"), "2");
+	assert_string_equal(tk_profile_meta(p, "table"), "3");
 	/* the leaf carries TK_FRAME_LEAF_PC, callers do not */
 	size_t n;
 	const tk_stack_weight *sw = tk_thread_stacks(p, 0, &n);
