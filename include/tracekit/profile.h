@@ -131,6 +131,9 @@ void tk_thread_set_name(tk_profile *p, tk_thread_id t, tk_str name);
 void tk_sample_add(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t time);
 /* Add n already-aggregated samples. */
 void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t n);
+/* Widen the thread's time bounds to include time (ns since run start) without adding a sample;
+ * transforms use it to carry bounds over to the profiles they make. UINT64_MAX is ignored. */
+void tk_thread_note_time(tk_profile *p, tk_thread_id t, uint64_t time);
 /* The thread's distinct stacks with their summed weights, in first-seen order. */
 const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n);
 

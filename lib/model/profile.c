@@ -422,18 +422,23 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 	ts->t.samples += n;
 }
 
+void tk_thread_note_time(tk_profile *p, tk_thread_id t, uint64_t time)
+{
+	if (t >= p->nthreads || time == UINT64_MAX)
+		return;
+	tk_thread *th = &p->threads[t].t;
+	if (time < th->t_min)
+		th->t_min = time;
+	if (time > th->t_max)
+		th->t_max = time;
+}
+
 void tk_sample_add(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t time)
 {
 	if (t >= p->nthreads)
 		return;
 	tk_sample_add_n(p, t, stack, weight, 1);
-	if (time != UINT64_MAX) {
-		tk_thread *th = &p->threads[t].t;
-		if (time < th->t_min)
-			th->t_min = time;
-		if (time > th->t_max)
-			th->t_max = time;
-	}
+	tk_thread_note_time(p, t, time);
 }
 
 const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n)

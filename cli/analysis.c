@@ -1,0 +1,285 @@
+/*
+ * The option parsing and loading every analysis subcommand shares; see analysis.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "util/mem.h"
+
+void tk_analysis_init(tk_analysis *a, const char *cmd)
+{
+	memset(a, 0, sizeof *a);
+	a->cmd = cmd;
+	tk_read_options_init(&a->read);
+}
+
+void tk_analysis_free(tk_analysis *a)
+{
+	free(a->specs);
+	free(a->symbol_paths);
+	a->specs = NULL;
+	a->symbol_paths = NULL;
+}
+
+int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char *alias, const char **val)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
+		*val = arg + n + 1;
+		(*i)++;
+		return 1;
+	}
+	if (strcmp(arg, name) != 0 && !(alias && strcmp(arg, alias) == 0))
+		return 0;
+	if (*i + 1 >= argc) {
+		tk_cli_fail("%s: %s needs a value", cmd, arg);
+		return -1;
+	}
+	*val = argv[*i + 1];
+	*i += 2;
+	return 1;
+}
+
+int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(val, &end, 10);
+	if (!*val || *end || errno || v > UINT32_MAX || val[0] == '-') {
+		tk_cli_fail("%s: %s '%s': expected a whole number", cmd, opt, val);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (end != val && *end == '%')
+		end++;
+	if (!*val || *end || errno || !(v >= 0 && v <= 100)) {
+		tk_cli_fail("%s: %s '%s': expected a percentage from 0 to 100", cmd, opt, val);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Digits with an optional fraction, scaled by unit_ns, exactly (no floating point). */
+static int scaled(const char *s, size_t len, uint64_t unit_ns, uint64_t *out)
+{
+	uint64_t whole = 0, frac = 0, scale = 1;
+	size_t i = 0, digits = 0;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			if (scale < 1000000000ULL) { /* finer than 1 ns is dropped */
+				frac = frac * 10 + (uint64_t)(s[i] - '0');
+				scale *= 10;
+			}
+	}
+	if (i != len || !digits || (whole && whole > UINT64_MAX / unit_ns))
+		return -1;
+	uint64_t base = whole * unit_ns, part = frac * unit_ns / scale; /* frac < 1e9, unit_ns <= 1e9 here */
+	if (base + part < base)
+		return -1;
+	*out = base + part;
+	return 0;
+}
+
+int tk_parse_time_ns(const char *s, uint64_t *ns)
+{
+	size_t len = strlen(s);
+	const char *colon = strchr(s, ':');
+	if (colon) { /* MM:SS.mmm, as Instruments shows times */
+		uint64_t min, sec;
+		const char *dot = strchr(s, '.');
+		if ((dot && dot < colon) || scaled(s, (size_t)(colon - s), 60ULL * 1000000000ULL, &min) < 0 ||
+		    scaled(colon + 1, strlen(colon + 1), 1000000000ULL, &sec) < 0)
+			return -1;
+		if (min + sec < min)
+			return -1;
+		*ns = min + sec;
+		return 0;
+	}
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ULL}};
+	for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+		size_t sl = strlen(units[u].suffix);
+		if (len > sl && strcmp(s + len - sl, units[u].suffix) == 0)
+			return scaled(s, len - sl, units[u].ns, ns);
+	}
+	return -1;
+}
+
+static void add_spec(tk_analysis *a, tk_transform_kind kind, const char *pattern)
+{
+	TK_GROW(a->specs, a->capspecs, a->nspecs + 1);
+	a->specs[a->nspecs++] = (tk_transform_spec){kind, pattern};
+}
+
+int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
+{
+	static const struct {
+		const char *name;
+		tk_transform_kind kind;
+	} with_value[] = {
+	    {"--focus", TK_TX_FOCUS},   {"--exclude", TK_TX_EXCLUDE},
+	    {"--merge", TK_TX_MERGE},   {"--merge-binary", TK_TX_MERGE_BINARY},
+	    {"--thread", TK_TX_THREAD}, {"--process", TK_TX_PROCESS},
+	};
+	const char *arg = argv[*i], *val;
+	int r;
+	for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) {
+		if ((r = tk_cli_opt(a->cmd, argc, argv, i, with_value[k].name, NULL, &val)) != 0) {
+			if (r < 0)
+				return -1;
+			if (!*val)
+				return tk_cli_fail("%s: %s needs a non-empty value", a->cmd, with_value[k].name), -1;
+			add_spec(a, with_value[k].kind, val);
+			return 1;
+		}
+	}
+	if (strcmp(arg, "--hide-system") == 0) {
+		add_spec(a, TK_TX_MERGE_SYSTEM, NULL);
+		return ++*i, 1;
+	}
+	if (strcmp(arg, "--hide-unsymbolicated") == 0) {
+		add_spec(a, TK_TX_MERGE_UNSYMBOLICATED, NULL);
+		return ++*i, 1;
+	}
+	if (strcmp(arg, "--flatten-recursion") == 0) {
+		add_spec(a, TK_TX_FLATTEN_RECURSION, NULL);
+		return ++*i, 1;
+	}
+	const char *which[] = {"--time-from", "--time-to"};
+	for (int k = 0; k < 2; k++) {
+		if ((r = tk_cli_opt(a->cmd, argc, argv, i, which[k], NULL, &val)) != 0) {
+			if (r < 0)
+				return -1;
+			uint64_t ns;
+			if (tk_parse_time_ns(val, &ns) < 0)
+				return tk_cli_fail(
+				           "%s: %s '%s': expected a time such as 250ms, 1.5s, 300us, 1000ns or 01:02.5",
+				           a->cmd, which[k], val),
+				       -1;
+			*(k ? &a->read.time_to : &a->read.time_from) = ns;
+			return 1;
+		}
+	}
+	if ((r = tk_cli_opt(a->cmd, argc, argv, i, "--symbols", NULL, &val)) != 0) {
+		if (r < 0)
+			return -1;
+		TK_GROW(a->symbol_paths, a->capsymbols, a->nsymbols + 1);
+		a->symbol_paths[a->nsymbols++] = val;
+		return 1;
+	}
+	if ((r = tk_cli_opt(a->cmd, argc, argv, i, "--output", "-o", &val)) != 0) {
+		if (r < 0)
+			return -1;
+		a->output = val;
+		return 1;
+	}
+	if (strcmp(arg, "--") == 0 && *i + 1 < argc) { /* "--" then a path that starts with '-' */
+		arg = argv[++*i];
+	} else if (arg[0] == '-' && arg[1]) { /* "-" alone is standard input */
+		return 0;
+	}
+	if (a->input)
+		return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, arg), -1;
+	a->input = arg;
+	return ++*i, 1;
+}
+
+int tk_analysis_check(tk_analysis *a)
+{
+	if (!a->input)
+		return tk_cli_fail("%s: no input file (use - for standard input; see tracekit %s --help)", a->cmd,
+		                   a->cmd);
+	if (a->read.time_from >= a->read.time_to)
+		return tk_cli_fail("%s: --time-from must be before --time-to", a->cmd);
+	return 0;
+}
+
+/*
+ * Hook for --symbols. The symbol engineer implements symbolication in lib/symbol and calls it here:
+ * it must replace the names of p's unsymbolicated frames (and may fill file:line) using the dSYMs,
+ * binaries or directories in paths, before any transform runs (transforms match on names). Until
+ * then the option is accepted and reported as not available, never silently ignored.
+ */
+static int analysis_apply_symbols(tk_analysis *a, tk_profile *p, tk_error *err)
+{
+	(void)p;
+	(void)err;
+	if (a->nsymbols)
+		tk_cli_warn("%s: --symbols is not available yet in this build; frames keep their exported names",
+		            a->cmd);
+	return 0;
+}
+
+tk_profile *tk_analysis_load(tk_analysis *a)
+{
+	tk_error err = {{0}};
+	tk_profile *p = tk_profile_new();
+	a->read.progress = tk_cli_progress;
+	int rc = tk_read_path(p, a->input, &a->read, &err);
+	tk_cli_progress_done();
+	if (rc < 0) {
+		tk_cli_fail("%s", err.msg);
+		tk_profile_free(p);
+		return NULL;
+	}
+	if (!tk_profile_samples(p) && (a->read.time_from || a->read.time_to != UINT64_MAX))
+		tk_cli_warn("%s: no samples in the requested time range", a->cmd);
+	if (analysis_apply_symbols(a, p, &err) < 0) {
+		tk_cli_fail("%s", err.msg);
+		tk_profile_free(p);
+		return NULL;
+	}
+	if (!a->nspecs)
+		return p;
+	tk_profile *q = tk_transform(p, a->specs, a->nspecs, &err);
+	int had = tk_profile_samples(p) != 0;
+	tk_profile_free(p);
+	if (!q)
+		tk_cli_fail("%s: %s", a->cmd, err.msg);
+	else if (had && !tk_profile_samples(q)) /* most often a misspelt --thread or --focus */
+		tk_cli_warn("%s: no samples are left after the filters and transforms", a->cmd);
+	return q;
+}
+
+FILE *tk_analysis_open_output(tk_analysis *a)
+{
+	if (!a->output || strcmp(a->output, "-") == 0)
+		return a->out = stdout;
+	a->out = fopen(a->output, "w");
+	if (!a->out)
+		tk_cli_fail("%s: cannot write %s: %s", a->cmd, a->output, strerror(errno));
+	return a->out;
+}
+
+int tk_analysis_close_output(tk_analysis *a)
+{
+	if (!a->out)
+		return 0;
+	int bad = fflush(a->out) != 0 || ferror(a->out);
+	if (a->out != stdout && fclose(a->out) != 0)
+		bad = 1;
+	a->out = NULL;
+	if (bad)
+		return tk_cli_fail("%s: writing %s failed: %s", a->cmd, a->output ? a->output : "standard output",
+		                   strerror(errno ? errno : EIO));
+	return 0;
+}

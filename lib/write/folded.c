@@ -1,0 +1,133 @@
+/*
+ * Folded stacks ("collapsed" format of FlameGraph / inferno). See include/tracekit/write.h.
+ *
+ * Stacks are first merged into a label-keyed call tree (per thread, or one for all threads), so
+ * two stacks that differ only in call-site addresses, or that contain the same label from two
+ * binaries, come out as one line. The tree is then walked depth first with siblings in byte order
+ * of their labels, building each line's text incrementally: memory is the tree plus one line.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/write.h"
+#include "util/mem.h"
+#include "write/wutil.h"
+
+typedef struct linebuf {
+	char *s;
+	size_t n, cap;
+} linebuf;
+
+/* Append a frame, replacing the two characters the format reserves. */
+static void append_frame(linebuf *b, const char *label)
+{
+	size_t len = strlen(label);
+	TK_GROW(b->s, b->cap, b->n + len + 2);
+	if (b->n)
+		b->s[b->n++] = ';';
+	for (size_t i = 0; i < len; i++) {
+		char c = label[i];
+		b->s[b->n++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
+	}
+	b->s[b->n] = 0;
+}
+
+static void emit(FILE *out, const linebuf *b, uint64_t w)
+{
+	if (!w)
+		return;
+	fwrite(b->s, 1, b->n, out);
+	fprintf(out, " %llu\n", (unsigned long long)w);
+}
+
+typedef struct walk_item {
+	tk_cnode_id node;
+	size_t len; /* line length before this node's frame */
+} walk_item;
+
+typedef struct label_item {
+	tk_cnode_id id;
+	const char *label; /* NULL when the label is the hex text in buf (items move while sorting) */
+	char buf[32];
+} label_item;
+
+static const char *item_label(const label_item *x)
+{
+	return x->label ? x->label : x->buf;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	const label_item *x = a, *y = b;
+	int c = strcmp(item_label(x), item_label(y));
+	return c ? c : (x->id < y->id ? -1 : x->id > y->id);
+}
+
+int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, tk_error *err)
+{
+	tk_calltree_options co;
+	tk_calltree_options_init(&co);
+	co.group = o && o->no_thread ? TK_GROUP_ALL : TK_GROUP_THREAD;
+	co.label_only = 1;
+	tk_calltree *t = tk_calltree_build(p, &co, err);
+	if (!t)
+		return -1;
+	linebuf line = {0};
+	walk_item *stack = NULL;
+	size_t nstack = 0, capstack = 0;
+	label_item *kids = NULL;
+	size_t capkids = 0;
+	for (size_t g = 0; g < tk_calltree_group_count(t); g++) {
+		const tk_calltree_group *grp = tk_calltree_group_get(t, g);
+		const tk_cnode *root = tk_calltree_node(t, grp->root);
+		line.n = 0;
+		TK_GROW(line.s, line.cap, 1);
+		line.s[0] = 0;
+		if (co.group == TK_GROUP_THREAD) {
+			const char *name = grp->name      ? tk_string(p, grp->name)
+			                   : grp->process ? tk_string(p, grp->process)
+			                                  : "thread";
+			char *frame = tk_xmalloc(strlen(name) + 32);
+			sprintf(frame, "%s tid=%llu", name, (unsigned long long)grp->tid);
+			append_frame(&line, frame);
+			free(frame);
+			emit(out, &line, root->self);
+		} else if (root->self) {
+			append_frame(&line, "(no stack)");
+			emit(out, &line, root->self);
+			line.n = 0;
+		}
+		TK_GROW(stack, capstack, nstack + 1);
+		stack[nstack++] = (walk_item){grp->root, line.n};
+		while (nstack) {
+			walk_item it = stack[--nstack];
+			const tk_cnode *n = tk_calltree_node(t, it.node);
+			line.n = it.len;
+			if (!(n->flags & TK_CNODE_ROOT)) {
+				char buf[32];
+				append_frame(&line, tk_cnode_label(t, n, buf));
+				emit(out, &line, n->self);
+			}
+			/* Push children in reverse byte order of labels so they pop in order. */
+			size_t m = 0;
+			TK_GROW(kids, capkids, n->nchildren ? n->nchildren : 1);
+			for (tk_cnode_id c = n->first_child; c != TK_CNODE_NONE;
+			     c = tk_calltree_node(t, c)->next_sibling) {
+				kids[m].id = c;
+				kids[m].label = tk_cnode_label(t, tk_calltree_node(t, c), kids[m].buf);
+				if (kids[m].label == kids[m].buf)
+					kids[m].label = NULL;
+				m++;
+			}
+			qsort(kids, m, sizeof *kids, label_cmp);
+			TK_GROW(stack, capstack, nstack + m);
+			for (size_t i = m; i-- > 0;)
+				stack[nstack++] = (walk_item){kids[i].id, line.n};
+		}
+	}
+	free(line.s);
+	free(stack);
+	free(kids);
+	tk_calltree_free(t);
+	return tk_wu_finish(out, "folded stacks", err);
+}

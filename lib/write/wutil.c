@@ -1,0 +1,52 @@
+/* Helpers shared by the writers; see wutil.h. */
+#include "write/wutil.h"
+
+#include <errno.h>
+#include <string.h>
+
+const char *tk_wu_display_unit(tk_unit u)
+{
+	return u == TK_UNIT_NS ? "ms" : tk_unit_name(u);
+}
+
+void tk_wu_weight(char *buf, size_t cap, tk_unit u, uint64_t w)
+{
+	if (u == TK_UNIT_NS) { /* integer arithmetic: a double would round large totals */
+		uint64_t hundredths = w / 10000 + (w % 10000 >= 5000);
+		snprintf(buf, cap, "%llu.%02llu", (unsigned long long)(hundredths / 100),
+		         (unsigned long long)(hundredths % 100));
+	} else
+		snprintf(buf, cap, "%llu", (unsigned long long)w);
+}
+
+double tk_wu_percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void tk_wu_json_string(FILE *out, const char *s)
+{
+	putc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		switch (*c) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		case '\r': fputs("\\r", out); break;
+		default:
+			if (*c < 0x20)
+				fprintf(out, "\\u%04x", *c);
+			else
+				putc(*c, out);
+		}
+	}
+	putc('"', out);
+}
+
+int tk_wu_finish(FILE *out, const char *what, tk_error *err)
+{
+	if (fflush(out) != 0 || ferror(out))
+		return tk_error_set(err, "%s: write error: %s", what, strerror(errno ? errno : EIO));
+	return 0;
+}
