@@ -455,7 +455,8 @@ static const char *const METH[] = {"parse(char const*, unsigned long)",
                                    "update",
                                    "flush(bool) &&",
                                    "encode<true>(Span<uint8_t> const&)",
-                                   "visit(Visitor&) const"};
+                                   "visit(Visitor&) const",
+                                   "operator\"\" _ms(unsigned long long)"};
 
 static void build_names(void)
 {
