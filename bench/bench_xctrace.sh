@@ -127,16 +127,16 @@ for size in "${sizes[@]}"; do
 	[ "$size" = 1G ] && runs=1
 	echo "--- $size: $f ($bytes bytes, $(grep -c '' "$f") lines)"
 
-	# tracekit on 1 GB only if the 100 MB run predicts under ~5 minutes (a slow build would
+	# tracekit on 1 GB only if the 100 MB run predicts under ~3 minutes (a slow build would
 	# otherwise hold the shared machine for an hour); the skip is reported.
 	tk_skip=""
 	if [ -n "${SEC[collapse,100M]:-}" ] && [ "$size" = 1G ]; then
 		pred=$(awk -v s="${SEC[collapse,100M]}" 'BEGIN { printf "%.0f", s * 10 }')
-		[ "$pred" -gt 300 ] && tk_skip="skipped: predicted ${pred} s from the 100M run"
+		[ "$pred" -gt 180 ] && tk_skip="skipped: predicted ${pred} s from the 100M run"
 	fi
 	if [ -n "$tk_skip" ]; then
 		echo "tracekit on $size: $tk_skip"
-		row "collapse / tree $size" "$tk_skip" "-" "-" "budget ~300 s per run"
+		row "collapse / tree $size" "$tk_skip" "-" "-" "budget ~180 s per run, as for the peer"
 	fi
 	if [ $have_collapse = 1 ] && [ -z "$tk_skip" ]; then
 		measure $runs "$tmp/tk.folded" "$TK" collapse "$f"
