@@ -237,9 +237,12 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 	if (!a->nspecs)
 		return p;
 	tk_profile *q = tk_transform(p, a->specs, a->nspecs, &err);
+	int had = tk_profile_samples(p) != 0;
 	tk_profile_free(p);
 	if (!q)
 		tk_cli_fail("%s: %s", a->cmd, err.msg);
+	else if (had && !tk_profile_samples(q)) /* most often a misspelt --thread or --focus */
+		tk_cli_warn("%s: no samples are left after the filters and transforms", a->cmd);
 	return q;
 }
 

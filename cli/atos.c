@@ -1,0 +1,560 @@
+/* tracekit atos — Apple atos-compatible address → symbol lookup from dSYMs, binaries or caches. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tracekit/symbol.h"
+
+TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbol cache)")
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
+	           "                     [--json] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
+	           "       tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)\n\n"
+	           "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
+	           "the line Apple's atos prints:  function (in Image) (file:line)\n"
+	           "  -o PATH       a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache\n"
+	           "  -arch ARCH    slice of a universal file: arm64, arm64e, x86_64 (default: the only slice)\n"
+	           "  -l LOADADDR   runtime load address of the image (hex); addresses are runtime addresses\n"
+	           "  -s SLIDE      alternative to -l: runtime = file address + SLIDE (hex)\n"
+	           "  -offset       addresses are offsets from the start of the image\n"
+	           "  -i            print inlined frames too, innermost first, one line each\n"
+	           "  -f FILE       read addresses from FILE (whitespace separated)\n"
+	           "  --json        one JSON object per address: function, file, line of every frame\n"
+	           "  --cache-dir DIR, --no-cache-write   where the symbol cache is kept (default\n"
+	           "                $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
+	           "  --search PATH directories, dSYMs or binaries to find images in; each input line is then\n"
+	           "                IMAGE ADDRESS… where IMAGE is a UUID or a path, optionally :ARCH and @LOADADDR\n"
+	           "                (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 0x104a8d010)\n"
+	           "Without debug info for an address, the symbol table gives `function (in Image) + offset`;\n"
+	           "an address in no known function is printed back as given.\n");
+}
+
+static int parse_hex(const char *s, uint64_t *v)
+{
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s)
+		return -1;
+	uint64_t x = 0;
+	int n = 0;
+	for (; *s; s++, n++) {
+		unsigned c = (unsigned char)*s, d;
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		if (n >= 16 && x >> 60)
+			return -1; /* overflow */
+		x = x << 4 | d;
+	}
+	*v = x;
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
+}
+
+/* Output is formatted into a growable buffer: printf per field was a third of the run time. */
+typedef struct sbuf {
+	char *p;
+	size_t n, cap;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 4096;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p) {
+			fputs("tracekit: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+static void sb_str(sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+static void sb_u64(sbuf *b, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_put(b, t + i, (size_t)(24 - i));
+}
+static void sb_hex(sbuf *b, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+	do
+		t[--i] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	t[--i] = 'x';
+	t[--i] = '0';
+	sb_put(b, t + i, (size_t)(24 - i));
+}
+
+static void json_str(sbuf *o, const char *s)
+{
+	sb_put(o, "\"", 1);
+	for (const char *run = s; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\' || c < 0x20) {
+			sb_put(o, run, (size_t)(s - run));
+			char e[8];
+			int k = c < 0x20 ? snprintf(e, sizeof e, "\\u%04x", c) : snprintf(e, sizeof e, "\\%c", c);
+			sb_put(o, e, (size_t)k);
+			run = s + 1;
+		}
+		if (!s[1])
+			sb_put(o, run, (size_t)(s + 1 - run));
+	}
+	sb_put(o, "\"", 1);
+}
+
+typedef struct batch_img {
+	char *spec;
+	tk_symbol_image *im;
+	uint64_t load;
+	int has_load;
+} batch_img;
+
+typedef struct ctx {
+	tk_symbolicator *s;
+	batch_img *imgs;
+	size_t nimgs;
+	size_t last;
+	tk_symbol_image *im;
+	const char *image;
+	int mode; /* 0 file addresses, 1 load, 2 slide, 3 offset */
+	uint64_t load, slide, vmaddr;
+	int inl, json, interactive;
+	size_t unknown;
+} ctx;
+
+static int to_file_addr(ctx *c, const char *tok, uint64_t *a, uint64_t *fa)
+{
+	if (parse_hex(tok, a) < 0)
+		return -1;
+	*fa = *a;
+	if (c->mode == 1)
+		*fa = *a - c->load + c->vmaddr;
+	else if (c->mode == 2)
+		*fa = *a - c->slide;
+	else if (c->mode == 3)
+		*fa = *a + c->vmaddr;
+	return 0;
+}
+
+static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa, sbuf *o);
+
+static void one(ctx *c, const char *tok, sbuf *o)
+{
+	uint64_t a = 0, fa = 0;
+	int ok = to_file_addr(c, tok, &a, &fa) == 0;
+	one_parsed(c, tok, ok, a, fa, o);
+}
+
+static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa, sbuf *o)
+{
+	if (!ok) {
+		tk_cli_warn("'%s' is not a hex address", tok);
+		sb_str(o, tok);
+		sb_put(o, "\n", 1);
+		c->unknown++;
+		return;
+	}
+	tk_symbol_result r;
+	size_t n = tk_symbol_image_lookup(c->im, fa, &r);
+	if (n == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
+		n = 0;
+	if (!n)
+		c->unknown++;
+	if (c->json) {
+		sb_str(o, "{\"address\":\"");
+		sb_hex(o, a);
+		sb_str(o, "\",\"file_address\":\"");
+		sb_hex(o, fa);
+		sb_str(o, "\",\"image\":");
+		json_str(o, c->image);
+		sb_str(o, ",\"frames\":[");
+		for (size_t i = 0; i < n; i++) {
+			const tk_symbol_frame *f = &r.frames[i];
+			sb_str(o, i ? ",{\"function\":" : "{\"function\":");
+			json_str(o, f->function);
+			sb_str(o, ",\"file\":");
+			if (f->file)
+				json_str(o, f->file);
+			else
+				sb_str(o, "null");
+			sb_str(o, ",\"line\":");
+			sb_u64(o, f->line);
+			sb_str(o, f->flags & TK_FRAME_INLINED ? ",\"inlined\":true" : ",\"inlined\":false");
+			sb_str(o, f->flags & TK_FRAME_SWIFT ? ",\"swift\":true" : ",\"swift\":false");
+			if (r.symtab_only) {
+				sb_str(o, ",\"offset\":");
+				sb_u64(o, fa - r.symbol_start);
+			}
+			sb_put(o, "}", 1);
+		}
+		sb_str(o, "]}\n");
+		return;
+	}
+	if (!n) {
+		sb_str(o, tok);
+		sb_put(o, "\n", 1);
+		return;
+	}
+	if (r.symtab_only) {
+		sb_str(o, r.frames[0].function);
+		sb_str(o, " (in ");
+		sb_str(o, c->image);
+		sb_str(o, ") + ");
+		sb_u64(o, fa - r.symbol_start);
+		sb_put(o, "\n", 1);
+		return;
+	}
+	/* atos without -i names the function that owns the code (the outermost frame) with the source
+	 * line of the address itself, like llvm-symbolizer --no-inlines */
+	size_t from = c->inl ? 0 : n - 1;
+	for (size_t i = from; i < n; i++) {
+		const tk_symbol_frame *f = &r.frames[i];
+		const tk_symbol_frame *loc = c->inl ? f : &r.frames[0];
+		sb_str(o, f->function);
+		sb_str(o, " (in ");
+		sb_str(o, c->image);
+		if (loc->file) {
+			sb_str(o, ") (");
+			sb_str(o, base_name(loc->file));
+			sb_put(o, ":", 1);
+			sb_u64(o, loc->line);
+			sb_str(o, ")\n");
+		} else
+			sb_str(o, ")\n");
+	}
+}
+
+/* Batch mode: select the image named by the first token of a line. */
+static int select_image(ctx *c, const char *spec)
+{
+	if (c->nimgs && strcmp(c->imgs[c->last].spec, spec) == 0)
+		goto found;
+	for (size_t i = 0; i < c->nimgs; i++)
+		if (strcmp(c->imgs[i].spec, spec) == 0) {
+			c->last = i;
+			goto found;
+		}
+	{
+		char buf[4096];
+		snprintf(buf, sizeof buf, "%s", spec);
+		batch_img b = {strdup(spec), NULL, 0, 0};
+		char *at = strrchr(buf, '@');
+		if (at) {
+			*at = 0;
+			if (parse_hex(at + 1, &b.load) < 0) {
+				tk_cli_warn("%s: bad load address '%s'", spec, at + 1);
+				free(b.spec);
+				return -1;
+			}
+			b.has_load = 1;
+		}
+		char *colon = strrchr(buf, ':');
+		const char *arch = NULL;
+		if (colon && !strchr(colon, '/')) {
+			*colon = 0;
+			arch = colon + 1;
+		}
+		uint8_t probe[16];
+		int is_uuid = strlen(buf) >= 32 && strlen(buf) <= 36 && !strchr(buf, '/');
+		(void)probe;
+		tk_error err;
+		b.im = tk_symbolicator_image(c->s, is_uuid ? buf : NULL, is_uuid ? NULL : buf, arch, &err);
+		if (!b.im)
+			tk_cli_warn("%s", err.msg);
+		c->imgs = realloc(c->imgs, (c->nimgs + 1) * sizeof *c->imgs);
+		c->imgs[c->nimgs] = b;
+		c->last = c->nimgs++;
+	}
+found:;
+	batch_img *b = &c->imgs[c->last];
+	if (!b->im)
+		return -1;
+	tk_symcache_meta m;
+	tk_symbol_image_meta(b->im, &m);
+	c->im = b->im;
+	c->image = b->im ? tk_symbol_image_name(b->im) : "";
+	c->vmaddr = m.text_vmaddr;
+	c->mode = b->has_load ? 1 : 0;
+	c->load = b->load;
+	return 0;
+}
+
+static void batch(ctx *c, FILE *in)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	sbuf out = {0};
+	while (getline(&line, &cap, in) > 0) {
+		char *save = NULL, *t = strtok_r(line, " \t\r\n", &save);
+		if (!t)
+			continue;
+		int ok = select_image(c, t) == 0;
+		out.n = 0;
+		for (t = strtok_r(NULL, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+			if (ok)
+				one(c, t, &out);
+			else {
+				sb_str(&out, t);
+				sb_put(&out, "\n", 1);
+				c->unknown++;
+			}
+		}
+		fwrite(out.p, 1, out.n, stdout);
+	}
+	free(out.p);
+	free(line);
+}
+
+typedef struct item {
+	uint64_t fa, a;
+	uint32_t idx, ok;
+} item;
+
+/* LSD radix sort of items by fa (11-bit digits, skipping digits where all keys agree). */
+static void sort_items(item *v, item *tmp, size_t n)
+{
+	uint64_t all_or = 0, all_and = ~(uint64_t)0;
+	for (size_t i = 0; i < n; i++)
+		all_or |= v[i].fa, all_and &= v[i].fa;
+	for (int shift = 0; shift < 64; shift += 11) {
+		if ((((all_or ^ all_and) >> shift) & 0x7ff) == 0)
+			continue;
+		size_t cnt[2048] = {0};
+		for (size_t i = 0; i < n; i++)
+			cnt[(v[i].fa >> shift) & 0x7ff]++;
+		size_t sum = 0;
+		for (int d = 0; d < 2048; d++) {
+			size_t t = cnt[d];
+			cnt[d] = sum;
+			sum += t;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(v[i].fa >> shift) & 0x7ff]++] = v[i];
+		memcpy(v, tmp, n * sizeof *v);
+	}
+}
+
+/* Addresses are handled in chunks looked up in address order (neighbouring addresses share cache
+ * blocks and inline contexts), then printed in input order. */
+#define CHUNK 65536
+
+typedef struct chunk {
+	char *text; /* the tokens, NUL-separated */
+	size_t ntext, captext;
+	size_t *tok; /* offsets into text */
+	size_t n;
+	item *items, *tmp;
+	size_t *off, *len;
+	sbuf out;
+} chunk;
+
+static void flush_chunk(ctx *c, chunk *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		item *it = &k->items[i];
+		it->idx = (uint32_t)i;
+		it->ok = to_file_addr(c, k->text + k->tok[i], &it->a, &it->fa) == 0;
+		if (!it->ok)
+			it->fa = 0;
+	}
+	sort_items(k->items, k->tmp, k->n);
+	k->out.n = 0;
+	for (size_t j = 0; j < k->n; j++) {
+		const item *it = &k->items[j];
+		size_t i = it->idx, before = k->out.n;
+		one_parsed(c, k->text + k->tok[i], (int)it->ok, it->a, it->fa, &k->out);
+		k->off[i] = before;
+		k->len[i] = k->out.n - before;
+	}
+	for (size_t i = 0; i < k->n; i++)
+		fwrite(k->out.p + k->off[i], 1, k->len[i], stdout);
+	k->n = 0;
+	k->ntext = 0;
+}
+
+static void tokens(ctx *c, FILE *in)
+{
+	chunk k = {0};
+	k.tok = malloc(CHUNK * sizeof *k.tok);
+	k.items = malloc(CHUNK * sizeof *k.items);
+	k.tmp = malloc(CHUNK * sizeof *k.tmp);
+	k.off = malloc(CHUNK * sizeof *k.off);
+	k.len = malloc(CHUNK * sizeof *k.len);
+	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len) {
+		fputs("tracekit: out of memory\n", stderr);
+		exit(1);
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, in) > 0) {
+		for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t;
+		     t = strtok_r(NULL, " \t\r\n", &save)) {
+			size_t len = strlen(t) + 1;
+			if (k.ntext + len > k.captext) {
+				k.captext = (k.ntext + len) * 2 + 65536;
+				k.text = realloc(k.text, k.captext);
+				if (!k.text) {
+					fputs("tracekit: out of memory\n", stderr);
+					exit(1);
+				}
+			}
+			memcpy(k.text + k.ntext, t, len);
+			k.tok[k.n++] = k.ntext;
+			k.ntext += len;
+			if (k.n == CHUNK)
+				flush_chunk(c, &k);
+		}
+		/* an interactive user gets answers line by line */
+		if (c->interactive)
+			flush_chunk(c, &k);
+	}
+	flush_chunk(c, &k);
+	free(line);
+	free(k.text);
+	free(k.tok);
+	free(k.items);
+	free(k.tmp);
+	free(k.off);
+	free(k.len);
+	free(k.out.p);
+}
+
+int cmd_atos(int argc, char **argv)
+{
+	const char *obj = NULL, *arch = NULL, *file = NULL;
+	const char *search[argc];
+	int nsearch = 0;
+	tk_symbol_options so;
+	tk_symbol_options_init(&so);
+	ctx c = {0};
+	int first_addr = argc;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int more = i + 1 < argc;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-o") && more)
+			obj = argv[++i];
+		else if (!strcmp(a, "-arch") && more)
+			arch = argv[++i];
+		else if (!strcmp(a, "-l") && more) {
+			if (parse_hex(argv[++i], &c.load) < 0)
+				return tk_cli_fail("atos: -l %s: not a hex load address", argv[i]);
+			c.mode = 1;
+		} else if (!strcmp(a, "-s") && more) {
+			if (parse_hex(argv[++i], &c.slide) < 0)
+				return tk_cli_fail("atos: -s %s: not a hex slide", argv[i]);
+			c.mode = 2;
+		} else if (!strcmp(a, "-offset"))
+			c.mode = 3;
+		else if (!strcmp(a, "-i") || !strcmp(a, "--inlineFrames"))
+			c.inl = 1;
+		else if (!strcmp(a, "-f") && more)
+			file = argv[++i];
+		else if (!strcmp(a, "--search") && more)
+			search[nsearch++] = argv[++i];
+		else if (!strcmp(a, "--json"))
+			c.json = 1;
+		else if (!strcmp(a, "--cache-dir") && more)
+			so.cache_dir = argv[++i];
+		else if (!strcmp(a, "--no-cache-write"))
+			so.no_cache_write = 1;
+		else if (!strcmp(a, "--")) {
+			first_addr = i + 1;
+			break;
+		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+			usage(stderr);
+			return tk_cli_fail("atos: unknown or incomplete option '%s'", a);
+		} else {
+			first_addr = i;
+			break;
+		}
+	}
+	if (!obj && !nsearch) {
+		usage(stderr);
+		return tk_cli_fail("atos: -o PATH (or --search PATH for batch input) is required");
+	}
+	tk_symbolicator *s = tk_symbolicator_new(&so);
+	tk_error err;
+	c.s = s;
+	static char obuf[1 << 16];
+	if (!obj) {
+		for (int i = 0; i < nsearch; i++)
+			if (tk_symbolicator_add_path(s, search[i], &err) < 0) {
+				tk_symbolicator_free(s);
+				return tk_cli_fail("atos: %s", err.msg);
+			}
+		setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+		FILE *in = file ? fopen(file, "r") : stdin;
+		int rc = 0;
+		if (!in)
+			rc = tk_cli_fail("atos: %s: %s", file, strerror(errno));
+		else {
+			batch(&c, in);
+			if (in != stdin)
+				fclose(in);
+		}
+		fflush(stdout);
+		for (size_t i = 0; i < c.nimgs; i++)
+			free(c.imgs[i].spec);
+		free(c.imgs);
+		tk_symbolicator_free(s);
+		return rc;
+	}
+	c.im = tk_symbolicator_image(s, NULL, obj, arch, &err);
+	if (!c.im) {
+		tk_symbolicator_free(s);
+		return tk_cli_fail("atos: %s", err.msg);
+	}
+	tk_symcache_meta m;
+	tk_symbol_image_meta(c.im, &m);
+	c.image = tk_symbol_image_name(c.im);
+	c.vmaddr = m.text_vmaddr;
+	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+	int rc = 0;
+	if (first_addr < argc) {
+		sbuf out = {0};
+		for (int i = first_addr; i < argc; i++)
+			one(&c, argv[i], &out);
+		fwrite(out.p, 1, out.n, stdout);
+		free(out.p);
+	} else if (file) {
+		FILE *in = fopen(file, "r");
+		if (!in)
+			rc = tk_cli_fail("atos: %s: %s", file, strerror(errno));
+		else {
+			tokens(&c, in);
+			fclose(in);
+		}
+	} else {
+		c.interactive = isatty(0);
+		tokens(&c, stdin);
+	}
+	fflush(stdout);
+	tk_symbolicator_free(s);
+	return rc;
+}

@@ -1,0 +1,78 @@
+/* tracekit symcache — build and inspect symbol caches (one mmap'able file per UUID and arch). */
+#include <string.h>
+
+#include "cli.h"
+#include "tracekit/symbol.h"
+
+TK_COMMAND(symcache, "build or inspect symbol caches of dSYMs and binaries")
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracekit symcache build PATH… [-o DIR] [-arch ARCH]\n"
+	           "       tracekit symcache info CACHE|PATH… [-arch ARCH]\n\n"
+	           "build  converts every slice of each .dSYM bundle, DWARF file or Mach-O binary into a cache\n"
+	           "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
+	           "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
+	           "info   prints UUID, arch, __TEXT vmaddr, counts and sizes of caches (building them first\n"
+	           "       when given a dSYM or binary).\n");
+}
+
+static void print_meta(void *ctx, const tk_symcache_meta *m, const char *cache_path)
+{
+	printf("%s %s %s vmaddr=0x%llx ranges=%llu locations=%llu strings=%llu bytes=%llu%s\n",
+	       cache_path ? cache_path : "(memory)", m->uuid_str, m->arch, (unsigned long long)m->text_vmaddr,
+	       (unsigned long long)m->nranges, (unsigned long long)m->nlocs, (unsigned long long)m->string_bytes,
+	       (unsigned long long)m->file_size, m->has_dwarf ? "" : " symbols-only");
+}
+
+int cmd_symcache(int argc, char **argv)
+{
+	if (argc < 2 || tk_cli_wants_help(argc, argv)) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	const char *sub = argv[1], *arch = NULL;
+	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0) {
+		usage(stderr);
+		return tk_cli_fail("symcache: unknown subcommand '%s'", sub);
+	}
+	tk_symbol_options so;
+	tk_symbol_options_init(&so);
+	const char *paths[argc];
+	int np = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			so.cache_dir = argv[++i];
+		else if (!strcmp(argv[i], "-arch") && i + 1 < argc)
+			arch = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			usage(stderr);
+			return tk_cli_fail("symcache: unknown or incomplete option '%s'", argv[i]);
+		} else
+			paths[np++] = argv[i];
+	}
+	if (!np) {
+		usage(stderr);
+		return tk_cli_fail("symcache %s: no input", sub);
+	}
+	tk_symbolicator *s = tk_symbolicator_new(&so);
+	int rc = 0;
+	for (int i = 0; i < np; i++) {
+		tk_error err;
+		if (tk_symcache_build_path(s, paths[i], arch, print_meta, NULL, &err) < 0) {
+			/* a cache file given to info: open it as an image */
+			tk_symbol_image *im = NULL;
+			if (!strcmp(sub, "info"))
+				im = tk_symbolicator_image(s, NULL, paths[i], arch, &err);
+			if (!im) {
+				rc = tk_cli_fail("symcache: %s", err.msg);
+				continue;
+			}
+			tk_symcache_meta m;
+			tk_symbol_image_meta(im, &m);
+			print_meta(NULL, &m, tk_symbol_image_cache_path(im));
+		}
+	}
+	tk_symbolicator_free(s);
+	return rc;
+}

@@ -1,0 +1,171 @@
+/*
+ * tracekit/symbol.h — symbolication of Apple-platform addresses without a Mac.
+ *
+ * Addresses recorded on iOS/macOS (Instruments exports, crash reports, the monitor's records) are
+ * runtime addresses inside images identified by (UUID, arch) and a load address. This API turns
+ * them into inline chains of (function, file, line) using the dSYM (DWARF) of the image, or only
+ * its symbol table when no dSYM is found:
+ *
+ *   tk_symbolicator *s = tk_symbolicator_new(NULL);           // default cache directory
+ *   tk_symbolicator_add_path(s, "build/Products", &err);       // dirs, .dSYM, .app, binaries, caches
+ *   tk_symbol_image *im = tk_symbolicator_image(s, "4C4C44A4-…", NULL, "arm64", &err);
+ *   tk_symbol_result r;
+ *   tk_symbol_image_lookup(im, tk_symbol_image_file_addr(im, load_addr, runtime_addr - 1), &r);
+ *
+ * Each (UUID, arch) is converted once into a symbol cache file (`<UUID>-<arch>.tksym` in the cache
+ * directory: sorted address ranges → inline chain of function/file/line, mmap'ed and used with no
+ * parsing at open). A cache whose checksum, size, version or source (size, mtime, UUID) does not
+ * match is rebuilt, never trusted. The results match llvm-symbolizer --inlining exactly (function
+ * chain, file, line; the outermost name comes from the symbol table when it has one, as LLVM does).
+ *
+ * Address conventions (see also tk_symbolicate_profile):
+ *   file address = runtime address − load address + __TEXT vmaddr   (slide = load − vmaddr)
+ *   return addresses must be looked up at addr − 1 so calls at the end of a function or line
+ *   resolve to the call site; the sampled PC of a leaf is looked up as is.
+ */
+#ifndef TRACEKIT_SYMBOL_H
+#define TRACEKIT_SYMBOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracekit/error.h"
+#include "tracekit/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tk_symbolicator tk_symbolicator;
+typedef struct tk_symbol_image tk_symbol_image; /* owned by the symbolicator */
+
+typedef struct tk_symbol_options {
+	/* Where caches are kept. NULL: $TRACEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tracekit, else
+	 * ~/.cache/tracekit. The directory is created on first use. */
+	const char *cache_dir;
+	/* Non-zero: never write cache files (caches are built in memory for this process only). */
+	int no_cache_write;
+	/* At most this many images stay mapped at once; the least recently used is closed (0 = 64).
+	 * Bounds memory when thousands of dSYMs are involved. */
+	size_t max_open;
+} tk_symbol_options;
+
+void tk_symbol_options_init(tk_symbol_options *o);
+
+/* A new symbolicator with no search paths. o may be NULL for the defaults. */
+tk_symbolicator *tk_symbolicator_new(const tk_symbol_options *o);
+void tk_symbolicator_free(tk_symbolicator *s);
+
+/* Add a place to look for images: a directory (searched recursively, following .dSYM and .app
+ * bundles and Xcode's iOS DeviceSupport/<version>/Symbols layout), a .dSYM bundle, a Mach-O binary
+ * or dSYM DWARF file (thin or universal), or a .tksym cache file. Directories are indexed lazily,
+ * on the first lookup by UUID. Returns 0, or -1 if the path does not exist or a file is not a
+ * Mach-O or cache. */
+int tk_symbolicator_add_path(tk_symbolicator *s, const char *path, tk_error *err);
+
+/* Find an image by UUID ("4C4C44A4-5555-3144-A178-6F015627038B", dashes optional) and/or by path,
+ * for arch (NULL: the only slice, else arm64e, arm64, x86_64). With a uuid the search paths are
+ * consulted (dSYMs preferred over binaries); with only a path, that file is used. The UUID and arch
+ * of what is found must match: a mismatch is an error naming both. Returns NULL with err when
+ * nothing suitable exists. The handle stays valid until tk_symbolicator_free. */
+tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid, const char *path, const char *arch,
+                                       tk_error *err);
+
+#define TK_SYMBOL_MAX_FRAMES 64
+
+typedef struct tk_symbol_frame {
+	const char *function; /* demangled C/C++ name, Swift names as mangled; "??" if unknown */
+	const char *file;     /* source path as in the debug info; NULL if unknown */
+	uint32_t line;        /* 0 if unknown */
+	uint32_t flags;       /* TK_FRAME_INLINED (all but the outermost), TK_FRAME_SWIFT */
+} tk_symbol_frame;
+
+typedef struct tk_symbol_result {
+	size_t nframes;                               /* 0: the address is in no known function */
+	tk_symbol_frame frames[TK_SYMBOL_MAX_FRAMES]; /* innermost first */
+	int symtab_only;                              /* only the symbol table covered the address (no debug info) */
+	uint64_t symbol_start;                        /* with symtab_only: file address of the symbol, for "+ offset" */
+} tk_symbol_result;
+
+/* Look up a file address (not a runtime address). Returns the number of frames (0 = nothing). The
+ * strings point into the image's mapped cache: they stay valid until the next tk_symbolicator_image
+ * call, which may unmap the least recently used image (at most max_open stay mapped). */
+size_t tk_symbol_image_lookup(tk_symbol_image *im, uint64_t file_addr, tk_symbol_result *r);
+/* runtime address → file address for an image loaded at load_addr. */
+uint64_t tk_symbol_image_file_addr(const tk_symbol_image *im, uint64_t load_addr, uint64_t runtime_addr);
+
+typedef struct tk_symcache_meta {
+	uint32_t version;
+	uint8_t uuid[16];
+	char uuid_str[37];
+	char arch[16];
+	uint64_t text_vmaddr, text_vmsize;
+	const char *image; /* basename of the binary: the "(in X)" of atos */
+	int has_dwarf;     /* 0: built from the symbol table only */
+	uint64_t nranges, nlocs, string_bytes, file_size;
+} tk_symcache_meta;
+
+void tk_symbol_image_meta(const tk_symbol_image *im, tk_symcache_meta *m);
+/* The binary's name, the "(in X)" of atos; valid as long as the symbolicator. */
+const char *tk_symbol_image_name(const tk_symbol_image *im);
+/* Path of the Mach-O the image was built from and of its cache file (NULL if in memory only). */
+const char *tk_symbol_image_source(const tk_symbol_image *im);
+const char *tk_symbol_image_cache_path(const tk_symbol_image *im);
+
+/* Build (or refresh) the caches of every slice of a dSYM bundle, DWARF file or binary into the
+ * cache directory of s; calls done(ctx, meta, cache_path) for each slice written or found valid. */
+int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arch,
+                           void (*done)(void *ctx, const tk_symcache_meta *m, const char *cache_path), void *ctx,
+                           tk_error *err);
+
+/* ---- profiles ---- */
+
+/* An image the user knows was loaded at load_addr, for frames that carry only an address
+ * (pre-Xcode 14.3 text-addresses exports). path or uuid (or both) identify it. */
+typedef struct tk_image_spec {
+	const char *path;
+	const char *uuid;
+	const char *arch;
+	uint64_t load_addr;
+} tk_image_spec;
+
+enum {
+	/* How addresses are adjusted before lookup (see tk_symbolicate_options.adjust). */
+	TK_ADJUST_AUTO = 0, /* callers: addr−1; leaves (TK_FRAME_LEAF_PC): arm64 PC = addr & ~3, else addr−1
+	                       for frames with a binary (xctrace 14.3+ stores PC+1) and addr for address-only frames */
+	TK_ADJUST_NONE,     /* look every address up as is */
+	TK_ADJUST_MINUS1,   /* look every address up at addr−1 */
+};
+
+typedef struct tk_symbolicate_options {
+	int adjust;                  /* TK_ADJUST_* */
+	uint64_t pac_mask;           /* 0: by arch (arm64/arm64e: low 40 bits kept; x86_64: none) */
+	const tk_image_spec *images; /* for frames without a binary; may be NULL */
+	size_t nimages;
+	/* Filled on return (may be NULL): frames resolved / left as they were. */
+	size_t *resolved, *unresolved;
+	/* Called once per image that could not be found or opened, with the reason (may be NULL). */
+	void (*warn)(void *ctx, const char *message);
+	void *warn_ctx;
+} tk_symbolicate_options;
+
+void tk_symbolicate_options_init(tk_symbolicate_options *o);
+
+/* A new profile where every frame with a binary (UUID, load address) — or an address inside one
+ * of o->images — is replaced by the inline chain found for it: the outermost function gets the
+ * frame's place, inlined callees follow as extra frames flagged TK_FRAME_INLINED, each with
+ * file:line. Frames that cannot be resolved stay as they were (counted in o->unresolved, with one
+ * warning per missing image). Threads, weights, sample counts and metadata are kept; the meta key
+ * "symbolicated" is set to "tracekit". Returns NULL with err only on invalid options. */
+tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
+                                   tk_error *err);
+
+/* Demangle an Itanium C++ symbol (with or without the Mach-O leading '_'); NULL if it is not one.
+ * The result is malloc'd. */
+char *tk_demangle(const char *symbol);
+int tk_symbol_is_swift(const char *symbol);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,280 @@
+/*
+ * tk_symbolicate_profile: rewrite frames that carry (binary UUID/path, load address) — or an
+ * address inside a user-given image — into named frames with file:line, inlined callees expanded
+ * as extra frames. Stacks are rebuilt through the prefix tree (a stack's parent always has a
+ * smaller id), so every distinct stack is expanded once however many samples share it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbol/symint.h"
+#include "util/mem.h"
+
+void tk_symbolicate_options_init(tk_symbolicate_options *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+typedef struct bin_state {
+	int tried;
+	tk_symbol_image *im;
+	uint64_t mask;
+} bin_state;
+
+typedef struct spec_state {
+	tk_symbol_image *im;
+	uint64_t lo, hi;
+	tk_binary_id out_bin;
+	uint64_t mask;
+} spec_state;
+
+typedef struct xf {
+	const tk_profile *in;
+	tk_profile *out;
+	tk_symbolicator *s;
+	const tk_symbolicate_options *o;
+	bin_state *bins;
+	spec_state *specs;
+	size_t nspecs;
+	size_t resolved, unresolved;
+	/* memo: old frame id → expansion [off, off+len) into exp */
+	uint32_t *exp_off, *exp_len;
+	tk_frame_id *exp;
+	size_t nexp, capexp;
+} xf;
+
+static uint64_t mask_for(const char *arch, uint64_t user)
+{
+	if (user)
+		return user;
+	/* arm64e return addresses may carry PAC bits above the VA; 40 bits cover iOS and macOS user
+	 * space (framehop's 24/40 split). x86_64 has no pointer authentication. */
+	if (arch && strncmp(arch, "arm64", 5) == 0)
+		return 0x000000ffffffffffULL;
+	return UINT64_MAX;
+}
+
+static void warn(xf *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(xf *x, const char *fmt, ...)
+{
+	if (!x->o->warn)
+		return;
+	char buf[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	x->o->warn(x->o->warn_ctx, buf);
+}
+
+static tk_str copy_str(xf *x, tk_str s)
+{
+	return s ? tk_intern(x->out, tk_string(x->in, s), tk_string_len(x->in, s)) : 0;
+}
+
+static tk_binary_id copy_bin(xf *x, tk_binary_id id)
+{
+	const tk_binary *b = tk_binary_get(x->in, id);
+	if (!b)
+		return 0;
+	tk_binary nb = {copy_str(x, b->name), copy_str(x, b->path), copy_str(x, b->uuid), copy_str(x, b->arch),
+	                b->load_addr};
+	return tk_binary_add(x->out, &nb);
+}
+
+static void push_exp(xf *x, tk_frame_id f)
+{
+	TK_GROW(x->exp, x->capexp, x->nexp + 1);
+	x->exp[x->nexp++] = f;
+}
+
+static void expand(xf *x, tk_frame_id id)
+{
+	const tk_frame *f = tk_frame_get(x->in, id);
+	tk_symbol_image *im = NULL;
+	uint64_t load = 0, mask = UINT64_MAX;
+	tk_binary_id out_bin = 0;
+	int had_binary = f->binary != 0;
+	if (f->binary) {
+		bin_state *bs = &x->bins[f->binary];
+		const tk_binary *b = tk_binary_get(x->in, f->binary);
+		if (!bs->tried) {
+			bs->tried = 1;
+			const char *uuid = b->uuid ? tk_string(x->in, b->uuid) : NULL;
+			const char *arch = b->arch ? tk_string(x->in, b->arch) : NULL;
+			bs->mask = mask_for(arch, x->o->pac_mask);
+			tk_error err;
+			if (uuid && *uuid) {
+				/* the UUID names one slice; the recorded arch is only a label (xctrace says arm64e
+				 * for system images whose dSYM slice may be arm64) */
+				bs->im = tk_symbolicator_image(x->s, uuid, NULL, NULL, &err);
+			} else if (b->path) {
+				bs->im = tk_symbolicator_image(x->s, NULL, tk_string(x->in, b->path), arch, &err);
+			} else
+				tk_error_set(&err, "no UUID or path");
+			if (!bs->im)
+				warn(x, "%s: left unsymbolicated: %s", b->name ? tk_string(x->in, b->name) : "(binary)",
+				     err.msg);
+		}
+		im = bs->im;
+		load = b->load_addr;
+		mask = bs->mask;
+		out_bin = copy_bin(x, f->binary);
+	} else {
+		for (size_t i = 0; i < x->nspecs; i++) {
+			uint64_t a = f->addr & x->specs[i].mask;
+			if (x->specs[i].im && a >= x->specs[i].lo && a < x->specs[i].hi) {
+				im = x->specs[i].im;
+				load = x->specs[i].lo;
+				mask = x->specs[i].mask;
+				out_bin = x->specs[i].out_bin;
+				break;
+			}
+		}
+	}
+	tk_frame nf = {
+	    f->addr, copy_str(x, f->name), out_bin ? out_bin : copy_bin(x, f->binary), copy_str(x, f->file), f->line,
+	    f->flags};
+	if (!im || !f->addr) {
+		if (im || had_binary)
+			x->unresolved++;
+		push_exp(x, tk_frame_add(x->out, &nf));
+		return;
+	}
+	tk_symcache_meta m;
+	tk_symbol_image_meta(im, &m);
+	uint64_t a = f->addr & mask;
+	int arm = strncmp(m.arch, "arm64", 5) == 0;
+	switch (x->o->adjust) {
+	case TK_ADJUST_NONE: break;
+	case TK_ADJUST_MINUS1: a -= 1; break;
+	default:
+		if (f->flags & TK_FRAME_LEAF_PC)
+			a = arm ? a & ~(uint64_t)3 : (had_binary ? a - 1 : a);
+		else
+			a -= 1; /* a return address: the call is the instruction before */
+	}
+	tk_symbol_result r;
+	size_t n = tk_symbol_image_lookup(im, tk_symbol_image_file_addr(im, load, a), &r);
+	if (n == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
+		n = 0;
+	if (!n) {
+		x->unresolved++;
+		push_exp(x, tk_frame_add(x->out, &nf));
+		return;
+	}
+	x->resolved++;
+	for (size_t i = n; i-- > 0;) {
+		const tk_symbol_frame *sf = &r.frames[i];
+		tk_frame g = nf;
+		g.name = strcmp(sf->function, "??") ? tk_intern_cstr(x->out, sf->function) : nf.name;
+		g.file = sf->file ? tk_intern_cstr(x->out, sf->file) : 0;
+		g.line = sf->line;
+		g.flags = (f->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
+		          (i == 0 ? f->flags & TK_FRAME_LEAF_PC : 0);
+		push_exp(x, tk_frame_add(x->out, &g));
+	}
+}
+
+static void copy_threads(xf *x, const tk_stack_id *map)
+{
+	for (size_t t = 0; t < tk_thread_count(x->in); t++) {
+		const tk_thread *th = tk_thread_get(x->in, (tk_thread_id)t);
+		tk_thread_id nt =
+		    tk_thread_get_or_add(x->out, th->pid, th->tid, copy_str(x, th->name), copy_str(x, th->process));
+		size_t n = 0;
+		const tk_stack_weight *c = tk_thread_stacks(x->in, (tk_thread_id)t, &n);
+		int need_min = th->t_min <= th->t_max, need_max = need_min && th->t_max != th->t_min;
+		for (size_t i = 0; i < n; i++) {
+			tk_stack_id st = map[c[i].stack];
+			uint64_t w = c[i].weight, s = c[i].samples;
+			/* the model keeps time bounds only through tk_sample_add: place them on real samples */
+			if (need_min && s) {
+				tk_sample_add(x->out, nt, st, w, th->t_min);
+				w = 0, s--, need_min = 0;
+			}
+			if (need_max && s) {
+				tk_sample_add(x->out, nt, st, w, th->t_max);
+				w = 0, s--, need_max = 0;
+			}
+			if (s || w)
+				tk_sample_add_n(x->out, nt, st, w, s);
+		}
+	}
+}
+
+tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
+                                   tk_error *err)
+{
+	tk_symbolicate_options defaults;
+	if (!o) {
+		tk_symbolicate_options_init(&defaults);
+		o = &defaults;
+	}
+	if (o->adjust < TK_ADJUST_AUTO || o->adjust > TK_ADJUST_MINUS1) {
+		tk_error_set(err, "symbolicate: unknown address adjustment %d", o->adjust);
+		return NULL;
+	}
+	xf x = {.in = in, .s = s, .o = o};
+	x.out = tk_profile_new();
+	tk_profile_set_unit(x.out, tk_profile_unit(in));
+	for (size_t i = 0; i < tk_profile_meta_count(in); i++) {
+		const char *k, *v;
+		tk_profile_meta_at(in, i, &k, &v);
+		tk_profile_set_meta(x.out, k, v);
+	}
+	x.bins = tk_xcalloc(tk_binary_count(in) + 1, sizeof *x.bins);
+	x.nspecs = o->nimages;
+	x.specs = tk_xcalloc(o->nimages + 1, sizeof *x.specs);
+	for (size_t i = 0; i < o->nimages; i++) {
+		const tk_image_spec *sp = &o->images[i];
+		tk_error e2;
+		tk_symbol_image *im = tk_symbolicator_image(s, sp->uuid, sp->path, sp->arch, &e2);
+		if (!im) {
+			warn(&x, "image %s: %s", sp->path ? sp->path : sp->uuid ? sp->uuid : "?", e2.msg);
+			continue;
+		}
+		tk_symcache_meta m;
+		tk_symbol_image_meta(im, &m);
+		x.specs[i].im = im;
+		x.specs[i].lo = sp->load_addr;
+		x.specs[i].hi = sp->load_addr + (m.text_vmsize ? m.text_vmsize : 1);
+		x.specs[i].mask = mask_for(m.arch, o->pac_mask);
+		tk_binary b = {tk_intern_cstr(x.out, m.image), sp->path ? tk_intern_cstr(x.out, sp->path) : 0,
+		               tk_intern_cstr(x.out, m.uuid_str), tk_intern_cstr(x.out, m.arch), sp->load_addr};
+		x.specs[i].out_bin = tk_binary_add(x.out, &b);
+	}
+	size_t nf = tk_frame_count(in);
+	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
+	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
+	size_t ns = tk_stack_count(in);
+	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
+	for (size_t id = 1; id <= ns; id++) {
+		const tk_stack_node *nd = tk_stack_get(in, (tk_stack_id)id);
+		tk_frame_id f = nd->frame;
+		if (f <= nf && !x.exp_len[f]) {
+			x.exp_off[f] = (uint32_t)x.nexp;
+			expand(&x, f);
+			x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
+		}
+		tk_stack_id cur = map[nd->parent];
+		for (uint32_t k = 0; k < x.exp_len[f]; k++)
+			cur = tk_stack_push(x.out, cur, x.exp[x.exp_off[f] + k]);
+		map[id] = cur;
+	}
+	copy_threads(&x, map);
+	tk_profile_set_meta(x.out, "symbolicated", "tracekit");
+	if (o->resolved)
+		*o->resolved = x.resolved;
+	if (o->unresolved)
+		*o->unresolved = x.unresolved;
+	free(map);
+	free(x.exp_off);
+	free(x.exp_len);
+	free(x.exp);
+	free(x.bins);
+	free(x.specs);
+	return x.out;
+}

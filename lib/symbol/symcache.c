@@ -1,0 +1,824 @@
+/*
+ * The symbol cache: one file per (UUID, arch), mmap'ed and used in place.
+ *
+ *   header      tk_sc_header (little-endian like every supported host)
+ *   block_start[nblocks]  u32 (addr_base-relative) or u64 start of each block of 16 ranges
+ *   block_off[nblocks+1]  u32 byte offset of each block in the range data (+ end)
+ *   range data  per range: varint start delta (0 for a block's first), a flag byte, then the
+ *               changed fields: varint node+1 (0 = gap), varint file index, zigzag line delta;
+ *               state (node, file, line) restarts at every block
+ *   nodes[n]    tk_sc_loc inline-context records (outermost has parent UINT32_MAX)
+ *   files[n]    u32 string offsets; index 0 = unknown
+ *   strings     NUL-terminated, offset 0 is ""
+ *
+ * A lookup is a binary search over block starts (small, cache-resident), then decoding at most 16
+ * ranges, then a walk up the node parents. Nothing is parsed at open: the checksum (over the whole
+ * file but its own field) and bounds of the fixed tables are checked, and every decode step is
+ * bounds-checked, so a truncated, flipped or foreign file is rejected or yields no answer, never a
+ * bad read. The header names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbol/symint.h"
+#include "util/hidx.h"
+#include "util/mem.h"
+
+#define SC_MAGIC "TKSYMC\r\n"
+#define SC_VERSION 2u
+#define SC_BLOCK 16
+
+typedef struct tk_sc_header {
+	char magic[8];
+	uint32_t version, header_size;
+	uint64_t file_size;
+	uint64_t checksum;
+	uint8_t uuid[16];
+	uint32_t cputype, cpusubtype;
+	uint64_t text_vmaddr, text_vmsize;
+	uint64_t src_size;
+	int64_t src_mtime_ns;
+	uint32_t flags, addr_width;
+	uint64_t addr_base, addr_end; /* ranges cover [addr_base, addr_end) with gaps */
+	uint64_t nranges, nblocks, off_block_start, off_block_off, off_data, data_bytes;
+	uint64_t nnodes, off_nodes;
+	uint64_t nfiles, off_files;
+	uint64_t string_bytes, off_strings;
+	uint32_t image_name, reserved;
+} tk_sc_header;
+
+#define SC_HAS_DWARF 1u
+
+struct tk_symcache {
+	const uint8_t *data;
+	size_t size;
+	int how;
+	const tk_sc_header *h;
+	const uint32_t *bstart32;
+	const uint64_t *bstart64;
+	const uint32_t *boff;
+	const uint8_t *rdata;
+	const tk_sc_loc *nodes;
+	const uint32_t *files;
+	const char *strings;
+};
+
+/* ---------------------------------------------------------------- string pool */
+
+struct tk_strpool {
+	char *buf;
+	size_t len, cap;
+	uint32_t *offs;
+	size_t n, capo;
+	tk_hidx idx;
+};
+
+typedef struct sp_key {
+	const char *s;
+	size_t len;
+} sp_key;
+
+static int sp_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const tk_strpool *p = ctx;
+	const sp_key *k = key;
+	const char *s = p->buf + p->offs[i];
+	return strncmp(s, k->s, k->len) == 0 && s[k->len] == 0;
+}
+
+tk_strpool *tk_strpool_new(void)
+{
+	tk_strpool *p = tk_xcalloc(1, sizeof *p);
+	TK_GROW(p->buf, p->cap, 1);
+	p->buf[0] = 0;
+	p->len = 1;
+	return p;
+}
+
+void tk_strpool_free(tk_strpool *p)
+{
+	if (!p)
+		return;
+	free(p->buf);
+	free(p->offs);
+	tk_hidx_free(&p->idx);
+	free(p);
+}
+
+uint32_t tk_strpool_add(tk_strpool *p, const char *s, size_t len)
+{
+	if (!len)
+		return 0;
+	uint64_t h = tk_hash_bytes(s, len, 7);
+	sp_key k = {s, len};
+	uint32_t i = tk_hidx_find(&p->idx, h, sp_eq, p, &k);
+	if (i != UINT32_MAX)
+		return p->offs[i];
+	TK_GROW(p->buf, p->cap, p->len + len + 1);
+	uint32_t off = (uint32_t)p->len;
+	memcpy(p->buf + p->len, s, len);
+	p->buf[p->len + len] = 0;
+	p->len += len + 1;
+	TK_GROW(p->offs, p->capo, p->n + 1);
+	p->offs[p->n] = off;
+	tk_hidx_insert(&p->idx, h, (uint32_t)p->n++);
+	return off;
+}
+
+const char *tk_strpool_data(const tk_strpool *p, size_t *len)
+{
+	*len = p->len;
+	return p->buf;
+}
+
+/* ---------------------------------------------------------------- checksum */
+
+static uint64_t sc_checksum(const uint8_t *d, size_t n)
+{
+	/* 4 lanes of multiply-rotate so the loop is not latency bound; the checksum field itself is
+	 * zero when this runs. */
+	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL, c = 0x165667b19e3779f9ULL, e = n;
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		uint64_t w[4];
+		memcpy(w, d + i, 32);
+		a = ((a ^ w[0]) * 0x100000001b3ULL);
+		b = ((b ^ w[1]) * 0x100000001b3ULL);
+		c = ((c ^ w[2]) * 0x100000001b3ULL);
+		e = ((e ^ w[3]) * 0x100000001b3ULL);
+		a = a << 31 | a >> 33;
+		b = b << 29 | b >> 35;
+		c = c << 27 | c >> 37;
+		e = e << 25 | e >> 39;
+	}
+	for (; i < n; i++)
+		a = (a ^ d[i]) * 0x100000001b3ULL;
+	return tk_hash_u64(a ^ tk_hash_u64(b ^ tk_hash_u64(c ^ tk_hash_u64(e))));
+}
+
+static uint64_t checksum_of(const uint8_t *data, size_t size)
+{
+	tk_sc_header h;
+	memcpy(&h, data, sizeof h);
+	h.checksum = 0;
+	uint64_t x = sc_checksum((const uint8_t *)&h, sizeof h);
+	return x ^ sc_checksum(data + sizeof h, size - sizeof h);
+}
+
+void tk_symcache_fix_checksum(uint8_t *data, size_t size)
+{
+	if (size < sizeof(tk_sc_header))
+		return;
+	uint64_t c = checksum_of(data, size);
+	memcpy(data + offsetof(tk_sc_header, checksum), &c, 8);
+}
+
+/* ---------------------------------------------------------------- builder */
+
+typedef struct loc_tab {
+	tk_sc_loc *v;
+	size_t n, cap;
+	tk_hidx idx;
+} loc_tab;
+
+static int loc_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return memcmp(&((const tk_sc_loc *)ctx)[i], key, sizeof(tk_sc_loc)) == 0;
+}
+
+static uint32_t loc_add(loc_tab *t, tk_sc_loc l)
+{
+	uint64_t h = tk_hash_bytes(&l, sizeof l, 3);
+	uint32_t i = tk_hidx_find(&t->idx, h, loc_eq, t->v, &l);
+	if (i != UINT32_MAX)
+		return i;
+	TK_GROW(t->v, t->cap, t->n + 1);
+	t->v[t->n] = l;
+	tk_hidx_insert(&t->idx, h, (uint32_t)t->n);
+	return (uint32_t)t->n++;
+}
+
+typedef struct sym {
+	uint64_t addr;
+	uint32_t sect, ord, name_strx;
+} sym;
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const sym *x = a, *y = b;
+	if (x->sect != y->sect)
+		return x->sect < y->sect ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord; /* symbol-table order among equals */
+}
+
+/* The symbol table as llvm-symbolizer sees it: N_SECT symbols, each extending to the next symbol
+ * or the end of its section; of several symbols at one address the last in table order is kept. */
+static size_t symtab_segments(const uint8_t *s, size_t ssize, const tk_macho_slice *sl, tk_strpool *pool,
+                              tk_dw_seg **out, uint32_t **flags_out)
+{
+	*out = NULL;
+	*flags_out = NULL;
+	if (!sl->nsyms)
+		return 0;
+	sym *v = tk_xmalloc((sl->nsyms + sl->nsects) * sizeof *v);
+	size_t n = 0;
+	for (uint32_t i = 0; i < sl->nsyms; i++) {
+		const uint8_t *e = s + sl->symoff + 16 * (size_t)i;
+		uint32_t strx;
+		uint8_t type = e[4], sect = e[5];
+		uint64_t value;
+		memcpy(&strx, e, 4);
+		memcpy(&value, e + 8, 8);
+		if ((type & 0xe0) || (type & 0x0e) != 0x0e || sect == 0 || sect > sl->nsects)
+			continue;
+		if (strx >= sl->strsize)
+			continue;
+		v[n++] = (sym){value, sect, i + 1, strx};
+	}
+	size_t nsym = n;
+	for (uint32_t i = 0; i < sl->nsects; i++)
+		v[n++] = (sym){sl->sects[i].addr + sl->sects[i].size, i + 1, UINT32_MAX, UINT32_MAX};
+	qsort(v, n, sizeof *v, sym_cmp);
+	tk_dw_seg *seg = tk_xmalloc((nsym + 1) * sizeof *seg);
+	uint32_t *fl = tk_xmalloc((nsym + 1) * sizeof *fl);
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].ord == UINT32_MAX)
+			continue;
+		size_t j = i + 1;
+		while (j < n && v[j].addr == v[i].addr && v[j].sect == v[i].sect)
+			j++;
+		if (j - 1 != i && v[j - 1].ord != UINT32_MAX)
+			continue; /* a later symbol at the same address wins */
+		uint64_t end = j < n && v[j].sect == v[i].sect ? v[j].addr : UINT64_MAX;
+		const char *nm = (const char *)s + sl->stroff + v[i].name_strx;
+		size_t maxlen = sl->strsize - v[i].name_strx;
+		size_t len = strnlen(nm, maxlen);
+		char *tmp = tk_xstrndup(nm, len);
+		const char *use = tmp[0] == '_' ? tmp + 1 : tmp;
+		char *dem = tk_demangle_cxx(use);
+		uint32_t flags = !dem && tk_is_swift_symbol(use) ? TK_SC_LOC_SWIFT : 0;
+		if (dem)
+			use = dem;
+		seg[ns] = (tk_dw_seg){v[i].addr, end, tk_strpool_add(pool, use, strlen(use)), v[i].ord};
+		fl[ns++] = flags;
+		free(dem);
+		free(tmp);
+	}
+	free(v);
+	*out = seg;
+	*flags_out = fl;
+	return ns;
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static int file_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const uint32_t *)ctx)[i] == *(const uint32_t *)key;
+}
+
+typedef struct layer {
+	const tk_dw_seg *s;
+	size_t n, i;
+} layer;
+
+/* The segment of a sorted, non-overlapping layer that covers x, advancing monotonically. */
+static const tk_dw_seg *cover(layer *l, uint64_t x)
+{
+	while (l->i < l->n && l->s[l->i].hi <= x)
+		l->i++;
+	if (l->i < l->n && l->s[l->i].lo <= x)
+		return &l->s[l->i];
+	return NULL;
+}
+
+int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, const tk_macho_slice *sl,
+                            const tk_sc_input *in, uint8_t **out, size_t *out_size, tk_error *err)
+{
+	const uint8_t *s = data + sl->offset;
+	size_t ssize = sl->size;
+	tk_strpool *pool = tk_strpool_new();
+	tk_dw_result dw;
+	memset(&dw, 0, sizeof dw);
+	int has_dwarf = 0;
+	if (sl->has_dwarf) {
+		if (tk_dwarf_collect(s, ssize, sl, path, pool, &dw, err) < 0) {
+			tk_strpool_free(pool);
+			return -1;
+		}
+		has_dwarf = 1;
+	}
+	tk_dw_seg *syms = NULL;
+	uint32_t *symflags = NULL;
+	size_t nsyms = symtab_segments(s, ssize, sl, pool, &syms, &symflags);
+	uint32_t image = tk_strpool_add(pool, in->image_name, strlen(in->image_name));
+
+	/* boundaries of every layer → elementary intervals */
+	layer L[4] = {{dw.cus, dw.ncus, 0}, {dw.scopes, dw.nscopes, 0}, {dw.lines, dw.nlines, 0}, {syms, nsyms, 0}};
+	size_t nb = 0;
+	for (int k = 0; k < 4; k++)
+		nb += 2 * L[k].n;
+	uint64_t *b = tk_xmalloc((nb + 1) * sizeof *b);
+	nb = 0;
+	for (int k = 0; k < 4; k++)
+		for (size_t i = 0; i < L[k].n; i++) {
+			b[nb++] = L[k].s[i].lo;
+			b[nb++] = L[k].s[i].hi;
+		}
+	tk_sort_u64(b, nb);
+	size_t u = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (!u || b[u - 1] != b[i])
+			b[u++] = b[i];
+	nb = u;
+
+	loc_tab lt = {0};
+	/* file string offset → file index (0 = unknown) */
+	uint32_t *files = NULL;
+	size_t nfiles = 1, capfiles = 0;
+	TK_GROW(files, capfiles, 1);
+	files[0] = 0;
+	tk_hidx fidx = {0};
+	/* elementary intervals → (start, node, file, line), merging equal neighbours */
+	typedef struct rng {
+		uint64_t start;
+		uint32_t node, file, line;
+	} rng;
+	rng *r = NULL;
+	size_t nr = 0, capr = 0;
+	uint32_t chain[TK_SYMBOL_MAX_FRAMES];
+	for (size_t k = 0; k + 1 < nb; k++) {
+		uint64_t x = b[k];
+		const tk_dw_seg *cu = cover(&L[0], x);
+		const tk_dw_seg *sc = cover(&L[1], x);
+		const tk_dw_seg *ln = cover(&L[2], x);
+		const tk_dw_seg *sy = cover(&L[3], x);
+		uint32_t node = TK_SC_NONE, fstr = 0, line = 0;
+		uint32_t symname = sy ? sy->a : 0, symfl = sy ? symflags[sy - syms] : 0;
+		if (cu) {
+			if (ln && ln->a != TK_SC_NONE) {
+				fstr = ln->a;
+				line = ln->b;
+			}
+			size_t depth = 0;
+			if (sc)
+				for (uint32_t nd = sc->a; nd != TK_SC_NONE && depth < TK_SYMBOL_MAX_FRAMES;
+				     nd = dw.nodes[nd].parent)
+					chain[depth++] = nd;
+			uint32_t parent = TK_SC_NONE;
+			if (!depth)
+				parent = loc_add(&lt, (tk_sc_loc){sy ? symname : 0, 0, sy ? symfl : 0, TK_SC_NONE});
+			/* outermost first so parents exist before children; the outermost name comes from the
+			 * symbol table when it has one (what llvm-symbolizer prints) */
+			for (size_t d = depth; d-- > 0;) {
+				const tk_dw_node *nd = &dw.nodes[chain[d]];
+				tk_sc_loc l = {nd->name, 0, nd->flags, parent};
+				if (d == depth - 1 && sy) {
+					l.name = symname;
+					l.line = symfl;
+				}
+				if (d > 0) {
+					/* this record is a caller: keep where it calls the next one from */
+					const tk_dw_node *callee = &dw.nodes[chain[d - 1]];
+					l.call_file = callee->call_file == TK_SC_NONE ? 0 : callee->call_file;
+					l.line |= callee->call_line;
+				}
+				parent = loc_add(&lt, l);
+			}
+			node = parent;
+		} else if (sy) {
+			/* the ordinal keeps neighbouring symbols of the same name apart ("+ offset" base) */
+			node = loc_add(&lt, (tk_sc_loc){symname, sy->b, TK_SC_LOC_SYMTAB | symfl, TK_SC_NONE});
+		}
+		uint32_t file = 0;
+		if (fstr) {
+			uint64_t h = tk_hash_u64(fstr);
+			file = tk_hidx_find(&fidx, h, file_eq, files, &fstr);
+			if (file == UINT32_MAX) {
+				TK_GROW(files, capfiles, nfiles + 1);
+				files[nfiles] = fstr;
+				tk_hidx_insert(&fidx, h, (uint32_t)nfiles);
+				file = (uint32_t)nfiles++;
+			}
+		}
+		if (nr && r[nr - 1].node == node && r[nr - 1].file == file && r[nr - 1].line == line)
+			continue;
+		TK_GROW(r, capr, nr + 1);
+		r[nr++] = (rng){x, node, file, line};
+	}
+	/* drop leading and trailing gaps; the end closes the last range */
+	uint64_t end = nb ? b[nb - 1] : 0;
+	size_t first = 0;
+	while (first < nr && r[first].node == TK_SC_NONE)
+		first++;
+	while (nr > first && r[nr - 1].node == TK_SC_NONE)
+		end = r[--nr].start;
+	size_t n = nr - first;
+	rng *R = r + first;
+	uint64_t base = n ? R[0].start : 0;
+	uint32_t width = !n || end - base <= UINT32_MAX ? 4 : 8;
+	size_t nblocks = (n + SC_BLOCK - 1) / SC_BLOCK;
+
+	/* encode the ranges */
+	uint8_t *rd = NULL;
+	size_t nrd = 0, caprd = 0;
+	uint32_t *boff = tk_xmalloc((nblocks + 1) * sizeof *boff);
+	uint32_t pnode = TK_SC_NONE, pfile = 0, pline = 0;
+	uint64_t pstart = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i % SC_BLOCK == 0) {
+			boff[i / SC_BLOCK] = (uint32_t)nrd;
+			pnode = TK_SC_NONE, pfile = 0, pline = 0, pstart = R[i].start;
+		}
+		TK_GROW(rd, caprd, nrd + 40);
+		nrd += put_varint(rd + nrd, R[i].start - pstart);
+		uint8_t fl = (R[i].node != pnode ? 1 : 0) | (R[i].file != pfile ? 2 : 0);
+		rd[nrd++] = fl;
+		if (fl & 1)
+			nrd += put_varint(rd + nrd, R[i].node == TK_SC_NONE ? 0 : (uint64_t)R[i].node + 1);
+		if (fl & 2)
+			nrd += put_varint(rd + nrd, R[i].file);
+		int64_t dl = (int64_t)R[i].line - (int64_t)pline;
+		nrd += put_varint(rd + nrd, ((uint64_t)dl << 1) ^ (uint64_t)(dl >> 63));
+		pnode = R[i].node, pfile = R[i].file, pline = R[i].line, pstart = R[i].start;
+	}
+	boff[nblocks] = (uint32_t)nrd;
+
+	size_t strbytes;
+	const char *strs = tk_strpool_data(pool, &strbytes);
+	size_t off = sizeof(tk_sc_header);
+	size_t off_bstart = off;
+	off += nblocks * width;
+	off = (off + 7) & ~(size_t)7;
+	size_t off_boff = off;
+	off += (nblocks + 1) * 4;
+	size_t off_data = off;
+	off += nrd;
+	off = (off + 7) & ~(size_t)7;
+	size_t off_nodes = off;
+	off += lt.n * sizeof(tk_sc_loc);
+	size_t off_files = off;
+	off += nfiles * 4;
+	size_t off_strings = off;
+	off += strbytes;
+	size_t total = (off + 7) & ~(size_t)7;
+	uint8_t *buf = tk_xcalloc(1, total);
+	tk_sc_header *h = (tk_sc_header *)buf;
+	memcpy(h->magic, SC_MAGIC, 8);
+	h->version = SC_VERSION;
+	h->header_size = sizeof *h;
+	h->file_size = total;
+	memcpy(h->uuid, in->uuid, 16);
+	h->cputype = in->cputype;
+	h->cpusubtype = in->cpusubtype;
+	h->text_vmaddr = in->text_vmaddr;
+	h->text_vmsize = sl->text_vmsize;
+	h->src_size = in->src_size;
+	h->src_mtime_ns = in->src_mtime_ns;
+	h->flags = has_dwarf ? SC_HAS_DWARF : 0;
+	h->addr_width = width;
+	h->addr_base = base;
+	h->addr_end = end;
+	h->nranges = n;
+	h->nblocks = nblocks;
+	h->off_block_start = off_bstart;
+	h->off_block_off = off_boff;
+	h->off_data = off_data;
+	h->data_bytes = nrd;
+	h->nnodes = lt.n;
+	h->off_nodes = off_nodes;
+	h->nfiles = nfiles;
+	h->off_files = off_files;
+	h->string_bytes = strbytes;
+	h->off_strings = off_strings;
+	h->image_name = image;
+	for (size_t i = 0; i < nblocks; i++) {
+		uint64_t a = R[i * SC_BLOCK].start - base;
+		if (width == 4) {
+			uint32_t v = (uint32_t)a;
+			memcpy(buf + off_bstart + 4 * i, &v, 4);
+		} else
+			memcpy(buf + off_bstart + 8 * i, &a, 8);
+	}
+	memcpy(buf + off_boff, boff, (nblocks + 1) * 4);
+	if (nrd)
+		memcpy(buf + off_data, rd, nrd);
+	if (lt.n)
+		memcpy(buf + off_nodes, lt.v, lt.n * sizeof(tk_sc_loc));
+	memcpy(buf + off_files, files, nfiles * 4);
+	memcpy(buf + off_strings, strs, strbytes);
+	h->checksum = checksum_of(buf, total);
+
+	free(r);
+	free(rd);
+	free(boff);
+	free(files);
+	tk_hidx_free(&fidx);
+	free(lt.v);
+	tk_hidx_free(&lt.idx);
+	free(b);
+	free(syms);
+	free(symflags);
+	tk_dw_result_free(&dw);
+	tk_strpool_free(pool);
+	*out = buf;
+	*out_size = total;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name, int how, tk_error *err)
+{
+	const tk_sc_header *h = (const tk_sc_header *)data;
+	if (size < sizeof *h || memcmp(h->magic, SC_MAGIC, 8) != 0) {
+		tk_error_set(err, "%s: not a tracekit symbol cache", name);
+		goto bad;
+	}
+	if (h->version != SC_VERSION || h->header_size != sizeof *h) {
+		tk_error_set(err, "%s: symbol cache version %u (this tracekit reads %u)", name, h->version, SC_VERSION);
+		goto bad;
+	}
+	if (h->file_size != size) {
+		tk_error_set(err, "%s: symbol cache is %zu bytes, its header says %llu (truncated?)", name, size,
+		             (unsigned long long)h->file_size);
+		goto bad;
+	}
+	if (checksum_of(data, size) != h->checksum) {
+		tk_error_set(err, "%s: symbol cache checksum mismatch (corrupt)", name);
+		goto bad;
+	}
+	/* bounds of the fixed tables: a valid checksum does not make a hostile writer's layout safe */
+	uint64_t nb = h->nblocks, w = h->addr_width;
+#define FITS(off, count, sz) ((off) <= size && (count) <= (size - (off)) / (sz))
+	int ok = (w == 4 || w == 8) && nb < (1ull << 32) && h->nnodes < (1ull << 32) && h->nfiles < (1ull << 32) &&
+	         h->nfiles >= 1 && h->off_block_start >= sizeof *h && h->off_block_start % 8 == 0 &&
+	         FITS(h->off_block_start, nb, w) && h->off_block_off % 4 == 0 && FITS(h->off_block_off, nb + 1, 4) &&
+	         FITS(h->off_data, h->data_bytes, 1) && h->off_nodes % 4 == 0 &&
+	         FITS(h->off_nodes, h->nnodes, sizeof(tk_sc_loc)) && h->off_files % 4 == 0 &&
+	         FITS(h->off_files, h->nfiles, 4) && FITS(h->off_strings, h->string_bytes, 1) && h->string_bytes >= 1 &&
+	         data[h->off_strings + h->string_bytes - 1] == 0 && h->image_name < h->string_bytes &&
+	         h->addr_end >= h->addr_base && (nb == 0) == (h->nranges == 0);
+#undef FITS
+	if (ok) {
+		const uint32_t *bo = (const uint32_t *)(data + h->off_block_off);
+		for (uint64_t i = 0; ok && i < nb; i++)
+			ok = bo[i] < bo[i + 1];
+		ok = ok && (nb == 0 || bo[nb] <= h->data_bytes);
+		for (uint64_t i = 0; ok && i + 1 < nb; i++)
+			ok = w == 4 ? ((const uint32_t *)(data + h->off_block_start))[i] <
+			                  ((const uint32_t *)(data + h->off_block_start))[i + 1]
+			            : ((const uint64_t *)(data + h->off_block_start))[i] <
+			                  ((const uint64_t *)(data + h->off_block_start))[i + 1];
+		const tk_sc_loc *nodes = (const tk_sc_loc *)(data + h->off_nodes);
+		for (uint64_t i = 0; ok && i < h->nnodes; i++)
+			ok = nodes[i].name < h->string_bytes &&
+			     (nodes[i].line & TK_SC_LOC_SYMTAB || nodes[i].call_file < h->string_bytes) &&
+			     (nodes[i].parent == TK_SC_NONE || nodes[i].parent < i);
+		const uint32_t *files = (const uint32_t *)(data + h->off_files);
+		for (uint64_t i = 0; ok && i < h->nfiles; i++)
+			ok = files[i] < h->string_bytes;
+	}
+	if (!ok) {
+		tk_error_set(err, "%s: symbol cache layout is inconsistent (corrupt)", name);
+		goto bad;
+	}
+	tk_symcache *c = tk_xcalloc(1, sizeof *c);
+	c->data = data;
+	c->size = size;
+	c->how = how;
+	c->h = h;
+	if (w == 4)
+		c->bstart32 = (const uint32_t *)(data + h->off_block_start);
+	else
+		c->bstart64 = (const uint64_t *)(data + h->off_block_start);
+	c->boff = (const uint32_t *)(data + h->off_block_off);
+	c->rdata = data + h->off_data;
+	c->nodes = (const tk_sc_loc *)(data + h->off_nodes);
+	c->files = (const uint32_t *)(data + h->off_files);
+	c->strings = (const char *)(data + h->off_strings);
+	return c;
+bad:
+	if (how == TK_SC_MMAP)
+		munmap((void *)data, size);
+	else if (how == TK_SC_HEAP)
+		free((void *)data);
+	return NULL;
+}
+
+void tk_symcache_close(tk_symcache *c)
+{
+	if (!c)
+		return;
+	if (c->how == TK_SC_MMAP)
+		munmap((void *)c->data, c->size);
+	else if (c->how == TK_SC_HEAP)
+		free((void *)c->data);
+	free(c);
+}
+
+tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tk_error_set(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(tk_sc_header)) {
+		close(fd);
+		tk_error_set(err, "%s: not a tracekit symbol cache (too short)", path);
+		return NULL;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		tk_error_set(err, "%s: mmap: %s", path, strerror(errno));
+		return NULL;
+	}
+	return tk_symcache_view(m, (size_t)st.st_size, path, TK_SC_MMAP, err);
+}
+
+int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err)
+{
+	/* write a temporary and rename, so a reader never maps a half-written cache */
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return tk_error_set(err, "%s: %s", tmp, strerror(errno));
+	size_t done = 0;
+	while (done < size) {
+		ssize_t w = write(fd, buf + done, size - done);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			unlink(tmp);
+			return tk_error_set(err, "%s: %s", tmp, strerror(e));
+		}
+		done += (size_t)w;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return tk_error_set(err, "%s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+/* Bounds-checked LEB128 read; returns 0 on overrun or an over-long encoding. */
+static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return 0;
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
+                          uint64_t *range_start)
+{
+	const tk_sc_header *h = c->h;
+	size_t nb = h->nblocks;
+	if (!nb || file_addr < h->addr_base || file_addr >= h->addr_end)
+		return 0;
+	uint64_t a = file_addr - h->addr_base;
+	size_t lo = 0, hi = nb; /* the last block starting at or before a */
+	if (c->bstart32) {
+		uint32_t a32 = (uint32_t)a;
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (c->bstart32[mid] <= a32)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	} else {
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (c->bstart64[mid] <= a)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	}
+	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
+	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
+	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,
+	         got_start = 0;
+	int found = 0;
+	while (p < end) {
+		uint64_t d, v;
+		if (!get_varint(&p, end, &d) || p >= end)
+			return 0;
+		uint64_t s = start + d;
+		if (s > a && found)
+			break;
+		uint8_t fl = *p++;
+		if (fl & 1) {
+			if (!get_varint(&p, end, &v))
+				return 0;
+			node = v ? v - 1 : TK_SC_NONE;
+		}
+		if (fl & 2) {
+			if (!get_varint(&p, end, &file))
+				return 0;
+		}
+		if (!get_varint(&p, end, &v))
+			return 0;
+		line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		if (s > a)
+			break;
+		start = s;
+		got_node = node, got_file = file, got_line = line, got_start = s, found = 1;
+	}
+	if (!found || got_node == TK_SC_NONE || got_node >= h->nnodes || got_file >= h->nfiles)
+		return 0;
+	if (range_start)
+		*range_start = got_start + h->addr_base;
+	size_t k = 0;
+	uint32_t l = (uint32_t)got_node;
+	while (l != TK_SC_NONE && k < cap) {
+		const tk_sc_loc *x = &c->nodes[l];
+		out[k].function = x->name ? c->strings + x->name : "??";
+		if (x->line & TK_SC_LOC_SYMTAB) {
+			out[k].file = NULL;
+			out[k].line = 0;
+		} else if (k == 0) {
+			/* the innermost frame is located by the range itself */
+			out[k].file = got_file ? c->strings + c->files[got_file] : NULL;
+			out[k].line = (uint32_t)got_line & TK_SC_LINE_MASK;
+		} else {
+			/* a caller's record keeps the call site of its callee */
+			out[k].file = x->call_file ? c->strings + x->call_file : NULL;
+			out[k].line = x->line & TK_SC_LINE_MASK;
+		}
+		out[k].flags = (x->line & TK_SC_LOC_SWIFT ? TK_FRAME_SWIFT : 0) |
+		               (x->line & TK_SC_LOC_SYMTAB ? TK_SC_FRAME_SYMTAB : 0);
+		k++;
+		l = x->parent;
+	}
+	for (size_t i = 0; i + 1 < k; i++)
+		out[i].flags |= TK_FRAME_INLINED;
+	return k;
+}
+
+void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m)
+{
+	const tk_sc_header *h = c->h;
+	memset(m, 0, sizeof *m);
+	m->version = h->version;
+	memcpy(m->uuid, h->uuid, 16);
+	tk_uuid_format(h->uuid, m->uuid_str);
+	tk_macho_arch_name(h->cputype, h->cpusubtype, m->arch);
+	m->text_vmaddr = h->text_vmaddr;
+	m->text_vmsize = h->text_vmsize;
+	m->image = c->strings + h->image_name;
+	m->has_dwarf = (h->flags & SC_HAS_DWARF) != 0;
+	m->nranges = h->nranges;
+	m->nlocs = h->nnodes;
+	m->string_bytes = h->string_bytes;
+	m->file_size = h->file_size;
+}
+
+int tk_symcache_matches(const tk_symcache *c, const uint8_t uuid[16], uint32_t cputype, uint32_t cpusubtype,
+                        const tk_sc_source *src)
+{
+	const tk_sc_header *h = c->h;
+	if (uuid && memcmp(h->uuid, uuid, 16) != 0)
+		return 0;
+	if (h->cputype != cputype || h->cpusubtype != cpusubtype)
+		return 0;
+	if (src && (h->src_size != src->size || h->src_mtime_ns != src->mtime_ns))
+		return 0;
+	return 1;
+}

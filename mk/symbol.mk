@@ -1,0 +1,22 @@
+# Symbolication (lib/symbol, cli/atos.c, cli/symcache.c): libdwarf for DWARF, libiberty for C++
+# demangling; clang/lld/llvm build the test dylibs and dSYMs and provide the llvm-symbolizer oracle.
+LIB_LDLIBS += -ldwarf -liberty
+DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
+CPPFLAGS_TK += -I/usr/include/libdwarf
+
+# mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.
+.DEFAULT_GOAL := all
+
+# libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
+# straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.
+SYMBOL_FUZZ_SRC := lib/symbol/macho.c lib/symbol/dwarf.c lib/symbol/symcache.c lib/symbol/demangle.c \
+                   lib/util/error.c lib/util/hidx.c lib/util/mem.c
+SYMBOL_FUZZ_CC  := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+                   -Iinclude -Ilib -I/usr/include/libdwarf
+$(BUILD)/fuzz/fuzz_symbol_macho: tests/fuzz/fuzz_symbol_macho.c $(SYMBOL_FUZZ_SRC) lib/symbol/symint.h
+	@mkdir -p $(dir $@)
+	$(SYMBOL_FUZZ_CC) -o $@ $< $(SYMBOL_FUZZ_SRC) -ldwarf -liberty -lm
+$(BUILD)/fuzz/fuzz_symbol_cache: tests/fuzz/fuzz_symbol_cache.c $(SYMBOL_FUZZ_SRC) lib/symbol/symint.h
+	@mkdir -p $(dir $@)
+	$(SYMBOL_FUZZ_CC) -o $@ $< $(SYMBOL_FUZZ_SRC) -ldwarf -liberty -lm
+EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache
