@@ -38,16 +38,20 @@ GEN_ARGS=(--encoding tagged --schema time-profile --threads 64 --processes 8 --d
 	--stacks-per-thread 300 --seed 1)
 
 # gen SIZE → path of a generated export (with .truth); regenerated only if the command changed
-gen() {
-	local size=$1 f="$OUT/xctrace-tp-$1.xml"
+gen() { # SIZE [ENCODING]
+	local size=$1 enc=${2:-} f="$OUT/xctrace-tp-$1.xml" args=("${GEN_ARGS[@]}")
+	if [ -n "$enc" ]; then
+		f="$OUT/xctrace-tp-$enc-$1.xml"
+		args+=(--encoding "$enc")
+	fi
 	# the stamp includes the generator's source hash: a changed generator regenerates the inputs
-	local cmd="xcgen ${GEN_ARGS[*]} --size $size -o $f --truth $f.truth # $(sha1sum <bench/xcgen.c | cut -c1-12)"
+	local cmd="xcgen ${args[*]} --size $size -o $f --truth $f.truth # $(sha1sum <bench/xcgen.c | cut -c1-12)"
 	if [ -s "$f" ] && [ -s "$f.truth" ] && [ "$(cat "$f.cmd" 2>/dev/null)" = "$cmd" ]; then
 		echo "$f"
 		return
 	fi
 	rm -f "$f" "$f.truth" "$f.cmd"
-	"$GEN" "${GEN_ARGS[@]}" --size "$size" -o "$f" --truth "$f.truth" >&2 || exit 1
+	"$GEN" "${args[@]}" --size "$size" -o "$f" --truth "$f.truth" >&2 || exit 1
 	echo "$cmd" >"$f.cmd"
 	echo "$f"
 }
@@ -210,6 +214,39 @@ for size in "${sizes[@]}"; do
 		fi
 		row "$label $size" "$tk" "$pc" "$rt" "≥300 MB/s, ≥25× python"
 	done
+done
+
+# --- the older stack encodings take other reader paths: Xcode 14.3-26.0 <backtrace> of frames, and
+# pre-14.3 <text-addresses> fragments. collapse only, with the peer on the full run.
+esize=100M
+[ $quick = 1 ] && esize=20M
+for enc in backtrace text-addresses; do
+	[ $have_collapse = 1 ] || break
+	f=$(gen $esize $enc)
+	bytes=$(stat -c %s "$f")
+	cat "$f" >/dev/null
+	measure 3 "$tmp/tk.folded" "$TK" collapse "$f"
+	if [ $M_RC -ne 0 ]; then
+		row "collapse $esize $enc form" "FAILED rc $M_RC" "-" "-" "$(head -c 120 "$tmp/err")"
+		continue
+	fi
+	ts=$M_SECS tc=$M_CPU tr=$M_RSS
+	LC_ALL=C sort "$tmp/tk.folded" | cmp -s - "$f.truth" && agree="identical to truth" || agree="DIFFERS from truth"
+	echo "--- $esize $enc form: tracekit collapse ${ts} s  $(mbps "$bytes" "$ts") MB/s  (cpu ${tc} s: $(mbps "$bytes" "$tc") MB/s)  $(mb "$tr") MB RSS; output $agree"
+	tk="$(mbps "$bytes" "$ts") MB/s (cpu $(mbps "$bytes" "$tc")), $(mb "$tr") MB RSS; $agree"
+	if [ $quick = 1 ]; then
+		row "collapse $esize $enc form" "$tk" "(full run only)" "-" "≥300 MB/s, ≥25× python"
+		continue
+	fi
+	measure 1 "$tmp/py.folded" python3 "$PEER" "$f"
+	if [ $M_RC -ne 0 ]; then
+		row "collapse $esize $enc form" "$tk" "peer failed rc $M_RC" "-" "≥300 MB/s, ≥25× python"
+		continue
+	fi
+	cmp -s "$tmp/py.folded" "$f.truth" && pa="identical to truth" || pa="DIFFERS from truth"
+	echo "	python etree peer ${M_SECS} s  $(mbps "$bytes" "$M_SECS") MB/s  (cpu ${M_CPU} s)  $(mb "$M_RSS") MB RSS; output $pa"
+	row "collapse $esize $enc form" "$tk" "$(mbps "$bytes" "$M_SECS") MB/s (cpu $(mbps "$bytes" "$M_CPU")), $(mb "$M_RSS") MB RSS; $pa" \
+		"$(ratio "$ts" "$M_SECS")× (cpu $(ratio "$tc" "$M_CPU")×)" "≥300 MB/s, ≥25× python"
 done
 
 if [ $quick = 0 ]; then
