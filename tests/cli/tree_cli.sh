@@ -53,6 +53,8 @@ check "top --time-from/--time-to vs JMH" $O top-vs-jmh "$TMP/top.json" "$X/oracl
 "$TK" top --json --time-from 00:00.650 --time-to 700000us "$REC" >"$TMP/top2.json"
 check_same_file "MM:SS.mmm and us spellings agree" "$TMP/top.json" "$TMP/top2.json"
 
+check_eq "empty time range warns" 1 "$("$TK" top --time-from 00:01.5 "$REC" 2>&1 >/dev/null | grep -c 'no samples in the requested time range')"
+
 # transforms on the recursion fixture (start → main → a → b → c, plus a deep dyld recursion);
 # expected folded stacks worked out by hand from `tracekit tree`
 "$TK" collapse --no-thread --hide-system "$REC" >"$TMP/hs"
@@ -75,6 +77,12 @@ check_eq "flatten: no frame directly repeated" 0 "$(grep -cE '(^|;)([^;]+);\2(;|
 check_eq "flatten: unflattened input does repeat frames" 1 "$("$TK" collapse "$REC" | grep -cE '(^|;)([^;]+);\2(;| [0-9]+$)')"
 check_eq "flatten keeps the total" 85000000 "$(awk '{s+=$NF} END {print s}' "$TMP/fl")"
 check_eq "collapse: thread frame first" "Main Thread tid=20860147;start;main;a;b 1000000" "$(grep ';b 1000000$' "$TMP/fl")"
+
+NB="$X/time-profile_xcode14.3plus_frames-without-binary_macos-arm64_rust.xml"
+"$TK" collapse --no-thread --hide-unsymbolicated "$NB" >"$TMP/hu"
+check_eq "--hide-unsymbolicated: no hex frame left" 0 "$(grep -c '0x' "$TMP/hu")"
+check_eq "--hide-unsymbolicated: the 2-frame hex stack becomes (no stack)" "(no stack) 1000000" "$(head -1 "$TMP/hu")"
+check_eq "--hide-unsymbolicated keeps the total" 9716000000 "$(awk '{s+=$NF} END {printf "%.0f", s}' "$TMP/hu")"
 
 # grouping and thread/process filters on the 10-thread export
 check_eq "--by all: one group" 1 "$("$TK" tree --json --by all "$MT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["threads"]))')"
