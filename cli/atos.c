@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -337,6 +338,28 @@ static void batch(ctx *c, FILE *in)
 	free(line);
 }
 
+/* writev everything, retrying short writes; a closed pipe or full disk ends the command. */
+static void write_all(struct iovec *iov, size_t n)
+{
+	while (n) {
+		ssize_t w = writev(1, iov, (int)n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "tracekit: atos: write: %s\n", strerror(errno));
+			exit(1);
+		}
+		while (n && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+}
+
 typedef struct item {
 	uint64_t fa;
 	uint32_t idx, ok;
@@ -381,7 +404,8 @@ typedef struct chunk {
 	size_t n;
 	item *items, *tmp;
 	size_t *off, *len;
-	sbuf out, ordered;
+	uint64_t *addr;
+	sbuf out;
 } chunk;
 
 static void flush_chunk(ctx *c, chunk *k)
@@ -389,8 +413,7 @@ static void flush_chunk(ctx *c, chunk *k)
 	for (size_t i = 0; i < k->n; i++) {
 		item *it = &k->items[i];
 		it->idx = (uint32_t)i;
-		uint64_t a;
-		it->ok = to_file_addr(c, k->text + k->tok[i], &a, &it->fa) == 0;
+		it->ok = to_file_addr(c, k->text + k->tok[i], &k->addr[i], &it->fa) == 0;
 		if (!it->ok)
 			it->fa = 0;
 	}
@@ -399,17 +422,27 @@ static void flush_chunk(ctx *c, chunk *k)
 	for (size_t j = 0; j < k->n; j++) {
 		const item *it = &sorted[j];
 		size_t i = it->idx, before = k->out.n;
-		uint64_t a = 0, fa = 0;
-		int ok = it->ok && to_file_addr(c, k->text + k->tok[i], &a, &fa) == 0;
-		one_parsed(c, k->text + k->tok[i], ok, a, fa, &k->out);
+		one_parsed(c, k->text + k->tok[i], (int)it->ok, k->addr[i], it->fa, &k->out);
 		k->off[i] = before;
 		k->len[i] = k->out.n - before;
 	}
-	/* back to input order in one buffer, one write */
-	k->ordered.n = 0;
-	for (size_t i = 0; i < k->n; i++)
-		sb_put(&k->ordered, k->out.p + k->off[i], k->len[i]);
-	fwrite(k->ordered.p, 1, k->ordered.n, stdout);
+	/* back to input order: gather the pieces straight from the buffer (no second copy) */
+	fflush(stdout);
+	struct iovec iov[1024];
+	size_t niov = 0;
+	for (size_t i = 0; i <= k->n; i++) {
+		if (i < k->n && k->len[i]) {
+			/* neighbours in the buffer are merged into one piece */
+			if (niov && (char *)iov[niov - 1].iov_base + iov[niov - 1].iov_len == k->out.p + k->off[i])
+				iov[niov - 1].iov_len += k->len[i];
+			else
+				iov[niov++] = (struct iovec){k->out.p + k->off[i], k->len[i]};
+		}
+		if (niov == 1024 || (i == k->n && niov)) {
+			write_all(iov, niov);
+			niov = 0;
+		}
+	}
 	k->n = 0;
 	k->ntext = 0;
 }
@@ -422,7 +455,8 @@ static void tokens(ctx *c, FILE *in)
 	k.tmp = malloc(CHUNK * sizeof *k.tmp);
 	k.off = malloc(CHUNK * sizeof *k.off);
 	k.len = malloc(CHUNK * sizeof *k.len);
-	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len) {
+	k.addr = malloc(CHUNK * sizeof *k.addr);
+	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len || !k.addr) {
 		fputs("tracekit: out of memory\n", stderr);
 		exit(1);
 	}
@@ -480,8 +514,8 @@ static void tokens(ctx *c, FILE *in)
 	free(k.tmp);
 	free(k.off);
 	free(k.len);
+	free(k.addr);
 	free(k.out.p);
-	free(k.ordered.p);
 }
 
 int cmd_atos(int argc, char **argv)

@@ -37,6 +37,8 @@
 extern "C" {
 #endif
 
+/* A symbolicator and its images are not thread-safe: use one per thread (caches are shared
+ * through the file system and the page cache). */
 typedef struct tk_symbolicator tk_symbolicator;
 typedef struct tk_symbol_image tk_symbol_image; /* owned by the symbolicator */
 
