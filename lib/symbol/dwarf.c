@@ -69,9 +69,14 @@ static Dwarf_Unsigned oa_count(void *o)
 static int oa_load(void *o, Dwarf_Half i, Dwarf_Small **data, int *e)
 {
 	obj *ob = o;
-	if (i == 0 || i >= ob->n) {
+	if (i >= ob->n) {
 		*e = DW_DLE_MDE;
 		return DW_DLV_ERROR;
+	}
+	if (i == 0) { /* the empty placeholder section, as ELF has */
+		static Dwarf_Small empty[8];
+		*data = empty;
+		return DW_DLV_OK;
 	}
 	/* libdwarf never writes to sections unless relocating, which Mach-O has no use for */
 	*data = (Dwarf_Small *)(uintptr_t)(ob->base + ob->s[i].offset);
@@ -218,6 +223,7 @@ typedef struct name_entry {
 
 typedef struct cu_state {
 	uint64_t base; /* CU low_pc: base of DWARF 4 range lists */
+	unsigned version;
 	uint32_t *files;
 	size_t nfiles;
 	int64_t file_base; /* index of files[0] in DWARF terms */
@@ -310,10 +316,11 @@ static void load_files(walk *w, Dwarf_Line_Context lc, Dwarf_Unsigned version, c
 			path_append(path, sizeof path, fname);
 		} else {
 			const char *inc = NULL;
-			/* DWARF 2-4: directory 0 is the comp dir, 1.. index include_directories; DWARF 5:
-			 * 0-based, entry 0 being the comp dir again */
-			Dwarf_Signed di = version >= 5 ? (Dwarf_Signed)dir + 1 : (Dwarf_Signed)dir;
-			if ((version >= 5 || dir > 0) && di >= 1 && di <= ndirs) {
+			/* DWARF 2-4: directory 0 is the comp dir, 1.. index include_directories (libdwarf
+			 * counts from 1); DWARF 5: entry 0 is the comp dir itself (libdwarf counts from 0) and
+			 * LLVM still joins it, giving "././src/x.c" for comp dir "." */
+			Dwarf_Signed di = (Dwarf_Signed)dir;
+			if (version >= 5 ? di < ndirs : di >= 1 && di <= ndirs) {
 				if (dwarf_srclines_include_dir_data(lc, di, &inc, &e) != DW_DLV_OK) {
 					if (e)
 						dwarf_dealloc_error(w->dbg, e), e = NULL;
@@ -540,15 +547,21 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 	Dwarf_Half f = 0;
 	dwarf_whatform(at, &f, &e);
 	Dwarf_Unsigned off = 0;
-	int ok = dwarf_global_formref(at, &off, &e) == DW_DLV_OK;
-	if (!ok) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
-		ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK;
-		if (!ok && e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
+	int ok;
+	if (f == DW_FORM_rnglistx) {
+		ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK; /* an index into the CU's offsets table */
+	} else {
+		ok = dwarf_global_formref(at, &off, &e) == DW_DLV_OK;
+		if (!ok) {
+			if (e)
+				dwarf_dealloc_error(w->dbg, e), e = NULL;
+			ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK;
+		}
 	}
-	if (ok && f != DW_FORM_rnglistx) {
+	if (!ok && e)
+		dwarf_dealloc_error(w->dbg, e), e = NULL;
+	if (ok && w->cu.version < 5) {
+		/* DWARF 2-4: .debug_ranges, offsets relative to the CU base address */
 		Dwarf_Ranges *rb = NULL;
 		Dwarf_Signed cnt = 0;
 		Dwarf_Unsigned bytes = 0;
@@ -566,10 +579,9 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 				}
 			}
 			dwarf_ranges_dealloc(w->dbg, rb, cnt);
-		} else if (e) {
-			/* DWARF 5 .debug_rnglists */
+		} else if (e)
 			dwarf_dealloc_error(w->dbg, e), e = NULL;
-		}
+		ok = 0;
 	}
 	if (!added && ok) {
 		Dwarf_Rnglists_Head head = NULL;
@@ -728,6 +740,7 @@ int tk_dwarf_collect(const uint8_t *slice, size_t slice_size, const tk_macho_sli
 		Dwarf_Off cuoff = 0;
 		dwarf_dieoffset(cu, &cuoff, &e);
 		uint32_t cu_index = (uint32_t)ncuoffs;
+		w.cu.version = ver;
 		TK_GROW(cu_offs, capcuoffs, ncuoffs + 1);
 		cu_offs[ncuoffs++] = cuoff;
 		Dwarf_Addr lo = 0;
