@@ -91,7 +91,10 @@ static int scaled(const char *s, size_t len, uint64_t unit_ns, uint64_t *out)
 	}
 	if (i != len || !digits || (whole && whole > UINT64_MAX / unit_ns))
 		return -1;
-	*out = whole * unit_ns + frac * unit_ns / scale;
+	uint64_t base = whole * unit_ns, part = frac * unit_ns / scale; /* frac < 1e9, unit_ns <= 1e9 here */
+	if (base + part < base)
+		return -1;
+	*out = base + part;
 	return 0;
 }
 
@@ -104,6 +107,8 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 		const char *dot = strchr(s, '.');
 		if ((dot && dot < colon) || scaled(s, (size_t)(colon - s), 60ULL * 1000000000ULL, &min) < 0 ||
 		    scaled(colon + 1, strlen(colon + 1), 1000000000ULL, &sec) < 0)
+			return -1;
+		if (min + sec < min)
 			return -1;
 		*ns = min + sec;
 		return 0;
@@ -152,6 +157,10 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		add_spec(a, TK_TX_MERGE_SYSTEM, NULL);
 		return ++*i, 1;
 	}
+	if (strcmp(arg, "--hide-unsymbolicated") == 0) {
+		add_spec(a, TK_TX_MERGE_UNSYMBOLICATED, NULL);
+		return ++*i, 1;
+	}
 	if (strcmp(arg, "--flatten-recursion") == 0) {
 		add_spec(a, TK_TX_FLATTEN_RECURSION, NULL);
 		return ++*i, 1;
@@ -184,8 +193,11 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		a->output = val;
 		return 1;
 	}
-	if (arg[0] == '-' && arg[1]) /* "-" alone is standard input */
+	if (strcmp(arg, "--") == 0 && *i + 1 < argc) { /* "--" then a path that starts with '-' */
+		arg = argv[++*i];
+	} else if (arg[0] == '-' && arg[1]) { /* "-" alone is standard input */
 		return 0;
+	}
 	if (a->input)
 		return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, arg), -1;
 	a->input = arg;
@@ -250,6 +262,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 		tk_profile_free(p);
 		return NULL;
 	}
+	if (!tk_profile_samples(p) && (a->read.time_from || a->read.time_to != UINT64_MAX))
+		tk_cli_warn("%s: no samples in the requested time range", a->cmd);
 	tk_profile *sp = analysis_apply_symbols(a, p, &err);
 	if (!sp) {
 		tk_cli_fail("%s: %s", a->cmd, err.msg);
@@ -260,9 +274,12 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 	if (!a->nspecs)
 		return p;
 	tk_profile *q = tk_transform(p, a->specs, a->nspecs, &err);
+	int had = tk_profile_samples(p) != 0;
 	tk_profile_free(p);
 	if (!q)
 		tk_cli_fail("%s: %s", a->cmd, err.msg);
+	else if (had && !tk_profile_samples(q)) /* most often a misspelt --thread or --focus */
+		tk_cli_warn("%s: no samples are left after the filters and transforms", a->cmd);
 	return q;
 }
 

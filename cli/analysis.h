@@ -37,8 +37,9 @@ typedef struct tk_analysis {
 	"  --focus FUNC          keep samples that go through FUNC, re-rooted at its outermost call\n"                 \
 	"  --exclude FUNC        drop samples that go through FUNC\n"                                                  \
 	"  --merge FUNC          charge FUNC to its caller (its frames disappear, its self time moves up)\n"           \
-	"  --merge-binary BIN    the same for every frame of binary BIN, e.g. libsystem_kernel.dylib\n"                \
+	"  --merge-binary BIN    the same for every frame of binary BIN (name or full path)\n"                         \
 	"  --hide-system         --merge-binary for every system binary (/System/, /usr/lib/, dyld, kernel …)\n"     \
+	"  --hide-unsymbolicated  charge frames with no symbol (0x…) to their callers (Hide Missing Symbols)\n"      \
 	"  --flatten-recursion   collapse direct recursion (f > f > f becomes f)\n"                                    \
 	"  FUNC is a symbol as shown (\"objc_msgSend\", \"0x1a2b3c\" when unsymbolicated), or BINARY`SYMBOL\n"         \
 	"  to pick one binary's (\"libobjc.A.dylib`objc_msgSend\"). Functions are told apart by symbol + binary.\n"    \

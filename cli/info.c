@@ -139,7 +139,8 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 		for (size_t k = 0; k < ng; k++) {
 			printf("%s\n    {\"pid\": %" PRId64 ", \"name\": ", k ? "," : "", g[k].pid);
 			json_str(stdout, tk_string(p, g[k].name));
-			printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"threads\": [", g[k].samples, g[k].weight);
+			printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"threads\": [", g[k].samples,
+			       g[k].weight);
 			for (size_t i = 0; i < g[k].nthreads; i++) {
 				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
 				printf("%s\n      {\"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", th->tid);
@@ -159,7 +160,8 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 				printf("%-14s %s\n", "unit", tk_unit_name(u));
 		}
 		if (tmin <= tmax)
-			printf("time span      %.3f s to %.3f s (%.3f s)\n", tmin / 1e9, tmax / 1e9, (tmax - tmin) / 1e9);
+			printf("time span      %.3f s to %.3f s (%.3f s)\n", tmin / 1e9, tmax / 1e9,
+			       (tmax - tmin) / 1e9);
 		char wb[64];
 		weight_text(wb, sizeof wb, u, total);
 		printf("samples        %" PRIu64 "\nweight         %s\n", tk_profile_samples(p), wb);
@@ -168,21 +170,23 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 		for (size_t k = 0; k < ng; k++) {
 			double pct = total ? 100.0 * g[k].weight / total : 0;
 			if (u == TK_UNIT_NS)
-				printf("%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct, g[k].weight / 1e6,
-				       g[k].name ? tk_string(p, g[k].name) : "<unknown process>", g[k].pid);
+				printf("%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct,
+				       g[k].weight / 1e6, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].pid);
 			else
-				printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples, pct, g[k].weight,
-				       g[k].name ? tk_string(p, g[k].name) : "<unknown process>", g[k].pid);
+				printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples, pct,
+				       g[k].weight, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].pid);
 			for (size_t i = 0; i < g[k].nthreads; i++) {
 				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
 				double tp = total ? 100.0 * th->weight / total : 0;
 				const char *nm = th->name ? tk_string(p, th->name) : "<unnamed>";
 				if (u == TK_UNIT_NS)
-					printf("%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples, tp, th->weight / 1e6,
-					       nm, th->tid);
+					printf("%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples, tp,
+					       th->weight / 1e6, nm, th->tid);
 				else
-					printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "    %s 0x%" PRIx64 "\n", th->samples, tp, th->weight,
-					       nm, th->tid);
+					printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "    %s 0x%" PRIx64 "\n", th->samples,
+					       tp, th->weight, nm, th->tid);
 			}
 		}
 	}
@@ -208,10 +212,14 @@ static int info_toc(tk_input *in, const char *path, int json)
 		for (size_t i = 0; i < toc->nruns; i++) {
 			const tk_toc_run *r = &toc->runs[i];
 			printf("%s\n    {\"number\": %d", i ? "," : "", r->number);
-			const char *fields[][2] = {{"device_name", r->device_name},     {"device_model", r->device_model},
-			                           {"platform", r->device_platform},    {"os_version", r->device_os},
-			                           {"start", r->start_date},            {"end", r->end_date},
-			                           {"end_reason", r->end_reason},       {"template", r->template_name},
+			const char *fields[][2] = {{"device_name", r->device_name},
+			                           {"device_model", r->device_model},
+			                           {"platform", r->device_platform},
+			                           {"os_version", r->device_os},
+			                           {"start", r->start_date},
+			                           {"end", r->end_date},
+			                           {"end_reason", r->end_reason},
+			                           {"template", r->template_name},
 			                           {"instruments_version", r->instruments_version}};
 			for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
 				if (fields[f][1]) {
@@ -271,15 +279,17 @@ static int info_toc(tk_input *in, const char *path, int json)
 			if (r->end_reason)
 				printf("  end reason   %s\n", r->end_reason);
 			for (size_t k = 0; k < r->nprocesses; k++)
-				printf("  process      %s (%" PRId64 ")%s%s\n", r->processes[k].name ? r->processes[k].name : "?",
-				       r->processes[k].pid, r->processes[k].path ? " " : "",
+				printf("  process      %s (%" PRId64 ")%s%s\n",
+				       r->processes[k].name ? r->processes[k].name : "?", r->processes[k].pid,
+				       r->processes[k].path ? " " : "",
 				       r->processes[k].path ? r->processes[k].path : "");
 			printf("  tables (%zu)\n", r->ntables);
 			for (size_t k = 0; k < r->ntables; k++) {
 				const tk_toc_table *t = &r->tables[k];
 				printf("    [%zu] %s", k + 1, t->schema ? t->schema : "?");
 				for (size_t a = 0; a < t->nattrs; a++) {
-					if (strcmp(t->attrs[a].name, "schema") == 0 || strcmp(t->attrs[a].name, "documentation") == 0)
+					if (strcmp(t->attrs[a].name, "schema") == 0 ||
+					    strcmp(t->attrs[a].name, "documentation") == 0)
 						continue;
 					printf(" %s=%s", t->attrs[a].name, t->attrs[a].value);
 				}

@@ -1,6 +1,8 @@
 # Symbolication (lib/symbol, cli/atos.c, cli/symcache.c): libdwarf for DWARF, libiberty for C++
 # demangling; clang/lld/llvm build the test dylibs and dSYMs and provide the llvm-symbolizer oracle.
-LIB_LDLIBS += -ldwarf -liberty
+# libdwarf and elfutils' libdw both define dwarf_* functions: libdwarf must come first so
+# our DWARF code binds to it (libdw calls its own functions through internal aliases).
+LIB_LDLIBS := -ldwarf -liberty $(LIB_LDLIBS)
 DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
 CPPFLAGS_TK += -I/usr/include/libdwarf
 

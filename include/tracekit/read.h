@@ -77,6 +77,7 @@ typedef struct tk_reader {
 
 /* The readers the registry knows. */
 extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
+extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
 /* The reader whose sniff() accepts head, or NULL. */
 const tk_reader *tk_reader_find(const unsigned char *head, size_t n);
 /* The i-th registered reader, NULL past the end (for listings and tests). */

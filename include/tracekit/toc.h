@@ -33,7 +33,7 @@ typedef struct tk_toc_table {
 } tk_toc_table;
 
 typedef struct tk_toc_process {
-	char *name; /* NULL if absent */
+	char *name;  /* NULL if absent */
 	int64_t pid; /* -1 if absent */
 	char *path;  /* NULL if absent */
 	char *type;  /* target process only: "launched", "attached" … */
@@ -45,7 +45,7 @@ typedef struct tk_toc_run {
 	char *device_name, *device_model, *device_platform, *device_os, *device_uuid;
 	tk_toc_process target; /* the recorded process (<target><process>); name NULL if none */
 	char *start_date, *end_date, *end_reason, *template_name, *instruments_version;
-	double duration; /* seconds; -1 if absent */
+	double duration;           /* seconds; -1 if absent */
 	tk_toc_process *processes; /* <processes> */
 	size_t nprocesses;
 	tk_toc_table *tables; /* <data><table> in order */

@@ -44,7 +44,8 @@ typedef enum tk_transform_kind {
 	 * sample whose only frames were merged keeps its weight on the thread itself (an empty stack),
 	 * so thread totals never change. */
 	TK_TX_MERGE,
-	/* The same for every frame of one binary (pattern = binary name, e.g. "libsystem_kernel.dylib"):
+	/* The same for every frame of one binary (pattern = binary name, e.g. "libsystem_kernel.dylib",
+	 * or its full path when the pattern starts with '/'):
 	 * runs of that binary's frames disappear and their weight goes to the nearest caller outside
 	 * it ("charge library to caller"). */
 	TK_TX_MERGE_BINARY,
@@ -58,6 +59,9 @@ typedef enum tk_transform_kind {
 	TK_TX_THREAD,
 	/* Keep threads whose pid (decimal) or process name equals the pattern. */
 	TK_TX_PROCESS,
+	/* Merge every unsymbolicated frame (no symbol, or a symbol that is only a hex address) into its
+	 * caller, as Instruments' "Hide Missing Symbols". Pattern unused. */
+	TK_TX_MERGE_UNSYMBOLICATED,
 } tk_transform_kind;
 
 typedef struct tk_transform_spec {

@@ -289,33 +289,44 @@ static void build_group(builder *b, const tk_thread_id *threads, size_t nthreads
 
 static int sibling_cmp(const void *a, const void *b, const void *ctx)
 {
-	const tk_calltree *sort_tree = ctx;
+	const tk_calltree *t = ctx;
 	tk_cnode_id x = *(const tk_cnode_id *)a, y = *(const tk_cnode_id *)b;
-	const tk_cnode *nx = &sort_tree->nodes[x], *ny = &sort_tree->nodes[y];
-	if (nx->parent != ny->parent)
-		return nx->parent < ny->parent ? -1 : 1;
+	const tk_cnode *nx = &t->nodes[x], *ny = &t->nodes[y];
 	if (nx->total != ny->total)
 		return nx->total > ny->total ? -1 : 1;
-	int c = frame_name_cmp(sort_tree->p, nx->frame, ny->frame);
+	int c = frame_name_cmp(t->p, nx->frame, ny->frame);
 	if (c)
 		return c;
 	return x < y ? -1 : x > y;
 }
 
-/* Link every node's children in sorted order. */
+/* Link every node's children in sorted order. Children are bucketed by parent first (a counting
+ * sort on nchildren), so only siblings are ever compared. */
 static void link_children(tk_calltree *t)
 {
-	size_t m = 0;
-	tk_cnode_id *ids = tk_xmalloc((t->n ? t->n : 1) * sizeof *ids);
+	size_t *start = tk_xcalloc(t->n + 1, sizeof *start);
+	for (size_t i = 0; i < t->n; i++)
+		start[i + 1] = start[i] + t->nodes[i].nchildren;
+	size_t m = start[t->n];
+	tk_cnode_id *ids = tk_xmalloc((m ? m : 1) * sizeof *ids);
+	size_t *fill = tk_xmalloc((t->n ? t->n : 1) * sizeof *fill);
+	memcpy(fill, start, t->n * sizeof *fill);
 	for (size_t i = 0; i < t->n; i++)
 		if (t->nodes[i].parent != TK_CNODE_NONE)
-			ids[m++] = (tk_cnode_id)i;
-	sort_ctx(ids, m, sizeof *ids, sibling_cmp, t);
-	for (size_t i = m; i-- > 0;) {
-		tk_cnode *n = &t->nodes[ids[i]];
-		n->next_sibling = t->nodes[n->parent].first_child;
-		t->nodes[n->parent].first_child = ids[i];
+			ids[fill[t->nodes[i].parent]++] = (tk_cnode_id)i;
+	free(fill);
+	for (size_t x = 0; x < t->n; x++) {
+		size_t lo = start[x], hi = start[x + 1];
+		if (hi - lo > 1)
+			sort_ctx(ids + lo, hi - lo, sizeof *ids, sibling_cmp, t);
+		tk_cnode_id next = TK_CNODE_NONE;
+		for (size_t i = hi; i-- > lo;) {
+			t->nodes[ids[i]].next_sibling = next;
+			next = ids[i];
+		}
+		t->nodes[x].first_child = next;
 	}
+	free(start);
 	free(ids);
 }
 

@@ -111,6 +111,21 @@ static int same_function(const tk_profile *p, tk_frame_id a, tk_frame_id b)
 	return strcmp(tk_frame_label(p, a, bufa), tk_frame_label(p, b, bufb)) == 0;
 }
 
+/* No symbol, or a symbol that is just "0x" + hex digits (how xctrace names unsymbolicated frames). */
+static int is_unsymbolicated(const tk_profile *p, tk_frame_id f)
+{
+	const tk_frame *fr = tk_frame_get(p, f);
+	if (!fr || !fr->name)
+		return 1;
+	const char *s = tk_string(p, fr->name);
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
+		return 0;
+	for (s += 2; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
+			return 0;
+	return 1;
+}
+
 /* ---- copying into the output profile ---- */
 
 typedef struct copier {
@@ -174,6 +189,7 @@ static tk_stack_id copy_stack(copier *c, tk_stack_id s)
 typedef struct stage {
 	tk_profile *p;
 	tk_transform_kind kind;
+	const char *raw; /* the pattern as given */
 	pattern pt;
 	int8_t *match;  /* per frame: -1 unknown, 0, 1 */
 	int8_t *sysbin; /* per binary, for TK_TX_MERGE_SYSTEM */
@@ -188,14 +204,18 @@ static int frame_hit(stage *st, tk_frame_id f)
 	if (st->match[f] >= 0)
 		return st->match[f];
 	int hit;
-	if (st->kind == TK_TX_MERGE_SYSTEM) {
+	if (st->kind == TK_TX_MERGE_UNSYMBOLICATED) {
+		hit = is_unsymbolicated(st->p, f);
+	} else if (st->kind == TK_TX_MERGE_SYSTEM) {
 		tk_binary_id b = tk_frame_get(st->p, f)->binary;
 		if (st->sysbin[b] < 0)
 			st->sysbin[b] = (int8_t)tk_binary_is_system(st->p, b);
 		hit = st->sysbin[b];
 	} else if (st->kind == TK_TX_MERGE_BINARY) {
-		const char *bn = binary_name(st->p, tk_frame_get(st->p, f)->binary);
-		hit = bn && strcmp(bn, st->pt.label) == 0;
+		/* By name, or by full path when the pattern is one (two binaries may share a name). */
+		const tk_binary *b = tk_binary_get(st->p, tk_frame_get(st->p, f)->binary);
+		const char *want = st->raw;
+		hit = b && strcmp(tk_string(st->p, want[0] == '/' ? b->path : b->name), want) == 0;
 	} else {
 		hit = match_pattern(st->p, f, &st->pt);
 	}
@@ -213,7 +233,8 @@ static uint32_t step(stage *st, uint32_t r, tk_frame_id f)
 	case TK_TX_EXCLUDE: return r == DROP || frame_hit(st, f) ? DROP : tk_stack_push(st->p, r, f);
 	case TK_TX_MERGE:
 	case TK_TX_MERGE_BINARY:
-	case TK_TX_MERGE_SYSTEM: return frame_hit(st, f) ? r : tk_stack_push(st->p, r, f);
+	case TK_TX_MERGE_SYSTEM:
+	case TK_TX_MERGE_UNSYMBOLICATED: return frame_hit(st, f) ? r : tk_stack_push(st->p, r, f);
 	case TK_TX_FLATTEN_RECURSION:
 		if (r && same_function(st->p, tk_stack_get(st->p, r)->frame, f))
 			return r;
@@ -246,7 +267,8 @@ static uint32_t rewrite(stage *st, tk_stack_id s)
 static size_t run_stage(tk_profile *out, const tk_transform_spec *spec, cell *cells, size_t n)
 {
 	stage st = {.p = out, .kind = spec->kind};
-	st.pt = parse_pattern(spec->pattern ? spec->pattern : "");
+	st.raw = spec->pattern ? spec->pattern : "";
+	st.pt = parse_pattern(st.raw);
 	size_t nframes = tk_frame_count(out) + 1, nbins = tk_binary_count(out) + 1;
 	st.match = tk_xmalloc(nframes);
 	memset(st.match, -1, nframes);
@@ -332,11 +354,12 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 {
 	for (size_t i = 0; i < n; i++) {
 		const tk_transform_spec *s = &specs[i];
-		if (s->kind > TK_TX_PROCESS) {
+		if (s->kind > TK_TX_MERGE_UNSYMBOLICATED) {
 			tk_error_set(err, "transform %zu: unknown kind %d", i + 1, (int)s->kind);
 			return NULL;
 		}
-		int needs = s->kind != TK_TX_MERGE_SYSTEM && s->kind != TK_TX_FLATTEN_RECURSION;
+		int needs = s->kind != TK_TX_MERGE_SYSTEM && s->kind != TK_TX_FLATTEN_RECURSION &&
+		            s->kind != TK_TX_MERGE_UNSYMBOLICATED;
 		if (needs && (!s->pattern || !*s->pattern)) {
 			tk_error_set(err, "transform %zu: empty pattern", i + 1);
 			return NULL;

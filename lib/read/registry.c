@@ -3,14 +3,16 @@
  * the reader that recognises them. Adding a format is one entry in `readers` below.
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tracekit/read.h"
+#include "tracekit/records.h"
 
 static const tk_reader *const readers[] = {
     /* Order matters only when two sniffers could both accept; the binary formats (whose magic is
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
-    /* &tk_reader_records, */
+    &tk_reader_records,
     &tk_reader_xctrace,
 };
 
@@ -54,6 +56,11 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 
 int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
 {
+	/* A directory is a monitor session (tracekit monitor's records + images.json, or MTHawkeye's
+	 * records.mtlog/.mmap2 + dyld-images): not one stream, so it bypasses the sniffers. */
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return tk_records_read(p, path, 0, err);
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;

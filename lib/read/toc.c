@@ -41,7 +41,8 @@ static int fail(tr *t, const char *fmt, ...)
 	uint64_t line = 0, col = 0;
 	if (t->x)
 		tk_xml_position(t->x, &line, &col);
-	return tk_error_set(t->err, "%s:%llu:%llu: %s", t->name, (unsigned long long)line, (unsigned long long)col, msg);
+	return tk_error_set(t->err, "%s:%llu:%llu: %s", t->name, (unsigned long long)line, (unsigned long long)col,
+	                    msg);
 }
 
 static int is(const char *s, size_t l, const char *lit)
@@ -198,8 +199,8 @@ static int on_end(void *ctx, const char *name, size_t nl)
 			char *end;
 			double d = t->ntext ? strtod(t->text, &end) : -1;
 			if (!t->ntext || *end || d < 0)
-				return fail(t, "<duration>: expected seconds, found \"%.*s\"", (int)(t->ntext > 40 ? 40 : t->ntext),
-				            t->ntext ? t->text : "");
+				return fail(t, "<duration>: expected seconds, found \"%.*s\"",
+				            (int)(t->ntext > 40 ? 40 : t->ntext), t->ntext ? t->text : "");
 			r->duration = d;
 		}
 		if (slot && !*slot)

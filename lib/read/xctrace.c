@@ -33,7 +33,7 @@
 #include "util/mem.h"
 
 #define CHUNK (256 * 1024)
-#define SAMPLE_TIME_WINDOW 65536
+#define SAMPLE_TIME_WINDOW 4096
 #define MAX_DEPTH 256
 #define MAX_PREAMBLE (1 << 20) /* diagnostics xctrace may print before `<?xml` */
 
@@ -70,11 +70,32 @@ enum {
 };
 
 static const char *const known_names[T_KNOWN_END] = {
-    "",          "trace-query-result", "trace-toc", "node",      "schema",           "col",
-    "mnemonic",  "row",                "sentinel",  "sample-time", "thread",         "tid",
-    "process",   "pid",                "weight",    "cycle-weight", "pmc-event",     "backtrace",
-    "tagged-backtrace", "kperf-bt",    "frame",     "binary",    "source",           "path",
-    "text-addresses", "text-address",
+    "",
+    "trace-query-result",
+    "trace-toc",
+    "node",
+    "schema",
+    "col",
+    "mnemonic",
+    "row",
+    "sentinel",
+    "sample-time",
+    "thread",
+    "tid",
+    "process",
+    "pid",
+    "weight",
+    "cycle-weight",
+    "pmc-event",
+    "backtrace",
+    "tagged-backtrace",
+    "kperf-bt",
+    "frame",
+    "binary",
+    "source",
+    "path",
+    "text-addresses",
+    "text-address",
 };
 
 static int known_tag(const char *n, size_t l)
@@ -185,21 +206,21 @@ typedef struct frag {
 } frag;
 
 typedef struct elem {
-	uint32_t tag;     /* T_* or a dynamic code (only when id or ref is present) */
-	uint32_t id;      /* 0 if none */
-	int is_ref;       /* <x ref="N"/>: value comes from the store */
-	int role;         /* column role when this is a row cell */
-	int want_text;    /* accumulate character data */
-	int null;         /* sentinel, or a cell that stands for nothing */
-	size_t text_off;  /* start of this element's text in the text buffer */
-	size_t fr_off;    /* start of this element's frames in the frame scratch */
-	size_t ad_off;    /* start of this element's addresses in the address scratch */
-	uint64_t v;       /* the element's value once computed (or from the ref) */
+	uint32_t tag;    /* T_* or a dynamic code (only when id or ref is present) */
+	uint32_t id;     /* 0 if none */
+	int is_ref;      /* <x ref="N"/>: value comes from the store */
+	int role;        /* column role when this is a row cell */
+	int want_text;   /* accumulate character data */
+	int null;        /* sentinel, or a cell that stands for nothing */
+	size_t text_off; /* start of this element's text in the text buffer */
+	size_t fr_off;   /* start of this element's frames in the frame scratch */
+	size_t ad_off;   /* start of this element's addresses in the address scratch */
+	uint64_t v;      /* the element's value once computed (or from the ref) */
 	/* per-tag building state */
-	uint64_t a, b;    /* frame: addr; kperf-bt: pc (b = has pc); thread: tid */
-	int64_t pid;      /* process / thread */
-	uint32_t u1, u2;  /* frame: binary, line; thread: proc index + 1; tagged: inner stack + 1 */
-	tk_str s1, s2;    /* frame: name, file; process: name */
+	uint64_t a, b;           /* frame: addr; kperf-bt: pc (b = has pc); thread: tid */
+	int64_t pid;             /* process / thread */
+	uint32_t u1, u2;         /* frame: binary, line; thread: proc index + 1; tagged: inner stack + 1 */
+	tk_str s1, s2;           /* frame: name, file; process: name */
 	size_t fmt_off, fmt_len; /* thread: fmt kept in the text buffer */
 	int has_inner, has_frames, has_addrs;
 } elem;
@@ -221,11 +242,10 @@ typedef struct xr {
 	uint64_t *ad;
 	size_t nad, capad;
 	/* id store: kept ids in a hash index; sample times in a window */
-	idval *ids;
-	size_t nids, capids;
-	tk_hidx id_index;
-	idval win[SAMPLE_TIME_WINDOW];
-	size_t win_next, win_count;
+	idval *ids; /* open addressing, id 0 = empty */
+	size_t nids;
+	uint32_t id_mask;
+	idval win[SAMPLE_TIME_WINDOW]; /* sample times, direct-mapped by id (id 0 = empty) */
 	uint32_t max_id;
 	/* dynamic element names (for id/ref checks on elements we do not interpret) */
 	char *dyn;
@@ -312,41 +332,66 @@ static uint32_t dyn_code(xr *r, const char *n, size_t l)
 	uint32_t f = tk_hidx_find(&r->dyn_index, h, dyn_eq, r, &key);
 	if (f != UINT32_MAX)
 		return T_KNOWN_END + f;
-	TK_GROW(r->dyn, r->capdyn, r->ndyn + l);
+	if (r->ndyn + l > r->capdyn)
+		TK_GROW(r->dyn, r->capdyn, r->ndyn + l);
 	memcpy(r->dyn + r->ndyn, n, l);
-	TK_GROW(r->dynnames, r->capdynnames, r->ndynnames + 1);
+	if (r->ndynnames + 1 > r->capdynnames)
+		TK_GROW(r->dynnames, r->capdynnames, r->ndynnames + 1);
 	r->dynnames[r->ndynnames] = (struct dynname){r->ndyn, l};
 	r->ndyn += l;
 	tk_hidx_insert(&r->dyn_index, h, (uint32_t)r->ndynnames);
 	return T_KNOWN_END + (uint32_t)r->ndynnames++;
 }
 
-/* ---- id store ---- */
+/* ---- id store ----
+ *
+ * Kept ids live in one open-addressing table of idval entries (id 0 = empty), so a lookup
+ * touches a single cache line: every row looks several ids up, which makes this the reader's
+ * hottest structure. */
 
-static int id_eq(const void *ctx, uint32_t idx, const void *key)
+static inline uint32_t id_slot0(uint32_t id, uint32_t mask)
 {
-	const xr *r = ctx;
-	return r->ids[idx].id == *(const uint32_t *)key;
+	return (uint32_t)((id * 0x9E3779B97F4A7C15ULL) >> 40) & mask;
 }
 
-/* Look an id up; returns the entry or NULL. */
-static const idval *id_find(xr *r, uint32_t id)
+static void id_rehash(xr *r)
 {
-	uint32_t f = tk_hidx_find(&r->id_index, tk_hash_u64(id), id_eq, r, &id);
-	if (f != UINT32_MAX)
-		return &r->ids[f];
-	/* newest first: a repeated sample time refs the previous row */
-	for (size_t k = 0; k < r->win_count; k++) {
-		size_t i = (r->win_next + SAMPLE_TIME_WINDOW - 1 - k) % SAMPLE_TIME_WINDOW;
-		if (r->win[i].id == id)
-			return &r->win[i];
+	uint32_t ncap = r->id_mask ? (r->id_mask + 1) * 2 : 1024;
+	idval *ns = tk_xcalloc(ncap, sizeof *ns);
+	if (r->ids)
+		for (uint32_t i = 0; i <= r->id_mask; i++)
+			if (r->ids[i].id) {
+				uint32_t k = id_slot0(r->ids[i].id, ncap - 1);
+				while (ns[k].id)
+					k = (k + 1) & (ncap - 1);
+				ns[k] = r->ids[i];
+			}
+	free(r->ids);
+	r->ids = ns;
+	r->id_mask = ncap - 1;
+}
+
+/* Look an id up in the kept table (sample_time = 0) or the sample-time window (1). */
+static inline const idval *id_find(xr *r, uint32_t id, int sample_time)
+{
+	if (sample_time) {
+		const idval *w = &r->win[id & (SAMPLE_TIME_WINDOW - 1)];
+		return w->id == id ? w : NULL;
 	}
-	return NULL;
+	if (!r->ids)
+		return NULL;
+	for (uint32_t k = id_slot0(id, r->id_mask);; k = (k + 1) & r->id_mask) {
+		const idval *e = &r->ids[k];
+		if (e->id == id)
+			return e;
+		if (!e->id)
+			return NULL;
+	}
 }
 
 static int id_store(xr *r, uint32_t id, uint32_t tag, uint64_t v)
 {
-	if (id_find(r, id)) {
+	if (id_find(r, id, 0) || id_find(r, id, 1)) {
 		int l;
 		const char *tn = tag_name(r, tag, &l);
 		return fail(r, "<%.*s id=\"%u\">: id %u is defined twice", l, tn, id, id);
@@ -354,17 +399,25 @@ static int id_store(xr *r, uint32_t id, uint32_t tag, uint64_t v)
 	if (id > r->max_id)
 		r->max_id = id;
 	if (tag == T_SAMPLE_TIME) {
-		r->win[r->win_next] = (idval){id, tag, v};
-		r->win_next = (r->win_next + 1) % SAMPLE_TIME_WINDOW;
-		if (r->win_count < SAMPLE_TIME_WINDOW)
-			r->win_count++;
+		/* direct-mapped by id: a sample time stays until a later one lands in its slot, i.e. for at
+		 * least the next SAMPLE_TIME_WINDOW ids of the document */
+		r->win[id & (SAMPLE_TIME_WINDOW - 1)] = (idval){id, tag, v};
 		return 0;
 	}
-	TK_GROW(r->ids, r->capids, r->nids + 1);
-	r->ids[r->nids] = (idval){id, tag, v};
-	tk_hidx_insert(&r->id_index, tk_hash_u64(id), (uint32_t)r->nids);
+	if (!r->ids || (r->nids + 1) * 2 > (size_t)r->id_mask + 1)
+		id_rehash(r);
+	uint32_t k = id_slot0(id, r->id_mask);
+	while (r->ids[k].id)
+		k = (k + 1) & r->id_mask;
+	r->ids[k] = (idval){id, tag, v};
 	r->nids++;
 	return 0;
+}
+
+static const idval *id_find_any(xr *r, uint32_t id)
+{
+	const idval *v = id_find(r, id, 0);
+	return v ? v : id_find(r, id, 1);
 }
 
 /* ---- small parsers ---- */
@@ -471,7 +524,7 @@ static void strip_tid(const char *s, size_t *n)
 	size_t k = l;
 	while (k && s[k - 1] != ' ')
 		k--;
-	if (k && is_hex_name(s + k, l - k)) {
+	if (is_hex_name(s + k, l - k)) {
 		l = k;
 		rtrim(s, &l);
 		*n = l;
@@ -540,7 +593,8 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 	if (drop_trailing_zero && n && r->ad[r->nad - 1] == 0)
 		n--;
 	size_t off = r->nfr;
-	TK_GROW(r->fr, r->capfr, r->nfr + n);
+	if (r->nfr + n > r->capfr)
+		TK_GROW(r->fr, r->capfr, r->nfr + n);
 	for (size_t i = 0; i < n; i++) {
 		tk_frame f = {.addr = r->ad[ad_off + i], .flags = i == 0 ? TK_FRAME_LEAF_PC : 0};
 		r->fr[r->nfr++] = tk_frame_add(r->p, &f);
@@ -553,7 +607,8 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 static void push_addrs_of_frag(xr *r, uint32_t fi)
 {
 	frag *f = &r->frags[fi];
-	TK_GROW(r->ad, r->capad, r->nad + f->n);
+	if (r->nad + f->n > r->capad)
+		TK_GROW(r->ad, r->capad, r->nad + f->n);
 	memcpy(r->ad + r->nad, r->fragvals + f->off, f->n * sizeof *r->ad);
 	r->nad += f->n;
 }
@@ -579,8 +634,9 @@ static int finish_schema(xr *r)
 {
 	tk_unit u;
 	if (schema_unit(r->schema, &u) < 0)
-		return fail(r, "unsupported schema '%s' (tracekit reads time-profile, cpu-profile, counters-profile and "
-		               "time-sample tables)",
+		return fail(r,
+		            "unsupported schema '%s' (tracekit reads time-profile, cpu-profile, counters-profile and "
+		            "time-sample tables)",
 		            r->schema);
 	int sample = u == TK_UNIT_SAMPLES;
 	int have[6] = {0};
@@ -667,11 +723,13 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			return fail(r, "this is a table of contents (`xctrace export --toc`), not a table export; "
 			               "`tracekit info` shows it, and `xctrace export --xpath` exports a table");
 		if (tag != T_TQR)
-			return fail(r, "not an xctrace table export: the root element is <%.*s>, not <trace-query-result>",
+			return fail(r,
+			            "not an xctrace table export: the root element is <%.*s>, not <trace-query-result>",
 			            (int)(nl > 60 ? 60 : nl), name);
 	}
 
-	TK_GROW(r->st, r->capst, r->depth + 1);
+	if (r->depth + 1 > r->capst)
+		TK_GROW(r->st, r->capst, r->depth + 1);
 	elem *e = &r->st[r->depth++];
 	parent = r->depth >= 2 ? &r->st[r->depth - 2] : NULL;
 	memset(e, 0, sizeof *e);
@@ -683,8 +741,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	if (aid) {
 		uint64_t v;
 		if (parse_u64(aid->value, aid->value_len, &v) < 0 || v == 0 || v > UINT32_MAX)
-			return fail(r, "<%.*s>: bad id \"%.*s\"", (int)nl, name, (int)(aid->value_len > 40 ? 40 : aid->value_len),
-			            aid->value);
+			return fail(r, "<%.*s>: bad id \"%.*s\"", (int)nl, name,
+			            (int)(aid->value_len > 40 ? 40 : aid->value_len), aid->value);
 		e->id = (uint32_t)v;
 	}
 	if (aref) {
@@ -694,14 +752,17 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		if (parse_u64(aref->value, aref->value_len, &v) < 0 || v == 0 || v > UINT32_MAX)
 			return fail(r, "<%.*s>: bad ref \"%.*s\"", (int)nl, name,
 			            (int)(aref->value_len > 40 ? 40 : aref->value_len), aref->value);
-		const idval *iv = id_find(r, (uint32_t)v);
+		const idval *iv = id_find(r, (uint32_t)v, tag == T_SAMPLE_TIME);
+		if (!iv)
+			iv = id_find_any(r, (uint32_t)v); /* for the message: an id of another tag */
 		if (!iv) {
 			if (tag == T_SAMPLE_TIME && v <= r->max_id)
-				return fail(r, "<sample-time ref=\"%llu\"> refers to a sample time that is not among the last %d "
-				               "kept (or was never defined)",
+				return fail(r,
+				            "<sample-time ref=\"%llu\"> refers to a sample time more than %d ids back "
+				            "(tracekit keeps only recent sample times) or one never defined",
 				            (unsigned long long)v, SAMPLE_TIME_WINDOW);
-			return fail(r, "<%.*s ref=\"%llu\"> refers to id %llu, which is not defined before this point", (int)nl,
-			            name, (unsigned long long)v, (unsigned long long)v);
+			return fail(r, "<%.*s ref=\"%llu\"> refers to id %llu, which is not defined before this point",
+			            (int)nl, name, (unsigned long long)v, (unsigned long long)v);
 		}
 		if (iv->tag != tag) {
 			int l;
@@ -736,7 +797,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		const tk_xml_attr *xp = attr(at, na, "xpath");
 		if (xp) {
 			size_t l = strlen(r->xpaths);
-			snprintf(r->xpaths + l, sizeof r->xpaths - l, "%s%.*s", l ? " | " : "", (int)xp->value_len, xp->value);
+			snprintf(r->xpaths + l, sizeof r->xpaths - l, "%s%.*s", l ? " | " : "", (int)xp->value_len,
+			         xp->value);
 		}
 		break;
 	}
@@ -752,7 +814,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	}
 	case T_COL:
 		if (parent && parent->tag == T_SCHEMA) {
-			TK_GROW(r->cols, r->capcols, r->ncols + 1);
+			if (r->ncols + 1 > r->capcols)
+				TK_GROW(r->cols, r->capcols, r->ncols + 1);
 			memset(&r->cols[r->ncols], 0, sizeof r->cols[0]);
 			r->ncols++;
 		}
@@ -771,7 +834,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	case T_THREAD: {
 		const tk_xml_attr *f = attr(at, na, "fmt");
 		if (f) {
-			TK_GROW(r->text, r->captext, r->ntext + f->value_len);
+			if (r->ntext + f->value_len > r->captext)
+				TK_GROW(r->text, r->captext, r->ntext + f->value_len);
 			memcpy(r->text + r->ntext, f->value, f->value_len);
 			e->fmt_off = r->ntext;
 			e->fmt_len = f->value_len;
@@ -804,7 +868,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	case T_FRAME: {
 		const tk_xml_attr *nm = attr(at, na, "name"), *ad = attr(at, na, "addr");
 		if (ad && parse_hex(ad->value, ad->value_len, &e->a) < 0)
-			return fail(r, "<frame>: bad addr \"%.*s\"", (int)(ad->value_len > 40 ? 40 : ad->value_len), ad->value);
+			return fail(r, "<frame>: bad addr \"%.*s\"", (int)(ad->value_len > 40 ? 40 : ad->value_len),
+			            ad->value);
 		if (nm && nm->value_len && !is_hex_name(nm->value, nm->value_len))
 			e->s1 = tk_intern(r->p, nm->value, nm->value_len);
 		break;
@@ -830,7 +895,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		const tk_xml_attr *l = attr(at, na, "line");
 		uint64_t v = 0;
 		if (l && (parse_u64(l->value, l->value_len, &v) < 0 || v > UINT32_MAX))
-			return fail(r, "<source>: bad line \"%.*s\"", (int)(l->value_len > 40 ? 40 : l->value_len), l->value);
+			return fail(r, "<source>: bad line \"%.*s\"", (int)(l->value_len > 40 ? 40 : l->value_len),
+			            l->value);
 		e->u2 = (uint32_t)v;
 		break;
 	}
@@ -844,7 +910,8 @@ static int on_text(void *ctx, const char *s, size_t n)
 	elem *e = top(r);
 	if (!e || !e->want_text)
 		return 0;
-	TK_GROW(r->text, r->captext, r->ntext + n);
+	if (r->ntext + n > r->captext)
+		TK_GROW(r->text, r->captext, r->ntext + n);
 	memcpy(r->text + r->ntext, s, n);
 	r->ntext += n;
 	return 0;
@@ -888,17 +955,20 @@ static int finish_value(xr *r, elem *e)
 			if (parse_u64(t + i, j - i, &v) < 0)
 				return fail(r, "<text-addresses>: expected decimal addresses, found \"%.*s\"",
 				            (int)(j - i > 40 ? 40 : j - i), t + i);
-			TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
+			if (r->nfragvals + 1 > r->capfragvals)
+				TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
 			r->fragvals[r->nfragvals++] = v;
 			i = j;
 		}
-		TK_GROW(r->frags, r->capfrags, r->nfrags + 1);
+		if (r->nfrags + 1 > r->capfrags)
+			TK_GROW(r->frags, r->capfrags, r->nfrags + 1);
 		r->frags[r->nfrags] = (frag){start, r->nfragvals - start};
 		e->v = r->nfrags++;
 		break;
 	}
 	case T_PROCESS:
-		TK_GROW(r->procs, r->capprocs, r->nprocs + 1);
+		if (r->nprocs + 1 > r->capprocs)
+			TK_GROW(r->procs, r->capprocs, r->nprocs + 1);
 		r->procs[r->nprocs] = (proc){e->pid, e->s1};
 		e->v = r->nprocs++;
 		break;
@@ -918,12 +988,14 @@ static int finish_value(xr *r, elem *e)
 			const char *h = memmem(s, rest, "0x", 2);
 			if (h) {
 				size_t k = 2;
-				while (h + k < s + rest && ((h[k] >= '0' && h[k] <= '9') || (h[k] >= 'a' && h[k] <= 'f')))
+				while (h + k < s + rest &&
+				       ((h[k] >= '0' && h[k] <= '9') || (h[k] >= 'a' && h[k] <= 'f')))
 					k++;
 				parse_hex(h, k, &e->a);
 			}
 		}
-		TK_GROW(r->thrs, r->capthrs, r->nthrs + 1);
+		if (r->nthrs + 1 > r->capthrs)
+			TK_GROW(r->thrs, r->capthrs, r->nthrs + 1);
 		r->thrs[r->nthrs] = (thr){e->pid, e->a, nm, pname, 0, 0};
 		e->v = r->nthrs++;
 		break;
@@ -961,7 +1033,8 @@ static int finish_value(xr *r, elem *e)
 		 * Stackshots: text-addresses already starts with the PC (reference §7). */
 		size_t n = r->nad - e->ad_off;
 		if (e->b && !(n && r->ad[e->ad_off] == e->a)) {
-			TK_GROW(r->ad, r->capad, r->nad + 1);
+			if (r->nad + 1 > r->capad)
+				TK_GROW(r->ad, r->capad, r->nad + 1);
 			memmove(r->ad + e->ad_off + 1, r->ad + e->ad_off, n * sizeof *r->ad);
 			r->ad[e->ad_off] = e->a;
 			r->nad++;
@@ -986,7 +1059,8 @@ static int deliver(xr *r, elem *parent, elem *c)
 			if (c->null)
 				break;
 			if (c->tag != T_SAMPLE_TIME)
-				return fail(r, "unexpected <%s> in the time column", c->tag < T_KNOWN_END ? known_names[c->tag] : "?");
+				return fail(r, "unexpected <%s> in the time column",
+				            c->tag < T_KNOWN_END ? known_names[c->tag] : "?");
 			r->row_time = c->v;
 			r->row_has_time = 1;
 			break;
@@ -1010,14 +1084,14 @@ static int deliver(xr *r, elem *parent, elem *c)
 			if (c->null)
 				break;
 			if (c->tag != T_BACKTRACE && c->tag != T_TAGGED_BT && c->tag != T_KPERF_BT)
-				return fail(r, "expected a <backtrace>, <tagged-backtrace> or <kperf-bt> in the stack column");
+				return fail(
+				    r, "expected a <backtrace>, <tagged-backtrace> or <kperf-bt> in the stack column");
 			r->row_stack = (tk_stack_id)c->v;
 			break;
 		}
 		break;
 	case T_MNEMONIC: break;
-	case T_COL:
-		break;
+	case T_COL: break;
 	case T_THREAD:
 		if (c->tag == T_TID) {
 			parent->a = c->v;
@@ -1045,7 +1119,8 @@ static int deliver(xr *r, elem *parent, elem *c)
 	case T_BACKTRACE:
 	case T_TAGGED_BT:
 		if (c->tag == T_FRAME) {
-			TK_GROW(r->fr, r->capfr, r->nfr + 1);
+			if (r->nfr + 1 > r->capfr)
+				TK_GROW(r->fr, r->capfr, r->nfr + 1);
 			r->fr[r->nfr++] = (tk_frame_id)c->v;
 			parent->has_frames = 1;
 		} else if (c->tag == T_TEXT_ADDRESSES) {
@@ -1171,7 +1246,8 @@ int tk_xctrace_skip_preamble(tk_input *in, char **buf, size_t *len, size_t *star
 		 * tokenizer reports what is wrong with it */
 		if (!s && *len) {
 			size_t i = 0;
-			while (i < *len && ((*buf)[i] == ' ' || (*buf)[i] == '\n' || (*buf)[i] == '\t' || (*buf)[i] == '\r'))
+			while (i < *len &&
+			       ((*buf)[i] == ' ' || (*buf)[i] == '\n' || (*buf)[i] == '\t' || (*buf)[i] == '\r'))
 				i++;
 			if (i < *len && (*buf)[i] == '<')
 				s = *buf;
@@ -1186,11 +1262,13 @@ int tk_xctrace_skip_preamble(tk_input *in, char **buf, size_t *len, size_t *star
 		if (got == 0) {
 			if (*len == 0)
 				return tk_error_set(err, "%s: empty input", tk_input_name(in));
-			return tk_error_set(err, "%s: no XML document found (expected `<?xml` or `<trace-query-result>`)",
+			return tk_error_set(err,
+			                    "%s: no XML document found (expected `<?xml` or `<trace-query-result>`)",
 			                    tk_input_name(in));
 		}
 		if (*len > MAX_PREAMBLE)
-			return tk_error_set(err, "%s: no XML document in the first %d bytes", tk_input_name(in), MAX_PREAMBLE);
+			return tk_error_set(err, "%s: no XML document in the first %d bytes", tk_input_name(in),
+			                    MAX_PREAMBLE);
 	}
 }
 
@@ -1235,7 +1313,10 @@ static void set_meta(xr *r)
 		else
 			unnamed++;
 	}
-	tk_profile_set_meta(r->p, "symbolicated", !unnamed ? (named ? "yes" : "no (no frames)") : named ? "partly" : "no");
+	tk_profile_set_meta(r->p, "symbolicated",
+	                    !unnamed ? (named ? "yes" : "no (no frames)")
+	                    : named  ? "partly"
+	                             : "no");
 	if (r->xpaths[0]) {
 		tk_profile_set_meta(r->p, "xpath", r->xpaths);
 		const char *run = strstr(r->xpaths, "run[");
@@ -1264,7 +1345,6 @@ static void xr_free(xr *r)
 	free(r->fr);
 	free(r->ad);
 	free(r->ids);
-	tk_hidx_free(&r->id_index);
 	free(r->dyn);
 	free(r->dynnames);
 	tk_hidx_free(&r->dyn_index);

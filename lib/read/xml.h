@@ -65,8 +65,6 @@ void tk_xml_position(tk_xml *x, uint64_t *line, uint64_t *col);
 tk_xml_status tk_xml_status_of(const tk_xml *x);
 const char *tk_xml_kind_name(tk_xml_kind k); /* "fast", "libxml2" */
 
-
-
 /* ---- internal: the two implementations (xml.c dispatches) ---- */
 typedef struct tk_xml_impl {
 	void *(*create)(const tk_xml_events *ev, void *ctx, const char *name, uint64_t first_line);

@@ -106,8 +106,10 @@ static void *lx_create(const tk_xml_events *ev, void *ctx, const char *name, uin
 	x->p = xmlCreatePushParserCtxt(&sax, x, NULL, 0, name);
 	if (x->p) {
 		/* Large exports have long text runs (text-addresses) and many nodes; NONET keeps the
-		 * parser from fetching anything. */
-		xmlCtxtUseOptions(x->p, XML_PARSE_HUGE | XML_PARSE_NONET);
+		 * parser from fetching anything. NOENT makes SAX1 hand out decoded attribute values
+		 * ("&amp;" would otherwise arrive as "&#38;"); with DOCTYPEs refused there is no entity
+		 * beyond the predefined ones to expand. */
+		xmlCtxtUseOptions(x->p, XML_PARSE_HUGE | XML_PARSE_NONET | XML_PARSE_NOENT);
 		x->p->linenumbers = 1;
 	}
 	return x;

@@ -28,20 +28,17 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	tk_unit u = tk_profile_unit(p);
 	char w[32];
 	tk_wu_weight(w, sizeof w, u, root->total);
+	const char *proc = g->process ? tk_string(p, g->process) : "(unknown process)";
 	switch (tk_calltree_grouping(t)) {
 	case TK_GROUP_THREAD:
-		fprintf(out, "Thread %s (tid %llu)", g->name ? tk_string(p, g->name) : "(unnamed)",
-		        (unsigned long long)g->tid);
+		fprintf(out, "Thread %s (tid %llu), process %s", g->name ? tk_string(p, g->name) : "(unnamed)",
+		        (unsigned long long)g->tid, proc);
 		break;
-	case TK_GROUP_PROCESS: fprintf(out, "Process"); break;
+	case TK_GROUP_PROCESS: fprintf(out, "Process %s", proc); break;
 	case TK_GROUP_ALL: fprintf(out, "All threads"); break;
 	}
-	if (tk_calltree_grouping(t) != TK_GROUP_ALL) {
-		fprintf(out, ", %s", tk_calltree_grouping(t) == TK_GROUP_THREAD ? "process " : "");
-		fprintf(out, "%s", g->process ? tk_string(p, g->process) : "(unknown)");
-		if (g->pid >= 0)
-			fprintf(out, " (pid %lld)", (long long)g->pid);
-	}
+	if (tk_calltree_grouping(t) != TK_GROUP_ALL && g->pid >= 0)
+		fprintf(out, " (pid %lld)", (long long)g->pid);
 	if (tk_calltree_grouping(t) != TK_GROUP_THREAD)
 		fprintf(out, ", %u thread%s", g->threads, g->threads == 1 ? "" : "s");
 	fprintf(out, ": %s %s, %llu sample%s%s\n", w, tk_wu_display_unit(u), (unsigned long long)root->samples,

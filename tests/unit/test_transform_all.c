@@ -177,6 +177,14 @@ static void test_merge_binary_and_system(void **state)
 	                    "start;main;objc_msgSend;bar 3");
 	tk_profile_free(q);
 
+	/* a full path names the binary too */
+	q = apply(p, ONE(TK_TX_MERGE_BINARY, "/usr/lib/system/libsystem_pthread.dylib"));
+	assert_string_equal(stacks_of(q, 12, s, sizeof s), "work;bar 5");
+	tk_profile_free(q);
+	q = apply(p, ONE(TK_TX_MERGE_BINARY, "/elsewhere/libsystem_pthread.dylib"));
+	assert_string_equal(stacks_of(q, 12, s, sizeof s), "thread_start;_pthread_start;work;bar 5");
+	tk_profile_free(q);
+
 	q = apply(p, ONE(TK_TX_MERGE_SYSTEM, NULL));
 	assert_string_equal(stacks_of(q, 11, s, sizeof s),
 	                    "1 | main 1 | main;bar 3 | main;bar;bar;bar;baz 2 | main;foo 4");
@@ -205,6 +213,24 @@ static void test_system_binaries(void **state)
 	tk_binary nopath = {.name = tk_intern_cstr(p, "libsystem_kernel.dylib")};
 	assert_true(tk_binary_is_system(p, tk_binary_add(p, &nopath)));
 	assert_false(tk_binary_is_system(p, 0));
+	tk_profile_free(p);
+}
+
+static void test_hide_unsymbolicated(void **state)
+{
+	tk_profile *p = tk_profile_new();
+	tk_thread_id t = th_thread(p, 1, 1, "t", "p");
+	th_add(p, t, "App`main;0x1f;App`foo;0x20", 1, 2);
+	/* xctrace names some unsymbolicated frames with their hex address: those count too, "0xZ" does not */
+	tk_frame named_hex = {.addr = 0x31, .name = tk_intern_cstr(p, "0x30")};
+	tk_frame not_hex = {.addr = 0x40, .name = tk_intern_cstr(p, "0xZ")};
+	tk_stack_id s = tk_stack_push(p, th_stack(p, "App`main"), tk_frame_add(p, &named_hex));
+	tk_sample_add_n(p, t, tk_stack_push(p, s, tk_frame_add(p, &not_hex)), 3, 1);
+	th_add(p, t, "0x50", 4, 1);
+	char out[512];
+	tk_profile *q = apply(p, ONE(TK_TX_MERGE_UNSYMBOLICATED, NULL));
+	assert_string_equal(stacks_of(q, 1, out, sizeof out), "4 | main;0xZ 3 | main;foo 2");
+	tk_profile_free(q);
 	tk_profile_free(p);
 }
 
@@ -295,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_merge),
 	    cmocka_unit_test(test_merge_binary_and_system),
 	    cmocka_unit_test(test_system_binaries),
+	    cmocka_unit_test(test_hide_unsymbolicated),
 	    cmocka_unit_test(test_flatten_and_order),
 	    cmocka_unit_test(test_thread_and_process_filters),
 	    cmocka_unit_test(test_errors),

@@ -1,0 +1,325 @@
+/* tracekit monitor — run a program with libtracekit-monitor preloaded, then summarise its records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tracekit/records.h"
+
+TK_COMMAND(monitor, "run a program under the CPU-load monitor (LD_PRELOAD), then list its records")
+
+static const char usage[] =
+    "usage: tracekit monitor [options] -- CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with libtracekit-monitor.so preloaded (found next to the tracekit binary, or at\n"
+    "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
+    "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
+    "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
+    "`tracekit tree DIR` / `tracekit top DIR` (one thread per record).\n"
+    "\n"
+    "options (each sets the environment variable in brackets; unset ones keep the library default\n"
+    "or the value already in the environment):\n"
+    "  -o, --dir DIR              session directory (default ./tracekit-session-YYYYmmdd-HHMMSS)\n"
+    "                             [TK_MONITOR_DIR]\n"
+    "  --cpu-threshold PCT        high load starts at PCT percent of one core (80) [TK_MONITOR_CPU_THRESHOLD]\n"
+    "  --thread-threshold PCT     sample threads above PCT percent of the process CPU (15)\n"
+    "                             [TK_MONITOR_THREAD_THRESHOLD]\n"
+    "  --cpu-interval MS          CPU check period at normal load (1000) [TK_MONITOR_CPU_INTERVAL_MS]\n"
+    "  --cpu-high-interval MS     sampling period during high load (300) [TK_MONITOR_CPU_HIGH_INTERVAL_MS]\n"
+    "  --cpu-duration MS          high load must last MS to make a record (60000) [TK_MONITOR_CPU_DURATION_MS]\n"
+    "  --persist-interval MS      rewrite a living record every MS (5000) [TK_MONITOR_PERSIST_INTERVAL_MS]\n"
+    "  --max-nodes N              bound on tree nodes per record (4096) [TK_MONITOR_MAX_NODES]\n"
+    "  --max-frames N             frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]\n"
+    "  --lib PATH                 the monitor library to preload [TK_MONITOR_LIB]\n"
+    "  -q, --quiet                no summary at the end\n"
+    "\n"
+    "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n";
+
+static const struct opt {
+	const char *name, *env;
+	int integer; /* otherwise a percentage */
+} opts[] = {
+    {"--cpu-threshold", "TK_MONITOR_CPU_THRESHOLD", 0},  {"--thread-threshold", "TK_MONITOR_THREAD_THRESHOLD", 0},
+    {"--cpu-interval", "TK_MONITOR_CPU_INTERVAL_MS", 1}, {"--cpu-high-interval", "TK_MONITOR_CPU_HIGH_INTERVAL_MS", 1},
+    {"--cpu-duration", "TK_MONITOR_CPU_DURATION_MS", 1}, {"--persist-interval", "TK_MONITOR_PERSIST_INTERVAL_MS", 1},
+    {"--max-nodes", "TK_MONITOR_MAX_NODES", 1},          {"--max-frames", "TK_MONITOR_MAX_FRAMES", 1},
+};
+
+static int valid_value(const char *v, int integer)
+{
+	char *end;
+	errno = 0;
+	if (integer) {
+		unsigned long long x = strtoull(v, &end, 10);
+		return end != v && !*end && !errno && x > 0 && x <= UINT32_MAX && v[0] != '-';
+	}
+	double d = strtod(v, &end);
+	return end != v && !*end && isfinite(d) && d > 0 && d <= 100000;
+}
+
+/* The monitor library: $TK_MONITOR_LIB, --lib, or next to this executable (build/), or the
+ * install layout (bin/../lib/tracekit/). */
+static char *find_lib(const char *given)
+{
+	if (given)
+		return realpath(given, NULL);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	static const char *const rel[] = {"/libtracekit-monitor.so", "/../lib/tracekit/libtracekit-monitor.so"};
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s%s", self, rel[i]);
+		if (access(path, R_OK) == 0)
+			return realpath(path, NULL);
+	}
+	return NULL;
+}
+
+/* A monitor library built with -fsanitize=address (the `make check` build) needs the ASan runtime
+ * first in the preload list when the program itself is not sanitized. Returns its soname or NULL. */
+static char *asan_runtime(const char *lib)
+{
+	char *found = NULL;
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (name && strncmp(name, "libasan.so", 10) == 0) {
+				found = strdup(name);
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+		return -1;
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0777) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	if (mkdir(buf, 0777) && errno != EEXIST)
+		return -1;
+	struct stat st;
+	return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+static void summarise(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/records", dir);
+	if (access(path, F_OK) != 0) {
+		fprintf(stderr,
+		        "tracekit: no records in %s (no high CPU load lasted long enough, or the monitor "
+		        "did not start: is the program statically linked or setuid?)\n",
+		        dir);
+		return;
+	}
+	tk_error err;
+	tk_records *r = tk_records_open(dir, &err);
+	if (!r) {
+		tk_cli_warn("%s", err.msg);
+		return;
+	}
+	size_t cpu = 0, hang = 0;
+	double worst = 0;
+	for (size_t i = 0; i < tk_records_count(r); i++) {
+		const tk_record_info *ri = tk_records_get(r, i);
+		if (ri->kind == TK_RECORD_CPU) {
+			cpu++;
+			if (isfinite(ri->avg_cpu) && ri->avg_cpu > worst)
+				worst = ri->avg_cpu;
+		} else {
+			hang++;
+		}
+	}
+	fprintf(stderr, "tracekit: %zu CPU high-load record%s", cpu, cpu == 1 ? "" : "s");
+	if (cpu)
+		fprintf(stderr, " (peak average %.0f %% of one core)", worst);
+	fprintf(stderr, ", %zu hang%s in %s — `tracekit records %s` lists them\n", hang, hang == 1 ? "" : "s", dir,
+	        dir);
+	tk_records_free(r);
+}
+
+int cmd_monitor(int argc, char **argv)
+{
+	int cmd = 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			cmd = i + 1;
+			break;
+		}
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	const char *dir = NULL, *lib = getenv("TK_MONITOR_LIB");
+	const char *set[sizeof opts / sizeof opts[0]] = {0};
+	int quiet = 0;
+	int end = cmd ? cmd - 1 : argc;
+	for (int i = 1; i < end; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			quiet = 1;
+			continue;
+		}
+		if (i + 1 >= end)
+			return tk_cli_fail("monitor: %s %s (see tracekit monitor --help)", a,
+			                   a[0] == '-' ? "needs a value"
+			                               : "is not an option; put the command after --"),
+			       2;
+		const char *v = argv[++i];
+		if (strcmp(a, "-o") == 0 || strcmp(a, "--dir") == 0) {
+			dir = v;
+		} else if (strcmp(a, "--lib") == 0) {
+			lib = v;
+		} else {
+			size_t k = 0;
+			while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name) != 0)
+				k++;
+			if (k == sizeof opts / sizeof opts[0])
+				return tk_cli_fail("monitor: unknown option '%s' (see tracekit monitor --help)", a), 2;
+			if (!valid_value(v, opts[k].integer))
+				return tk_cli_fail("monitor: %s wants a positive %s, not '%s'", a,
+				                   opts[k].integer ? "whole number" : "number", v),
+				       2;
+			set[k] = v;
+		}
+	}
+	if (!cmd || cmd >= argc)
+		return fputs(usage, stderr), 2;
+
+	char *so = find_lib(lib);
+	if (!so)
+		return tk_cli_fail("monitor: %s not found (build it with `make`, or set TK_MONITOR_LIB)",
+		                   lib ? lib : "libtracekit-monitor.so next to the tracekit binary"),
+		       2;
+	char defdir[64];
+	if (!dir) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(defdir, sizeof defdir, "tracekit-session-%Y%m%d-%H%M%S", &tm);
+		dir = defdir;
+	}
+	if (mkdir_p(dir)) {
+		int e = errno;
+		free(so);
+		return tk_cli_fail("monitor: cannot create session directory %s: %s", dir, strerror(e));
+	}
+	char *absdir = realpath(dir, NULL);
+
+	/* The preload list: the ASan runtime first if the library needs it, ours, then the user's. */
+	char *asan = asan_runtime(so);
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(so) + (asan ? strlen(asan) : 0) + (old ? strlen(old) : 0) + 4;
+	char *preload = malloc(len);
+	if (!preload)
+		abort();
+	snprintf(preload, len, "%s%s%s%s%s", asan ? asan : "", asan ? " " : "", so, old && *old ? " " : "",
+	         old ? old : "");
+	if (asan && !getenv("ASAN_OPTIONS")) /* leaks of the monitored program are not ours to report */
+		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		free(so), free(asan), free(preload), free(absdir);
+		return tk_cli_fail("monitor: pipe: %s", strerror(errno));
+	}
+	fflush(NULL);
+	/* Like system(3): while the program runs, ^C and ^\ are its business; we wait and summarise. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, oldint, oldquit;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &oldint);
+	sigaction(SIGQUIT, &ign, &oldquit);
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &oldint, NULL);
+		sigaction(SIGQUIT, &oldquit, NULL);
+		close(pipefd[0]);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("TK_MONITOR_DIR", absdir ? absdir : dir, 1);
+		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+			if (set[k])
+				setenv(opts[k].env, set[k], 1);
+		execvp(argv[cmd], argv + cmd);
+		int e = errno;
+		if (write(pipefd[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	int rc;
+	if (pid < 0) {
+		rc = tk_cli_fail("monitor: fork: %s", strerror(errno));
+	} else {
+		int e = 0, status = 0;
+		ssize_t got = read(pipefd[0], &e, sizeof e);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (got == (ssize_t)sizeof e) {
+			rc = tk_cli_fail("monitor: cannot run %s: %s", argv[cmd], strerror(e));
+			rc = e == ENOENT ? 127 : 126;
+		} else {
+			if (WIFEXITED(status)) {
+				rc = WEXITSTATUS(status);
+			} else if (WIFSIGNALED(status)) {
+				rc = 128 + WTERMSIG(status);
+				if (!quiet)
+					fprintf(stderr, "tracekit: %s was killed by signal %d (%s)\n", argv[cmd],
+					        WTERMSIG(status), strsignal(WTERMSIG(status)));
+			} else {
+				rc = 1;
+			}
+			if (!quiet)
+				summarise(absdir ? absdir : dir);
+		}
+	}
+	close(pipefd[0]);
+	sigaction(SIGINT, &oldint, NULL);
+	sigaction(SIGQUIT, &oldquit, NULL);
+	free(so);
+	free(asan);
+	free(preload);
+	free(absdir);
+	return rc;
+}

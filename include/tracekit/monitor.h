@@ -1,0 +1,151 @@
+/*
+ * tracekit/monitor.h — libtracekit-monitor, the in-process CPU and hang monitor.
+ *
+ * Link with build/libtracekit-monitor.a (or .so) and -lpthread -ldl. This header stands alone: it
+ * includes nothing from the rest of tracekit and the library does not depend on libtracekit.
+ *
+ * Two monitors run on their own threads once started:
+ *
+ *  - CPU trace (MTHawkeye's algorithm and defaults): the whole-process CPU is read every
+ *    cpu_interval_ms (1 s); while it is at or above cpu_threshold (80 % = 0.8 of one core) it is
+ *    read every cpu_high_interval_ms (0.3 s) and, at each such tick, the stacks of the threads
+ *    using more than thread_threshold (15 %) of the process total are captured and merged into a
+ *    proportion tree. Once the high load has lasted cpu_duration_ms (60 s) a record is emitted
+ *    and re-emitted every persist_interval_ms (5 s) while it lasts ("live"), then a last time when
+ *    the load ends or the monitor stops.
+ *
+ *  - Hang detector: a watchdog checks that one watched thread (an event loop) keeps responding,
+ *    either because the loop calls tk_monitor_heartbeat() on every iteration (and
+ *    tk_monitor_idle() before it waits for events), or because the host supplies hang_post, a
+ *    function that runs a callback on the loop (the watchdog posts pings through it). When the
+ *    loop has not responded for hang_threshold_ms (2 s) the stacks of all threads are captured,
+ *    then the blocked thread is sampled every hang_sample_interval_ms (50 ms) until it responds;
+ *    one report per hang with its duration. A hang whose stack equals the previous hang's is
+ *    reported with Fibonacci back-off (1st, 2nd, 3rd, 5th, 8th … repetition); at most
+ *    hang_daily_limit reports per UTC day.
+ *
+ * Sinks: a Records file in a session directory (docs/records-format.md; `tracekit records` reads
+ * it) and/or a callback. All functions are thread-safe. Nothing here prints or exits; errors come
+ * back as a return value with a one-line message.
+ *
+ * LD_PRELOAD: build/libtracekit-monitor.so starts the CPU trace in any program when TK_MONITOR_DIR
+ * is set (see the environment variables below and docs/monitor.md); `tracekit monitor -- CMD`
+ * sets them for you.
+ *
+ *   TK_MONITOR_DIR                    session directory (created if missing); required
+ *   TK_MONITOR_CPU_INTERVAL_MS        cpu_interval_ms            (default 1000)
+ *   TK_MONITOR_CPU_HIGH_INTERVAL_MS   cpu_high_interval_ms       (default 300)
+ *   TK_MONITOR_CPU_THRESHOLD          cpu_threshold, percent of one core (default 80)
+ *   TK_MONITOR_THREAD_THRESHOLD       thread_threshold, percent of the process total (default 15)
+ *   TK_MONITOR_CPU_DURATION_MS        cpu_duration_ms            (default 60000)
+ *   TK_MONITOR_PERSIST_INTERVAL_MS    persist_interval_ms        (default 5000)
+ *   TK_MONITOR_MAX_NODES              max_nodes                  (default 4096)
+ *   TK_MONITOR_MAX_FRAMES             max_frames                 (default 64, at most 128)
+ *   TK_MONITOR_SIGNAL                 signal number for stack capture (default: first free SIGRTMIN+4…)
+ *   TK_MONITOR_CAPTURE_TIMEOUT_MS     capture_timeout_ms         (default 50)
+ *   TK_MONITOR_THREAD_CPU             "clock" (default) or "schedstat": how per-thread CPU is read
+ */
+#ifndef TRACEKIT_MONITOR_H
+#define TRACEKIT_MONITOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tk_monitor tk_monitor;
+
+typedef enum tk_monitor_event_kind {
+	TK_MONITOR_CPU_HIGHLOAD = 1,
+	TK_MONITOR_HANG = 2,
+} tk_monitor_event_kind;
+
+/* What the callback receives. Strings and numbers are valid during the call only. */
+typedef struct tk_monitor_event {
+	tk_monitor_event_kind kind;
+	int live;            /* 1: the load/hang still lasts and a later event will update it; 0: final */
+	double start_unix;   /* start, Unix seconds */
+	double duration_s;   /* so far (live) or total */
+	double average_cpu;  /* CPU: average of the whole process over the high load, percent of one core */
+	int64_t tid;         /* hang: the blocked thread (kernel tid on Linux) */
+	uint32_t samples;    /* stacks merged into the tree */
+	int truncated;       /* the tree hit max_nodes (see docs/records-format.md) */
+	uint32_t suppressed; /* hang: identical hangs not reported since the previous report */
+	const char *key;     /* the Records key */
+	const char *record;  /* the `cpu-highload` / `hang` value (JSON) */
+	const char *tree;    /* the `…-stackframe` value: the proportion tree (JSON) */
+} tk_monitor_event;
+
+typedef void (*tk_monitor_callback)(const tk_monitor_event *ev, void *ctx);
+
+/* Runs fn(arg) on the watched event loop, later (asynchronously). Must not block. */
+typedef void (*tk_monitor_post_fn)(void (*fn)(void *arg), void *arg, void *host_ctx);
+
+typedef struct tk_monitor_config {
+	/* sinks (either or both) */
+	const char *dir;              /* session directory for `records` and `images.json`; NULL = none */
+	tk_monitor_callback callback; /* called on a monitor thread; NULL = none */
+	void *callback_ctx;
+
+	/* CPU trace */
+	int cpu_enabled;               /* default 1 */
+	uint32_t cpu_interval_ms;      /* 1000 */
+	uint32_t cpu_high_interval_ms; /* 300 */
+	double cpu_threshold;          /* 80: percent of one core, the process may exceed 100 */
+	double thread_threshold;       /* 15: percent of the process's total CPU */
+	uint32_t cpu_duration_ms;      /* 60000: high load must last this long to make a record */
+	uint32_t persist_interval_ms;  /* 5000: rewrite a living record this often */
+
+	/* hang detector */
+	int hang_enabled;                 /* default 0 */
+	uint32_t hang_threshold_ms;       /* 2000 (250 for micro-hangs) */
+	uint32_t hang_sample_interval_ms; /* 50 */
+	uint32_t hang_ping_interval_ms;   /* ping mode: pause between answered pings; 0 = threshold/20 */
+	uint32_t hang_daily_limit;        /* 100 reports per UTC day */
+	tk_monitor_post_fn hang_post;     /* NULL: heartbeat mode */
+	void *hang_post_ctx;
+
+	/* trees and stacks */
+	uint32_t max_nodes;          /* 4096 nodes per tree */
+	uint32_t max_frames;         /* 64 frames per stack (at most 128) */
+	int signal;                  /* Linux: capture signal; 0 = first free real-time signal from SIGRTMIN+4 */
+	uint32_t capture_timeout_ms; /* 50: give up on a thread that does not run the capture */
+	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
+} tk_monitor_config;
+
+/* Fill cfg with the defaults above. */
+void tk_monitor_config_default(tk_monitor_config *cfg);
+
+/* Override fields of cfg from the TK_MONITOR_* environment variables listed above. Returns 0, or -1
+ * with a message naming the variable and its bad value in err (cfg is then partly updated). */
+int tk_monitor_config_from_env(tk_monitor_config *cfg, char *err, size_t errlen);
+
+/* Start the monitors. Creates cfg->dir if needed, writes images.json and the Records header.
+ * Returns the monitor, or NULL with a one-line message in err. The config is copied. */
+tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t errlen);
+
+/* Stop the threads, persist living records (marked final), release everything. NULL is a no-op. */
+void tk_monitor_stop(tk_monitor *m);
+
+/* Persist living records now (e.g. before the app is suspended). */
+void tk_monitor_flush(tk_monitor *m);
+
+/* Heartbeat mode: call from the watched loop at each iteration (the calling thread becomes the
+ * watched thread), and tk_monitor_idle() right before the loop waits for events so that waiting is
+ * not a hang. Both cost one clock read and two atomic stores. */
+void tk_monitor_heartbeat(tk_monitor *m);
+void tk_monitor_idle(tk_monitor *m);
+
+/* Ping mode: call once from the watched loop's thread so its stack can be captured even if the very
+ * first ping is never answered (otherwise the thread is learnt from the first answered ping). */
+void tk_monitor_watch_this_thread(tk_monitor *m);
+
+/* The process-wide monitor started by the LD_PRELOAD constructor, or NULL. */
+tk_monitor *tk_monitor_preloaded(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

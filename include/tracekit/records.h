@@ -1,0 +1,116 @@
+/*
+ * tracekit/records.h — CPU and hang records from in-process monitors (Records files).
+ *
+ * A Records file is MTHawkeye's line format `collection,key,value` (split on the first two commas;
+ * a later line with the same collection and key replaces the earlier one). tracekit's own monitor
+ * (libtracekit-monitor, see docs/records-format.md) writes the same format, so one reader serves:
+ *
+ *   - a Records file (ours: `records`);
+ *   - our session directory: `records` + `images.json` (loaded images, for symbolication);
+ *   - an MTHawkeye session directory: `records.mtlog` then `records.mmap2` (cut at its first NUL or
+ *     CR, as MTHawkeye reads it) + `dyld-images`.
+ *
+ * Records understood (other collections, e.g. MTHawkeye's `cpu`, `r-mem`, `fps`, are skipped):
+ *
+ *   cpu-highload + cpu-highload-stackframe   a period of high CPU load and its proportion tree
+ *                                            (MTHawkeye's, and ours). The key is CFAbsoluteTime
+ *                                            (seconds since 2001-01-01 UTC), kept as written.
+ *   hang + hang-stackframe                   a main-thread hang (ours) and the blocked thread's tree
+ *   anr                                      an MTHawkeye ANR record, chunked as `<unix>_<index>`
+ *                                            (chunks merged by prefix), with its snapshots
+ *
+ * Loading a record makes one synthetic thread in a tk_profile whose samples are the tree's paths
+ * (frames by raw address, root first), weighted in TK_UNIT_SAMPLES: a node's own weight is its
+ * count minus its children's counts. Frames are named from images.json through the ELF files on
+ * this machine (symbol tables, DWARF lines); MTHawkeye frames get their image (UUID, load address)
+ * attached so a dSYM symbolicator can name them later.
+ */
+#ifndef TRACEKIT_RECORDS_H
+#define TRACEKIT_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracekit/error.h"
+#include "tracekit/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tk_record_kind {
+	TK_RECORD_CPU = 1, /* cpu-highload */
+	TK_RECORD_HANG,    /* hang (tracekit monitor) */
+	TK_RECORD_ANR,     /* anr (MTHawkeye) */
+} tk_record_kind;
+
+typedef struct tk_record_info {
+	tk_record_kind kind;
+	const char *kind_name; /* "cpu-highload", "hang", "anr" */
+	const char *key;       /* the key as written (anr: the prefix shared by its chunks) */
+	double start;          /* wall-clock start, Unix seconds (cpu-highload keys converted from CFAbsoluteTime) */
+	double duration;       /* seconds; NAN if not recorded */
+	double avg_cpu;        /* average CPU in percent of one core (may exceed 100); NAN if not recorded */
+	uint64_t samples;      /* samples in the tree (Σ root counts; anr: Σ capturedCount) */
+	uint64_t tid;          /* the thread (hang, anr); 0 if the record spans threads */
+	const char *thread;    /* its name; "" if unknown or not one thread */
+	int has_tree;          /* a stack tree was recorded (otherwise loading adds no samples) */
+	int live;              /* the writer marked it as still going on */
+	int truncated;         /* the writer hit its node bound (deep paths were cut, counts still exact) */
+	size_t nthreads;       /* hang: threads whose stacks were taken at detection (tk_records_load_threads) */
+	const char *where;     /* "file:line" of the line holding its tree (or its metadata) */
+} tk_record_info;
+
+typedef struct tk_records tk_records;
+
+/* Open a Records file or a session directory (see above) and validate every record it
+ * understands: JSON, node addresses, counts (a node's children may not count more than it). */
+tk_records *tk_records_open(const char *path, tk_error *err);
+/* The same over bytes in memory (one Records file); name is used in errors. */
+tk_records *tk_records_parse(const void *data, size_t n, const char *name, tk_error *err);
+void tk_records_free(tk_records *r);
+
+/* Records in start order. */
+size_t tk_records_count(const tk_records *r);
+const tk_record_info *tk_records_get(const tk_records *r, size_t i);
+/* Index of the record whose key is key or, failing that, starts with key (when only one does);
+ * -1 if none, -2 if the prefix is ambiguous. */
+ptrdiff_t tk_records_find(const tk_records *r, const char *key);
+
+/* Facts about the session: "format" ("tracekit" or "mthawkeye"), "images" (images.json,
+ * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid". NULL if unknown. */
+const char *tk_records_meta(const tk_records *r, const char *key);
+
+/* Load images (images.json shape) for symbolication, e.g. when records were copied elsewhere;
+ * tk_records_open already loads the session's own. Returns 0 or -1 with err. */
+int tk_records_load_images(tk_records *r, const char *path, tk_error *err);
+
+enum {
+	TK_RECORDS_NO_SYMBOLS = 1u << 0, /* keep frames as raw addresses */
+};
+
+/* Add record i to p as one synthetic thread (tid = i + 1, name like "cpu-highload 2019-03-25
+ * 11:02:01 UTC 132.6 s" or "hang main 2026-11-22 12:00:01 UTC 3.02 s") and set p's unit to
+ * samples. Returns the thread, or -1 with err. */
+int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err);
+/* Every record, one thread each. Returns 0 or -1 with err. */
+int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err);
+
+/* A hang record's snapshot: the stack of every thread when the hang was detected, added to p as
+ * one thread each (its real tid and name) with one sample. Returns the number of threads (0 when
+ * the record has none), or -1 with err. */
+int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err);
+
+/* Open path, load every record (tk_records_load_all), close: what tk_read_path does for a session
+ * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */
+int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err);
+
+/* Problems that did not stop reading (an image whose file changed since the recording, …), one
+ * line each, in the order met. */
+size_t tk_records_warning_count(const tk_records *r);
+const char *tk_records_warning(const tk_records *r, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1455 @@
+/*
+ * Records files (MTHawkeye's `collection,key,value` lines, also written by libtracekit-monitor):
+ * CPU high-load and hang records with their proportion trees, into the profile model.
+ * The format and its quirks are described in include/tracekit/records.h and
+ * docs/records-format.md; MTHawkeye's own reading rules are followed where they matter
+ * (.mtlog before .mmap2, the .mmap2 cut at its first NUL or CR, last line wins).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "symbol/elf.h"
+#include "tracekit/read.h"
+#include "tracekit/records.h"
+#include "util/hidx.h"
+#include "util/mem.h"
+
+/* CFAbsoluteTime counts from 2001-01-01 00:00:00 UTC. */
+#define CF_EPOCH_UNIX 978307200.0
+
+/* One stored line (the last one for its collection and key). */
+typedef struct entry {
+	char *coll, *key, *value;
+	size_t vlen;
+	uint32_t file, line;
+	uint32_t voff; /* column (0-based) where the value starts, for JSON error columns */
+} entry;
+
+typedef struct rec {
+	tk_record_info info;
+	json_t *meta;   /* cpu-highload / hang object, anr first chunk; may be NULL */
+	char *tree_src; /* the tree's JSON text, validated; NULL if none */
+	size_t tree_len;
+	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
+	char *key, *thread, *where;
+	int exact; /* addresses are already call sites (MTHawkeye stores return address − 1) */
+} rec;
+
+typedef struct seg {
+	uint64_t lo, hi;
+	uint32_t image;
+} seg;
+
+typedef struct image {
+	char *path, *build_id, *uuid;
+	uint64_t base;
+	int dyld;   /* from MTHawkeye dyld-images: no sizes, symbolicated later from dSYMs */
+	int broken; /* the file could not be used for symbols (warned once) */
+} image;
+
+struct tk_records {
+	char **files;
+	size_t nfiles, capfiles;
+	entry *ents;
+	size_t nents, capents;
+	tk_hidx index;
+	rec *recs;
+	size_t nrecs, caprecs;
+	image *images;
+	size_t nimages, capimages;
+	seg *segs;
+	size_t nsegs, capsegs;
+	char *meta_kv[16][2];
+	size_t nmeta;
+	char **warnings;
+	size_t nwarnings, capwarnings;
+	int mthawkeye;
+	tk_elf_cache *elf;
+	char *arch;
+};
+
+/* ---- small helpers ---- */
+
+static void set_meta(tk_records *r, const char *k, const char *v)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (strcmp(r->meta_kv[i][0], k) == 0) {
+			free(r->meta_kv[i][1]);
+			r->meta_kv[i][1] = tk_xstrdup(v);
+			return;
+		}
+	if (r->nmeta < sizeof r->meta_kv / sizeof r->meta_kv[0]) {
+		r->meta_kv[r->nmeta][0] = tk_xstrdup(k);
+		r->meta_kv[r->nmeta][1] = tk_xstrdup(v);
+		r->nmeta++;
+	}
+}
+
+const char *tk_records_meta(const tk_records *r, const char *key)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (strcmp(r->meta_kv[i][0], key) == 0)
+			return r->meta_kv[i][1];
+	return NULL;
+}
+
+static void warn(tk_records *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(tk_records *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	TK_GROW(r->warnings, r->capwarnings, r->nwarnings + 1);
+	r->warnings[r->nwarnings++] = tk_xstrdup(buf);
+}
+
+size_t tk_records_warning_count(const tk_records *r)
+{
+	return r->nwarnings;
+}
+
+const char *tk_records_warning(const tk_records *r, size_t i)
+{
+	return i < r->nwarnings ? r->warnings[i] : NULL;
+}
+
+/* Parse "0x1a2b" (the 0x is optional) fully; 0 on success. */
+static int parse_hex(const char *s, size_t n, uint64_t *out)
+{
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		n -= 2;
+	}
+	if (n == 0 || n > 16)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A leading number in a string ("132.60", "132.60 s", "106.00 percent of one core") or a JSON
+ * number. Returns 0 and sets *out, 1 if absent (or null), -1 if present but not a number. */
+static int get_num(json_t *obj, const char *name, double *out)
+{
+	json_t *v = json_object_get(obj, name);
+	if (!v || json_is_null(v))
+		return 1;
+	if (json_is_number(v)) {
+		*out = json_number_value(v);
+		return isfinite(*out) ? 0 : -1;
+	}
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end;
+		errno = 0;
+		double d = strtod(s, &end);
+		if (end == s || errno || !isfinite(d))
+			return -1;
+		while (*end == ' ')
+			end++;
+		/* Allow a unit word after the number, nothing that looks like more digits. */
+		if (*end && !isalpha((unsigned char)*end) && *end != '%')
+			return -1;
+		*out = d;
+		return 0;
+	}
+	return -1;
+}
+
+static int get_bool(json_t *obj, const char *name)
+{
+	json_t *v = json_object_get(obj, name);
+	return v && json_is_true(v);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* ---- the line table ---- */
+
+typedef struct ekey {
+	const char *coll, *key;
+} ekey;
+
+static uint64_t ent_hash(const char *coll, const char *key)
+{
+	return tk_hash_bytes(key, strlen(key), tk_hash_bytes(coll, strlen(coll), 7));
+}
+
+static int ent_eq(const void *ctx, uint32_t idx, const void *k)
+{
+	const tk_records *r = ctx;
+	const ekey *e = k;
+	return strcmp(r->ents[idx].coll, e->coll) == 0 && strcmp(r->ents[idx].key, e->key) == 0;
+}
+
+static entry *find_ent(const tk_records *r, const char *coll, const char *key)
+{
+	ekey k = {coll, key};
+	uint32_t i = tk_hidx_find(&r->index, ent_hash(coll, key), ent_eq, r, &k);
+	return i == UINT32_MAX ? NULL : &r->ents[i];
+}
+
+static void put_ent(tk_records *r, const char *coll, size_t clen, const char *key, size_t klen, const char *value,
+                    size_t vlen, uint32_t file, uint32_t line, uint32_t voff)
+{
+	char *c = tk_xstrndup(coll, clen), *k = tk_xstrndup(key, klen);
+	entry *e = find_ent(r, c, k);
+	if (e) { /* the living record is rewritten while it lasts: the last line wins */
+		free(c);
+		free(k);
+		free(e->value);
+	} else {
+		TK_GROW(r->ents, r->capents, r->nents + 1);
+		e = &r->ents[r->nents];
+		e->coll = c;
+		e->key = k;
+		tk_hidx_insert(&r->index, ent_hash(c, k), (uint32_t)r->nents);
+		r->nents++;
+	}
+	e->value = tk_xstrndup(value, vlen);
+	e->vlen = vlen;
+	e->file = file;
+	e->line = line;
+	e->voff = voff;
+}
+
+static const char *const wanted[] = {"cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr",
+                                     "launch-time"};
+
+static int is_wanted(const char *c, size_t n)
+{
+	for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+		if (strlen(wanted[i]) == n && memcmp(wanted[i], c, n) == 0)
+			return 1;
+	return 0;
+}
+
+static uint32_t add_file(tk_records *r, const char *name)
+{
+	TK_GROW(r->files, r->capfiles, r->nfiles + 1);
+	r->files[r->nfiles] = tk_xstrdup(name);
+	return (uint32_t)r->nfiles++;
+}
+
+/* Split data into lines and store the ones we understand. */
+static int parse_lines(tk_records *r, const char *data, size_t n, const char *name, tk_error *err)
+{
+	uint32_t file = add_file(r, name);
+	size_t pos = 0;
+	uint32_t lineno = 0;
+	while (pos < n) {
+		lineno++;
+		const char *line = data + pos;
+		const char *nl = memchr(line, '\n', n - pos);
+		if (!nl)
+			return tk_error_set(err, "%s:%u: truncated line (no newline at the end of the file)", name,
+			                    lineno);
+		size_t len = (size_t)(nl - line);
+		pos += len + 1;
+		if (len && line[len - 1] == '\r')
+			len--;
+		if (len == 0)
+			continue;
+		if (memchr(line, '\0', len))
+			return tk_error_set(err, "%s:%u: NUL byte inside a line: not a Records file", name, lineno);
+		const char *c1 = memchr(line, ',', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ',', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (!c2)
+			return tk_error_set(err, "%s:%u: expected collection,key,value", name, lineno);
+		size_t clen = (size_t)(c1 - line), klen = (size_t)(c2 - c1 - 1);
+		if (clen == 0 || klen == 0)
+			return tk_error_set(err, "%s:%u: empty %s in collection,key,value", name, lineno,
+			                    clen == 0 ? "collection" : "key");
+		if (!is_wanted(line, clen))
+			continue;
+		const char *v = c2 + 1;
+		put_ent(r, line, clen, c1 + 1, klen, v, (size_t)(line + len - v), file, lineno, (uint32_t)(v - line));
+	}
+	return 0;
+}
+
+/* MTHawkeye writes trees of 15 KiB and more to cpu-highload-stackframe-ext as `key,json` parts
+ * separated by U+00B7 (and then cannot read them back). We can. */
+static int parse_ext(tk_records *r, const char *data, size_t n, const char *name, tk_error *err)
+{
+	uint32_t file = add_file(r, name);
+	size_t pos = 0;
+	uint32_t part = 0;
+	while (pos < n) {
+		part++;
+		const char *s = data + pos, *end = data + n;
+		for (const char *q = s; q + 1 < data + n; q++)
+			if ((unsigned char)q[0] == 0xC2 && (unsigned char)q[1] == 0xB7) {
+				end = q;
+				break;
+			}
+		size_t len = (size_t)(end - s);
+		pos += len + (end < data + n ? 2 : 0);
+		while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+			len--;
+		if (!len)
+			continue;
+		const char *c = memchr(s, ',', len);
+		if (!c || c == s)
+			return tk_error_set(err, "%s: part %u: expected key,json", name, part);
+		/* read before the Records lines, so a line for the same key still wins */
+		put_ent(r, "cpu-highload-stackframe", strlen("cpu-highload-stackframe"), s, (size_t)(c - s), c + 1,
+		        (size_t)(s + len - c - 1), file, part, (uint32_t)(c + 1 - s));
+	}
+	return 0;
+}
+
+/* ---- files ---- */
+
+/* The whole (gunzipped, if need be) file in memory. */
+static char *slurp(const char *path, size_t *n, tk_error *err)
+{
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	char *buf = tk_xmalloc(cap);
+	for (;;) {
+		if (len == cap)
+			buf = tk_xrealloc(buf, cap *= 2);
+		ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+		if (got < 0) {
+			free(buf);
+			tk_input_close(in);
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	tk_input_close(in);
+	*n = len;
+	return buf;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *s = tk_xmalloc(a + b + 2);
+	memcpy(s, dir, a);
+	s[a] = '/';
+	memcpy(s + a + 1, name, b + 1);
+	return s;
+}
+
+static int read_file(tk_records *r, const char *path, int mmap2, int ext, tk_error *err)
+{
+	size_t n;
+	char *data = slurp(path, &n, err);
+	if (!data)
+		return -1;
+	if (mmap2) { /* MTHawkeye's reader: an unused buffer starts with NUL; the text ends at the first NUL or CR */
+		size_t cut = 0;
+		while (cut < n && data[cut] != '\0' && data[cut] != '\r')
+			cut++;
+		n = cut;
+	}
+	int rc = ext ? parse_ext(r, data, n, path, err) : parse_lines(r, data, n, path, err);
+	free(data);
+	return rc;
+}
+
+/* ---- images ---- */
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const seg *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static const image *image_of(const tk_records *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->nsegs;
+	while (lo < hi) { /* last segment with seg.lo <= addr */
+		size_t mid = (lo + hi) / 2;
+		if (r->segs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= r->segs[lo - 1].hi)
+		return NULL;
+	return &r->images[r->segs[lo - 1].image];
+}
+
+static int hex_field(json_t *o, const char *name, uint64_t *out, int required)
+{
+	json_t *v = json_object_get(o, name);
+	if (!v)
+		return required ? -1 : 0;
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -1;
+	return parse_hex(json_string_value(v), json_string_length(v), out);
+}
+
+static void add_image(tk_records *r, const char *path, const char *build_id, const char *uuid, uint64_t base, int dyld)
+{
+	TK_GROW(r->images, r->capimages, r->nimages + 1);
+	image *im = &r->images[r->nimages++];
+	memset(im, 0, sizeof *im);
+	im->path = tk_xstrdup(path ? path : "");
+	im->build_id = build_id ? tk_xstrdup(build_id) : NULL;
+	im->uuid = uuid ? tk_xstrdup(uuid) : NULL;
+	im->base = base;
+	im->dyld = dyld;
+}
+
+static void add_seg(tk_records *r, uint64_t lo, uint64_t hi)
+{
+	TK_GROW(r->segs, r->capsegs, r->nsegs + 1);
+	r->segs[r->nsegs++] = (seg){lo, hi, (uint32_t)(r->nimages - 1)};
+}
+
+static int json_file(const char *path, json_t **out, tk_error *err)
+{
+	json_error_t je;
+	size_t n;
+	char *data = slurp(path, &n, err);
+	if (!data)
+		return -1;
+	*out = json_loadb(data, n, 0, &je);
+	free(data);
+	if (!*out)
+		return tk_error_set(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+	return 0;
+}
+
+/* Our images.json (docs/records-format.md). */
+static int load_images_json(tk_records *r, const char *path, tk_error *err)
+{
+	json_t *root;
+	if (json_file(path, &root, err))
+		return -1;
+	json_t *imgs = json_object_get(root, "images");
+	if (!json_is_object(root) || !json_is_array(imgs)) {
+		json_decref(root);
+		return tk_error_set(err, "%s: expected an object with an \"images\" array", path);
+	}
+	const char *os = json_string_value(json_object_get(root, "os"));
+	const char *arch = json_string_value(json_object_get(root, "arch"));
+	json_t *pid = json_object_get(root, "pid");
+	if (os)
+		set_meta(r, "os", os);
+	if (arch) {
+		set_meta(r, "arch", arch);
+		free(r->arch);
+		r->arch = tk_xstrdup(arch);
+	}
+	if (json_is_integer(pid)) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(pid));
+		set_meta(r, "pid", buf);
+	}
+	size_t i;
+	json_t *im;
+	json_array_foreach(imgs, i, im)
+	{
+		uint64_t base = 0;
+		const char *p = json_string_value(json_object_get(im, "path"));
+		json_t *loads = json_object_get(im, "loads");
+		if (!json_is_object(im) || !p || hex_field(im, "base", &base, 1) || !json_is_array(loads)) {
+			json_decref(root);
+			return tk_error_set(err, "%s: images[%zu]: expected path, base (hex) and loads", path, i);
+		}
+		add_image(r, p, json_string_value(json_object_get(im, "build_id")), NULL, base, 0);
+		size_t j;
+		json_t *ld;
+		json_array_foreach(loads, j, ld)
+		{
+			uint64_t vaddr = 0, memsz = 0;
+			if (hex_field(ld, "vaddr", &vaddr, 1) || hex_field(ld, "memsz", &memsz, 1)) {
+				json_decref(root);
+				return tk_error_set(err, "%s: images[%zu].loads[%zu]: expected vaddr and memsz (hex)",
+				                    path, i, j);
+			}
+			if (memsz && base + vaddr >= base && base + vaddr + memsz > base + vaddr)
+				add_seg(r, base + vaddr, base + vaddr + memsz);
+		}
+	}
+	json_decref(root);
+	if (r->nsegs)
+		qsort(r->segs, r->nsegs, sizeof *r->segs, seg_cmp);
+	set_meta(r, "images", path);
+	return 0;
+}
+
+/* MTHawkeye's dyld-images: mach header addresses and UUIDs, no sizes. An image is taken to run
+ * up to the next image's header; the symbolicator checks against the dSYM's own extent. */
+static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
+{
+	json_t *root;
+	if (json_file(path, &root, err))
+		return -1;
+	json_t *imgs = json_object_get(root, "dyld_images");
+	if (!json_is_object(root) || !json_is_array(imgs)) {
+		json_decref(root);
+		return tk_error_set(err, "%s: expected an object with a \"dyld_images\" array", path);
+	}
+	const char *os = json_string_value(json_object_get(root, "os_version"));
+	const char *arch = json_string_value(json_object_get(root, "arch"));
+	if (os)
+		set_meta(r, "os", os);
+	if (arch) {
+		set_meta(r, "arch", arch);
+		free(r->arch);
+		/* "arm64 v8" → "arm64": the first word is the architecture name */
+		r->arch = tk_xstrndup(arch, strcspn(arch, " "));
+	}
+	size_t first = r->nsegs, i;
+	json_t *im;
+	json_array_foreach(imgs, i, im)
+	{
+		uint64_t base = 0;
+		const char *name = json_string_value(json_object_get(im, "name"));
+		const char *uuid = json_string_value(json_object_get(im, "uuid"));
+		if (!json_is_object(im) || hex_field(im, "base_addr", &base, 1)) {
+			json_decref(root);
+			return tk_error_set(err, "%s: dyld_images[%zu]: expected base_addr (hex)", path, i);
+		}
+		/* 32 hex digits → the UUID form binaries carry elsewhere in the model (upper case, dashes) */
+		char ufmt[40] = "";
+		if (uuid && strlen(uuid) == 32) {
+			size_t k = 0;
+			for (size_t j = 0; j < 32; j++) {
+				if (j == 8 || j == 12 || j == 16 || j == 20)
+					ufmt[k++] = '-';
+				ufmt[k++] = (char)toupper((unsigned char)uuid[j]);
+			}
+			ufmt[k] = 0;
+		}
+		add_image(r, name, NULL, *ufmt ? ufmt : uuid, base, 1);
+		add_seg(r, base, UINT64_MAX);
+	}
+	json_decref(root);
+	if (r->nsegs > first)
+		qsort(r->segs + first, r->nsegs - first, sizeof *r->segs, seg_cmp);
+	for (size_t k = first; k + 1 < r->nsegs; k++)
+		r->segs[k].hi = r->segs[k + 1].lo;
+	set_meta(r, "images", path);
+	return 0;
+}
+
+int tk_records_load_images(tk_records *r, const char *path, tk_error *err)
+{
+	const char *b = base_name(path);
+	if (strcmp(b, "dyld-images") == 0)
+		return load_dyld_images(r, path, err);
+	return load_images_json(r, path, err);
+}
+
+/* ---- building records from the lines ---- */
+
+static int json_value(const tk_records *r, const entry *e, json_t **out, tk_error *err)
+{
+	json_error_t je;
+	*out = json_loadb(e->value, e->vlen, 0, &je);
+	if (*out)
+		return 0;
+	const char *hint = "";
+	if (strstr(e->value, " = ") && strchr(e->value, ';'))
+		hint = " (this looks like an NSDictionary description, not JSON)";
+	else if (strstr(e->value, "//"))
+		hint = " (comments are not JSON)";
+	return tk_error_set(err, "%s:%u:%u: %s value for key %s is not valid JSON: %s%s", r->files[e->file], e->line,
+	                    e->voff + (je.column > 0 ? (unsigned)je.column : 1), e->coll, e->key, je.text, hint);
+}
+
+static char *where_of(const tk_records *r, const entry *e)
+{
+	char buf[600];
+	snprintf(buf, sizeof buf, "%s:%u", r->files[e->file], e->line);
+	return tk_xstrdup(buf);
+}
+
+/* Validate one proportion-tree node and its subtree; *count gets its count. Nesting is bounded
+ * by jansson's parser depth (2048), so plain recursion is safe. */
+static int check_node(const tk_records *r, const entry *e, json_t *node, int depth, uint64_t *count, tk_error *err)
+{
+	const char *where = r->files[e->file];
+	json_t *fr = json_object_get(node, "frame"), *cn = json_object_get(node, "count"),
+	       *ch = json_object_get(node, "children");
+	uint64_t addr;
+	if (!json_is_object(node))
+		return tk_error_set(err, "%s:%u: %s %s: a tree node (depth %d) is not an object", where, e->line,
+		                    e->coll, e->key, depth);
+	if (!json_is_string(fr) || parse_hex(json_string_value(fr), json_string_length(fr), &addr))
+		return tk_error_set(err, "%s:%u: %s %s: node at depth %d has no hex \"frame\" address", where, e->line,
+		                    e->coll, e->key, depth);
+	double c = json_is_number(cn) ? json_number_value(cn) : -1;
+	if (!(c >= 0 && c <= 4e18 && c == floor(c)))
+		return tk_error_set(err, "%s:%u: %s %s: node %s has no count (a whole number >= 0)", where, e->line,
+		                    e->coll, e->key, json_string_value(fr));
+	*count = (uint64_t)c;
+	if (ch && !json_is_null(ch)) {
+		if (!json_is_array(ch))
+			return tk_error_set(err, "%s:%u: %s %s: node %s: \"children\" is not an array", where, e->line,
+			                    e->coll, e->key, json_string_value(fr));
+		uint64_t sum = 0, sub;
+		size_t i;
+		json_t *k;
+		json_array_foreach(ch, i, k)
+		{
+			if (check_node(r, e, k, depth + 1, &sub, err))
+				return -1;
+			sum += sub;
+		}
+		if (sum > *count)
+			return tk_error_set(err,
+			                    "%s:%u: %s %s: counts do not add up: node %s counts %llu samples but its "
+			                    "children count %llu",
+			                    where, e->line, e->coll, e->key, json_string_value(fr),
+			                    (unsigned long long)*count, (unsigned long long)sum);
+	}
+	return 0;
+}
+
+static int check_tree(const tk_records *r, const entry *e, json_t *tree, uint64_t *total, tk_error *err)
+{
+	if (!json_is_array(tree))
+		return tk_error_set(err, "%s:%u: %s %s: expected a JSON array of tree nodes", r->files[e->file],
+		                    e->line, e->coll, e->key);
+	*total = 0;
+	size_t i;
+	json_t *n;
+	json_array_foreach(tree, i, n)
+	{
+		uint64_t c;
+		if (check_node(r, e, n, 1, &c, err))
+			return -1;
+		*total += c;
+	}
+	return 0;
+}
+
+static rec *new_rec(tk_records *r, tk_record_kind kind, const char *key)
+{
+	TK_GROW(r->recs, r->caprecs, r->nrecs + 1);
+	rec *x = &r->recs[r->nrecs++];
+	memset(x, 0, sizeof *x);
+	x->info.kind = kind;
+	x->info.kind_name = kind == TK_RECORD_CPU ? "cpu-highload" : kind == TK_RECORD_HANG ? "hang" : "anr";
+	x->key = tk_xstrdup(key);
+	x->info.key = x->key;
+	x->info.duration = NAN;
+	x->info.avg_cpu = NAN;
+	x->info.thread = "";
+	x->exact = r->mthawkeye;
+	return x;
+}
+
+static int parse_start_key(const char *key, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(key, &end);
+	return end == key || errno || !isfinite(*out) ? -1 : 0;
+}
+
+static int field_error(const tk_records *r, const entry *e, const char *field, tk_error *err)
+{
+	return tk_error_set(err, "%s:%u: %s %s: \"%s\" is not a number", r->files[e->file], e->line, e->coll, e->key,
+	                    field);
+}
+
+/* Validate the tree now (so opening reports every error and knows the sample count) but keep only
+ * its text: a parsed jansson tree costs ~10× the text, and a session may hold hundreds of trees of
+ * thousands of nodes. Loading parses it again. */
+static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
+{
+	json_t *tree;
+	if (json_value(r, te, &tree, err))
+		return -1;
+	int rc = check_tree(r, te, tree, &x->info.samples, err);
+	json_decref(tree);
+	if (rc)
+		return -1;
+	x->tree_src = te->value; /* taken over from the line table */
+	x->tree_len = te->vlen;
+	te->value = NULL;
+	return 0;
+}
+
+static int build_cpu(tk_records *r, entry *me, entry *te, tk_error *err)
+{
+	const entry *any = me ? me : te;
+	rec *x = new_rec(r, TK_RECORD_CPU, any->key);
+	double start;
+	if (parse_start_key(any->key, &start))
+		return tk_error_set(err, "%s:%u: %s key %s is not a time (CFAbsoluteTime seconds)", r->files[any->file],
+		                    any->line, any->coll, any->key);
+	if (me) {
+		if (json_value(r, me, &x->meta, err))
+			return -1;
+		if (!json_is_object(x->meta))
+			return tk_error_set(err, "%s:%u: cpu-highload %s: expected a JSON object", r->files[me->file],
+			                    me->line, me->key);
+		if (get_num(x->meta, "start", &start) < 0)
+			return field_error(r, me, "start", err);
+		if (get_num(x->meta, "lasting", &x->info.duration) < 0)
+			return field_error(r, me, "lasting", err);
+		if (get_num(x->meta, "average", &x->info.avg_cpu) < 0)
+			return field_error(r, me, "average", err);
+		x->info.live = get_bool(x->meta, "live");
+		x->info.truncated = get_bool(x->meta, "truncated");
+	}
+	x->info.start = start + CF_EPOCH_UNIX;
+	if (te) {
+		if (keep_tree(r, x, te, err))
+			return -1;
+		x->info.has_tree = 1;
+	}
+	x->where = where_of(r, te ? te : me);
+	x->info.where = x->where;
+	return 0;
+}
+
+/* A hang's "threads": every thread's stack at detection, frames leaf first as hex strings. */
+static int check_threads(const tk_records *r, const entry *e, json_t *meta, size_t *n, tk_error *err)
+{
+	json_t *ths = json_object_get(meta, "threads");
+	*n = 0;
+	if (!ths || json_is_null(ths))
+		return 0;
+	size_t i, j;
+	json_t *t, *f;
+	if (!json_is_array(ths))
+		return tk_error_set(err, "%s:%u: hang %s: \"threads\" is not an array", r->files[e->file], e->line,
+		                    e->key);
+	json_array_foreach(ths, i, t)
+	{
+		json_t *fr = json_object_get(t, "frames");
+		double tid;
+		if (!json_is_object(t) || !json_is_array(fr) || get_num(t, "tid", &tid) != 0)
+			return tk_error_set(err, "%s:%u: hang %s: threads[%zu] needs a tid and a frames array",
+			                    r->files[e->file], e->line, e->key, i);
+		json_array_foreach(fr, j, f)
+		{
+			uint64_t a;
+			if (!json_is_string(f) || parse_hex(json_string_value(f), json_string_length(f), &a))
+				return tk_error_set(err,
+				                    "%s:%u: hang %s: threads[%zu].frames[%zu] is not a hex address",
+				                    r->files[e->file], e->line, e->key, i, j);
+		}
+	}
+	*n = json_array_size(ths);
+	return 0;
+}
+
+static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
+{
+	const entry *any = me ? me : te;
+	rec *x = new_rec(r, TK_RECORD_HANG, any->key);
+	double start, ms = NAN, tid = 0, samples = 0;
+	if (parse_start_key(any->key, &start))
+		return tk_error_set(err, "%s:%u: %s key %s is not a time (Unix seconds)", r->files[any->file],
+		                    any->line, any->coll, any->key);
+	if (me) {
+		if (json_value(r, me, &x->meta, err))
+			return -1;
+		if (!json_is_object(x->meta))
+			return tk_error_set(err, "%s:%u: hang %s: expected a JSON object", r->files[me->file], me->line,
+			                    me->key);
+		if (get_num(x->meta, "start", &start) < 0)
+			return field_error(r, me, "start", err);
+		if (get_num(x->meta, "duration_ms", &ms) < 0)
+			return field_error(r, me, "duration_ms", err);
+		if (get_num(x->meta, "tid", &tid) < 0 || tid < 0)
+			return field_error(r, me, "tid", err);
+		if (get_num(x->meta, "samples", &samples) < 0)
+			return field_error(r, me, "samples", err);
+		const char *th = json_string_value(json_object_get(x->meta, "thread"));
+		x->thread = tk_xstrdup(th ? th : "");
+		x->info.thread = x->thread;
+		x->info.tid = (uint64_t)tid;
+		x->info.live = get_bool(x->meta, "live");
+		x->info.truncated = get_bool(x->meta, "truncated");
+		if (check_threads(r, me, x->meta, &x->info.nthreads, err))
+			return -1;
+	}
+	x->info.start = start;
+	x->info.duration = ms / 1000.0;
+	x->info.samples = samples > 0 && samples < 1e18 ? (uint64_t)samples : 0;
+	if (te) {
+		if (keep_tree(r, x, te, err))
+			return -1;
+		x->info.has_tree = 1;
+	}
+	x->where = where_of(r, te ? te : me);
+	x->info.where = x->where;
+	return 0;
+}
+
+/* Validate one anr snapshot's comma-joined frames; returns the frame count or -1. */
+static long check_frames(const char *s, size_t n)
+{
+	long count = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && s[j] != ',')
+			j++;
+		size_t a = i, b = j;
+		while (a < b && s[a] == ' ')
+			a++;
+		uint64_t v;
+		if (parse_hex(s + a, b - a, &v))
+			return -1;
+		count++;
+		i = j + 1;
+	}
+	return count;
+}
+
+typedef struct anr_part {
+	entry *e;
+	char *prefix;
+	long index;
+} anr_part;
+
+static int anr_cmp(const void *a, const void *b)
+{
+	const anr_part *x = a, *y = b;
+	int c = strcmp(x->prefix, y->prefix);
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int build_anr(tk_records *r, anr_part *parts, size_t n, tk_error *err)
+{
+	rec *x = new_rec(r, TK_RECORD_ANR, parts[0].prefix);
+	x->stacks = json_array();
+	x->thread = tk_xstrdup("main");
+	x->info.thread = x->thread;
+	double start = NAN, ms = NAN;
+	for (size_t i = 0; i < n; i++) {
+		entry *e = parts[i].e;
+		json_t *v;
+		if (json_value(r, e, &v, err))
+			return -1;
+		json_t *st = json_object_get(v, "stacks");
+		if (!json_is_object(v) || (st && !json_is_array(st))) {
+			json_decref(v);
+			return tk_error_set(err, "%s:%u: anr %s: expected an object with a \"stacks\" array",
+			                    r->files[e->file], e->line, e->key);
+		}
+		if (i == 0 || isnan(start)) {
+			if (get_num(v, "startFrom", &start) < 0 || get_num(v, "duration", &ms) < 0) {
+				json_decref(v);
+				return field_error(r, e, "startFrom/duration", err);
+			}
+		}
+		size_t k;
+		json_t *s;
+		json_array_foreach(st, k, s)
+		{
+			json_t *fr = json_object_get(s, "stackframes");
+			double cc = 1;
+			if (!json_is_object(s) || !json_is_string(fr) ||
+			    check_frames(json_string_value(fr), json_string_length(fr)) < 0 ||
+			    get_num(s, "capturedCount", &cc) < 0 || cc < 0 || cc > 1e15 || cc != floor(cc)) {
+				json_decref(v);
+				return tk_error_set(
+				    err,
+				    "%s:%u: anr %s: stacks[%zu] needs \"stackframes\" (comma-joined hex "
+				    "addresses) and a whole \"capturedCount\"",
+				    r->files[e->file], e->line, e->key, k);
+			}
+			x->info.samples += (uint64_t)cc;
+			json_array_append(x->stacks, s);
+		}
+		if (!x->meta)
+			x->meta = v;
+		else
+			json_decref(v);
+	}
+	if (isnan(start) && parse_start_key(parts[0].prefix, &start))
+		start = NAN;
+	x->info.start = start;
+	x->info.duration = ms / 1000.0;
+	x->info.has_tree = json_array_size(x->stacks) > 0;
+	x->where = where_of(r, parts[0].e);
+	x->info.where = x->where;
+	return 0;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const rec *x = a, *y = b;
+	/* records without a start time go last (NaN compares false with everything) */
+	int xn = isnan(x->info.start), yn = isnan(y->info.start);
+	if (xn != yn)
+		return xn - yn;
+	if (!xn && x->info.start != y->info.start)
+		return x->info.start < y->info.start ? -1 : 1;
+	if (x->info.kind != y->info.kind)
+		return (int)x->info.kind - (int)y->info.kind;
+	return strcmp(x->key, y->key);
+}
+
+static int build(tk_records *r, tk_error *err)
+{
+	anr_part *parts = NULL;
+	size_t nparts = 0, capparts = 0;
+	int rc = 0;
+	for (size_t i = 0; i < r->nents && rc == 0; i++) {
+		entry *e = &r->ents[i];
+		if (strcmp(e->coll, "cpu-highload") == 0)
+			rc = build_cpu(r, e, find_ent(r, "cpu-highload-stackframe", e->key), err);
+		else if (strcmp(e->coll, "cpu-highload-stackframe") == 0 && !find_ent(r, "cpu-highload", e->key))
+			rc = build_cpu(r, NULL, e, err);
+		else if (strcmp(e->coll, "hang") == 0)
+			rc = build_hang(r, e, find_ent(r, "hang-stackframe", e->key), err);
+		else if (strcmp(e->coll, "hang-stackframe") == 0 && !find_ent(r, "hang", e->key))
+			rc = build_hang(r, NULL, e, err);
+		else if (strcmp(e->coll, "launch-time") == 0)
+			set_meta(r, "launch-time", e->value);
+		else if (strcmp(e->coll, "anr") == 0) {
+			TK_GROW(parts, capparts, nparts + 1);
+			const char *us = strrchr(e->key, '_');
+			char *end = NULL;
+			long idx = us ? strtol(us + 1, &end, 10) : 0;
+			if (us && (end == us + 1 || *end))
+				us = NULL, idx = 0; /* not <time>_<index>: a record of its own */
+			parts[nparts++] =
+			    (anr_part){e, us ? tk_xstrndup(e->key, (size_t)(us - e->key)) : tk_xstrdup(e->key), idx};
+		}
+	}
+	if (rc == 0 && nparts) {
+		qsort(parts, nparts, sizeof *parts, anr_cmp);
+		for (size_t i = 0; i < nparts && rc == 0;) {
+			size_t j = i + 1;
+			while (j < nparts && strcmp(parts[j].prefix, parts[i].prefix) == 0)
+				j++;
+			rc = build_anr(r, parts + i, j - i, err);
+			i = j;
+		}
+	}
+	for (size_t i = 0; i < nparts; i++)
+		free(parts[i].prefix);
+	free(parts);
+	if (rc == 0 && r->nrecs)
+		qsort(r->recs, r->nrecs, sizeof *r->recs, rec_cmp);
+	/* the raw lines are no longer needed: the records hold what they parsed */
+	for (size_t i = 0; i < r->nents; i++) {
+		free(r->ents[i].coll);
+		free(r->ents[i].key);
+		free(r->ents[i].value);
+	}
+	free(r->ents);
+	r->ents = NULL;
+	r->nents = r->capents = 0;
+	tk_hidx_free(&r->index);
+	return rc;
+}
+
+/* ---- opening ---- */
+
+static tk_records *new_records(void)
+{
+	tk_records *r = tk_xcalloc(1, sizeof *r);
+	r->elf = tk_elf_cache_new();
+	return r;
+}
+
+void tk_records_free(tk_records *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i]);
+	free(r->files);
+	for (size_t i = 0; i < r->nents; i++) {
+		free(r->ents[i].coll);
+		free(r->ents[i].key);
+		free(r->ents[i].value);
+	}
+	free(r->ents);
+	tk_hidx_free(&r->index);
+	for (size_t i = 0; i < r->nrecs; i++) {
+		json_decref(r->recs[i].meta);
+		free(r->recs[i].tree_src);
+		json_decref(r->recs[i].stacks);
+		free(r->recs[i].key);
+		free(r->recs[i].thread);
+		free(r->recs[i].where);
+	}
+	free(r->recs);
+	for (size_t i = 0; i < r->nimages; i++) {
+		free(r->images[i].path);
+		free(r->images[i].build_id);
+		free(r->images[i].uuid);
+	}
+	free(r->images);
+	free(r->segs);
+	for (size_t i = 0; i < r->nmeta; i++) {
+		free(r->meta_kv[i][0]);
+		free(r->meta_kv[i][1]);
+	}
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	tk_elf_cache_free(r->elf);
+	free(r->arch);
+	free(r);
+}
+
+tk_records *tk_records_parse(const void *data, size_t n, const char *name, tk_error *err)
+{
+	tk_records *r = new_records();
+	set_meta(r, "format", "tracekit");
+	if (parse_lines(r, data, n, name, err) || build(r, err)) {
+		tk_records_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	if (!s)
+		return tk_xstrdup(".");
+	if (s == path)
+		return tk_xstrdup("/");
+	return tk_xstrndup(path, (size_t)(s - path));
+}
+
+/* The images of the session in dir: images.json for ours, dyld-images for MTHawkeye's. */
+static int session_images(tk_records *r, const char *dir, tk_error *err)
+{
+	char *imgs = join(dir, "images.json"), *dyld = join(dir, "dyld-images");
+	int rc = 0;
+	if (!r->mthawkeye && is_file(imgs))
+		rc = load_images_json(r, imgs, err);
+	else if (r->mthawkeye && is_file(dyld))
+		rc = load_dyld_images(r, dyld, err);
+	free(imgs);
+	free(dyld);
+	return rc;
+}
+
+tk_records *tk_records_open(const char *path, tk_error *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		tk_error_set(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	tk_records *r = new_records();
+	char *dir = S_ISDIR(st.st_mode) ? tk_xstrdup(path) : dir_of(path);
+	char *ours = join(dir, "records"), *mtlog = join(dir, "records.mtlog"), *mmap2 = join(dir, "records.mmap2"),
+	     *ext = join(dir, "cpu-highload-stackframe-ext"), *imgs = join(dir, "images.json"),
+	     *dyld = join(dir, "dyld-images");
+	int rc = 0;
+	if (S_ISDIR(st.st_mode)) {
+		if (is_file(ours)) {
+			rc = read_file(r, ours, 0, 0, err);
+		} else if (is_file(mtlog) || is_file(mmap2)) {
+			r->mthawkeye = 1;
+			if (is_file(ext))
+				rc = read_file(r, ext, 0, 1, err);
+			if (rc == 0 && is_file(mtlog))
+				rc = read_file(r, mtlog, 0, 0, err);
+			if (rc == 0 && is_file(mmap2))
+				rc = read_file(r, mmap2, 1, 0, err);
+		} else {
+			rc = tk_error_set(
+			    err, "%s: not a session directory (no records, records.mtlog or records.mmap2)", path);
+		}
+	} else {
+		const char *b = base_name(path);
+		r->mthawkeye = strncmp(b, "records.m", 9) == 0 || (is_file(dyld) && !is_file(imgs));
+		rc = read_file(r, path, strcmp(b, "records.mmap2") == 0, 0, err);
+	}
+	set_meta(r, "format", r->mthawkeye ? "mthawkeye" : "tracekit");
+	if (rc == 0) {
+		/* records.mtlog's session may still hold a tree the app could not write into Records */
+		rc = build(r, err);
+	}
+	if (rc == 0)
+		rc = session_images(r, dir, err);
+	free(ours);
+	free(mtlog);
+	free(mmap2);
+	free(ext);
+	free(imgs);
+	free(dyld);
+	free(dir);
+	if (rc) {
+		tk_records_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+size_t tk_records_count(const tk_records *r)
+{
+	return r->nrecs;
+}
+
+const tk_record_info *tk_records_get(const tk_records *r, size_t i)
+{
+	return i < r->nrecs ? &r->recs[i].info : NULL;
+}
+
+ptrdiff_t tk_records_find(const tk_records *r, const char *key)
+{
+	ptrdiff_t found = -1;
+	size_t n = strlen(key);
+	for (size_t i = 0; i < r->nrecs; i++)
+		if (strcmp(r->recs[i].key, key) == 0)
+			return (ptrdiff_t)i;
+	for (size_t i = 0; i < r->nrecs; i++)
+		if (n && strncmp(r->recs[i].key, key, n) == 0) {
+			if (found >= 0)
+				return -2;
+			found = (ptrdiff_t)i;
+		}
+	return found;
+}
+
+/* ---- loading into a profile ---- */
+
+typedef struct loader {
+	tk_records *r;
+	tk_profile *p;
+	tk_thread_id t;
+	unsigned flags;
+	int exact;
+} loader;
+
+/* Push the frames for a recorded address under parent and return the innermost stack. Callers'
+ * addresses are return addresses, so they are looked up one byte earlier (inside the call);
+ * leaves are the sampled PC itself. MTHawkeye already stores return address − 1, so its addresses
+ * are all looked up as they are. Inlined calls at the address become frames of their own
+ * (TK_FRAME_INLINED), outermost first, all with the same address. */
+static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int leaf)
+{
+	tk_records *r = L->r;
+	tk_profile *p = L->p;
+	int exact = leaf || L->exact;
+	tk_frame f = {.addr = addr, .flags = exact ? TK_FRAME_LEAF_PC : 0};
+	const image *im = image_of(r, addr);
+	if (im) {
+		tk_binary b = {.name = tk_intern_cstr(p, base_name(im->path)),
+		               .path = tk_intern_cstr(p, im->path),
+		               .uuid = tk_intern_cstr(p, im->dyld ? im->uuid : im->build_id),
+		               .arch = tk_intern_cstr(p, r->arch),
+		               .load_addr = im->base};
+		f.binary = tk_binary_add(p, &b);
+		if (!im->dyld && !im->broken && !(L->flags & TK_RECORDS_NO_SYMBOLS)) {
+			tk_elf_loc loc[16];
+			tk_error e;
+			uint64_t a = addr - im->base - (exact ? 0 : 1);
+			int n = tk_elf_lookup_frames(r->elf, im->path, a, loc, 16, &e);
+			for (int i = n - 1; i >= 0; i--) {
+				tk_frame g = f;
+				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name */
+				g.name = loc[i].func ? tk_intern(p, loc[i].func, strcspn(loc[i].func, "@")) : 0;
+				g.file = tk_intern_cstr(p, loc[i].file);
+				g.line = loc[i].file ? loc[i].line : 0;
+				if (loc[i].inlined)
+					g.flags |= TK_FRAME_INLINED;
+				parent = tk_stack_push(p, parent, tk_frame_add(p, &g));
+			}
+			if (n > 0)
+				return parent;
+		}
+	}
+	return tk_stack_push(p, parent, tk_frame_add(p, &f));
+}
+
+static void load_node(loader *L, json_t *node, tk_stack_id parent)
+{
+	json_t *fr = json_object_get(node, "frame"), *ch = json_object_get(node, "children");
+	uint64_t addr = 0;
+	parse_hex(json_string_value(fr), json_string_length(fr), &addr);
+	uint64_t count = (uint64_t)json_number_value(json_object_get(node, "count")), sum = 0;
+	size_t nch = json_is_array(ch) ? json_array_size(ch) : 0;
+	for (size_t i = 0; i < nch; i++)
+		sum += (uint64_t)json_number_value(json_object_get(json_array_get(ch, i), "count"));
+	/* a node whose samples all continue into children was never a sampled PC */
+	tk_stack_id s = push_frames(L, parent, addr, count > sum);
+	if (count > sum)
+		tk_sample_add_n(L->p, L->t, s, count - sum, count - sum);
+	for (size_t i = 0; i < nch; i++)
+		load_node(L, json_array_get(ch, i), s);
+}
+
+static void load_anr(loader *L, json_t *stacks)
+{
+	size_t i;
+	json_t *s;
+	uint64_t *addrs = NULL;
+	size_t cap = 0;
+	json_array_foreach(stacks, i, s)
+	{
+		const char *str = json_string_value(json_object_get(s, "stackframes"));
+		size_t n = json_string_length(json_object_get(s, "stackframes")), nf = 0;
+		double cc = 1;
+		get_num(s, "capturedCount", &cc);
+		for (size_t a = 0; a < n;) {
+			size_t b = a;
+			while (b < n && str[b] != ',')
+				b++;
+			size_t x = a;
+			while (x < b && str[x] == ' ')
+				x++;
+			TK_GROW(addrs, cap, nf + 1);
+			addrs[nf] = 0;
+			parse_hex(str + x, b - x, &addrs[nf]);
+			nf++;
+			a = b + 1;
+		}
+		if (cc <= 0)
+			continue;
+		/* a snapshot without frames still counts: it becomes a sample with no stack */
+		tk_stack_id st = 0; /* snapshots are leaf first: push from the outermost frame */
+		for (size_t k = nf; k-- > 0;)
+			st = push_frames(L, st, addrs[k], k == 0);
+		tk_sample_add_n(L->p, L->t, st, (uint64_t)cc, (uint64_t)cc);
+	}
+	free(addrs);
+}
+
+static void utc(double unix_s, char *buf, size_t n)
+{
+	if (!isfinite(unix_s) || unix_s < 0 || unix_s > 1e11) {
+		snprintf(buf, n, "?");
+		return;
+	}
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static void warn_images(tk_records *r)
+{
+	for (size_t i = 0; i < r->nimages; i++) {
+		image *im = &r->images[i];
+		if (im->dyld || im->broken || im->path[0] != '/')
+			continue;
+		tk_error e;
+		if (tk_elf_open(r->elf, im->path, im->build_id, &e)) {
+			im->broken = 1;
+			warn(r, "%s; its frames stay unnamed", e.msg);
+		}
+	}
+}
+
+int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
+{
+	if (i >= r->nrecs)
+		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
+	if (!(flags & TK_RECORDS_NO_SYMBOLS)) {
+		static const char done[] = "checked";
+		if (!tk_records_meta(r, "images-checked")) {
+			warn_images(r);
+			set_meta(r, "images-checked", done);
+		}
+	}
+	rec *x = &r->recs[i];
+	char when[64], name[256];
+	utc(x->info.start, when, sizeof when);
+	char dur[32] = "? s";
+	if (isfinite(x->info.duration))
+		snprintf(dur, sizeof dur, x->info.kind == TK_RECORD_CPU ? "%.1f s" : "%.2f s", x->info.duration);
+	if (x->info.kind == TK_RECORD_CPU)
+		snprintf(name, sizeof name, "cpu-highload %s %s", when, dur);
+	else
+		snprintf(name, sizeof name, "%s %s %s %s", x->info.kind_name, *x->info.thread ? x->info.thread : "?", when,
+		         dur);
+	const char *pid = tk_records_meta(r, "pid");
+	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	loader L = {r, p, 0, flags, x->exact};
+	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name), 0);
+	if (x->tree_src) {
+		json_error_t je;
+		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
+		if (!tree) /* validated at open: only running out of memory gets here */
+			return tk_error_set(err, "%s: %s", x->where, je.text);
+		size_t k;
+		json_t *n;
+		json_array_foreach(tree, k, n) load_node(&L, n, 0);
+		json_decref(tree);
+	} else if (x->stacks) {
+		load_anr(&L, x->stacks);
+	}
+	return L.t;
+}
+
+int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err)
+{
+	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	tk_profile_set_meta(p, "format", tk_records_meta(r, "format"));
+	for (size_t i = 0; i < r->nrecs; i++)
+		if (tk_records_load(r, i, p, flags, err) < 0)
+			return -1;
+	return 0;
+}
+
+int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err)
+{
+	tk_records *r = tk_records_open(path, err);
+	if (!r)
+		return -1;
+	int rc = tk_records_load_all(r, p, flags, err);
+	tk_records_free(r);
+	return rc;
+}
+
+/* ---- the tk_reader for tk_read_path ---- */
+
+static const char *const known_collections[] = {"collection",    "launch-time",
+                                                "cpu-highload",  "cpu-highload-stackframe",
+                                                "hang",          "hang-stackframe",
+                                                "anr",           "cpu",
+                                                "r-mem",         "avl-mem",
+                                                "threads-count", "thermal-state",
+                                                "fps",           "gl-fps",
+                                                "gl-mem",        "app-launch",
+                                                "view-ctrl",     "custom-time-event",
+                                                "call-trace",    "mem"};
+
+/* A Records file starts with its header line, or (when the head of the file was cut) with a line
+ * of a collection MTHawkeye or our monitor writes, followed by a key and a value. */
+static int sniff_records(const unsigned char *head, size_t n)
+{
+	const char *h = (const char *)head;
+	size_t line = 0;
+	while (line < n && h[line] != '\n')
+		line++;
+	const char *c1 = memchr(h, ',', line);
+	if (!c1 || !memchr(c1 + 1, ',', line - (size_t)(c1 + 1 - h)))
+		return 0;
+	size_t clen = (size_t)(c1 - h);
+	for (size_t i = 0; i < sizeof known_collections / sizeof known_collections[0]; i++)
+		if (strlen(known_collections[i]) == clen && memcmp(known_collections[i], h, clen) == 0)
+			return 1;
+	return 0;
+}
+
+static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
+{
+	(void)o; /* records carry no per-sample times: a time range keeps or drops nothing */
+	size_t cap = 1 << 16, len = 0;
+	char *buf = tk_xmalloc(cap);
+	for (;;) {
+		if (len == cap)
+			buf = tk_xrealloc(buf, cap *= 2);
+		ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+		if (got < 0) {
+			free(buf);
+			return -1;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	const char *name = tk_input_name(in);
+	tk_records *r = new_records();
+	char *dir = is_file(name) ? dir_of(name) : NULL; /* a file of a session: its images are next to it */
+	char *dyld = dir ? join(dir, "dyld-images") : NULL, *imgs = dir ? join(dir, "images.json") : NULL;
+	r->mthawkeye = strncmp(base_name(name), "records.m", 9) == 0 || (dir && is_file(dyld) && !is_file(imgs));
+	free(dyld);
+	free(imgs);
+	int mmap2 = strcmp(base_name(name), "records.mmap2") == 0;
+	size_t n = len;
+	if (mmap2)
+		for (n = 0; n < len && buf[n] && buf[n] != '\r'; n++)
+			;
+	int rc = parse_lines(r, buf, n, name, err);
+	free(buf);
+	set_meta(r, "format", r->mthawkeye ? "mthawkeye" : "tracekit");
+	if (rc == 0)
+		rc = build(r, err);
+	if (rc == 0 && dir)
+		rc = session_images(r, dir, err);
+	free(dir);
+	if (rc == 0)
+		rc = tk_records_load_all(r, p, 0, err);
+	tk_records_free(r);
+	return rc;
+}
+
+const tk_reader tk_reader_records = {"records", sniff_records, read_records};
+
+int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
+{
+	if (i >= r->nrecs)
+		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
+	rec *x = &r->recs[i];
+	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
+	if (!json_is_array(ths))
+		return 0;
+	if (!(flags & TK_RECORDS_NO_SYMBOLS) && !tk_records_meta(r, "images-checked")) {
+		warn_images(r);
+		set_meta(r, "images-checked", "checked");
+	}
+	const char *pid = tk_records_meta(r, "pid");
+	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	loader L = {r, p, 0, flags, x->exact};
+	size_t k;
+	json_t *t;
+	json_array_foreach(ths, k, t)
+	{
+		double tid = 0;
+		get_num(t, "tid", &tid);
+		const char *name = json_string_value(json_object_get(t, "name"));
+		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid, tk_intern_cstr(p, name),
+		                           0);
+		json_t *fr = json_object_get(t, "frames");
+		size_t n = json_array_size(fr);
+		tk_stack_id st = 0; /* leaf first: push from the outermost frame */
+		for (size_t j = n; j-- > 0;) {
+			uint64_t a = 0;
+			json_t *f = json_array_get(fr, j);
+			parse_hex(json_string_value(f), json_string_length(f), &a);
+			st = push_frames(&L, st, a, j == 0);
+		}
+		tk_sample_add_n(p, L.t, st, 1, 1);
+	}
+	return (int)json_array_size(ths);
+}

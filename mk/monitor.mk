@@ -1,0 +1,37 @@
+# libtracekit-monitor: frame pointers in the library and its demos (the stack walker follows them),
+.DEFAULT_GOAL := all
+# the demo programs, and the Darwin compile check.
+MON_FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+$(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS)
+MON_LDLIBS += -lm
+DEPS_PKGS += binutils
+
+MON_EXAMPLES := $(patsubst examples/monitor/%.c,$(BUILD)/examples/monitor/%,$(wildcard examples/monitor/*.c))
+EXTRA_ALL += $(MON_EXAMPLES)
+EXTRA_TEST_DEPS += $(MON_EXAMPLES) monitor-darwin-check
+
+# Demos link the static library (so they run under the sanitizers of `make check` too); busy.c uses
+# no monitor API and is monitored through LD_PRELOAD in the tests.
+$(BUILD)/examples/monitor/%: examples/monitor/%.c $(BUILD)/libtracekit-monitor.a
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)
+
+# The whole library for Darwin (core, preload, Darwin backend): compile-checked, not run, with clang for
+# iOS and macOS against the declarations shim in monitor/darwin/shim/ (there is no Apple SDK here).
+DARWIN_CHECK_SRC := $(wildcard monitor/*.c) monitor/darwin/backend_darwin.c
+DARWIN_CHECK_FLAGS := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
+	-ffreestanding -nostdlibinc -isystem monitor/darwin/shim -Iinclude -fsyntax-only
+DARWIN_TARGETS := arm64-apple-ios14.0 arm64e-apple-ios14.0 arm64-apple-macos11 x86_64-apple-macos11
+.PHONY: monitor-darwin-check
+monitor-darwin-check:
+	@set -e; for t in $(DARWIN_TARGETS); do for f in $(DARWIN_CHECK_SRC); do \
+		echo "clang -target $$t (darwin compile check) $$f"; \
+		clang -target $$t $(DARWIN_CHECK_FLAGS) $$f; done; done
+
+# monitor unit tests capture stacks of their own functions: keep their frame pointers too
+$(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)
+
+# bench/bench_monitor.sh builds this (internal backend API, so -Imonitor)
+$(BUILD)/bench/monitor/bench_monitor: bench/monitor/bench_monitor.c $(BUILD)/libtracekit-monitor.a
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Imonitor $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)

@@ -1,0 +1,59 @@
+/*
+ * monitor/internal.h — pieces of the monitor core shared between its files and its unit tests.
+ * No dependency on lib/ or the other tracekit headers.
+ */
+#ifndef TK_MONITOR_INTERNAL_H
+#define TK_MONITOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable string; after an allocation failure `oom` is set and further appends are dropped. */
+typedef struct tkm_buf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+} tkm_buf;
+
+void tkm_buf_put(tkm_buf *b, const char *s, size_t n);
+void tkm_buf_puts(tkm_buf *b, const char *s);
+void tkm_buf_printf(tkm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tkm_buf_json_str(tkm_buf *b, const char *s); /* a quoted, escaped JSON string */
+void tkm_buf_free(tkm_buf *b);
+
+/*
+ * The proportion tree (docs/records-format.md): nodes merged by raw address, built from the
+ * outermost frame to the leaf, each sample adding 1 along its path. At most max_nodes nodes: a
+ * sample that would need a node past the bound stops at the deepest node it reached (its count
+ * stays exact there) and the tree is marked truncated. Children keep insertion order.
+ */
+typedef struct tkm_node {
+	uintptr_t frame;
+	uint32_t count;
+	int32_t child, next; /* first child, next sibling; -1 = none */
+} tkm_node;
+
+typedef struct tkm_tree {
+	tkm_node *v;
+	uint32_t n, cap, max_nodes;
+	int32_t first_root;
+	uint32_t samples; /* samples offered, including those that could not enter the tree */
+	bool truncated;
+} tkm_tree;
+
+void tkm_tree_init(tkm_tree *t, uint32_t max_nodes);
+void tkm_tree_reset(tkm_tree *t);
+void tkm_tree_free(tkm_tree *t);
+/* frames are leaf first (frames[0] = PC); inserted from frames[n-1] down to frames[0]. */
+void tkm_tree_add(tkm_tree *t, const uintptr_t *frames, int n);
+/* Append the tree as MTHawkeye's JSON array to b. */
+void tkm_tree_json(const tkm_tree *t, tkm_buf *b);
+
+/* Apple's CFAbsoluteTime epoch (2001-01-01 UTC) in Unix seconds. */
+#define TKM_CF_EPOCH 978307200.0
+
+/* Fibonacci back-off: is the n-th consecutive identical hang (n >= 1) reported? 1,2,3,5,8,13 … */
+bool tkm_backoff_reports(uint32_t n);
+
+#endif

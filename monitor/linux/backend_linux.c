@@ -1,0 +1,970 @@
+/*
+ * Linux backend of libtracekit-monitor.
+ *
+ * Per-thread CPU: the thread list is re-read each call from a kept-open /proc/self/task directory
+ * descriptor (getdents64), then each thread's CPU clock is read with clock_gettime on the clock id
+ * the kernel defines for a tid (the one glibc's pthread_getcpuclockid returns; the kernel only
+ * accepts threads of our own process). The alternative, /proc/self/task/<tid>/schedstat read with
+ * pread on descriptors kept open between calls (opened for new threads, closed when they exit),
+ * measured ~35 % slower here and holds one descriptor per thread (bench/monitor/RESULTS.md).
+ *
+ * Stacks of other threads: a real-time signal sent with tgkill; its handler (async-signal-safe, no
+ * locks, no allocation) walks the frame-pointer chain of the interrupted context into one
+ * preallocated slot, validating every frame pointer against the bounds of the mapping that holds
+ * the interrupted stack pointer (from a /proc/self/maps snapshot taken by the sampler, never by the
+ * handler), monotonic growth, alignment, a bounded step, and every return address against the
+ * executable PT_LOAD ranges of the loaded images (from dl_iterate_phdr, also snapshotted by the
+ * sampler). The sampler waits with a timeout, so a thread that blocks the signal cannot hang it.
+ * Docs: docs/monitor.md (what the signal does to blocking calls, costs).
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../backend.h"
+
+#define NO_ASAN __attribute__((no_sanitize_address))
+
+/* ---------- small growable arrays owned by the sampler side ---------- */
+
+typedef struct range {
+	uintptr_t lo, hi;
+	int image;      /* exec ranges: index of the image, to tell "same image" in the leaf recovery */
+	bool frameless; /* exec ranges: a system library or the vDSO, assumed built without frame pointers */
+} range;
+
+typedef struct range_vec {
+	range *v;
+	size_t n, cap;
+} range_vec;
+
+static void range_push(range_vec *rv, uintptr_t lo, uintptr_t hi, int image, bool frameless)
+{
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 64;
+		range *v = realloc(rv->v, cap * sizeof *v);
+		if (!v)
+			return; /* keep what we have: a smaller snapshot only shortens stacks */
+		rv->v = v;
+		rv->cap = cap;
+	}
+	rv->v[rv->n++] = (range){lo, hi, image, frameless};
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Async-signal-safe lookup (plain reads of arrays nobody modifies while a capture is in flight). */
+static const range *range_find(const range *v, size_t n, uintptr_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a < v[mid].lo)
+			hi = mid;
+		else if (a >= v[mid].hi)
+			lo = mid + 1;
+		else
+			return &v[mid];
+	}
+	return NULL;
+}
+
+/* ---------- per-thread table ---------- */
+
+typedef struct thread_ent {
+	int64_t tid;
+	int sched_fd;        /* /proc/self/task/<tid>/schedstat, -1 if not open */
+	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
+	bool seen;           /* listed by the latest scan */
+	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
+	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
+	tkm_stack *cache;    /* malloc'd on first use */
+} thread_ent;
+
+/* ---------- the capture slot shared with the signal handler ---------- */
+
+enum { SLOT_IDLE = 0, SLOT_REQ = 1, SLOT_RUN = 2, SLOT_DONE = 3 };
+
+typedef struct slot {
+	_Atomic uint64_t ticket; /* (seq << 2) | state */
+	volatile pid_t tid;
+	volatile int max_frames;
+	volatile int n;
+	volatile int sp_unknown;
+	sem_t sem;
+	uintptr_t frames[TKM_MAX_FRAMES];
+} slot;
+
+static struct {
+	pthread_mutex_t lock; /* serialises every backend call */
+	int refs;
+	int sig;
+	struct sigaction old_sa;
+	uint32_t timeout_ms;
+	int use_schedstat;
+	pid_t pid;
+	int task_dir_fd;
+	thread_ent *threads;
+	size_t nthreads, cap_threads;
+	bool set_changed; /* thread set changed since the last maps snapshot */
+	/* snapshots read by the handler */
+	range_vec exec, stacks;
+	uint64_t images_gen;
+	slot s;
+	uint64_t seq;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir_fd = -1};
+
+/* ---------- clocks ---------- */
+
+uint64_t tkm_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double tkm_unix_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+uint64_t tkm_process_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int64_t tkm_self_tid(void)
+{
+	return (int64_t)syscall(SYS_gettid);
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t r = read(fd, buf, n - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	return r;
+}
+
+double tkm_process_start_unix(void)
+{
+	char buf[4096];
+	if (read_small("/proc/self/stat", buf, sizeof buf) <= 0)
+		return 0;
+	/* field 22 (starttime, clock ticks of CLOCK_BOOTTIME) counted after the last ')' ending comm */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	unsigned long long start = 0;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start) != 1)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec boot;
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+		return 0;
+	/* not /proc/stat's btime: it is wrong after the wall clock is stepped (e.g. a restored VM) */
+	double age = (double)boot.tv_sec + boot.tv_nsec / 1e9 - (double)start / (double)hz;
+	return tkm_unix_now() - (age > 0 ? age : 0);
+}
+
+/* ---------- signal handler ---------- */
+
+/* Is the return address preceded by a call instruction? (x86-64: E8 rel32, or FF /2 indirect). */
+NO_ASAN static bool follows_call(uintptr_t ret)
+{
+#if defined(__x86_64__)
+	const unsigned char *p = (const unsigned char *)ret;
+	if (p[-5] == 0xE8)
+		return true;
+	for (int len = 2; len <= 7; len++) {
+		const unsigned char *op = p - len;
+		if (op[0] == 0xFF && ((op[1] >> 3) & 7) == 2)
+			return true;
+	}
+	return false;
+#else
+	(void)ret;
+	return true;
+#endif
+}
+
+#if defined(__aarch64__)
+static uintptr_t strip_pac(uintptr_t x)
+{
+	/* XPACLRI strips the PAC from x30; it is a NOP (hint space) on CPUs without pointer auth. */
+	register uintptr_t x30 __asm__("x30") = x;
+	__asm__("hint #7" : "+r"(x30));
+	return x30;
+}
+#else
+static uintptr_t strip_pac(uintptr_t x)
+{
+	return x;
+}
+#endif
+
+#define MAX_FRAME_STEP (1u << 20) /* a frame bigger than 1 MiB is taken as a broken chain */
+
+NO_ASAN static void walk(const ucontext_t *uc, slot *s)
+{
+	uintptr_t pc, sp, fp, lr = 0;
+#if defined(__x86_64__)
+	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	const uintptr_t align = 8;
+#elif defined(__aarch64__)
+	pc = (uintptr_t)uc->uc_mcontext.pc;
+	sp = (uintptr_t)uc->uc_mcontext.sp;
+	fp = (uintptr_t)uc->uc_mcontext.regs[29];
+	lr = strip_pac((uintptr_t)uc->uc_mcontext.regs[30]);
+	const uintptr_t align = 16;
+#else
+#error "tracekit monitor: unsupported architecture for the Linux backend"
+#endif
+	int max = s->max_frames;
+	int n = 0;
+	s->frames[n++] = pc;
+	const range *stk = range_find(g.stacks.v, g.stacks.n, sp);
+	if (!stk) {
+		s->sp_unknown = 1;
+		s->n = n;
+		return;
+	}
+	const range *pc_img = range_find(g.exec.v, g.exec.n, pc);
+	uintptr_t lo = sp, hi = stk->hi;
+	bool fp_ok = fp >= lo && fp <= hi - 2 * sizeof(uintptr_t) && (fp & (align - 1)) == 0;
+	uintptr_t first_ret = fp_ok ? strip_pac(((uintptr_t *)fp)[1]) : 0;
+
+	/*
+	 * Leaf recovery. Debian's libc and the vDSO are built without frame pointers: while the PC
+	 * is in them, FP still designates the frame of the app function F that called into them, and
+	 * a plain walk would go from the PC straight to F's caller, losing F (the function a user
+	 * wants to see: the one that blocked). F's return address was pushed by its call into the
+	 * library and lies between SP and FP: on arm64 it is usually still in LR; on x86-64 take the
+	 * highest word in [SP, FP) that points into another image's code right after a call
+	 * instruction. Applied only when the PC is in such a library, never in our own FP-built code,
+	 * where [SP, FP) holds the current function's locals.
+	 */
+	(void)first_ret;
+	if (pc_img && pc_img->frameless && n < max) {
+#if defined(__aarch64__)
+		const range *li = lr ? range_find(g.exec.v, g.exec.n, lr) : NULL;
+		if (li && li->image != pc_img->image && lr != first_ret)
+			s->frames[n++] = lr - 1;
+#else
+		(void)lr;
+		uintptr_t top = fp_ok ? fp : sp + 4096;
+		if (top > hi)
+			top = hi;
+		if (top - sp > 16384)
+			top = sp + 16384;
+		for (uintptr_t a = (top - sizeof(uintptr_t)) & ~(uintptr_t)7; a >= sp; a -= sizeof(uintptr_t)) {
+			uintptr_t v = *(const uintptr_t *)a;
+			const range *vi = range_find(g.exec.v, g.exec.n, v);
+			if (vi && vi->image != pc_img->image && v - vi->lo >= 8 && follows_call(v)) {
+				s->frames[n++] = v - 1;
+				break;
+			}
+		}
+#endif
+	}
+
+	while (n < max && fp_ok) {
+		const uintptr_t *rec = (const uintptr_t *)fp;
+		uintptr_t next = rec[0], ret = strip_pac(rec[1]);
+		if (!ret || !range_find(g.exec.v, g.exec.n, ret))
+			break;
+		s->frames[n++] = ret - 1;
+		if (next <= fp || next - fp > MAX_FRAME_STEP || next > hi - 2 * sizeof(uintptr_t) ||
+		    (next & (align - 1)) != 0)
+			break;
+		fp = next;
+	}
+	s->n = n;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	(void)sig;
+	if (si->si_code == SI_TKILL && si->si_pid == g.pid) {
+		slot *s = &g.s;
+		uint64_t t = atomic_load_explicit(&s->ticket, memory_order_acquire);
+		if ((t & 3) == SLOT_REQ && s->tid == (pid_t)syscall(SYS_gettid) &&
+		    atomic_compare_exchange_strong(&s->ticket, &t, (t & ~(uint64_t)3) | SLOT_RUN)) {
+			walk((const ucontext_t *)ucv, s);
+			atomic_store_explicit(&s->ticket, (t & ~(uint64_t)3) | SLOT_DONE, memory_order_release);
+			sem_post(&s->sem);
+		}
+	}
+	errno = saved;
+}
+
+/* ---------- snapshots (sampler side) ---------- */
+
+typedef struct img_cb {
+	range_vec *exec;
+	int index;
+	unsigned long long adds, subs;
+	char *json;
+	size_t len, cap;
+	bool want_json;
+} img_cb;
+
+static void jput(img_cb *c, const char *s, size_t n)
+{
+	if (!c->json && c->cap)
+		return; /* an earlier allocation failed */
+	if (c->len + n + 1 > c->cap) {
+		size_t cap = c->cap ? c->cap : 4096;
+		while (c->len + n + 1 > cap)
+			cap *= 2;
+		char *p = realloc(c->json, cap);
+		if (!p) {
+			free(c->json);
+			c->json = NULL;
+			c->cap = 1;
+			return;
+		}
+		c->json = p;
+		c->cap = cap;
+	}
+	memcpy(c->json + c->len, s, n);
+	c->len += n;
+	c->json[c->len] = 0;
+}
+
+static void jputs(img_cb *c, const char *s)
+{
+	jput(c, s, strlen(s));
+}
+
+static void jstr(img_cb *c, const char *s)
+{
+	jput(c, "\"", 1);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char esc[8];
+		if (ch == '"' || ch == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			jput(c, esc, 2);
+		} else if (ch < 0x20) {
+			snprintf(esc, sizeof esc, "\\u%04x", ch);
+			jput(c, esc, 6);
+		} else {
+			jput(c, (const char *)&ch, 1);
+		}
+	}
+	jput(c, "\"", 1);
+}
+
+static int on_image(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	img_cb *c = arg;
+	(void)size;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	int idx = c->index++;
+	const char *nm0 = info->dlpi_name ? info->dlpi_name : "";
+	bool frameless = strncmp(nm0, "/lib/", 5) == 0 || strncmp(nm0, "/lib64/", 7) == 0 ||
+	                 strncmp(nm0, "/usr/lib/", 9) == 0 || strncmp(nm0, "/usr/lib64/", 11) == 0 ||
+	                 strncmp(nm0, "linux-vdso", 10) == 0 || strncmp(nm0, "linux-gate", 10) == 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (c->exec && ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			range_push(c->exec, info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+			           idx, frameless);
+	}
+	if (!c->want_json)
+		return 0;
+	char path[4096];
+	const char *name = info->dlpi_name;
+	if (idx == 0 && (!name || !*name)) {
+		ssize_t r = readlink("/proc/self/exe", path, sizeof path - 1);
+		path[r > 0 ? r : 0] = 0;
+		name = path;
+	}
+	char build_id[2 * 64 + 1] = "";
+	for (int i = 0; i < info->dlpi_phnum && !build_id[0]; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t namesz = (nh->n_namesz + 3u) & ~3u, descsz = (nh->n_descsz + 3u) & ~3u;
+			const unsigned char *nm = p + sizeof *nh, *desc = nm + namesz;
+			if (desc + descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(nm, "GNU", 4) == 0 &&
+			    nh->n_descsz <= 64) {
+				for (unsigned k = 0; k < nh->n_descsz; k++)
+					snprintf(build_id + 2 * k, 3, "%02x", desc[k]);
+				break;
+			}
+			p = desc + descsz;
+		}
+	}
+	char buf[256];
+	jputs(c, idx ? ",\n  {\"path\":" : "\n  {\"path\":");
+	jstr(c, name ? name : "");
+	snprintf(buf, sizeof buf, ",\"base\":\"0x%lx\",\"build_id\":\"%s\",\"loads\":[", (unsigned long)info->dlpi_addr,
+	         build_id);
+	jputs(c, buf);
+	int first = 1;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		snprintf(buf, sizeof buf,
+		         "%s{\"vaddr\":\"0x%lx\",\"memsz\":\"0x%lx\",\"offset\":\"0x%lx\",\"flags\":\"%c%c%c\"}",
+		         first ? "" : ",", (unsigned long)ph->p_vaddr, (unsigned long)ph->p_memsz,
+		         (unsigned long)ph->p_offset, ph->p_flags & PF_R ? 'r' : '-', ph->p_flags & PF_W ? 'w' : '-',
+		         ph->p_flags & PF_X ? 'x' : '-');
+		jputs(c, buf);
+		first = 0;
+	}
+	jputs(c, "]}");
+	return 0;
+}
+
+/* Refresh the executable ranges when images were loaded or unloaded. Caller holds g.lock. */
+static void refresh_exec(void)
+{
+	range_vec fresh = {0};
+	img_cb c = {.exec = &fresh};
+	dl_iterate_phdr(on_image, &c);
+	qsort(fresh.v, fresh.n, sizeof *fresh.v, range_cmp);
+	free(g.exec.v);
+	g.exec = fresh;
+	g.images_gen = c.adds * 1000003u + c.subs;
+}
+
+static uint64_t current_images_gen(void)
+{
+	img_cb c = {0};
+	dl_iterate_phdr(on_image, &c); /* cheap: ~0.1 µs for a handful of images */
+	return c.adds * 1000003u + c.subs;
+}
+
+uint64_t tkm_images_generation(void)
+{
+	return current_images_gen();
+}
+
+/* Snapshot the writable mappings (thread stacks are among them). Caller holds g.lock. */
+static void refresh_stacks(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	range_vec fresh = {0};
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' && perms[1] == 'w')
+			range_push(&fresh, lo, hi, -1, false);
+		/* a line longer than the buffer: skip its tail */
+		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
+			;
+	}
+	fclose(f);
+	qsort(fresh.v, fresh.n, sizeof *fresh.v, range_cmp);
+	free(g.stacks.v);
+	g.stacks = fresh;
+	g.set_changed = false;
+}
+
+/* ---------- lifecycle ---------- */
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&g.lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_unlock(&g.lock);
+	g.pid = getpid();
+	/* the child has one thread; descriptors of the parent's threads point at the parent */
+	for (size_t i = 0; i < g.nthreads; i++) {
+		if (g.threads[i].sched_fd >= 0)
+			close(g.threads[i].sched_fd);
+		if (g.threads[i].sys_fd >= 0)
+			close(g.threads[i].sys_fd);
+		free(g.threads[i].cache);
+	}
+	g.nthreads = 0;
+	g.set_changed = true;
+}
+
+static bool signal_is_free(int sig)
+{
+	struct sigaction sa;
+	if (sigaction(sig, NULL, &sa) != 0)
+		return false;
+	return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_atfork);
+	pthread_mutex_lock(&g.lock);
+	if (g.refs++ > 0) {
+		pthread_mutex_unlock(&g.lock);
+		return 0;
+	}
+	g.pid = getpid();
+	g.timeout_ms = opts && opts->capture_timeout_ms ? opts->capture_timeout_ms : 50;
+	g.use_schedstat = opts ? opts->use_schedstat : 0;
+	int sig = opts ? opts->signal : 0;
+	if (sig) {
+		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
+			snprintf(err, errlen,
+			         "monitor: signal %d is not a free real-time signal (SIGRTMIN=%d SIGRTMAX=%d)", sig,
+			         SIGRTMIN, SIGRTMAX);
+			goto fail;
+		}
+	} else {
+		for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++)
+			if (signal_is_free(s)) {
+				sig = s;
+				break;
+			}
+		if (!sig) {
+			snprintf(err, errlen, "monitor: no free real-time signal between SIGRTMIN+4 and SIGRTMAX");
+			goto fail;
+		}
+	}
+	g.task_dir_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g.task_dir_fd < 0) {
+		snprintf(err, errlen, "monitor: /proc/self/task: %s", strerror(errno));
+		goto fail;
+	}
+	if (sem_init(&g.s.sem, 0, 0) != 0) {
+		snprintf(err, errlen, "monitor: sem_init: %s", strerror(errno));
+		goto fail_dir;
+	}
+	refresh_exec();
+	refresh_stacks();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_signal;
+	/* SA_RESTART: calls that the kernel can restart (read, write, wait, futex …) are restarted
+	 * transparently; the ones it never restarts are listed in docs/monitor.md. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &g.old_sa) != 0) {
+		snprintf(err, errlen, "monitor: sigaction(%d): %s", sig, strerror(errno));
+		goto fail_sem;
+	}
+	g.sig = sig;
+	pthread_mutex_unlock(&g.lock);
+	return 0;
+fail_sem:
+	sem_destroy(&g.s.sem);
+fail_dir:
+	close(g.task_dir_fd);
+	g.task_dir_fd = -1;
+fail:
+	g.refs--;
+	pthread_mutex_unlock(&g.lock);
+	return -1;
+}
+
+void tkm_backend_release(void)
+{
+	pthread_mutex_lock(&g.lock);
+	if (g.refs <= 0 || --g.refs > 0) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	/* A handler can only be running while a capture is waiting for it, and captures hold g.lock,
+	 * so restoring the old disposition here cannot pull the handler from under a walk. A late
+	 * signal still queued would find the default action (terminate) for a real-time signal, so
+	 * leave our handler installed: it ignores signals it did not request. */
+	for (size_t i = 0; i < g.nthreads; i++) {
+		if (g.threads[i].sched_fd >= 0)
+			close(g.threads[i].sched_fd);
+		if (g.threads[i].sys_fd >= 0)
+			close(g.threads[i].sys_fd);
+		free(g.threads[i].cache);
+	}
+	free(g.threads);
+	g.threads = NULL;
+	g.nthreads = g.cap_threads = 0;
+	if (g.task_dir_fd >= 0)
+		close(g.task_dir_fd);
+	g.task_dir_fd = -1;
+	/* exec/stack snapshots stay allocated for a late handler; refreshed on the next acquire */
+	pthread_mutex_unlock(&g.lock);
+}
+
+const char *tkm_backend_describe(void)
+{
+	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
+	                       : "linux: schedstat descriptors, signal + frame-pointer walk";
+}
+
+/* ---------- thread list and CPU ---------- */
+
+static int tid_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static thread_ent *find_thread(int64_t tid)
+{
+	size_t lo = 0, hi = g.nthreads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g.threads[mid].tid < tid)
+			lo = mid + 1;
+		else if (g.threads[mid].tid > tid)
+			hi = mid;
+		else
+			return &g.threads[mid];
+	}
+	return NULL;
+}
+
+static void drop_thread(thread_ent *t)
+{
+	if (t->sched_fd >= 0)
+		close(t->sched_fd);
+	if (t->sys_fd >= 0)
+		close(t->sys_fd);
+	free(t->cache);
+	t->sched_fd = t->sys_fd = -1;
+	t->cache = NULL;
+	t->tid = -1;
+}
+
+/* Re-list /proc/self/task and merge it into the sorted table. Caller holds g.lock. */
+static int scan_threads(void)
+{
+	static int64_t *tids;
+	static size_t cap;
+	size_t n = 0;
+	char buf[8192];
+	if (lseek(g.task_dir_fd, 0, SEEK_SET) < 0)
+		return -1;
+	for (;;) {
+		ssize_t r = getdents64(g.task_dir_fd, buf, sizeof buf);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		for (ssize_t off = 0; off < r;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				int64_t *p = realloc(tids, nc * sizeof *p);
+				if (!p)
+					return -1;
+				tids = p;
+				cap = nc;
+			}
+			tids[n++] = strtoll(d->d_name, NULL, 10);
+		}
+	}
+	qsort(tids, n, sizeof *tids, tid_cmp);
+	/* merge: keep entries still listed, add new ones, close the rest */
+	thread_ent *nt = malloc((n ? n : 1) * sizeof *nt);
+	if (!nt)
+		return -1;
+	size_t i = 0, j = 0, k = 0;
+	while (j < n) {
+		while (i < g.nthreads && g.threads[i].tid < tids[j]) {
+			drop_thread(&g.threads[i++]);
+			g.set_changed = true;
+		}
+		if (i < g.nthreads && g.threads[i].tid == tids[j]) {
+			nt[k++] = g.threads[i++];
+		} else {
+			nt[k++] = (thread_ent){.tid = tids[j], .sched_fd = -1, .sys_fd = -1};
+			g.set_changed = true;
+		}
+		j++;
+	}
+	while (i < g.nthreads) {
+		drop_thread(&g.threads[i++]);
+		g.set_changed = true;
+	}
+	free(g.threads);
+	g.threads = nt;
+	g.nthreads = k;
+	g.cap_threads = n;
+	return 0;
+}
+
+static bool read_thread_cpu(thread_ent *t, uint64_t *ns)
+{
+	if (!g.use_schedstat) {
+		/* The kernel's encoding of a per-thread CPU clock for a tid (CPUCLOCK_PERTHREAD | SCHED). */
+		clockid_t cid = (clockid_t)((~(unsigned)t->tid) << 3) | 6;
+		struct timespec ts;
+		if (clock_gettime(cid, &ts) != 0)
+			return false;
+		*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		return true;
+	}
+	if (t->sched_fd < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat", (long long)t->tid);
+		t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->sched_fd < 0)
+			return false;
+	}
+	char buf[96];
+	ssize_t r = pread(t->sched_fd, buf, sizeof buf - 1, 0);
+	if (r <= 0)
+		return false; /* ESRCH once the thread has exited */
+	buf[r] = 0;
+	*ns = strtoull(buf, NULL, 10);
+	return true;
+}
+
+int tkm_threads_cpu(tkm_thread_list *out)
+{
+	pthread_mutex_lock(&g.lock);
+	out->n = 0;
+	if (g.refs <= 0 || scan_threads() != 0) {
+		pthread_mutex_unlock(&g.lock);
+		return -1;
+	}
+	if (out->cap < g.nthreads) {
+		tkm_thread_cpu *v = realloc(out->v, g.nthreads * sizeof *v);
+		if (!v) {
+			pthread_mutex_unlock(&g.lock);
+			return -1;
+		}
+		out->v = v;
+		out->cap = g.nthreads;
+	}
+	for (size_t i = 0; i < g.nthreads; i++) {
+		uint64_t ns;
+		if (read_thread_cpu(&g.threads[i], &ns))
+			out->v[out->n++] = (tkm_thread_cpu){g.threads[i].tid, ns};
+	}
+	pthread_mutex_unlock(&g.lock);
+	return 0;
+}
+
+/* ---------- capture ---------- */
+
+/* One signal round trip. Caller holds g.lock. */
+static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
+{
+	slot *s = &g.s;
+	while (sem_trywait(&s->sem) == 0) /* drain posts of completed, abandoned requests */
+		;
+	uint64_t seq = ++g.seq;
+	s->tid = tid;
+	s->max_frames = max_frames;
+	s->n = 0;
+	s->sp_unknown = 0;
+	atomic_store_explicit(&s->ticket, (seq << 2) | SLOT_REQ, memory_order_release);
+	if (syscall(SYS_tgkill, g.pid, tid, g.sig) != 0) {
+		atomic_store(&s->ticket, (seq << 2) | SLOT_IDLE);
+		return errno == ESRCH ? TKM_STACK_GONE : TKM_STACK_ERROR;
+	}
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)g.timeout_ms * 1000000u;
+	dl.tv_sec += (time_t)(ns / 1000000000u);
+	dl.tv_nsec = (long)(ns % 1000000000u);
+	for (;;) {
+		if (sem_timedwait(&s->sem, &dl) == 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		/* timed out: withdraw the request unless the handler already took it */
+		uint64_t t = (seq << 2) | SLOT_REQ;
+		if (atomic_compare_exchange_strong(&s->ticket, &t, (seq << 2) | SLOT_IDLE))
+			return TKM_STACK_TIMEOUT;
+		while ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
+			sched_yield(); /* the walk is running; it takes microseconds */
+		break;
+	}
+	if ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
+		return TKM_STACK_ERROR;
+	out->n = s->n;
+	memcpy(out->frames, s->frames, (size_t)s->n * sizeof s->frames[0]);
+	int unknown = s->sp_unknown;
+	atomic_store(&s->ticket, (seq << 2) | SLOT_IDLE);
+	return unknown ? 1 : TKM_STACK_OK;
+}
+
+/* The /proc/…/syscall line of a thread: "running", or the syscall number, arguments, SP and PC of
+ * a thread blocked in the kernel. Caller holds g.lock. */
+static bool read_syscall_line(thread_ent *t, char *buf, size_t n)
+{
+	if (t->sys_fd < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/task/%lld/syscall", (long long)t->tid);
+		t->sys_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->sys_fd < 0)
+			return false;
+	}
+	ssize_t r = pread(t->sys_fd, buf, n - 1, 0);
+	if (r <= 0)
+		return false;
+	buf[r] = 0;
+	return true;
+}
+
+int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, unsigned flags)
+{
+	if (max_frames < 1)
+		max_frames = 1;
+	if (max_frames > TKM_MAX_FRAMES)
+		max_frames = TKM_MAX_FRAMES;
+	int64_t self = tkm_self_tid();
+	int ok = 0;
+	pthread_mutex_lock(&g.lock);
+	if (g.refs <= 0) {
+		pthread_mutex_unlock(&g.lock);
+		return 0;
+	}
+	if (current_images_gen() != g.images_gen)
+		refresh_exec();
+	for (size_t i = 0; i < n; i++) {
+		tkm_stack *st = &out[i];
+		st->tid = tids[i];
+		st->n = 0;
+		if (tids[i] == self) {
+			st->status = TKM_STACK_SELF;
+			continue;
+		}
+		thread_ent *t = find_thread(tids[i]);
+		if (!t && scan_threads() == 0) /* a thread we have not listed yet */
+			t = find_thread(tids[i]);
+		char sys[sizeof t->cache_sys] = "";
+		bool blocked = false;
+		if (t && (flags & TKM_CAPTURE_REUSE_BLOCKED) && read_syscall_line(t, sys, sizeof sys)) {
+			blocked = strncmp(sys, "running", 7) != 0 && sys[0] != '-';
+			if (blocked && t->cache_valid && t->cache && strcmp(sys, t->cache_sys) == 0) {
+				st->n = t->cache->n;
+				memcpy(st->frames, t->cache->frames, (size_t)st->n * sizeof st->frames[0]);
+				if (st->n > max_frames)
+					st->n = max_frames;
+				st->status = TKM_STACK_CACHED;
+				ok++;
+				continue;
+			}
+		}
+		if (g.set_changed)
+			refresh_stacks(); /* new threads have new stacks */
+		int rc = capture_one((pid_t)tids[i], max_frames, st);
+		if (rc == 1) { /* stack pointer outside the snapshot: the stack grew or is new; retry once */
+			refresh_stacks();
+			rc = capture_one((pid_t)tids[i], max_frames, st);
+			if (rc == 1)
+				rc = TKM_STACK_OK; /* keep the PC alone */
+		}
+		st->status = rc;
+		if (rc == TKM_STACK_OK) {
+			ok++;
+			if (t && blocked) {
+				if (!t->cache)
+					t->cache = malloc(sizeof *t->cache);
+				if (t->cache) {
+					*t->cache = *st;
+					memcpy(t->cache_sys, sys, sizeof t->cache_sys);
+					t->cache_valid = true;
+				}
+			} else if (t) {
+				t->cache_valid = false;
+			}
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+	return ok;
+}
+
+void tkm_thread_name(int64_t tid, char *buf, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%lld/comm", (long long)tid);
+	if (n == 0)
+		return;
+	buf[0] = 0;
+	if (read_small(path, buf, n) > 0) {
+		char *nl = strchr(buf, '\n');
+		if (nl)
+			*nl = 0;
+	}
+}
+
+char *tkm_images_json(uint64_t *generation)
+{
+	img_cb c = {.want_json = true};
+	struct utsname u;
+	char head[512];
+	if (uname(&u) != 0)
+		memset(&u, 0, sizeof u);
+	jputs(&c, "{\"os\":");
+	snprintf(head, sizeof head, "%s %s", u.sysname, u.release);
+	jstr(&c, head);
+	jputs(&c, ",\"arch\":");
+	jstr(&c, u.machine);
+	snprintf(head, sizeof head, ",\"pid\":%d,\n \"images\":[", (int)getpid());
+	jputs(&c, head);
+	dl_iterate_phdr(on_image, &c);
+	jputs(&c, "\n]}\n");
+	if (generation)
+		*generation = c.adds * 1000003u + c.subs;
+	return c.json;
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# CPU trace end to end: examples/monitor/busy (two threads spinning in tk_demo_busy_spin) under the
+# preloaded libtracekit-monitor.so with short thresholds must leave a cpu-highload record whose
+# proportion tree, symbolized independently (images.json + nm), is dominated by that function.
+. "$TK_ROOT/tests/lib.sh"
+B="$TK_ROOT/$BUILD"
+SYM="python3 $TK_ROOT/examples/monitor/symbolize.py"
+# the sanitized build preloads an ASan-instrumented library into an ASan executable
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# threshold 10 %: the test machine is shared, two spinning threads may get well under two cores
+BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
+	TK_MONITOR_CPU_DURATION_MS=2000)
+run_busy() { # DIR SECONDS [extra env...]
+	local dir=$1 secs=$2; shift 2
+	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" "$secs"
+}
+
+S=$TMP/s1
+check "busy runs under the preloaded monitor" run_busy "$S" 3.5
+check "session has records and images.json" test -s "$S/records" -a -s "$S/images.json"
+check_eq "records header" "collection,key,value" "$(head -1 "$S/records")"
+check "images.json is JSON naming the program" python3 -c "
+import json,sys; d=json.load(open('$S/images.json')); assert d['images'][0]['path'].endswith('/busy'), d['images'][0]
+assert all(len(i['build_id'])==40 for i in d['images'] if i['path'].startswith('/')), d"
+check_eq "one cpu-highload record" 1 "$($SYM "$S" keys cpu-highload | wc -l)"
+check_eq "record is final" False "$($SYM "$S" record cpu-highload live)"
+avg=$($SYM "$S" record cpu-highload average)
+check "average is above the threshold and at most two cores (got $avg)" python3 -c "assert 10 <= float('$avg') <= 205"
+lasting=$($SYM "$S" record cpu-highload lasting)
+check "lasting covers most of the busy run (got $lasting)" python3 -c "assert 2.0 <= float('$lasting') <= 4.0"
+key=$($SYM "$S" keys cpu-highload)
+check "key is CFAbsoluteTime (seconds since 2001) of about now" python3 -c "
+import time; k=float('$key'); assert abs(k + 978307200 - time.time()) < 60, k"
+launch=$(sed -n 's/^launch-time,\([0-9.]*\),.*/\1/p' "$S/records")
+check "launch-time is the process start in Unix seconds" python3 -c "
+import time; t=float('$launch'); assert 0 <= time.time() - t < 60, t"
+share=($($SYM "$S" share cpu-highload-stackframe tk_demo_busy_spin))
+check "tk_demo_busy_spin is on >= 90% of the sampled paths (got ${share[0]})" python3 -c "assert float('${share[0]}') >= 0.9"
+check "tk_demo_busy_spin is the leaf of >= 80% (got ${share[1]})" python3 -c "assert float('${share[1]}') >= 0.8"
+$SYM "$S" tree cpu-highload-stackframe >"$TMP/tree.txt"
+check "worker is the caller of tk_demo_busy_spin in the tree" grep -q '^ *[0-9]* worker ' "$TMP/tree.txt"
+
+# The living record is persisted while the load lasts: a process killed mid-load keeps it.
+S2=$TMP/s2
+# (a simple command in the background, so $! is busy itself)
+env TK_MONITOR_DIR="$S2" "${BUSY_ENV[@]}" TK_MONITOR_CPU_DURATION_MS=800 TK_MONITOR_PERSIST_INTERVAL_MS=300 \
+	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 30 &
+pid=$!
+for _ in $(seq 1 60); do grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -9 $pid; wait $pid 2>/dev/null
+check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
+check "its tree is already dominated by tk_demo_busy_spin" python3 -c "
+assert float('$($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin | head -1)') >= 0.9"
+
+# Below the threshold nothing is recorded.
+S3=$TMP/s3
+check "run under a 400 % threshold" run_busy "$S3" 1 TK_MONITOR_CPU_THRESHOLD=400
+check_eq "no record under the threshold" 0 "$(grep -c '^cpu-highload' "$S3/records")"
+
+# Bad settings: one line naming the variable, the program still runs unmonitored.
+out=$(run_busy "$TMP/s4" 0.2 TK_MONITOR_CPU_THRESHOLD=abc 2>&1 >/dev/null)
+check_eq "bad variable is named" "tracekit-monitor: not monitoring: monitor: TK_MONITOR_CPU_THRESHOLD=abc: expected a percentage above 0" "$out"
+
+# A second process inheriting the environment does not write into the owner's session.
+S5=$TMP/s5
+env TK_MONITOR_DIR="$S5" "${BUSY_ENV[@]}" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 1.5 >/dev/null &
+pid=$!
+sleep 0.3
+run_busy "$S5" 0.3 >/dev/null
+wait $pid
+check_eq "child of the same session did not record" 1 "$(grep -c '^launch-time' "$S5/records")"

@@ -1,0 +1,426 @@
+/*
+ * Monitor backend and API in a real process: stack capture of other threads (checked against
+ * return addresses the threads record themselves with __builtin_return_address), the blocked-call
+ * cache, threads that block the signal, exited threads, more than 128 threads, no descriptor leak,
+ * and the CPU and hang monitors through the public API with a callback.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tracekit/monitor.h"
+
+#include "../../monitor/backend.h"
+
+static _Atomic int stop_flag;
+static _Atomic uintptr_t spin_ret, spin_outer_ret, block_ret;
+static _Atomic int64_t worker_tid;
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void spin_body(void)
+{
+	atomic_store(&spin_ret, (uintptr_t)__builtin_return_address(0));
+	volatile unsigned x = 0;
+	while (!atomic_load(&stop_flag))
+		x++;
+}
+
+__attribute__((noinline)) static void spin_outer(void)
+{
+	atomic_store(&spin_outer_ret, (uintptr_t)__builtin_return_address(0));
+	spin_body();
+	__asm__ volatile("" ::: "memory"); /* keep spin_body a real call, not a tail call */
+}
+
+static void *spinner(void *arg)
+{
+	atomic_store(&worker_tid, tkm_self_tid());
+	spin_outer();
+	return arg;
+}
+
+/* Blocks in libc (built without frame pointers): the walker must recover block_here itself. */
+__attribute__((noinline)) static void block_here(void)
+{
+	atomic_store(&block_ret, (uintptr_t)__builtin_return_address(0));
+	while (!atomic_load(&stop_flag)) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *blocker(void *arg)
+{
+	atomic_store(&worker_tid, tkm_self_tid());
+	block_here();
+	return arg;
+}
+
+static void *masked(void *arg)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	atomic_store(&worker_tid, tkm_self_tid());
+	while (!atomic_load(&stop_flag))
+		usleep(1000);
+	return arg;
+}
+
+static pthread_t start(void *(*fn)(void *))
+{
+	pthread_t t;
+	atomic_store(&stop_flag, 0);
+	atomic_store(&worker_tid, 0);
+	assert_int_equal(pthread_create(&t, NULL, fn, NULL), 0);
+	while (!atomic_load(&worker_tid))
+		usleep(1000);
+	usleep(20000);
+	return t;
+}
+
+static void finish(pthread_t t)
+{
+	atomic_store(&stop_flag, 1);
+	pthread_join(t, NULL);
+}
+
+static int acquire(void **state)
+{
+	char err[256] = "";
+	tkm_backend_opts o = {.capture_timeout_ms = 100};
+	if (tkm_backend_acquire(&o, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int release(void **state)
+{
+	tkm_backend_release();
+	return 0;
+}
+
+static void test_capture_running(void **state)
+{
+	pthread_t t = start(spinner);
+	while (!atomic_load(&spin_ret))
+		usleep(1000);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	assert_int_equal(st.status, TKM_STACK_OK);
+	/* frames[0] is the PC in spin_body; then spin_outer's and spinner's call sites (ret - 1) */
+	assert_true(st.n >= 3);
+	assert_true(st.frames[1] == atomic_load(&spin_ret) - 1);
+	assert_true(st.frames[2] == atomic_load(&spin_outer_ret) - 1);
+	/* our own thread is not captured */
+	int64_t self = tkm_self_tid();
+	assert_int_equal(tkm_capture(&self, 1, &st, 64, 0), 0);
+	assert_int_equal(st.status, TKM_STACK_SELF);
+	finish(t);
+}
+
+static void test_capture_blocked_in_libc(void **state)
+{
+	atomic_store(&block_ret, 0);
+	pthread_t t = start(blocker);
+	while (!atomic_load(&block_ret))
+		usleep(1000);
+	usleep(30000);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack a, b;
+	assert_int_equal(tkm_capture(&tid, 1, &a, 64, TKM_CAPTURE_REUSE_BLOCKED), 1);
+	assert_true(a.n >= 3);
+	/* the leaf is in libc; the next frame must be inside block_here, then its caller's call site */
+	int found = -1;
+	for (int i = 1; i < a.n; i++)
+		if (a.frames[i] == atomic_load(&block_ret) - 1)
+			found = i;
+	assert_true(found >= 2);
+	assert_true(a.frames[found - 1] > (uintptr_t)block_here && a.frames[found - 1] < (uintptr_t)block_here + 512);
+	/* the thread keeps sleeping 20 ms at a time in the same call: the next capture may reuse
+	 * the stack (no signal) when it finds the thread in the same system call */
+	int cached = 0;
+	for (int k = 0; k < 40 && !cached; k++) {
+		usleep(5000); /* let it get back into nanosleep after the EINTR of the last signal */
+		assert_int_equal(tkm_capture(&tid, 1, &b, 64, TKM_CAPTURE_REUSE_BLOCKED), 1);
+		if (b.status == TKM_STACK_CACHED) {
+			cached = 1;
+			assert_int_equal(b.n, a.n);
+			assert_memory_equal(b.frames, a.frames, (size_t)a.n * sizeof a.frames[0]);
+		}
+	}
+	assert_true(cached);
+	finish(t);
+}
+
+static void test_capture_masked_and_gone(void **state)
+{
+	pthread_t t = start(masked);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 0);
+	assert_int_equal(st.status, TKM_STACK_TIMEOUT);
+	finish(t);
+	/* the pending signal is discarded with the thread; a capture of the dead tid fails cleanly */
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 0);
+	assert_int_equal(st.status, TKM_STACK_GONE);
+	/* and the slot works again afterwards */
+	t = start(spinner);
+	tid = atomic_load(&worker_tid);
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	finish(t);
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static pthread_barrier_t bar;
+static void *parked(void *arg)
+{
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar);
+	return arg;
+}
+
+static void many_threads(int use_schedstat)
+{
+	enum { N = 200 };
+	tkm_backend_release();
+	tkm_backend_opts o = {.capture_timeout_ms = 100, .use_schedstat = use_schedstat};
+	char err[256];
+	assert_int_equal(tkm_backend_acquire(&o, err, sizeof err), 0);
+	tkm_thread_list l = {0};
+	assert_int_equal(tkm_threads_cpu(&l), 0);
+	size_t base_threads = l.n;
+	int base_fds = count_fds();
+	pthread_t t[N];
+	pthread_barrier_init(&bar, NULL, N + 1);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, parked, NULL), 0);
+	pthread_barrier_wait(&bar);
+	assert_int_equal(tkm_threads_cpu(&l), 0);
+	assert_int_equal(l.n, base_threads + N); /* no fixed thread-count buffer */
+	for (size_t i = 1; i < l.n; i++)
+		assert_true(l.v[i - 1].tid < l.v[i].tid);
+	pthread_barrier_wait(&bar);
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&bar);
+	assert_int_equal(tkm_threads_cpu(&l), 0);
+	assert_int_equal(l.n, base_threads);
+	assert_int_equal(count_fds(), base_fds); /* descriptors of exited threads are closed */
+	free(l.v);
+}
+
+static void test_many_threads_no_leak(void **state)
+{
+	many_threads(1); /* schedstat: one descriptor per thread while it lives */
+	many_threads(0); /* CPU clocks */
+}
+
+static void test_images_json(void **state)
+{
+	uint64_t gen = 0;
+	char *j = tkm_images_json(&gen);
+	assert_non_null(j);
+	assert_non_null(strstr(j, "test_monitor_capture\",\"base\":\"0x"));
+	assert_non_null(strstr(j, "\"flags\":\"r-x\""));
+	assert_int_equal(gen, tkm_images_generation());
+	free(j);
+}
+
+/* ---------- the public API ---------- */
+
+typedef struct events {
+	pthread_mutex_t lock;
+	int cpu_live, cpu_final, hang_final, hang_live;
+	char cpu_tree[65536];
+	double hang_dur[16];
+	uint32_t hang_suppressed[16];
+	int64_t hang_tid;
+} events;
+
+static void on_event(const tk_monitor_event *ev, void *ctx)
+{
+	events *e = ctx;
+	pthread_mutex_lock(&e->lock);
+	if (ev->kind == TK_MONITOR_CPU_HIGHLOAD) {
+		if (ev->live)
+			e->cpu_live++;
+		else
+			e->cpu_final++;
+		snprintf(e->cpu_tree, sizeof e->cpu_tree, "%s", ev->tree);
+	} else if (ev->live) {
+		e->hang_live++;
+	} else if (e->hang_final < 16) {
+		e->hang_dur[e->hang_final] = ev->duration_s;
+		e->hang_suppressed[e->hang_final] = ev->suppressed;
+		e->hang_tid = ev->tid;
+		e->hang_final++;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void test_api_cpu(void **state)
+{
+	static events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	c.callback = on_event;
+	c.callback_ctx = &e;
+	c.cpu_interval_ms = 50;
+	c.cpu_high_interval_ms = 50;
+	c.cpu_threshold = 5;
+	c.cpu_duration_ms = 300;
+	c.persist_interval_ms = 100;
+	char err[256];
+	tk_monitor *m = tk_monitor_start(&c, err, sizeof err);
+	assert_non_null(m);
+	atomic_store(&spin_ret, 0);
+	pthread_t t = start(spinner);
+	double until = mono() + 10;
+	for (;;) { /* until a live record with the spinner's call site exists (or 10 s) */
+		pthread_mutex_lock(&e.lock);
+		char want[64];
+		snprintf(want, sizeof want, "\"frame\":\"0x%llx\"", (unsigned long long)(atomic_load(&spin_ret) - 1));
+		int ok = e.cpu_live >= 2 && strstr(e.cpu_tree, want);
+		pthread_mutex_unlock(&e.lock);
+		if (ok || mono() > until)
+			break;
+		usleep(20000);
+	}
+	finish(t);
+	tk_monitor_stop(m); /* persists the living record as final, if the load had not ended */
+	assert_true(e.cpu_live >= 2);
+	assert_true(e.cpu_final >= 1);
+	char want[64];
+	snprintf(want, sizeof want, "\"frame\":\"0x%llx\"", (unsigned long long)(atomic_load(&spin_ret) - 1));
+	assert_non_null(strstr(e.cpu_tree, want));
+}
+
+__attribute__((noinline)) static void stall(int ms)
+{
+	double until = mono() + ms / 1000.0;
+	while (mono() < until) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void stall_elsewhere(int ms)
+{
+	stall(ms);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_api_hang_backoff(void **state)
+{
+	static events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	c.callback = on_event;
+	c.callback_ctx = &e;
+	c.cpu_enabled = 0;
+	c.hang_enabled = 1;
+	c.hang_threshold_ms = 100;
+	char err[256];
+	tk_monitor *m = tk_monitor_start(&c, err, sizeof err);
+	assert_non_null(m);
+	/* five identical hangs: reported 1st, 2nd, 3rd, 5th (Fibonacci back-off); 4th suppressed */
+	for (int i = 0; i < 5; i++) {
+		tk_monitor_heartbeat(m);
+		stall(350);
+		tk_monitor_heartbeat(m);
+		tk_monitor_idle(m);
+		usleep(150000);
+	}
+	/* idle time is not a hang */
+	tk_monitor_idle(m);
+	usleep(400000);
+	tk_monitor_stop(m);
+	assert_int_equal(e.hang_final, 4);
+	assert_int_equal(e.hang_suppressed[3], 1);
+	assert_int_equal(e.hang_tid, tkm_self_tid());
+	for (int i = 0; i < 4; i++)
+		assert_true(e.hang_dur[i] >= 0.1); /* at least the threshold */
+}
+
+static void test_api_hang_daily_cap(void **state)
+{
+	static events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	c.callback = on_event;
+	c.callback_ctx = &e;
+	c.cpu_enabled = 0;
+	c.hang_enabled = 1;
+	c.hang_threshold_ms = 100;
+	c.hang_daily_limit = 2;
+	char err[256];
+	tk_monitor *m = tk_monitor_start(&c, err, sizeof err);
+	assert_non_null(m);
+	/* three hangs with different stacks (three call sites): only two reports a day */
+	tk_monitor_heartbeat(m);
+	stall(300);
+	tk_monitor_idle(m);
+	usleep(100000);
+	tk_monitor_heartbeat(m);
+	stall_elsewhere(300);
+	tk_monitor_idle(m);
+	usleep(100000);
+	tk_monitor_heartbeat(m);
+	stall(300);
+	tk_monitor_idle(m);
+	usleep(100000);
+	tk_monitor_stop(m);
+	assert_int_equal(e.hang_final, 2);
+}
+
+#define BACKEND(t) cmocka_unit_test_setup_teardown(t, acquire, release)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    BACKEND(test_capture_running),
+	    BACKEND(test_capture_blocked_in_libc),
+	    BACKEND(test_capture_masked_and_gone),
+	    BACKEND(test_many_threads_no_leak),
+	    BACKEND(test_images_json),
+	    cmocka_unit_test(test_api_cpu),
+	    cmocka_unit_test(test_api_hang_backoff),
+	    cmocka_unit_test(test_api_hang_daily_cap),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,224 @@
+/* Monitor core logic: the proportion tree (merge, order, bound), JSON, back-off, configuration. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tracekit/monitor.h"
+
+#include "../../monitor/internal.h"
+
+static void add(tkm_tree *t, int times, int n, ...)
+{
+	uintptr_t f[16];
+	va_list ap;
+	va_start(ap, n);
+	/* given outermost first for readability; the tree takes leaf first */
+	for (int i = 0; i < n; i++)
+		f[n - 1 - i] = va_arg(ap, uintptr_t);
+	va_end(ap);
+	for (int k = 0; k < times; k++)
+		tkm_tree_add(t, f, n);
+}
+
+static char *json(const tkm_tree *t)
+{
+	tkm_buf b = {0};
+	tkm_tree_json(t, &b);
+	assert_false(b.oom);
+	return b.p;
+}
+
+/* MTHawkeye's documented merge picture: main(6) → method1(5) → method2(3), method3(1);
+ * main → method3(1) → method4(1). Proportions are count / Σ root counts (6). */
+static void test_mthawkeye_merge(void **state)
+{
+	enum { MAIN = 0x10, M1 = 0x20, M2 = 0x30, M3 = 0x40, M4 = 0x50 };
+	tkm_tree t;
+	tkm_tree_init(&t, 4096);
+	add(&t, 3, 3, MAIN, M1, M2);
+	add(&t, 1, 3, MAIN, M1, M3);
+	add(&t, 1, 2, MAIN, M1);
+	add(&t, 1, 3, MAIN, M3, M4);
+	char *j = json(&t);
+	assert_string_equal(j, "[{\"frame\":\"0x10\",\"count\":6,\"proportion\":1,\"children\":["
+	                       "{\"frame\":\"0x20\",\"count\":5,\"proportion\":0.833333,\"children\":["
+	                       "{\"frame\":\"0x30\",\"count\":3,\"proportion\":0.5},{\"frame\":\"0x40\",\"count\":1,"
+	                       "\"proportion\":0.166667}]},"
+	                       "{\"frame\":\"0x40\",\"count\":1,\"proportion\":0.166667,\"children\":["
+	                       "{\"frame\":\"0x50\",\"count\":1,\"proportion\":0.166667}]}]}]");
+	assert_int_equal(t.samples, 6);
+	assert_false(t.truncated);
+	free(j);
+	/* reset empties it */
+	tkm_tree_reset(&t);
+	j = json(&t);
+	assert_string_equal(j, "[]");
+	free(j);
+	tkm_tree_free(&t);
+}
+
+/* Several roots keep first-seen order; the proportions of the roots add up to 1. */
+static void test_roots_order(void **state)
+{
+	tkm_tree t;
+	tkm_tree_init(&t, 100);
+	add(&t, 1, 2, 0xB, 0x1);
+	add(&t, 3, 1, 0xA);
+	add(&t, 1, 2, 0xB, 0x2);
+	char *j = json(&t);
+	assert_string_equal(j, "[{\"frame\":\"0xb\",\"count\":2,\"proportion\":0.4,\"children\":["
+	                       "{\"frame\":\"0x1\",\"count\":1,\"proportion\":0.2},{\"frame\":\"0x2\",\"count\":1,"
+	                       "\"proportion\":0.2}]},{\"frame\":\"0xa\",\"count\":3,\"proportion\":0.6}]");
+	free(j);
+	tkm_tree_free(&t);
+}
+
+/* The bound: a sample needing a node past max_nodes stops at the deepest node it reached. */
+static void test_bound(void **state)
+{
+	tkm_tree t;
+	tkm_tree_init(&t, 3);
+	add(&t, 1, 3, 0xA, 0xB, 0xC); /* 3 nodes: full */
+	add(&t, 1, 3, 0xA, 0xB, 0xD); /* D does not fit: counted in B */
+	assert_true(t.truncated);
+	add(&t, 1, 3, 0xA, 0xB, 0xC); /* existing path: exact */
+	add(&t, 1, 1, 0xE);           /* new root does not fit: lost from the tree, still a sample */
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.samples, 4);
+	char *j = json(&t);
+	assert_string_equal(j,
+	                    "[{\"frame\":\"0xa\",\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xb\","
+	                    "\"count\":3,\"proportion\":1,\"children\":[{\"frame\":\"0xc\",\"count\":2,\"proportion\":"
+	                    "0.666667}]}]}]");
+	free(j);
+	tkm_tree_free(&t);
+}
+
+/* A large tree grows past its first allocation and stays exact. */
+static void test_large(void **state)
+{
+	tkm_tree t;
+	tkm_tree_init(&t, 100000);
+	uintptr_t f[3];
+	for (uintptr_t i = 0; i < 5000; i++) {
+		f[2] = 1; /* outermost */
+		f[1] = 100 + i % 50;
+		f[0] = 10000 + i; /* leaf */
+		tkm_tree_add(&t, f, 3);
+	}
+	assert_int_equal(t.n, 1 + 50 + 5000);
+	assert_int_equal(t.v[t.first_root].count, 5000);
+	assert_false(t.truncated);
+	tkm_tree_free(&t);
+}
+
+static void test_json_string(void **state)
+{
+	tkm_buf b = {0};
+	tkm_buf_json_str(&b, "a\"b\\c\n\x01é");
+	assert_string_equal(b.p, "\"a\\\"b\\\\c\\u000a\\u0001é\"");
+	tkm_buf_printf(&b, "%0300d", 7); /* longer than the printf fast path */
+	assert_int_equal(b.n, strlen("\"a\\\"b\\\\c\\u000a\\u0001é\"") + 300);
+	tkm_buf_free(&b);
+}
+
+static void test_backoff(void **state)
+{
+	const int yes[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89};
+	int next = 0;
+	for (uint32_t n = 1; n <= 89; n++) {
+		bool expect = n == (uint32_t)yes[next];
+		assert_int_equal(tkm_backoff_reports(n), expect);
+		if (expect)
+			next++;
+	}
+}
+
+static void test_config_default(void **state)
+{
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	/* MTHawkeye's defaults */
+	assert_int_equal(c.cpu_interval_ms, 1000);
+	assert_int_equal(c.cpu_high_interval_ms, 300);
+	assert_true(c.cpu_threshold == 80);
+	assert_true(c.thread_threshold == 15);
+	assert_int_equal(c.cpu_duration_ms, 60000);
+	assert_int_equal(c.hang_threshold_ms, 2000);
+	assert_int_equal(c.hang_sample_interval_ms, 50);
+	assert_int_equal(c.max_nodes, 4096);
+	assert_null(c.dir);
+}
+
+static void test_config_env(void **state)
+{
+	tk_monitor_config c;
+	char err[256];
+	tk_monitor_config_default(&c);
+	setenv("TK_MONITOR_DIR", "/tmp/x", 1);
+	setenv("TK_MONITOR_CPU_INTERVAL_MS", "100", 1);
+	setenv("TK_MONITOR_CPU_HIGH_INTERVAL_MS", "50", 1);
+	setenv("TK_MONITOR_CPU_THRESHOLD", "150.5", 1);
+	setenv("TK_MONITOR_THREAD_THRESHOLD", "5", 1);
+	setenv("TK_MONITOR_CPU_DURATION_MS", "2000", 1);
+	setenv("TK_MONITOR_MAX_NODES", "10", 1);
+	setenv("TK_MONITOR_THREAD_CPU", "schedstat", 1);
+	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), 0);
+	assert_string_equal(c.dir, "/tmp/x");
+	assert_int_equal(c.cpu_interval_ms, 100);
+	assert_int_equal(c.cpu_high_interval_ms, 50);
+	assert_true(c.cpu_threshold == 150.5);
+	assert_true(c.thread_threshold == 5);
+	assert_int_equal(c.cpu_duration_ms, 2000);
+	assert_int_equal(c.max_nodes, 10);
+	assert_int_equal(c.use_schedstat, 1);
+
+	setenv("TK_MONITOR_MAX_NODES", "-3", 1);
+	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
+	assert_string_equal(err, "monitor: TK_MONITOR_MAX_NODES=-3: expected an integer from 1 to 100000000");
+	setenv("TK_MONITOR_MAX_NODES", "12x", 1);
+	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
+	unsetenv("TK_MONITOR_MAX_NODES");
+	setenv("TK_MONITOR_THREAD_CPU", "sundial", 1);
+	assert_int_equal(tk_monitor_config_from_env(&c, err, sizeof err), -1);
+	assert_string_equal(err, "monitor: TK_MONITOR_THREAD_CPU=sundial: expected clock or schedstat");
+	const char *vars[] = {
+	    "TK_MONITOR_DIR",           "TK_MONITOR_CPU_INTERVAL_MS",  "TK_MONITOR_CPU_HIGH_INTERVAL_MS",
+	    "TK_MONITOR_CPU_THRESHOLD", "TK_MONITOR_THREAD_THRESHOLD", "TK_MONITOR_CPU_DURATION_MS",
+	    "TK_MONITOR_THREAD_CPU"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+		unsetenv(vars[i]);
+}
+
+static void test_start_errors(void **state)
+{
+	tk_monitor_config c;
+	char err[256];
+	tk_monitor_config_default(&c);
+	assert_null(tk_monitor_start(&c, err, sizeof err));
+	assert_string_equal(err, "monitor: no sink: set dir (TK_MONITOR_DIR) or a callback");
+	c.dir = "/proc/no/such/dir";
+	assert_null(tk_monitor_start(&c, err, sizeof err));
+	assert_non_null(strstr(err, "/proc/no/such/dir: cannot create the session directory"));
+	tk_monitor_stop(NULL);
+	tk_monitor_heartbeat(NULL);
+	tk_monitor_flush(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_mthawkeye_merge), cmocka_unit_test(test_roots_order),
+	    cmocka_unit_test(test_bound),           cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_config_default),  cmocka_unit_test(test_config_env),
+	    cmocka_unit_test(test_start_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
