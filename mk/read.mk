@@ -18,12 +18,13 @@ DEPS_PKGS += clang libclang-rt-14-dev
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c17 -D_GNU_SOURCE \
               -Iinclude -Ilib -I/usr/include/libxml2
-FUZZ_SRC    = $(sort $(wildcard lib/read/*.c lib/model/*.c lib/util/*.c))
+# The registry lists every reader, so the Records reader (and its ELF/JSON libraries) comes too.
+FUZZ_SRC    = $(sort $(wildcard lib/read/*.c lib/model/*.c lib/util/*.c)) lib/symbol/elf.c lib/symbol/demangle.c
 FUZZ_TIME  ?= 600
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRC) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxml2 -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxml2 -ljansson -ldw -lelf -liberty -lz -lm
 
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_xctrace $(BUILD)/fuzz/fuzz_xml_diff
 
