@@ -172,6 +172,14 @@ static void summarise(const char *dir)
 			hang++;
 		}
 	}
+	if (cpu + hang == 0) {
+		fprintf(stderr,
+		        "tracekit: no records in %s (no CPU load stayed above the threshold long enough; see "
+		        "--cpu-threshold and --cpu-duration)\n",
+		        dir);
+		tk_records_free(r);
+		return;
+	}
 	fprintf(stderr, "tracekit: %zu CPU high-load record%s", cpu, cpu == 1 ? "" : "s");
 	if (cpu)
 		fprintf(stderr, " (peak average %.0f %% of one core)", worst);

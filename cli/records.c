@@ -211,6 +211,10 @@ static int list(tk_records *r, int json, int use_utc, unsigned flags)
 			json_object_set_new(o, "thread", json_string(ri->thread));
 			json_object_set_new(o, "live", json_boolean(ri->live));
 			json_object_set_new(o, "truncated", json_boolean(ri->truncated));
+			if (ri->kind == TK_RECORD_HANG) {
+				json_object_set_new(o, "suppressed", json_integer(ri->suppressed));
+				json_object_set_new(o, "threads_captured", json_integer((json_int_t)ri->nthreads));
+			}
 			if (tp.frame) {
 				const tk_frame *f = tk_frame_get(p, tp.frame);
 				json_t *tf = json_object();

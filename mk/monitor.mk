@@ -3,12 +3,12 @@
 # the demo programs, and the Darwin compile check.
 MON_FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 $(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS)
-MON_LDLIBS += -lm
-DEPS_PKGS += binutils
+MON_LDLIBS += -lm -Wl,-z,nodelete  # the signal handler must never be unmapped by a dlclose
+DEPS_PKGS += binutils libc6-dev-arm64-cross
 
 MON_EXAMPLES := $(patsubst examples/monitor/%.c,$(BUILD)/examples/monitor/%,$(wildcard examples/monitor/*.c))
 EXTRA_ALL += $(MON_EXAMPLES)
-EXTRA_TEST_DEPS += $(MON_EXAMPLES) monitor-darwin-check
+EXTRA_TEST_DEPS += $(MON_EXAMPLES) monitor-darwin-check monitor-aarch64-check
 
 # Demos link the static library (so they run under the sanitizers of `make check` too); busy.c uses
 # no monitor API and is monitored through LD_PRELOAD in the tests.
@@ -27,6 +27,16 @@ monitor-darwin-check:
 	@set -e; for t in $(DARWIN_TARGETS); do for f in $(DARWIN_CHECK_SRC); do \
 		echo "clang -target $$t (darwin compile check) $$f"; \
 		clang -target $$t $(DARWIN_CHECK_FLAGS) $$f; done; done
+
+# The Linux backend's aarch64 code (ucontext registers, XPACLRI, LR recovery) is compiled, not run, for
+# aarch64 against Debian's cross libc headers.
+.PHONY: monitor-aarch64-check
+monitor-aarch64-check:
+	@set -e; for f in $(wildcard monitor/*.c monitor/linux/*.c); do \
+		echo "clang -target aarch64-linux-gnu (compile check) $$f"; \
+		clang -target aarch64-linux-gnu -nostdlibinc -isystem /usr/aarch64-linux-gnu/include -std=c17 \
+		-D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Iinclude \
+		$(MON_FP_FLAGS) -O2 -c $$f -o /dev/null; done
 
 # monitor unit tests capture stacks of their own functions: keep their frame pointers too
 $(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)

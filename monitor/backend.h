@@ -78,6 +78,10 @@ int tkm_threads_cpu(tkm_thread_list *out);
  * Returns the number captured (OK or CACHED). */
 int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, unsigned flags);
 
+/* Where a thread waits in the kernel: *syscall_nr = the system call it is blocked in, -1 if it is not
+ * in one (running), -2 if unknown; wchan = the kernel wait point ("" if unknown). Never fails. */
+void tkm_thread_blocked_in(int64_t tid, long *syscall_nr, char *wchan, size_t n);
+
 /* The thread's name (comm) or "" — never fails. */
 void tkm_thread_name(int64_t tid, char *buf, size_t n);
 
@@ -86,6 +90,9 @@ void tkm_thread_name(int64_t tid, char *buf, size_t n);
 char *tkm_images_json(uint64_t *generation);
 /* Current image generation, cheap. */
 uint64_t tkm_images_generation(void);
+
+/* The capture signal in use (Linux), 0 when there is none. */
+int tkm_backend_signal(void);
 
 /* Name of the unwinding/capture method in use, for reports ("signal+fp", "mach+fp"). */
 const char *tkm_backend_describe(void);

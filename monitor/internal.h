@@ -50,6 +50,10 @@ void tkm_tree_add(tkm_tree *t, const uintptr_t *frames, int n);
 /* Append the tree as MTHawkeye's JSON array to b. */
 void tkm_tree_json(const tkm_tree *t, tkm_buf *b);
 
+/* Keep the last line of each (collection, key) of a Records text, in file order (empty lines
+ * dropped); appends to out. Returns 0 or -1 (out of memory). */
+int tkm_records_compact(const char *text, size_t n, tkm_buf *out);
+
 /* Apple's CFAbsoluteTime epoch (2001-01-01 UTC) in Unix seconds. */
 #define TKM_CF_EPOCH 978307200.0
 

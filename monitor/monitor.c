@@ -31,8 +31,11 @@ typedef struct living {
 	/* hang */
 	int64_t tid;
 	char thread[64];
+	long syscall_nr; /* hang: where the blocked thread waited in the kernel at detection */
+	char wchan[64];
 	char *threads_json; /* all threads at detection */
 	uint32_t suppressed;
+	uint32_t unsampled; /* stacks we tried to take and could not (the thread blocks our signal …) */
 	tkm_tree tree;
 } living;
 
@@ -45,6 +48,7 @@ struct tk_monitor {
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC; wakes threads on stop / answered ping */
 	bool stopping;
 	int records_fd;
+	uint64_t appended, compacted_size; /* bytes appended since the file was last compacted, its size then */
 	uint64_t images_gen;
 	pthread_t cpu_thr, hang_thr;
 	bool cpu_started, hang_started;
@@ -78,6 +82,7 @@ void tk_monitor_config_default(tk_monitor_config *c)
 	    .max_nodes = 4096,
 	    .max_frames = 64,
 	    .capture_timeout_ms = 50,
+	    .compact_bytes = 1u << 20,
 	};
 }
 
@@ -270,6 +275,61 @@ static void write_images(tk_monitor *m)
 
 /* Write "collection,key,value\n" lines in one write(2) to an O_APPEND file, so a reader never sees
  * half a record from us. Caller holds m->lock. */
+/* Rewrite `records` keeping the last line of each (collection, key) (see compact.c), through a
+ * temporary file renamed into place so a reader sees the old or the new file, never a mix. Caller
+ * holds m->lock. */
+static void compact_records(tk_monitor *m)
+{
+	size_t len = strlen(m->dir) + 48;
+	char *path = malloc(len), *tmp = malloc(len), *text = NULL;
+	tkm_buf out = {0};
+	int fd = -1;
+	if (!path || !tmp)
+		goto done;
+	snprintf(path, len, "%s/records", m->dir);
+	snprintf(tmp, len, "%s/.records.%d.tmp", m->dir, (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !(text = malloc((size_t)st.st_size + 1)))
+		goto done;
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	fd = -1;
+	if (tkm_records_compact(text, got, &out) != 0)
+		goto done;
+	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w < 0)
+		goto done;
+	int rc = write_all(w, out.p ? out.p : "", out.n);
+	close(w);
+	if (rc != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		goto done;
+	}
+	int nfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (nfd >= 0) {
+		close(m->records_fd);
+		m->records_fd = nfd;
+	}
+	m->compacted_size = out.n;
+done:
+	m->appended = 0; /* success or not, try again only after as much again */
+	if (fd >= 0)
+		close(fd);
+	tkm_buf_free(&out);
+	free(text);
+	free(path);
+	free(tmp);
+}
+
 static void append_lines(tk_monitor *m, const char *text, size_t n)
 {
 	if (m->records_fd < 0)
@@ -277,6 +337,10 @@ static void append_lines(tk_monitor *m, const char *text, size_t n)
 	if (tkm_images_generation() != m->images_gen)
 		write_images(m); /* a library was loaded since: its frames must be symbolizable */
 	write_all(m->records_fd, text, n);
+	m->appended += n;
+	uint64_t limit = m->cfg.compact_bytes > m->compacted_size ? m->cfg.compact_bytes : m->compacted_size;
+	if (m->cfg.compact_bytes && m->appended > limit)
+		compact_records(m);
 }
 
 typedef struct emitted {
@@ -299,9 +363,12 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	double avg = l->wall_ns ? 100.0 * (double)l->cpu_ns / (double)l->wall_ns : 0;
 	tkm_buf_printf(&e->key, "%.2f", l->start_unix - TKM_CF_EPOCH);
 	tkm_buf_printf(&e->record,
-	               "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s}",
+	               "{\"start\":\"%s\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":%s,\"samples\":%u%s",
 	               e->key.p, l->duration_s, avg, live ? "true" : "false", l->tree.samples,
 	               l->tree.truncated ? ",\"truncated\":true" : "");
+	if (l->unsampled)
+		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	tkm_buf_put(&e->record, "}", 1);
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "cpu-highload,%s,%s\ncpu-highload-stackframe,%s,%s\n", e->key.p, e->record.p,
 	               e->key.p, e->tree.p);
@@ -311,6 +378,7 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	                           .duration_s = l->duration_s,
 	                           .average_cpu = avg,
 	                           .samples = l->tree.samples,
+	                           .unsampled = l->unsampled,
 	                           .truncated = l->tree.truncated};
 }
 
@@ -321,6 +389,13 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	tkm_buf_printf(&e->record, "{\"start\":%.3f,\"duration_ms\":%.0f,\"threshold_ms\":%u,\"tid\":%lld,\"thread\":",
 	               l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
 	tkm_buf_json_str(&e->record, l->thread);
+	if (l->unsampled)
+		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	if (l->syscall_nr >= -1) {
+		tkm_buf_printf(&e->record, ",\"blocked_in\":{\"syscall\":%ld,\"wchan\":", l->syscall_nr);
+		tkm_buf_json_str(&e->record, l->wchan);
+		tkm_buf_put(&e->record, "}", 1);
+	}
 	tkm_buf_printf(&e->record, ",\"samples\":%u,\"live\":%s,\"suppressed\":%u%s,\"threads\":%s}", l->tree.samples,
 	               live ? "true" : "false", l->suppressed, l->tree.truncated ? ",\"truncated\":true" : "",
 	               l->threads_json ? l->threads_json : "[]");
@@ -332,6 +407,7 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	                           .duration_s = l->duration_s,
 	                           .tid = l->tid,
 	                           .samples = l->tree.samples,
+	                           .unsampled = l->unsampled,
 	                           .truncated = l->tree.truncated,
 	                           .suppressed = l->suppressed};
 }
@@ -484,6 +560,7 @@ static void *cpu_main(void *arg)
 				m->cpu.start_mono = last_wall;
 				m->cpu.start_unix = tkm_unix_now() - (double)dt / 1e9;
 				m->cpu.cpu_ns = m->cpu.wall_ns = 0;
+				m->cpu.unsampled = 0;
 				m->cpu.active = false;
 				pthread_mutex_unlock(&m->lock);
 				interval = (uint64_t)m->cfg.cpu_high_interval_ms * 1000000u;
@@ -510,6 +587,8 @@ static void *cpu_main(void *arg)
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)
 					tkm_tree_add(&m->cpu.tree, stacks[i].frames, stacks[i].n);
+				else if (stacks[i].status != TKM_STACK_GONE)
+					m->cpu.unsampled++;
 			m->cpu.cpu_ns += dc;
 			m->cpu.wall_ns += dt;
 			m->cpu.duration_s = (double)(now - m->cpu.start_mono) / 1e9;
@@ -687,6 +766,10 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		return;
 	}
 	blocked->n = 0;
+	long syscall_nr = -2;
+	char wchan[64] = "";
+	if (watched) /* before the snapshot's signal can interrupt the call */
+		tkm_thread_blocked_in(watched, &syscall_nr, wchan, sizeof wchan);
 	char *threads = snapshot_threads(m, h, watched, blocked);
 
 	/* back-off on a stack identical to the previous hang's, and the daily cap */
@@ -714,9 +797,14 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		if (watched)
 			tkm_thread_name(watched, l->thread, sizeof l->thread);
 		l->suppressed = h->suppressed;
+		l->syscall_nr = syscall_nr;
+		snprintf(l->wchan, sizeof l->wchan, "%s", wchan);
 		l->duration_s = (double)(tkm_mono_ns() - start) / 1e9;
+		l->unsampled = 0;
 		if (blocked->n)
 			tkm_tree_add(&l->tree, blocked->frames, blocked->n);
+		else if (watched)
+			l->unsampled++;
 		l->active = true;
 		persist(m, l, true);
 		h->day_count++;
@@ -739,6 +827,8 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		pthread_mutex_lock(&m->lock);
 		if (sample->status == TKM_STACK_OK || sample->status == TKM_STACK_CACHED)
 			tkm_tree_add(&m->hang.tree, sample->frames, sample->n);
+		else
+			m->hang.unsampled++;
 		uint64_t now = tkm_mono_ns();
 		m->hang.duration_s = (double)(now - start) / 1e9;
 		if (now - last_persist >= 1000000000u) { /* a kill during the hang keeps a record */

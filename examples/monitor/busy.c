@@ -5,13 +5,21 @@
  *   TK_MONITOR_DIR=/tmp/s TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100 \
  *   TK_MONITOR_CPU_DURATION_MS=2000 LD_PRELOAD=build/libtracekit-monitor.so build/examples/monitor/busy 4
  * and the session's CPU record is dominated by tk_demo_busy_spin.
+ *
+ *   busy [SECONDS] [masked]
+ *
+ * masked: the workers block every signal, as liblzma's do; a signal-based sampler cannot take their
+ * stacks (the record says so in "unsampled").
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
 static double seconds;
+static int masked;
 
 static double now(void)
 {
@@ -33,6 +41,11 @@ __attribute__((noinline)) double tk_demo_busy_spin(double until)
 __attribute__((noinline)) static void *worker(void *arg)
 {
 	(void)arg;
+	if (masked) {
+		sigset_t all;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
+	}
 	tk_demo_busy_spin(now() + seconds);
 	return NULL;
 }
@@ -40,8 +53,9 @@ __attribute__((noinline)) static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	seconds = argc > 1 ? atof(argv[1]) : 5.0;
-	if (!(seconds > 0)) {
-		fprintf(stderr, "usage: busy [seconds > 0]\n");
+	masked = argc > 2 && strcmp(argv[2], "masked") == 0;
+	if (!(seconds > 0) || (argc > 2 && !masked)) {
+		fprintf(stderr, "usage: busy [seconds > 0] [masked]\n");
 		return 2;
 	}
 	pthread_t t[2];

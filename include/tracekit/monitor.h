@@ -71,6 +71,7 @@ typedef struct tk_monitor_event {
 	double average_cpu;  /* CPU: average of the whole process over the high load, percent of one core */
 	int64_t tid;         /* hang: the blocked thread (kernel tid on Linux) */
 	uint32_t samples;    /* stacks merged into the tree */
+	uint32_t unsampled;  /* stacks that could not be taken (e.g. the thread blocks all signals) */
 	int truncated;       /* the tree hit max_nodes (see docs/records-format.md) */
 	uint32_t suppressed; /* hang: identical hangs not reported since the previous report */
 	const char *key;     /* the Records key */
@@ -78,6 +79,9 @@ typedef struct tk_monitor_event {
 	const char *tree;    /* the `…-stackframe` value: the proportion tree (JSON) */
 } tk_monitor_event;
 
+/* Called on a monitor thread (or in tk_monitor_stop/flush on the caller's), without the monitor's
+ * lock. It must not call tk_monitor_stop on the same monitor (that joins the calling thread) nor
+ * tk_monitor_flush (which would call it again). */
 typedef void (*tk_monitor_callback)(const tk_monitor_event *ev, void *ctx);
 
 /* Runs fn(arg) on the watched event loop, later (asynchronously). Must not block. */
@@ -112,6 +116,9 @@ typedef struct tk_monitor_config {
 	uint32_t max_frames;         /* 64 frames per stack (at most 128) */
 	int signal;                  /* Linux: capture signal; 0 = first free real-time signal from SIGRTMIN+4 */
 	uint32_t capture_timeout_ms; /* 50: give up on a thread that does not run the capture */
+	uint32_t compact_bytes;      /* 1 MiB: after this much (or the file's size) is appended, rewrite `records`
+	                              * keeping the last line of each record (living records are rewritten by
+	                              * appending); 0 = never */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
 } tk_monitor_config;
 

@@ -21,9 +21,10 @@
  *
  * Loading a record makes one synthetic thread in a tk_profile whose samples are the tree's paths
  * (frames by raw address, root first), weighted in TK_UNIT_SAMPLES: a node's own weight is its
- * count minus its children's counts. Frames are named from images.json through the ELF files on
- * this machine (symbol tables, DWARF lines); MTHawkeye frames get their image (UUID, load address)
- * attached so a dSYM symbolicator can name them later.
+ * count minus its children's counts. Addresses are looked up as recorded: the leaf is the sampled
+ * PC and every caller is already its return address minus one (MTHawkeye's and our convention). Frames are named from
+ * images.json through the ELF files on this machine (symbol tables, DWARF lines); MTHawkeye frames get their image
+ * (UUID, load address) attached so a dSYM symbolicator can name them later.
  */
 #ifndef TRACEKIT_RECORDS_H
 #define TRACEKIT_RECORDS_H
@@ -58,6 +59,7 @@ typedef struct tk_record_info {
 	int live;              /* the writer marked it as still going on */
 	int truncated;         /* the writer hit its node bound (deep paths were cut, counts still exact) */
 	size_t nthreads;       /* hang: threads whose stacks were taken at detection (tk_records_load_threads) */
+	uint32_t suppressed;   /* hang: identical hangs not reported since the previous report (back-off) */
 	const char *where;     /* "file:line" of the line holding its tree (or its metadata) */
 } tk_record_info;
 
@@ -78,7 +80,8 @@ const tk_record_info *tk_records_get(const tk_records *r, size_t i);
 ptrdiff_t tk_records_find(const tk_records *r, const char *key);
 
 /* Facts about the session: "format" ("tracekit" or "mthawkeye"), "images" (images.json,
- * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid". NULL if unknown. */
+ * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid", "process" (the executable, or the app name).
+ * NULL if unknown. */
 const char *tk_records_meta(const tk_records *r, const char *key);
 
 /* Load images (images.json shape) for symbolication, e.g. when records were copied elsewhere;

@@ -18,6 +18,7 @@
 #include "symbol/elf.h"
 #include "tracekit/read.h"
 #include "tracekit/records.h"
+#include "tracekit/symbol.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -39,7 +40,6 @@ typedef struct rec {
 	size_t tree_len;
 	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
 	char *key, *thread, *where;
-	int exact; /* addresses are already call sites (MTHawkeye stores return address − 1) */
 } rec;
 
 typedef struct seg {
@@ -71,6 +71,7 @@ struct tk_records {
 	char **warnings;
 	size_t nwarnings, capwarnings;
 	int mthawkeye;
+	size_t images_checked; /* images [0, images_checked) were opened once (warn_images) */
 	tk_elf_cache *elf;
 	char *arch;
 };
@@ -492,6 +493,8 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 			return tk_error_set(err, "%s: images[%zu]: expected path, base (hex) and loads", path, i);
 		}
 		add_image(r, p, json_string_value(json_object_get(im, "build_id")), NULL, base, 0);
+		if (i == 0) /* dl_iterate_phdr lists the executable first */
+			set_meta(r, "process", base_name(p));
 		size_t j;
 		json_t *ld;
 		json_array_foreach(loads, j, ld)
@@ -526,6 +529,9 @@ static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 		return tk_error_set(err, "%s: expected an object with a \"dyld_images\" array", path);
 	}
 	const char *os = json_string_value(json_object_get(root, "os_version"));
+	const char *app = json_string_value(json_object_get(root, "name"));
+	if (app && *app)
+		set_meta(r, "process", app);
 	const char *arch = json_string_value(json_object_get(root, "arch"));
 	if (os)
 		set_meta(r, "os", os);
@@ -673,7 +679,6 @@ static rec *new_rec(tk_records *r, tk_record_kind kind, const char *key)
 	x->info.duration = NAN;
 	x->info.avg_cpu = NAN;
 	x->info.thread = "";
-	x->exact = r->mthawkeye;
 	return x;
 }
 
@@ -759,8 +764,11 @@ static int check_threads(const tk_records *r, const entry *e, json_t *meta, size
 	{
 		json_t *fr = json_object_get(t, "frames");
 		double tid;
-		if (!json_is_object(t) || !json_is_array(fr) || get_num(t, "tid", &tid) != 0)
-			return tk_error_set(err, "%s:%u: hang %s: threads[%zu] needs a tid and a frames array",
+		/* a thread the monitor could not capture has "error" (e.g. "timeout") instead of frames */
+		if (!json_is_object(t) || get_num(t, "tid", &tid) != 0 ||
+		    !(json_is_array(fr) || (!fr && json_is_string(json_object_get(t, "error")))))
+			return tk_error_set(err,
+			                    "%s:%u: hang %s: threads[%zu] needs a tid and a frames array (or an error)",
 			                    r->files[e->file], e->line, e->key, i);
 		json_array_foreach(fr, j, f)
 		{
@@ -803,6 +811,10 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 		x->info.tid = (uint64_t)tid;
 		x->info.live = get_bool(x->meta, "live");
 		x->info.truncated = get_bool(x->meta, "truncated");
+		double sup = 0;
+		if (get_num(x->meta, "suppressed", &sup) < 0 || sup < 0)
+			return field_error(r, me, "suppressed", err);
+		x->info.suppressed = sup < 4e9 ? (uint32_t)sup : UINT32_MAX;
 		if (check_threads(r, me, x->meta, &x->info.nthreads, err))
 			return -1;
 	}
@@ -1156,20 +1168,18 @@ typedef struct loader {
 	tk_profile *p;
 	tk_thread_id t;
 	unsigned flags;
-	int exact;
 } loader;
 
-/* Push the frames for a recorded address under parent and return the innermost stack. Callers'
- * addresses are return addresses, so they are looked up one byte earlier (inside the call);
- * leaves are the sampled PC itself. MTHawkeye already stores return address − 1, so its addresses
- * are all looked up as they are. Inlined calls at the address become frames of their own
- * (TK_FRAME_INLINED), outermost first, all with the same address. */
+/* Push the frames for a recorded address under parent and return the innermost stack. Both
+ * MTHawkeye and our monitor store a stack as the interrupted PC followed by return addresses
+ * minus one (addresses inside the call instructions), so every address is looked up as it is
+ * (docs/records-format.md); only the leaf is flagged as a sampled PC. Inlined calls at the
+ * address become frames of their own (TK_FRAME_INLINED), outermost first, all with the address. */
 static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int leaf)
 {
 	tk_records *r = L->r;
 	tk_profile *p = L->p;
-	int exact = leaf || L->exact;
-	tk_frame f = {.addr = addr, .flags = exact ? TK_FRAME_LEAF_PC : 0};
+	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
 	const image *im = image_of(r, addr);
 	if (im) {
 		tk_binary b = {.name = tk_intern_cstr(p, base_name(im->path)),
@@ -1181,12 +1191,21 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 		if (!im->dyld && !im->broken && !(L->flags & TK_RECORDS_NO_SYMBOLS)) {
 			tk_elf_loc loc[16];
 			tk_error e;
-			uint64_t a = addr - im->base - (exact ? 0 : 1);
+			uint64_t a = addr - im->base;
 			int n = tk_elf_lookup_frames(r->elf, im->path, a, loc, 16, &e);
 			for (int i = n - 1; i >= 0; i--) {
 				tk_frame g = f;
-				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name */
-				g.name = loc[i].func ? tk_intern(p, loc[i].func, strcspn(loc[i].func, "@")) : 0;
+				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name;
+				 * C++ names are shown demangled, as llvm-symbolizer and perf show them */
+				if (loc[i].func) {
+					char *plain = tk_xstrndup(loc[i].func, strcspn(loc[i].func, "@"));
+					char *dem = tk_demangle(plain);
+					g.name = tk_intern_cstr(p, dem ? dem : plain);
+					free(dem);
+					free(plain);
+				} else {
+					g.name = 0;
+				}
 				g.file = tk_intern_cstr(p, loc[i].file);
 				g.line = loc[i].file ? loc[i].line : 0;
 				if (loc[i].inlined)
@@ -1265,9 +1284,10 @@ static void utc(double unix_s, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
+/* Open every image file once, before the first lookup, so each unusable one gets one warning. */
 static void warn_images(tk_records *r)
 {
-	for (size_t i = 0; i < r->nimages; i++) {
+	for (size_t i = r->images_checked; i < r->nimages; i++) {
 		image *im = &r->images[i];
 		if (im->dyld || im->broken || im->path[0] != '/')
 			continue;
@@ -1277,19 +1297,15 @@ static void warn_images(tk_records *r)
 			warn(r, "%s; its frames stay unnamed", e.msg);
 		}
 	}
+	r->images_checked = r->nimages;
 }
 
 int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
 {
 	if (i >= r->nrecs)
 		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
-	if (!(flags & TK_RECORDS_NO_SYMBOLS)) {
-		static const char done[] = "checked";
-		if (!tk_records_meta(r, "images-checked")) {
-			warn_images(r);
-			set_meta(r, "images-checked", done);
-		}
-	}
+	if (!(flags & TK_RECORDS_NO_SYMBOLS))
+		warn_images(r);
 	rec *x = &r->recs[i];
 	char when[64], name[256];
 	utc(x->info.start, when, sizeof when);
@@ -1299,12 +1315,13 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	if (x->info.kind == TK_RECORD_CPU)
 		snprintf(name, sizeof name, "cpu-highload %s %s", when, dur);
 	else
-		snprintf(name, sizeof name, "%s %s %s %s", x->info.kind_name, *x->info.thread ? x->info.thread : "?", when,
-		         dur);
+		snprintf(name, sizeof name, "%s %s %s %s", x->info.kind_name, *x->info.thread ? x->info.thread : "?",
+		         when, dur);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
-	loader L = {r, p, 0, flags, x->exact};
-	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name), 0);
+	loader L = {r, p, 0, flags};
+	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name),
+	                           tk_intern_cstr(p, tk_records_meta(r, "process")));
 	if (x->tree_src) {
 		json_error_t je;
 		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
@@ -1424,13 +1441,11 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
 	if (!json_is_array(ths))
 		return 0;
-	if (!(flags & TK_RECORDS_NO_SYMBOLS) && !tk_records_meta(r, "images-checked")) {
+	if (!(flags & TK_RECORDS_NO_SYMBOLS))
 		warn_images(r);
-		set_meta(r, "images-checked", "checked");
-	}
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
-	loader L = {r, p, 0, flags, x->exact};
+	loader L = {r, p, 0, flags};
 	size_t k;
 	json_t *t;
 	json_array_foreach(ths, k, t)
@@ -1438,8 +1453,13 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		double tid = 0;
 		get_num(t, "tid", &tid);
 		const char *name = json_string_value(json_object_get(t, "name"));
-		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid, tk_intern_cstr(p, name),
-		                           0);
+		const char *terr = json_string_value(json_object_get(t, "error"));
+		char label[300];
+		if (terr) /* say so where the stack would be */
+			snprintf(label, sizeof label, "%s (not captured: %s)", name ? name : "", terr);
+		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid,
+		                           tk_intern_cstr(p, terr ? label : name),
+		                           tk_intern_cstr(p, tk_records_meta(r, "process")));
 		json_t *fr = json_object_get(t, "frames");
 		size_t n = json_array_size(fr);
 		tk_stack_id st = 0; /* leaf first: push from the outermost frame */

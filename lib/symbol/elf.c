@@ -168,7 +168,15 @@ int tk_elf_lookup_frames(tk_elf_cache *c, const char *path, uint64_t addr, tk_el
 			break;
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		out[n] = (tk_elf_loc){.func = dwarf_diename(&chain[i]), .file = file, .line = line, .inlined = 1};
+		/* the linkage (mangled) name when there is one, as symbol tables and llvm-symbolizer name
+		 * functions; the plain DW_AT_name otherwise (C) */
+		Dwarf_Attribute ln;
+		const char *fname = dwarf_formstring(dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &ln));
+		if (!fname)
+			fname = dwarf_formstring(dwarf_attr_integrate(&chain[i], DW_AT_MIPS_linkage_name, &ln));
+		if (!fname)
+			fname = dwarf_diename(&chain[i]);
+		out[n] = (tk_elf_loc){.func = fname, .file = file, .line = line, .inlined = 1};
 		n++;
 		/* the caller is positioned at this inline's call site */
 		Dwarf_Attribute a;

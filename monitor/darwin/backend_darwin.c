@@ -120,6 +120,11 @@ void tkm_backend_release(void)
 	pthread_mutex_unlock(&g_lock);
 }
 
+int tkm_backend_signal(void)
+{
+	return 0; /* thread_suspend, no signal */
+}
+
 const char *tkm_backend_describe(void)
 {
 	return "darwin: thread_info, thread_suspend + frame-pointer walk";
@@ -202,6 +207,14 @@ int tkm_threads_cpu(tkm_thread_list *out)
 	ports_put(&pl);
 	qsort(out->v, out->n, sizeof *out->v, cpu_cmp);
 	return 0;
+}
+
+void tkm_thread_blocked_in(int64_t tid, long *syscall_nr, char *wchan, size_t n)
+{
+	(void)tid;
+	*syscall_nr = -2; /* Mach does not say; the stack's top frame (e.g. mach_msg2_trap) does */
+	if (n)
+		wchan[0] = 0;
 }
 
 void tkm_thread_name(int64_t tid, char *buf, size_t n)

@@ -96,6 +96,8 @@ typedef struct thread_ent {
 	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
 	bool seen;           /* listed by the latest scan */
 	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
+	uint8_t timeouts;    /* consecutive capture timeouts (the thread blocks our signal) */
+	uint8_t skipped;     /* captures skipped since, to retry now and then */
 	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
 	tkm_stack *cache;    /* malloc'd on first use */
 } thread_ent;
@@ -201,10 +203,10 @@ double tkm_process_start_unix(void)
 
 /* ---------- signal handler ---------- */
 
-/* Is the return address preceded by a call instruction? (x86-64: E8 rel32, or FF /2 indirect). */
+#if defined(__x86_64__)
+/* Is the return address preceded by a call instruction? (E8 rel32, or FF /2 indirect). */
 NO_ASAN static bool follows_call(uintptr_t ret)
 {
-#if defined(__x86_64__)
 	const unsigned char *p = (const unsigned char *)ret;
 	if (p[-5] == 0xE8)
 		return true;
@@ -214,11 +216,8 @@ NO_ASAN static bool follows_call(uintptr_t ret)
 			return true;
 	}
 	return false;
-#else
-	(void)ret;
-	return true;
-#endif
 }
+#endif
 
 #if defined(__aarch64__)
 static uintptr_t strip_pac(uintptr_t x)
@@ -647,6 +646,11 @@ void tkm_backend_release(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+int tkm_backend_signal(void)
+{
+	return g.sig;
+}
+
 const char *tkm_backend_describe(void)
 {
 	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
@@ -804,6 +808,14 @@ int tkm_threads_cpu(tkm_thread_list *out)
 
 /* ---------- capture ---------- */
 
+/* The program may install its own handler for our signal after we started: then our signals would
+ * run its code. Check before every batch (one sigaction call) and capture nothing if so. */
+static bool handler_still_ours(void)
+{
+	struct sigaction cur;
+	return sigaction(g.sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
+}
+
 /* One signal round trip. Caller holds g.lock. */
 static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 {
@@ -874,7 +886,9 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	int64_t self = tkm_self_tid();
 	int ok = 0;
 	pthread_mutex_lock(&g.lock);
-	if (g.refs <= 0) {
+	if (g.refs <= 0 || !handler_still_ours()) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = (tkm_stack){.tid = tids[i], .status = TKM_STACK_ERROR};
 		pthread_mutex_unlock(&g.lock);
 		return 0;
 	}
@@ -905,6 +919,12 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				continue;
 			}
 		}
+		if (t && t->timeouts >= 2 && ++t->skipped % 16 != 0) {
+			/* it blocked the signal twice running: do not make every snapshot wait for it,
+			 * only retry every 16th time (its mask may have changed) */
+			st->status = TKM_STACK_TIMEOUT;
+			continue;
+		}
 		if (g.set_changed)
 			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
@@ -915,8 +935,12 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				rc = TKM_STACK_OK; /* keep the PC alone */
 		}
 		st->status = rc;
+		if (t && rc == TKM_STACK_TIMEOUT && t->timeouts < 255)
+			t->timeouts++;
 		if (rc == TKM_STACK_OK) {
 			ok++;
+			if (t)
+				t->timeouts = 0;
 			if (t && blocked) {
 				if (!t->cache)
 					t->cache = malloc(sizeof *t->cache);
@@ -932,6 +956,22 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	}
 	pthread_mutex_unlock(&g.lock);
 	return ok;
+}
+
+void tkm_thread_blocked_in(int64_t tid, long *syscall_nr, char *wchan, size_t n)
+{
+	char path[64], buf[256];
+	*syscall_nr = -2;
+	if (n)
+		wchan[0] = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%lld/syscall", (long long)tid);
+	if (read_small(path, buf, sizeof buf) > 0)
+		*syscall_nr = strncmp(buf, "running", 7) == 0 ? -1 : strtol(buf, NULL, 10);
+	if (*syscall_nr < 0)
+		*syscall_nr = *syscall_nr == -2 ? -2 : -1;
+	snprintf(path, sizeof path, "/proc/self/task/%lld/wchan", (long long)tid);
+	if (n && read_small(path, buf, sizeof buf) > 0 && strcmp(buf, "0") != 0)
+		snprintf(wchan, n, "%s", buf);
 }
 
 void tkm_thread_name(int64_t tid, char *buf, size_t n)

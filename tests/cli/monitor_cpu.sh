@@ -10,9 +10,11 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 # threshold 10 %: the test machine is shared, two spinning threads may get well under two cores
 BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
 	TK_MONITOR_CPU_DURATION_MS=2000)
-run_busy() { # DIR SECONDS [extra env...]
-	local dir=$1 secs=$2; shift 2
-	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" "$secs"
+run_busy() { # DIR SECONDS [masked] [extra env...]
+	local dir=$1 secs=$2 mode=; shift 2
+	[ "${1:-}" = masked ] && { mode=masked; shift; }
+	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" \
+		"$B/examples/monitor/busy" "$secs" $mode
 }
 
 S=$TMP/s1
@@ -40,6 +42,39 @@ check "tk_demo_busy_spin is the leaf of >= 80% (got ${share[1]})" python3 -c "as
 $SYM "$S" tree cpu-highload-stackframe >"$TMP/tree.txt"
 check "worker is the caller of tk_demo_busy_spin in the tree" grep -q '^ *[0-9]* worker ' "$TMP/tree.txt"
 
+# Same shape as MTHawkeye's documented examples (tests/fixtures/monitor, from MTHawkeye's docs).
+check "values have the shape of MTHawkeye's documented examples" python3 - "$S" "$FIX/monitor" <<'PY'
+import json, re, sys
+session, fix = sys.argv[1], sys.argv[2]
+doc_tree = json.load(open(fix + "/cpu-highload-stackframe.doc-example.json"))
+doc_rec = json.loads(re.sub(r"//[^\n]*", "", open(fix + "/cpu-highload.doc-example.jsonc").read()))
+last = {}
+for line in open(session + "/records").read().splitlines()[1:]:
+    c, k, v = line.split(",", 2)
+    last[c] = v
+tree, rec = json.loads(last["cpu-highload-stackframe"]), json.loads(last["cpu-highload"])
+def keys(nodes, acc):
+    for n in nodes:
+        acc.add(frozenset(n)); keys(n.get("children", []), acc)
+    return acc
+doc_shapes, our_shapes = keys(doc_tree, set()), keys(tree, set())
+assert our_shapes == doc_shapes, (our_shapes, doc_shapes)
+def types(nodes):
+    for n in nodes:
+        assert isinstance(n["frame"], str) and n["frame"].startswith("0x") and isinstance(n["count"], int)
+        assert isinstance(n["proportion"], (int, float)); types(n.get("children", []))
+types(doc_tree); types(tree)
+for k in doc_rec:  # start, lasting, average: strings in both
+    assert isinstance(rec[k], str) and isinstance(doc_rec[k], str), k
+    float(rec[k]); float(doc_rec[k])
+# proportion = count / sum of root counts, as in the doc example (roots add up to 100 there)
+total = sum(n["count"] for n in tree)
+def prop(nodes):
+    for n in nodes:
+        assert abs(n["proportion"] - n["count"] / total) < 1e-5, n; prop(n.get("children", []))
+prop(tree)
+PY
+
 # The living record is persisted while the load lasts: a process killed mid-load keeps it.
 S2=$TMP/s2
 # (a simple command in the background, so $! is busy itself)
@@ -50,8 +85,15 @@ for _ in $(seq 1 60); do grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/
 sleep 0.5
 kill -9 $pid; wait $pid 2>/dev/null
 check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
-check "its tree is already dominated by tk_demo_busy_spin" python3 -c "
-assert float('$($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin | head -1)') >= 0.9"
+share2=($($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin))
+check "its tree is already dominated by tk_demo_busy_spin (got ${share2[0]})" python3 -c "assert float('${share2[0]}') >= 0.9"
+
+# Threads that block every signal cannot be sampled: the record says how many stacks were missed.
+S6=$TMP/s6
+check "busy with signal-blocking workers" run_busy "$S6" 3 masked
+check_eq "no stacks from signal-blocking threads" 0 "$($SYM "$S6" record cpu-highload samples)"
+unsampled=$($SYM "$S6" record cpu-highload unsampled)
+check "missed stacks are counted (unsampled $unsampled)" test "$unsampled" -gt 0
 
 # Below the threshold nothing is recorded.
 S3=$TMP/s3

@@ -19,6 +19,11 @@ d=float('$d'); m=float('$measured'); assert abs(d-m) <= 0.1*m and abs(d-3000) <=
 	check_eq "$mode: blocking function on top" tk_demo_blocking_work "$($SYM "$S" hang-top)"
 	share=($($SYM "$S" share hang-stackframe tk_demo_blocking_work))
 	check "$mode: tk_demo_blocking_work on every sample (got ${share[0]})" python3 -c "assert float('${share[0]}') == 1.0"
+	bi=$($SYM "$S" record hang blocked_in)
+	check "$mode: blocked in clock_nanosleep at detection ($bi)" python3 -c "
+import platform; b = $bi
+nr = {'x86_64': 230, 'aarch64': 115}.get(platform.machine())
+assert (nr is None or b['syscall'] == nr) and 'nanosleep' in b['wchan'], b"
 	n=$($SYM "$S" record hang samples)
 	check "$mode: sampled every 50 ms while it lasted ($n samples)" python3 -c "assert 8 <= $n <= 25"
 done

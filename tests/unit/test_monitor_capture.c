@@ -194,6 +194,29 @@ static void test_capture_masked_and_gone(void **state)
 	finish(t);
 }
 
+static void foreign_handler(int sig)
+{
+	(void)sig;
+	abort(); /* must never run: the monitor stops signalling once the disposition is not its own */
+}
+
+static void test_signal_taken_over(void **state)
+{
+	pthread_t t = start(spinner);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	int sig = tkm_backend_signal();
+	assert_true(sig >= SIGRTMIN + 4 && sig <= SIGRTMAX); /* the first free one from SIGRTMIN+4 */
+	struct sigaction ours, theirs = {.sa_handler = foreign_handler};
+	sigaction(sig, &theirs, &ours);
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 0);
+	assert_int_equal(st.status, TKM_STACK_ERROR);
+	sigaction(sig, &ours, NULL);
+	assert_int_equal(tkm_capture(&tid, 1, &st, 64, 0), 1);
+	finish(t);
+}
+
 static int count_fds(void)
 {
 	int n = 0;
@@ -329,6 +352,60 @@ static void test_api_cpu(void **state)
 	assert_non_null(strstr(e.cpu_tree, want));
 }
 
+/* Living records are rewritten by appending; the file is compacted so it does not grow without bound. */
+static void test_api_compaction(void **state)
+{
+	static events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	char dir[] = "/tmp/tk-test-monitor-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	c.dir = dir;
+	c.callback = on_event;
+	c.callback_ctx = &e;
+	c.cpu_interval_ms = 20;
+	c.cpu_high_interval_ms = 20;
+	c.cpu_threshold = 5;
+	c.cpu_duration_ms = 0;
+	c.persist_interval_ms = 1;
+	c.compact_bytes = 2048;
+	char err[256];
+	tk_monitor *m = tk_monitor_start(&c, err, sizeof err);
+	assert_non_null(m);
+	pthread_t t = start(spinner);
+	double until = mono() + 10;
+	for (;;) {
+		pthread_mutex_lock(&e.lock);
+		int n = e.cpu_live;
+		pthread_mutex_unlock(&e.lock);
+		if (n >= 40 || mono() > until)
+			break;
+		usleep(20000);
+	}
+	finish(t);
+	tk_monitor_stop(m);
+	int writes = e.cpu_live + e.cpu_final; /* each wrote a cpu-highload line */
+	assert_true(e.cpu_live >= 40);
+	char path[64], line[65536];
+	snprintf(path, sizeof path, "%s/records", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	int lines = 0, header = 0, last_live = -1;
+	while (fgets(line, sizeof line, f)) {
+		header += strcmp(line, "collection,key,value\n") == 0;
+		if (strncmp(line, "cpu-highload,", 13) == 0) {
+			lines++;
+			last_live = strstr(line, "\"live\":true") != NULL;
+		}
+	}
+	fclose(f);
+	assert_int_equal(header, 1);    /* compaction keeps the header once */
+	assert_true(lines < writes);    /* superseded versions were dropped */
+	assert_int_equal(last_live, 0); /* and the last version is the final one */
+	snprintf(line, sizeof line, "rm -rf %s", dir);
+	assert_int_equal(system(line), 0);
+}
+
 __attribute__((noinline)) static void stall(int ms)
 {
 	double until = mono() + ms / 1000.0;
@@ -418,7 +495,9 @@ int main(void)
 	    BACKEND(test_capture_masked_and_gone),
 	    BACKEND(test_many_threads_no_leak),
 	    BACKEND(test_images_json),
+	    BACKEND(test_signal_taken_over),
 	    cmocka_unit_test(test_api_cpu),
+	    cmocka_unit_test(test_api_compaction),
 	    cmocka_unit_test(test_api_hang_backoff),
 	    cmocka_unit_test(test_api_hang_daily_cap),
 	};

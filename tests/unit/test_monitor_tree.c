@@ -140,6 +140,42 @@ static void test_backoff(void **state)
 	}
 }
 
+static void test_compact(void **state)
+{
+	const char *in = "collection,key,value\n"
+	                 "launch-time,1.5,1.5\n"
+	                 "cpu-highload,10.00,{\"live\":true,\"a\":1}\n"
+	                 "cpu-highload-stackframe,10.00,[1]\n"
+	                 "hang,7.000,{\"live\":true}\n"
+	                 "cpu-highload,10.00,{\"live\":true,\"a\":2}\n"
+	                 "cpu-highload-stackframe,10.00,[1,2]\n"
+	                 "launch-time,2.5,2.5\n"
+	                 "\n"
+	                 "cpu-highload,10.000,{\"other key\":1}\n"
+	                 "hang,7.000,{\"live\":false}\n"
+	                 "cpu-highload,10.00,{\"live\":false,\"a\":3}\n"
+	                 "cpu-highload-stackframe,10.00,[1,2,3]"; /* last line without its newline */
+	tkm_buf out = {0};
+	assert_int_equal(tkm_records_compact(in, strlen(in), &out), 0);
+	assert_string_equal(out.p, "collection,key,value\n"
+	                           "launch-time,1.5,1.5\n"
+	                           "launch-time,2.5,2.5\n"
+	                           "cpu-highload,10.000,{\"other key\":1}\n"
+	                           "hang,7.000,{\"live\":false}\n"
+	                           "cpu-highload,10.00,{\"live\":false,\"a\":3}\n"
+	                           "cpu-highload-stackframe,10.00,[1,2,3]\n");
+	/* idempotent */
+	tkm_buf again = {0};
+	assert_int_equal(tkm_records_compact(out.p, out.n, &again), 0);
+	assert_string_equal(again.p, out.p);
+	tkm_buf_free(&out);
+	tkm_buf_free(&again);
+	/* empty input */
+	assert_int_equal(tkm_records_compact("", 0, &out), 0);
+	assert_int_equal(out.n, 0);
+	tkm_buf_free(&out);
+}
+
 static void test_config_default(void **state)
 {
 	tk_monitor_config c;
@@ -153,6 +189,7 @@ static void test_config_default(void **state)
 	assert_int_equal(c.hang_threshold_ms, 2000);
 	assert_int_equal(c.hang_sample_interval_ms, 50);
 	assert_int_equal(c.max_nodes, 4096);
+	assert_int_equal(c.compact_bytes, 1 << 20);
 	assert_null(c.dir);
 }
 
@@ -217,8 +254,8 @@ int main(void)
 	    cmocka_unit_test(test_mthawkeye_merge), cmocka_unit_test(test_roots_order),
 	    cmocka_unit_test(test_bound),           cmocka_unit_test(test_large),
 	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_backoff),
-	    cmocka_unit_test(test_config_default),  cmocka_unit_test(test_config_env),
-	    cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_compact),         cmocka_unit_test(test_config_default),
+	    cmocka_unit_test(test_config_env),      cmocka_unit_test(test_start_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -276,13 +276,17 @@ static void test_hang_threads(void **state)
 {
 	tk_records *r = parse("hang,50.000,{\"start\":50,\"duration_ms\":900,\"tid\":11,\"thread\":\"main\","
 	                      "\"threads\":[{\"tid\":11,\"name\":\"main\",\"frames\":[\"0x3\",\"0x2\",\"0x1\"]},"
-	                      "{\"tid\":12,\"name\":\"worker\",\"frames\":[\"0x9\"]}]}\n");
-	assert_int_equal(tk_records_get(r, 0)->nthreads, 2);
+	                      "{\"tid\":12,\"name\":\"worker\",\"frames\":[\"0x9\"]},"
+	                      "{\"tid\":13,\"name\":\"io\",\"error\":\"timeout\"}],\"suppressed\":2}\n");
+	assert_int_equal(tk_records_get(r, 0)->nthreads, 3);
+	assert_int_equal(tk_records_get(r, 0)->suppressed, 2);
 	assert_int_equal(tk_records_get(r, 0)->has_tree, 0);
 	tk_profile *p = tk_profile_new();
 	tk_error err;
-	assert_int_equal(tk_records_load_threads(r, 0, p, 0, &err), 2);
-	assert_int_equal(tk_thread_count(p), 2);
+	assert_int_equal(tk_records_load_threads(r, 0, p, 0, &err), 3);
+	assert_int_equal(tk_thread_count(p), 3);
+	assert_string_equal(tk_string(p, tk_thread_get(p, 2)->name), "io (not captured: timeout)");
+	assert_int_equal(tk_thread_get(p, 2)->samples, 1); /* one snapshot, no stack */
 	assert_int_equal(tk_thread_get(p, 0)->tid, 11);
 	assert_string_equal(tk_string(p, tk_thread_get(p, 1)->name), "worker");
 	char *f = folded(p, 0);
