@@ -236,12 +236,12 @@ static struct {
 	enum enc enc;
 	enum schema schema;
 	uint64_t size, rows;
-	uint32_t threads, processes, stacks;
+	uint32_t threads, processes, stacks, per_thread;
 	uint64_t seed;
 	int gzip;
 	const char *out, *truth, *truth_threads;
 	int xcode26_0; /* backtrace form: thread fmt of Xcode 26.0 instead of 14.x */
-} opt = {ENC_TAGGED, SCH_TIME, 0, 0, 16, 4, 2000, 1, 0, "-", NULL, NULL, -1};
+} opt = {ENC_TAGGED, SCH_TIME, 0, 0, 16, 4, 2000, 200, 1, 0, "-", NULL, NULL, -1};
 
 static uint64_t parse_size(const char *s)
 {
@@ -294,6 +294,7 @@ static void usage(FILE *f)
 	      "  --schema time-profile|cpu-profile|counters-profile\n"
 	      "  --size N[K|M|G]    approximate output bytes (default 10M)   --rows N   exact row count\n"
 	      "  --threads N (16)   --processes N (4)   --distinct-stacks N (2000)   --seed N (1)\n"
+	      "  --stacks-per-thread N (200)   working set of each thread among its process's stacks\n"
 	      "  --xcode26.0        backtrace form with the Xcode 26.0 thread fmt (default: by seed parity)\n"
 	      "  --gzip             gzip the output\n"
 	      "  --truth FILE       folded ground truth (as `tracekit collapse` prints it, sorted);\n"
@@ -371,8 +372,10 @@ typedef struct {
 	uint32_t proc;
 	uint64_t tid;
 	char *name_raw;
-	char *fmt_xml; /* thread fmt, escaped */
-	uint32_t hot;  /* relative sampling rate */
+	char *fmt_xml;     /* thread fmt, escaped */
+	uint32_t hot;      /* relative sampling rate */
+	uint32_t ws_start; /* working set: stacks ws_start .. ws_start + ws_len - 1 (mod the process's count) */
+	uint32_t ws_len;
 	uint64_t id, tid_id;
 	uint64_t weight, samples;
 } thread_t;
@@ -452,7 +455,8 @@ static const char *const METH[] = {"parse(char const*, unsigned long)",
                                    "update",
                                    "flush(bool) &&",
                                    "encode<true>(Span<uint8_t> const&)",
-                                   "visit(Visitor&) const"};
+                                   "visit(Visitor&) const",
+                                   "operator\"\" _ms(unsigned long long)"};
 
 static void build_names(void)
 {
@@ -1291,7 +1295,9 @@ static void build_threads(void)
 			                p->pid);
 		t->fmt_xml = xml_escape(fmt);
 		free(fmt);
-		t->hot = 1 + rn(10) * rn(10);
+		t->hot = 1 + rn(4);
+		t->ws_len = opt.per_thread < p->nstacks ? opt.per_thread : p->nstacks;
+		t->ws_start = rn(p->nstacks);
 	}
 }
 
@@ -1346,6 +1352,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--distinct-stacks")) {
 			NEEDV();
 			opt.stacks = (uint32_t)parse_u("distinct-stacks", v, 1, 10000000);
+		} else if (!strcmp(a, "--stacks-per-thread")) {
+			NEEDV();
+			opt.per_thread = (uint32_t)parse_u("stacks-per-thread", v, 1, 10000000);
 		} else if (!strcmp(a, "--seed")) {
 			NEEDV();
 			opt.seed = parse_u("seed", v, 0, UINT64_MAX);
@@ -1483,9 +1492,12 @@ int main(int argc, char **argv)
 
 		/* stack: kernel idle threads mostly have none; others ~1% sentinel */
 		int sentinel = p->is_kernel ? chance(800) : chance(10);
-		uint32_t si = sentinel ? 0 : skewed(skewed(p->nstacks + 1) + 1);
-		if (si >= p->nstacks)
-			si = rn(p->nstacks);
+		/* Each thread samples a working set of its process's stacks: a few hot ones (skewed)
+		 * and a uniform tail. The set of distinct (thread, stack) pairs is then reached early
+		 * (≈20 MB with the defaults), so a bigger file has the same distinct content, only more
+		 * rows: what "memory must not grow with the file size" is about. */
+		uint32_t k = chance(600) ? skewed(t->ws_len) : rn(t->ws_len);
+		uint32_t si = sentinel ? 0 : (t->ws_start + k) % p->nstacks;
 		uint32_t wi = pick_weight();
 		const char *wtag = opt.schema == SCH_TIME  ? "weight"
 		                   : opt.schema == SCH_CPU ? "cycle-weight"

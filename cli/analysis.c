@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "tracekit/symbol.h"
 #include "util/mem.h"
 
 void tk_analysis_init(tk_analysis *a, const char *cmd)
@@ -213,20 +214,40 @@ int tk_analysis_check(tk_analysis *a)
 	return 0;
 }
 
-/*
- * Hook for --symbols. The symbol engineer implements symbolication in lib/symbol and calls it here:
- * it must replace the names of p's unsymbolicated frames (and may fill file:line) using the dSYMs,
- * binaries or directories in paths, before any transform runs (transforms match on names). Until
- * then the option is accepted and reported as not available, never silently ignored.
- */
-static int analysis_apply_symbols(tk_analysis *a, tk_profile *p, tk_error *err)
+/* --symbols: replace frames that carry a binary (UUID, load address) by the inline chains found in
+ * the dSYMs/binaries/directories given, before any transform runs (transforms match on names). */
+static void symbols_warn(void *ctx, const char *msg)
 {
-	(void)p;
-	(void)err;
-	if (a->nsymbols)
-		tk_cli_warn("%s: --symbols is not available yet in this build; frames keep their exported names",
-		            a->cmd);
-	return 0;
+	tk_cli_warn("%s: %s", (const char *)ctx, msg);
+}
+
+static tk_profile *analysis_apply_symbols(tk_analysis *a, tk_profile *p, tk_error *err)
+{
+	if (!a->nsymbols)
+		return p;
+	tk_symbolicator *s = tk_symbolicator_new(NULL);
+	for (size_t i = 0; i < a->nsymbols; i++)
+		if (tk_symbolicator_add_path(s, a->symbol_paths[i], err) < 0) {
+			tk_symbolicator_free(s);
+			return NULL;
+		}
+	tk_symbolicate_options o;
+	tk_symbolicate_options_init(&o);
+	size_t resolved = 0, unresolved = 0;
+	o.resolved = &resolved;
+	o.unresolved = &unresolved;
+	o.warn = symbols_warn;
+	o.warn_ctx = (void *)a->cmd;
+	tk_profile *q = tk_symbolicate_profile(p, s, &o, err);
+	tk_symbolicator_free(s);
+	if (!q)
+		return NULL;
+	if (!resolved)
+		tk_cli_warn("%s: --symbols: no frame matched an image in the given paths (%zu frames with a binary "
+		            "left as exported)",
+		            a->cmd, unresolved);
+	tk_profile_free(p);
+	return q;
 }
 
 tk_profile *tk_analysis_load(tk_analysis *a)
@@ -243,11 +264,13 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 	}
 	if (!tk_profile_samples(p) && (a->read.time_from || a->read.time_to != UINT64_MAX))
 		tk_cli_warn("%s: no samples in the requested time range", a->cmd);
-	if (analysis_apply_symbols(a, p, &err) < 0) {
-		tk_cli_fail("%s", err.msg);
+	tk_profile *sp = analysis_apply_symbols(a, p, &err);
+	if (!sp) {
+		tk_cli_fail("%s: %s", a->cmd, err.msg);
 		tk_profile_free(p);
 		return NULL;
 	}
+	p = sp;
 	if (!a->nspecs)
 		return p;
 	tk_profile *q = tk_transform(p, a->specs, a->nspecs, &err);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -69,9 +70,9 @@ typedef struct sbuf {
 	size_t n, cap;
 } sbuf;
 
-static void sb_put(sbuf *b, const char *s, size_t n)
+static inline void sb_put(sbuf *b, const char *s, size_t n)
 {
-	if (b->n + n > b->cap) {
+	if (__builtin_expect(b->n + n > b->cap, 0)) {
 		b->cap = (b->n + n) * 2 + 4096;
 		b->p = realloc(b->p, b->cap);
 		if (!b->p) {
@@ -141,6 +142,9 @@ typedef struct ctx {
 	const char *image;
 	int mode; /* 0 file addresses, 1 load, 2 slide, 3 offset */
 	uint64_t load, slide, vmaddr;
+	size_t image_len;
+	const char *last_file, *last_base; /* basename memo: consecutive frames share files */
+	size_t last_base_len;
 	int inl, json, interactive;
 	size_t unknown;
 } ctx;
@@ -234,11 +238,16 @@ static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa,
 		const tk_symbol_frame *f = &r.frames[i];
 		const tk_symbol_frame *loc = c->inl ? f : &r.frames[0];
 		sb_str(o, f->function);
-		sb_str(o, " (in ");
-		sb_str(o, c->image);
+		sb_put(o, " (in ", 5);
+		sb_put(o, c->image, c->image_len);
 		if (loc->file) {
-			sb_str(o, ") (");
-			sb_str(o, base_name(loc->file));
+			if (loc->file != c->last_file) {
+				c->last_file = loc->file;
+				c->last_base = base_name(loc->file);
+				c->last_base_len = strlen(c->last_base);
+			}
+			sb_put(o, ") (", 3);
+			sb_put(o, c->last_base, c->last_base_len);
 			sb_put(o, ":", 1);
 			sb_u64(o, loc->line);
 			sb_str(o, ")\n");
@@ -296,6 +305,7 @@ found:;
 	tk_symbol_image_meta(b->im, &m);
 	c->im = b->im;
 	c->image = b->im ? tk_symbol_image_name(b->im) : "";
+	c->image_len = strlen(c->image);
 	c->vmaddr = m.text_vmaddr;
 	c->mode = b->has_load ? 1 : 0;
 	c->load = b->load;
@@ -328,13 +338,36 @@ static void batch(ctx *c, FILE *in)
 	free(line);
 }
 
+/* writev everything, retrying short writes; a closed pipe or full disk ends the command. */
+static void write_all(struct iovec *iov, size_t n)
+{
+	while (n) {
+		ssize_t w = writev(1, iov, (int)n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "tracekit: atos: write: %s\n", strerror(errno));
+			exit(1);
+		}
+		while (n && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+}
+
 typedef struct item {
-	uint64_t fa, a;
+	uint64_t fa;
 	uint32_t idx, ok;
 } item;
 
-/* LSD radix sort of items by fa (11-bit digits, skipping digits where all keys agree). */
-static void sort_items(item *v, item *tmp, size_t n)
+/* LSD radix sort of items by fa (11-bit digits, skipping digits where all keys agree); the two
+ * buffers swap roles each pass. Returns the buffer holding the sorted items. */
+static item *sort_items(item *v, item *tmp, size_t n)
 {
 	uint64_t all_or = 0, all_and = ~(uint64_t)0;
 	for (size_t i = 0; i < n; i++)
@@ -353,8 +386,11 @@ static void sort_items(item *v, item *tmp, size_t n)
 		}
 		for (size_t i = 0; i < n; i++)
 			tmp[cnt[(v[i].fa >> shift) & 0x7ff]++] = v[i];
-		memcpy(v, tmp, n * sizeof *v);
+		item *x = v;
+		v = tmp;
+		tmp = x;
 	}
+	return v;
 }
 
 /* Addresses are handled in chunks looked up in address order (neighbouring addresses share cache
@@ -368,6 +404,7 @@ typedef struct chunk {
 	size_t n;
 	item *items, *tmp;
 	size_t *off, *len;
+	uint64_t *addr;
 	sbuf out;
 } chunk;
 
@@ -376,21 +413,36 @@ static void flush_chunk(ctx *c, chunk *k)
 	for (size_t i = 0; i < k->n; i++) {
 		item *it = &k->items[i];
 		it->idx = (uint32_t)i;
-		it->ok = to_file_addr(c, k->text + k->tok[i], &it->a, &it->fa) == 0;
+		it->ok = to_file_addr(c, k->text + k->tok[i], &k->addr[i], &it->fa) == 0;
 		if (!it->ok)
 			it->fa = 0;
 	}
-	sort_items(k->items, k->tmp, k->n);
+	const item *sorted = sort_items(k->items, k->tmp, k->n);
 	k->out.n = 0;
 	for (size_t j = 0; j < k->n; j++) {
-		const item *it = &k->items[j];
+		const item *it = &sorted[j];
 		size_t i = it->idx, before = k->out.n;
-		one_parsed(c, k->text + k->tok[i], (int)it->ok, it->a, it->fa, &k->out);
+		one_parsed(c, k->text + k->tok[i], (int)it->ok, k->addr[i], it->fa, &k->out);
 		k->off[i] = before;
 		k->len[i] = k->out.n - before;
 	}
-	for (size_t i = 0; i < k->n; i++)
-		fwrite(k->out.p + k->off[i], 1, k->len[i], stdout);
+	/* back to input order: gather the pieces straight from the buffer (no second copy) */
+	fflush(stdout);
+	struct iovec iov[1024];
+	size_t niov = 0;
+	for (size_t i = 0; i <= k->n; i++) {
+		if (i < k->n && k->len[i]) {
+			/* neighbours in the buffer are merged into one piece */
+			if (niov && (char *)iov[niov - 1].iov_base + iov[niov - 1].iov_len == k->out.p + k->off[i])
+				iov[niov - 1].iov_len += k->len[i];
+			else
+				iov[niov++] = (struct iovec){k->out.p + k->off[i], k->len[i]};
+		}
+		if (niov == 1024 || (i == k->n && niov)) {
+			write_all(iov, niov);
+			niov = 0;
+		}
+	}
 	k->n = 0;
 	k->ntext = 0;
 }
@@ -403,42 +455,66 @@ static void tokens(ctx *c, FILE *in)
 	k.tmp = malloc(CHUNK * sizeof *k.tmp);
 	k.off = malloc(CHUNK * sizeof *k.off);
 	k.len = malloc(CHUNK * sizeof *k.len);
-	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len) {
+	k.addr = malloc(CHUNK * sizeof *k.addr);
+	if (!k.tok || !k.items || !k.tmp || !k.off || !k.len || !k.addr) {
 		fputs("tracekit: out of memory\n", stderr);
 		exit(1);
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, in) > 0) {
-		for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t;
-		     t = strtok_r(NULL, " \t\r\n", &save)) {
-			size_t len = strlen(t) + 1;
-			if (k.ntext + len > k.captext) {
-				k.captext = (k.ntext + len) * 2 + 65536;
+	static char buf[1 << 20];
+	size_t have = 0; /* bytes of a token cut by the end of the previous read */
+	for (;;) {
+		size_t got = c->interactive ? (fgets(buf + have, (int)(sizeof buf - have), in) ? strlen(buf + have) : 0)
+		                            : fread(buf + have, 1, sizeof buf - have, in);
+		int eof = got == 0;
+		size_t n = have + got, i = 0;
+		for (;;) {
+			while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+				i++;
+			size_t j = i;
+			while (j < n && !(buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\r' || buf[j] == '\n'))
+				j++;
+			if (j == n && !eof && i < n) {
+				/* possibly cut: keep it for the next read (tokens longer than the buffer are split) */
+				if (i == 0 && n == sizeof buf)
+					j = n;
+				else
+					break;
+			}
+			if (i == j)
+				break;
+			size_t len = j - i;
+			if (k.ntext + len + 1 > k.captext) {
+				k.captext = (k.ntext + len + 1) * 2 + 65536;
 				k.text = realloc(k.text, k.captext);
 				if (!k.text) {
 					fputs("tracekit: out of memory\n", stderr);
 					exit(1);
 				}
 			}
-			memcpy(k.text + k.ntext, t, len);
+			memcpy(k.text + k.ntext, buf + i, len);
+			k.text[k.ntext + len] = 0;
 			k.tok[k.n++] = k.ntext;
-			k.ntext += len;
+			k.ntext += len + 1;
 			if (k.n == CHUNK)
 				flush_chunk(c, &k);
+			i = j;
 		}
+		memmove(buf, buf + i, n - i);
+		have = n - i;
 		/* an interactive user gets answers line by line */
 		if (c->interactive)
 			flush_chunk(c, &k);
+		if (eof)
+			break;
 	}
 	flush_chunk(c, &k);
-	free(line);
 	free(k.text);
 	free(k.tok);
 	free(k.items);
 	free(k.tmp);
 	free(k.off);
 	free(k.len);
+	free(k.addr);
 	free(k.out.p);
 }
 
@@ -533,6 +609,7 @@ int cmd_atos(int argc, char **argv)
 	tk_symcache_meta m;
 	tk_symbol_image_meta(c.im, &m);
 	c.image = tk_symbol_image_name(c.im);
+	c.image_len = strlen(c.image);
 	c.vmaddr = m.text_vmaddr;
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	int rc = 0;

@@ -119,7 +119,9 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 	for (size_t k = 0; k < ng; k++)
 		qsort(g[k].threads, g[k].nthreads, sizeof *g[k].threads, by_thread_weight);
 	qsort(g, ng, sizeof *g, by_group_weight);
-	const char *meta_keys[] = {"schema", "stack-encoding", "xcode-form", "symbolicated", "run", "xpath", "rows"};
+	static const char *const meta_keys[] = {
+	    "schema", "stack-encoding", "xcode-form", "symbolicated",       "run",
+	    "table",  "xpath",          "rows",       "rows-in-time-range", "skipped-tables"};
 	if (json) {
 		printf("{\n  \"file\": ");
 		json_str(stdout, path);

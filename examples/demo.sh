@@ -28,3 +28,31 @@ awk '{print $NF "\t" $0}' "$OUT/java.folded" | sort -rn | cut -f2- | head -3 | c
 step tracekit tree --json "$IN" -o "$OUT/java.tree.json"
 $TK tree --json "$IN" -o "$OUT/java.tree.json"
 echo "wrote $OUT/java.tree.json ($(wc -c < "$OUT/java.tree.json") bytes); schema in docs/json-tree.md"
+
+# Symbolication without a Mac: a dSYM bundle around the generated test dylib's DWARF
+# (tests/fixtures/symbol/SOURCES.md), then atos and a pre-Xcode-14.3 export made readable.
+DSYM=$OUT/libtks-arm64.dylib.dSYM
+mkdir -p "$DSYM/Contents/Resources/DWARF"
+cp tests/fixtures/symbol/libtks-arm64.dylib.dwarf "$DSYM/Contents/Resources/DWARF/libtks-arm64.dylib"
+OLD=tests/fixtures/symbol/time-profile-pre14.3-synthetic.xml
+
+step tracekit atos -o "$DSYM" -arch arm64 -l 0x104a8c000 -i 0x104a8dab4 0x104aff000
+$TK atos --cache-dir "$OUT/cache" -o "$DSYM" -arch arm64 -l 0x104a8c000 -i 0x104a8dab4 0x104aff000
+
+step tracekit tree "$OLD"
+$TK tree "$OLD"
+step tracekit symbolicate "$OLD" --symbols "$DSYM" --image "$DSYM@0x104a8c000" -o "$OUT/new.xml"
+$TK symbolicate "$OLD" --cache-dir "$OUT/cache" --symbols "$DSYM" --image "$DSYM@0x104a8c000" -o "$OUT/new.xml"
+step tracekit tree "$OUT/new.xml"
+$TK tree "$OUT/new.xml"
+
+# A field monitor on an unmodified program: two threads spinning for 5 s, with thresholds short
+# enough for a demo (the defaults are MTHawkeye's: 80 % for 60 s).
+step tracekit monitor --cpu-threshold 30 --cpu-duration 2000 -o "$OUT/session" -- build/examples/monitor/busy
+rm -rf "$OUT/session"
+$TK monitor --cpu-threshold 30 --cpu-duration 2000 --cpu-interval 200 --cpu-high-interval 100 \
+	-o "$OUT/session" -- build/examples/monitor/busy
+step tracekit records "$OUT/session"
+$TK records "$OUT/session"
+step tracekit top "$OUT/session"
+$TK top "$OUT/session"

@@ -1,7 +1,7 @@
 # Symbolication (lib/symbol, cli/atos.c, cli/symcache.c): libdwarf for DWARF, libiberty for C++
 # demangling; clang/lld/llvm build the test dylibs and dSYMs and provide the llvm-symbolizer oracle.
-# libdwarf and elfutils' libdw both define dwarf_* functions: libdwarf must come first so
-# our DWARF code binds to it (libdw calls its own functions through internal aliases).
+# libdwarf and elfutils' libdw both define dwarf_*; libdw is kept private inside elf.o
+# (see mk/records.mk), and libdwarf goes first so nothing else can bind our calls.
 LIB_LDLIBS := -ldwarf -liberty $(LIB_LDLIBS)
 DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
 CPPFLAGS_TK += -I/usr/include/libdwarf

@@ -3,6 +3,32 @@
  *
  * tk_read_path() opens a path ("-" is standard input), undoes gzip if the bytes say so, sniffs the
  * format and runs the matching reader. Inputs are streamed: nothing holds the whole document.
+ *
+ * The xctrace reader (`xcrun xctrace export --xpath …` documents)
+ *   tables    time-profile (weights in ns), cpu-profile (cycles), counters-profile (PMC events) and
+ *             time-sample (one sample per row: TK_UNIT_SAMPLES; the kperf rows carry no weight, and
+ *             the toc's sample rate is not in the export, so counting is the honest unit). Several
+ *             <node>s in one document are read with one id table; nodes of other schemas are
+ *             skipped (meta "skipped-tables"), and a document with none of the four is an error.
+ *   stacks    every encoding: text-addresses fragments (before Xcode 14.3: decimal, leaf first,
+ *             concatenated, trailing 0 dropped, no names), <backtrace><frame><binary><source>
+ *             (14.3–26.0), <tagged-backtrace><backtrace> (26.4), frames directly under
+ *             <tagged-backtrace> (27) and time-sample's <kperf-bt> (user callstack: the PC, then the
+ *             callers; a stackshot's list already starts with the PC). The leaf frame carries
+ *             TK_FRAME_LEAF_PC; addresses are kept as recorded; a hex-only name ("0x1047b15cd")
+ *             means unsymbolicated, so the frame gets no name. A <sentinel/> stack is the empty stack
+ *             and keeps its weight.
+ *   threads   (pid, tid) from <tid>/<pid>; the name from the thread's fmt in every known layout
+ *             ("Main Thread  0xe7716 (java, pid: 23369)", "idle #6 (0x4e3) (kernel, pid: 0)" …).
+ *   meta      format, schema, stack-encoding, xcode-form, symbolicated (yes/partly/no), xpath, run,
+ *             rows, rows-in-time-range, skipped-tables, tokenizer.
+ *   memory    grows with distinct values (threads, frames, binaries, stacks, fragments, weights),
+ *             never with rows: xctrace writes repeats as refs. The one per-row value, sample-time,
+ *             is kept for the last 4096 ids only; a ref further back is reported as an error.
+ *   tokenizer TK_READ_TOKENIZER_FAST by default: a specialised, validating streaming tokenizer
+ *             (lib/read/xml_fast.c) about 3x faster than libxml2's SAX parser, which stays
+ *             available as the reference and is fuzzed against it (tests/fuzz/fuzz_xml_diff.c).
+ * The toc reader (`--toc`) is in toc.h.
  */
 #ifndef TRACEKIT_READ_H
 #define TRACEKIT_READ_H

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -36,6 +37,8 @@
 extern "C" {
 #endif
 
+/* A symbolicator and its images are not thread-safe: use one per thread (caches are shared
+ * through the file system and the page cache). */
 typedef struct tk_symbolicator tk_symbolicator;
 typedef struct tk_symbol_image tk_symbol_image; /* owned by the symbolicator */
 
@@ -159,6 +162,13 @@ void tk_symbolicate_options_init(tk_symbolicate_options *o);
  * "symbolicated" is set to "tracekit". Returns NULL with err only on invalid options. */
 tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
                                    tk_error *err);
+
+/* Write p as an `xctrace export` time-profile table in the Xcode 14.3+ form (frames with name,
+ * address, <binary>, <source line><path>; inlined functions as frames of their own), readable by
+ * tracekit and other consumers of xctrace XML. Each (thread, stack) cell becomes `samples` rows whose
+ * weights sum to the cell's weight; per-sample times are not in the model (the thread's first
+ * sample time is used). Returns 0, or -1 with err on a write error. */
+int tk_symbol_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
 
 /* Demangle an Itanium C++ symbol (with or without the Mach-O leading '_'); NULL if it is not one.
  * The result is malloc'd. */

@@ -38,6 +38,9 @@ static int fail(tr *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
 	uint64_t line = 0, col = 0;
 	if (t->x)
 		tk_xml_position(t->x, &line, &col);
@@ -59,6 +62,13 @@ static int at(const tr *t, size_t k, const char *lit)
 static char *dupv(const tk_xml_attr *a)
 {
 	return tk_xstrndup(a->value, a->value_len);
+}
+
+/* Repeated elements (two <device>s …) replace earlier values instead of leaking them. */
+static void setv(char **slot, const tk_xml_attr *a)
+{
+	free(*slot);
+	*slot = dupv(a);
 }
 
 static const tk_xml_attr *attr(const tk_xml_attr *a, size_t n, const char *name)
@@ -91,11 +101,11 @@ static void set_process(tk_toc_process *p, const tk_xml_attr *a, size_t n, int t
 	const tk_xml_attr *v;
 	p->pid = to_pid(attr(a, n, "pid"));
 	if ((v = attr(a, n, "name")))
-		p->name = dupv(v);
+		setv(&p->name, v);
 	if ((v = attr(a, n, "path")))
-		p->path = dupv(v);
+		setv(&p->path, v);
 	if (target && (v = attr(a, n, "type")))
-		p->type = dupv(v);
+		setv(&p->type, v);
 }
 
 static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a, size_t na)
@@ -134,16 +144,16 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	if (at(t, 1, "device") && at(t, 2, "target")) {
 		const tk_xml_attr *v;
 		if ((v = attr(a, na, "name")))
-			r->device_name = dupv(v);
+			setv(&r->device_name, v);
 		if ((v = attr(a, na, "model")))
-			r->device_model = dupv(v);
+			setv(&r->device_model, v);
 		if ((v = attr(a, na, "platform")))
-			r->device_platform = dupv(v);
+			setv(&r->device_platform, v);
 		if ((v = attr(a, na, "os-version")))
-			r->device_os = dupv(v);
+			setv(&r->device_os, v);
 		if ((v = attr(a, na, "uuid")))
-			r->device_uuid = dupv(v);
-	} else if (at(t, 1, "process") && at(t, 2, "target") && !r->target.name) {
+			setv(&r->device_uuid, v);
+	} else if (at(t, 1, "process") && at(t, 2, "target")) {
 		set_process(&r->target, a, na, 1);
 	} else if (at(t, 1, "process") && at(t, 2, "processes")) {
 		TK_GROW(r->processes, t->capprocs, r->nprocesses + 1);

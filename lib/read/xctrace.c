@@ -66,10 +66,19 @@ enum {
 	T_PATH,
 	T_TEXT_ADDRESSES,
 	T_TEXT_ADDRESS,
+	/* read for nothing but their ids, named here so their refs skip the dynamic-name table */
+	T_CORE,
+	T_THREAD_STATE,
+	T_DEVICE_SESSION,
+	T_UINT64,
+	T_PMC_EVENTS,
+	T_BOOLEAN,
+	T_REGISTER_CONTENT,
+	T_TIME_SAMPLE_KIND,
 	T_KNOWN_END /* dynamic codes for other element names with id/ref start here */
 };
 
-static const char *const known_names[T_KNOWN_END] = {
+static const char *const known_names[] = {
     "",
     "trace-query-result",
     "trace-toc",
@@ -96,7 +105,16 @@ static const char *const known_names[T_KNOWN_END] = {
     "path",
     "text-addresses",
     "text-address",
+    "core",
+    "thread-state",
+    "device-session",
+    "uint64",
+    "pmc-events",
+    "boolean",
+    "register-content",
+    "time-sample-kind",
 };
+_Static_assert(sizeof known_names / sizeof known_names[0] == T_KNOWN_END, "one name per known tag");
 
 static int known_tag(const char *n, size_t l)
 {
@@ -113,6 +131,8 @@ static int known_tag(const char *n, size_t l)
 			return T_COL;
 		break;
 	case 4:
+		if (IS("core"))
+			return T_CORE;
 		if (IS("node"))
 			return T_NODE;
 		if (IS("path"))
@@ -120,6 +140,8 @@ static int known_tag(const char *n, size_t l)
 		break;
 	case 5: return IS("frame") ? T_FRAME : T_OTHER;
 	case 6:
+		if (IS("uint64"))
+			return T_UINT64;
 		if (IS("thread"))
 			return T_THREAD;
 		if (IS("weight"))
@@ -131,7 +153,12 @@ static int known_tag(const char *n, size_t l)
 		if (IS("schema"))
 			return T_SCHEMA;
 		break;
-	case 7: return IS("process") ? T_PROCESS : T_OTHER;
+	case 7:
+		if (IS("process"))
+			return T_PROCESS;
+		if (IS("boolean"))
+			return T_BOOLEAN;
+		break;
 	case 8:
 		if (IS("sentinel"))
 			return T_SENTINEL;
@@ -148,15 +175,30 @@ static int known_tag(const char *n, size_t l)
 		if (IS("trace-toc"))
 			return T_TOC;
 		break;
+	case 10: return IS("pmc-events") ? T_PMC_EVENTS : T_OTHER;
 	case 11: return IS("sample-time") ? T_SAMPLE_TIME : T_OTHER;
 	case 12:
 		if (IS("cycle-weight"))
 			return T_CYCLE_WEIGHT;
 		if (IS("text-address"))
 			return T_TEXT_ADDRESS;
+		if (IS("thread-state"))
+			return T_THREAD_STATE;
 		break;
-	case 14: return IS("text-addresses") ? T_TEXT_ADDRESSES : T_OTHER;
-	case 16: return IS("tagged-backtrace") ? T_TAGGED_BT : T_OTHER;
+	case 14:
+		if (IS("text-addresses"))
+			return T_TEXT_ADDRESSES;
+		if (IS("device-session"))
+			return T_DEVICE_SESSION;
+		break;
+	case 16:
+		if (IS("tagged-backtrace"))
+			return T_TAGGED_BT;
+		if (IS("register-content"))
+			return T_REGISTER_CONTENT;
+		if (IS("time-sample-kind"))
+			return T_TIME_SAMPLE_KIND;
+		break;
 	case 18: return IS("trace-query-result") ? T_TQR : T_OTHER;
 	}
 	return T_OTHER;
@@ -268,7 +310,10 @@ typedef struct xr {
 	int root_seen;
 	int in_node;
 	char schema[64];
-	int schema_ok; /* the current node's schema has been read and is supported */
+	int schema_ok;     /* the current node's schema has been read and is supported */
+	int node_skipped;  /* the current node's schema is not one tracekit reads */
+	char skipped[256]; /* the skipped schemas */
+	uint64_t skipped_line, skipped_col;
 	int schema_unit;
 	column *cols;
 	size_t ncols, capcols;
@@ -283,6 +328,7 @@ typedef struct xr {
 	uint64_t row_time, row_weight;
 	int row_has_time, row_has_weight, row_has_thread;
 	uint32_t row_thread; /* index into thrs */
+	uint32_t row_proc;   /* index into procs + 1; 0 if none */
 	tk_stack_id row_stack;
 	uint64_t rows, rows_kept;
 } xr;
@@ -297,6 +343,9 @@ static int fail(xr *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
 	uint64_t line = 0, col = 0;
 	if (r->x)
 		tk_xml_position(r->x, &line, &col);
@@ -440,6 +489,24 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 		v = v * 10 + d;
 	}
 	*out = v;
+	return 0;
+}
+
+/* ids and refs: short plain decimals, parsed without the general routine's trimming */
+static inline int parse_id(const char *s, size_t n, uint32_t *out)
+{
+	if (n == 0 || n > 10)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (d > 9)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (v == 0 || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
 	return 0;
 }
 
@@ -633,11 +700,21 @@ static int schema_unit(const char *s, tk_unit *u)
 static int finish_schema(xr *r)
 {
 	tk_unit u;
-	if (schema_unit(r->schema, &u) < 0)
-		return fail(r,
-		            "unsupported schema '%s' (tracekit reads time-profile, cpu-profile, counters-profile and "
-		            "time-sample tables)",
-		            r->schema);
+	if (schema_unit(r->schema, &u) < 0) {
+		/* An xpath union can export other tables next to a profile (os-signpost + cpu-profile):
+		 * skip them, but keep the first one's position for the error if nothing readable is found. */
+		r->node_skipped = 1;
+		if (!r->skipped[0]) {
+			uint64_t col = 0;
+			tk_xml_position(r->x, &r->skipped_line, &col);
+			r->skipped_col = col;
+		}
+		if (!strstr(r->skipped, r->schema)) {
+			size_t l = strlen(r->skipped);
+			snprintf(r->skipped + l, sizeof r->skipped - l, "%s%s", l ? "," : "", r->schema);
+		}
+		return 0;
+	}
 	int sample = u == TK_UNIT_SAMPLES;
 	int have[6] = {0};
 	for (size_t i = 0; i < r->ncols; i++) {
@@ -732,29 +809,26 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		TK_GROW(r->st, r->capst, r->depth + 1);
 	elem *e = &r->st[r->depth++];
 	parent = r->depth >= 2 ? &r->st[r->depth - 2] : NULL;
-	memset(e, 0, sizeof *e);
-	e->tag = tag;
-	e->text_off = r->ntext;
-	e->fr_off = r->nfr;
-	e->ad_off = r->nad;
+	/* (a memset here compiled to `rep stos`, which showed up in profiles) */
+	*e = (elem){.tag = tag, .text_off = r->ntext, .fr_off = r->nfr, .ad_off = r->nad};
 
 	if (aid) {
-		uint64_t v;
-		if (parse_u64(aid->value, aid->value_len, &v) < 0 || v == 0 || v > UINT32_MAX)
+		uint32_t v;
+		if (parse_id(aid->value, aid->value_len, &v) < 0)
 			return fail(r, "<%.*s>: bad id \"%.*s\"", (int)nl, name,
 			            (int)(aid->value_len > 40 ? 40 : aid->value_len), aid->value);
-		e->id = (uint32_t)v;
+		e->id = v;
 	}
 	if (aref) {
-		uint64_t v;
+		uint32_t v;
 		if (aid)
 			return fail(r, "<%.*s> has both id and ref", (int)nl, name);
-		if (parse_u64(aref->value, aref->value_len, &v) < 0 || v == 0 || v > UINT32_MAX)
+		if (parse_id(aref->value, aref->value_len, &v) < 0)
 			return fail(r, "<%.*s>: bad ref \"%.*s\"", (int)nl, name,
 			            (int)(aref->value_len > 40 ? 40 : aref->value_len), aref->value);
-		const idval *iv = id_find(r, (uint32_t)v, tag == T_SAMPLE_TIME);
+		const idval *iv = id_find(r, v, tag == T_SAMPLE_TIME);
 		if (!iv)
-			iv = id_find_any(r, (uint32_t)v); /* for the message: an id of another tag */
+			iv = id_find_any(r, v); /* for the message: an id of another tag */
 		if (!iv) {
 			if (tag == T_SAMPLE_TIME && v <= r->max_id)
 				return fail(r,
@@ -792,6 +866,7 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			break;
 		r->in_node = 1;
 		r->schema_ok = 0;
+		r->node_skipped = 0;
 		r->schema[0] = 0;
 		r->ncols = 0;
 		const tk_xml_attr *xp = attr(at, na, "xpath");
@@ -823,6 +898,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	case T_ROW:
 		if (!parent || parent->tag != T_NODE)
 			break;
+		if (r->node_skipped)
+			break;
 		if (!r->schema_ok)
 			return fail(r, "<row> before the table's <schema>");
 		r->in_row = 1;
@@ -830,6 +907,7 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		r->row_has_time = r->row_has_weight = r->row_has_thread = 0;
 		r->row_stack = 0;
 		r->row_weight = 0;
+		r->row_proc = 0;
 		break;
 	case T_THREAD: {
 		const tk_xml_attr *f = attr(at, na, "fmt");
@@ -1072,6 +1150,11 @@ static int deliver(xr *r, elem *parent, elem *c)
 			r->row_thread = (uint32_t)c->v;
 			r->row_has_thread = 1;
 			break;
+		case R_PROCESS:
+			if (!c->null && c->tag == T_PROCESS) {
+				r->row_proc = (uint32_t)c->v + 1;
+			}
+			break;
 		case R_WEIGHT:
 			if (c->null)
 				break;
@@ -1154,6 +1237,11 @@ static int finish_row(xr *r)
 	tk_thread_id t;
 	if (r->row_has_thread) {
 		thr *th = &r->thrs[r->row_thread];
+		if (!th->has_tkid && th->pid < 0 && r->row_proc) {
+			/* a thread without its own <process>: take the row's process column */
+			th->pid = r->procs[r->row_proc - 1].pid;
+			th->proc = r->procs[r->row_proc - 1].name;
+		}
 		if (!th->has_tkid) {
 			th->tkid = tk_thread_get_or_add(r->p, th->pid, th->tid, th->name, th->proc);
 			th->has_tkid = 1;
@@ -1319,18 +1407,24 @@ static void set_meta(xr *r)
 	                             : "no");
 	if (r->xpaths[0]) {
 		tk_profile_set_meta(r->p, "xpath", r->xpaths);
-		const char *run = strstr(r->xpaths, "run[");
-		if (run) {
+		/* "//trace-toc[1]/run[3]/data[1]/table[13]": the run and the table's position in the toc */
+		static const char *const keys[][2] = {{"run[", "run"}, {"table[", "table"}};
+		for (size_t i = 0; i < 2; i++) {
+			const char *at = strstr(r->xpaths, keys[i][0]);
+			if (!at)
+				continue;
+			at += strlen(keys[i][0]);
 			int k = 0;
-			run += 4;
-			while (run[k] >= '0' && run[k] <= '9' && k < 12)
+			while (at[k] >= '0' && at[k] <= '9' && k < 12)
 				k++;
-			snprintf(buf, sizeof buf, "%.*s", k, run);
-			tk_profile_set_meta(r->p, "run", buf);
+			snprintf(buf, sizeof buf, "%.*s", k, at);
+			tk_profile_set_meta(r->p, keys[i][1], buf);
 		}
 	}
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->rows);
 	tk_profile_set_meta(r->p, "rows", buf);
+	if (r->skipped[0])
+		tk_profile_set_meta(r->p, "skipped-tables", r->skipped);
 	if (r->rows_kept != r->rows) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->rows_kept);
 		tk_profile_set_meta(r->p, "rows-in-time-range", buf);
@@ -1363,6 +1457,11 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 	r->o = o;
 	r->err = err;
 	r->name = tk_input_name(in);
+	/* scratch buffers start non-empty so that offsets into them are always valid pointers */
+	TK_GROW(r->text, r->captext, 4096);
+	TK_GROW(r->fr, r->capfr, 256);
+	TK_GROW(r->ad, r->capad, 256);
+	TK_GROW(r->st, r->capst, 32);
 	char *buf = NULL;
 	size_t len = 0, start = 0;
 	uint64_t lines = 0;
@@ -1385,7 +1484,13 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 		if (got == 0)
 			break;
 	}
-	if (!r->unit_set)
+	if (!r->unit_set && r->skipped[0])
+		rc = tk_error_set(err,
+		                  "%s:%llu:%llu: unsupported schema '%s' (tracekit reads time-profile, cpu-profile, "
+		                  "counters-profile and time-sample tables)",
+		                  r->name, (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col,
+		                  r->skipped);
+	else if (!r->unit_set)
 		rc = tk_error_set(err, "%s: the export has no table (no <node> with a <schema>)", r->name);
 	else {
 		tk_profile_set_unit(p, r->unit);

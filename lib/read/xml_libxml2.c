@@ -103,6 +103,10 @@ static void *lx_create(const tk_xml_events *ev, void *ctx, const char *name, uin
 	sax.error = quiet;
 	sax.fatalError = quiet;
 	sax.initialized = 1; /* not XML_SAX2_MAGIC: SAX1 callbacks */
+	/* Some libxml2 errors (encoding conversion) bypass the SAX handlers and print through the
+	 * generic error function; the library never prints, so silence it (libxml2 keeps it per
+	 * thread). */
+	xmlSetGenericErrorFunc(NULL, quiet);
 	x->p = xmlCreatePushParserCtxt(&sax, x, NULL, 0, name);
 	if (x->p) {
 		/* Large exports have long text runs (text-addresses) and many nodes; NONET keeps the
@@ -171,6 +175,9 @@ static int lx_feed(void *self, const char *data, size_t n, int final, tk_error *
 			size_t ml = strlen(msg);
 			while (ml && (msg[ml - 1] == '\n' || msg[ml - 1] == ' '))
 				msg[--ml] = 0;
+			for (size_t c = 0; c < ml; c++) /* errors are one line */
+				if (msg[c] == '\n' || msg[c] == '\r')
+					msg[c] = ' ';
 			if (e && e->line > 0) {
 				line = x->first_line - 1 + (uint64_t)e->line;
 				col = e->int2 > 0 ? (uint64_t)e->int2 : col;

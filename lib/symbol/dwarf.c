@@ -69,9 +69,14 @@ static Dwarf_Unsigned oa_count(void *o)
 static int oa_load(void *o, Dwarf_Half i, Dwarf_Small **data, int *e)
 {
 	obj *ob = o;
-	if (i == 0 || i >= ob->n) {
+	if (i >= ob->n) {
 		*e = DW_DLE_MDE;
 		return DW_DLV_ERROR;
+	}
+	if (i == 0) { /* the empty placeholder section, as ELF has */
+		static Dwarf_Small empty[8];
+		*data = empty;
+		return DW_DLV_OK;
 	}
 	/* libdwarf never writes to sections unless relocating, which Mach-O has no use for */
 	*data = (Dwarf_Small *)(uintptr_t)(ob->base + ob->s[i].offset);
@@ -218,6 +223,8 @@ typedef struct name_entry {
 
 typedef struct cu_state {
 	uint64_t base; /* CU low_pc: base of DWARF 4 range lists */
+	unsigned version;
+	uint64_t addr_base, rnglists_base; /* DWARF 5 */
 	uint32_t *files;
 	size_t nfiles;
 	int64_t file_base; /* index of files[0] in DWARF terms */
@@ -237,6 +244,10 @@ typedef struct walk {
 	size_t nnames, capnames;
 	tk_hidx names_idx;
 	cu_state cu;
+	struct {
+		const uint8_t *data;
+		uint64_t size;
+	} rng, addr; /* .debug_rnglists and .debug_addr of the slice */
 } walk;
 
 static void dw_fail(walk *w, Dwarf_Error e, const char *what)
@@ -310,10 +321,11 @@ static void load_files(walk *w, Dwarf_Line_Context lc, Dwarf_Unsigned version, c
 			path_append(path, sizeof path, fname);
 		} else {
 			const char *inc = NULL;
-			/* DWARF 2-4: directory 0 is the comp dir, 1.. index include_directories; DWARF 5:
-			 * 0-based, entry 0 being the comp dir again */
-			Dwarf_Signed di = version >= 5 ? (Dwarf_Signed)dir + 1 : (Dwarf_Signed)dir;
-			if ((version >= 5 || dir > 0) && di >= 1 && di <= ndirs) {
+			/* DWARF 2-4: directory 0 is the comp dir, 1.. index include_directories (libdwarf
+			 * counts from 1); DWARF 5: entry 0 is the comp dir itself (libdwarf counts from 0) and
+			 * LLVM still joins it, giving "././src/x.c" for comp dir "." */
+			Dwarf_Signed di = (Dwarf_Signed)dir;
+			if (version >= 5 ? di < ndirs : di >= 1 && di <= ndirs) {
 				if (dwarf_srclines_include_dir_data(lc, di, &inc, &e) != DW_DLV_OK) {
 					if (e)
 						dwarf_dealloc_error(w->dbg, e), e = NULL;
@@ -509,6 +521,113 @@ static name_entry resolve_name(walk *w, Dwarf_Die d, Dwarf_Off off, int depth)
 	return r;
 }
 
+static int rd_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int sh = 0; sh < 64; sh += 7) {
+		if (*p >= end)
+			return 0;
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int rd_u64(const uint8_t *base, uint64_t size, uint64_t off, uint64_t *v)
+{
+	if (off > size || size - off < 8)
+		return 0;
+	uint64_t x = 0;
+	for (int k = 7; k >= 0; k--)
+		x = x << 8 | base[off + k];
+	*v = x;
+	return 1;
+}
+
+static int rd_addrx(walk *w, uint64_t index, uint64_t *v)
+{
+	if (!w->addr.data || index > (UINT64_MAX - w->cu.addr_base) / 8)
+		return 0;
+	return rd_u64(w->addr.data, w->addr.size, w->cu.addr_base + index * 8, v);
+}
+
+/* A DWARF 5 range list: by index into the CU's offset table (DW_FORM_rnglistx) or by section
+ * offset. Every read is bounds-checked; returns the number of ranges written. */
+static size_t rnglist_decode(walk *w, int is_index, uint64_t val, uint64_t *lo, uint64_t *hi, size_t cap)
+{
+	const uint8_t *sec = w->rng.data;
+	uint64_t size = w->rng.size, off = val;
+	if (!sec)
+		return 0;
+	if (is_index) {
+		uint64_t base = w->cu.rnglists_base;
+		if (val > (size / 4) || base > size || size - base < 4 * (val + 1))
+			return 0;
+		const uint8_t *q = sec + base + 4 * val;
+		off = base + ((uint64_t)q[0] | (uint64_t)q[1] << 8 | (uint64_t)q[2] << 16 | (uint64_t)q[3] << 24);
+	}
+	if (off >= size)
+		return 0;
+	const uint8_t *p = sec + off, *end = sec + size;
+	uint64_t base = w->cu.base, x, y;
+	size_t n = 0;
+	while (p < end && n < cap) {
+		uint8_t kind = *p++;
+		switch (kind) {
+		case DW_RLE_end_of_list: return n;
+		case DW_RLE_base_addressx:
+			if (!rd_uleb(&p, end, &x) || !rd_addrx(w, x, &base))
+				return n;
+			break;
+		case DW_RLE_startx_endx:
+			if (!rd_uleb(&p, end, &x) || !rd_uleb(&p, end, &y) || !rd_addrx(w, x, &lo[n]) ||
+			    !rd_addrx(w, y, &hi[n]))
+				return n;
+			n++;
+			break;
+		case DW_RLE_startx_length:
+			if (!rd_uleb(&p, end, &x) || !rd_uleb(&p, end, &y) || !rd_addrx(w, x, &lo[n]))
+				return n;
+			hi[n] = lo[n] + y;
+			n++;
+			break;
+		case DW_RLE_offset_pair:
+			if (!rd_uleb(&p, end, &x) || !rd_uleb(&p, end, &y))
+				return n;
+			lo[n] = base + x, hi[n] = base + y;
+			n++;
+			break;
+		case DW_RLE_base_address:
+			if (!rd_u64(sec, size, (uint64_t)(p - sec), &base))
+				return n;
+			p += 8;
+			break;
+		case DW_RLE_start_end:
+			if (!rd_u64(sec, size, (uint64_t)(p - sec), &lo[n]) ||
+			    !rd_u64(sec, size, (uint64_t)(p - sec) + 8, &hi[n]))
+				return n;
+			p += 16;
+			n++;
+			break;
+		case DW_RLE_start_length:
+			if (!rd_u64(sec, size, (uint64_t)(p - sec), &lo[n]))
+				return n;
+			p += 8;
+			if (!rd_uleb(&p, end, &y))
+				return n;
+			hi[n] = lo[n] + y;
+			n++;
+			break;
+		default: return n;
+		}
+	}
+	return n;
+}
+
 /* Append the address ranges of d to *out (n/cap); returns the count added. */
 static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, size_t *cap, uint32_t a, uint64_t prio)
 {
@@ -540,15 +659,21 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 	Dwarf_Half f = 0;
 	dwarf_whatform(at, &f, &e);
 	Dwarf_Unsigned off = 0;
-	int ok = dwarf_global_formref(at, &off, &e) == DW_DLV_OK;
-	if (!ok) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
-		ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK;
-		if (!ok && e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
+	int ok;
+	if (f == DW_FORM_rnglistx) {
+		ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK; /* an index into the CU's offsets table */
+	} else {
+		ok = dwarf_global_formref(at, &off, &e) == DW_DLV_OK;
+		if (!ok) {
+			if (e)
+				dwarf_dealloc_error(w->dbg, e), e = NULL;
+			ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK;
+		}
 	}
-	if (ok && f != DW_FORM_rnglistx) {
+	if (!ok && e)
+		dwarf_dealloc_error(w->dbg, e), e = NULL;
+	if (ok && w->cu.version < 5) {
+		/* DWARF 2-4: .debug_ranges, offsets relative to the CU base address */
 		Dwarf_Ranges *rb = NULL;
 		Dwarf_Signed cnt = 0;
 		Dwarf_Unsigned bytes = 0;
@@ -566,35 +691,20 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 				}
 			}
 			dwarf_ranges_dealloc(w->dbg, rb, cnt);
-		} else if (e) {
-			/* DWARF 5 .debug_rnglists */
+		} else if (e)
 			dwarf_dealloc_error(w->dbg, e), e = NULL;
-		}
+		ok = 0;
 	}
 	if (!added && ok) {
-		Dwarf_Rnglists_Head head = NULL;
-		Dwarf_Unsigned cnt = 0, goff = 0;
-		if (dwarf_rnglists_get_rle_head(at, f, off, &head, &cnt, &goff, &e) == DW_DLV_OK) {
-			for (Dwarf_Unsigned i = 0; i < cnt; i++) {
-				unsigned len = 0, code = 0;
-				Dwarf_Unsigned r1, r2, c1 = 0, c2 = 0;
-				Dwarf_Bool unavail = 0;
-				if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &r1, &r2, &unavail, &c1,
-				                                      &c2, &e) != DW_DLV_OK) {
-					if (e)
-						dwarf_dealloc_error(w->dbg, e), e = NULL;
-					break;
-				}
-				if (unavail || code == DW_RLE_end_of_list || code == DW_RLE_base_address ||
-				    code == DW_RLE_base_addressx)
-					continue;
-				TK_GROW(*out, *cap, *n + 1);
-				(*out)[(*n)++] = (tk_paint_in){c1, c2, a, 0, prio};
-				added++;
-			}
-			dwarf_dealloc_rnglists_head(head);
-		} else if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		/* DWARF 5 .debug_rnglists, decoded here: libdwarf 20210528's reader crashes on
+		 * malformed lists (found by fuzz_symbol_macho) */
+		uint64_t rlo[256], rhi[256];
+		size_t k = rnglist_decode(w, f == DW_FORM_rnglistx, off, rlo, rhi, 256);
+		for (size_t i = 0; i < k; i++) {
+			TK_GROW(*out, *cap, *n + 1);
+			(*out)[(*n)++] = (tk_paint_in){rlo[i], rhi[i], a, 0, prio};
+			added++;
+		}
 	}
 	dwarf_dealloc_attribute(at);
 	return added;
@@ -659,6 +769,39 @@ static void walk_die(walk *w, Dwarf_Die d, uint32_t parent, int depth)
 	}
 }
 
+/* libdwarf 20210528 parses every .debug_rnglists / .debug_loclists header when it opens the
+ * DWARF, and a malformed header makes it free memory twice (found by fuzz_symbol_macho). Check
+ * the headers first and hide a malformed section: lookups then miss its ranges, never crash. */
+static int lists_headers_ok(const uint8_t *p, uint64_t size)
+{
+	uint64_t off = 0;
+	while (off < size) {
+		if (size - off < 12)
+			return 0;
+		uint64_t len = (uint64_t)p[off] | (uint64_t)p[off + 1] << 8 | (uint64_t)p[off + 2] << 16 |
+		               (uint64_t)p[off + 3] << 24;
+		uint64_t hdr = 4, offsz = 4;
+		if (len == 0xffffffffu) {
+			if (size - off < 20)
+				return 0;
+			len = 0;
+			for (int k = 7; k >= 0; k--)
+				len = len << 8 | p[off + 4 + k];
+			hdr = 12, offsz = 8;
+		} else if (len >= 0xfffffff0u)
+			return 0;
+		if (len < 8 || len > size - off - hdr)
+			return 0;
+		const uint8_t *h = p + off + hdr;
+		unsigned version = h[0] | h[1] << 8, asz = h[2], seg = h[3];
+		uint64_t count = (uint64_t)h[4] | (uint64_t)h[5] << 8 | (uint64_t)h[6] << 16 | (uint64_t)h[7] << 24;
+		if (version != 5 || (asz != 4 && asz != 8) || seg != 0 || count > (len - 8) / offsz)
+			return 0;
+		off += hdr + len;
+	}
+	return 1;
+}
+
 static void handler(Dwarf_Error e, Dwarf_Ptr arg)
 {
 	(void)e, (void)arg;
@@ -677,6 +820,9 @@ int tk_dwarf_collect(const uint8_t *slice, size_t slice_size, const tk_macho_sli
 		if ((uint64_t)x->offset + x->size > slice_size)
 			return tk_error_set(err, "%s: section %s,%s runs past the end of its slice", name, x->segname,
 			                    x->sectname);
+		if ((strcmp(x->sectname, "__debug_rnglists") == 0 || strcmp(x->sectname, "__debug_loclists") == 0) &&
+		    !lists_headers_ok(slice + x->offset, x->size))
+			continue;
 		/* Mach-O truncates section names to 16 bytes */
 		const char *n = x->sectname + 2;
 		char full[32];
@@ -701,6 +847,12 @@ int tk_dwarf_collect(const uint8_t *slice, size_t slice_size, const tk_macho_sli
 		return -1;
 	}
 	walk w = {.dbg = dbg, .pool = pool, .res = res, .name = name, .err = err};
+	for (uint32_t i = 1; i < ob.n; i++) {
+		if (strcmp(ob.s[i].name, ".debug_rnglists") == 0)
+			w.rng.data = slice + ob.s[i].offset, w.rng.size = ob.s[i].size;
+		else if (strcmp(ob.s[i].name, ".debug_addr") == 0)
+			w.addr.data = slice + ob.s[i].offset, w.addr.size = ob.s[i].size;
+	}
 	tk_paint_in *cus = NULL;
 	size_t ncus = 0, capcus = 0;
 	Dwarf_Off *cu_offs = NULL;
@@ -728,12 +880,19 @@ int tk_dwarf_collect(const uint8_t *slice, size_t slice_size, const tk_macho_sli
 		Dwarf_Off cuoff = 0;
 		dwarf_dieoffset(cu, &cuoff, &e);
 		uint32_t cu_index = (uint32_t)ncuoffs;
+		w.cu.version = ver;
+		w.cu.addr_base = w.cu.rnglists_base = 0;
 		TK_GROW(cu_offs, capcuoffs, ncuoffs + 1);
 		cu_offs[ncuoffs++] = cuoff;
 		Dwarf_Addr lo = 0;
 		w.cu.base = dwarf_lowpc(cu, &lo, &e) == DW_DLV_OK ? lo : 0;
 		if (e)
 			dwarf_dealloc_error(dbg, e), e = NULL;
+		Dwarf_Off ab = 0;
+		if (attr_ref(&w, cu, DW_AT_addr_base, &ab) || attr_udata(&w, cu, DW_AT_addr_base, &ab))
+			w.cu.addr_base = ab;
+		if (attr_ref(&w, cu, DW_AT_rnglists_base, &ab) || attr_udata(&w, cu, DW_AT_rnglists_base, &ab))
+			w.cu.rnglists_base = ab;
 		die_ranges(&w, cu, &cu_die_rng, &ncdr, &capcdr, cu_index, UINT64_MAX - cuoff);
 		const char *comp_dir = attr_str(&w, cu, DW_AT_comp_dir);
 		collect_lines(&w, cu, comp_dir);

@@ -331,6 +331,8 @@ static int ensure_cache_dir(tk_symbolicator *s)
 	return s->cache_dir_ready > 0;
 }
 
+/* Unmap least recently used caches beyond max_open. An evicted image is reopened (or, for caches
+ * that were only in memory, rebuilt) on its next lookup. */
 static void evict_if_needed(tk_symbolicator *s, tk_symbol_image *keep)
 {
 	while (s->nopen > s->o.max_open) {
@@ -342,12 +344,6 @@ static void evict_if_needed(tk_symbolicator *s, tk_symbol_image *keep)
 		}
 		if (!old)
 			return;
-		/* caches that only live in memory cannot be reopened: keep them */
-		if (!old->cache_path) {
-			old->last_use = s->tick;
-			if (s->nopen <= s->o.max_open + s->nimages)
-				return;
-		}
 		tk_symcache_close(old->cache);
 		old->cache = NULL;
 		s->nopen--;
@@ -440,6 +436,20 @@ static tk_symcache *open_slice_cache(tk_symbolicator *s, const char *path, const
 	return tk_symcache_view(buf, size, path, TK_SC_HEAP, err);
 }
 
+static const char *src_of(const tk_symbol_image *im)
+{
+	return im->source;
+}
+static int is_cache_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t head[8] = {0};
+	ssize_t n = fd >= 0 ? read(fd, head, 8) : -1;
+	if (fd >= 0)
+		close(fd);
+	return n == 8 && is_cache_bytes(head, 8);
+}
+
 static tk_symbol_image *find_open(tk_symbolicator *s, const char *source, uint32_t ct, uint32_t cs)
 {
 	for (size_t i = 0; i < s->nimages; i++) {
@@ -454,11 +464,9 @@ static tk_symbol_image *touch(tk_symbolicator *s, tk_symbol_image *im, tk_error 
 {
 	im->last_use = ++s->tick;
 	if (!im->cache) {
-		const char *p = im->cache_path ? im->cache_path : im->source;
 		char *cp = NULL;
 		tk_macho_slice want = {.cputype = im->cputype, .cpusubtype = im->cpusubtype};
 		im->cache = open_slice_cache(s, im->source, &want, NULL, &cp, err);
-		(void)p;
 		free(im->cache_path);
 		im->cache_path = cp;
 		if (!im->cache)
@@ -656,7 +664,9 @@ tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid_s, c
 		return NULL;
 	}
 	tk_symcache_info(im->cache, &im->meta);
-	im->image = tk_xstrdup(im->meta.image); /* the cache may be unmapped later */
+	/* the "(in X)" name is the file we were given (a cache shared by copies of one dSYM keeps the
+	 * first one's), and must survive the cache being unmapped */
+	im->image = tk_xstrdup(is_cache_path(src_of(im)) ? im->meta.image : base_name(im->source));
 	im->meta.image = im->image;
 	TK_GROW(s->images, s->capimages, s->nimages + 1);
 	s->images[s->nimages++] = im;

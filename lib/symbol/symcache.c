@@ -68,6 +68,7 @@ struct tk_symcache {
 	const tk_sc_loc *nodes;
 	const uint32_t *files;
 	const char *strings;
+	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
 };
 
 /* ---------------------------------------------------------------- string pool */
@@ -713,7 +714,16 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 		return 0;
 	uint64_t a = file_addr - h->addr_base;
 	size_t lo = 0, hi = nb; /* the last block starting at or before a */
-	if (c->bstart32) {
+#define BSTART(i) (c->bstart32 ? (uint64_t)c->bstart32[i] : c->bstart64[i])
+	size_t g = c->hint;
+	if (g < nb && BSTART(g) <= a && (g + 1 == nb || a < BSTART(g + 1)))
+		lo = g, hi = lo + 1;
+	else if (g + 1 < nb && BSTART(g + 1) <= a && (g + 2 == nb || a < BSTART(g + 2)))
+		lo = g + 1, hi = lo + 1;
+#undef BSTART
+	if (hi - lo <= 1) {
+		/* hint hit */
+	} else if (c->bstart32) {
 		uint32_t a32 = (uint32_t)a;
 		while (hi - lo > 1) {
 			size_t mid = (lo + hi) / 2;
@@ -731,6 +741,7 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 				hi = mid;
 		}
 	}
+	((tk_symcache *)c)->hint = lo;
 	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
 	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,

@@ -20,8 +20,11 @@ int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 	const char *du = tk_wu_display_unit(u);
 	char wt[32];
 	tk_wu_weight(wt, sizeof wt, u, t->weight);
-	fprintf(out, "Top functions: %s %s, %llu sample%s, %zu function%s\n", wt, du, (unsigned long long)t->samples,
-	        t->samples == 1 ? "" : "s", t->n, t->n == 1 ? "" : "s");
+	if (u == TK_UNIT_SAMPLES) /* the weight is the sample count: say it once */
+		fprintf(out, "Top functions: %s %s, %zu function%s\n", wt, du, t->n, t->n == 1 ? "" : "s");
+	else
+		fprintf(out, "Top functions: %s %s, %llu sample%s, %zu function%s\n", wt, du,
+		        (unsigned long long)t->samples, t->samples == 1 ? "" : "s", t->n, t->n == 1 ? "" : "s");
 	char hs[32], ht[32];
 	snprintf(hs, sizeof hs, "Self %s", du);
 	snprintf(ht, sizeof ht, "Total %s", du);

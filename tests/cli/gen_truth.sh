@@ -8,7 +8,7 @@
 GEN="$TK_ROOT/$BUILD/xcgen"
 PEER="$TK_ROOT/bench/peer_etree.py"
 CHK="$TK_ROOT/bench/check_xctrace_format.py"
-FB="$FIX/bench"
+FB="$FIX/xctrace" # real exports and JMH oracles, copied by the reader (see its SOURCES.md)
 
 # --- the peer on real exports: per-leaf weight sums must match JMH's per-row CSV (independent oracle)
 leafsum_check() { # XML CSV KEYCOL: KEYCOL 3 = leaf addr column, 4 = leaf symbol unless hex
@@ -38,10 +38,15 @@ PY
 }
 check "peer: per-leaf weights == JMH oracle (pre-14.3 text-addresses, re-indented)" \
 	leafsum_check "$FB/time-profile_pre-xcode14.3_text-addresses-fragments_macos-arm64_reindented.xml" \
-	"$FB/time-profile_pre-xcode14.3_text-addresses-fragments_macos-arm64_reindented.jmh-leaf.csv" 3
+	"$FB/oracles/time-profile_pre-xcode14.3_text-addresses-fragments_macos-arm64_reindented.jmh-leaf.csv" 3
 check "peer: per-leaf weights == JMH oracle (counters-profile, sentinels, 3 processes)" \
 	leafsum_check "$FB/counters-profile_xcode26.4.1_pmc-events_sentinel-stack_macos-arm64.xml" \
-	"$FB/counters-profile_xcode26.4.1_pmc-events_sentinel-stack_macos-arm64.jmh-leaf.csv" 4
+	"$FB/oracles/counters-profile_xcode26.4.1_pmc-events_sentinel-stack_macos-arm64.jmh-leaf.csv" 4
+for f in time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented \
+	time-profile_xcode26.4.1_tagged-backtrace_recursion_macos-arm64 \
+	cpu-profile_xcode26.4.1_tagged-backtrace_cycle-weight_unsymbolicated_macos-arm64; do
+	check "peer: per-leaf weights == JMH oracle (${f%%_macos*})" leafsum_check "$FB/$f.xml" "$FB/oracles/$f.jmh-leaf.csv" 4
+done
 check "format checker accepts a real export" \
 	python3 "$CHK" "$FB/counters-profile_xcode26.4.1_pmc-events_sentinel-stack_macos-arm64.xml"
 # The checker must be able to fail: a forward ref, a gap in ids, a ref to another tag.

@@ -11,6 +11,8 @@ python3 "$GEN" build --out "$TMP/thin" --n 300 --files 3 --seed 11 --arch arm64 
 	{ notok "generate thin arm64 dylib" "$(tail -5 "$TMP/gen1.log")"; exit 0; }
 python3 "$GEN" build --out "$TMP/fat" --n 300 --files 3 --seed 12 --arch arm64e --arch x86_64 --fat --exe \
 	>"$TMP/gen2.log" 2>&1 || { notok "generate fat executable" "$(tail -5 "$TMP/gen2.log")"; exit 0; }
+python3 "$GEN" build --out "$TMP/d5" --n 120 --files 1 --seed 13 --arch x86_64 --dwarf 5 >"$TMP/gen3.log" 2>&1 ||
+	{ notok "generate DWARF 5 objects" "$(tail -5 "$TMP/gen3.log")"; exit 0; }
 ok "generated test images"
 
 THIN_DWARF="$TMP/thin/libtks-arm64.dylib.dSYM/Contents/Resources/DWARF/libtks-arm64.dylib"
@@ -26,6 +28,11 @@ check "oracle: fat dSYM arm64e slice, 30k addresses" \
 	python3 "$ORACLE" --tk "$TK" --obj "$FAT_DWARF" --arch arm64e --addrs "$TMP/a-arm64e.txt"
 check "oracle: fat dSYM x86_64 slice (MH_EXECUTE, __TEXT 0x100000000), 30k addresses" \
 	python3 "$ORACLE" --tk "$TK" --obj "$FAT_DWARF" --arch x86_64 --addrs "$TMP/a-x86.txt"
+# dsymutil-14 drops DWARF 5's .debug_line_str, so DWARF 5 (addrx, rnglistx, str_offsets, v5 line
+# tables) is checked on the object file, which llvm-symbolizer reads the same way
+python3 -c "import random; r=random.Random(4); print('\n'.join('0x%x' % r.randrange(0, 0x1800) for _ in range(10000)))" >"$TMP/a-d5.txt"
+check "oracle: DWARF 5 object file (x86_64), 10k addresses" \
+	python3 "$ORACLE" --tk "$TK" --obj "$TMP/d5/obj-x86_64/unit_000.o" --addrs "$TMP/a-d5.txt"
 mkdir -p "$TMP/lone" && cp "$TMP/fat/libtks" "$TMP/lone/"
 head -5000 "$TMP/a-x86.txt" >"$TMP/a-x86-5k.txt"
 check "oracle: binary without dSYM (symbol table only), 5k addresses" \

@@ -10,7 +10,7 @@ if [ ! -x "$FM" ] || [ ! -x "$FC" ]; then
 	exit 0
 fi
 mkdir -p "$TMP/m" "$TMP/c"
-cp "$TK_ROOT/tests/fixtures/symbol/libtks-arm64.dylib.dwarf" "$TMP/m/"
+cp "$TK_ROOT/tests/fixtures/symbol/libtks-arm64.dylib.dwarf" "$TK_ROOT/tests/fixtures/symbol/dwarf5-arm64.o" "$TMP/m/"
 "$TK" symcache build "$TK_ROOT/tests/fixtures/symbol/libtks-arm64.dylib.dwarf" -o "$TMP/c" >/dev/null
 check "fuzz_symbol_macho: 10 s bounded run, no crash" "$FM" -max_total_time=10 -rss_limit_mb=1024 -seed=1 "$TMP/m"
 check "fuzz_symbol_cache: 10 s bounded run, no crash" "$FC" -max_total_time=10 -rss_limit_mb=1024 -seed=1 "$TMP/c"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "read/xml.h"
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
 		return 1;
 	fclose(f);
 	struct timespec t0, t1;
+	struct rusage u0, u1;
+	getrusage(RUSAGE_SELF, &u0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tk_error err;
 	int rc = 0;
@@ -66,12 +69,16 @@ int main(int argc, char **argv)
 		tk_xml_free(x);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	getrusage(RUSAGE_SELF, &u1);
 	if (rc < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
 	double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("%-14s %8.1f MB in %6.3f s = %7.1f MB/s\n", argv[2], n / 1e6, s, n / 1e6 / s);
+	double cpu = (u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) + (u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) / 1e6 +
+	             (u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) + (u1.ru_stime.tv_usec - u0.ru_stime.tv_usec) / 1e6;
+	printf("%-14s %8.1f MB in %6.3f s wall = %7.1f MB/s; %6.3f s CPU = %7.1f MB/s\n", argv[2], n / 1e6, s,
+	       n / 1e6 / s, cpu, n / 1e6 / cpu);
 	free(buf);
 	return 0;
 }

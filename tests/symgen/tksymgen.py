@@ -17,6 +17,7 @@ Deterministic: the same arguments give byte-identical files and UUIDs in any dir
 (relative paths, -fdebug-prefix-map, -oso_prefix, ZERO_AR_DATE=1).
 
   tksymgen.py build --out DIR [--n 300] [--files 3] [--seed 1] [--arch arm64 ...] [--fat] [--exe] [--jobs 2]
+                    [--dwarf 4|5]
   tksymgen.py addrs --layout DIR/layout.tsv --arch arm64 --count 1000 [--seed 1] [--slide 0x0]
 """
 import argparse
@@ -237,7 +238,8 @@ def cmd_build(args):
             obj = os.path.join(objdir, os.path.splitext(u)[0] + ".o")
             objs.append(obj)
             cxx = u.endswith(".cpp")
-            cmds.append([clangxx if cxx else clang, "-g", "-O2", "-target", arch + "-apple-macos11",
+            cmds.append([clangxx if cxx else clang, "-g" if args.dwarf == 4 else "-gdwarf-%d" % args.dwarf, "-O2",
+                         "-target", arch + "-apple-macos11",
                          "-fdebug-prefix-map=%s=." % out] +
                         (["-std=c++14", "-fno-exceptions", "-nostdinc++"] if cxx else []) +
                         ["-c", os.path.join("src", u), "-o", obj])
@@ -306,6 +308,7 @@ def main():
     b.add_argument("--exe", action="store_true")
     b.add_argument("--name", default="libtks")
     b.add_argument("--jobs", type=int, default=2)
+    b.add_argument("--dwarf", type=int, default=4, choices=[4, 5], help="DWARF version (clang's -gdwarf-N)")
     a = sub.add_parser("addrs")
     a.add_argument("--layout", required=True)
     a.add_argument("--arch", default="arm64")

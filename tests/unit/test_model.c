@@ -95,8 +95,8 @@ static void test_frames_and_stacks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_intern),
-		cmocka_unit_test(test_frames_and_stacks),
+	    cmocka_unit_test(test_intern),
+	    cmocka_unit_test(test_frames_and_stacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

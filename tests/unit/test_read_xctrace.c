@@ -550,6 +550,7 @@ static void test_text_addresses(void **state)
 	assert_string_equal(tk_profile_meta(p, "stack-encoding"), "text-addresses");
 	assert_string_equal(tk_profile_meta(p, "symbolicated"), "no");
 	assert_string_equal(tk_profile_meta(p, "run"), "2");
+	assert_string_equal(tk_profile_meta(p, "table"), "3");
 	/* the leaf carries TK_FRAME_LEAF_PC, callers do not */
 	size_t n;
 	const tk_stack_weight *sw = tk_thread_stacks(p, 0, &n);
@@ -731,6 +732,16 @@ static void test_multiple_nodes_and_refs(void **state)
 	free(f);
 	assert_non_null(strstr(tk_profile_meta(p, "xpath"), "table[3] | //trace-toc[1]/run[2]/data[1]/table[4]"));
 	tk_profile_free(p);
+	/* an xpath union with a table tracekit does not read: that node is skipped, its ids still count */
+	p = must(HEAD "<schema name=\"os-signpost\"><col><mnemonic>time</mnemonic></col><col><mnemonic>thread"
+	              "</mnemonic></col></schema><row><event-time id=\"1\">5</event-time>" THREAD1_ONLY "</row></node>"
+	              "<node>" TP "<row><sample-time id=\"6\">9</sample-time><thread ref=\"2\"/><process ref=\"4\"/>"
+	              "<sentinel/><sentinel/><weight id=\"7\">3</weight><sentinel/></row>" TAIL);
+	assert_int_equal(tk_profile_weight(p), 3);
+	assert_string_equal(tk_string(p, tk_thread_get(p, 0)->name), "Main Thread");
+	assert_string_equal(tk_profile_meta(p, "skipped-tables"), "os-signpost");
+	assert_string_equal(tk_profile_meta(p, "schema"), "time-profile");
+	tk_profile_free(p);
 }
 
 static void test_columns_by_mnemonic(void **state)
@@ -755,6 +766,54 @@ static void test_columns_by_mnemonic(void **state)
 	char *f = fold1(p);
 	assert_string_equal(f, "k 2000000\n");
 	free(f);
+	tk_profile_free(p);
+}
+
+static void test_thread_without_process(void **state)
+{
+	/* the thread has no <process>: the row's process column supplies pid and name */
+	tk_profile *p =
+	    must(HEAD TP "<row><sample-time id=\"1\">1</sample-time><thread id=\"2\" fmt=\"w 0x9 (app, pid: "
+	                 "7)\"><tid id=\"3\">9</tid></thread><process id=\"4\" fmt=\"app (7)\"><pid id=\"5\">7"
+	                 "</pid></process>" CORE_STATE "<weight id=\"8\">1</weight><sentinel/></row>" TAIL);
+	const tk_thread *th = tk_thread_get(p, 0);
+	assert_int_equal(th->pid, 7);
+	assert_int_equal(th->tid, 9);
+	assert_string_equal(tk_string(p, th->process), "app");
+	assert_string_equal(tk_string(p, th->name), "w");
+	tk_profile_free(p);
+}
+
+typedef struct prog {
+	uint64_t last_done, total, calls;
+	int monotonic;
+} prog;
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	prog *g = ctx;
+	if (done < g->last_done)
+		g->monotonic = 0;
+	g->last_done = done;
+	g->total = total;
+	g->calls++;
+}
+
+static void test_progress(void **state)
+{
+	const char *path = FIX "time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml";
+	tk_profile *p = tk_profile_new();
+	tk_read_options o;
+	tk_read_options_init(&o);
+	prog g = {0, 0, 0, 1};
+	o.progress = on_progress;
+	o.progress_ctx = &g;
+	tk_error err;
+	assert_int_equal(tk_read_path(p, path, &o, &err), 0);
+	assert_true(g.calls >= 7); /* 1.8 MB in 256 KB chunks */
+	assert_true(g.monotonic);
+	assert_int_equal(g.total, 1838155);
+	assert_int_equal(g.last_done, 1838155);
 	tk_profile_free(p);
 }
 
@@ -835,7 +894,8 @@ static void test_bad_input(void **state)
 	must_fail(HEAD TP "<row>&bogus;</row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row>\xff\xfe</row>" TAIL, "t.xml:3:");
 	/* unknown schema, with or without rows */
-	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL,
+	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL, "t.xml:3:");
+	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema><row><x/></row>" TAIL,
 	          "unsupported schema 'hitches'");
 	/* dangling ref, ref to another tag, ref forwards */
 	snprintf(doc, sizeof doc, HEAD TP "%s<weight ref=\"99\"/><sentinel/></row>" TAIL, row1);
@@ -1002,7 +1062,8 @@ int main(void)
 	    cmocka_unit_test(test_text_addresses),      cmocka_unit_test(test_backtrace_frames),
 	    cmocka_unit_test(test_tagged_forms),        cmocka_unit_test(test_kperf),
 	    cmocka_unit_test(test_thread_names),        cmocka_unit_test(test_multiple_nodes_and_refs),
-	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_thread_without_process),
+	    cmocka_unit_test(test_time_filter),         cmocka_unit_test(test_progress),
 	    cmocka_unit_test(test_preamble_and_gzip),   cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_sample_time_window),  cmocka_unit_test(test_toc),
 	};

@@ -177,8 +177,40 @@ static void test_image_list(void **state)
 	tk_profile_free(p);
 }
 
+static void test_eviction(void **state)
+{
+	/* at most one mapped cache: alternating between two images unmaps and reopens them */
+	char copy[128];
+	snprintf(copy, sizeof copy, "%s/copy.dwarf", cache_dir);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "cp %s %s", FIX, copy);
+	assert_int_equal(system(cmd), 0);
+	tk_symbol_options so;
+	tk_symbol_options_init(&so);
+	so.cache_dir = cache_dir;
+	so.max_open = 1;
+	tk_symbolicator *s = tk_symbolicator_new(&so);
+	tk_error err;
+	tk_symbol_image *a = tk_symbolicator_image(s, NULL, FIX, NULL, &err);
+	tk_symbol_image *b = tk_symbolicator_image(s, NULL, copy, NULL, &err);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	for (int i = 0; i < 6; i++) {
+		tk_symbol_result r;
+		assert_int_equal(tk_symbol_image_lookup(i & 1 ? b : a, 0x1ab4, &r), 4);
+		assert_string_equal(r.frames[0].function, "hdr_2");
+		assert_string_equal(r.frames[3].function, "u0_f15");
+		assert_int_equal(r.frames[3].line, 323);
+		assert_string_equal(tk_symbol_image_name(i & 1 ? b : a),
+		                    i & 1 ? "copy.dwarf" : "libtks-arm64.dylib.dwarf");
+	}
+	tk_symbolicator_free(s);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_expand), cmocka_unit_test(test_image_list)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_expand), cmocka_unit_test(test_image_list),
+	                                   cmocka_unit_test(test_eviction)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,178 @@
+/* tracekit symbolicate — rewrite an Instruments export with names, files and lines from dSYMs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tracekit/symbol.h"
+
+TK_COMMAND(symbolicate, "symbolicate an xctrace export from dSYMs (writes the Xcode 14.3+ form)")
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracekit symbolicate IN --symbols PATH… [-o OUT] [--image SPEC…] [--pac-mask HEX]\n"
+	           "                            [--adjust auto|none|minus1] [--cache-dir DIR]\n\n"
+	           "Reads IN (an `xctrace export` XML, gzip'd or not, - for standard input), resolves every frame\n"
+	           "whose binary (UUID, load address) is found under the --symbols paths into function, file and\n"
+	           "line, inlined functions becoming frames of their own, and writes a time-profile export in the\n"
+	           "Xcode 14.3+ form (frames with <binary> and <source>) to OUT (default standard output).\n"
+	           "  --symbols PATH   dSYM, binary, .tksym cache or directory (searched recursively); repeat\n"
+	           "  --image SPEC     for address-only stacks (exports before Xcode 14.3): PATH or UUID, optional\n"
+	           "                   :ARCH, then @LOADADDR (hex), e.g. MyApp.app.dSYM@0x104a8c000; repeat\n"
+	           "  --pac-mask HEX   keep these address bits (default arm64: 0xffffffffff, x86_64: all)\n"
+	           "  --adjust MODE    auto (default): return addresses at addr-1, leaf PCs as recorded;\n"
+	           "                   none: every address as is; minus1: every address at addr-1\n"
+	           "  --cache-dir DIR  symbol caches (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
+	           "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n");
+}
+
+static void warn_cb(void *ctx, const char *msg)
+{
+	tk_cli_warn("symbolicate: %s", msg);
+}
+
+static int parse_hex(const char *s, uint64_t *v)
+{
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 16);
+	if (!*s || *end || errno)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int cmd_symbolicate(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	const char *in = NULL, *out = NULL;
+	const char *paths[argc];
+	int npaths = 0;
+	tk_image_spec specs[argc];
+	char *spec_buf[argc];
+	int nspecs = 0, rc = 1;
+	tk_symbol_options so;
+	tk_symbol_options_init(&so);
+	tk_symbolicate_options o;
+	tk_symbolicate_options_init(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int more = i + 1 < argc;
+		if (!strcmp(a, "--symbols") && more)
+			paths[npaths++] = argv[++i];
+		else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && more)
+			out = argv[++i];
+		else if (!strcmp(a, "--cache-dir") && more)
+			so.cache_dir = argv[++i];
+		else if (!strcmp(a, "--pac-mask") && more) {
+			if (parse_hex(argv[++i], &o.pac_mask) < 0 || !o.pac_mask)
+				return tk_cli_fail("symbolicate: --pac-mask %s: expected a non-zero hex mask", argv[i]);
+		} else if (!strcmp(a, "--adjust") && more) {
+			const char *m = argv[++i];
+			if (!strcmp(m, "auto"))
+				o.adjust = TK_ADJUST_AUTO;
+			else if (!strcmp(m, "none"))
+				o.adjust = TK_ADJUST_NONE;
+			else if (!strcmp(m, "minus1"))
+				o.adjust = TK_ADJUST_MINUS1;
+			else
+				return tk_cli_fail("symbolicate: --adjust %s: expected auto, none or minus1", m);
+		} else if (!strcmp(a, "--image") && more) {
+			char *sp = strdup(argv[++i]);
+			char *at = strrchr(sp, '@');
+			tk_image_spec *s = &specs[nspecs];
+			memset(s, 0, sizeof *s);
+			spec_buf[nspecs++] = sp;
+			if (!at || parse_hex(at + 1, &s->load_addr) < 0) {
+				rc =
+				    tk_cli_fail("symbolicate: --image %s: expected PATH|UUID[:ARCH]@LOADADDR", argv[i]);
+				goto done;
+			}
+			*at = 0;
+			char *colon = strrchr(sp, ':');
+			if (colon && !strchr(colon, '/')) {
+				*colon = 0;
+				s->arch = colon + 1;
+			}
+			uint8_t u[16];
+			(void)u;
+			if (!strchr(sp, '/') && strlen(sp) >= 32 && strlen(sp) <= 36)
+				s->uuid = sp;
+			else
+				s->path = sp;
+		} else if (a[0] == '-' && a[1]) {
+			usage(stderr);
+			rc = tk_cli_fail("symbolicate: unknown or incomplete option '%s'", a);
+			goto done;
+		} else if (in) {
+			rc = tk_cli_fail("symbolicate: one input at a time ('%s' and '%s')", in, a);
+			goto done;
+		} else
+			in = a;
+	}
+	if (!in) {
+		usage(stderr);
+		rc = tk_cli_fail("symbolicate: no input file");
+		goto done;
+	}
+	if (!npaths && !nspecs) {
+		rc = tk_cli_fail("symbolicate: give --symbols PATH (dSYMs, binaries or a directory) or --image");
+		goto done;
+	}
+	tk_symbolicator *s = tk_symbolicator_new(&so);
+	tk_error err;
+	tk_profile *p = NULL, *q = NULL;
+	FILE *f = NULL;
+	for (int i = 0; i < npaths; i++)
+		if (tk_symbolicator_add_path(s, paths[i], &err) < 0) {
+			rc = tk_cli_fail("symbolicate: %s", err.msg);
+			goto out;
+		}
+	p = tk_profile_new();
+	tk_read_options ro;
+	tk_read_options_init(&ro);
+	ro.progress = tk_cli_progress;
+	int r = tk_read_path(p, in, &ro, &err);
+	tk_cli_progress_done();
+	if (r < 0) {
+		rc = tk_cli_fail("%s", err.msg);
+		goto out;
+	}
+	size_t resolved = 0, unresolved = 0;
+	o.images = specs;
+	o.nimages = (size_t)nspecs;
+	o.resolved = &resolved;
+	o.unresolved = &unresolved;
+	o.warn = warn_cb;
+	q = tk_symbolicate_profile(p, s, &o, &err);
+	if (!q) {
+		rc = tk_cli_fail("symbolicate: %s", err.msg);
+		goto out;
+	}
+	f = out && strcmp(out, "-") ? fopen(out, "w") : stdout;
+	if (!f) {
+		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
+		goto out;
+	}
+	if (tk_symbol_write_xctrace(f, q, &err) < 0) {
+		rc = tk_cli_fail("symbolicate: %s: %s", out ? out : "stdout", err.msg);
+		goto out;
+	}
+	fprintf(stderr, "tracekit: symbolicate: %zu frames resolved, %zu left as exported\n", resolved, unresolved);
+	rc = 0;
+out:
+	if (f && f != stdout && fclose(f) != 0 && rc == 0)
+		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
+	tk_profile_free(q);
+	tk_profile_free(p);
+	tk_symbolicator_free(s);
+done:
+	for (int i = 0; i < nspecs; i++)
+		free(spec_buf[i]);
+	return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * Write a profile as an `xctrace export` time-profile table in the Xcode 14.3+ form: <backtrace>
+ * of <frame name addr> with <binary> and <source line><path>, leaf first, inlined functions as
+ * frames of their own (as Instruments shows them). Every consumer of that form (tracekit, inferno,
+ * speedscope, Firefox Profiler importers) can then read a symbolicated profile.
+ *
+ * The model keeps (thread, stack) → (weight, samples), not each sample, so each cell is written as
+ * `samples` rows whose weights add up to the cell's weight exactly; sample times are the thread's
+ * first sample time. Threads, binaries, frames, paths and backtraces are written once and then
+ * referenced by id, as xctrace does.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbol/symint.h"
+#include "util/mem.h"
+
+typedef struct idmap {
+	uint32_t *v; /* index → xml id (0 = not written yet) */
+	size_t n;
+} idmap;
+
+static uint32_t *slot(idmap *m, size_t i)
+{
+	if (i >= m->n) {
+		size_t nn = m->n ? m->n : 64;
+		while (nn <= i)
+			nn *= 2;
+		m->v = tk_xrealloc(m->v, nn * sizeof *m->v);
+		memset(m->v + m->n, 0, (nn - m->n) * sizeof *m->v);
+		m->n = nn;
+	}
+	return &m->v[i];
+}
+
+static void esc(FILE *o, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", o); break;
+		case '<': fputs("&lt;", o); break;
+		case '>': fputs("&gt;", o); break;
+		case '"': fputs("&quot;", o); break;
+		case '\'': fputs("&apos;", o); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\t')
+				fputc(' ', o);
+			else
+				fputc(*s, o);
+		}
+	}
+}
+
+static void fmt_time(char *buf, size_t cap, uint64_t ns)
+{
+	uint64_t us = ns / 1000, ms = us / 1000, s = ms / 1000;
+	snprintf(buf, cap, "%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64 ".%03" PRIu64, s / 60, s % 60, ms % 1000,
+	         us % 1000);
+}
+
+typedef struct wr {
+	const tk_profile *p;
+	FILE *o;
+	uint32_t next;
+	idmap bins, frames, stacks, strs;
+} wr;
+
+static void write_frame(wr *w, tk_frame_id id)
+{
+	uint32_t *fs = slot(&w->frames, id);
+	if (*fs) {
+		fprintf(w->o, "<frame ref=\"%u\"/>", *fs);
+		return;
+	}
+	const tk_frame *f = tk_frame_get(w->p, id);
+	*fs = ++w->next;
+	char lb[32];
+	fprintf(w->o, "<frame id=\"%u\" name=\"", *fs);
+	esc(w->o, tk_frame_label(w->p, id, lb));
+	fprintf(w->o, "\" addr=\"0x%" PRIx64 "\">", f->addr);
+	if (f->binary) {
+		uint32_t *bs = slot(&w->bins, f->binary);
+		if (*bs)
+			fprintf(w->o, "<binary ref=\"%u\"/>", *bs);
+		else {
+			const tk_binary *b = tk_binary_get(w->p, f->binary);
+			*bs = ++w->next;
+			fprintf(w->o, "<binary id=\"%u\" name=\"", *bs);
+			esc(w->o, tk_string(w->p, b->name));
+			fputs("\" UUID=\"", w->o);
+			esc(w->o, tk_string(w->p, b->uuid));
+			fputs("\" arch=\"", w->o);
+			esc(w->o, tk_string(w->p, b->arch));
+			fprintf(w->o, "\" load-addr=\"0x%" PRIx64 "\" path=\"", b->load_addr);
+			esc(w->o, tk_string(w->p, b->path));
+			fputs("\"/>", w->o);
+		}
+	}
+	if (f->file) {
+		fprintf(w->o, "<source line=\"%u\">", f->line);
+		uint32_t *ps = slot(&w->strs, f->file);
+		if (*ps)
+			fprintf(w->o, "<path ref=\"%u\"/>", *ps);
+		else {
+			*ps = ++w->next;
+			fprintf(w->o, "<path id=\"%u\">", *ps);
+			esc(w->o, tk_string(w->p, f->file));
+			fputs("</path>", w->o);
+		}
+		fputs("</source>", w->o);
+	}
+	fputs("</frame>", w->o);
+}
+
+int tk_symbol_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
+{
+	wr w = {.p = p, .o = o};
+	fputs("<?xml version=\"1.0\"?>\n<trace-query-result>\n<node xpath='//trace-toc[1]/run[1]/data[1]/table[1]'>"
+	      "<schema name=\"time-profile\">",
+	      o);
+	static const char *cols[][3] = {{"time", "Sample Time", "sample-time"},    {"thread", "Thread", "thread"},
+	                                {"process", "Process", "process"},         {"core", "Core", "core"},
+	                                {"thread-state", "State", "thread-state"}, {"weight", "Weight", "weight"},
+	                                {"stack", "Backtrace", "backtrace"}};
+	for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+		fprintf(o, "<col><mnemonic>%s</mnemonic><name>%s</name><engineering-type>%s</engineering-type></col>",
+		        cols[i][0], cols[i][1], cols[i][2]);
+	fputs("</schema>\n", o);
+	uint32_t core_id = 0, state_id = 0;
+	tk_frame_id *fr = NULL;
+	size_t capfr = 0;
+	for (size_t t = 0; t < tk_thread_count(p); t++) {
+		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		size_t n = 0;
+		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
+		uint32_t thread_id = 0, proc_id = 0;
+		uint64_t tm = th->t_min <= th->t_max ? th->t_min : 0;
+		char tfmt[32];
+		fmt_time(tfmt, sizeof tfmt, tm);
+		uint32_t time_id = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t rows = c[i].samples ? c[i].samples : (c[i].weight ? 1 : 0);
+			for (uint64_t r = 0; r < rows; r++) {
+				uint64_t wgt = c[i].weight / rows + (r == 0 ? c[i].weight % rows : 0);
+				fputs("<row>", o);
+				if (time_id)
+					fprintf(o, "<sample-time ref=\"%u\"/>", time_id);
+				else {
+					time_id = ++w.next;
+					fprintf(o, "<sample-time id=\"%u\" fmt=\"%s\">%" PRIu64 "</sample-time>",
+					        time_id, tfmt, tm);
+				}
+				const char *proc = th->process ? tk_string(p, th->process) : "";
+				if (thread_id)
+					fprintf(o, "<thread ref=\"%u\"/>", thread_id);
+				else {
+					thread_id = ++w.next;
+					uint32_t tid_id = ++w.next;
+					proc_id = ++w.next;
+					uint32_t pid_id = ++w.next;
+					fprintf(o, "<thread id=\"%u\" fmt=\"", thread_id);
+					esc(o, th->name ? tk_string(p, th->name) : "Thread");
+					fprintf(o, " 0x%" PRIx64 " (", th->tid);
+					esc(o, proc);
+					fprintf(o,
+					        ", pid: %" PRId64 ")\"><tid id=\"%u\" fmt=\"0x%" PRIx64 "\">%" PRIu64
+					        "</tid>",
+					        th->pid, tid_id, th->tid, th->tid);
+					fprintf(o, "<process id=\"%u\" fmt=\"", proc_id);
+					esc(o, proc);
+					fprintf(o,
+					        " (%" PRId64 ")\"><pid id=\"%u\" fmt=\"%" PRId64 "\">%" PRId64
+					        "</pid></process></thread>",
+					        th->pid, pid_id, th->pid, th->pid);
+				}
+				fprintf(o, "<process ref=\"%u\"/>", proc_id);
+				if (core_id)
+					fprintf(o, "<core ref=\"%u\"/>", core_id);
+				else
+					fprintf(o, "<core id=\"%u\" fmt=\"CPU 0\">0</core>", core_id = ++w.next);
+				if (state_id)
+					fprintf(o, "<thread-state ref=\"%u\"/>", state_id);
+				else
+					fprintf(o, "<thread-state id=\"%u\" fmt=\"Running\">Running</thread-state>",
+					        state_id = ++w.next);
+				fprintf(o, "<weight id=\"%u\" fmt=\"%.2f ms\">%" PRIu64 "</weight>", ++w.next,
+				        wgt / 1e6, wgt);
+				if (!c[i].stack) {
+					fputs("<sentinel/></row>\n", o);
+					continue;
+				}
+				uint32_t *ss = slot(&w.stacks, c[i].stack);
+				if (*ss) {
+					fprintf(o, "<backtrace ref=\"%u\"/></row>\n", *ss);
+					continue;
+				}
+				*ss = ++w.next;
+				fprintf(o, "<backtrace id=\"%u\">", *ss);
+				uint32_t depth = tk_stack_depth(p, c[i].stack);
+				TK_GROW(fr, capfr, depth + 1);
+				size_t d = tk_stack_frames(p, c[i].stack, fr, depth + 1);
+				for (size_t k = d; k-- > 0;) /* leaf first */
+					write_frame(&w, fr[k]);
+				fputs("</backtrace></row>\n", o);
+			}
+		}
+	}
+	fputs("</node></trace-query-result>\n", o);
+	free(fr);
+	free(w.bins.v);
+	free(w.frames.v);
+	free(w.stacks.v);
+	free(w.strs.v);
+	if (fflush(o) != 0 || ferror(o))
+		return tk_error_set(err, "write error (disk full or closed pipe?)");
+	return 0;
+}
