@@ -410,7 +410,7 @@ static size_t scan_name(const fx *x, size_t i, int *hi)
 		return 0;
 	}
 	i++;
-	while (i < x->len && namechar[b[i]])
+	while (namechar[b[i]]) /* buf[len] is a NUL sentinel, which is not a name character */
 		i++;
 	if (i < x->len && b[i] >= 0x80)
 		*hi = 1;
@@ -447,7 +447,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 	for (;;) {
 		/* fast path: plain ASCII */
 		i = skip_plain3(b, i, end, '<', '&', ']');
-		while (i < end && cls[b[i]] == C_OK)
+		while (cls[b[i]] == C_OK) /* stops at the NUL sentinel at buf[len] */
 			i++;
 		if (i >= end) {
 			if (final)
@@ -579,7 +579,7 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 		int decode = 0;
 		for (;;) {
 			i = skip_plain3(b, i, end, (char)q, '&', '<');
-			while (i < end && cls[b[i]] == C_OK)
+			while (cls[b[i]] == C_OK) /* stops at the NUL sentinel at buf[len] */
 				i++;
 			if (i >= end)
 				goto more;
@@ -983,6 +983,8 @@ static int fx_feed(void *self, const char *data, size_t n, int final, tk_error *
 		memcpy(x->buf + x->len, data, n);
 		x->len += n;
 	}
+	if (x->buf)
+		x->buf[x->len] = 0; /* sentinel for the scanning loops */
 	if (x->base_abs == 0 && x->state == ST_START && x->pos == 0) {
 		/* A UTF-8 byte order mark is skipped; other encodings' marks are refused. */
 		if (x->len < 3 && !final)
