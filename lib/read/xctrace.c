@@ -676,6 +676,8 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 static void push_addrs_of_frag(xr *r, uint32_t fi)
 {
 	frag *f = &r->frags[fi];
+	if (!f->n) /* an empty fragment (fragvals may still be unallocated) */
+		return;
 	if (r->nad + f->n > r->capad)
 		TK_GROW(r->ad, r->capad, r->nad + f->n);
 	memcpy(r->ad + r->nad, r->fragvals + f->off, f->n * sizeof *r->ad);

@@ -564,6 +564,21 @@ static void test_text_addresses(void **state)
 	tk_profile_free(p);
 }
 
+static void test_empty_fragment(void **state)
+{
+	/* an empty fragment (found by fuzzing), defined and then ref'd, gives the empty stack */
+	tk_profile *p =
+	    must(HEAD TP "<row><sample-time id=\"1\">1</sample-time>" THREAD1 CORE_STATE
+	                 "<weight id=\"8\">2</weight><backtrace id=\"9\"><text-addresses id=\"10\">"
+	                 "</text-addresses></backtrace></row><row><sample-time id=\"11\">2</sample-time>" REFS
+	                 "<weight ref=\"8\"/><backtrace id=\"12\"><text-addresses ref=\"10\"/></backtrace>"
+	                 "</row>" TAIL);
+	char *f = fold1(p);
+	assert_string_equal(f, " 4\n");
+	free(f);
+	tk_profile_free(p);
+}
+
 static void test_backtrace_frames(void **state)
 {
 	tk_profile *p = must(
@@ -1057,15 +1072,25 @@ static void test_toc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fixtures_vs_oracle),  cmocka_unit_test(test_jmh_leaves),
-	    cmocka_unit_test(test_inferno_folded),      cmocka_unit_test(test_fixture_meta),
-	    cmocka_unit_test(test_text_addresses),      cmocka_unit_test(test_backtrace_frames),
-	    cmocka_unit_test(test_tagged_forms),        cmocka_unit_test(test_kperf),
-	    cmocka_unit_test(test_thread_names),        cmocka_unit_test(test_multiple_nodes_and_refs),
-	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_thread_without_process),
-	    cmocka_unit_test(test_time_filter),         cmocka_unit_test(test_progress),
-	    cmocka_unit_test(test_preamble_and_gzip),   cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_sample_time_window),  cmocka_unit_test(test_toc),
+	    cmocka_unit_test(test_fixtures_vs_oracle),
+	    cmocka_unit_test(test_jmh_leaves),
+	    cmocka_unit_test(test_inferno_folded),
+	    cmocka_unit_test(test_fixture_meta),
+	    cmocka_unit_test(test_text_addresses),
+	    cmocka_unit_test(test_empty_fragment),
+	    cmocka_unit_test(test_backtrace_frames),
+	    cmocka_unit_test(test_tagged_forms),
+	    cmocka_unit_test(test_kperf),
+	    cmocka_unit_test(test_thread_names),
+	    cmocka_unit_test(test_multiple_nodes_and_refs),
+	    cmocka_unit_test(test_columns_by_mnemonic),
+	    cmocka_unit_test(test_thread_without_process),
+	    cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_preamble_and_gzip),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_sample_time_window),
+	    cmocka_unit_test(test_toc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
