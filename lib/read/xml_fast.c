@@ -511,6 +511,46 @@ static int push_name(fx *x, const char *s, size_t n)
 	return 0;
 }
 
+static int same_name(const fx *x, size_t a, size_t c)
+{
+	return x->spans[a].name_len == x->spans[c].name_len &&
+	       memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off, x->spans[a].name_len) == 0;
+}
+
+static const fx *sort_fx;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+	const struct span *a = &sort_fx->spans[*(const size_t *)pa], *b = &sort_fx->spans[*(const size_t *)pb];
+	size_t l = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(sort_fx->buf + a->name_off, sort_fx->buf + b->name_off, l);
+	if (c)
+		return c;
+	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
+}
+
+static int fail_at(fx *x, tk_error *err, tk_xml_status st, size_t off, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Duplicate attribute names among many: sort indices by name, compare neighbours. */
+static int dup_sorted(fx *x, size_t n, tk_error *err)
+{
+	size_t *idx = tk_xmalloc(n * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_fx = x;
+	qsort(idx, n, sizeof *idx, cmp_span);
+	for (size_t i = 1; i < n; i++)
+		if (same_name(x, idx[i], idx[i - 1])) {
+			size_t a = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];
+			free(idx);
+			return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off, "attribute '%.*s' given twice",
+			               (int)x->spans[a].name_len, x->buf + x->spans[a].name_off);
+		}
+	free(idx);
+	return 0;
+}
+
 /* A start tag at pos ('<' then a name). */
 static int parse_start_tag(fx *x, int final, tk_error *err)
 {
@@ -617,14 +657,16 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 	}
 	/* The tag is complete: check duplicates, decode, emit. */
 	x->tok_abs = x->base_abs + tag;
-	for (size_t a = 1; a < nattrs; a++)
-		for (size_t c = 0; c < a; c++)
-			if (x->spans[a].name_len == x->spans[c].name_len &&
-			    memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off,
-			           x->spans[a].name_len) == 0)
-				return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off,
-				               "attribute '%.*s' given twice", (int)x->spans[a].name_len,
-				               x->buf + x->spans[a].name_off);
+	if (nattrs <= 16) {
+		for (size_t a = 1; a < nattrs; a++)
+			for (size_t c = 0; c < a; c++)
+				if (same_name(x, a, c))
+					return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off,
+					               "attribute '%.*s' given twice", (int)x->spans[a].name_len,
+					               x->buf + x->spans[a].name_off);
+	} else if (dup_sorted(x, nattrs, err) < 0) { /* many attributes: O(n log n), not O(n²) */
+		return -1;
+	}
 	if (nattrs + 1 > x->capattrs)
 		TK_GROW(x->attrs, x->capattrs, nattrs + 1);
 	for (size_t a = 0; a < nattrs; a++) {
