@@ -907,6 +907,14 @@ static void test_bad_input(void **state)
 	must_fail(HEAD TP "<row a=\"1\"b=\"2\"></row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row a=\"1\" a=\"2\"></row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row>&bogus;</row>" TAIL, "t.xml:3:");
+	/* many attributes take the sorted duplicate check: a duplicate is found, distinct names pass */
+	must_fail(HEAD TP "<x a0=\"\" a1=\"\" a2=\"\" a3=\"\" a4=\"\" a5=\"\" a6=\"\" a7=\"\" a8=\"\" a9=\"\" b0=\"\" "
+	                  "b1=\"\" b2=\"\" b3=\"\" b4=\"\" b5=\"\" b6=\"\" b7=\"\" a3=\"\"/>" TAIL,
+	          "attribute 'a3' given twice");
+	tk_profile *many = must(HEAD TP "<x a0=\"\" a1=\"\" a2=\"\" a3=\"\" a4=\"\" a5=\"\" a6=\"\" a7=\"\" a8=\"\" "
+	                                "a9=\"\" b0=\"\" b1=\"\" b2=\"\" b3=\"\" b4=\"\" b5=\"\" b6=\"\" a=\"\" "
+	                                "a00=\"\"/>" TAIL);
+	tk_profile_free(many);
 	must_fail(HEAD TP "<row>\xff\xfe</row>" TAIL, "t.xml:3:");
 	/* unknown schema, with or without rows */
 	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL, "t.xml:3:");
