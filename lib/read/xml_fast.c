@@ -883,7 +883,8 @@ static int parse_xml_decl(fx *x, size_t e, tk_error *err)
 		size_t vl = i - vs;
 		i++;
 		if (which == 0) {
-			int okv = vl >= 2 && v[0] >= '0' && v[0] <= '9' && v[1] == '.';
+			/* "1." then digits; libxml2 accepts any 1.x (with a warning) and nothing else */
+			int okv = vl >= 2 && v[0] == '1' && v[1] == '.';
 			for (size_t k = 2; okv && k < vl; k++)
 				okv = v[k] >= '0' && v[k] <= '9';
 			if (!okv)

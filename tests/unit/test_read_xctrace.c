@@ -973,6 +973,8 @@ static void test_bad_input(void **state)
 	must_fail("<?xml version=\"1.0\"?><html><body/></html>", "not an xctrace table export");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-toc><run number=\"1\"/></trace-toc>", "table of contents");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result></trace-query-result>", "no table");
+	/* an XML version other than 1.x (found by the differential fuzzer) */
+	must_fail("<?xml version=\"0.02\"?>\n<trace-query-result/>", "t.xml:1:");
 	/* stray text at the top level, two roots */
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result/>junk", "t.xml:2:");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result/><trace-query-result/>", "t.xml:2:");
