@@ -765,10 +765,11 @@ static int check_threads(const tk_records *r, const entry *e, json_t *meta, size
 		json_t *fr = json_object_get(t, "frames");
 		double tid;
 		/* a thread the monitor could not capture has "error" (e.g. "timeout") instead of frames */
-		if (!json_is_object(t) || get_num(t, "tid", &tid) != 0 ||
+		if (!json_is_object(t) || get_num(t, "tid", &tid) != 0 || !(tid >= 0 && tid < 18446744073709551616.0) ||
+		    tid != (double)(uint64_t)tid ||
 		    !(json_is_array(fr) || (!fr && json_is_string(json_object_get(t, "error")))))
 			return tk_error_set(err,
-			                    "%s:%u: hang %s: threads[%zu] needs a tid and a frames array (or an error)",
+			                    "%s:%u: hang %s: threads[%zu] needs a tid (a whole number) and a frames array (or an error)",
 			                    r->files[e->file], e->line, e->key, i);
 		json_array_foreach(fr, j, f)
 		{
@@ -1452,9 +1453,6 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 	{
 		double tid = 0;
 		get_num(t, "tid", &tid);
-		if (!(tid >= 0 && tid < 18446744073709551616.0) || tid != (double)(uint64_t)tid)
-			return tk_error_set(err, "record %s: thread snapshot %zu: \"tid\" is not a thread id",
-			                    x->info.key ? x->info.key : "?", k);
 		const char *name = json_string_value(json_object_get(t, "name"));
 		const char *terr = json_string_value(json_object_get(t, "error"));
 		char label[300];
