@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-typedef uint32_t tk_str;      /* interned string; 0 = "" */
+typedef uint32_t tk_str;       /* interned string; 0 = "" */
 typedef uint32_t tk_binary_id; /* 0 = no binary */
 typedef uint32_t tk_frame_id;  /* 0 is never a valid frame */
 typedef uint32_t tk_stack_id;  /* 0 = the empty stack */
@@ -49,9 +49,9 @@ typedef struct tk_binary {
 } tk_binary;
 
 enum {
-	TK_FRAME_INLINED = 1u << 0,  /* an inlined call inside its caller's code */
+	TK_FRAME_INLINED = 1u << 0,   /* an inlined call inside its caller's code */
 	TK_FRAME_SYNTHETIC = 1u << 1, /* not code: a thread or process node, "<no backtrace>" … */
-	TK_FRAME_LEAF_PC = 1u << 2,  /* addr is the sampled PC (+1 for xctrace 14.3+), not a return address */
+	TK_FRAME_LEAF_PC = 1u << 2,   /* addr is the sampled PC (+1 for xctrace 14.3+), not a return address */
 	TK_FRAME_SWIFT = 1u << 3,     /* the name is a Swift symbol */
 };
 
@@ -78,7 +78,7 @@ typedef struct tk_stack_weight {
 } tk_stack_weight;
 
 typedef struct tk_thread {
-	int64_t pid;     /* -1 if unknown */
+	int64_t pid; /* -1 if unknown */
 	uint64_t tid;
 	tk_str name;     /* "Main Thread", "com.apple.main-thread" … ; 0 if unnamed */
 	tk_str process;  /* process name; 0 if unknown */
@@ -115,7 +115,7 @@ tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame);
 /* Build a stack from frames listed leaf first (as xctrace records them). */
 tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n);
 const tk_stack_node *tk_stack_get(const tk_profile *p, tk_stack_id id); /* NULL for 0 */
-size_t tk_stack_count(const tk_profile *p);                               /* excluding 0 */
+size_t tk_stack_count(const tk_profile *p);                             /* excluding 0 */
 uint32_t tk_stack_depth(const tk_profile *p, tk_stack_id id);
 /* Write the frames of a stack root first into out (capacity cap); returns the depth. */
 size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, size_t cap);

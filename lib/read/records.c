@@ -769,7 +769,8 @@ static int check_threads(const tk_records *r, const entry *e, json_t *meta, size
 		    tid != (double)(uint64_t)tid ||
 		    !(json_is_array(fr) || (!fr && json_is_string(json_object_get(t, "error")))))
 			return tk_error_set(err,
-			                    "%s:%u: hang %s: threads[%zu] needs a tid (a whole number) and a frames array (or an error)",
+			                    "%s:%u: hang %s: threads[%zu] needs a tid (a whole number) and a frames "
+			                    "array (or an error)",
 			                    r->files[e->file], e->line, e->key, i);
 		json_array_foreach(fr, j, f)
 		{
