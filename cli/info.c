@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "tracekit/toc.h"
@@ -77,11 +78,12 @@ static void weight_text(char *buf, size_t n, tk_unit u, uint64_t w)
 		snprintf(buf, n, "%" PRIu64 " %s", w, tk_unit_name(u));
 }
 
+/* in = NULL: read path with tk_read_path (a monitor session directory is not one stream). */
 static int info_table(tk_input *in, const char *path, const tk_read_options *o, int json)
 {
 	tk_profile *p = tk_profile_new();
 	tk_error err;
-	int rc = tk_read_input(p, in, o, &err);
+	int rc = in ? tk_read_input(p, in, o, &err) : tk_read_path(p, path, o, &err);
 	tk_cli_progress_done();
 	if (rc < 0) {
 		tk_profile_free(p);
@@ -339,6 +341,9 @@ int cmd_info(int argc, char **argv)
 		return 2;
 	}
 	/* A toc and a table are told apart by their root element, which is in the first bytes. */
+	struct stat st;
+	if (strcmp(file, "-") != 0 && stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+		return info_table(NULL, file, &o, json);
 	tk_error err;
 	tk_input *in = tk_input_open(file, &err);
 	if (!in)

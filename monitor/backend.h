@@ -53,6 +53,8 @@ typedef struct tkm_stack {
 
 /* Flags for tkm_capture. */
 #define TKM_CAPTURE_REUSE_BLOCKED 1u /* reuse the last stack of a thread still blocked in the same syscall */
+#define TKM_CAPTURE_SCAN_BLOCKED 2u  /* Linux: take a blocked thread's stack without a signal if possible */
+#define TKM_CAPTURE_GENTLE (TKM_CAPTURE_REUSE_BLOCKED | TKM_CAPTURE_SCAN_BLOCKED)
 
 typedef struct tkm_backend_opts {
 	int signal;                  /* Linux: real-time signal to use; 0 = first free one from SIGRTMIN+4 */

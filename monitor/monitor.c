@@ -582,7 +582,7 @@ static void *cpu_main(void *arg)
 				}
 			}
 			if (nbusy)
-				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, TKM_CAPTURE_REUSE_BLOCKED);
+				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, TKM_CAPTURE_GENTLE);
 			pthread_mutex_lock(&m->lock);
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)
@@ -726,7 +726,7 @@ static char *snapshot_threads(tk_monitor *m, hang_ctx *h, int64_t watched, tkm_s
 	for (size_t i = 0; i < h->list.n; i++)
 		if (h->list.v[i].tid != watched && !own_thread(m, h->list.v[i].tid))
 			h->tids[n++] = h->list.v[i].tid;
-	tkm_capture(h->tids, n, h->stacks, (int)m->cfg.max_frames, TKM_CAPTURE_REUSE_BLOCKED);
+	tkm_capture(h->tids, n, h->stacks, (int)m->cfg.max_frames, TKM_CAPTURE_GENTLE);
 	tkm_buf b = {0};
 	tkm_buf_put(&b, "[", 1);
 	for (size_t i = 0; i < n; i++) {
@@ -823,7 +823,7 @@ static void handle_hang(tk_monitor *m, hang_ctx *h, uint64_t start, uint64_t pin
 		if (!report || !watched)
 			continue;
 		pthread_mutex_unlock(&m->lock);
-		tkm_capture(&watched, 1, sample, (int)m->cfg.max_frames, TKM_CAPTURE_REUSE_BLOCKED);
+		tkm_capture(&watched, 1, sample, (int)m->cfg.max_frames, TKM_CAPTURE_GENTLE);
 		pthread_mutex_lock(&m->lock);
 		if (sample->status == TKM_STACK_OK || sample->status == TKM_STACK_CACHED)
 			tkm_tree_add(&m->hang.tree, sample->frames, sample->n);

@@ -170,6 +170,15 @@ static int bench_stack(int iter)
 	}
 	printf("blocked_reuse_cached_fraction %.3f\n", (double)cached / iter);
 	report("stack_blocked_reuse", v, iter);
+	frames = 0;
+	for (int i = 0; i < iter; i++) {
+		uint64_t a = now_ns();
+		tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_SCAN_BLOCKED);
+		v[i] = now_ns() - a;
+		frames += st.n;
+	}
+	printf("blocked_scan_frames_avg %.1f\n", (double)frames / iter);
+	report("stack_blocked_scan", v, iter);
 	stop_threads(t, 1);
 	free(v);
 	tkm_backend_release();
@@ -215,7 +224,7 @@ static int bench_overhead(double seconds, double threshold)
 	c.cpu_duration_ms = 5000; /* so the 5 s rewrites of the living record are part of the cost */
 	if (threshold > 0)
 		c.cpu_threshold = threshold; /* force the high-load mode on a loaded machine */
-	c.hang_enabled = 1;       /* heartbeat mode, nobody beats: the watchdog's idle cost */
+	c.hang_enabled = 1;                  /* heartbeat mode, nobody beats: the watchdog's idle cost */
 	char err[256];
 	pthread_t t[2];
 	start_threads(t, 2, spinner);
@@ -330,7 +339,9 @@ static int bench_eintr(int n)
 	sem_init(&sem, 0, 0);
 	tkm_stack st;
 	for (int k = 0; k < K_COUNT; k++) {
-		for (int reuse = 0; reuse <= 1; reuse++) {
+		static const unsigned modes[] = {0, TKM_CAPTURE_REUSE_BLOCKED, TKM_CAPTURE_GENTLE};
+		static const char *mode_names[] = {"signal", "reuse", "scan+reuse"};
+		for (int mode = 0; mode < 3; mode++) {
 			atomic_store(&kind, k);
 			atomic_store(&stop, 0);
 			atomic_store(&ntids, 0);
@@ -344,7 +355,7 @@ static int bench_eintr(int n)
 			int sent = 0;
 			for (int i = 0; i < n; i++) {
 				usleep(2000);
-				tkm_capture(&tid, 1, &st, 64, reuse ? TKM_CAPTURE_REUSE_BLOCKED : 0);
+				tkm_capture(&tid, 1, &st, 64, modes[mode]);
 				sent += st.status == TKM_STACK_OK;
 			}
 			int e = atomic_load(&eintr_count);
@@ -364,8 +375,8 @@ static int bench_eintr(int n)
 			fcntl(pipefd[0], F_SETFL, 0);
 			while (sem_trywait(&sem) == 0)
 				;
-			printf("eintr %-18s %-8s captures %4d signals %4d EINTR-to-caller %4d\n", knames[k],
-			       reuse ? "reuse" : "signal", n, sent, e);
+			printf("eintr %-18s %-10s captures %4d fresh %4d EINTR-to-caller %4d\n", knames[k],
+			       mode_names[mode], n, sent, e);
 		}
 	}
 	tkm_backend_release();

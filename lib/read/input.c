@@ -205,8 +205,8 @@ tk_input *tk_input_open_mem(const void *data, size_t n, const char *name, tk_err
 	tk_input *in = tk_xcalloc(1, sizeof *in);
 	in->name = tk_xstrdup(name ? name : "<memory>");
 	in->fd = -1;
-	in->mem = data;
-	in->mem_len = n;
+	in->mem = data ? data : (const void *)""; /* NULL + 0 would be undefined in raw_fill */
+	in->mem_len = data ? n : 0;
 	in->total = n;
 	return input_start(in, err);
 }

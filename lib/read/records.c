@@ -1452,6 +1452,9 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 	{
 		double tid = 0;
 		get_num(t, "tid", &tid);
+		if (!(tid >= 0 && tid < 18446744073709551616.0) || tid != (double)(uint64_t)tid)
+			return tk_error_set(err, "record %s: thread snapshot %zu: \"tid\" is not a thread id",
+			                    x->info.key ? x->info.key : "?", k);
 		const char *name = json_string_value(json_object_get(t, "name"));
 		const char *terr = json_string_value(json_object_get(t, "error"));
 		char label[300];

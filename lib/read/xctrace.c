@@ -445,7 +445,9 @@ static inline const idval *id_find(xr *r, uint32_t id, int sample_time)
 
 static int id_store(xr *r, uint32_t id, uint32_t tag, uint64_t v)
 {
-	if (id_find(r, id, 0) || id_find(r, id, 1)) {
+	/* Duplicates are caught within each store; probing the other one too would cost a cache miss
+	 * per row, and lookups are tag-directed, so a cross-store duplicate cannot be confused. */
+	if (id_find(r, id, tag == T_SAMPLE_TIME)) {
 		int l;
 		const char *tn = tag_name(r, tag, &l);
 		return fail(r, "<%.*s id=\"%u\">: id %u is defined twice", l, tn, id, id);
@@ -683,6 +685,8 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 static void push_addrs_of_frag(xr *r, uint32_t fi)
 {
 	frag *f = &r->frags[fi];
+	if (!f->n) /* an empty fragment (fragvals may still be unallocated) */
+		return;
 	if (r->nad + f->n > r->capad)
 		TK_GROW(r->ad, r->capad, r->nad + f->n);
 	memcpy(r->ad + r->nad, r->fragvals + f->off, f->n * sizeof *r->ad);

@@ -14,6 +14,10 @@
  *                   differential fuzz target (tests/fuzz/fuzz_xml_diff.c) requires both to produce
  *                   identical events or both to fail.
  *
+ * Measured with `make read-speed FILE=…` on 200 MB exports from bench's xcgen (CPU time, shared
+ * 2-core machine): tokenizer alone fast 750–1000 MB/s, libxml2 230–280 MB/s; XML → model with
+ * the xctrace reader 300–370 MB/s (fast) against 145–210 MB/s (libxml2).
+ *
  * Events: start (name + attributes, values decoded), text (possibly in several pieces: the
  * consumer concatenates), end. Comments, processing instructions and the XML declaration
  * produce no events; CDATA sections arrive as text. Whitespace between elements is reported as

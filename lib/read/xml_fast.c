@@ -410,7 +410,7 @@ static size_t scan_name(const fx *x, size_t i, int *hi)
 		return 0;
 	}
 	i++;
-	while (i < x->len && namechar[b[i]])
+	while (namechar[b[i]]) /* buf[len] is a NUL sentinel, which is not a name character */
 		i++;
 	if (i < x->len && b[i] >= 0x80)
 		*hi = 1;
@@ -447,7 +447,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 	for (;;) {
 		/* fast path: plain ASCII */
 		i = skip_plain3(b, i, end, '<', '&', ']');
-		while (i < end && cls[b[i]] == C_OK)
+		while (cls[b[i]] == C_OK) /* stops at the NUL sentinel at buf[len] */
 			i++;
 		if (i >= end) {
 			if (final)
@@ -508,6 +508,46 @@ static int push_name(fx *x, const char *s, size_t n)
 		TK_GROW(x->names, x->names_cap, x->names_len + n);
 	memcpy(x->names + x->names_len, s, n);
 	x->names_len += n;
+	return 0;
+}
+
+static int same_name(const fx *x, size_t a, size_t c)
+{
+	return x->spans[a].name_len == x->spans[c].name_len &&
+	       memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off, x->spans[a].name_len) == 0;
+}
+
+static const fx *sort_fx;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+	const struct span *a = &sort_fx->spans[*(const size_t *)pa], *b = &sort_fx->spans[*(const size_t *)pb];
+	size_t l = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(sort_fx->buf + a->name_off, sort_fx->buf + b->name_off, l);
+	if (c)
+		return c;
+	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
+}
+
+static int fail_at(fx *x, tk_error *err, tk_xml_status st, size_t off, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Duplicate attribute names among many: sort indices by name, compare neighbours. */
+static int dup_sorted(fx *x, size_t n, tk_error *err)
+{
+	size_t *idx = tk_xmalloc(n * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_fx = x;
+	qsort(idx, n, sizeof *idx, cmp_span);
+	for (size_t i = 1; i < n; i++)
+		if (same_name(x, idx[i], idx[i - 1])) {
+			size_t a = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];
+			free(idx);
+			return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off, "attribute '%.*s' given twice",
+			               (int)x->spans[a].name_len, x->buf + x->spans[a].name_off);
+		}
+	free(idx);
 	return 0;
 }
 
@@ -579,7 +619,7 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 		int decode = 0;
 		for (;;) {
 			i = skip_plain3(b, i, end, (char)q, '&', '<');
-			while (i < end && cls[b[i]] == C_OK)
+			while (cls[b[i]] == C_OK) /* stops at the NUL sentinel at buf[len] */
 				i++;
 			if (i >= end)
 				goto more;
@@ -617,14 +657,16 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 	}
 	/* The tag is complete: check duplicates, decode, emit. */
 	x->tok_abs = x->base_abs + tag;
-	for (size_t a = 1; a < nattrs; a++)
-		for (size_t c = 0; c < a; c++)
-			if (x->spans[a].name_len == x->spans[c].name_len &&
-			    memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off,
-			           x->spans[a].name_len) == 0)
-				return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off,
-				               "attribute '%.*s' given twice", (int)x->spans[a].name_len,
-				               x->buf + x->spans[a].name_off);
+	if (nattrs <= 16) {
+		for (size_t a = 1; a < nattrs; a++)
+			for (size_t c = 0; c < a; c++)
+				if (same_name(x, a, c))
+					return fail_at(x, err, TK_XML_MALFORMED, x->spans[a].name_off,
+					               "attribute '%.*s' given twice", (int)x->spans[a].name_len,
+					               x->buf + x->spans[a].name_off);
+	} else if (dup_sorted(x, nattrs, err) < 0) { /* many attributes: O(n log n), not O(n²) */
+		return -1;
+	}
 	if (nattrs + 1 > x->capattrs)
 		TK_GROW(x->attrs, x->capattrs, nattrs + 1);
 	for (size_t a = 0; a < nattrs; a++) {
@@ -841,7 +883,8 @@ static int parse_xml_decl(fx *x, size_t e, tk_error *err)
 		size_t vl = i - vs;
 		i++;
 		if (which == 0) {
-			int okv = vl >= 2 && v[0] >= '0' && v[0] <= '9' && v[1] == '.';
+			/* "1." then digits; libxml2 accepts any 1.x (with a warning) and nothing else */
+			int okv = vl >= 2 && v[0] == '1' && v[1] == '.';
 			for (size_t k = 2; okv && k < vl; k++)
 				okv = v[k] >= '0' && v[k] <= '9';
 			if (!okv)
@@ -983,6 +1026,8 @@ static int fx_feed(void *self, const char *data, size_t n, int final, tk_error *
 		memcpy(x->buf + x->len, data, n);
 		x->len += n;
 	}
+	if (x->buf)
+		x->buf[x->len] = 0; /* sentinel for the scanning loops */
 	if (x->base_abs == 0 && x->state == ST_START && x->pos == 0) {
 		/* A UTF-8 byte order mark is skipped; other encodings' marks are refused. */
 		if (x->len < 3 && !final)

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <ucontext.h>
@@ -203,10 +204,11 @@ double tkm_process_start_unix(void)
 
 /* ---------- signal handler ---------- */
 
-#if defined(__x86_64__)
-/* Is the return address preceded by a call instruction? (E8 rel32, or FF /2 indirect). */
+/* Is the return address preceded by a call instruction? x86-64: E8 rel32 or FF /2 (indirect);
+ * arm64: BL or BLR (including the pointer-authenticating BLRAA/BLRAB forms). */
 NO_ASAN static bool follows_call(uintptr_t ret)
 {
+#if defined(__x86_64__)
 	const unsigned char *p = (const unsigned char *)ret;
 	if (p[-5] == 0xE8)
 		return true;
@@ -216,8 +218,13 @@ NO_ASAN static bool follows_call(uintptr_t ret)
 			return true;
 	}
 	return false;
-}
+#else
+	uint32_t insn;
+	memcpy(&insn, (const void *)(ret - 4), sizeof insn);
+	return (insn & 0xFC000000u) == 0x94000000u || (insn & 0xFFFFFC1Fu) == 0xD63F0000u ||
+	       (insn & 0xFEFFF800u) == 0xD63F0800u;
 #endif
+}
 
 #if defined(__aarch64__)
 static uintptr_t strip_pac(uintptr_t x)
@@ -877,6 +884,126 @@ static bool read_syscall_line(thread_ent *t, char *buf, size_t n)
 	return true;
 }
 
+/*
+ * Signal-free capture of a thread blocked in a system call. /proc/self/task/<tid>/syscall gives its
+ * user SP and PC; while it stays blocked its stack does not change, so the monitor copies it with
+ * process_vm_readv (a bad address is an error, never a fault) and walks the copy. The frame pointer
+ * is not in that file: the walk starts at the first word above SP that is a valid frame record
+ * whose successor is valid too (saved FP pointing higher in the stack, return address in an
+ * image's code just after a call); the line is read again afterwards and the result kept only if
+ * the thread is still in the same call. This spares blocked threads the EINTR a signal causes.
+ */
+#define SCAN_MAX (256u * 1024u)
+
+static struct {
+	unsigned char *buf;
+	bool disabled; /* process_vm_readv refused (seccomp …): always use the signal */
+} scan;
+
+static bool parse_blocked(const char *line, uintptr_t *sp, uintptr_t *pc)
+{
+	unsigned long long v[9];
+	int n = sscanf(line, "%lld %llx %llx %llx %llx %llx %llx %llx %llx", (long long *)&v[0], &v[1], &v[2], &v[3],
+	               &v[4], &v[5], &v[6], &v[7], &v[8]);
+	if (n != 9 || (long long)v[0] < 0)
+		return false;
+	*sp = (uintptr_t)v[7];
+	*pc = (uintptr_t)v[8];
+	return true;
+}
+
+static int walk_copy(uintptr_t pc, uintptr_t sp, const unsigned char *buf, size_t len, uintptr_t *frames, int max)
+{
+	const uintptr_t top = sp + len;
+#define WORD(a) (*(const uintptr_t *)(buf + ((a)-sp)))
+#define IN(a) ((a) >= sp && (a) + 2 * sizeof(uintptr_t) <= top && ((a) & (sizeof(uintptr_t) - 1)) == 0)
+	int n = 0;
+	frames[n++] = pc;
+	const range *pc_img = range_find(g.exec.v, g.exec.n, pc);
+	uintptr_t fp = 0, caller = 0;
+	for (uintptr_t a = sp; a + 4 * sizeof(uintptr_t) <= top && a - sp < 65536; a += sizeof(uintptr_t)) {
+		uintptr_t next = WORD(a), ret = strip_pac(WORD(a + sizeof(uintptr_t)));
+		if (!range_find(g.exec.v, g.exec.n, ret) || !follows_call(ret))
+			continue;
+		/* a frame record: saved FP 0 (the outermost frame, e.g. a thread function called by
+		 * start_thread) or pointing higher, at a record that is valid or outermost too */
+		if (next != 0) {
+			if (next <= a || next - a > MAX_FRAME_STEP || !IN(next))
+				continue;
+			uintptr_t next2 = WORD(next), ret2 = strip_pac(WORD(next + sizeof(uintptr_t)));
+			if (!range_find(g.exec.v, g.exec.n, ret2) || !follows_call(ret2) ||
+			    !(next2 == 0 || (next2 > next && next2 - next <= MAX_FRAME_STEP && IN(next2))))
+				continue;
+		}
+		/* While the PC is in a frameless library (the usual case: a syscall wrapper), the real
+		 * record belongs to the app function F that called into it, and F's return address lies
+		 * below it; a look-alike pushed inside the library has none below it: keep looking. */
+		if (pc_img && pc_img->frameless) {
+			caller = 0;
+			for (uintptr_t b = a - sizeof(uintptr_t); b >= sp; b -= sizeof(uintptr_t)) {
+				uintptr_t v = strip_pac(WORD(b));
+				const range *vi = range_find(g.exec.v, g.exec.n, v);
+				if (vi && vi->image != pc_img->image && v - vi->lo >= 8 && follows_call(v)) {
+					caller = v;
+					break;
+				}
+			}
+			if (!caller)
+				continue;
+		}
+		fp = a;
+		break;
+	}
+	if (!fp)
+		return 0;
+	if (caller && n < max)
+		frames[n++] = caller - 1;
+	while (n < max) {
+		uintptr_t next = WORD(fp), ret = strip_pac(WORD(fp + sizeof(uintptr_t)));
+		if (!ret || !range_find(g.exec.v, g.exec.n, ret))
+			break;
+		frames[n++] = ret - 1;
+		if (next <= fp || next - fp > MAX_FRAME_STEP || !IN(next))
+			break;
+		fp = next;
+	}
+#undef WORD
+#undef IN
+	return n;
+}
+
+/* Caller holds g.lock. Returns true with st filled, or false to fall back to the signal. */
+static bool capture_blocked(thread_ent *t, const char *line, int max_frames, tkm_stack *st)
+{
+	uintptr_t sp, pc;
+	if (scan.disabled || !parse_blocked(line, &sp, &pc))
+		return false;
+	if (g.set_changed)
+		refresh_stacks(); /* a new thread's stack may not be in the snapshot yet */
+	const range *stk = range_find(g.stacks.v, g.stacks.n, sp);
+	if (!stk) {
+		refresh_stacks();
+		if (!(stk = range_find(g.stacks.v, g.stacks.n, sp)))
+			return false;
+	}
+	if (!scan.buf && !(scan.buf = malloc(SCAN_MAX)))
+		return false;
+	size_t want = stk->hi - sp < SCAN_MAX ? stk->hi - sp : SCAN_MAX;
+	struct iovec local = {scan.buf, want}, remote = {(void *)sp, want};
+	ssize_t got = process_vm_readv(g.pid, &local, 1, &remote, 1, 0);
+	if (got < 0) {
+		if (errno == EPERM || errno == ENOSYS)
+			scan.disabled = true;
+		return false;
+	}
+	int n = walk_copy(pc, sp, scan.buf, (size_t)got & ~(sizeof(uintptr_t) - 1), st->frames, max_frames);
+	char again[sizeof t->cache_sys];
+	if (n < 2 || !read_syscall_line(t, again, sizeof again) || strcmp(again, line) != 0)
+		return false; /* nothing plausible, or it woke up meanwhile: let the signal do it */
+	st->n = n;
+	return true;
+}
+
 int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, unsigned flags)
 {
 	if (max_frames < 1)
@@ -907,9 +1034,14 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			t = find_thread(tids[i]);
 		char sys[sizeof t->cache_sys] = "";
 		bool blocked = false;
-		if (t && (flags & TKM_CAPTURE_REUSE_BLOCKED) && read_syscall_line(t, sys, sizeof sys)) {
+		if (t && (flags & TKM_CAPTURE_GENTLE) && read_syscall_line(t, sys, sizeof sys)) {
+			/* the kernel answers "running" when the thread is not settled in its wait yet; a
+			 * thread that just blocked is often seen so once: ask again before signalling it */
+			if (strncmp(sys, "running", 7) == 0)
+				read_syscall_line(t, sys, sizeof sys);
 			blocked = strncmp(sys, "running", 7) != 0 && sys[0] != '-';
-			if (blocked && t->cache_valid && t->cache && strcmp(sys, t->cache_sys) == 0) {
+			if (blocked && (flags & TKM_CAPTURE_REUSE_BLOCKED) && t->cache_valid && t->cache &&
+			    strcmp(sys, t->cache_sys) == 0) {
 				st->n = t->cache->n;
 				memcpy(st->frames, t->cache->frames, (size_t)st->n * sizeof st->frames[0]);
 				if (st->n > max_frames)
@@ -918,6 +1050,18 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				ok++;
 				continue;
 			}
+		}
+		if (blocked && (flags & TKM_CAPTURE_SCAN_BLOCKED) && capture_blocked(t, sys, max_frames, st)) {
+			st->status = TKM_STACK_OK;
+			ok++;
+			if (!t->cache)
+				t->cache = malloc(sizeof *t->cache);
+			if (t->cache) {
+				*t->cache = *st;
+				memcpy(t->cache_sys, sys, sizeof t->cache_sys);
+				t->cache_valid = true;
+			}
+			continue;
 		}
 		if (t && t->timeouts >= 2 && ++t->skipped % 16 != 0) {
 			/* it blocked the signal twice running: do not make every snapshot wait for it,
@@ -941,7 +1085,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			ok++;
 			if (t)
 				t->timeouts = 0;
-			if (t && blocked) {
+			if (t && blocked && (flags & TKM_CAPTURE_REUSE_BLOCKED)) {
 				if (!t->cache)
 					t->cache = malloc(sizeof *t->cache);
 				if (t->cache) {

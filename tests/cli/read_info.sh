@@ -80,3 +80,9 @@ bad "malformed tag" '<?xml version="1.0"?>
 printf 'xctrace: warning: some diagnostics\n' >"$TMP/pre.xml"; cat "$f" >>"$TMP/pre.xml"
 check "text before <?xml is tolerated" "$TK" info "$TMP/pre.xml"
 check_fails "missing file" "$TK" info "$TMP/does-not-exist.xml"
+
+# a monitor session directory goes through tk_read_path (the records reader), not the xctrace path
+S2="$TMP/session"; mkdir -p "$S2"
+printf 'collection,key,value\ncpu-highload,575204600.00,{"start":"575204600.00","lasting":"60.00","average":"150.00"}\n' >"$S2/records.mtlog"
+printf '575204600.00,[{"frame":"0x1000","count":2}]\xc2\xb7' >"$S2/cpu-highload-stackframe-ext"
+check_eq "info on a session directory" "samples 2" "$("$TK" info "$S2" | grep '^samples' | tr -s ' ')"

@@ -13,8 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	tk_error err;
 	tk_profile *p = tk_profile_new();
-	tk_read_options o;
-	tk_read_options_init(&o);
+	tk_read_options o; /* as tk_read_options_init, which lives in the registry (not linked here) */
+	memset(&o, 0, sizeof o);
+	o.time_to = UINT64_MAX;
 	o.tokenizer = size && (data[size - 1] & 1) ? TK_READ_TOKENIZER_LIBXML2 : TK_READ_TOKENIZER_FAST;
 	if (size > 8 && data[0] == 'T') { /* exercise the time filter too */
 		o.time_from = data[1] * 1000u;
@@ -22,7 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tk_input *in = tk_input_open_mem(data, size, "fuzz.xml", &err);
 	if (in) {
-		if (tk_read_input(p, in, &o, &err) < 0) {
+		size_t hn;
+		const unsigned char *head = tk_input_head(in, &hn);
+		if (hn && tk_reader_xctrace.sniff(head, hn) && tk_reader_xctrace.read(p, in, &o, &err) < 0) {
 			if (!strstr(err.msg, "fuzz.xml") || strchr(err.msg, '\n'))
 				__builtin_trap(); /* errors name the input and fit on one line */
 		}

@@ -76,6 +76,33 @@ static void *blocker(void *arg)
 	return arg;
 }
 
+static _Atomic int long_eintr;
+static _Atomic uintptr_t long_ret;
+
+/* Blocks in one long nanosleep; counts the EINTRs it sees. */
+__attribute__((noinline)) static void block_long(void)
+{
+	atomic_store(&long_ret, (uintptr_t)__builtin_return_address(0));
+	while (!atomic_load(&stop_flag)) {
+		struct timespec ts = {30, 0};
+		if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
+			atomic_fetch_add(&long_eintr, 1);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *long_blocker(void *arg)
+{
+	atomic_store(&worker_tid, tkm_self_tid());
+	block_long();
+	return arg;
+}
+
+static void wake(int sig)
+{
+	(void)sig;
+}
+
 static void *masked(void *arg)
 {
 	sigset_t all;
@@ -174,6 +201,45 @@ static void test_capture_blocked_in_libc(void **state)
 	}
 	assert_true(cached);
 	finish(t);
+}
+
+/* A thread blocked in a system call is captured without a signal: same frames, no EINTR. */
+static void test_capture_blocked_without_signal(void **state)
+{
+	atomic_store(&long_eintr, 0);
+	atomic_store(&long_ret, 0);
+	pthread_t t = start(long_blocker);
+	while (!atomic_load(&long_ret))
+		usleep(1000);
+	usleep(50000);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	for (int k = 0; k < 10; k++) {
+		assert_int_equal(tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_SCAN_BLOCKED), 1);
+		assert_int_equal(st.status, TKM_STACK_OK);
+		int found = -1;
+		for (int i = 1; i < st.n; i++)
+			if (st.frames[i] == atomic_load(&long_ret) - 1)
+				found = i;
+		assert_true(found >= 2); /* PC in libc, then block_long (recovered), then its caller */
+		assert_true(st.frames[found - 1] > (uintptr_t)block_long &&
+		            st.frames[found - 1] < (uintptr_t)block_long + 512);
+	}
+	assert_int_equal(atomic_load(&long_eintr), 0);
+	/* a signal-based capture sees the real frame pointer: it must find the same stack; and it
+	 * does interrupt the call, so the EINTR check above can fail */
+	tkm_stack sig;
+	assert_int_equal(tkm_capture(&tid, 1, &sig, 64, 0), 1);
+	assert_int_equal(sig.n, st.n);
+	assert_memory_equal(sig.frames, st.frames, (size_t)st.n * sizeof st.frames[0]);
+	for (int i = 0; i < 100 && !atomic_load(&long_eintr); i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&long_eintr), 1);
+	struct sigaction sa = {.sa_handler = wake};
+	sigaction(SIGUSR2, &sa, NULL);
+	atomic_store(&stop_flag, 1);
+	pthread_kill(t, SIGUSR2);
+	pthread_join(t, NULL);
 }
 
 static void test_capture_masked_and_gone(void **state)
@@ -492,6 +558,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    BACKEND(test_capture_running),
 	    BACKEND(test_capture_blocked_in_libc),
+	    BACKEND(test_capture_blocked_without_signal),
 	    BACKEND(test_capture_masked_and_gone),
 	    BACKEND(test_many_threads_no_leak),
 	    BACKEND(test_images_json),

@@ -564,6 +564,21 @@ static void test_text_addresses(void **state)
 	tk_profile_free(p);
 }
 
+static void test_empty_fragment(void **state)
+{
+	/* an empty fragment (found by fuzzing), defined and then ref'd, gives the empty stack */
+	tk_profile *p =
+	    must(HEAD TP "<row><sample-time id=\"1\">1</sample-time>" THREAD1 CORE_STATE
+	                 "<weight id=\"8\">2</weight><backtrace id=\"9\"><text-addresses id=\"10\">"
+	                 "</text-addresses></backtrace></row><row><sample-time id=\"11\">2</sample-time>" REFS
+	                 "<weight ref=\"8\"/><backtrace id=\"12\"><text-addresses ref=\"10\"/></backtrace>"
+	                 "</row>" TAIL);
+	char *f = fold1(p);
+	assert_string_equal(f, " 4\n");
+	free(f);
+	tk_profile_free(p);
+}
+
 static void test_backtrace_frames(void **state)
 {
 	tk_profile *p = must(
@@ -892,6 +907,14 @@ static void test_bad_input(void **state)
 	must_fail(HEAD TP "<row a=\"1\"b=\"2\"></row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row a=\"1\" a=\"2\"></row>" TAIL, "t.xml:3:");
 	must_fail(HEAD TP "<row>&bogus;</row>" TAIL, "t.xml:3:");
+	/* many attributes take the sorted duplicate check: a duplicate is found, distinct names pass */
+	must_fail(HEAD TP "<x a0=\"\" a1=\"\" a2=\"\" a3=\"\" a4=\"\" a5=\"\" a6=\"\" a7=\"\" a8=\"\" a9=\"\" b0=\"\" "
+	                  "b1=\"\" b2=\"\" b3=\"\" b4=\"\" b5=\"\" b6=\"\" b7=\"\" a3=\"\"/>" TAIL,
+	          "attribute 'a3' given twice");
+	tk_profile *many = must(HEAD TP "<x a0=\"\" a1=\"\" a2=\"\" a3=\"\" a4=\"\" a5=\"\" a6=\"\" a7=\"\" a8=\"\" "
+	                                "a9=\"\" b0=\"\" b1=\"\" b2=\"\" b3=\"\" b4=\"\" b5=\"\" b6=\"\" a=\"\" "
+	                                "a00=\"\"/>" TAIL);
+	tk_profile_free(many);
 	must_fail(HEAD TP "<row>\xff\xfe</row>" TAIL, "t.xml:3:");
 	/* unknown schema, with or without rows */
 	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL, "t.xml:3:");
@@ -950,6 +973,8 @@ static void test_bad_input(void **state)
 	must_fail("<?xml version=\"1.0\"?><html><body/></html>", "not an xctrace table export");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-toc><run number=\"1\"/></trace-toc>", "table of contents");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result></trace-query-result>", "no table");
+	/* an XML version other than 1.x (found by the differential fuzzer) */
+	must_fail("<?xml version=\"0.02\"?>\n<trace-query-result/>", "t.xml:1:");
 	/* stray text at the top level, two roots */
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result/>junk", "t.xml:2:");
 	must_fail("<?xml version=\"1.0\"?>\n<trace-query-result/><trace-query-result/>", "t.xml:2:");
@@ -1057,15 +1082,25 @@ static void test_toc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fixtures_vs_oracle),  cmocka_unit_test(test_jmh_leaves),
-	    cmocka_unit_test(test_inferno_folded),      cmocka_unit_test(test_fixture_meta),
-	    cmocka_unit_test(test_text_addresses),      cmocka_unit_test(test_backtrace_frames),
-	    cmocka_unit_test(test_tagged_forms),        cmocka_unit_test(test_kperf),
-	    cmocka_unit_test(test_thread_names),        cmocka_unit_test(test_multiple_nodes_and_refs),
-	    cmocka_unit_test(test_columns_by_mnemonic), cmocka_unit_test(test_thread_without_process),
-	    cmocka_unit_test(test_time_filter),         cmocka_unit_test(test_progress),
-	    cmocka_unit_test(test_preamble_and_gzip),   cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_sample_time_window),  cmocka_unit_test(test_toc),
+	    cmocka_unit_test(test_fixtures_vs_oracle),
+	    cmocka_unit_test(test_jmh_leaves),
+	    cmocka_unit_test(test_inferno_folded),
+	    cmocka_unit_test(test_fixture_meta),
+	    cmocka_unit_test(test_text_addresses),
+	    cmocka_unit_test(test_empty_fragment),
+	    cmocka_unit_test(test_backtrace_frames),
+	    cmocka_unit_test(test_tagged_forms),
+	    cmocka_unit_test(test_kperf),
+	    cmocka_unit_test(test_thread_names),
+	    cmocka_unit_test(test_multiple_nodes_and_refs),
+	    cmocka_unit_test(test_columns_by_mnemonic),
+	    cmocka_unit_test(test_thread_without_process),
+	    cmocka_unit_test(test_time_filter),
+	    cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_preamble_and_gzip),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_sample_time_window),
+	    cmocka_unit_test(test_toc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,13 @@ typedef struct {
 	long __sig;
 	char __opaque[56];
 } pthread_attr_t;
-#define PTHREAD_MUTEX_INITIALIZER {0x32AAABA7, {0}}
+#define PTHREAD_MUTEX_INITIALIZER                                                                                      \
+	{                                                                                                              \
+		0x32AAABA7,                                                                                            \
+		{                                                                                                      \
+			0                                                                                              \
+		}                                                                                                      \
+	}
 int pthread_mutex_init(pthread_mutex_t *, const pthread_mutexattr_t *);
 int pthread_mutex_destroy(pthread_mutex_t *);
 int pthread_mutex_lock(pthread_mutex_t *);

@@ -54,7 +54,7 @@ struct thread_identifier_info {
 	uint64_t dispatch_qaddr;
 };
 typedef struct thread_identifier_info thread_identifier_info_data_t;
-#define THREAD_IDENTIFIER_INFO_COUNT                                                                             \
+#define THREAD_IDENTIFIER_INFO_COUNT                                                                                   \
 	((mach_msg_type_number_t)(sizeof(thread_identifier_info_data_t) / sizeof(natural_t)))
 
 #define THREAD_EXTENDED_INFO 5
@@ -113,13 +113,13 @@ typedef struct {
 
 kern_return_t task_threads(task_t target_task, thread_act_array_t *act_list, mach_msg_type_number_t *act_listCnt);
 kern_return_t thread_info(thread_act_t target_act, thread_flavor_t flavor, thread_info_t thread_info_out,
-			  mach_msg_type_number_t *thread_info_outCnt);
+                          mach_msg_type_number_t *thread_info_outCnt);
 kern_return_t thread_suspend(thread_act_t target_act);
 kern_return_t thread_resume(thread_act_t target_act);
 kern_return_t thread_get_state(thread_act_t target_act, thread_state_flavor_t flavor, thread_state_t old_state,
-			       mach_msg_type_number_t *old_stateCnt);
+                               mach_msg_type_number_t *old_stateCnt);
 kern_return_t mach_port_deallocate(task_t task, mach_port_name_t name);
 kern_return_t vm_deallocate(vm_map_t target_task, vm_address_t address, vm_size_t size);
 kern_return_t vm_read_overwrite(vm_map_t target_task, vm_address_t address, vm_size_t size, vm_address_t data,
-				vm_size_t *outsize);
+                                vm_size_t *outsize);
 #endif
