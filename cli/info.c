@@ -122,8 +122,8 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 		qsort(g[k].threads, g[k].nthreads, sizeof *g[k].threads, by_thread_weight);
 	qsort(g, ng, sizeof *g, by_group_weight);
 	static const char *const meta_keys[] = {
-	    "schema", "stack-encoding", "xcode-form", "symbolicated",       "run",
-	    "table",  "xpath",          "rows",       "rows-in-time-range", "skipped-tables"};
+	    "schema", "stack-encoding", "xcode-form",         "symbolicated",   "run",          "table",
+	    "xpath",  "rows",           "rows-in-time-range", "skipped-tables", "kdebug-images"};
 	if (json) {
 		printf("{\n  \"file\": ");
 		json_str(stdout, path);

@@ -18,12 +18,14 @@ static void usage(FILE *f)
 	           "Xcode 14.3+ form (frames with <binary> and <source>) to OUT (default standard output).\n"
 	           "  --symbols PATH   dSYM, binary, .tksym cache or directory (searched recursively); repeat\n"
 	           "  --image SPEC     for address-only stacks (exports before Xcode 14.3): PATH or UUID, optional\n"
-	           "                   :ARCH, then @LOADADDR (hex), e.g. MyApp.app.dSYM@0x104a8c000; repeat\n"
+	           "                   :ARCH, then @LOADADDR (hex), e.g. MyApp.app.dSYM@0x104a8c000; repeat.\n"
+	           "                   Without it, images listed by kdebug tables exported with the profile are used\n"
 	           "  --pac-mask HEX   keep these address bits (default arm64: 0xffffffffff, x86_64: all)\n"
 	           "  --adjust MODE    auto (default): return addresses at addr-1, leaf PCs as recorded;\n"
 	           "                   none: every address as is; minus1: every address at addr-1\n"
 	           "  --cache-dir DIR  symbol caches (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
-	           "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n");
+	           "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n"
+	           "Every row of IN becomes one row of OUT with its original time, thread and weight, in order.\n");
 }
 
 static void warn_cb(void *ctx, const char *msg)
@@ -134,6 +136,8 @@ int cmd_symbolicate(int argc, char **argv)
 			goto out;
 		}
 	p = tk_profile_new();
+	/* "the same export, symbolicated": keep every row's time, weight and order */
+	tk_profile_keep_samples(p, 1);
 	tk_read_options ro;
 	tk_read_options_init(&ro);
 	ro.progress = tk_cli_progress;

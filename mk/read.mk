@@ -20,7 +20,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
               -Iinclude -Ilib -I/usr/include/libxml2
 # Listed by file (not lib/read/*.c) so that other readers' dependencies do not leak in; the
 # harnesses call tk_reader_xctrace directly rather than through the registry.
-FUZZ_SRC    = lib/read/input.c lib/read/xctrace.c lib/read/toc.c lib/read/xml.c lib/read/xml_fast.c \
+FUZZ_SRC    = lib/read/input.c lib/read/xctrace.c lib/read/kdebug.c lib/read/toc.c lib/read/xml.c lib/read/xml_fast.c \
               lib/read/xml_libxml2.c lib/model/profile.c $(wildcard lib/util/*.c)
 FUZZ_TIME  ?= 600
 

@@ -13,6 +13,14 @@
  * Weights are summed, never counted: a time-profile row of 1.13 ms adds 1130000 ns. The unit is
  * kept as recorded (ns, cycles, events, samples). Readers may filter by time at ingest (see
  * tk_read_options) so per-sample times never need to be kept.
+ *
+ * Two opt-in extras sit beside the aggregates:
+ *   sample list  tk_profile_keep_samples(p, 1) before reading: every tk_sample_add also records
+ *                (time, weight, thread, stack) in arrival order, for writers that must reproduce the
+ *                rows of the input (`tracekit symbolicate`). Off by default: memory then stays bounded
+ *                by distinct stacks. Transforms and tk_symbolicate_profile carry it over.
+ *   image list   images the trace says were loaded (UUID, path, load address), e.g. from the kdebug
+ *                tables of a pre-Xcode 14.3 export, for frames that carry only an address.
  */
 #ifndef TRACEKIT_PROFILE_H
 #define TRACEKIT_PROFILE_H
@@ -136,6 +144,30 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 void tk_thread_note_time(tk_profile *p, tk_thread_id t, uint64_t time);
 /* The thread's distinct stacks with their summed weights, in first-seen order. */
 const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n);
+
+/* ---- per-sample list (opt-in) ---- */
+typedef struct tk_sample {
+	uint64_t time;       /* ns since run start; UINT64_MAX if unknown */
+	uint64_t weight;     /* in the profile's unit */
+	tk_thread_id thread; /* this profile's thread */
+	tk_stack_id stack;   /* this profile's stack (0 = empty) */
+} tk_sample;
+
+/* Turn the per-sample list on (before reading) or off (which frees it). */
+void tk_profile_keep_samples(tk_profile *p, int on);
+int tk_profile_keeps_samples(const tk_profile *p);
+/* The samples in arrival order (NULL and *n = 0 when the list is off). Samples added with
+ * tk_sample_add_n are aggregated only and never appear here. */
+const tk_sample *tk_profile_sample_list(const tk_profile *p, size_t *n);
+/* Append a record to the list only (no aggregate change): for transforms that rebuild the
+ * aggregates from cells and the list from the input's list. Ignored when the list is off. */
+void tk_sample_list_append(tk_profile *p, const tk_sample *s);
+
+/* ---- loaded images (for address-only stacks) ---- */
+/* Record an image the trace says was loaded (uuid, path, name, arch, load_addr as in tk_binary;
+ * strings of this profile). Identical records are kept once. Returns the image's index. */
+size_t tk_profile_image_add(tk_profile *p, const tk_binary *b);
+const tk_binary *tk_profile_images(const tk_profile *p, size_t *n);
 
 /* ---- profile metadata ---- */
 void tk_profile_set_unit(tk_profile *p, tk_unit u);

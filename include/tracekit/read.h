@@ -21,7 +21,11 @@
  *   threads   (pid, tid) from <tid>/<pid>; the name from the thread's fmt in every known layout
  *             ("Main Thread  0xe7716 (java, pid: 23369)", "idle #6 (0x4e3) (kernel, pid: 0)" …).
  *   meta      format, schema, stack-encoding, xcode-form, symbolicated (yes/partly/no), xpath, run,
- *             rows, rows-in-time-range, skipped-tables, tokenizer.
+ *             rows, rows-in-time-range, skipped-tables, tokenizer, kdebug-images.
+ *   images    `kdebug` and `kdebug-strings` nodes in the same document (an xpath union) are not
+ *             skipped: dyld's UUID-map events become the profile's image list (tk_profile_images),
+ *             for symbolicating address-only stacks (docs/symbolication.md; verified only against
+ *             the documented format). Frames with tracekit's inlined="1" get TK_FRAME_INLINED.
  *   memory    grows with distinct values (threads, frames, binaries, stacks, fragments, weights),
  *             never with rows: xctrace writes repeats as refs. The one per-row value, sample-time,
  *             is kept for the last 4096 ids only; a ref further back is reported as an error.

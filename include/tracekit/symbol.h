@@ -159,15 +159,24 @@ void tk_symbolicate_options_init(tk_symbolicate_options *o);
  * frame's place, inlined callees follow as extra frames flagged TK_FRAME_INLINED, each with
  * file:line. Frames that cannot be resolved stay as they were (counted in o->unresolved, with one
  * warning per missing image). Threads, weights, sample counts and metadata are kept; the meta key
- * "symbolicated" is set to "tracekit". Returns NULL with err only on invalid options. */
+ * "symbolicated" is set to "tracekit". The per-sample list (tk_profile_keep_samples) and the image
+ * list are carried over.
+ * Without o->images, the profile's own image list (tk_profile_images: the kdebug tables of a
+ * pre-14.3 export) is used for address-only frames; those images without a dSYM are summed up in
+ * one warning. A frame flagged TK_FRAME_INLINED (the reader sets it from tracekit's inlined="1")
+ * is never looked up itself: below an outer frame at the same address and binary that this run
+ * resolves, it is dropped (the new chain replaces it), otherwise kept, so symbolicating twice
+ * equals symbolicating once. Returns NULL with err only on invalid options. */
 tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
                                    tk_error *err);
 
 /* Write p as an `xctrace export` time-profile table in the Xcode 14.3+ form (frames with name,
  * address, <binary>, <source line><path>; inlined functions as frames of their own), readable by
- * tracekit and other consumers of xctrace XML. Each (thread, stack) cell becomes `samples` rows whose
- * weights sum to the cell's weight; per-sample times are not in the model (the thread's first
- * sample time is used). Returns 0, or -1 with err on a write error. */
+ * tracekit and other consumers of xctrace XML; a cycles profile is written as cpu-profile. With the
+ * per-sample list (tk_profile_keep_samples) every sample is one row with its own time and weight,
+ * in order; without it each (thread, stack) cell becomes `samples` rows whose weights sum to the
+ * cell's weight, at the thread's first sample time. Inlined frames carry inlined="1" (see
+ * tk_symbolicate_profile). Returns 0, or -1 with err on a write error. */
 int tk_symbol_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
 
 /* Demangle an Itanium C++ symbol (with or without the Mach-O leading '_'); NULL if it is not one.

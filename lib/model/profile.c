@@ -53,6 +53,12 @@ struct tk_profile {
 	tk_unit unit;
 	meta_kv *meta;
 	size_t nmeta, capmeta;
+	/* opt-in per-sample list and the trace's loaded images */
+	int keep_samples;
+	tk_sample *samples;
+	size_t nsamples, capsamples;
+	tk_binary *images;
+	size_t nimages, capimages;
 };
 
 const char *tk_unit_name(tk_unit u)
@@ -108,6 +114,8 @@ void tk_profile_free(tk_profile *p)
 		free(p->meta[i].value);
 	}
 	free(p->meta);
+	free(p->samples);
+	free(p->images);
 	free(p);
 }
 
@@ -439,6 +447,57 @@ void tk_sample_add(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t we
 		return;
 	tk_sample_add_n(p, t, stack, weight, 1);
 	tk_thread_note_time(p, t, time);
+	if (p->keep_samples)
+		tk_sample_list_append(p, &(tk_sample){time, weight, t, stack});
+}
+
+void tk_profile_keep_samples(tk_profile *p, int on)
+{
+	p->keep_samples = on != 0;
+	if (!on) {
+		free(p->samples);
+		p->samples = NULL;
+		p->nsamples = p->capsamples = 0;
+	}
+}
+
+int tk_profile_keeps_samples(const tk_profile *p)
+{
+	return p->keep_samples;
+}
+
+const tk_sample *tk_profile_sample_list(const tk_profile *p, size_t *n)
+{
+	*n = p->nsamples;
+	return p->nsamples ? p->samples : NULL;
+}
+
+void tk_sample_list_append(tk_profile *p, const tk_sample *s)
+{
+	if (!p->keep_samples)
+		return;
+	TK_GROW(p->samples, p->capsamples, p->nsamples + 1);
+	p->samples[p->nsamples++] = *s;
+}
+
+size_t tk_profile_image_add(tk_profile *p, const tk_binary *b)
+{
+	/* few images (hundreds), added once each: a linear scan is enough */
+	for (size_t i = 0; i < p->nimages; i++) {
+		const tk_binary *o = &p->images[i];
+		if (o->uuid == b->uuid && o->path == b->path && o->name == b->name && o->arch == b->arch &&
+		    o->load_addr == b->load_addr)
+			return i;
+	}
+	TK_GROW(p->images, p->capimages, p->nimages + 1);
+	p->images[p->nimages] = *b;
+	return p->nimages++;
+}
+
+const tk_binary *tk_profile_images(const tk_profile *p, size_t *n)
+{
+	*n = p->nimages;
+	return p->images;
 }
 
 const tk_stack_weight *tk_thread_stacks(const tk_profile *p, tk_thread_id t, size_t *n)
@@ -519,5 +578,6 @@ size_t tk_profile_memory(const tk_profile *p)
 	m += p->capthreads * sizeof(tk_tstate) + tk_hidx_memory(&p->thread_index);
 	for (size_t i = 0; i < p->nthreads; i++)
 		m += p->threads[i].capcells * sizeof(tk_stack_weight) + tk_hidx_memory(&p->threads[i].index);
+	m += p->capsamples * sizeof(tk_sample) + p->capimages * sizeof(tk_binary);
 	return m;
 }

@@ -264,7 +264,8 @@ static uint32_t rewrite(stage *st, tk_stack_id s)
 	return r;
 }
 
-static size_t run_stage(tk_profile *out, const tk_transform_spec *spec, cell *cells, size_t n)
+/* ss: the per-sample list's stacks (DROP for a dropped sample), rewritten with the same memo. */
+static size_t run_stage(tk_profile *out, const tk_transform_spec *spec, cell *cells, size_t n, uint32_t *ss, size_t nss)
 {
 	stage st = {.p = out, .kind = spec->kind};
 	st.raw = spec->pattern ? spec->pattern : "";
@@ -285,6 +286,12 @@ static size_t run_stage(tk_profile *out, const tk_transform_spec *spec, cell *ce
 			continue;
 		cells[i].stack = r;
 		cells[kept++] = cells[i];
+	}
+	for (size_t i = 0; i < nss; i++) {
+		if (ss[i] == DROP)
+			continue;
+		uint32_t r = rewrite(&st, ss[i]);
+		ss[i] = r == NOTFOUND ? DROP : r;
 	}
 	free(st.match);
 	free(st.sysbin);
@@ -400,6 +407,31 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		for (size_t i = 0; i < ns; i++)
 			cells[ncells++] = (cell){t, copy_stack(&c, sw[i].stack), sw[i].weight, sw[i].samples};
 	}
+	/* The per-sample list, when the input has one, follows the same stack rewrites. */
+	size_t nsl = 0;
+	const tk_sample *sl = tk_profile_sample_list(in, &nsl);
+	uint32_t *ss = NULL;
+	tk_profile_keep_samples(out, tk_profile_keeps_samples(in));
+	if (nsl) {
+		uint8_t *kept = tk_xcalloc(nthreads + 1, 1);
+		for (tk_thread_id t = 0; t < nthreads; t++)
+			kept[t] = (uint8_t)thread_kept(in, tk_thread_get(in, t), specs, n);
+		ss = tk_xmalloc(nsl * sizeof *ss);
+		for (size_t i = 0; i < nsl; i++)
+			ss[i] = sl[i].thread < nthreads && kept[sl[i].thread] ? copy_stack(&c, sl[i].stack) : DROP;
+		free(kept);
+	}
+	/* images keep their meaning whatever the stacks become */
+	size_t nim = 0;
+	const tk_binary *im = tk_profile_images(in, &nim);
+	for (size_t i = 0; i < nim; i++) {
+		tk_binary nb = im[i];
+		nb.name = copy_str(&c, im[i].name);
+		nb.path = copy_str(&c, im[i].path);
+		nb.uuid = copy_str(&c, im[i].uuid);
+		nb.arch = copy_str(&c, im[i].arch);
+		tk_profile_image_add(out, &nb);
+	}
 	free(c.bins);
 	free(c.frames);
 	free(c.stacks);
@@ -407,10 +439,11 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 
 	for (size_t i = 0; i < n; i++)
 		if (specs[i].kind != TK_TX_THREAD && specs[i].kind != TK_TX_PROCESS)
-			ncells = run_stage(out, &specs[i], cells, ncells);
+			ncells = run_stage(out, &specs[i], cells, ncells, ss, nsl);
 
 	/* Cells are still grouped by thread, in input order, so output threads keep that order. */
 	tk_thread_id cur_in = UINT32_MAX, cur_out = 0;
+	tk_thread_id *tmap = nsl ? tk_xmalloc((nthreads + 1) * sizeof *tmap) : NULL;
 	for (size_t i = 0; i < ncells; i++) {
 		if (cells[i].thread != cur_in) {
 			cur_in = cells[i].thread;
@@ -421,6 +454,8 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 			                  ? tk_intern(out, tk_string(in, th->process), tk_string_len(in, th->process))
 			                  : 0;
 			cur_out = tk_thread_get_or_add(out, th->pid, th->tid, name, proc);
+			if (tmap)
+				tmap[cur_in] = cur_out;
 			if (th->t_min <= th->t_max) {
 				tk_thread_note_time(out, cur_out, th->t_min);
 				tk_thread_note_time(out, cur_out, th->t_max);
@@ -428,6 +463,12 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		}
 		tk_sample_add_n(out, cur_out, cells[i].stack, cells[i].weight, cells[i].samples);
 	}
+	/* A kept sample's (thread, stack) cell is kept too, so its thread exists in out. */
+	for (size_t i = 0; i < nsl; i++)
+		if (ss[i] != DROP)
+			tk_sample_list_append(out, &(tk_sample){sl[i].time, sl[i].weight, tmap[sl[i].thread], ss[i]});
+	free(tmap);
+	free(ss);
 	free(cells);
 	return out;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "read/internal.h"
+#include "read/kdebug.h"
 #include "read/xml.h"
 #include "tracekit/read.h"
 #include "util/hidx.h"
@@ -207,7 +208,7 @@ static int known_tag(const char *n, size_t l)
 
 /* ---- column roles and schemas ---- */
 
-enum { R_NONE, R_TIME, R_THREAD, R_PROCESS, R_WEIGHT, R_STACK };
+enum { R_NONE, R_TIME, R_THREAD, R_PROCESS, R_WEIGHT, R_STACK, R_KDEBUG /* a cell of a kdebug table row */ };
 
 enum {
 	ENC_TEXT_ADDRESSES = 1,
@@ -331,6 +332,10 @@ typedef struct xr {
 	uint32_t row_proc;   /* index into procs + 1; 0 if none */
 	tk_stack_id row_stack;
 	uint64_t rows, rows_kept;
+	/* kdebug / kdebug-strings tables: image loads for pre-14.3 stacks (read/kdebug.c) */
+	tk_kdebug *kd;
+	int kd_table; /* TK_KD_* of the current node */
+	int kd_row;   /* inside one of its rows */
 } xr;
 
 /* ---- errors ---- */
@@ -652,6 +657,10 @@ static tk_stack_id stack_from_frames(xr *r, size_t off)
 	if (!n)
 		return 0;
 	r->fr[off] = leaf_flag(r, r->fr[off]);
+	/* Frames tagged inlined="1" (tracekit's symbolicated output) share their outer frame's address:
+	 * a leaf's whole inline chain, outer frame included, stands for the sampled PC. */
+	for (size_t i = off; i + 1 < r->nfr && (tk_frame_get(r->p, r->fr[i])->flags & TK_FRAME_INLINED); i++)
+		r->fr[i + 1] = leaf_flag(r, r->fr[i + 1]);
 	return tk_stack_from_leaf_first(r->p, r->fr + off, n);
 }
 
@@ -704,6 +713,12 @@ static int schema_unit(const char *s, tk_unit *u)
 static int finish_schema(xr *r)
 {
 	tk_unit u;
+	if ((r->kd_table = tk_kdebug_table(r->schema)) != TK_KD_NONE) {
+		r->node_skipped = 1; /* no samples in it; its rows go to read/kdebug.c */
+		if (!r->kd)
+			r->kd = tk_kdebug_new();
+		return 0;
+	}
 	if (schema_unit(r->schema, &u) < 0) {
 		/* An xpath union can export other tables next to a profile (os-signpost + cpu-profile):
 		 * skip them, but keep the first one's position for the error if nothing readable is found. */
@@ -860,10 +875,19 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	}
 	if (tag == T_SENTINEL)
 		e->null = 1;
+	if (r->kd_row && parent && parent->tag == T_ROW)
+		e->role = R_KDEBUG;
 	if (e->is_ref)
 		return 0;
 
 	e->want_text = tag_needs_text(tag);
+	if (e->role == R_KDEBUG && (tag == T_OTHER || tag >= T_KNOWN_END)) {
+		/* a kdebug cell: the number is the text, or the hex in fmt (kdebug-arg) */
+		const tk_xml_attr *f = attr(at, na, "fmt");
+		e->want_text = 1;
+		if (f && tk_kdebug_parse_hex(f->value, f->value_len, &e->a) == 0)
+			e->b = 1;
+	}
 	switch (tag) {
 	case T_NODE: {
 		if (!parent || parent->tag != T_TQR)
@@ -871,6 +895,7 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		r->in_node = 1;
 		r->schema_ok = 0;
 		r->node_skipped = 0;
+		r->kd_table = TK_KD_NONE;
 		r->schema[0] = 0;
 		r->ncols = 0;
 		const tk_xml_attr *xp = attr(at, na, "xpath");
@@ -902,8 +927,13 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	case T_ROW:
 		if (!parent || parent->tag != T_NODE)
 			break;
-		if (r->node_skipped)
+		if (r->node_skipped) {
+			if (r->kd_table) {
+				r->kd_row = 1;
+				tk_kdebug_row_begin(r->kd, r->kd_table);
+			}
 			break;
+		}
 		if (!r->schema_ok)
 			return fail(r, "<row> before the table's <schema>");
 		r->in_row = 1;
@@ -954,6 +984,9 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			            ad->value);
 		if (nm && nm->value_len && !is_hex_name(nm->value, nm->value_len))
 			e->s1 = tk_intern(r->p, nm->value, nm->value_len);
+		/* inlined="1": tracekit's own tag for frames an inline expansion made (symbol.h) */
+		const tk_xml_attr *il = attr(at, na, "inlined");
+		e->b = il && il->value_len == 1 && il->value[0] == '1';
 		break;
 	}
 	case T_BINARY: {
@@ -1083,7 +1116,12 @@ static int finish_value(xr *r, elem *e)
 		break;
 	}
 	case T_FRAME: {
-		tk_frame f = {.addr = e->a, .name = e->s1, .binary = e->u1, .file = e->s2, .line = e->u2};
+		tk_frame f = {.addr = e->a,
+		              .name = e->s1,
+		              .binary = e->u1,
+		              .file = e->s2,
+		              .line = e->u2,
+		              .flags = e->b ? TK_FRAME_INLINED : 0};
 		e->v = tk_frame_add(r->p, &f);
 		break;
 	}
@@ -1267,6 +1305,12 @@ static int on_end(void *ctx, const char *name, size_t nl)
 	if (!e)
 		return 0;
 	if (!e->is_ref && !e->null) {
+		if (e->role == R_KDEBUG && (e->tag == T_OTHER || e->tag >= T_KNOWN_END)) {
+			const char *t = r->text + e->text_off;
+			size_t tl = r->ntext - e->text_off;
+			e->v = tk_kdebug_string_cell(name, nl) ? tk_intern(r->p, t, tl)
+			                                       : tk_kdebug_number(t, tl, (int)e->b, e->a);
+		}
 		if (e->tag == T_MNEMONIC) {
 			elem *p = r->depth >= 2 ? &r->st[r->depth - 2] : NULL;
 			if (p && p->tag == T_COL && r->ncols) {
@@ -1281,6 +1325,9 @@ static int on_end(void *ctx, const char *name, size_t nl)
 		} else if (e->tag == T_ROW && r->in_row) {
 			if (finish_row(r) < 0)
 				return -1;
+		} else if (e->tag == T_ROW && r->kd_row) {
+			r->kd_row = 0;
+			tk_kdebug_row_end(r->kd);
 		} else if (e->tag == T_NODE) {
 			elem *p = r->depth >= 2 ? &r->st[r->depth - 2] : NULL;
 			if (p && p->tag == T_TQR) {
@@ -1299,6 +1346,8 @@ static int on_end(void *ctx, const char *name, size_t nl)
 	r->nfr = e->fr_off;
 	r->nad = e->ad_off;
 	r->depth--;
+	if (e->role == R_KDEBUG && !e->null)
+		tk_kdebug_cell(r->kd, name, nl, e->v);
 	elem *p = top(r);
 	if (p && deliver(r, p, e) < 0)
 		return -1;
@@ -1451,6 +1500,7 @@ static void xr_free(xr *r)
 	free(r->frags);
 	free(r->fragvals);
 	free(r->cols);
+	tk_kdebug_free(r->kd);
 	free(r);
 }
 
@@ -1500,6 +1550,11 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 		tk_profile_set_unit(p, r->unit);
 		tk_profile_set_meta(p, "tokenizer", tk_xml_kind_name(kind));
 		set_meta(r);
+		if (r->kd) {
+			char nb[32];
+			snprintf(nb, sizeof nb, "%zu", tk_kdebug_finish(r->kd, p));
+			tk_profile_set_meta(p, "kdebug-images", nb);
+		}
 		rc = 0;
 	}
 out:

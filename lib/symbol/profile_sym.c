@@ -41,6 +41,7 @@ typedef struct xf {
 	size_t resolved, unresolved;
 	/* memo: old frame id → expansion [off, off+len) into exp */
 	uint32_t *exp_off, *exp_len;
+	uint8_t *exp_ok; /* old frame id → resolved in this run */
 	tk_frame_id *exp;
 	size_t nexp, capexp;
 } xf;
@@ -93,6 +94,14 @@ static void push_exp(xf *x, tk_frame_id f)
 static void expand(xf *x, tk_frame_id id)
 {
 	const tk_frame *f = tk_frame_get(x->in, id);
+	if (f->flags & TK_FRAME_INLINED) {
+		/* Made by an earlier expansion (tk_symbol_write_xctrace tags such frames, the reader flags
+		 * them): its outer frame's expansion recreates it, so it is never looked up on its own. */
+		tk_frame nf = {f->addr, copy_str(x, f->name), copy_bin(x, f->binary), copy_str(x, f->file), f->line,
+		               f->flags};
+		push_exp(x, tk_frame_add(x->out, &nf));
+		return;
+	}
 	tk_symbol_image *im = NULL;
 	uint64_t load = 0, mask = UINT64_MAX;
 	tk_binary_id out_bin = 0;
@@ -166,6 +175,7 @@ static void expand(xf *x, tk_frame_id id)
 		return;
 	}
 	x->resolved++;
+	x->exp_ok[id] = 1;
 	for (size_t i = n; i-- > 0;) {
 		const tk_symbol_frame *sf = &r.frames[i];
 		tk_frame g = nf;
@@ -180,10 +190,14 @@ static void expand(xf *x, tk_frame_id id)
 
 static void copy_threads(xf *x, const tk_stack_id *map)
 {
+	size_t nsl = 0;
+	const tk_sample *sl = tk_profile_sample_list(x->in, &nsl);
+	tk_thread_id *tmap = tk_xcalloc(tk_thread_count(x->in) + 1, sizeof *tmap);
 	for (size_t t = 0; t < tk_thread_count(x->in); t++) {
 		const tk_thread *th = tk_thread_get(x->in, (tk_thread_id)t);
 		tk_thread_id nt =
 		    tk_thread_get_or_add(x->out, th->pid, th->tid, copy_str(x, th->name), copy_str(x, th->process));
+		tmap[t] = nt;
 		size_t n = 0;
 		const tk_stack_weight *c = tk_thread_stacks(x->in, (tk_thread_id)t, &n);
 		int need_min = th->t_min <= th->t_max, need_max = need_min && th->t_max != th->t_min;
@@ -203,6 +217,25 @@ static void copy_threads(xf *x, const tk_stack_id *map)
 				tk_sample_add_n(x->out, nt, st, w, s);
 		}
 	}
+	/* The aggregates above came from the cells (tk_sample_add there must not record samples, so the
+	 * list is switched on only now); the list keeps each sample's time and order. */
+	tk_profile_keep_samples(x->out, tk_profile_keeps_samples(x->in));
+	for (size_t i = 0; i < nsl; i++)
+		if (sl[i].thread < tk_thread_count(x->in))
+			tk_sample_list_append(
+			    x->out, &(tk_sample){sl[i].time, sl[i].weight, tmap[sl[i].thread], map[sl[i].stack]});
+	free(tmap);
+}
+
+/* Does any frame carry only an address (the pre-Xcode 14.3 form)? Only then are images needed. */
+static int has_address_only_frames(const tk_profile *p)
+{
+	for (size_t f = 1; f <= tk_frame_count(p); f++) {
+		const tk_frame *fr = tk_frame_get(p, (tk_frame_id)f);
+		if (!fr->binary && fr->addr && !(fr->flags & TK_FRAME_SYNTHETIC))
+			return 1;
+	}
+	return 0;
 }
 
 tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
@@ -226,14 +259,43 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 		tk_profile_set_meta(x.out, k, v);
 	}
 	x.bins = tk_xcalloc(tk_binary_count(in) + 1, sizeof *x.bins);
-	x.nspecs = o->nimages;
-	x.specs = tk_xcalloc(o->nimages + 1, sizeof *x.specs);
-	for (size_t i = 0; i < o->nimages; i++) {
-		const tk_image_spec *sp = &o->images[i];
+	/* Images the trace itself lists (kdebug tables of a pre-14.3 export) are used when the caller
+	 * names none. Most of them are system libraries without a dSYM here: count those, warn once. */
+	size_t ntrace = 0;
+	const tk_binary *trace_im = tk_profile_images(in, &ntrace);
+	for (size_t i = 0; i < ntrace; i++) {
+		tk_binary nb = {copy_str(&x, trace_im[i].name), copy_str(&x, trace_im[i].path),
+		                copy_str(&x, trace_im[i].uuid), copy_str(&x, trace_im[i].arch), trace_im[i].load_addr};
+		tk_profile_image_add(x.out, &nb);
+	}
+	const tk_image_spec *specs = o->images;
+	size_t nspecs = o->nimages, trace_missing = 0;
+	tk_image_spec *auto_specs = NULL;
+	int from_trace = 0;
+	if (!nspecs && ntrace && has_address_only_frames(in)) {
+		auto_specs = tk_xcalloc(ntrace, sizeof *auto_specs);
+		for (size_t i = 0; i < ntrace; i++) {
+			if (!trace_im[i].uuid)
+				continue; /* a path alone would name a file of the recording device */
+			auto_specs[nspecs++] = (tk_image_spec){
+			    trace_im[i].path ? tk_string(in, trace_im[i].path) : NULL, tk_string(in, trace_im[i].uuid),
+			    trace_im[i].arch ? tk_string(in, trace_im[i].arch) : NULL, trace_im[i].load_addr};
+		}
+		specs = auto_specs;
+		from_trace = 1;
+	}
+	x.nspecs = nspecs;
+	x.specs = tk_xcalloc(nspecs + 1, sizeof *x.specs);
+	for (size_t i = 0; i < nspecs; i++) {
+		const tk_image_spec *sp = &specs[i];
 		tk_error e2;
-		tk_symbol_image *im = tk_symbolicator_image(s, sp->uuid, sp->path, sp->arch, &e2);
+		tk_symbol_image *im =
+		    tk_symbolicator_image(s, sp->uuid, from_trace ? NULL : sp->path, from_trace ? NULL : sp->arch, &e2);
 		if (!im) {
-			warn(&x, "image %s: %s", sp->path ? sp->path : sp->uuid ? sp->uuid : "?", e2.msg);
+			if (from_trace)
+				trace_missing++;
+			else
+				warn(&x, "image %s: %s", sp->path ? sp->path : sp->uuid ? sp->uuid : "?", e2.msg);
 			continue;
 		}
 		tk_symcache_meta m;
@@ -242,18 +304,40 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 		x.specs[i].lo = sp->load_addr;
 		x.specs[i].hi = sp->load_addr + (m.text_vmsize ? m.text_vmsize : 1);
 		x.specs[i].mask = mask_for(m.arch, o->pac_mask);
-		tk_binary b = {tk_intern_cstr(x.out, m.image), sp->path ? tk_intern_cstr(x.out, sp->path) : 0,
-		               tk_intern_cstr(x.out, m.uuid_str), tk_intern_cstr(x.out, m.arch), sp->load_addr};
+		/* a kdebug image is named after its path on the device, not after the dSYM file found */
+		const char *slash = from_trace && sp->path ? strrchr(sp->path, '/') : NULL;
+		tk_binary b = {tk_intern_cstr(x.out, slash && slash[1] ? slash + 1 : m.image),
+		               sp->path ? tk_intern_cstr(x.out, sp->path) : 0, tk_intern_cstr(x.out, m.uuid_str),
+		               tk_intern_cstr(x.out, m.arch), sp->load_addr};
 		x.specs[i].out_bin = tk_binary_add(x.out, &b);
 	}
+	if (trace_missing)
+		warn(&x, "%zu of %zu images from the trace's kdebug tables have no dSYM or binary in the symbol paths",
+		     trace_missing, nspecs);
+	free(auto_specs);
 	size_t nf = tk_frame_count(in);
 	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
 	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
+	x.exp_ok = tk_xcalloc(nf + 1, 1);
 	size_t ns = tk_stack_count(in);
 	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
+	/* run_ok[stack]: the stack's last frame was resolved in this run, directly or as part of the
+	 * same address's inline chain */
+	uint8_t *run_ok = tk_xcalloc(ns + 1, 1);
 	for (size_t id = 1; id <= ns; id++) {
 		const tk_stack_node *nd = tk_stack_get(in, (tk_stack_id)id);
 		tk_frame_id f = nd->frame;
+		const tk_frame *fr = tk_frame_get(in, f);
+		if (fr && (fr->flags & TK_FRAME_INLINED) && nd->parent && run_ok[nd->parent]) {
+			/* An inlined frame from an earlier run, below its outer frame that this run expanded
+			 * again: the new chain replaces it (symbolicating twice = once). */
+			const tk_frame *pf = tk_frame_get(in, tk_stack_get(in, nd->parent)->frame);
+			if (pf && pf->addr == fr->addr && pf->binary == fr->binary) {
+				map[id] = map[nd->parent];
+				run_ok[id] = 1;
+				continue;
+			}
+		}
 		if (f <= nf && !x.exp_len[f]) {
 			x.exp_off[f] = (uint32_t)x.nexp;
 			expand(&x, f);
@@ -263,6 +347,7 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 		for (uint32_t k = 0; k < x.exp_len[f]; k++)
 			cur = tk_stack_push(x.out, cur, x.exp[x.exp_off[f] + k]);
 		map[id] = cur;
+		run_ok[id] = f <= nf && x.exp_ok[f];
 	}
 	copy_threads(&x, map);
 	tk_profile_set_meta(x.out, "symbolicated", "tracekit");
@@ -271,6 +356,8 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 	if (o->unresolved)
 		*o->unresolved = x.unresolved;
 	free(map);
+	free(run_ok);
+	free(x.exp_ok);
 	free(x.exp_off);
 	free(x.exp_len);
 	free(x.exp);

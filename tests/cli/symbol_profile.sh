@@ -24,8 +24,8 @@ check "symbolicate reports what it resolved" grep -q "2 frames resolved, 1 left 
 check_eq "the written export reads back to the same stacks and weights" \
 	"$("$TK" collapse --symbols "$S" "$X14" 2>/dev/null)" "$("$TK" collapse "$TMP/out.xml")"
 check "frames carry <source line> and the binary's UUID" \
-	grep -q '<frame id="[0-9]*" name="hdr_2" addr="0x104a8dab5"><binary id="[0-9]*" name="libtks-arm64.dylib" UUID="4C4C44D7-5555-3144-A1A5-753F1442BA46"' "$TMP/out.xml"
-check "inlined frames have their call-site lines" grep -q 'name="u0_f15_in0" addr="0x104a8dab5"><binary ref="[0-9]*"/><source line="315">' "$TMP/out.xml"
+	grep -q '<frame id="[0-9]*" name="hdr_2" addr="0x104a8dab5" inlined="1"><binary id="[0-9]*" name="libtks-arm64.dylib" UUID="4C4C44D7-5555-3144-A1A5-753F1442BA46"' "$TMP/out.xml"
+check "inlined frames have their call-site lines" grep -q 'name="u0_f15_in0" addr="0x104a8dab5" inlined="1"><binary ref="[0-9]*"/><source line="315">' "$TMP/out.xml"
 check_eq "sample count is kept (2 rows)" "2" "$(grep -c '<row>' "$TMP/out.xml")"
 
 check_eq "pre-14.3 text-addresses need --image; leaf PC as recorded, caller at addr-1" \

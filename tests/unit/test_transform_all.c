@@ -312,6 +312,89 @@ static void test_errors(void **state)
 	tk_profile_free(p);
 }
 
+/* The opt-in per-sample list: kept in arrival order by tk_sample_add, off by default, and carried
+ * through transforms with each sample's stack rewritten like its cell (dropped with it). */
+static void sample_line(const tk_profile *p, const tk_sample *s, char *out, size_t cap)
+{
+	tk_frame_id fr[64];
+	size_t d = tk_stack_frames(p, s->stack, fr, 64);
+	int n = snprintf(out, cap, "t=%llu tid=%llu w=%llu ", (unsigned long long)s->time,
+	                 (unsigned long long)tk_thread_get(p, s->thread)->tid, (unsigned long long)s->weight);
+	for (size_t j = 0; j < d && (size_t)n < cap; j++) {
+		char buf[32];
+		n += snprintf(out + n, cap - (size_t)n, "%s%s", j ? ";" : "", tk_frame_label(p, fr[j], buf));
+	}
+}
+
+static void test_sample_list(void **state)
+{
+	(void)state;
+	tk_profile *off = tk_profile_new();
+	tk_thread_id t0 = th_thread(off, 1, 11, "main", "App");
+	tk_sample_add(off, t0, th_stack(off, "App`main"), 1, 5);
+	size_t n = 99;
+	assert_null(tk_profile_sample_list(off, &n));
+	assert_int_equal(n, 0);
+	tk_profile_free(off);
+
+	tk_profile *p = tk_profile_new();
+	tk_profile_keep_samples(p, 1);
+	tk_thread_id a = th_thread(p, 1, 11, "main", "App"), b = th_thread(p, 1, 12, "worker", "App");
+	tk_stack_id s1 = th_stack(p, "App`main;App`foo;" KERN "write"), s2 = th_stack(p, "App`main;App`bar"),
+	            s3 = th_stack(p, "App`work;App`bar;App`bar");
+	tk_sample_add(p, a, s1, 10, 300); /* out of time order on purpose: arrival order is kept */
+	tk_sample_add(p, b, s3, 20, 100);
+	tk_sample_add(p, a, s2, 30, 200);
+	tk_sample_add(p, a, s1, 40, 400);
+	tk_sample_add(p, a, 0, 50, 500);
+	tk_sample_add_n(p, a, s2, 60, 2); /* aggregated only */
+	const tk_sample *sl = tk_profile_sample_list(p, &n);
+	assert_int_equal(n, 5);
+	assert_int_equal(sl[1].time, 100);
+	assert_int_equal(sl[1].thread, b);
+	assert_int_equal(sl[1].stack, s3);
+	assert_int_equal(tk_thread_get(p, a)->samples, 6);
+
+	tk_transform_spec specs[] = {{TK_TX_MERGE_BINARY, "libsystem_kernel.dylib"}, {TK_TX_EXCLUDE, "App`bar"}};
+	tk_error err;
+	tk_profile *q = tk_transform(p, specs, 1, &err);
+	assert_non_null(q);
+	sl = tk_profile_sample_list(q, &n);
+	assert_int_equal(n, 5);
+	char line[256];
+	sample_line(q, &sl[0], line, sizeof line);
+	assert_string_equal(line, "t=300 tid=11 w=10 main;foo");
+	sample_line(q, &sl[4], line, sizeof line);
+	assert_string_equal(line, "t=500 tid=11 w=50 ");
+	tk_profile_free(q);
+
+	q = tk_transform(p, specs, 2, &err); /* exclude bar: samples 2 and 3 go, thread 12 with them */
+	assert_non_null(q);
+	sl = tk_profile_sample_list(q, &n);
+	assert_int_equal(n, 3);
+	sample_line(q, &sl[0], line, sizeof line);
+	assert_string_equal(line, "t=300 tid=11 w=10 main;foo");
+	sample_line(q, &sl[1], line, sizeof line);
+	assert_string_equal(line, "t=400 tid=11 w=40 main;foo");
+	sample_line(q, &sl[2], line, sizeof line);
+	assert_string_equal(line, "t=500 tid=11 w=50 ");
+	assert_int_equal(tk_thread_count(q), 1);
+	tk_profile_free(q);
+
+	tk_transform_spec focus = {TK_TX_FOCUS, "foo"};
+	q = tk_transform(p, &focus, 1, &err);
+	assert_non_null(q);
+	sl = tk_profile_sample_list(q, &n);
+	assert_int_equal(n, 2);
+	sample_line(q, &sl[1], line, sizeof line);
+	assert_string_equal(line, "t=400 tid=11 w=40 foo;write");
+	tk_profile_free(q);
+
+	tk_profile_keep_samples(p, 0);
+	assert_null(tk_profile_sample_list(p, &n));
+	tk_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(test_flatten_and_order),
 	    cmocka_unit_test(test_thread_and_process_filters),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_sample_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
