@@ -28,6 +28,9 @@ MON_LDLIBS   := -lpthread -ldl
 TEST_LDLIBS  := -lcmocka
 DEPS_PKGS    := build-essential make pkg-config libxml2-dev zlib1g-dev libcmocka-dev python3 clang lld llvm
 
+# `all` is the default goal even though the fragments below define rules of their own.
+all:
+
 -include mk/*.mk
 
 LIB_SRC  := $(sort $(shell find lib -name '*.c' 2>/dev/null))

@@ -1,5 +1,4 @@
 # libtracekit-monitor: frame pointers in the library and its demos (the stack walker follows them),
-.DEFAULT_GOAL := all
 # the demo programs, and the Darwin compile check.
 MON_FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 $(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS)

@@ -1,6 +1,4 @@
 # Readers (lib/read): xctrace XML via libxml2 (reference tokenizer) and zlib for gzip'd input.
-# Rules below would otherwise become the default goal (fragments are included before `all`).
-.DEFAULT_GOAL := all
 DEPS_PKGS += libxml2-dev zlib1g-dev
 
 # `make read-speed FILE=big.xml`: tokenizer and reader throughput (a measuring tool, not a test).

@@ -17,8 +17,6 @@ $(BUILD)/obj/lib/symbol/elf.o: lib/symbol/elf.c mk/records.mk
 	objcopy -w --keep-global-symbol='tk_elf_*' $(@:.o=.all.o) $@
 	rm -f $(@:.o=.pre.o) $(@:.o=.all.o)
 
-# mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.
-.DEFAULT_GOAL := all
 
 # libFuzzer harness over the Records reader (clang; always ASan+UBSan+fuzzer, whatever BUILD is).
 # `make fuzz-records` fuzzes for FUZZ_TIME seconds; make check runs a short seeded pass

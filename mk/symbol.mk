@@ -6,8 +6,6 @@ LIB_LDLIBS := -ldwarf -liberty $(LIB_LDLIBS)
 DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
 CPPFLAGS_TK += -I/usr/include/libdwarf
 
-# mk fragments are read before the Makefile's `all` rule: keep `all` the default goal.
-.DEFAULT_GOAL := all
 
 # libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
 # straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.

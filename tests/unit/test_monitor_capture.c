@@ -474,11 +474,19 @@ static void test_api_compaction(void **state)
 
 __attribute__((noinline)) static void stall(int ms)
 {
-	double until = mono() + ms / 1000.0;
-	while (mono() < until) {
-		struct timespec ts = {0, 5 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+	/* One blocking call for the whole stall (repeated only if interrupted), so every capture sees
+	 * the same stack: the back-off tests count reports of identical stacks, and a loop that
+	 * alternates between sleeping and reading the clock would make them depend on timing. */
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
 	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0)
+		;
 	__asm__ volatile("" ::: "memory");
 }
 
