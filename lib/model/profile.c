@@ -21,7 +21,11 @@ typedef struct tk_tstate {
 	tk_thread t;
 	tk_stack_weight *cells;
 	size_t ncells, capcells;
-	tk_hidx index; /* stack id → cell */
+	/* stack id → cell, open addressing: slot = stack << 32 | (cell + 1), 0 = empty. The key is
+	 * the value compared, so a probe is one load and no call: this map is hit on every row. */
+	uint64_t *map;
+	uint32_t mapmask;
+	uint32_t last; /* cell of the previous sample + 1: runs of one stack skip the map */
 } tk_tstate;
 
 typedef struct meta_kv {
@@ -105,7 +109,7 @@ void tk_profile_free(tk_profile *p)
 	tk_hidx_free(&p->stack_index);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		free(p->threads[i].cells);
-		tk_hidx_free(&p->threads[i].index);
+		free(p->threads[i].map);
 	}
 	free(p->threads);
 	tk_hidx_free(&p->thread_index);
@@ -405,10 +409,26 @@ void tk_thread_set_name(tk_profile *p, tk_thread_id t, tk_str name)
 		p->threads[t].t.name = name;
 }
 
-static int cell_eq(const void *ctx, uint32_t idx, const void *key)
+static uint32_t cell_slot(const tk_tstate *ts, tk_stack_id stack)
 {
-	const tk_tstate *ts = ctx;
-	return ts->cells[idx].stack == *(const tk_stack_id *)key;
+	return (uint32_t)tk_hash_u64(stack) & ts->mapmask;
+}
+
+static void cell_map_grow(tk_tstate *ts)
+{
+	uint32_t ncap = ts->map ? (ts->mapmask + 1) * 2 : 64;
+	uint64_t *old = ts->map;
+	uint32_t oldcap = old ? ts->mapmask + 1 : 0;
+	ts->map = tk_xcalloc(ncap, sizeof *ts->map);
+	ts->mapmask = ncap - 1;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i]) {
+			uint32_t j = cell_slot(ts, (tk_stack_id)(old[i] >> 32));
+			while (ts->map[j])
+				j = (j + 1) & ts->mapmask;
+			ts->map[j] = old[i];
+		}
+	free(old);
 }
 
 void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t n)
@@ -416,13 +436,26 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 	if (t >= p->nthreads)
 		return;
 	tk_tstate *ts = &p->threads[t];
-	uint64_t h = tk_hash_u64(stack);
-	uint32_t c = tk_hidx_find(&ts->index, h, cell_eq, ts, &stack);
-	if (c == UINT32_MAX) {
-		TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
-		ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
-		tk_hidx_insert(&ts->index, h, (uint32_t)ts->ncells);
-		c = (uint32_t)ts->ncells++;
+	uint32_t c = ts->last - 1;
+	if (!ts->last || ts->cells[c].stack != stack) {
+		if ((ts->ncells + 1) * 2 > (size_t)(ts->map ? ts->mapmask + 1 : 0))
+			cell_map_grow(ts);
+		uint32_t i = cell_slot(ts, stack);
+		for (;; i = (i + 1) & ts->mapmask) {
+			uint64_t slot = ts->map[i];
+			if (!slot) { /* a stack new to this thread */
+				TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
+				ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
+				c = (uint32_t)ts->ncells++;
+				ts->map[i] = (uint64_t)stack << 32 | (c + 1);
+				break;
+			}
+			if ((tk_stack_id)(slot >> 32) == stack) {
+				c = (uint32_t)slot - 1;
+				break;
+			}
+		}
+		ts->last = c + 1;
 	}
 	ts->cells[c].weight += weight;
 	ts->cells[c].samples += n;
@@ -577,7 +610,8 @@ size_t tk_profile_memory(const tk_profile *p)
 	m += p->capstacks * sizeof(tk_stack_node) + tk_hidx_memory(&p->stack_index);
 	m += p->capthreads * sizeof(tk_tstate) + tk_hidx_memory(&p->thread_index);
 	for (size_t i = 0; i < p->nthreads; i++)
-		m += p->threads[i].capcells * sizeof(tk_stack_weight) + tk_hidx_memory(&p->threads[i].index);
+		m += p->threads[i].capcells * sizeof(tk_stack_weight) +
+		     (p->threads[i].map ? (size_t)(p->threads[i].mapmask + 1) * sizeof(uint64_t) : 0);
 	m += p->capsamples * sizeof(tk_sample) + p->capimages * sizeof(tk_binary);
 	return m;
 }
