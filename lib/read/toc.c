@@ -33,19 +33,11 @@ typedef struct tr {
 static int fail(tr *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(tr *t, const char *fmt, ...)
 {
-	char msg[300];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = tk_xml_fail(t->x, t->name, t->err, fmt, ap);
 	va_end(ap);
-	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
-		if ((unsigned char)*c < 0x20)
-			*c = ' ';
-	uint64_t line = 0, col = 0;
-	if (t->x)
-		tk_xml_position(t->x, &line, &col);
-	return tk_error_set(t->err, "%s:%llu:%llu: %s", t->name, (unsigned long long)line, (unsigned long long)col,
-	                    msg);
+	return rc;
 }
 
 static int is(const char *s, size_t l, const char *lit)

@@ -343,19 +343,11 @@ typedef struct xr {
 static int fail(xr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(xr *r, const char *fmt, ...)
 {
-	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = tk_xml_fail(r->x, r->name, r->err, fmt, ap);
 	va_end(ap);
-	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
-		if ((unsigned char)*c < 0x20)
-			*c = ' ';
-	uint64_t line = 0, col = 0;
-	if (r->x)
-		tk_xml_position(r->x, &line, &col);
-	return tk_error_set(r->err, "%s:%llu:%llu: %s", r->name, (unsigned long long)line, (unsigned long long)col,
-	                    msg);
+	return rc;
 }
 
 static const char *tag_name(xr *r, uint32_t tag, int *len)

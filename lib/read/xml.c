@@ -1,7 +1,8 @@
 /* Dispatch from the tk_xml interface to one of the tokenizers (see xml.h). */
-#include "read/xml.h"
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "read/xml.h"
 #include "util/mem.h"
 
 struct tk_xml {
@@ -33,6 +34,19 @@ int tk_xml_feed(tk_xml *x, const char *data, size_t n, int final, tk_error *err)
 void tk_xml_position(tk_xml *x, uint64_t *line, uint64_t *col)
 {
 	x->impl->position(x->self, line, col);
+}
+
+int tk_xml_fail(tk_xml *x, const char *name, tk_error *err, const char *fmt, va_list ap)
+{
+	char msg[400];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	for (char *c = msg; *c; c++) /* quoted input must not break the one-line error */
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+	uint64_t line = 0, col = 0;
+	if (x)
+		tk_xml_position(x, &line, &col);
+	return tk_error_set(err, "%s:%llu:%llu: %s", name, (unsigned long long)line, (unsigned long long)col, msg);
 }
 
 tk_xml_status tk_xml_status_of(const tk_xml *x)

@@ -28,6 +28,7 @@
 #define TK_READ_XML_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "tracekit/error.h"
@@ -66,6 +67,9 @@ void tk_xml_free(tk_xml *x);
 int tk_xml_feed(tk_xml *x, const char *data, size_t n, int final, tk_error *err);
 /* Where the current event starts (1-based line and column; the column counts bytes). */
 void tk_xml_position(tk_xml *x, uint64_t *line, uint64_t *col);
+/* A reader's own error at the current event: "NAME:LINE:COL: message", with control characters
+ * of quoted input blanked so the error stays one line. x may be NULL (then 0:0). Returns -1. */
+int tk_xml_fail(tk_xml *x, const char *name, tk_error *err, const char *fmt, va_list ap);
 tk_xml_status tk_xml_status_of(const tk_xml *x);
 const char *tk_xml_kind_name(tk_xml_kind k); /* "fast", "libxml2" */
 
