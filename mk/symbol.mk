@@ -3,7 +3,7 @@
 # libdwarf and elfutils' libdw both define dwarf_*; libdw is kept private inside elf.o
 # (see mk/records.mk), and libdwarf goes first so nothing else can bind our calls.
 LIB_LDLIBS := -ldwarf -liberty $(LIB_LDLIBS)
-DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time
+DEPS_PKGS  += libdwarf-dev libiberty-dev clang lld llvm libclang-rt-14-dev time bc
 CPPFLAGS_TK += -I/usr/include/libdwarf
 
 
