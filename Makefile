@@ -91,8 +91,10 @@ check: deps
 bench: deps all
 	./bench/run.sh
 
-demo: deps all
-	./examples/demo.sh
+demo: deps
+	@echo "make demo: building (quietly)…"
+	@$(MAKE) -s --no-print-directory all
+	@./examples/demo.sh
 
 deps:
 	@./scripts/deps.sh $(DEPS_PKGS)
