@@ -56,6 +56,9 @@ typedef uint32_t tk_cnode_id;
 enum {
 	TK_CNODE_ROOT = 1u << 0,  /* the synthetic root of a group */
 	TK_CNODE_OTHER = 1u << 1, /* "(other)": children hidden by pruning */
+	/* Every frame merged into this node is an inlined call (TK_FRAME_INLINED, from symbolication):
+	 * the code ran inside its caller's body, not in a call of its own. */
+	TK_CNODE_INLINED = 1u << 2,
 };
 
 typedef struct tk_cnode {

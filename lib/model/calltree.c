@@ -192,9 +192,14 @@ static tk_cnode_id child_of(tk_calltree *t, tk_cnode_id parent, tk_frame_id fram
 	child_key k = {parent, function_of(&t->ft, frame)};
 	uint64_t h = tk_hash_u64((uint64_t)parent << 32 | k.func);
 	uint32_t c = tk_hidx_find(&t->child_index, h, child_eq, t, &k);
-	if (c != UINT32_MAX)
+	const tk_frame *f = tk_frame_get(t->p, frame);
+	int inlined = f && (f->flags & TK_FRAME_INLINED);
+	if (c != UINT32_MAX) {
+		if (!inlined) /* one out-of-line call merged in: the node is not purely inlined */
+			t->nodes[c].flags &= ~(uint32_t)TK_CNODE_INLINED;
 		return c;
-	c = new_node(t, parent, frame, k.func, 0);
+	}
+	c = new_node(t, parent, frame, k.func, inlined ? TK_CNODE_INLINED : 0);
 	tk_hidx_insert(&t->child_index, h, c);
 	return c;
 }

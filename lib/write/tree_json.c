@@ -26,6 +26,8 @@ static void open_node(FILE *out, const tk_calltree *t, const tk_cnode *n)
 	}
 	if (n->flags & TK_CNODE_OTHER)
 		fputs(",\"other\":true", out);
+	if (n->flags & TK_CNODE_INLINED)
+		fputs(",\"inlined\":true", out);
 	fprintf(out, ",\"total\":%llu,\"self\":%llu,\"samples\":%llu,\"children\":[", (unsigned long long)n->total,
 	        (unsigned long long)n->self, (unsigned long long)n->samples);
 }

@@ -62,6 +62,8 @@ static void row(FILE *out, tk_unit u, uint64_t gtotal, const tk_cnode *n, const 
 	fputs(label, out);
 	if (*binary)
 		fprintf(out, "  [%s]", binary);
+	if (n->flags & TK_CNODE_INLINED)
+		fputs("  (inlined)", out);
 	putc('\n', out);
 }
 

@@ -3,10 +3,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "test_calltree_helpers.h"
+#include "tracekit/write.h"
 
 /* Thread "Main Thread" (pid 10, tid 100): weights of 10 per sample.
  *   start;main;foo      x3  (+1 more on foo at another call-site address)
@@ -253,6 +257,59 @@ static void test_empty_profile(void **state)
 	tk_profile_free(p);
 }
 
+/* Inlined calls (from symbolication) are marked on their node, unless an out-of-line call of the
+ * same function merged into it: main;foo(inlined);bar twice, main;foo;baz once (foo out of line)
+ * on one thread; main;qux(inlined) on another. */
+static void test_inlined_marker(void **state)
+{
+	tk_profile *p = tk_profile_new();
+	tk_frame fm = {.addr = 0x10, .name = tk_intern_cstr(p, "main")};
+	tk_frame ffi = {.addr = 0x20, .name = tk_intern_cstr(p, "foo"), .flags = TK_FRAME_INLINED};
+	tk_frame ff = {.addr = 0x30, .name = tk_intern_cstr(p, "foo")};
+	tk_frame fb = {.addr = 0x40, .name = tk_intern_cstr(p, "bar")};
+	tk_frame fz = {.addr = 0x50, .name = tk_intern_cstr(p, "baz")};
+	tk_frame fq = {.addr = 0x60, .name = tk_intern_cstr(p, "qux"), .flags = TK_FRAME_INLINED};
+	tk_frame_id m = tk_frame_add(p, &fm), fi = tk_frame_add(p, &ffi), f = tk_frame_add(p, &ff);
+	tk_frame_id b = tk_frame_add(p, &fb), z = tk_frame_add(p, &fz), q = tk_frame_add(p, &fq);
+	tk_thread_id t1 = tk_thread_get_or_add(p, 1, 1, tk_intern_cstr(p, "one"), 0);
+	tk_thread_id t2 = tk_thread_get_or_add(p, 1, 2, tk_intern_cstr(p, "two"), 0);
+	tk_stack_id s_in = tk_stack_push(p, tk_stack_push(p, tk_stack_push(p, 0, m), fi), b);
+	tk_stack_id s_out = tk_stack_push(p, tk_stack_push(p, tk_stack_push(p, 0, m), f), z);
+	tk_stack_id s_q = tk_stack_push(p, tk_stack_push(p, 0, m), q);
+	tk_sample_add_n(p, t1, s_in, 2, 2);
+	tk_sample_add_n(p, t1, s_out, 1, 1);
+	tk_sample_add_n(p, t2, s_q, 1, 1);
+	tk_calltree *t = build(p, TK_GROUP_THREAD, 0);
+	th_buf buf;
+	assert_string_equal(th_dump(t, 0, &buf), "3/0: main 3/0 {foo 3/0 {bar 2/2, baz 1/1}}");
+	const tk_calltree_group *g0 = tk_calltree_group_get(t, 0), *g1 = tk_calltree_group_get(t, 1);
+	const tk_cnode *main0 = tk_calltree_node(t, tk_calltree_node(t, g0->root)->first_child);
+	const tk_cnode *foo = tk_calltree_node(t, main0->first_child);
+	assert_false(main0->flags & TK_CNODE_INLINED);
+	assert_false(foo->flags & TK_CNODE_INLINED); /* mixed: one out-of-line call merged in */
+	const tk_cnode *main1 = tk_calltree_node(t, tk_calltree_node(t, g1->root)->first_child);
+	const tk_cnode *qux = tk_calltree_node(t, main1->first_child);
+	assert_true(qux->flags & TK_CNODE_INLINED);
+	/* the writers say so */
+	char *text = NULL, *json = NULL;
+	size_t tl = 0, jl = 0;
+	FILE *o = open_memstream(&text, &tl);
+	tk_error err;
+	assert_int_equal(tk_write_tree_text(o, t, &err), 0);
+	fclose(o);
+	o = open_memstream(&json, &jl);
+	assert_int_equal(tk_write_tree_json(o, t, &err), 0);
+	fclose(o);
+	assert_non_null(strstr(text, "qux  (inlined)\n"));
+	assert_null(strstr(text, "foo  (inlined)"));
+	assert_non_null(strstr(json, "{\"name\":\"qux\",\"inlined\":true,"));
+	assert_null(strstr(json, "{\"name\":\"foo\",\"inlined\""));
+	free(text);
+	free(json);
+	tk_calltree_free(t);
+	tk_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +322,7 @@ int main(void)
 	    cmocka_unit_test(test_top_recursion),
 	    cmocka_unit_test(test_deep_recursion),
 	    cmocka_unit_test(test_empty_profile),
+	    cmocka_unit_test(test_inlined_marker),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
