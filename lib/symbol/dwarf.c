@@ -250,13 +250,21 @@ typedef struct walk {
 	} rng, addr; /* .debug_rnglists and .debug_addr of the slice */
 } walk;
 
+/* libdwarf hands out an error object on every failed call; most failures here are answers
+ * ("no such attribute"), so the object is just released. */
+static void drop_error(walk *w, Dwarf_Error *e)
+{
+	if (*e)
+		dwarf_dealloc_error(w->dbg, *e);
+	*e = NULL;
+}
+
 static void dw_fail(walk *w, Dwarf_Error e, const char *what)
 {
 	if (!w->failed)
 		tk_error_set(w->err, "%s: DWARF: %s: %s", w->name, what, e ? dwarf_errmsg(e) : "no entry");
 	w->failed = 1;
-	if (e)
-		dwarf_dealloc_error(w->dbg, e);
+	drop_error(w, &e);
 }
 
 static int is_abs(const char *p)
@@ -292,13 +300,11 @@ static void load_files(walk *w, Dwarf_Line_Context lc, Dwarf_Unsigned version, c
 	w->cu.files = NULL;
 	w->cu.nfiles = 0;
 	if (dwarf_srclines_files_indexes(lc, &base, &count, &end, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return;
 	}
 	if (dwarf_srclines_include_dir_count(lc, &ndirs, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
+		drop_error(w, &e);
 		ndirs = 0;
 	}
 	w->cu.file_base = base;
@@ -311,8 +317,7 @@ static void load_files(walk *w, Dwarf_Line_Context lc, Dwarf_Unsigned version, c
 		Dwarf_Unsigned dir = 0, mtime = 0, flen = 0;
 		Dwarf_Form_Data16 *md5 = NULL;
 		if (dwarf_srclines_files_data_b(lc, i, &fname, &dir, &mtime, &flen, &md5, &e) != DW_DLV_OK || !fname) {
-			if (e)
-				dwarf_dealloc_error(w->dbg, e), e = NULL;
+			drop_error(w, &e);
 			w->cu.files[i - base] = TK_SC_NONE;
 			continue;
 		}
@@ -327,8 +332,7 @@ static void load_files(walk *w, Dwarf_Line_Context lc, Dwarf_Unsigned version, c
 			Dwarf_Signed di = (Dwarf_Signed)dir;
 			if (version >= 5 ? di < ndirs : di >= 1 && di <= ndirs) {
 				if (dwarf_srclines_include_dir_data(lc, di, &inc, &e) != DW_DLV_OK) {
-					if (e)
-						dwarf_dealloc_error(w->dbg, e), e = NULL;
+					drop_error(w, &e);
 					inc = NULL;
 				}
 			}
@@ -384,8 +388,7 @@ static void collect_lines(walk *w, Dwarf_Die cu_die, const char *comp_dir)
 		    dwarf_lineno(lines[i], &lineno, &e) != DW_DLV_OK ||
 		    dwarf_line_srcfileno(lines[i], &fileno, &e) != DW_DLV_OK ||
 		    dwarf_lineendsequence(lines[i], &endseq, &e) != DW_DLV_OK) {
-			if (e)
-				dwarf_dealloc_error(w->dbg, e), e = NULL;
+			drop_error(w, &e);
 			continue;
 		}
 		if (in_seq && addr > prev_addr) {
@@ -424,13 +427,12 @@ static int attr_udata(walk *w, Dwarf_Die d, Dwarf_Half at, Dwarf_Unsigned *v)
 	Dwarf_Attribute a = NULL;
 	Dwarf_Error e = NULL;
 	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return 0;
 	}
 	int ok = dwarf_formudata(a, v, &e) == DW_DLV_OK;
-	if (!ok && e)
-		dwarf_dealloc_error(w->dbg, e);
+	if (!ok)
+		drop_error(w, &e);
 	dwarf_dealloc_attribute(a);
 	return ok;
 }
@@ -441,13 +443,11 @@ static const char *attr_str(walk *w, Dwarf_Die d, Dwarf_Half at)
 	Dwarf_Error e = NULL;
 	char *s = NULL;
 	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return NULL;
 	}
 	if (dwarf_formstring(a, &s, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		s = NULL;
 	}
 	dwarf_dealloc_attribute(a);
@@ -459,13 +459,12 @@ static int attr_ref(walk *w, Dwarf_Die d, Dwarf_Half at, Dwarf_Off *off)
 	Dwarf_Attribute a = NULL;
 	Dwarf_Error e = NULL;
 	if (dwarf_attr(d, at, &a, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return 0;
 	}
 	int ok = dwarf_global_formref(a, off, &e) == DW_DLV_OK;
-	if (!ok && e)
-		dwarf_dealloc_error(w->dbg, e);
+	if (!ok)
+		drop_error(w, &e);
 	dwarf_dealloc_attribute(a);
 	return ok;
 }
@@ -507,8 +506,8 @@ static name_entry resolve_name(walk *w, Dwarf_Die d, Dwarf_Off off, int depth)
 				sub = resolve_name(w, td, t, depth + 1);
 				have = 1;
 				dwarf_dealloc_die(td);
-			} else if (e)
-				dwarf_dealloc_error(w->dbg, e);
+			} else
+				drop_error(w, &e);
 		}
 		if (have && (sub.is_linkage || !own))
 			r = (name_entry){off, sub.name, sub.flags, sub.is_linkage};
@@ -644,16 +643,13 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 			(*out)[(*n)++] = (tk_paint_in){lo, hi, a, 0, prio};
 			return 1;
 		}
-		if (e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
+		drop_error(w, &e);
 		return 0;
 	}
-	if (e)
-		dwarf_dealloc_error(w->dbg, e), e = NULL;
+	drop_error(w, &e);
 	Dwarf_Attribute at = NULL;
 	if (dwarf_attr(d, DW_AT_ranges, &at, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return 0;
 	}
 	Dwarf_Half f = 0;
@@ -665,13 +661,12 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 	} else {
 		ok = dwarf_global_formref(at, &off, &e) == DW_DLV_OK;
 		if (!ok) {
-			if (e)
-				dwarf_dealloc_error(w->dbg, e), e = NULL;
+			drop_error(w, &e);
 			ok = dwarf_formudata(at, &off, &e) == DW_DLV_OK;
 		}
 	}
-	if (!ok && e)
-		dwarf_dealloc_error(w->dbg, e), e = NULL;
+	if (!ok)
+		drop_error(w, &e);
 	if (ok && w->cu.version < 5) {
 		/* DWARF 2-4: .debug_ranges, offsets relative to the CU base address */
 		Dwarf_Ranges *rb = NULL;
@@ -691,8 +686,8 @@ static size_t die_ranges(walk *w, Dwarf_Die d, tk_paint_in **out, size_t *n, siz
 				}
 			}
 			dwarf_ranges_dealloc(w->dbg, rb, cnt);
-		} else if (e)
-			dwarf_dealloc_error(w->dbg, e), e = NULL;
+		} else
+			drop_error(w, &e);
 		ok = 0;
 	}
 	if (!added && ok) {
@@ -715,8 +710,7 @@ static void walk_die(walk *w, Dwarf_Die d, uint32_t parent, int depth)
 	Dwarf_Error e = NULL;
 	Dwarf_Half tag = 0;
 	if (dwarf_tag(d, &tag, &e) != DW_DLV_OK) {
-		if (e)
-			dwarf_dealloc_error(w->dbg, e);
+		drop_error(w, &e);
 		return;
 	}
 	uint32_t me = parent;
