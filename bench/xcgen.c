@@ -213,6 +213,14 @@ static inline void putu(uint64_t v)
 	while (v /= 10);
 	put(p, (size_t)(tmp + sizeof tmp - p));
 }
+
+/* <TAG ref="ID"/>: how every element already defined is written again. */
+#define put_ref(tag, id)                                                                                               \
+	do {                                                                                                           \
+		PUTS("<" tag " ref=\"");                                                                               \
+		putu(id);                                                                                              \
+		PUTS("\"/>");                                                                                          \
+	} while (0)
 static inline void putx(uint64_t v) /* 0x + lowercase hex */
 {
 	char tmp[24], *p = tmp + sizeof tmp;
@@ -876,9 +884,7 @@ static uint32_t pick_weight(void)
 static void write_process(process_t *p)
 {
 	if (p->id) {
-		PUTS("<process ref=\"");
-		putu(p->id);
-		PUTS("\"/>");
+		put_ref("process", p->id);
 		return;
 	}
 	p->id = next_id++;
@@ -896,9 +902,7 @@ static void write_process(process_t *p)
 	putu((uint64_t)p->pid);
 	PUTS("</pid>");
 	if (id_devsess) {
-		PUTS("<device-session ref=\"");
-		putu(id_devsess);
-		PUTS("\"/>");
+		put_ref("device-session", id_devsess);
 	} else {
 		id_devsess = next_id++;
 		PUTS("<device-session id=\"");
@@ -911,9 +915,7 @@ static void write_process(process_t *p)
 static void write_thread(thread_t *t)
 {
 	if (t->id) {
-		PUTS("<thread ref=\"");
-		putu(t->id);
-		PUTS("\"/>");
+		put_ref("thread", t->id);
 		return;
 	}
 	t->id = next_id++;
@@ -936,9 +938,7 @@ static void write_thread(thread_t *t)
 static void write_frame(process_t *p, uint32_t fi)
 {
 	if (p->frame_id[fi]) {
-		PUTS("<frame ref=\"");
-		putu(p->frame_id[fi]);
-		PUTS("\"/>");
+		put_ref("frame", p->frame_id[fi]);
 		return;
 	}
 	frame_t *f = &p->frames[fi];
@@ -960,9 +960,7 @@ static void write_frame(process_t *p, uint32_t fi)
 	PUTS(">");
 	if (f->bin >= 0) {
 		if (p->bin_id[f->bin]) {
-			PUTS("<binary ref=\"");
-			putu(p->bin_id[f->bin]);
-			PUTS("\"/>");
+			put_ref("binary", p->bin_id[f->bin]);
 		} else {
 			p->bin_id[f->bin] = next_id++;
 			PUTS("<binary id=\"");
@@ -977,9 +975,7 @@ static void write_frame(process_t *p, uint32_t fi)
 		putu(f->line);
 		PUTS("\">");
 		if (p->path_id[f->src]) {
-			PUTS("<path ref=\"");
-			putu(p->path_id[f->src]);
-			PUTS("\"/>");
+			put_ref("path", p->path_id[f->src]);
 		} else {
 			p->path_id[f->src] = next_id++;
 			PUTS("<path id=\"");
@@ -1023,9 +1019,7 @@ static void write_fragment(process_t *p, uint64_t *idp, const uint32_t *fr, uint
 {
 	write_process(p); /* always a ref here: the thread defined it */
 	if (*idp) {
-		PUTS("<text-addresses ref=\"");
-		putu(*idp);
-		PUTS("\"/>");
+		put_ref("text-addresses", *idp);
 		return;
 	}
 	*idp = next_id++;
@@ -1049,9 +1043,7 @@ static void write_stack(process_t *p, uint32_t si)
 	stack_t_ *s = &p->stacks[si];
 	if (opt.enc == ENC_TEXT) {
 		if (p->bt_id[si]) {
-			PUTS("<backtrace ref=\"");
-			putu(p->bt_id[si]);
-			PUTS("\"/>");
+			put_ref("backtrace", p->bt_id[si]);
 			return;
 		}
 		p->bt_id[si] = next_id++;
@@ -1072,9 +1064,7 @@ static void write_stack(process_t *p, uint32_t si)
 	}
 	if (opt.enc == ENC_BT) {
 		if (p->bt_id[si]) {
-			PUTS("<backtrace ref=\"");
-			putu(p->bt_id[si]);
-			PUTS("\"/>");
+			put_ref("backtrace", p->bt_id[si]);
 			return;
 		}
 		p->bt_id[si] = next_id++;
@@ -1086,9 +1076,7 @@ static void write_stack(process_t *p, uint32_t si)
 		return;
 	}
 	if (p->tbt_id[si]) {
-		PUTS("<tagged-backtrace ref=\"");
-		putu(p->tbt_id[si]);
-		PUTS("\"/>");
+		put_ref("tagged-backtrace", p->tbt_id[si]);
 		return;
 	}
 	p->tbt_id[si] = next_id++;
@@ -1107,9 +1095,7 @@ static void write_stack(process_t *p, uint32_t si)
 		write_frames_leaf_first(p, s);
 		PUTS("</backtrace>");
 		if (id_tag0) {
-			PUTS("<uint64 ref=\"");
-			putu(id_tag0);
-			PUTS("\"/>");
+			put_ref("uint64", id_tag0);
 		} else {
 			id_tag0 = next_id++;
 			PUTS("<uint64 id=\"");
@@ -1463,9 +1449,7 @@ int main(int argc, char **argv)
 		write_process(p);
 		uint32_t core = p->is_kernel ? rn(10) : rn(1000) < 700 ? 4 + rn(6) : rn(4);
 		if (id_core[core]) {
-			PUTS("<core ref=\"");
-			putu(id_core[core]);
-			PUTS("\"/>");
+			put_ref("core", id_core[core]);
 		} else {
 			id_core[core] = next_id++;
 			PUTS("<core id=\"");
@@ -1480,9 +1464,7 @@ int main(int argc, char **argv)
 			PUTS("</core>");
 		}
 		if (id_state) {
-			PUTS("<thread-state ref=\"");
-			putu(id_state);
-			PUTS("\"/>");
+			put_ref("thread-state", id_state);
 		} else {
 			id_state = next_id++;
 			PUTS("<thread-state id=\"");
@@ -1537,9 +1519,7 @@ int main(int argc, char **argv)
 			/* counters-array: two cumulative-ish PMC counts, unique per row except idle zeros */
 			if (p->is_kernel && sentinel) {
 				if (id_pmc_zero) {
-					PUTS("<pmc-events ref=\"");
-					putu(id_pmc_zero);
-					PUTS("\"/>");
+					put_ref("pmc-events", id_pmc_zero);
 				} else {
 					id_pmc_zero = next_id++;
 					PUTS("<pmc-events id=\"");
