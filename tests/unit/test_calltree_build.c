@@ -12,31 +12,6 @@
 #include "test_calltree_helpers.h"
 #include "tracekit/write.h"
 
-/* Thread "Main Thread" (pid 10, tid 100): weights of 10 per sample.
- *   start;main;foo      x3  (+1 more on foo at another call-site address)
- *   start;main;bar;baz  x2
- *   start;main          x1
- *   (empty stack)       x1
- * Thread "worker" (pid 10, tid 101), recursion, weight 5: f;f;f;g  f;g  f;f
- * Thread (pid 20, tid 200, process "Other", unnamed): x;y weight 7 */
-static tk_profile *sample_profile(void)
-{
-	tk_profile *p = tk_profile_new();
-	tk_thread_id m = th_thread(p, 10, 100, "Main Thread", "App");
-	th_add(p, m, "dyld`start;App`main;App`foo@0x10", 10, 3);
-	th_add(p, m, "dyld`start;App`main;App`foo@0x20", 10, 1);
-	th_add(p, m, "dyld`start;App`main;App`bar;App`baz", 10, 2);
-	th_add(p, m, "dyld`start;App`main", 10, 1);
-	th_add(p, m, "", 10, 1);
-	tk_thread_id w = th_thread(p, 10, 101, "worker", "App");
-	th_add(p, w, "f;f;f;g", 5, 1);
-	th_add(p, w, "f;g", 5, 1);
-	th_add(p, w, "f;f", 5, 1);
-	tk_thread_id o = th_thread(p, 20, 200, NULL, "Other");
-	th_add(p, o, "x;y", 7, 1);
-	return p;
-}
-
 static tk_calltree *build(tk_profile *p, tk_group_by g, int invert)
 {
 	tk_calltree_options o;
@@ -52,7 +27,7 @@ static tk_calltree *build(tk_profile *p, tk_group_by g, int invert)
 
 static void test_top_down_per_thread(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	tk_calltree *t = build(p, TK_GROUP_THREAD, 0);
 	th_buf b;
 	assert_int_equal(tk_calltree_group_count(t), 3);
@@ -76,7 +51,7 @@ static void test_top_down_per_thread(void **state)
 
 static void test_grouping(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	th_buf b;
 	tk_calltree *t = build(p, TK_GROUP_PROCESS, 0);
 	assert_int_equal(tk_calltree_group_count(t), 2);
@@ -98,7 +73,7 @@ static void test_grouping(void **state)
 
 static void test_inverted(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	th_buf b;
 	tk_calltree *t = build(p, TK_GROUP_THREAD, 1);
 	/* roots are leaf functions with their self weight; children are callers */
@@ -159,7 +134,7 @@ static void test_hex_label_identity(void **state)
 
 static void test_prune(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	th_buf b;
 	tk_error err;
 	tk_calltree *t = build(p, TK_GROUP_THREAD, 0);
@@ -194,7 +169,7 @@ static void test_prune(void **state)
 
 static void test_top_recursion(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	tk_error err;
 	tk_top *top = tk_top_build(p, TK_TOP_BY_SELF, &err);
 	assert_non_null(top);

@@ -148,4 +148,29 @@ static inline int th_check_invariant(const tk_calltree *t)
 	return bad;
 }
 
+/* Thread "Main Thread" (pid 10, tid 100): weights of 10 per sample.
+ *   start;main;foo      x3  (+1 more on foo at another call-site address)
+ *   start;main;bar;baz  x2
+ *   start;main          x1
+ *   (empty stack)       x1
+ * Thread "worker" (pid 10, tid 101), recursion, weight 5: f;f;f;g  f;g  f;f
+ * Thread (pid 20, tid 200, process "Other", unnamed): x;y weight 7 */
+static inline tk_profile *th_sample_profile(void)
+{
+	tk_profile *p = tk_profile_new();
+	tk_thread_id m = th_thread(p, 10, 100, "Main Thread", "App");
+	th_add(p, m, "dyld`start;App`main;App`foo@0x10", 10, 3);
+	th_add(p, m, "dyld`start;App`main;App`foo@0x20", 10, 1);
+	th_add(p, m, "dyld`start;App`main;App`bar;App`baz", 10, 2);
+	th_add(p, m, "dyld`start;App`main", 10, 1);
+	th_add(p, m, "", 10, 1);
+	tk_thread_id w = th_thread(p, 10, 101, "worker", "App");
+	th_add(p, w, "f;f;f;g", 5, 1);
+	th_add(p, w, "f;g", 5, 1);
+	th_add(p, w, "f;f", 5, 1);
+	tk_thread_id o = th_thread(p, 20, 200, NULL, "Other");
+	th_add(p, o, "x;y", 7, 1);
+	return p;
+}
+
 #endif

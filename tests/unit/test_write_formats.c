@@ -9,24 +9,6 @@
 #include "test_calltree_helpers.h"
 #include "tracekit/write.h"
 
-static tk_profile *sample_profile(void)
-{
-	tk_profile *p = tk_profile_new();
-	tk_thread_id m = th_thread(p, 10, 100, "Main Thread", "App");
-	th_add(p, m, "dyld`start;App`main;App`foo@0x10", 10, 3);
-	th_add(p, m, "dyld`start;App`main;App`foo@0x20", 10, 1);
-	th_add(p, m, "dyld`start;App`main;App`bar;App`baz", 10, 2);
-	th_add(p, m, "dyld`start;App`main", 10, 1);
-	th_add(p, m, "", 10, 1);
-	tk_thread_id w = th_thread(p, 10, 101, "worker", "App");
-	th_add(p, w, "f;f;f;g", 5, 1);
-	th_add(p, w, "f;g", 5, 1);
-	th_add(p, w, "f;f", 5, 1);
-	tk_thread_id o = th_thread(p, 20, 200, NULL, "Other");
-	th_add(p, o, "x;y", 7, 1);
-	return p;
-}
-
 typedef struct mem {
 	char *s;
 	size_t n;
@@ -49,7 +31,7 @@ static const char *mem_close(mem *m)
 
 static void test_folded(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	mem m;
 	tk_error err;
 	tk_folded_options o = {0};
@@ -96,7 +78,7 @@ static void test_folded_edge_cases(void **state)
 
 static void test_folded_write_error(void **state)
 {
-	tk_profile *p = sample_profile();
+	tk_profile *p = th_sample_profile();
 	FILE *f = fopen("/dev/full", "w");
 	if (!f)
 		skip();
