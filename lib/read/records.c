@@ -455,17 +455,26 @@ static int json_file(const char *path, json_t **out, tk_error *err)
 	return 0;
 }
 
+/* An images file: a JSON object whose KEY holds the image array (ours: "images", MTHawkeye's:
+ * "dyld_images"). On success the caller owns *root and *imgs points into it. */
+static int images_file(const char *path, const char *key, json_t **root, json_t **imgs, tk_error *err)
+{
+	if (json_file(path, root, err))
+		return -1;
+	*imgs = json_object_get(*root, key);
+	if (!json_is_object(*root) || !json_is_array(*imgs)) {
+		json_decref(*root);
+		return tk_error_set(err, "%s: expected a JSON object with the \"%s\" array", path, key);
+	}
+	return 0;
+}
+
 /* Our images.json (docs/records-format.md). */
 static int load_images_json(tk_records *r, const char *path, tk_error *err)
 {
-	json_t *root;
-	if (json_file(path, &root, err))
+	json_t *root, *imgs;
+	if (images_file(path, "images", &root, &imgs, err))
 		return -1;
-	json_t *imgs = json_object_get(root, "images");
-	if (!json_is_object(root) || !json_is_array(imgs)) {
-		json_decref(root);
-		return tk_error_set(err, "%s: expected an object with an \"images\" array", path);
-	}
 	const char *os = json_string_value(json_object_get(root, "os"));
 	const char *arch = json_string_value(json_object_get(root, "arch"));
 	json_t *pid = json_object_get(root, "pid");
@@ -520,14 +529,9 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
  * up to the next image's header; the symbolicator checks against the dSYM's own extent. */
 static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 {
-	json_t *root;
-	if (json_file(path, &root, err))
+	json_t *root, *imgs;
+	if (images_file(path, "dyld_images", &root, &imgs, err))
 		return -1;
-	json_t *imgs = json_object_get(root, "dyld_images");
-	if (!json_is_object(root) || !json_is_array(imgs)) {
-		json_decref(root);
-		return tk_error_set(err, "%s: expected an object with a \"dyld_images\" array", path);
-	}
 	const char *os = json_string_value(json_object_get(root, "os_version"));
 	const char *app = json_string_value(json_object_get(root, "name"));
 	if (app && *app)
