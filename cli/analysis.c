@@ -285,24 +285,25 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 
 FILE *tk_analysis_open_output(tk_analysis *a)
 {
-	if (!a->output || strcmp(a->output, "-") == 0)
-		return a->out = stdout;
-	a->out = fopen(a->output, "w");
-	if (!a->out)
-		tk_cli_fail("%s: cannot write %s: %s", a->cmd, a->output, strerror(errno));
-	return a->out;
+	tk_error err = {{0}};
+	if (tk_outfile_open(&a->of, a->output, &err) < 0) {
+		tk_cli_fail("%s: %s", a->cmd, err.msg);
+		return a->out = NULL;
+	}
+	return a->out = a->of.f;
 }
 
-int tk_analysis_close_output(tk_analysis *a)
+int tk_analysis_close_output(tk_analysis *a, int write_failed)
 {
 	if (!a->out)
 		return 0;
-	int bad = fflush(a->out) != 0 || ferror(a->out);
-	if (a->out != stdout && fclose(a->out) != 0)
-		bad = 1;
 	a->out = NULL;
-	if (bad)
-		return tk_cli_fail("%s: writing %s failed: %s", a->cmd, a->output ? a->output : "standard output",
-		                   strerror(errno ? errno : EIO));
+	if (write_failed) {
+		tk_outfile_abort(&a->of);
+		return 1;
+	}
+	tk_error err = {{0}};
+	if (tk_outfile_commit(&a->of, &err) < 0)
+		return tk_cli_fail("%s: %s", a->cmd, err.msg);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "util/outfile.h"
 #include "tracekit/transform.h"
 
 typedef struct tk_analysis {
@@ -22,6 +23,7 @@ typedef struct tk_analysis {
 	const char **symbol_paths; /* --symbols, in order */
 	size_t nsymbols, capsymbols;
 	FILE *out; /* opened by tk_analysis_open_output */
+	tk_outfile of;
 } tk_analysis;
 
 #define TK_ANALYSIS_HELP                                                                                               \
@@ -68,10 +70,13 @@ int tk_analysis_check(tk_analysis *a);
  * returns NULL on failure. */
 tk_profile *tk_analysis_load(tk_analysis *a);
 
-/* Open --output (or use stdout); returns NULL after printing on failure. */
+/* Open --output (or use stdout); returns NULL after printing on failure. The output is written to
+ * a temporary file beside --output and renamed over it only by a successful close, so a failure
+ * never leaves a half-written file (see util/outfile.h). */
 FILE *tk_analysis_open_output(tk_analysis *a);
-/* Close the output; prints and returns 1 if anything failed to be written, else 0. */
-int tk_analysis_close_output(tk_analysis *a);
+/* Close the output: with write_failed = 0 commit it, else drop it. Prints and returns 1 if anything
+ * failed to be written (or write_failed), else 0. */
+int tk_analysis_close_output(tk_analysis *a, int write_failed);
 
 /* Parse "250ms", "1.5s", "300us", "1000ns" or "MM:SS.mmm" into ns; -1 if malformed. */
 int tk_parse_time_ns(const char *s, uint64_t *ns);

@@ -48,9 +48,9 @@ int cmd_collapse(int argc, char **argv)
 	if (tk_analysis_open_output(&a)) {
 		tk_error err = {{0}};
 		int w = tk_write_folded(a.out, p, &fo, &err);
-		rc = tk_analysis_close_output(&a);
-		if (w < 0 && !rc)
-			rc = tk_cli_fail("collapse: %s", err.msg);
+		if (w < 0)
+			tk_cli_fail("collapse: %s", err.msg);
+		rc = tk_analysis_close_output(&a, w < 0);
 	}
 	tk_profile_free(p);
 out:

@@ -71,9 +71,9 @@ int cmd_top(int argc, char **argv)
 		tk_cli_fail("top: %s", err.msg);
 	} else if (tk_analysis_open_output(&a)) {
 		int w = json ? tk_write_top_json(a.out, top, limit, &err) : tk_write_top_text(a.out, top, limit, &err);
-		rc = tk_analysis_close_output(&a);
-		if (w < 0 && !rc)
-			rc = tk_cli_fail("top: %s", err.msg);
+		if (w < 0)
+			tk_cli_fail("top: %s", err.msg);
+		rc = tk_analysis_close_output(&a, w < 0);
 	}
 	tk_top_free(top);
 	tk_profile_free(p);

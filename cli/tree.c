@@ -82,9 +82,9 @@ int cmd_tree(int argc, char **argv)
 		tk_cli_fail("tree: %s", err.msg);
 	} else if (tk_analysis_open_output(&a)) {
 		int w = json ? tk_write_tree_json(a.out, t, &err) : tk_write_tree_text(a.out, t, &err);
-		rc = tk_analysis_close_output(&a);
-		if (w < 0 && !rc)
-			rc = tk_cli_fail("tree: %s", err.msg);
+		if (w < 0)
+			tk_cli_fail("tree: %s", err.msg);
+		rc = tk_analysis_close_output(&a, w < 0);
 	}
 	tk_calltree_free(t);
 	tk_profile_free(p);

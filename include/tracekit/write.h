@@ -51,6 +51,40 @@ int tk_write_tree_json(FILE *out, const tk_calltree *t, tk_error *err);
 int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 
+/* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
+ *
+ * Every whole-profile output format is one entry: a name, the file extensions that select it, and
+ * a function that writes the profile. A new format is one new file in lib/write/ plus its line in
+ * lib/write/formats.c. Writers stream: they hold the model (and at most a tree built from it),
+ * never a DOM of their output. */
+typedef struct tk_convert_options {
+	const char *title;  /* shown by viewers (the input's name); NULL for a default */
+	const char *input;  /* the input's path, for writers that record it; may be NULL */
+	int merge_threads;  /* one merged stack set instead of one per thread (svg, folded) */
+	int inverted;       /* icicle / bottom-up where the format has it (svg) */
+	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
+	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+} tk_convert_options;
+
+void tk_convert_options_init(tk_convert_options *o);
+
+typedef int (*tk_writer_fn)(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
+
+typedef struct tk_writer {
+	const char *name;        /* "gecko", "speedscope", "pprof", "svg", "folded", "json" */
+	const char *extensions;  /* space-separated, longest first: ".speedscope.json .ss.json" */
+	const char *description; /* one line for --help */
+	int binary;              /* writes bytes that must not go to a terminal */
+	tk_writer_fn write;
+} tk_writer;
+
+/* The table, in --help order. */
+const tk_writer *tk_writers(size_t *n);
+/* By name (exact), NULL if unknown. */
+const tk_writer *tk_writer_find(const char *name);
+/* By the longest extension that ends path, NULL if none matches. */
+const tk_writer *tk_writer_for_path(const char *path);
+
 #ifdef __cplusplus
 }
 #endif
