@@ -44,9 +44,10 @@ typedef enum tk_unit {
 	TK_UNIT_CYCLES,  /* cpu-profile: CPU cycles */
 	TK_UNIT_EVENTS,  /* counters-profile: PMC events */
 	TK_UNIT_SAMPLES, /* a count of samples (records, folded input) */
+	TK_UNIT_BYTES,   /* bytes allocated (Instruments Allocations Deep Copy); samples count allocations */
 } tk_unit;
 
-const char *tk_unit_name(tk_unit u); /* "ns", "cycles", "events", "samples" */
+const char *tk_unit_name(tk_unit u); /* "ns", "cycles", "events", "samples", "bytes" */
 
 typedef struct tk_binary {
 	tk_str name;        /* "libsystem_kernel.dylib" */

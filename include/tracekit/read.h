@@ -108,6 +108,13 @@ typedef struct tk_reader {
 /* The readers the registry knows. */
 extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
 extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
+/* Text formats (one file each in lib/read/, described there and in README's "Input formats"):
+ * Instruments Deep Copy call trees, macOS `sample` reports, folded stacks (ours, FlameGraph's,
+ * inferno's) and Linux `perf script` text. Each rejects what it cannot read with FILE:LINE. */
+extern const tk_reader tk_reader_deepcopy;
+extern const tk_reader tk_reader_sample;
+extern const tk_reader tk_reader_folded;
+extern const tk_reader tk_reader_perf;
 /* The reader whose sniff() accepts head, or NULL. */
 const tk_reader *tk_reader_find(const unsigned char *head, size_t n);
 /* The i-th registered reader, NULL past the end (for listings and tests). */

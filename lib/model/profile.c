@@ -72,6 +72,7 @@ const char *tk_unit_name(tk_unit u)
 	case TK_UNIT_CYCLES: return "cycles";
 	case TK_UNIT_EVENTS: return "events";
 	case TK_UNIT_SAMPLES: return "samples";
+	case TK_UNIT_BYTES: return "bytes";
 	}
 	return "?";
 }

@@ -13,7 +13,13 @@ static const tk_reader *const readers[] = {
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
+    /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
+     * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
+    &tk_reader_deepcopy,
+    &tk_reader_sample,
+    &tk_reader_perf,
     &tk_reader_xctrace,
+    &tk_reader_folded,
 };
 
 void tk_read_options_init(tk_read_options *o)
@@ -49,7 +55,8 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(err, "%s: empty input", tk_input_name(in));
 	const tk_reader *r = tk_reader_find(head, n);
 	if (!r)
-		return tk_error_set(err, "%s: unrecognised input format (expected an `xctrace export` XML document%s)",
+		return tk_error_set(err, "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
+		                    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
 		                    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
 	return r->read(p, in, o, err);
 }

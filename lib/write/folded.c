@@ -67,7 +67,9 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 {
 	tk_calltree_options co;
 	tk_calltree_options_init(&co);
-	co.group = o && o->no_thread ? TK_GROUP_ALL : TK_GROUP_THREAD;
+	/* Folded input without thread frames (FlameGraph's, inferno's) is written back without them. */
+	const char *ft = tk_profile_meta(p, "folded-threads");
+	co.group = (o && o->no_thread) || (ft && strcmp(ft, "none") == 0) ? TK_GROUP_ALL : TK_GROUP_THREAD;
 	co.label_only = 1;
 	tk_calltree *t = tk_calltree_build(p, &co, err);
 	if (!t)
