@@ -12,7 +12,8 @@
  * integers exactly (ns for time, cycles, bytes); percentages are ignored (Instruments 16 prints
  * 0.0% on rows that are half the total). Where the text gives a self column we use it (it has
  * more digits than the rounded totals); Allocations has none, so self = total − Σ children, in
- * bytes and in allocation counts (the count becomes the sample count). Root rows may be processes
+ * bytes and in allocation counts (the count becomes the sample count). The other versions give no
+ * sample counts, so each node with self weight counts as one sample. Root rows may be processes
  * ("example_app (40414)") and threads ("Main Thread  0x1ee7", "Main Thread (0x9ec1)"): they become
  * the profile's processes and threads instead of frames. The format is in
  * ../shared/reference/xctrace-format.md §13.
@@ -232,8 +233,12 @@ static void pop(dc *d)
 	if (d->sk == SELF_COUNT) {
 		self = x->total > x->child_total ? x->total - x->child_total : 0;
 		count = x->count > x->child_count ? x->count - x->child_count : 0;
-	} else
+	} else {
+		/* A Deep Copy has no sample counts: one per node with self weight (as pprof converters do),
+		 * since the model drops threads without samples. */
 		self = x->self;
+		count = self ? 1 : 0;
+	}
 	if (self || count)
 		tk_sample_add_n(d->p, x->thread, x->kind == ROW_FRAME ? x->stack : 0, self, count);
 	if (d->nst) {
@@ -417,7 +422,7 @@ static int dc_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_err
 	tk_profile_set_unit(p, d.fam == FAM_TIME ? TK_UNIT_NS : d.fam == FAM_CYCLES ? TK_UNIT_CYCLES : TK_UNIT_BYTES);
 	tk_profile_set_meta(p, "format", "instruments-deep-copy");
 	tk_profile_set_meta(p, "weights", d.sk == SELF_COUNT ? "self = total - children (bytes, allocation counts)"
-	                                                     : "self column");
+	                                                     : "self column (samples: one per node with self weight)");
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)d.rows);
 	tk_profile_set_meta(p, "rows", buf);

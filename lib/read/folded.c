@@ -160,7 +160,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			pos += fl + 1;
 			if (e && pos == len) { /* a trailing ';' */
 				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name, (unsigned long long)l.lineno,
-				                  pos);
+				                  pos + 1);
 				break;
 			}
 		}
