@@ -6,7 +6,7 @@
                                            = its own total in bytes, exactly), and the top rows'
                                            totals within the text's own rounding (prints "ok N
                                            nodes" or the first mismatch; exit 1 on a mismatch)
-  text_oracle.py sample-threads FILE       "TID COUNT" per thread root of the call graph
+  text_oracle.py sample-threads FILE       "TID COUNT" per thread (Σ of its Thread_ rows)
   text_oracle.py sample-top FILE           "NAME\tIMAGE\tCOUNT" from "Sort by top of stack"
   text_oracle.py perf-threads FILE         "TID COUNT" per sample header
   text_oracle.py perf-leaves FILE          "SYMBOL COUNT" per leaf symbol
@@ -158,10 +158,15 @@ def call_graph(path):
 
 
 def sample_threads(path):
+    # a thread that ran several dispatch queues has a row per queue: one thread, their sum
+    n = {}
     for l in call_graph(path):
         m = re.match(r"    (\d+) Thread_(\d+|0x[0-9a-fA-F]+)", l)
         if m:
-            print(int(m.group(2), 0), m.group(1))
+            tid = int(m.group(2), 0)
+            n[tid] = n.get(tid, 0) + int(m.group(1))
+    for tid in n:
+        print(tid, n[tid])
 
 
 def sample_top(path):
@@ -170,10 +175,10 @@ def sample_top(path):
     for l in sec.split("\n"):
         if not l.strip():
             break
-        m = re.match(r"\s+(.*?)  \(in (.*)\)\s+(\d+)$", l)
-        name = "" if m.group(1) == "???" else m.group(1)
+        m = re.match(r"\s+(.*?)  \(in (.*?)\)(?:  \[(0x[0-9a-f]+)\])?\s+(\d+)$", l)
+        name = m.group(3) if m.group(1) == "???" else m.group(1)
         img = "" if m.group(2) == "<unknown binary>" else m.group(2)
-        print("%s\t%s\t%s" % (name, img, m.group(3)))
+        print("%s\t%s\t%s" % (name, img, m.group(4)))
 
 
 def perf_samples(path):
