@@ -10,7 +10,9 @@
  * the last also flags the frame as inlined); a frame that is exactly `0x` + lowercase hex (how we
  * write an unsymbolicated frame) becomes an address. COUNT is a whole number in the unit of
  * whoever wrote the file, which the format does not say: the profile's unit is "samples" and each
- * line adds COUNT to both weight and sample count.
+ * line adds COUNT to both weight and sample count. The identity has two limits, both from what the
+ * format cannot say: names holding ';' or a line break (the writer replaces them), and threads of
+ * equal weight from different processes (written in pid order; read back, the pid is unknown).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,41 @@ static size_t split_count(const char *s, size_t n, uint64_t *count)
 	return e;
 }
 
+/* Threads are told apart by (name, tid), as the lines tell them apart; the model keys threads by
+ * (pid, tid) and the pid is unknown, so a second name with the same tid gets pid -2, -3 … */
+typedef struct tkey {
+	tk_str name;
+	uint64_t tid;
+	tk_thread_id t;
+} tkey;
+
+typedef struct tmap {
+	tkey *k;
+	size_t n, cap, last;
+} tmap;
+
+static tk_thread_id thread_for(tmap *m, tk_profile *p, tk_str name, uint64_t tid)
+{
+	if (m->n && m->k[m->last].name == name && m->k[m->last].tid == tid)
+		return m->k[m->last].t;
+	int64_t pid = -1;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->k[i].tid != tid)
+			continue;
+		if (m->k[i].name == name) {
+			m->last = i;
+			return m->k[i].t;
+		}
+		int64_t used = tk_thread_get(p, m->k[i].t)->pid;
+		if (used <= pid)
+			pid = used - 1;
+	}
+	TK_GROW(m->k, m->cap, m->n + 1);
+	m->k[m->n] = (tkey){name, tid, tk_thread_get_or_add(p, pid, tid, name, 0)};
+	m->last = m->n;
+	return m->k[m->n++].t;
+}
+
 static int folded_sniff(const unsigned char *head, size_t n)
 {
 	size_t at = 0, good = 0;
@@ -109,6 +146,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	tk_lines_init(&l, in, o);
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	int have_anon = 0, have_threads = 0;
+	tmap tm = {0};
 	tk_thread_id anon = 0;
 	uint64_t lines = 0;
 	const char *s;
@@ -131,7 +169,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		size_t flen = semi ? (size_t)(semi - s) : len, nl;
 		uint64_t tid;
 		if (thread_frame(s, flen, &nl, &tid)) {
-			t = tk_thread_get_or_add(p, -1, tid, nl ? tk_intern(p, s, nl) : 0, 0);
+			t = thread_for(&tm, p, nl ? tk_intern(p, s, nl) : 0, tid);
 			have_threads = 1;
 			pos = semi ? flen + 1 : len;
 		} else {
@@ -169,6 +207,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		tk_sample_add_n(p, t, st, count, count);
 	}
 	tk_lines_free(&l);
+	free(tm.k);
 	if (rc < 0)
 		return -1;
 	if (!lines)

@@ -309,7 +309,7 @@ static int perf_sniff(const unsigned char *head, size_t n)
 	/* the next line: a frame, a blank line or the next header */
 	const char *s2;
 	size_t l2 = tk_head_line(head, n, at + len + 1, &s2);
-	if (l2 == 0 || s2[0] == '\r')
+	if (l2 == 0 || s2[0] == '\r' || s2[0] == '#')
 		return 1;
 	if (s2[0] == ' ' || s2[0] == '\t') {
 		size_t i = 0;

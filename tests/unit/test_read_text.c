@@ -66,6 +66,8 @@ static void test_sniffers_exclusive(void **state)
 		if (glob(pats[k], 0, NULL, &g) != 0)
 			continue;
 		for (size_t i = 0; i < g.gl_pathc; i++) {
+			if (strstr(g.gl_pathv[i], "/regress-"))
+				continue; /* fuzzer-made inputs: only their reader must survive them */
 			const char *want = expected_reader(g.gl_pathv[i]);
 			if (!want && strstr(pats[k], "corpus/"))
 				want = strstr(pats[k], "folded")     ? "folded"
@@ -227,6 +229,13 @@ static void test_folded_forms(void **state)
 	assert_string_equal(tk_string(p, tk_thread_get(p, 0)->name), "Main Thread");
 	assert_int_equal(tk_thread_get(p, 1)->weight, 2);
 	assert_null(tk_profile_meta(p, "folded-threads"));
+	tk_profile_free(p);
+	/* two names with one tid are two threads (the lines tell them apart), found again by name */
+	p = must_read("MyApp tid=0;a 1\nthread tid=0;b 2\nMyApp tid=0;c 4\n");
+	assert_int_equal(tk_thread_count(p), 2);
+	assert_int_equal(tk_thread_get(p, 0)->weight, 5);
+	assert_int_equal(tk_thread_get(p, 1)->weight, 2);
+	assert_string_equal(tk_string(p, tk_thread_get(p, 1)->name), "thread");
 	tk_profile_free(p);
 }
 

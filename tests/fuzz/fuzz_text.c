@@ -1,0 +1,105 @@
+/* libFuzzer harness for one text reader (built once per reader with -DTK_FUZZ_READER=tk_reader_X:
+ * fuzz_deepcopy, fuzz_sample, fuzz_folded, fuzz_perf). Any bytes must give a profile or a one-line
+ * tk_error naming the input, never a crash, hang or sanitizer report. The reader is called
+ * directly, not through its sniffer, so the fuzzer reaches the parser with any first line.
+ * Whatever parses must survive the folded round trip: folded text A written from the profile,
+ * read back by the folded reader and written again, is A byte for byte (when the format can hold
+ * the profile: see folded_can_hold). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/read.h"
+#include "tracekit/write.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char *folded_text(const tk_profile *p, size_t *n)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, n);
+	tk_error err;
+	if (tk_write_folded(f, p, NULL, &err) < 0)
+		abort();
+	fclose(f);
+	return buf;
+}
+
+static int unprintable(const char *s)
+{
+	return strpbrk(s, ";\r\n") != NULL;
+}
+
+/* Profiles the folded format cannot hold exactly: a name with a character the writer replaces
+ * (';' '\r' '\n'), two threads that print the same `NAME tid=TID`, or two threads of equal weight
+ * from different processes (whose order comes from the pid, which folded lines do not carry). */
+static int folded_can_hold(const tk_profile *p)
+{
+	char buf[32];
+	for (tk_frame_id f = 1; f <= tk_frame_count(p); f++)
+		if (unprintable(tk_frame_label(p, f, buf)))
+			return 0;
+	size_t n = tk_thread_count(p);
+	for (size_t i = 0; i < n; i++) {
+		const tk_thread *a = tk_thread_get(p, (tk_thread_id)i);
+		const char *na = a->name ? tk_string(p, a->name) : a->process ? tk_string(p, a->process) : "thread";
+		if (unprintable(na))
+			return 0;
+		for (size_t j = i + 1; j < n; j++) {
+			const tk_thread *b = tk_thread_get(p, (tk_thread_id)j);
+			const char *nb = b->name ? tk_string(p, b->name) : b->process ? tk_string(p, b->process) : "thread";
+			if (a->tid == b->tid && strcmp(na, nb) == 0)
+				return 0;
+			/* writers order threads of equal weight by (pid, tid); read back, every pid is unknown */
+			if (a->weight == b->weight && a->pid != b->pid)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	tk_error err = {{0}};
+	tk_input *in = tk_input_open_mem(data, size, "fuzz", &err);
+	if (!in)
+		return 0;
+	tk_profile *p = tk_profile_new();
+	tk_read_options o = {0}; /* what tk_read_options_init gives, without linking every reader */
+	o.time_to = UINT64_MAX;
+	int rc = TK_FUZZ_READER.read(p, in, &o, &err);
+	tk_input_close(in);
+	if (rc < 0) {
+		if (strncmp(err.msg, "fuzz", 4) != 0 || strchr(err.msg, '\n'))
+			abort(); /* errors name the input and are one line */
+	} else {
+		uint64_t sum = 0;
+		for (size_t t = 0; t < tk_thread_count(p); t++)
+			sum += tk_thread_get(p, (tk_thread_id)t)->weight;
+		if (sum != tk_profile_weight(p))
+			abort();
+		size_t na;
+		char *a = folded_text(p, &na);
+		if (na && folded_can_hold(p)) {
+			tk_input *in2 = tk_input_open_mem(a, na, "fuzz-folded", &err);
+			tk_profile *q = tk_profile_new();
+			if (!in2 || tk_reader_folded.read(q, in2, &o, &err) < 0) {
+				fprintf(stderr, "folded output not readable: %s\n", err.msg);
+				abort();
+			}
+			tk_input_close(in2);
+			size_t nb;
+			char *b = folded_text(q, &nb);
+			if (na != nb || memcmp(a, b, na) != 0) {
+				fprintf(stderr, "folded round trip differs:\n%.*s\n---\n%.*s\n", (int)na, a, (int)nb, b);
+				abort();
+			}
+			free(b);
+			tk_profile_free(q);
+		}
+		free(a);
+	}
+	tk_profile_free(p);
+	return 0;
+}
