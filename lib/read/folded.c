@@ -11,8 +11,9 @@
  * write an unsymbolicated frame) becomes an address. COUNT is a whole number in the unit of
  * whoever wrote the file, which the format does not say: the profile's unit is "samples" and each
  * line adds COUNT to both weight and sample count. The identity has two limits, both from what the
- * format cannot say: names holding ';' or a line break (the writer replaces them), and threads of
- * equal weight from different processes (written in pid order; read back, the pid is unknown).
+ * format cannot say: names holding ';' or a line break (the writer replaces them), and the order of
+ * threads of equal weight when several pids are involved (written in pid order; read back, the pids
+ * are made up).
  */
 #include <stdio.h>
 #include <stdlib.h>

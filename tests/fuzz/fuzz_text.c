@@ -32,15 +32,17 @@ static int unprintable(const char *s)
 }
 
 /* Profiles the folded format cannot hold exactly: a name with a character the writer replaces
- * (';' '\r' '\n'), two threads that print the same `NAME tid=TID`, or two threads of equal weight
- * from different processes (whose order comes from the pid, which folded lines do not carry). */
+ * (';' '\r' '\n'), two threads that print the same `NAME tid=TID`, or threads of equal weight in
+ * a profile with several pids (their order comes from the pid, which folded lines do not carry). */
 static int folded_can_hold(const tk_profile *p)
 {
 	char buf[32];
 	for (tk_frame_id f = 1; f <= tk_frame_count(p); f++)
 		if (unprintable(tk_frame_label(p, f, buf)))
 			return 0;
-	size_t n = tk_thread_count(p);
+	size_t n = tk_thread_count(p), pids = 0;
+	for (size_t i = 0; i < n && pids < 2; i++)
+		pids = tk_thread_get(p, (tk_thread_id)i)->pid != tk_thread_get(p, 0)->pid ? 2 : 1;
 	for (size_t i = 0; i < n; i++) {
 		const tk_thread *a = tk_thread_get(p, (tk_thread_id)i);
 		const char *na = a->name ? tk_string(p, a->name) : a->process ? tk_string(p, a->process) : "thread";
@@ -51,8 +53,10 @@ static int folded_can_hold(const tk_profile *p)
 			const char *nb = b->name ? tk_string(p, b->name) : b->process ? tk_string(p, b->process) : "thread";
 			if (a->tid == b->tid && strcmp(na, nb) == 0)
 				return 0;
-			/* writers order threads of equal weight by (pid, tid); read back, every pid is unknown */
-			if (a->weight == b->weight && a->pid != b->pid)
+			/* writers order threads of equal weight by (pid, tid); read back, the pids are made up
+			 * (-1, or -2, -3 … for a second name with the same tid), so that order can change once
+			 * more than one pid is involved */
+			if (a->weight == b->weight && pids > 1)
 				return 0;
 		}
 	}
