@@ -13,7 +13,8 @@ FUZZ_TEXT_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-rec
 FUZZ_TEXT_COMMON := lib/read/input.c lib/read/lines.c lib/read/folded.c lib/model/profile.c lib/model/calltree.c \
                     lib/write/folded.c lib/write/wutil.c $(wildcard lib/util/*.c)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_text.c lib/read/%.c $(FUZZ_TEXT_COMMON) $(wildcard lib/read/*.h include/tracekit/*.h)
+# A static pattern: a plain fuzz_% rule would also capture read.mk's fuzz_xctrace.
+$(TEXT_READERS:%=$(BUILD)/fuzz/fuzz_%): $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_text.c lib/read/%.c $(FUZZ_TEXT_COMMON) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_TEXT_FLAGS) -DTK_FUZZ_READER=tk_reader_$* -o $@ tests/fuzz/fuzz_text.c \
 	  $(sort lib/read/$*.c $(FUZZ_TEXT_COMMON)) -lz -lm
