@@ -36,7 +36,7 @@ for MB in $SIZES; do
 		for _ in $(seq "$n"); do cat "$OUT/perf-base.txt"; done >"$OUT/perf-$MB.txt"
 	fi
 	if [ ! -s "$OUT/folded-$MB.txt" ]; then
-		python3 - "$MB" >"$OUT/folded-$MB.txt" <<'EOF'
+		python3 - "$MB" >"$OUT/folded-$MB.txt" <<-'EOF'
 	import random, sys
 	random.seed(7)
 	target = int(sys.argv[1]) * 1000000
