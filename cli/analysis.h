@@ -28,7 +28,9 @@ typedef struct tk_analysis {
 
 #define TK_ANALYSIS_HELP                                                                                               \
 	"input:\n"                                                                                                     \
-	"  FILE                  an `xctrace export` XML file (gzip'd is fine), or - for standard input\n"             \
+	"  FILE                  an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS\n"         \
+	"                        `sample` report, `perf script` text or folded stacks (found by content;\n"            \
+	"                        gzip'd is fine), or - for standard input\n"                                           \
 	"  -o, --output PATH     write there instead of standard output\n"                                             \
 	"filters:\n"                                                                                                   \
 	"  --time-from T         keep samples at or after T since the start of the run\n"                              \

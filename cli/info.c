@@ -12,8 +12,9 @@ TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc docum
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] FILE\n\n"
-	             "Describes an `xctrace export` document. FILE may be - for standard input; gzip'd input is\n"
-	             "accepted.\n\n"
+	             "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
+	             "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
+	             "is accepted.\n\n"
 	             "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
 	             "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
 	             "(ms for time profiles, otherwise in the table's unit, with %% of the total), heaviest first.\n"

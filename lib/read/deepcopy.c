@@ -35,12 +35,12 @@ typedef struct unit_def {
 } unit_def;
 
 static const unit_def units[] = {
-    {"s", FAM_TIME, 1000000000ull},     {"ms", FAM_TIME, 1000000ull},        {"\xc2\xb5s", FAM_TIME, 1000ull},
-    {"\xce\xbcs", FAM_TIME, 1000ull},   {"us", FAM_TIME, 1000ull},           {"ns", FAM_TIME, 1ull},
-    {"min", FAM_TIME, 60000000000ull},  {"Gc", FAM_CYCLES, 1000000000ull},   {"Mc", FAM_CYCLES, 1000000ull},
-    {"Kc", FAM_CYCLES, 1000ull},        {"cycles", FAM_CYCLES, 1ull},        {"GB", FAM_BYTES, 1ull << 30},
-    {"MB", FAM_BYTES, 1ull << 20},      {"KB", FAM_BYTES, 1ull << 10},       {"Bytes", FAM_BYTES, 1ull},
-    {"bytes", FAM_BYTES, 1ull},         {"TB", FAM_BYTES, 1ull << 40},
+    {"s", FAM_TIME, 1000000000ull},    {"ms", FAM_TIME, 1000000ull},      {"\xc2\xb5s", FAM_TIME, 1000ull},
+    {"\xce\xbcs", FAM_TIME, 1000ull},  {"us", FAM_TIME, 1000ull},         {"ns", FAM_TIME, 1ull},
+    {"min", FAM_TIME, 60000000000ull}, {"Gc", FAM_CYCLES, 1000000000ull}, {"Mc", FAM_CYCLES, 1000000ull},
+    {"Kc", FAM_CYCLES, 1000ull},       {"cycles", FAM_CYCLES, 1ull},      {"GB", FAM_BYTES, 1ull << 30},
+    {"MB", FAM_BYTES, 1ull << 20},     {"KB", FAM_BYTES, 1ull << 10},     {"Bytes", FAM_BYTES, 1ull},
+    {"bytes", FAM_BYTES, 1ull},        {"TB", FAM_BYTES, 1ull << 40},
 };
 
 typedef enum { SELF_WEIGHT, SELF_MS, SELF_COUNT } self_kind;
@@ -131,10 +131,14 @@ static int parse_weight(dc *d, const char *s, size_t n, uint64_t line, uint64_t 
 		if (strlen(units[j].name) != u - i || memcmp(units[j].name, s + i, u - i) != 0)
 			continue;
 		if (d->have_family && units[j].fam != d->fam)
-			return tk_error_set(err, "%s:%llu: weight unit \"%s\" mixes %s with the earlier rows' %s", d->name,
-			                    (unsigned long long)line, units[j].name,
-			                    units[j].fam == FAM_TIME ? "time" : units[j].fam == FAM_CYCLES ? "cycles" : "bytes",
-			                    d->fam == FAM_TIME ? "time" : d->fam == FAM_CYCLES ? "cycles" : "bytes");
+			return tk_error_set(err, "%s:%llu: weight unit \"%s\" mixes %s with the earlier rows' %s",
+			                    d->name, (unsigned long long)line, units[j].name,
+			                    units[j].fam == FAM_TIME     ? "time"
+			                    : units[j].fam == FAM_CYCLES ? "cycles"
+			                                                 : "bytes",
+			                    d->fam == FAM_TIME     ? "time"
+			                    : d->fam == FAM_CYCLES ? "cycles"
+			                                           : "bytes");
 		d->have_family = 1;
 		d->fam = units[j].fam;
 		if (scale(ip, frac, units[j].mult, out) < 0)
@@ -289,8 +293,8 @@ static int row(dc *d, const char *s, size_t n, uint64_t line, tk_error *err)
 	for (size_t i = 0; i <= n; i++)
 		if (i == n || s[i] == '\t') {
 			if (nc == d->ncols)
-				return tk_error_set(err, "%s:%llu: more than the header's %zu tab-separated cells", d->name,
-				                    (unsigned long long)line, d->ncols);
+				return tk_error_set(err, "%s:%llu: more than the header's %zu tab-separated cells",
+				                    d->name, (unsigned long long)line, d->ncols);
 			cell[nc] = s + start;
 			len[nc++] = i - start;
 			start = i + 1;
@@ -308,12 +312,13 @@ static int row(dc *d, const char *s, size_t n, uint64_t line, tk_error *err)
 	} else {
 		uint64_t v;
 		if (parse_uint(cell[d->scol], len[d->scol], &v) < 0)
-			return tk_error_set(err, "%s:%llu: expected a whole number in the %s column, found \"%.*s\"", d->name,
-			                    (unsigned long long)line, d->sk == SELF_MS ? "Self (ms)" : "Count",
+			return tk_error_set(err, "%s:%llu: expected a whole number in the %s column, found \"%.*s\"",
+			                    d->name, (unsigned long long)line, d->sk == SELF_MS ? "Self (ms)" : "Count",
 			                    (int)(len[d->scol] > 40 ? 40 : len[d->scol]), cell[d->scol]);
 		if (d->sk == SELF_MS) {
 			if (v > UINT64_MAX / 1000000)
-				return tk_error_set(err, "%s:%llu: weight too large", d->name, (unsigned long long)line);
+				return tk_error_set(err, "%s:%llu: weight too large", d->name,
+				                    (unsigned long long)line);
 			x.self = v * 1000000;
 		} else
 			x.count = v;
@@ -366,7 +371,8 @@ static int row(dc *d, const char *s, size_t n, uint64_t line, tk_error *err)
 			f.addr = strtoull(sym, NULL, 16);
 		else
 			f.name = tk_intern(d->p, sym, slen);
-		x.stack = tk_stack_push(d->p, parent && parent->kind == ROW_FRAME ? parent->stack : 0, tk_frame_add(d->p, &f));
+		x.stack = tk_stack_push(d->p, parent && parent->kind == ROW_FRAME ? parent->stack : 0,
+		                        tk_frame_add(d->p, &f));
 	}
 	TK_GROW(d->st, d->capst, d->nst + 1);
 	d->st[d->nst++] = x;
@@ -421,8 +427,9 @@ static int dc_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_err
 		return -1;
 	tk_profile_set_unit(p, d.fam == FAM_TIME ? TK_UNIT_NS : d.fam == FAM_CYCLES ? TK_UNIT_CYCLES : TK_UNIT_BYTES);
 	tk_profile_set_meta(p, "format", "instruments-deep-copy");
-	tk_profile_set_meta(p, "weights", d.sk == SELF_COUNT ? "self = total - children (bytes, allocation counts)"
-	                                                     : "self column (samples: one per node with self weight)");
+	tk_profile_set_meta(p, "weights",
+	                    d.sk == SELF_COUNT ? "self = total - children (bytes, allocation counts)"
+	                                       : "self column (samples: one per node with self weight)");
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)d.rows);
 	tk_profile_set_meta(p, "rows", buf);

@@ -159,8 +159,9 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		uint64_t count;
 		size_t len = split_count(s, n, &count);
 		if (!len) {
-			rc = tk_error_set(err, "%s:%llu: expected `frame;frame;… COUNT` (a whole number after the last space)",
-			                  name, (unsigned long long)l.lineno);
+			rc = tk_error_set(
+			    err, "%s:%llu: expected `frame;frame;… COUNT` (a whole number after the last space)", name,
+			    (unsigned long long)l.lineno);
 			break;
 		}
 		lines++;
@@ -186,8 +187,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			const char *e = memchr(f, ';', len - pos);
 			size_t fl = e ? (size_t)(e - f) : len - pos;
 			if (!fl) {
-				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name, (unsigned long long)l.lineno,
-				                  pos + 1);
+				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
+				                  (unsigned long long)l.lineno, pos + 1);
 				break;
 			}
 			tk_frame fr = {0};
@@ -198,8 +199,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			st = tk_stack_push(p, st, tk_frame_add(p, &fr));
 			pos += fl + 1;
 			if (e && pos == len) { /* a trailing ';' */
-				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name, (unsigned long long)l.lineno,
-				                  pos + 1);
+				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
+				                  (unsigned long long)l.lineno, pos + 1);
 				break;
 			}
 		}

@@ -245,8 +245,8 @@ static int header(perf *x, const char *s, size_t n, uint64_t line, tk_error *err
 	uint64_t tid;
 	int ii = ti > 0 ? find_tid(t, ti, &pid, &tid) : -1;
 	if (ii < 0)
-		return tk_error_set(err, "%s:%llu: expected a sample header `COMM PID/TID [CPU] SECONDS: EVENT:`", x->name,
-		                    (unsigned long long)line);
+		return tk_error_set(err, "%s:%llu: expected a sample header `COMM PID/TID [CPU] SECONDS: EVENT:`",
+		                    x->name, (unsigned long long)line);
 	size_t comm_len = (size_t)(t[ii - 1].s + t[ii - 1].n - s);
 	/* seconds → ns */
 	uint64_t ip, frac;
@@ -354,8 +354,8 @@ static int perf_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_e
 				continue;
 			}
 			if (!x.in_sample) {
-				rc = tk_error_set(err, "%s:%llu: a frame outside a sample (no header line before it)", x.name,
-				                  (unsigned long long)l.lineno);
+				rc = tk_error_set(err, "%s:%llu: a frame outside a sample (no header line before it)",
+				                  x.name, (unsigned long long)l.lineno);
 				break;
 			}
 			if (!frame(&x, s + i, n - i)) {

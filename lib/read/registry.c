@@ -55,9 +55,11 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(err, "%s: empty input", tk_input_name(in));
 	const tk_reader *r = tk_reader_find(head, n);
 	if (!r)
-		return tk_error_set(err, "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
-		                    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
-		                    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
+		return tk_error_set(
+		    err,
+		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
+		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
+		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
 	return r->read(p, in, o, err);
 }
 

@@ -93,7 +93,10 @@ static int hexval(const char *s, size_t n, uint64_t *v, size_t *used)
 	uint64_t x = 0;
 	while (i < n && i - b < 16) {
 		char c = s[i];
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		int d = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                               : -1;
 		if (d < 0)
 			break;
 		x = x << 4 | (uint64_t)d;
@@ -171,17 +174,20 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 				tid = tid * 10 + (uint64_t)(t[k++] - '0');
 		}
 		if (k == 7)
-			return tk_error_set(err, "%s:%llu: `Thread_` without a thread id", m->name, (unsigned long long)lineno);
+			return tk_error_set(err, "%s:%llu: `Thread_` without a thread id", m->name,
+			                    (unsigned long long)lineno);
 		while (k < tl && (t[k] == ':' || t[k] == ' '))
 			k++;
 		x.is_thread = 1;
-		x.thread = tk_thread_get_or_add(m->p, m->pid, tid, k < tl ? tk_intern(m->p, t + k, tl - k) : 0, m->process);
+		x.thread =
+		    tk_thread_get_or_add(m->p, m->pid, tid, k < tl ? tk_intern(m->p, t + k, tl - k) : 0, m->process);
 	} else {
 		snode *par = &m->nodes[m->open[m->nopen - 1]];
 		if (count > par->count - par->child)
-			return tk_error_set(err, "%s:%llu: count %llu is more than the %llu left of its caller's (line %llu)",
-			                    m->name, (unsigned long long)lineno, (unsigned long long)count,
-			                    (unsigned long long)(par->count - par->child), (unsigned long long)par->lineno);
+			return tk_error_set(
+			    err, "%s:%llu: count %llu is more than the %llu left of its caller's (line %llu)", m->name,
+			    (unsigned long long)lineno, (unsigned long long)count,
+			    (unsigned long long)(par->count - par->child), (unsigned long long)par->lineno);
 		par->child += count;
 		x.parent = m->open[m->nopen - 1] + 1;
 		x.thread = par->thread;
@@ -192,7 +198,8 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 			size_t used;
 			const char *a = br + 3;
 			if (hexval(a, (size_t)(t + tl - a), &x.addr, &used) < 0)
-				return tk_error_set(err, "%s:%llu: expected an address after `[`", m->name, (unsigned long long)lineno);
+				return tk_error_set(err, "%s:%llu: expected an address after `[`", m->name,
+				                    (unsigned long long)lineno);
 			const char *close = memchr(a, ']', (size_t)(t + tl - a));
 			if (close) {
 				const char *src = close + 1;
@@ -225,13 +232,15 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 				if (*c == ')' && (c + 1 == t + nl || c[1] == ' '))
 					ie = c;
 			if (!ie)
-				return tk_error_set(err, "%s:%llu: `(in IMAGE` without `)`", m->name, (unsigned long long)lineno);
+				return tk_error_set(err, "%s:%llu: `(in IMAGE` without `)`", m->name,
+				                    (unsigned long long)lineno);
 			if (!(ie - ib == 16 && memcmp(ib, "<unknown binary>", 16) == 0))
 				x.image = tk_intern(m->p, ib, (size_t)(ie - ib));
 			nl = trim_end(t, (size_t)(in - t));
 		}
 		if (!nl)
-			return tk_error_set(err, "%s:%llu: a frame without a name", m->name, (unsigned long long)lineno);
+			return tk_error_set(err, "%s:%llu: a frame without a name", m->name,
+			                    (unsigned long long)lineno);
 		if (!(nl == 3 && memcmp(t, "???", 3) == 0))
 			x.name = tk_intern(m->p, t, nl);
 	}
@@ -264,7 +273,8 @@ static int image_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 	const char *lt = memchr(s + i, '<', n - i);
 	const char *gt = lt ? memchr(lt, '>', (size_t)(s + n - lt)) : NULL;
 	if (!gt || gt + 2 > s + n)
-		return tk_error_set(err, "%s:%llu: a binary image without `<UUID> PATH`", m->name, (unsigned long long)lineno);
+		return tk_error_set(err, "%s:%llu: a binary image without `<UUID> PATH`", m->name,
+		                    (unsigned long long)lineno);
 	g.uuid = tk_intern(m->p, lt + 1, (size_t)(gt - lt - 1));
 	const char *path = gt + 1;
 	while (path < s + n && *path == ' ')
@@ -356,7 +366,8 @@ static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if (s[0] != ' ') { /* a section heading or a header line */
 			if (starts(s, tn, "Call graph:")) {
 				if (saw_graph) {
-					rc = tk_error_set(err, "%s:%llu: a second call graph", m.name, (unsigned long long)l.lineno);
+					rc = tk_error_set(err, "%s:%llu: a second call graph", m.name,
+					                  (unsigned long long)l.lineno);
 					break;
 				}
 				sec = GRAPH;

@@ -50,7 +50,9 @@ static int folded_can_hold(const tk_profile *p)
 			return 0;
 		for (size_t j = i + 1; j < n; j++) {
 			const tk_thread *b = tk_thread_get(p, (tk_thread_id)j);
-			const char *nb = b->name ? tk_string(p, b->name) : b->process ? tk_string(p, b->process) : "thread";
+			const char *nb = b->name      ? tk_string(p, b->name)
+			                 : b->process ? tk_string(p, b->process)
+			                              : "thread";
 			if (a->tid == b->tid && strcmp(na, nb) == 0)
 				return 0;
 			/* writers order threads of equal weight by (pid, tid); read back, the pids are made up
@@ -96,7 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size_t nb;
 			char *b = folded_text(q, &nb);
 			if (na != nb || memcmp(a, b, na) != 0) {
-				fprintf(stderr, "folded round trip differs:\n%.*s\n---\n%.*s\n", (int)na, a, (int)nb, b);
+				fprintf(stderr, "folded round trip differs:\n%.*s\n---\n%.*s\n", (int)na, a, (int)nb,
+				        b);
 				abort();
 			}
 			free(b);

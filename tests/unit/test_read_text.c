@@ -38,7 +38,8 @@ static void check_head(const char *name, const unsigned char *head, size_t n, co
 		int accepts = r->sniff(head, n) != 0;
 		int should = strcmp(r->name, want) == 0;
 		if (accepts != should)
-			fail_msg("%s: reader %s %s it (expected only %s)", name, r->name, accepts ? "accepts" : "rejects", want);
+			fail_msg("%s: reader %s %s it (expected only %s)", name, r->name,
+			         accepts ? "accepts" : "rejects", want);
 	}
 }
 
@@ -57,9 +58,10 @@ static void sniff_file(const char *path, const char *want)
 static void test_sniffers_exclusive(void **state)
 {
 	(void)state;
-	const char *pats[] = {"tests/fixtures/other/*", "tests/fixtures/xctrace/*.xml", "tests/fixtures/xctrace/oracles/*.folded",
-	                      "tests/fixtures/symbol/*.xml", "tests/fuzz/corpus/folded/*", "tests/fuzz/corpus/perf/*",
-	                      "tests/fuzz/corpus/deepcopy/*", "tests/fuzz/corpus/sample/*"};
+	const char *pats[] = {
+	    "tests/fixtures/other/*",       "tests/fixtures/xctrace/*.xml", "tests/fixtures/xctrace/oracles/*.folded",
+	    "tests/fixtures/symbol/*.xml",  "tests/fuzz/corpus/folded/*",   "tests/fuzz/corpus/perf/*",
+	    "tests/fuzz/corpus/deepcopy/*", "tests/fuzz/corpus/sample/*"};
 	size_t checked = 0;
 	for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
 		glob_t g;
@@ -186,14 +188,15 @@ static void test_deepcopy_exact_units(void **state)
 static void test_perf_forms(void **state)
 {
 	(void)state;
-	tk_profile *p = must_read("Web Content 123/124 [001] 10.000000: 1 cycles: 7f00 do_work+0x1 (/tmp/lib (deleted))\n"
-	                          "Web Content 123/124 [001] 10.001000: 1 cycles: 7f00 do_work+0x1 (/tmp/lib (deleted))\n"
-	                          "\n"
-	                          "# comment\n"
-	                          "bash 7 10.5: 250000 cpu-clock:ppp: \n"
-	                          "\t  4010 leaf+0x10 (/bin/bash)\n"
-	                          "\t     0 [unknown] ([unknown])\n"
-	                          "\n");
+	tk_profile *p =
+	    must_read("Web Content 123/124 [001] 10.000000: 1 cycles: 7f00 do_work+0x1 (/tmp/lib (deleted))\n"
+	              "Web Content 123/124 [001] 10.001000: 1 cycles: 7f00 do_work+0x1 (/tmp/lib (deleted))\n"
+	              "\n"
+	              "# comment\n"
+	              "bash 7 10.5: 250000 cpu-clock:ppp: \n"
+	              "\t  4010 leaf+0x10 (/bin/bash)\n"
+	              "\t     0 [unknown] ([unknown])\n"
+	              "\n");
 	assert_int_equal(tk_profile_unit(p), TK_UNIT_SAMPLES);
 	assert_int_equal(tk_thread_count(p), 2);
 	const tk_thread *t = tk_thread_get(p, 0);
@@ -247,28 +250,41 @@ static void test_errors(void **state)
 	} bad[] = {
 	    {"Weight\tSelf Weight\tSymbol Names\n1.00 ms  100.0%\t1.00 ms\tmain\n2.00 ms  1.0%\t1.00 ms\t  deep\n",
 	     "mem.txt:3: indented 2 levels below the previous row's"},
-	    {"Weight\tSelf Weight\tSymbol Names\n1.00 parsecs  100.0%\t1.00 ms\tmain\n", "mem.txt:2: unknown weight unit \"parsecs\""},
+	    {"Weight\tSelf Weight\tSymbol Names\n1.00 parsecs  100.0%\t1.00 ms\tmain\n",
+	     "mem.txt:2: unknown weight unit \"parsecs\""},
 	    {"Weight\tSelf Weight\tSymbol Names\n1.00 ms  100.0%\t1.00 Mc\tmain\n",
 	     "mem.txt:2: weight unit \"Mc\" mixes cycles with the earlier rows' time"},
-	    {"Weight\tSelf Weight\tSymbol Names\n1.00 ms  100.0%\tmain\n", "mem.txt:2: 2 tab-separated cells, the header has 3"},
+	    {"Weight\tSelf Weight\tSymbol Names\n1.00 ms  100.0%\tmain\n",
+	     "mem.txt:2: 2 tab-separated cells, the header has 3"},
 	    {"Weight\tSelf Weight\tSymbol Names\n", "mem.txt: a Deep Copy header but no rows"},
-	    {"Weight\tSelf Weight\tSymbol Names\nabc\t1 ms\tmain\n", "mem.txt:2: expected a weight like \"4.93 s\", found \"abc\""},
-	    {"Analysis of sampling x (pid 1) every 1 millisecond\nCall graph:\n    5 Thread_1\n    + 6 main  (in x) + 1  [0x10]\n",
+	    {"Weight\tSelf Weight\tSymbol Names\nabc\t1 ms\tmain\n",
+	     "mem.txt:2: expected a weight like \"4.93 s\", found \"abc\""},
+	    {"Analysis of sampling x (pid 1) every 1 millisecond\nCall graph:\n    5 Thread_1\n    + 6 main  (in x) + "
+	     "1  [0x10]\n",
 	     "mem.txt:4: count 6 is more than the 5 left of its caller's (line 3)"},
 	    {"Analysis of sampling x (pid 1) every 1 millisecond\nCall graph:\n    5 main  (in x)  [0x10]\n",
 	     "mem.txt:3: a call graph root that is not a `Thread_ID` row"},
-	    {"Analysis of sampling x (pid 1) every 1 millisecond\nProcess: x [1]\n", "mem.txt: no `Call graph:` section"},
+	    {"Analysis of sampling x (pid 1) every 1 millisecond\nProcess: x [1]\n",
+	     "mem.txt: no `Call graph:` section"},
 	    {"Analysis of sampling x (pid 1) every 1 millisecond\nCall graph:\n    5 Thread_1\n    + x main\n",
 	     "mem.txt:4: expected `COUNT FRAME` in the call graph"},
 	    /* folded: the sniffer already rejects a bad line in the head, so these come after 700 good ones */
-	    {"PAD" "a;;b 2\n", "mem.txt:701: empty frame at column 3"},
-	    {"PAD" "a;b\n", "mem.txt:701: expected `frame;frame;… COUNT` (a whole number after the last space)"},
-	    {"PAD" "a;b; 3\n", "mem.txt:701: empty frame at column 5"},
-	    {"sleep 27215   435.267174:     250000 cpu-clock:ppp: \n\t1 a (b)\n\nsleep 27215 435.3: 1 cpu-clock: \n\tzzz not a frame\n",
+	    {"PAD"
+	     "a;;b 2\n",
+	     "mem.txt:701: empty frame at column 3"},
+	    {"PAD"
+	     "a;b\n",
+	     "mem.txt:701: expected `frame;frame;… COUNT` (a whole number after the last space)"},
+	    {"PAD"
+	     "a;b; 3\n",
+	     "mem.txt:701: empty frame at column 5"},
+	    {"sleep 27215   435.267174:     250000 cpu-clock:ppp: \n\t1 a (b)\n\nsleep 27215 435.3: 1 cpu-clock: "
+	     "\n\tzzz not a frame\n",
 	     "mem.txt:5: expected a frame `ADDR SYMBOL+0xOFF (DSO)`"},
 	    {"sleep 27215   435.267174:     250000 cpu-clock:ppp: \n\t1 a (b)\n\nnot a header\n\t2 c (d)\n",
 	     "mem.txt:4: expected a sample header `COMM PID/TID [CPU] SECONDS: EVENT:`"},
-	    {"sleep 27215   435.267174: 1 cpu-clock: \n\t1 a (b)\n\x01\x02\0junk\n", "mem.txt:3: NUL byte: not a text file"},
+	    {"sleep 27215   435.267174: 1 cpu-clock: \n\t1 a (b)\n\x01\x02\0junk\n",
+	     "mem.txt:3: NUL byte: not a text file"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tk_error err = {{0}};
