@@ -148,6 +148,12 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	int have_anon = 0, have_threads = 0;
 	tmap tm = {0};
+	struct {
+		char *s; /* the previous line's stack text */
+		size_t n, cap, first, nf, capend, capst;
+		size_t *end;     /* where its frame k ends */
+		tk_stack_id *st; /* its stack after frame k */
+	} pv = {0};
 	tk_thread_id anon = 0;
 	uint64_t lines = 0;
 	const char *s;
@@ -182,6 +188,27 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			t = anon;
 		}
 		tk_stack_id st = 0;
+		size_t start = pos;
+		/* Folded files are sorted, so a line mostly repeats the previous one's first frames: reuse
+		 * their stacks instead of interning them again (same text, same thread, same stack). */
+		size_t nf = 0;
+		if (pv.n && pv.first == pos) {
+			size_t c = 0, m = len < pv.n ? len : pv.n;
+			while (c < m && s[c] == pv.s[c])
+				c++;
+			if (c >= pos)
+				while (nf < pv.nf && (pv.end[nf] < c || (pv.end[nf] == len && pv.end[nf] <= c)))
+					nf++;
+			if (nf) {
+				st = pv.st[nf - 1];
+				pos = pv.end[nf - 1] + 1;
+				if (pos == len) { /* the reused frames end in a trailing ';' */
+					rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
+					                  (unsigned long long)l.lineno, pos + 1);
+					break;
+				}
+			}
+		}
 		while (pos < len) {
 			const char *f = s + pos;
 			const char *e = memchr(f, ';', len - pos);
@@ -197,6 +224,10 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			if (fl > 4 && memcmp(f + fl - 4, "_[i]", 4) == 0)
 				fr.flags |= TK_FRAME_INLINED;
 			st = tk_stack_push(p, st, tk_frame_add(p, &fr));
+			TK_GROW(pv.end, pv.capend, nf + 1);
+			TK_GROW(pv.st, pv.capst, nf + 1);
+			pv.end[nf] = pos + fl;
+			pv.st[nf++] = st;
 			pos += fl + 1;
 			if (e && pos == len) { /* a trailing ';' */
 				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
@@ -207,9 +238,17 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if (rc < 0)
 			break;
 		tk_sample_add_n(p, t, st, count, count);
+		TK_GROW(pv.s, pv.cap, len);
+		memcpy(pv.s, s, len);
+		pv.n = len;
+		pv.nf = nf;
+		pv.first = start;
 	}
 	tk_lines_free(&l);
 	free(tm.k);
+	free(pv.s);
+	free(pv.end);
+	free(pv.st);
 	if (rc < 0)
 		return -1;
 	if (!lines)
