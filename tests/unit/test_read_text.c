@@ -242,6 +242,71 @@ static void test_folded_forms(void **state)
 	tk_profile_free(p);
 }
 
+static void test_sample_binary_images(void **state)
+{
+	(void)state;
+	/* hand-made from the layout of the real reports: two threads, a merged call site, an unknown
+	 * frame, and the Binary Images that come after the call graph */
+	tk_profile *p =
+	    must_read("Analysis of sampling app (pid 77) every 1 millisecond\n"
+	              "Process:         app [77]\n"
+	              "Code Type:       ARM64\n"
+	              "----\n\n"
+	              "Call graph:\n"
+	              "    10 Thread_501   DispatchQueue_1: com.apple.main-thread  (serial)\n"
+	              "    + 10 start  (in libdyld.dylib) + 1  [0x180001001]\n"
+	              "    +   7 main  (in app) + 20,24  [0x100004014,0x100004018]\n"
+	              "    +   ! 3 ???  (in <unknown binary>)  [0x5555]\n"
+	              "    5 Thread_502: worker\n"
+	              "    + 5 work  (in app) + 0  [0x100004100]\n"
+	              "\n"
+	              "Total number in stack (recursive counted multiple, when >=5):\n"
+	              "        10       start  (in libdyld.dylib) + 1  [0x180001001]\n"
+	              "\n"
+	              "Binary Images:\n"
+	              "       0x100000000 -        0x100007fff +app (1.0) <11111111-2222-3333-4444-555555555555> "
+	              "/Applications/My App.app/Contents/MacOS/app\n"
+	              "       0x180000000 -        0x180003fff  libdyld.dylib (852) "
+	              "<AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE> /usr/lib/system/libdyld.dylib\n");
+	assert_int_equal(tk_profile_unit(p), TK_UNIT_SAMPLES);
+	assert_int_equal(tk_thread_count(p), 2);
+	const tk_thread *t = tk_thread_get(p, 0);
+	assert_int_equal(t->pid, 77);
+	assert_int_equal(t->tid, 501);
+	assert_int_equal(t->weight, 10);
+	assert_string_equal(tk_string(p, t->process), "app");
+	assert_string_equal(tk_string(p, tk_thread_get(p, 1)->name), "worker");
+	/* self = count - children: start 3, main 4, ??? 3 */
+	assert_int_equal(stack_weight(p, 0, "start"), 3);
+	assert_int_equal(stack_weight(p, 0, "start;main"), 4);
+	assert_int_equal(stack_weight(p, 0, "start;main;0x5555"), 3);
+	assert_int_equal(stack_weight(p, 1, "work"), 5);
+	int seen = 0;
+	for (tk_frame_id f = 1; f <= tk_frame_count(p); f++) {
+		const tk_frame *fr = tk_frame_get(p, f);
+		const tk_binary *b = tk_binary_get(p, fr->binary);
+		if (fr->name && strcmp(tk_string(p, fr->name), "main") == 0) {
+			assert_int_equal(fr->addr, 0x100004014); /* the first of the merged call sites */
+			assert_non_null(b);
+			assert_string_equal(tk_string(p, b->uuid), "11111111-2222-3333-4444-555555555555");
+			assert_string_equal(tk_string(p, b->path), "/Applications/My App.app/Contents/MacOS/app");
+			assert_string_equal(tk_string(p, b->arch), "arm64");
+			assert_int_equal(b->load_addr, 0x100000000);
+			seen++;
+		}
+		if (fr->addr == 0x5555) {
+			assert_int_equal(fr->name, 0);
+			assert_null(b);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
+	size_t ni;
+	tk_profile_images(p, &ni);
+	assert_int_equal(ni, 2);
+	tk_profile_free(p);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -317,11 +382,9 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sniffers_exclusive),
-	    cmocka_unit_test(test_deepcopy_exact_units),
-	    cmocka_unit_test(test_perf_forms),
-	    cmocka_unit_test(test_folded_forms),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_sniffers_exclusive),   cmocka_unit_test(test_deepcopy_exact_units),
+	    cmocka_unit_test(test_perf_forms),           cmocka_unit_test(test_folded_forms),
+	    cmocka_unit_test(test_sample_binary_images), cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
