@@ -14,7 +14,9 @@
  * "samples"), as FlameGraph, inferno and the Firefox Profiler count them: the period's meaning
  * depends on the event and varies under frequency sampling. Times are kept relative to the first
  * sample, so --time-from/--time-to work. `[unknown]` symbols become address-only frames, the DSO
- * becomes the frame's binary (name = basename, path = as printed).
+ * becomes the frame's binary (name = basename, path = as printed). Side-band records
+ * (`PERF_RECORD_COMM`, `_MMAP2`, `_FORK` … from --show-*-events) are skipped. The time field (on by
+ * default) is required: it is how a header line is told from a frame or a comm with digits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +249,9 @@ static int header(perf *x, const char *s, size_t n, uint64_t line, tk_error *err
 	if (ii < 0)
 		return tk_error_set(err, "%s:%llu: expected a sample header `COMM PID/TID [CPU] SECONDS: EVENT:`",
 		                    x->name, (unsigned long long)line);
+	/* side-band records (--show-task-events, --show-mmap-events …) are not samples */
+	if ((size_t)ti + 1 < k && t[ti + 1].n > 12 && memcmp(t[ti + 1].s, "PERF_RECORD_", 12) == 0)
+		return 0;
 	size_t comm_len = (size_t)(t[ii - 1].s + t[ii - 1].n - s);
 	/* seconds → ns */
 	uint64_t ip, frac;

@@ -193,6 +193,7 @@ static void test_perf_forms(void **state)
 	              "Web Content 123/124 [001] 10.001000: 1 cycles: 7f00 do_work+0x1 (/tmp/lib (deleted))\n"
 	              "\n"
 	              "# comment\n"
+	              "bash 7 10.4: PERF_RECORD_COMM exec: bash:7/7\n"
 	              "bash 7 10.5: 250000 cpu-clock:ppp: \n"
 	              "\t  4010 leaf+0x10 (/bin/bash)\n"
 	              "\t     0 [unknown] ([unknown])\n"
