@@ -8,3 +8,18 @@ $(BUILD)/gen/write/svg_script.inc: lib/write/svg_script.js
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@.tmp && mv $@.tmp $@
 $(BUILD)/obj/lib/write/svg.o: $(BUILD)/gen/write/svg_script.inc
 $(BUILD)/obj/lib/write/svg.o: CPPFLAGS_TK += -I$(BUILD)/gen
+
+# pprof: proto/profile.proto compiled by protoc-c into build/gen/proto (not committed), linked into
+# libtracekit.a. The generated code is compiled without -Werror (it is not ours to fix).
+LIB_LDLIBS += -lprotobuf-c
+PB_GEN := $(BUILD)/gen/proto/profile.pb-c.c $(BUILD)/gen/proto/profile.pb-c.h
+$(BUILD)/gen/proto/profile.pb-c.h: proto/profile.proto
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(dir $@) -Iproto proto/profile.proto
+$(BUILD)/gen/proto/profile.pb-c.c: $(BUILD)/gen/proto/profile.pb-c.h
+$(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/proto/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(OPT) $(SAN) -fPIC -I$(BUILD)/gen/proto -c $< -o $@
+$(BUILD)/obj/lib/write/pprof.o: $(BUILD)/gen/proto/profile.pb-c.h
+$(BUILD)/obj/lib/write/pprof.o: CPPFLAGS_TK += -I$(BUILD)/gen/proto
+$(BUILD)/libtracekit.a: $(BUILD)/obj/gen/profile.pb-c.o

@@ -55,6 +55,38 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["profiles"][0
 	"$TMP/merged.speedscope.json" "$TMP/broken.speedscope.json"
 check_fails "speedscope schema rejects a profile without weights" "$NODE" "$JS/speedscope_check.mjs" "$TMP/broken.speedscope.json"
 
+# pprof: pprof-format decodes it, totals per thread = XML; go tool pprof -top prints our total.
+export HOME="$TMP/home" GOCACHE="$TMP/home/gocache" GOFLAGS=
+mkdir -p "$HOME"
+pp=()
+for f in "${inputs[@]}"; do
+	n=$(basename "$f" .xml)
+	"$TK" convert "$f" -o "$TMP/$n.pb.gz" || notok "pprof: convert $n"
+	pp+=("$TMP/$n.pb.gz")
+done
+"$NODE" "$JS/pprof_check.mjs" "${pp[@]}" >"$TMP/pp.jsonl" || notok "pprof-format decodes every file" "$(tail -3 "$TMP/pp.jsonl")"
+i=0
+for f in "${inputs[@]}"; do
+	n=$(basename "$f" .xml)
+	i=$((i + 1))
+	sed -n "${i}p" "$TMP/pp.jsonl" >"$TMP/pp1.json"
+	case $n in
+	time-sample*) want=$($O rows "$f") ;;
+	*) check "pprof-format: references, sample types, thread totals = XML: $n" $O pprof "$TMP/pp1.json" "$f"
+	   want=$($O total "$f") ;;
+	esac
+	got=$(go tool pprof -top -unit=ns "$TMP/$n.pb.gz" 2>&1 | sed -n 's/.*Total samples = \([0-9]*\)\(ns\)\{0,1\} *.*/\1/p')
+	check_eq "go tool pprof -top total = XML: $n" "$want" "$got"
+done
+check_eq "pprof: build id is the binary's UUID, start its load address" "31E1C182-E611-3883-97A3-4334A21C90BD 0x7ff8174de000" \
+	"$(python3 -c 'import json,sys; m=[m for m in json.loads(open(sys.argv[1]).readline())["mappings"] if m["file"]=="/usr/lib/dyld"][0]; print(m["buildId"], m["start"])' \
+		<(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
+check_eq "pprof: thread label" "ThreadJavaMain" \
+	"$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["threads"]["948350"])' <(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
+check_eq "go tool pprof: the escaped name" 1 "$(go tool pprof -top "$TMP/esc.pb.gz" 2>/dev/null | grep -c 'Java<Main&"x$')"
+check_eq "pprof is not written to a terminal" 1 \
+	"$(script -qec "$TK convert '$MT' --to pprof; echo rc=\$?" /dev/null | grep -c 'not writing it to a terminal')"
+
 # SVG: well-formed, totals, then a real browser.
 for f in "${inputs[@]}"; do
 	n=$(basename "$f" .xml)

@@ -7,6 +7,9 @@ from tracekit's output). Each mode prints "ok ..." or "differs: ..." and exits n
                                from the XML rows (matched by the "(tid N)" in the profile name)
   svg SVG XML                  well-formed XML (this parse), an <svg> root, and per group (g.sec) the
                                root frame's data-w = the group's data-w = the thread's XML total
+  pprof CHECK_JSON XML          pprof_check.mjs's line for one file: no broken references, sample types
+                               [samples, weight], per-thread weight (label tid) = the XML's totals
+  rows XML                     print the number of rows
   stack-weight XML NAME        print the weight of rows whose backtrace has a frame named NAME
   total XML                    print the sum of all rows' weights
 """
@@ -87,6 +90,19 @@ def main():
         if int(root.get("data-total")) != sum(want.values()):
             fail(f"data-total {root.get('data-total')} vs XML {sum(want.values())}")
         print(f"ok {len(secs)} groups")
+    elif mode == "pprof":
+        d = json.loads(open(sys.argv[2]).read())
+        if d["problems"]:
+            fail(f"references: {d['problems']}")
+        if d["sampleTypes"][0] != ["samples", "count"] or d["defaultType"] != d["sampleTypes"][1][0]:
+            fail(f"sample types {d['sampleTypes']} default {d['defaultType']}")
+        want = thread_totals(sys.argv[3])
+        got = {int(k): int(v) for k, v in d["totals"].items()}
+        if got != want:
+            fail(f"thread totals {sorted(got.items())[:4]} vs XML {sorted(want.items())[:4]}")
+        print(f"ok {len(got)} threads")
+    elif mode == "rows":
+        print(sum(1 for _ in ET.parse(sys.argv[2]).getroot().iter("row")))
     elif mode == "stack-weight":
         print(sum(w for _, w, names in rows(sys.argv[2]) if sys.argv[3] in names))
     elif mode == "total":
