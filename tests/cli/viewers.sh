@@ -100,6 +100,19 @@ for opt in --merge-threads --icicle; do
 	"$TK" flame $opt "$MT" -o "$TMP/opt.svg"
 	check "svg $opt well-formed, totals" $O svg "$TMP/opt.svg" "$MT"
 done
+# The frame budget keeps a big export's SVG small: a generated 20 MB export with 64 threads.
+"$TK_ROOT/$BUILD/xcgen" --encoding tagged --schema time-profile --threads 64 --processes 8 --distinct-stacks 20000 \
+	--stacks-per-thread 300 --seed 1 --size 20M -o "$TMP/gen.xml" 2>/dev/null
+"$TK" flame "$TMP/gen.xml" -o "$TMP/gen.svg"
+check "svg of a generated 20 MB export: group totals = XML" $O svg "$TMP/gen.svg" "$TMP/gen.xml"
+check_eq "svg frame budget: 19000 to 20000 frames by default (ties at the cut go), the rest counted in the subtitle" "1 1" "$(python3 -c '
+import sys,xml.etree.ElementTree as E
+r=E.parse(sys.argv[1]).getroot(); S="{http://www.w3.org/2000/svg}"
+n=sum(1 for g in r.iter(S+"g") if g.get("class")=="f")
+sub=[t.text for t in r.iter(S+"text") if t.get("id")=="subtitle"][0]
+print(int(19000 <= n <= 20000), int("left out" in sub))' "$TMP/gen.svg")"
+"$TK" flame --max-frames 500 "$TMP/gen.xml" -o "$TMP/gen500.svg"
+check_eq "svg --max-frames 500: 400 to 500 frames" 1 "$(grep -c '^<g class="f"' "$TMP/gen500.svg" | awk '{ print ($1 >= 400 && $1 <= 500) }')"
 check_eq "svg: the escaped name is in a title" 1 \
 	"$(python3 -c 'import sys,xml.etree.ElementTree as E; print(sum(1 for t in E.parse(sys.argv[1]).iter("{http://www.w3.org/2000/svg}title") if t.text.startswith("Java<Main&\"x\n")))' "$TMP/esc.svg")"
 
