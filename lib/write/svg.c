@@ -281,8 +281,8 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	fprintf(out, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n", PAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.1f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
 	        W - PAD);
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n", PAD, H - 10);
-	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n", W - PAD, H - 10);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"58\"> </text>\n", PAD);
+	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"58\" text-anchor=\"end\"> </text>\n", W - PAD);
 
 	double y0 = TOP;
 	item *stack = NULL;

@@ -132,7 +132,7 @@ if not d["highlighted"]: p.append("nothing highlighted")
 if abs(d["zoomAfter"] - d["rootWidth"]) > 0.01 or d["zoomBefore"] >= d["rootWidth"]: p.append("zoom %s -> %s" % (d["zoomBefore"], d["zoomAfter"]))
 if not d["hiddenAfterZoom"] or d["hiddenAfterReset"] or abs(d["widthAfterReset"] - d["zoomBefore"]) > 0.01: p.append("hide/reset")
 if not d["unzoomVisible"]: p.append("no Reset Zoom")
-if d["screenshotBytes"] < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
+if d["screenshotBytes"] < 10000 or d.get("zoomShotBytes", 0) < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
 if d["requests"] or d["errors"]: p.append("requests %s errors %s" % (d["requests"], d["errors"]))
 print("; ".join(p) or "ok")' "$TMP/b.json" "$want" "$($O total "$5")")"
 }
