@@ -55,6 +55,16 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["profiles"][0
 	"$TMP/merged.speedscope.json" "$TMP/broken.speedscope.json"
 check_fails "speedscope schema rejects a profile without weights" "$NODE" "$JS/speedscope_check.mjs" "$TMP/broken.speedscope.json"
 
+# speedscope's own web app (offline, from file://) opens our speedscope and pprof files: the title,
+# the heaviest thread first and "(1/N)" threads in its profile selector, no error, no network.
+"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).speedscope.json" "$TMP/esc.speedscope.json" >"$TMP/sso.jsonl" 2>"$TMP/sso.err" ||
+	notok "speedscope app: ran" "$(head -c 400 "$TMP/sso.err")"
+check_eq "speedscope app opens the speedscope file: title, heaviest thread, 10 threads" \
+	"$(basename "$MT") - speedscope|ThreadJavaMain (tid 948350), java (pid 23369) (1/10)|[]|[]" \
+	"$(sed -n 1p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["text"].split("\n")[1], d["errors"], d["requests"], sep="|")')"
+check_eq "speedscope app opens the escaped-name file" "esc.xml - speedscope|[]" \
+	"$(sed -n 2p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["errors"], sep="|")')"
+
 # pprof: pprof-format decodes it, totals per thread = XML; go tool pprof -top prints our total.
 export HOME="$TMP/home" GOCACHE="$TMP/home/gocache" GOFLAGS=
 mkdir -p "$HOME"
@@ -83,6 +93,9 @@ check_eq "pprof: build id is the binary's UUID, start its load address" "31E1C18
 		<(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
 check_eq "pprof: thread label" "ThreadJavaMain" \
 	"$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["threads"]["948350"])' <(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
+"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).pb.gz" >"$TMP/ssp.json" 2>"$TMP/ssp.err" || notok "speedscope app: pprof ran" "$(head -c 400 "$TMP/ssp.err")"
+check_eq "speedscope app opens our pprof" "$(basename "$MT" .xml).pb.gz - speedscope|[]|[]" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["title"], d["errors"], d["requests"], sep="|")' "$TMP/ssp.json")"
 check_eq "go tool pprof: the escaped name" 1 "$(go tool pprof -top "$TMP/esc.pb.gz" 2>/dev/null | grep -c 'Java<Main&"x$')"
 check_eq "pprof is not written to a terminal" 1 \
 	"$(script -qec "$TK convert '$MT' --to pprof; echo rc=\$?" /dev/null | grep -c 'not writing it to a terminal')"
@@ -132,6 +145,7 @@ if not d["highlighted"]: p.append("nothing highlighted")
 if abs(d["zoomAfter"] - d["rootWidth"]) > 0.01 or d["zoomBefore"] >= d["rootWidth"]: p.append("zoom %s -> %s" % (d["zoomBefore"], d["zoomAfter"]))
 if not d["hiddenAfterZoom"] or d["hiddenAfterReset"] or abs(d["widthAfterReset"] - d["zoomBefore"]) > 0.01: p.append("hide/reset")
 if not d["unzoomVisible"]: p.append("no Reset Zoom")
+if d["urlMatchedWeight"] != d["matchedWeight"]: p.append("?s= search %s" % d["urlMatchedWeight"])
 if d["screenshotBytes"] < 10000 or d.get("zoomShotBytes", 0) < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
 if d["requests"] or d["errors"]: p.append("requests %s errors %s" % (d["requests"], d["errors"]))
 print("; ".join(p) or "ok")' "$TMP/b.json" "$want" "$($O total "$5")")"

@@ -66,6 +66,9 @@ try {
 		out.tooltip = await g.locator("title").textContent();
 	}
 	const png = await page.screenshot();
+	// The same search from the URL (?s=TERM), as a shared link would carry it.
+	await page.goto("file://" + resolve(file) + "?s=" + encodeURIComponent(term));
+	out.urlMatchedWeight = Number(await page.getAttribute("#matched", "data-matched"));
 	out.requests = requests;
 	out.errors = errors;
 	// Distinct colours in a full screenshot, decoded by the browser itself.
