@@ -8,7 +8,10 @@
  *                 weight], labels thread (name), tid, pid and process
  *   mapping       one per binary: memory_start = load address, memory_limit = past the highest
  *                 address seen in it, filename = path, build_id = the UUID
- *   location      one per frame: its address and binary, one line (function, source line)
+ *   location      one per frame: its address and binary, one line (function, source line). An
+ *                 inlined frame (TK_FRAME_INLINED, from --symbols) is a location of its own rather
+ *                 than an extra line of its caller's location: totals and names are the same, but
+ *                 pprof's "inlined" marking is not shown (a known simplification)
  *   function      one per function (label + binary); filename = a source path seen in it
  *
  * Streaming: a protobuf message followed by another of the same type parses as their merge, with
