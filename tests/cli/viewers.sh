@@ -96,6 +96,15 @@ check_eq "pprof: thread label" "ThreadJavaMain" \
 "$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).pb.gz" >"$TMP/ssp.json" 2>"$TMP/ssp.err" || notok "speedscope app: pprof ran" "$(head -c 400 "$TMP/ssp.err")"
 check_eq "speedscope app opens our pprof" "$(basename "$MT" .xml).pb.gz - speedscope|[]|[]" \
 	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["title"], d["errors"], d["requests"], sep="|")' "$TMP/ssp.json")"
+# Inlining: --symbols on the generated dSYM gives an inline chain, which pprof shows as one location
+# with a line per frame (go marks the inlined ones); pprof-format finds no broken reference.
+SY="$FIX/symbol"
+TRACEKIT_CACHE_DIR="$TMP/symcache" "$TK" convert --symbols "$SY" "$SY/time-profile-14.3-synthetic.xml" -o "$TMP/inl.pb.gz" 2>/dev/null
+check_eq "pprof: an inline chain is one location, innermost first (go tool pprof -traces)" \
+	"hdr_2 (inline)|u0_f15_in1 (inline)|u0_f15_in0 (inline)|u0_f15|u0_f10|start" \
+	"$(go tool pprof -traces "$TMP/inl.pb.gz" 2>/dev/null | awk '/ms +hdr_2/ { on = 1; sub(/^ *[0-9.]+ms +/, "") } on && /^-/ { exit } on { sub(/^ +/, ""); print }' | paste -sd'|')"
+check_eq "pprof: the inline chain decodes with pprof-format" "[] 2000000" \
+	"$("$NODE" "$JS/pprof_check.mjs" "$TMP/inl.pb.gz" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["problems"], d["total"])')"
 check_eq "go tool pprof: the escaped name" 1 "$(go tool pprof -top "$TMP/esc.pb.gz" 2>/dev/null | grep -c 'Java<Main&"x$')"
 check_eq "pprof is not written to a terminal" 1 \
 	"$(script -qec "$TK convert '$MT' --to pprof; echo rc=\$?" /dev/null | grep -c 'not writing it to a terminal')"
