@@ -85,6 +85,21 @@ const tk_writer *tk_writer_find(const char *name);
 /* By the longest extension that ends path, NULL if none matches. */
 const tk_writer *tk_writer_for_path(const char *path);
 
+/* ---- Firefox Profiler ----
+ *
+ * The profiler's processed format (preprocessedProfileVersion 60, which every current profiler
+ * upgrades), because the Gecko format has no per-sample weights: one thread per model thread with
+ * pid, tid, thread and process names; stack, frame and function tables shared by all threads (the
+ * model's prefix tree, so memory in the profiler grows with distinct stacks); samples in time order
+ * from the per-sample list (tk_profile_keep_samples) with their weights (ns as "tracing-ms", other
+ * units as "samples"), or one sample per distinct stack when the list is off; `libs` from the
+ * binaries (breakpadId = UUID + "0"), frame addresses relative to their image (return addresses
+ * minus one) so a symbol server can name unsymbolicated frames; file:line where the model has them;
+ * categories Other / App / System. `meta.symbolicated` is false when some frame with an image has no
+ * name. Streams: holds only per-frame and per-function tables and, with the sample list, one index
+ * per sample. */
+int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

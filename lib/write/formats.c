@@ -35,6 +35,7 @@ static int write_tree_json(FILE *out, const tk_profile *p, const tk_convert_opti
 }
 
 static const tk_writer writers[] = {
+	{"gecko", ".gecko.json .fxprof.json", "Firefox Profiler (processed format with per-sample weights)", 0, tk_write_gecko},
 	{"folded", ".folded .collapsed .txt", "folded stacks (FlameGraph, inferno, speedscope import)", 0, write_folded},
 	{"json", ".json", "tracekit's call-tree JSON (docs/json-tree.md)", 0, write_tree_json},
 };
