@@ -1,0 +1,44 @@
+#!/bin/bash
+# Firefox Profiler output checked by the profiler's own code (profiler-cli, pinned in tests/js):
+# every real table export loads; thread names and counts and every function's self weight equal
+# tracekit's; samples are one per row in time order. profiler-cli keeps a daemon per session: it
+# runs with a private HOME and is stopped on exit.
+. "$(dirname "$0")/../lib.sh"
+JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
+if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make test runs npm ci in tests/js)"; exit 0; fi
+export PATH="$JSBIN:$PATH" HOME="$TMP/home"
+mkdir -p "$HOME"
+trap 'profiler-cli stop --all >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+
+for x in "$FIX"/xctrace/time-*.xml "$FIX"/xctrace/cpu-*.xml "$FIX"/xctrace/counters-*.xml; do
+	b=$(basename "$x" .xml)
+	if ! "$TK" open --save "$TMP/$b.gecko.json" "$x" 2>"$TMP/err"; then
+		notok "$b: tracekit open --save" "$(cat "$TMP/err")"; continue
+	fi
+	if ! profiler-cli load "$TMP/$b.gecko.json" >"$TMP/load.txt" 2>&1; then
+		notok "$b: profiler-cli loads it" "$(tail -5 "$TMP/load.txt")"; continue
+	fi
+	ok "$b: profiler-cli loads it"
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$x" "$TMP/$b.gecko.json"
+	profiler-cli stop >/dev/null 2>&1
+done
+
+# Without --symbols the pre-14.3 export keeps raw addresses: the frames point into the generated
+# dylib by image-relative address, and the file asks to be symbolicated.
+S="$FIX/symbol"
+"$TK" open --save "$TMP/s.json" "$S/time-profile-14.3-synthetic.xml"
+check_eq "unsymbolicated frames make meta.symbolicated false" "False" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["symbolicated"])' "$TMP/s.json")"
+check_eq "libs carry name, UUID as breakpadId and the load address" \
+	"libtks-arm64.dylib 4C4C44D755553144A1A5753F1442BA460 4373135360" \
+	"$(python3 -c 'import json,sys; l=[x for x in json.load(open(sys.argv[1]))["libs"] if x["name"].startswith("libtks")][0]; print(l["name"], l["breakpadId"], l["start"])' "$TMP/s.json")"
+check_eq "frame addresses: leaf PC (arm64, 4-aligned) and return address - 1, image-relative" "0x1263 0x1ab4 0x5903" \
+	"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["shared"]["frameTable"]["address"]; print(" ".join(hex(x) for x in sorted(set(a)) if x >= 0))' "$TMP/s.json")"
+check_eq "file:line reach the frame table (Rust fixture: lines of main.rs)" "True" \
+	"$("$TK" open --save - "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml" |
+		python3 -c 'import json,sys; p=json.load(sys.stdin); s=p["shared"]; print(any(l for l in s["frameTable"]["line"]) and any(s["stringArray"][f].endswith(".rs") for f in s["sources"]["filename"]))')"
+check_eq "categories: system libraries apart from the app" "App System" \
+	"$("$TK" open --save - "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml" |
+		python3 -c 'import json,sys; p=json.load(sys.stdin); c=p["meta"]["categories"]; print(" ".join(sorted({c[i]["name"] for i in p["shared"]["frameTable"]["category"]} - {"Other"})))')"
+check_fails "a missing input is an error" "$TK" open --save "$TMP/none.json" "$TMP/none.xml"
+check "no half-written file after a failed conversion" test ! -e "$TMP/none.json"
