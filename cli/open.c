@@ -88,6 +88,33 @@ static int uuid_from_breakpad(const char *id, char out[37])
 	return 0;
 }
 
+/* The symbol cache alone answers too: caches are named <UUID>-<arch>.tksym in the cache directory
+ * ($TRACEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tracekit, else ~/.cache/tracekit), so one built
+ * earlier (`tracekit symcache build`, or any lookup) serves after its dSYM is gone. */
+static int add_cached(server *s, const char *uuid)
+{
+	const char *env = getenv("TRACEKIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[2048];
+	if (env && *env)
+		snprintf(dir, sizeof dir, "%s", env);
+	else if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s/tracekit", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.cache/tracekit", home);
+	else
+		return 0;
+	static const char *const archs[] = {"arm64e", "arm64", "x86_64", "arm64_32", "x86_64h"};
+	int added = 0;
+	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
+		char path[2200];
+		snprintf(path, sizeof path, "%s/%s-%s.tksym", dir, uuid, archs[i]);
+		tk_error err;
+		if (access(path, R_OK) == 0 && tk_symbolicator_add_path(s->sym, path, &err) == 0)
+			added = 1;
+	}
+	return added;
+}
+
 typedef struct name_min {
 	const char *name; /* owned copy */
 	uint64_t min;
@@ -108,8 +135,11 @@ static json_t *symbolicate_job(server *s, json_t *job)
 			continue;
 		char uuid[37], key[1024];
 		tk_error err;
-		if (uuid_from_breakpad(id, uuid) == 0)
+		if (uuid_from_breakpad(id, uuid) == 0) {
 			ims[m] = tk_symbolicator_image(s->sym, uuid, NULL, NULL, &err);
+			if (!ims[m] && add_cached(s, uuid))
+				ims[m] = tk_symbolicator_image(s->sym, uuid, NULL, NULL, &err);
+		}
 		snprintf(key, sizeof key, "%s/%s", name, id);
 		json_object_set_new(found, key, json_boolean(ims[m] != NULL));
 	}

@@ -93,7 +93,11 @@ wait "$PID"; rc=$?
 check_eq "SIGTERM stops it cleanly (exit 0)" "0" "$rc"
 check "and it removes its temporary profile" bash -c "! ls -d \${TMPDIR:-/tmp}/tracekit-open-* 2>/dev/null | xargs -r -I{} find {} -newer '$TMP/saved.json' | grep -q ."
 
+# No --symbols: the symbol cache that the first run built (in $TRACEKIT_CACHE_DIR) answers alone.
 if start_open "$TMP/b" "$X14"; then
+	B2=$(python3 -c 'import sys,urllib.parse as u; print(u.unquote(sys.argv[1].split("symbolServer=")[1]))' "$(head -1 "$TMP/b.url")")
+	check_eq "without --symbols the symbol cache answers (hdr_2 inlined in u0_f15)" "u0_f15 hdr_2" \
+		"$(curl -s -X POST --data "$REQ" "$B2/symbolicate/v5" | python3 -c 'import json,sys; f=json.load(sys.stdin)["results"][0]["stacks"][0][0]; print(f["function"], f["inlines"][0]["function"])')"
 	kill -INT "${PIDS[1]}"; wait "${PIDS[1]}"; rc=$?
 	check_eq "SIGINT (Ctrl-C) stops it cleanly" "0" "$rc"
 else
