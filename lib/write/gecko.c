@@ -572,8 +572,13 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 			idx[fill[sl[i].thread]++] = (uint32_t)i;
 		free(fill);
 		sort_samples = sl;
-		for (size_t t = 0; t < nt; t++)
-			qsort(idx + start[t], start[t + 1] - start[t], sizeof *idx, cmp_sample_time);
+		for (size_t t = 0; t < nt; t++) { /* exports are mostly in order already: check first */
+			size_t i = start[t] + 1;
+			while (i < start[t + 1] && sl[idx[i - 1]].time <= sl[idx[i]].time)
+				i++;
+			if (i < start[t + 1])
+				qsort(idx + start[t], start[t + 1] - start[t], sizeof *idx, cmp_sample_time);
+		}
 	}
 
 	put_str(out, "\"threads\":[");
