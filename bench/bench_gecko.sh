@@ -27,6 +27,8 @@ mkdir -p "$OUT"
 tmp=$(mktemp -d)
 export HOME="$tmp/home" PATH="$JSBIN:$PATH"
 mkdir -p "$HOME"
+PC_OUT="$tmp/load.txt"
+. tests/profiler_cli.sh
 trap '[ -x "$JSBIN/profiler-cli" ] && profiler-cli stop --all >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
 [ -x "$GEN" ] || { echo "bench_gecko: $GEN is missing (run make)"; exit 1; }
@@ -85,7 +87,7 @@ for size in "${sizes[@]}"; do
 	declare -A LT LR LS
 	for kind in ours naive; do
 		t0=$(date +%s%N)
-		profiler-cli load "$tmp/$kind.json" >"$tmp/load.txt" 2>&1 || { echo "profiler-cli load $kind failed: $(tail -3 "$tmp/load.txt")"; continue; }
+		pc_load "$tmp/$kind.json" || { echo "profiler-cli load $kind failed: $(tail -3 "$tmp/load.txt")"; continue; }
 		t1=$(date +%s%N)
 		sid=$(sed -n 's/^Session started: //p' "$tmp/load.txt" | head -1)
 		dpid=$(pgrep -f -- "--daemon $tmp/$kind.json --session $sid" | head -1)

@@ -4,6 +4,7 @@
 # llvm-symbolizer, see symbol_profile.sh), and the profiler's own symbolication code (profiler-cli
 # with --symbol-server) names the unsymbolicated frames through it. Servers are stopped by pid.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../profiler_cli.sh"
 export TRACEKIT_CACHE_DIR="$TMP/cache" HOME="$TMP/home"
 mkdir -p "$HOME"
 S="$FIX/symbol"
@@ -69,7 +70,7 @@ PY
 # The profiler's own symbolication: an unsymbolicated file, loaded with our server as symbol server.
 if [ -x "$JSBIN/profiler-cli" ]; then
 	"$TK" open --save "$TMP/raw.json" "$X14" 2>/dev/null
-	if profiler-cli load "$TMP/raw.json" --symbol-server "$BASE" >"$TMP/load.txt" 2>&1; then
+	if pc_load "$TMP/raw.json" --symbol-server "$BASE"; then
 		profiler-cli thread functions --json --limit 0 >"$TMP/fn.json" 2>&1
 		check_eq "profiler-cli symbolicates through tracekit open: names with their library" \
 			"libtks-arm64.dylib!hdr_2 libtks-arm64.dylib!u0_f10 libtks-arm64.dylib!u0_f15 libtks-arm64.dylib!u0_f15_in0 libtks-arm64.dylib!u0_f15_in1" \
@@ -78,7 +79,7 @@ if [ -x "$JSBIN/profiler-cli" ]; then
 			"$(python3 -c 'import json,sys; print([f["selfSamples"] for f in json.load(open(sys.argv[1]))["functions"] if f["name"]=="hdr_2"][0])' "$TMP/fn.json")"
 		profiler-cli stop --all >/dev/null 2>&1
 	else
-		notok "profiler-cli loads the unsymbolicated profile" "$(tail -3 "$TMP/load.txt")"
+		notok "profiler-cli loads the unsymbolicated profile" "$(tail -3 "$PC_OUT")"
 	fi
 fi
 

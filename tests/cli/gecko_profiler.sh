@@ -4,6 +4,7 @@
 # tracekit's; samples are one per row in time order. profiler-cli keeps a daemon per session: it
 # runs with a private HOME and is stopped on exit.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../profiler_cli.sh"
 JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
 if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make test runs npm ci in tests/js)"; exit 0; fi
 export PATH="$JSBIN:$PATH" HOME="$TMP/home"
@@ -15,13 +16,28 @@ for x in "$FIX"/xctrace/time-*.xml "$FIX"/xctrace/cpu-*.xml "$FIX"/xctrace/count
 	if ! "$TK" open --save "$TMP/$b.gecko.json" "$x" 2>"$TMP/err"; then
 		notok "$b: tracekit open --save" "$(cat "$TMP/err")"; continue
 	fi
-	if ! profiler-cli load "$TMP/$b.gecko.json" >"$TMP/load.txt" 2>&1; then
-		notok "$b: profiler-cli loads it" "$(tail -5 "$TMP/load.txt")"; continue
+	if ! pc_load "$TMP/$b.gecko.json"; then
+		notok "$b: profiler-cli loads it" "$(tail -5 "$PC_OUT")"; continue
 	fi
 	ok "$b: profiler-cli loads it"
 	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$x" "$TMP/$b.gecko.json"
 	profiler-cli stop >/dev/null 2>&1
 done
+
+# `tracekit convert --to gecko` (when present): without the per-sample list the writer falls back to
+# one sample per distinct stack; the profiler's totals must still equal ours.
+MT="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
+if "$TK" convert --help >/dev/null 2>&1; then
+	"$TK" convert --to gecko -o "$TMP/agg.json" "$MT"
+	if pc_load "$TMP/agg.json"; then
+		python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$MT" | sed 's/^\(not \)\{0,1\}ok - /&convert (cells): /'
+		profiler-cli stop >/dev/null 2>&1
+	else
+		notok "convert --to gecko: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+	fi
+	check_eq "the .gecko.json extension selects the format" "60" \
+		"$("$TK" convert -o "$TMP/x.gecko.json" "$MT" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["preprocessedProfileVersion"])' "$TMP/x.gecko.json")"
+fi
 
 # Without --symbols the pre-14.3 export keeps raw addresses: the frames point into the generated
 # dylib by image-relative address, and the file asks to be symbolicated.
