@@ -24,6 +24,19 @@ for x in "$FIX"/xctrace/time-*.xml "$FIX"/xctrace/cpu-*.xml "$FIX"/xctrace/count
 	profiler-cli stop >/dev/null 2>&1
 done
 
+# Names that need escaping in JSON (quote, backslash, newline, tab, non-ASCII) survive to the profiler.
+sed 's/name="rust_test2::bar::h508fcdedd66efbaa"/name="q\&quot;b\\\\s\&#10;n\&#9;t\&lt;é"/' \
+	"$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml" >"$TMP/odd-names.xml"
+"$TK" open --save "$TMP/odd.json" "$TMP/odd-names.xml"
+if pc_load "$TMP/odd.json"; then
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$TMP/odd-names.xml" "$TMP/odd.json"
+	check_eq "the escaped name reaches the profiler intact" '"q\"b\\\\s\nn\tt<\u00e9"' \
+		"$(profiler-cli thread functions --json --limit 1 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["functions"][0]["name"]))')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "odd names: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
 # `tracekit convert --to gecko` (when present): without the per-sample list the writer falls back to
 # one sample per distinct stack; the profiler's totals must still equal ours.
 MT="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
