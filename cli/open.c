@@ -130,7 +130,8 @@ static json_t *symbolicate_job(server *s, json_t *job)
 	json_t *found = json_object();
 	for (size_t m = 0; m < nmod; m++) {
 		json_t *e = json_array_get(mm, m);
-		const char *name = json_string_value(json_array_get(e, 0)), *id = json_string_value(json_array_get(e, 1));
+		const char *name = json_string_value(json_array_get(e, 0)),
+		           *id = json_string_value(json_array_get(e, 1));
 		if (!name || !id)
 			continue;
 		char uuid[37], key[1024];
@@ -160,8 +161,10 @@ static json_t *symbolicate_job(server *s, json_t *job)
 			res[f].nframes = 0;
 			if (mi >= 0 && (size_t)mi < nmod && ims[mi] && off >= 0) {
 				/* the cache may unmap another image on tk_symbolicator_image, never on lookup */
-				tk_symbol_image_lookup(ims[mi], tk_symbol_image_file_addr(ims[mi], 0, (uint64_t)off), &res[f]);
-				if (res[f].nframes == 1 && !res[f].frames[0].file && strcmp(res[f].frames[0].function, "??") == 0)
+				tk_symbol_image_lookup(ims[mi], tk_symbol_image_file_addr(ims[mi], 0, (uint64_t)off),
+				                       &res[f]);
+				if (res[f].nframes == 1 && !res[f].frames[0].file &&
+				    strcmp(res[f].frames[0].function, "??") == 0)
 					res[f].nframes = 0;
 			}
 			if (res[f].nframes) {
@@ -184,8 +187,9 @@ static json_t *symbolicate_job(server *s, json_t *job)
 			json_t *o = json_object();
 			json_object_set_new(o, "frame", json_integer((json_int_t)f));
 			json_object_set_new(o, "module_offset", json_string(hex));
-			const char *modname =
-			    mi >= 0 && (size_t)mi < nmod ? json_string_value(json_array_get(json_array_get(mm, mi), 0)) : NULL;
+			const char *modname = mi >= 0 && (size_t)mi < nmod
+			                          ? json_string_value(json_array_get(json_array_get(mm, mi), 0))
+			                          : NULL;
 			json_object_set_new(o, "module", json_string(modname ? modname : ""));
 			tk_symbol_result *r = &res[f];
 			if (r->nframes) {
@@ -270,8 +274,7 @@ static void cors(struct MHD_Response *r)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *text)
 {
-	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
 	cors(r);
@@ -365,7 +368,8 @@ static void urlencode(const char *in, char *out, size_t cap)
 	static const char hex[] = "0123456789ABCDEF";
 	size_t o = 0;
 	for (const unsigned char *p = (const unsigned char *)in; *p && o + 4 < cap; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("-._~", *p))
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~", *p))
 			out[o++] = (char)*p;
 		else {
 			out[o++] = '%';
@@ -448,8 +452,9 @@ int cmd_open(int argc, char **argv)
 		    bind(lfd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(lfd, 64) < 0) {
 			int e = errno;
 			if (e == EADDRINUSE)
-				tk_cli_fail("open: 127.0.0.1:%u is already in use (choose another --port, or 0 for a free one)",
-				            port);
+				tk_cli_fail(
+				    "open: 127.0.0.1:%u is already in use (choose another --port, or 0 for a free one)",
+				    port);
 			else
 				tk_cli_fail("open: cannot listen on 127.0.0.1:%u: %s", port, strerror(e));
 			if (lfd >= 0)
@@ -526,8 +531,8 @@ int cmd_open(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, &s,
-	                                        MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED,
-	                                        completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+	                                        MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, completed,
+	                                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
 	if (!d) {
 		tk_cli_fail("open: cannot start the HTTP server on 127.0.0.1:%u", port);
 		close(lfd);

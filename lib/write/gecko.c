@@ -423,8 +423,9 @@ static void write_shared(gw *w)
 	put_str(out, "],\"type\":[");
 	for (size_t i = 0; i < nlibs; i++)
 		put_str(out, i ? ",1" : "1");
-	put_str(out, "]},\n\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[]},"
-	             "\n\"sources\":{\"length\":");
+	put_str(out,
+	        "]},\n\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[]},"
+	        "\n\"sources\":{\"length\":");
 	put_u64(out, w->nfiles);
 	put_str(out, ",\"id\":[");
 	for (size_t i = 0; i < w->nfiles; i++)
