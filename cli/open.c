@@ -115,10 +115,24 @@ static int add_cached(server *s, const char *uuid)
 	return added;
 }
 
-typedef struct name_min {
-	const char *name; /* owned copy */
-	uint64_t min;
-} name_min;
+typedef struct named {
+	const char *name;
+	uint64_t off;
+	json_int_t module;
+	json_t *obj;
+} named;
+
+/* by module, name, then offset: the first of each run is the function's lowest address */
+static int cmp_named(const void *a, const void *b)
+{
+	const named *x = a, *y = b;
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
 
 static json_t *symbolicate_job(server *s, json_t *job)
 {
@@ -147,37 +161,9 @@ static json_t *symbolicate_job(server *s, json_t *job)
 	json_t *out_stacks = json_array();
 	for (size_t si = 0; si < json_array_size(stacks); si++) {
 		json_t *st = json_array_get(stacks, si), *out_st = json_array();
-		size_t nf = json_array_size(st);
-		/* A function's canonical address within this request: its lowest requested address. The
-		 * profiler merges frames into one function by (library, address - function_offset), and
-		 * the symbol cache keeps line ranges, not function starts. */
-		name_min *mins = calloc(nf ? nf : 1, sizeof *mins);
-		size_t nmins = 0;
-		tk_symbol_result *res = malloc((nf ? nf : 1) * sizeof *res);
-		for (size_t f = 0; f < nf; f++) {
-			json_t *fr = json_array_get(st, f);
-			json_int_t mi = json_integer_value(json_array_get(fr, 0));
-			json_int_t off = json_integer_value(json_array_get(fr, 1));
-			res[f].nframes = 0;
-			if (mi >= 0 && (size_t)mi < nmod && ims[mi] && off >= 0) {
-				/* the cache may unmap another image on tk_symbolicator_image, never on lookup */
-				tk_symbol_image_lookup(ims[mi], tk_symbol_image_file_addr(ims[mi], 0, (uint64_t)off),
-				                       &res[f]);
-				if (res[f].nframes == 1 && !res[f].frames[0].file &&
-				    strcmp(res[f].frames[0].function, "??") == 0)
-					res[f].nframes = 0;
-			}
-			if (res[f].nframes) {
-				const char *fn = res[f].frames[res[f].nframes - 1].function;
-				size_t k = 0;
-				while (k < nmins && strcmp(mins[k].name, fn) != 0)
-					k++;
-				if (k == nmins)
-					mins[nmins++] = (name_min){strdup(fn), (uint64_t)off};
-				else if ((uint64_t)off < mins[k].min)
-					mins[k].min = (uint64_t)off;
-			}
-		}
+		size_t nf = json_array_size(st), nnamed = 0;
+		named *nm = malloc((nf ? nf : 1) * sizeof *nm);
+		tk_symbol_result r;
 		for (size_t f = 0; f < nf; f++) {
 			json_t *fr = json_array_get(st, f);
 			json_int_t mi = json_integer_value(json_array_get(fr, 0));
@@ -187,44 +173,59 @@ static json_t *symbolicate_job(server *s, json_t *job)
 			json_t *o = json_object();
 			json_object_set_new(o, "frame", json_integer((json_int_t)f));
 			json_object_set_new(o, "module_offset", json_string(hex));
-			const char *modname = mi >= 0 && (size_t)mi < nmod
-			                          ? json_string_value(json_array_get(json_array_get(mm, mi), 0))
-			                          : NULL;
+			int known = mi >= 0 && (size_t)mi < nmod;
+			const char *modname =
+			    known ? json_string_value(json_array_get(json_array_get(mm, mi), 0)) : NULL;
 			json_object_set_new(o, "module", json_string(modname ? modname : ""));
-			tk_symbol_result *r = &res[f];
-			if (r->nframes) {
-				const tk_symbol_frame *outer = &r->frames[r->nframes - 1];
-				uint64_t base = (uint64_t)off;
-				for (size_t k = 0; k < nmins; k++)
-					if (strcmp(mins[k].name, outer->function) == 0)
-						base = mins[k].min;
-				snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)((uint64_t)off - base));
+			r.nframes = 0;
+			if (known && ims[mi] && off >= 0) {
+				tk_symbol_image_lookup(ims[mi], tk_symbol_image_file_addr(ims[mi], 0, (uint64_t)off),
+				                       &r);
+				if (r.nframes == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
+					r.nframes = 0;
+			}
+			if (r.nframes) {
+				const tk_symbol_frame *outer = &r.frames[r.nframes - 1];
 				json_object_set_new(o, "function", json_string(outer->function));
-				json_object_set_new(o, "function_offset", json_string(hex));
 				if (outer->file)
 					json_object_set_new(o, "file", json_string(outer->file));
 				if (outer->line)
 					json_object_set_new(o, "line", json_integer(outer->line));
-				if (r->nframes > 1) {
+				if (r.nframes > 1) {
 					json_t *inl = json_array();
-					for (size_t k = 0; k + 1 < r->nframes; k++) {
+					for (size_t k = 0; k + 1 < r.nframes; k++) {
 						json_t *x = json_object();
-						json_object_set_new(x, "function", json_string(r->frames[k].function));
-						if (r->frames[k].file)
-							json_object_set_new(x, "file", json_string(r->frames[k].file));
-						if (r->frames[k].line)
-							json_object_set_new(x, "line", json_integer(r->frames[k].line));
+						json_object_set_new(x, "function", json_string(r.frames[k].function));
+						if (r.frames[k].file)
+							json_object_set_new(x, "file", json_string(r.frames[k].file));
+						if (r.frames[k].line)
+							json_object_set_new(x, "line", json_integer(r.frames[k].line));
 						json_array_append_new(inl, x);
 					}
 					json_object_set_new(o, "inlines", inl);
 				}
+				/* the name's text stays mapped until the next tk_symbolicator_image call (none here) */
+				nm[nnamed++] =
+				    (named){json_string_value(json_object_get(o, "function")), (uint64_t)off, mi, o};
 			}
 			json_array_append_new(out_st, o);
 		}
-		for (size_t k = 0; k < nmins; k++)
-			free((void *)mins[k].name);
-		free(mins);
-		free(res);
+		/* A function's canonical address within this request: its lowest requested address. The
+		 * profiler merges frames into one function by (library, address - function_offset), and
+		 * the symbol cache keeps line ranges, not function starts. */
+		qsort(nm, nnamed, sizeof *nm, cmp_named);
+		for (size_t k = 0; k < nnamed;) {
+			size_t e = k + 1;
+			while (e < nnamed && nm[e].module == nm[k].module && strcmp(nm[e].name, nm[k].name) == 0)
+				e++;
+			for (size_t q = k; q < e; q++) {
+				char hex[32];
+				snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)(nm[q].off - nm[k].off));
+				json_object_set_new(nm[q].obj, "function_offset", json_string(hex));
+			}
+			k = e;
+		}
+		free(nm);
 		json_array_append_new(out_stacks, out_st);
 	}
 	free(ims);

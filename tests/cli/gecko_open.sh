@@ -67,6 +67,10 @@ print(' | '.join(out) + ' | found ' + str(dict(sorted(r['found_modules'].items()
 PY
 )"
 
+check_eq "addresses of one function share a base (offsets from its lowest requested address)" "0x24 0x14 0x0 0x0" \
+	"$(curl -s -X POST --data '{"jobs":[{"memoryMap":[["libtks-arm64.dylib","4C4C44D755553144A1A5753F1442BA460"]],"stacks":[[[0,6836],[0,6820],[0,4707],[0,6800]]]}]}' "$BASE/symbolicate/v5" |
+		python3 -c 'import json,sys; print(" ".join(f["function_offset"] for f in json.load(sys.stdin)["results"][0]["stacks"][0]))')"
+
 # The profiler's own symbolication: an unsymbolicated file, loaded with our server as symbol server.
 if [ -x "$JSBIN/profiler-cli" ]; then
 	"$TK" open --save "$TMP/raw.json" "$X14" 2>/dev/null
