@@ -71,6 +71,17 @@ check_eq "addresses of one function share a base (offsets from its lowest reques
 	"$(curl -s -X POST --data '{"jobs":[{"memoryMap":[["libtks-arm64.dylib","4C4C44D755553144A1A5753F1442BA460"]],"stacks":[[[0,6836],[0,6820],[0,4707],[0,6800]]]}]}' "$BASE/symbolicate/v5" |
 		python3 -c 'import json,sys; print(" ".join(f["function_offset"] for f in json.load(sys.stdin)["results"][0]["stacks"][0]))')"
 
+# Hostile bodies: wrong shapes, huge and negative numbers, deep nesting, not JSON; the server answers
+# each (200 with nothing found, or 400) and keeps serving.
+codes=""
+for body in '{"jobs":"x"}' '{"jobs":[{"memoryMap":"x","stacks":[]}]}' '{"jobs":[{"memoryMap":[[1,2],null,["a"]],"stacks":[[["x",1],[99,5],[-1,-1],[0,4294967296000],null]]}]}' \
+	'{"jobs":[{"memoryMap":[["libtks-arm64.dylib","4C4C44D755553144A1A5753F1442BA460"]],"stacks":[[[0,-5],[0,1e300],[0,4707.5]],"x"]}]}' \
+	"$(python3 -c 'print("["*5000 + "]"*5000)')" $'\x00\xff{'; do
+	codes+="$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary "$body" "$BASE/symbolicate/v5") "
+done
+check_eq "malformed symbolication requests get 400 or an empty answer, never a crash" "400 400 200 200 400 400 " "$codes"
+check_eq "and the server still serves the profile" "200" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/profile.json")"
+
 # The profiler's own symbolication: an unsymbolicated file, loaded with our server as symbol server.
 if [ -x "$JSBIN/profiler-cli" ]; then
 	"$TK" open --save "$TMP/raw.json" "$X14" 2>/dev/null
