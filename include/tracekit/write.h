@@ -104,6 +104,9 @@ typedef struct tk_convert_options {
 	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
 	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
 	size_t max_frames;  /* svg: at most this many frames, the lightest left out first; 0 = default */
+	/* gecko: the Records the profile was loaded from (tk_records_load_all), so each record's thread
+	 * is placed at its start and gets a marker spanning its duration; NULL otherwise. */
+	const struct tk_records *records;
 } tk_convert_options;
 
 void tk_convert_options_init(tk_convert_options *o);
@@ -136,7 +139,9 @@ const tk_writer *tk_writer_for_path(const char *path);
  * binaries (breakpadId = UUID + "0"), frame addresses relative to their image (return addresses
  * minus one) so a symbol server can name unsymbolicated frames; file:line where the model has them;
  * categories Other / App / System. `meta.symbolicated` is false when some frame with an image has no
- * name. Streams: holds only per-frame and per-function tables and, with the sample list, one index
+ * name. With o->records, each record's thread starts at the record's start (relative to the earliest),
+ * its cells spread over its duration, and it carries one interval marker (TracekitRecord: kind, key,
+ * average CPU, samples). Streams: holds only per-frame and per-function tables and, with the sample list, one index
  * per sample. */
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracekit/records.h"
 #include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/hidx.h"
@@ -263,7 +264,13 @@ static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uin
 	             "{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
 	             "{\"name\":\"App\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
 	             "{\"name\":\"System\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}],"
-	             "\"markerSchema\":[]},\n\"libs\":[");
+	             "\"markerSchema\":[{\"name\":\"TracekitRecord\",\"display\":[\"marker-chart\",\"marker-table\","
+	             "\"timeline-overview\"],\"chartLabel\":\"{marker.data.kind}\",\"tableLabel\":\"{marker.data.kind} "
+	             "{marker.data.key}\",\"tooltipLabel\":\"{marker.data.kind}\",\"fields\":["
+	             "{\"key\":\"kind\",\"label\":\"Record\",\"format\":\"string\"},"
+	             "{\"key\":\"key\",\"label\":\"Key\",\"format\":\"string\"},"
+	             "{\"key\":\"avgCpu\",\"label\":\"Average CPU\",\"format\":\"percentage\"},"
+	             "{\"key\":\"samples\",\"label\":\"Samples\",\"format\":\"integer\"}]}]},\n\"libs\":[");
 	for (size_t b = 1; b < w->nbins; b++) {
 		const tk_binary *bin = tk_binary_get(w->p, (tk_binary_id)b);
 		char bid[40];
@@ -499,7 +506,15 @@ static void put_stack(FILE *out, tk_stack_id s)
 		put_str(out, "null");
 }
 
-static void thread_header(gw *w, const tk_thread *th, int main, int first)
+/* A record placed on the timeline: its thread starts at start_ns (from the earliest record) and
+ * lasts dur_ns; name is its kind in the string table. */
+typedef struct rec_place {
+	const tk_record_info *info;
+	uint64_t start_ns, dur_ns;
+	uint32_t name;
+} rec_place;
+
+static void thread_header(gw *w, const tk_thread *th, int main, int first, const rec_place *rec)
 {
 	FILE *out = w->out;
 	const tk_profile *p = w->p;
@@ -516,8 +531,22 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first)
 	             "\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"isMainThread\":");
 	put_str(out, main ? "true" : "false");
 	fprintf(out, ",\"pid\":\"%lld\",\"tid\":%llu,", (long long)th->pid, (unsigned long long)th->tid);
-	put_str(out, "\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],\"phase\":[],"
-	             "\"category\":[]},\n\"samples\":{\"weightType\":");
+	if (rec) { /* one interval marker (phase 1) spanning the record, payload per markerSchema */
+		put_str(out, "\"markers\":{\"length\":1,\"data\":[{\"type\":\"TracekitRecord\",\"kind\":");
+		tk_wu_json_string(out, rec->info->kind_name);
+		put_str(out, ",\"key\":");
+		tk_wu_json_string(out, rec->info->key);
+		if (rec->info->avg_cpu == rec->info->avg_cpu) /* not NAN */
+			fprintf(out, ",\"avgCpu\":%.6g", rec->info->avg_cpu / 100.0);
+		fprintf(out, ",\"samples\":%llu}],\"name\":[%u],\"startTime\":[",
+		        (unsigned long long)rec->info->samples, rec->name);
+		put_ms(out, rec->start_ns);
+		put_str(out, "],\"endTime\":[");
+		put_ms(out, rec->start_ns + rec->dur_ns);
+		put_str(out, "],\"phase\":[1],\"category\":[0]},\n\"samples\":{\"weightType\":");
+	} else
+		put_str(out, "\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+		             "\"phase\":[],\"category\":[]},\n\"samples\":{\"weightType\":");
 	put_str(out, tk_profile_unit(p) == TK_UNIT_NS ? "\"tracing-ms\"" : "\"samples\"");
 }
 
@@ -545,6 +574,35 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		interval = tk_profile_weight(p) / tk_profile_samples(p);
 	if (!interval)
 		interval = 1;
+	/* Records: tk_records_load_all gave record i the thread with tid i + 1 and a name starting
+	 * with its kind; each is placed at its start relative to the earliest record. */
+	rec_place *recs = tk_xcalloc(nt ? nt : 1, sizeof *recs);
+	int have_recs = 0;
+	if (o && o->records) {
+		size_t nr = tk_records_count(o->records);
+		double origin = 0;
+		int any = 0;
+		for (size_t i = 0; i < nr; i++) {
+			const tk_record_info *ri = tk_records_get(o->records, i);
+			if (ri->start == ri->start && (!any || ri->start < origin))
+				origin = ri->start, any = 1;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			const tk_record_info *ri = tk_records_get(o->records, i);
+			size_t kl = strlen(ri->kind_name);
+			for (size_t t = 0; t < nt; t++) {
+				const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+				if (th->tid != i + 1 || strncmp(tk_string(p, th->name), ri->kind_name, kl) != 0)
+					continue;
+				double st = ri->start == ri->start && any ? (ri->start - origin) * 1e9 : 0;
+				double du = ri->duration == ri->duration && ri->duration > 0 ? ri->duration * 1e9 : 0;
+				recs[t] =
+				    (rec_place){ri, (uint64_t)st, (uint64_t)du, str_add(&w, ri->kind_name, kl, 1)};
+				have_recs = 1;
+				break;
+			}
+		}
+	}
 	write_meta(&w, o, symbolicated, unit == TK_UNIT_NS ? interval : 1000000);
 	write_shared(&w);
 
@@ -586,7 +644,8 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	for (size_t k = 0; k < nt; k++) {
 		tk_thread_id t = ord[k].t;
 		const tk_thread *th = tk_thread_get(p, t);
-		thread_header(&w, th, ord[k].main, k == 0);
+		const rec_place *rec = have_recs && recs[t].info ? &recs[t] : NULL;
+		thread_header(&w, th, ord[k].main, k == 0, rec);
 		if (timed) {
 			size_t a = start[t], b = start[t + 1];
 			put_str(out, ",\"length\":");
@@ -615,6 +674,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 			size_t nc = 0;
 			const tk_stack_weight *c = tk_thread_stacks(p, t, &nc);
 			uint64_t t0 = th->t_min <= th->t_max ? th->t_min : 0, at = t0;
+			uint64_t cum = 0; /* a record's cells spread over its duration, by sample count */
 			put_str(out, ",\"length\":");
 			put_u64(out, nc);
 			put_str(out, ",\"stack\":[");
@@ -627,8 +687,14 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 			for (size_t i = 0; i < nc; i++) {
 				if (i)
 					putc_unlocked(',', out);
-				put_ms(out, at);
-				at += unit == TK_UNIT_NS ? c[i].weight : c[i].samples * interval;
+				if (rec && rec->dur_ns && th->samples) {
+					put_ms(out, rec->start_ns + (uint64_t)((double)rec->dur_ns * (double)cum /
+					                                       (double)th->samples));
+					cum += c[i].samples;
+				} else {
+					put_ms(out, at);
+					at += unit == TK_UNIT_NS ? c[i].weight : c[i].samples * interval;
+				}
 			}
 			put_str(out, "],\"weight\":[");
 			for (size_t i = 0; i < nc; i++) {
@@ -643,6 +709,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	free(idx);
 	free(start);
 	free(ord);
+	free(recs);
 	for (size_t i = 0; i < w.nowned; i++)
 		free(w.owned[i]);
 	free(w.owned);

@@ -37,6 +37,24 @@ else
 	notok "odd names: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
 fi
 
+# Records (MTHawkeye's documented cpu-highload example): the record's thread carries an interval
+# marker with its duration (132.6 s in the doc's metadata), and the tree weights still equal ours.
+M="$FIX/mthawkeye"
+{ echo "collection,key,value"
+  echo "cpu-highload,575204521.78,$(sed 's://.*$::' "$M/cpu-highload.doc-example.jsonc" | tr -d '\n')"
+  echo "cpu-highload-stackframe,575204521.78,$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",",":")))' "$M/cpu-highload-stackframe.doc-example.json")"
+} >"$TMP/records"
+"$TK" open --save "$TMP/records.json" "$TMP/records"
+if pc_load "$TMP/records.json"; then
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$TMP/records"
+	check_eq "a record is an interval marker on its thread: name, label, start, duration (ms)" \
+		"cpu-highload|cpu-highload 575204521.78|0|132600" \
+		"$(profiler-cli thread markers --json | python3 -c 'import json,sys; t=json.load(sys.stdin)["byType"]; m=t[0]["topMarkers"][0]; print("|".join(str(x) for x in (t[0]["markerName"], m["label"], m["start"], m["duration"]))) if len(t) == 1 and t[0]["count"] == 1 else print(t)')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "records: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
 # `tracekit convert --to gecko` (when present): without the per-sample list the writer falls back to
 # one sample per distinct stack; the profiler's totals must still equal ours.
 MT="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
