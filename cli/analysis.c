@@ -254,6 +254,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 {
 	tk_error err = {{0}};
 	tk_profile *p = tk_profile_new();
+	if (a->keep_samples)
+		tk_profile_keep_samples(p, 1);
 	a->read.progress = tk_cli_progress;
 	int rc = tk_read_path(p, a->input, &a->read, &err);
 	tk_cli_progress_done();

@@ -22,7 +22,8 @@ typedef struct tk_analysis {
 	size_t nspecs, capspecs;
 	const char **symbol_paths; /* --symbols, in order */
 	size_t nsymbols, capsymbols;
-	FILE *out; /* opened by tk_analysis_open_output */
+	int keep_samples; /* keep the per-sample list (tk_profile_keep_samples) for time-ordered writers */
+	FILE *out;        /* opened by tk_analysis_open_output */
 	tk_outfile of;
 } tk_analysis;
 

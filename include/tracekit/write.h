@@ -104,6 +104,9 @@ typedef struct tk_convert_options {
 	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
 	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
 	size_t max_frames;  /* svg: at most this many frames, the lightest left out first; 0 = default */
+	/* gecko: the Records the profile was loaded from (tk_records_load_all), so each record's thread
+	 * is placed at its start and gets a marker spanning its duration; NULL otherwise. */
+	const struct tk_records *records;
 } tk_convert_options;
 
 void tk_convert_options_init(tk_convert_options *o);
@@ -124,6 +127,23 @@ const tk_writer *tk_writers(size_t *n);
 const tk_writer *tk_writer_find(const char *name);
 /* By the longest extension that ends path, NULL if none matches. */
 const tk_writer *tk_writer_for_path(const char *path);
+
+/* ---- Firefox Profiler ----
+ *
+ * The profiler's processed format (preprocessedProfileVersion 60, which every current profiler
+ * upgrades), because the Gecko format has no per-sample weights: one thread per model thread with
+ * pid, tid, thread and process names; stack, frame and function tables shared by all threads (the
+ * model's prefix tree, so memory in the profiler grows with distinct stacks); samples in time order
+ * from the per-sample list (tk_profile_keep_samples) with their weights (ns as "tracing-ms", other
+ * units as "samples"), or one sample per distinct stack when the list is off; `libs` from the
+ * binaries (breakpadId = UUID + "0"), frame addresses relative to their image (return addresses
+ * minus one) so a symbol server can name unsymbolicated frames; file:line where the model has them;
+ * categories Other / App / System. `meta.symbolicated` is false when some frame with an image has no
+ * name. With o->records, each record's thread starts at the record's start (relative to the earliest),
+ * its cells spread over its duration, and it carries one interval marker (TracekitRecord: kind, key,
+ * average CPU, samples). Streams: holds only per-frame and per-function tables and, with the sample list, one index
+ * per sample. */
+int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,7 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 int tk_write_svg(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
 
 static const tk_writer writers[] = {
+	{"gecko", ".gecko.json .fxprof.json", "Firefox Profiler (processed format with per-sample weights)", 0, tk_write_gecko},
 	{"speedscope", ".speedscope.json .speedscope", "speedscope JSON (speedscope.app, offline: npm speedscope)", 0, tk_write_speedscope},
 	{"pprof", ".pb.gz .pprof .pb", "pprof profile.proto, gzip'd (go tool pprof, speedscope)", 1, tk_write_pprof},
 	{"svg", ".svg", "interactive SVG flame graph (any browser, offline)", 0, tk_write_svg},

@@ -1,0 +1,727 @@
+/*
+ * Firefox Profiler output (`tracekit convert --to gecko`, `tracekit open`).
+ *
+ * The Gecko format has no per-sample weight (the profiler's importer sets every sample to weight 1),
+ * so an Instruments sample of 1.13 ms would count as much as one of 0.01 ms. The *processed* format
+ * carries `samples.weight`, so that is what is written, pinned at preprocessedProfileVersion 60: the
+ * first version whose stack, frame and function tables are shared by all threads (`profile.shared`),
+ * which is exactly the model's global prefix tree of stacks, and old enough that every deployed
+ * profiler upgrades it (each later version has an upgrader in the profiler;
+ * tests/cli/gecko_profiler.sh loads the output with the profiler's own code).
+ *
+ * Mapping:
+ *   model stack k (1-based, parents first)  -> shared.stackTable row k-1, prefix = parent-1 / null
+ *   model frame k                           -> shared.frameTable row k-1 (address relative to its
+ *                                              binary, already adjusted for lookup: return
+ *                                              addresses - 1; line from the frame)
+ *   (label, binary)                         -> one funcTable row (file as its source)
+ *   binary                                  -> one resourceTable row and one `libs` entry
+ *                                              (breakpadId = UUID hex + "0", as Mach-O debug ids)
+ *   thread                                  -> one thread (pid as a string, tid, names), samples in
+ *                                              time order from the per-sample list, else one sample
+ *                                              per (stack) cell laid end to end
+ *   weight                                  -> ns as "tracing-ms" (exact decimal ms), other units as
+ *                                              "samples" with the raw count
+ * Categories: Other (no binary), App (non-system binaries), System (tk_binary_is_system).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/records.h"
+#include "tracekit/transform.h"
+#include "tracekit/write.h"
+#include "util/hidx.h"
+#include "util/mem.h"
+#include "write/wutil.h"
+
+enum { CAT_OTHER = 0, CAT_APP = 1, CAT_SYSTEM = 2 };
+
+/* The writer's own string table: the shared stringArray. Entries are either model strings or
+ * owned copies (hex labels), deduplicated by content. */
+typedef struct sstr {
+	const char *s;
+	size_t len;
+} sstr;
+
+typedef struct func_key {
+	uint32_t name; /* index into strs */
+	tk_binary_id binary;
+} func_key;
+
+typedef struct gw {
+	FILE *out;
+	const tk_profile *p;
+	sstr *strs;
+	size_t nstrs, capstrs;
+	tk_hidx str_idx;
+	char **owned;
+	size_t nowned, capowned;
+	func_key *funcs;
+	uint32_t *func_file; /* strs index of the source file + 1, 0 = none */
+	size_t nfuncs, capfuncs;
+	tk_hidx func_idx;
+	uint32_t *frame_func; /* per model frame (index fid-1) */
+	int32_t *bin_lib;     /* per binary id: lib/resource index, -1 none */
+	uint8_t *bin_cat;
+	size_t nbins;
+	uint32_t *files; /* sources table: strs indices */
+	size_t nfiles, capfiles;
+	tk_hidx file_idx;
+} gw;
+
+static int str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const gw *w = ctx;
+	const sstr *k = key;
+	return w->strs[idx].len == k->len && memcmp(w->strs[idx].s, k->s, k->len) == 0;
+}
+
+static uint32_t str_add(gw *w, const char *s, size_t len, int copy)
+{
+	sstr k = {s, len};
+	uint64_t h = tk_hash_bytes(s, len, 0x67656b6fULL);
+	uint32_t i = tk_hidx_find(&w->str_idx, h, str_eq, w, &k);
+	if (i != UINT32_MAX)
+		return i;
+	if (copy) {
+		char *c = tk_xmalloc(len + 1);
+		memcpy(c, s, len);
+		c[len] = 0;
+		TK_GROW(w->owned, w->capowned, w->nowned + 1);
+		w->owned[w->nowned++] = c;
+		k.s = c;
+	}
+	TK_GROW(w->strs, w->capstrs, w->nstrs + 1);
+	w->strs[w->nstrs] = k;
+	tk_hidx_insert(&w->str_idx, h, (uint32_t)w->nstrs);
+	return (uint32_t)w->nstrs++;
+}
+
+static uint32_t str_model(gw *w, tk_str s)
+{
+	return str_add(w, tk_string(w->p, s), tk_string_len(w->p, s), 0);
+}
+
+static int func_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const gw *w = ctx;
+	const func_key *k = key;
+	return w->funcs[idx].name == k->name && w->funcs[idx].binary == k->binary;
+}
+
+static int file_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const gw *w = ctx;
+	return w->files[idx] == *(const uint32_t *)key;
+}
+
+static uint32_t file_add(gw *w, uint32_t str)
+{
+	uint64_t h = tk_hash_u64(str);
+	uint32_t i = tk_hidx_find(&w->file_idx, h, file_eq, w, &str);
+	if (i != UINT32_MAX)
+		return i;
+	TK_GROW(w->files, w->capfiles, w->nfiles + 1);
+	w->files[w->nfiles] = str;
+	tk_hidx_insert(&w->file_idx, h, (uint32_t)w->nfiles);
+	return (uint32_t)w->nfiles++;
+}
+
+/* ---- small fast printers (numbers dominate the output) ---- */
+
+static void put_u64(FILE *out, uint64_t v)
+{
+	char b[24];
+	int n = 0;
+	do
+		b[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		putc_unlocked(b[--n], out);
+}
+
+/* ns as milliseconds, exactly: "1.13", "0.000001", "12". */
+static void put_ms(FILE *out, uint64_t ns)
+{
+	put_u64(out, ns / 1000000);
+	uint64_t frac = ns % 1000000;
+	if (!frac)
+		return;
+	char b[8];
+	int n = 6;
+	b[6] = 0;
+	for (int i = 5; i >= 0; i--, frac /= 10)
+		b[i] = (char)('0' + frac % 10);
+	while (n > 0 && b[n - 1] == '0')
+		n--;
+	putc_unlocked('.', out);
+	fwrite(b, 1, (size_t)n, out);
+}
+
+static void put_str(FILE *out, const char *s)
+{
+	fputs(s, out);
+}
+
+/* A JSON string from bytes that may not be NUL-terminated at len (model strings are). */
+static void put_json(FILE *out, const sstr *s)
+{
+	tk_wu_json_string(out, s->s);
+}
+
+static const char *binary_arch(const tk_profile *p, const tk_binary *b)
+{
+	return b && b->arch ? tk_string(p, b->arch) : "";
+}
+
+/* The address the profiler (and our symbol server) should look up, relative to the image: a
+ * return address points after the call, so its call is at addr - 1; a sampled PC is looked up as
+ * is (xctrace 14.3+ stores PC + 1 for a leaf of a frame with a binary, and arm64 PCs are 4-aligned). */
+static int64_t frame_rel_addr(const tk_profile *p, const tk_frame *f)
+{
+	const tk_binary *b = tk_binary_get(p, f->binary);
+	if (!b || !f->addr || (f->flags & (TK_FRAME_INLINED | TK_FRAME_SYNTHETIC)))
+		return -1;
+	const char *arch = binary_arch(p, b);
+	int arm = strncmp(arch, "arm64", 5) == 0;
+	uint64_t a = arm ? f->addr & ((1ULL << 40) - 1) : f->addr;
+	if (f->flags & TK_FRAME_LEAF_PC)
+		a = arm ? a & ~(uint64_t)3 : a - 1;
+	else
+		a -= 1;
+	if (a < b->load_addr || a - b->load_addr > INT32_MAX)
+		return -1;
+	return (int64_t)(a - b->load_addr);
+}
+
+/* "4C4C44D7-5555-3144-A1A5-753F1442BA46" -> "4C4C44D755553144A1A5753F1442BA460" (Breakpad's Mach-O
+ * debug id: the UUID's 32 hex digits and an age of 0). */
+static void breakpad_id(const char *uuid, char out[40])
+{
+	size_t n = 0;
+	for (const char *c = uuid; *c && n < 32; c++)
+		if ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F'))
+			out[n++] = (char)(*c >= 'a' ? *c - 32 : *c);
+	if (n != 32)
+		n = 0;
+	else
+		out[n++] = '0';
+	out[n] = 0;
+}
+
+static void build_tables(gw *w)
+{
+	const tk_profile *p = w->p;
+	w->nbins = tk_binary_count(p) + 1;
+	w->bin_lib = tk_xmalloc(w->nbins * sizeof *w->bin_lib);
+	w->bin_cat = tk_xcalloc(w->nbins, 1);
+	int32_t nlibs = 0;
+	for (size_t b = 1; b < w->nbins; b++) {
+		w->bin_lib[b] = nlibs++;
+		w->bin_cat[b] = tk_binary_is_system(p, (tk_binary_id)b) ? CAT_SYSTEM : CAT_APP;
+	}
+	w->bin_lib[0] = -1;
+	str_add(w, "", 0, 0);
+	size_t nf = tk_frame_count(p);
+	w->frame_func = tk_xmalloc((nf + 1) * sizeof *w->frame_func);
+	char hex[32];
+	for (size_t i = 1; i <= nf; i++) {
+		const tk_frame *f = tk_frame_get(p, (tk_frame_id)i);
+		const char *label = tk_frame_label(p, (tk_frame_id)i, hex);
+		uint32_t name = f->name ? str_model(w, f->name) : str_add(w, label, strlen(label), 1);
+		func_key k = {name, f->binary};
+		uint64_t h = tk_hash_u64(((uint64_t)name << 32) | f->binary);
+		uint32_t fi = tk_hidx_find(&w->func_idx, h, func_eq, w, &k);
+		if (fi == UINT32_MAX) {
+			TK_GROW(w->funcs, w->capfuncs, w->nfuncs + 1);
+			w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
+			w->funcs[w->nfuncs] = k;
+			w->func_file[w->nfuncs] = 0;
+			tk_hidx_insert(&w->func_idx, h, (uint32_t)w->nfuncs);
+			fi = (uint32_t)w->nfuncs++;
+		}
+		if (f->file && !w->func_file[fi])
+			w->func_file[fi] = file_add(w, str_model(w, f->file)) + 1;
+		w->frame_func[i] = fi;
+	}
+	for (size_t b = 1; b < w->nbins; b++) { /* names and paths of the libs */
+		const tk_binary *bin = tk_binary_get(p, (tk_binary_id)b);
+		str_model(w, bin->name);
+	}
+}
+
+static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uint64_t interval_ns)
+{
+	FILE *out = w->out;
+	const char *title = o && o->title ? o->title : "tracekit";
+	put_str(out, "{\"meta\":{\"version\":30,\"preprocessedProfileVersion\":60,\"startTime\":0,\"interval\":");
+	put_ms(out, interval_ns ? interval_ns : 1);
+	put_str(out, ",\"processType\":0,\"stackwalk\":1,\"debug\":false,\"product\":");
+	tk_wu_json_string(out, title);
+	put_str(out, ",\"importedFrom\":\"tracekit\",\"symbolicated\":");
+	put_str(out, symbolicated ? "true" : "false");
+	put_str(out, ",\"categories\":["
+	             "{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+	             "{\"name\":\"App\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
+	             "{\"name\":\"System\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}],"
+	             "\"markerSchema\":[{\"name\":\"TracekitRecord\",\"display\":[\"marker-chart\",\"marker-table\","
+	             "\"timeline-overview\"],\"chartLabel\":\"{marker.data.kind}\",\"tableLabel\":\"{marker.data.kind} "
+	             "{marker.data.key}\",\"tooltipLabel\":\"{marker.data.kind}\",\"fields\":["
+	             "{\"key\":\"kind\",\"label\":\"Record\",\"format\":\"string\"},"
+	             "{\"key\":\"key\",\"label\":\"Key\",\"format\":\"string\"},"
+	             "{\"key\":\"avgCpu\",\"label\":\"Average CPU\",\"format\":\"percentage\"},"
+	             "{\"key\":\"samples\",\"label\":\"Samples\",\"format\":\"integer\"}]}]},\n\"libs\":[");
+	for (size_t b = 1; b < w->nbins; b++) {
+		const tk_binary *bin = tk_binary_get(w->p, (tk_binary_id)b);
+		char bid[40];
+		breakpad_id(tk_string(w->p, bin->uuid), bid);
+		const char *name = tk_string(w->p, bin->name), *path = tk_string(w->p, bin->path);
+		if (!*path)
+			path = name;
+		put_str(out, b > 1 ? ",\n{\"name\":" : "{\"name\":");
+		tk_wu_json_string(out, name);
+		put_str(out, ",\"path\":");
+		tk_wu_json_string(out, path);
+		put_str(out, ",\"debugName\":");
+		tk_wu_json_string(out, name);
+		put_str(out, ",\"debugPath\":");
+		tk_wu_json_string(out, path);
+		put_str(out, ",\"breakpadId\":\"");
+		put_str(out, bid);
+		put_str(out, "\",\"codeId\":null,\"arch\":");
+		tk_wu_json_string(out, binary_arch(w->p, bin));
+		/* Not read by the processed format (addresses are library-relative) but recorded so the
+		 * file says where each image was: the load address as a hex string. */
+		fprintf(out, ",\"start\":%llu}", (unsigned long long)bin->load_addr);
+	}
+	put_str(out, "],\n");
+}
+
+static void write_shared(gw *w)
+{
+	FILE *out = w->out;
+	const tk_profile *p = w->p;
+	size_t ns = tk_stack_count(p), nf = tk_frame_count(p);
+	put_str(out, "\"shared\":{\"stackTable\":{\"length\":");
+	put_u64(out, ns);
+	put_str(out, ",\"frame\":[");
+	for (size_t i = 1; i <= ns; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		put_u64(out, tk_stack_get(p, (tk_stack_id)i)->frame - 1);
+	}
+	put_str(out, "],\"prefix\":[");
+	for (size_t i = 1; i <= ns; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		tk_stack_id parent = tk_stack_get(p, (tk_stack_id)i)->parent;
+		if (parent)
+			put_u64(out, parent - 1);
+		else
+			put_str(out, "null");
+	}
+	put_str(out, "]},\n\"frameTable\":{\"length\":");
+	put_u64(out, nf);
+	put_str(out, ",\"address\":[");
+	for (size_t i = 1; i <= nf; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		int64_t a = frame_rel_addr(p, tk_frame_get(p, (tk_frame_id)i));
+		if (a < 0)
+			put_str(out, "-1");
+		else
+			put_u64(out, (uint64_t)a);
+	}
+	put_str(out, "],\"inlineDepth\":[");
+	for (size_t i = 1; i <= nf; i++)
+		put_str(out, i > 1 ? ",0" : "0");
+	put_str(out, "],\"category\":[");
+	for (size_t i = 1; i <= nf; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		put_u64(out, w->bin_cat[tk_frame_get(p, (tk_frame_id)i)->binary]);
+	}
+	put_str(out, "],\"subcategory\":[");
+	for (size_t i = 1; i <= nf; i++)
+		put_str(out, i > 1 ? ",0" : "0");
+	put_str(out, "],\"func\":[");
+	for (size_t i = 1; i <= nf; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		put_u64(out, w->frame_func[i]);
+	}
+	put_str(out, "],\"nativeSymbol\":[");
+	for (size_t i = 1; i <= nf; i++)
+		put_str(out, i > 1 ? ",null" : "null");
+	put_str(out, "],\"innerWindowID\":[");
+	for (size_t i = 1; i <= nf; i++)
+		put_str(out, i > 1 ? ",0" : "0");
+	put_str(out, "],\"line\":[");
+	for (size_t i = 1; i <= nf; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		uint32_t line = tk_frame_get(p, (tk_frame_id)i)->line;
+		if (line)
+			put_u64(out, line);
+		else
+			put_str(out, "null");
+	}
+	put_str(out, "],\"column\":[");
+	for (size_t i = 1; i <= nf; i++)
+		put_str(out, i > 1 ? ",null" : "null");
+	put_str(out, "]},\n\"funcTable\":{\"length\":");
+	put_u64(out, w->nfuncs);
+	put_str(out, ",\"name\":[");
+	for (size_t i = 0; i < w->nfuncs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, w->funcs[i].name);
+	}
+	put_str(out, "],\"isJS\":[");
+	for (size_t i = 0; i < w->nfuncs; i++)
+		put_str(out, i ? ",false" : "false");
+	put_str(out, "],\"relevantForJS\":[");
+	for (size_t i = 0; i < w->nfuncs; i++)
+		put_str(out, i ? ",false" : "false");
+	put_str(out, "],\"resource\":[");
+	for (size_t i = 0; i < w->nfuncs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		int32_t lib = w->bin_lib[w->funcs[i].binary];
+		if (lib < 0)
+			put_str(out, "-1");
+		else
+			put_u64(out, (uint64_t)lib);
+	}
+	put_str(out, "],\"source\":[");
+	for (size_t i = 0; i < w->nfuncs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		if (w->func_file[i])
+			put_u64(out, w->func_file[i] - 1);
+		else
+			put_str(out, "null");
+	}
+	put_str(out, "],\"lineNumber\":[");
+	for (size_t i = 0; i < w->nfuncs; i++)
+		put_str(out, i ? ",null" : "null");
+	put_str(out, "],\"columnNumber\":[");
+	for (size_t i = 0; i < w->nfuncs; i++)
+		put_str(out, i ? ",null" : "null");
+	/* One resource per binary, in binary order: resource k is lib k. */
+	size_t nlibs = w->nbins - 1;
+	put_str(out, "]},\n\"resourceTable\":{\"length\":");
+	put_u64(out, nlibs);
+	put_str(out, ",\"lib\":[");
+	for (size_t i = 0; i < nlibs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, i);
+	}
+	put_str(out, "],\"name\":[");
+	for (size_t i = 0; i < nlibs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, str_model(w, tk_binary_get(p, (tk_binary_id)(i + 1))->name));
+	}
+	put_str(out, "],\"host\":[");
+	for (size_t i = 0; i < nlibs; i++)
+		put_str(out, i ? ",null" : "null");
+	put_str(out, "],\"type\":[");
+	for (size_t i = 0; i < nlibs; i++)
+		put_str(out, i ? ",1" : "1");
+	put_str(out,
+	        "]},\n\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[]},"
+	        "\n\"sources\":{\"length\":");
+	put_u64(out, w->nfiles);
+	put_str(out, ",\"id\":[");
+	for (size_t i = 0; i < w->nfiles; i++)
+		put_str(out, i ? ",null" : "null");
+	put_str(out, "],\"filename\":[");
+	for (size_t i = 0; i < w->nfiles; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, w->files[i]);
+	}
+	put_str(out, "]},\n\"stringArray\":[");
+	for (size_t i = 0; i < w->nstrs; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_json(out, &w->strs[i]);
+	}
+	put_str(out, "]},\n");
+}
+
+/* ---- threads ---- */
+
+typedef struct thread_ord {
+	tk_thread_id t;
+	int main;
+} thread_ord;
+
+static const tk_profile *sort_p;
+
+static int is_main_name(const char *n)
+{
+	return strcmp(n, "Main Thread") == 0 || strcmp(n, "com.apple.main-thread") == 0 || strcmp(n, "main") == 0;
+}
+
+static int cmp_threads(const void *a, const void *b)
+{
+	const thread_ord *x = a, *y = b;
+	const tk_thread *tx = tk_thread_get(sort_p, x->t), *ty = tk_thread_get(sort_p, y->t);
+	if (tx->pid != ty->pid)
+		return tx->pid < ty->pid ? -1 : 1;
+	if (x->main != y->main)
+		return y->main - x->main;
+	if (tx->weight != ty->weight)
+		return tx->weight > ty->weight ? -1 : 1;
+	return tx->tid < ty->tid ? -1 : tx->tid > ty->tid;
+}
+
+static const tk_sample *sort_samples;
+
+static int cmp_sample_time(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t tx = sort_samples[x].time, ty = sort_samples[y].time;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return x < y ? -1 : x > y; /* arrival order among equal times */
+}
+
+static void put_weight(FILE *out, tk_unit u, uint64_t w)
+{
+	if (u == TK_UNIT_NS)
+		put_ms(out, w);
+	else
+		put_u64(out, w);
+}
+
+static void put_stack(FILE *out, tk_stack_id s)
+{
+	if (s)
+		put_u64(out, s - 1);
+	else
+		put_str(out, "null");
+}
+
+/* A record placed on the timeline: its thread starts at start_ns (from the earliest record) and
+ * lasts dur_ns; name is its kind in the string table. */
+typedef struct rec_place {
+	const tk_record_info *info;
+	uint64_t start_ns, dur_ns;
+	uint32_t name;
+} rec_place;
+
+static void thread_header(gw *w, const tk_thread *th, int main, int first, const rec_place *rec)
+{
+	FILE *out = w->out;
+	const tk_profile *p = w->p;
+	char buf[64];
+	const char *name = tk_string(p, th->name), *proc = tk_string(p, th->process);
+	if (!*name)
+		name = *proc ? proc : (snprintf(buf, sizeof buf, "thread %llu", (unsigned long long)th->tid), buf);
+	put_str(out, first ? "{" : ",\n{");
+	put_str(out, "\"name\":");
+	tk_wu_json_string(out, name);
+	put_str(out, ",\"processName\":");
+	tk_wu_json_string(out, *proc ? proc : name);
+	put_str(out, ",\"processType\":\"default\",\"processStartupTime\":0,\"processShutdownTime\":null,"
+	             "\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"isMainThread\":");
+	put_str(out, main ? "true" : "false");
+	fprintf(out, ",\"pid\":\"%lld\",\"tid\":%llu,", (long long)th->pid, (unsigned long long)th->tid);
+	if (rec) { /* one interval marker (phase 1) spanning the record, payload per markerSchema */
+		put_str(out, "\"markers\":{\"length\":1,\"data\":[{\"type\":\"TracekitRecord\",\"kind\":");
+		tk_wu_json_string(out, rec->info->kind_name);
+		put_str(out, ",\"key\":");
+		tk_wu_json_string(out, rec->info->key);
+		if (rec->info->avg_cpu == rec->info->avg_cpu) /* not NAN */
+			fprintf(out, ",\"avgCpu\":%.6g", rec->info->avg_cpu / 100.0);
+		fprintf(out, ",\"samples\":%llu}],\"name\":[%u],\"startTime\":[",
+		        (unsigned long long)rec->info->samples, rec->name);
+		put_ms(out, rec->start_ns);
+		put_str(out, "],\"endTime\":[");
+		put_ms(out, rec->start_ns + rec->dur_ns);
+		put_str(out, "],\"phase\":[1],\"category\":[0]},\n\"samples\":{\"weightType\":");
+	} else
+		put_str(out, "\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+		             "\"phase\":[],\"category\":[]},\n\"samples\":{\"weightType\":");
+	put_str(out, tk_profile_unit(p) == TK_UNIT_NS ? "\"tracing-ms\"" : "\"samples\"");
+}
+
+int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
+{
+	gw w = {.out = out, .p = p};
+	build_tables(&w);
+	tk_unit unit = tk_profile_unit(p);
+	size_t nt = tk_thread_count(p), nsl = 0;
+	const tk_sample *sl = tk_profile_sample_list(p, &nsl);
+	int timed = sl && nsl > 0;
+	for (size_t i = 0; timed && i < nsl; i++)
+		if (sl[i].time == UINT64_MAX)
+			timed = 0;
+	/* Symbolicated unless a frame with an image has no name: then the profiler asks the symbol
+	 * server (`tracekit open` answers) for the addresses of those libraries. */
+	int symbolicated = 1;
+	for (size_t i = 1; i <= tk_frame_count(p) && symbolicated; i++) {
+		const tk_frame *f = tk_frame_get(p, (tk_frame_id)i);
+		if (!f->name && frame_rel_addr(p, f) >= 0 && tk_binary_get(p, f->binary)->uuid)
+			symbolicated = 0;
+	}
+	uint64_t interval = 1000000;
+	if (unit == TK_UNIT_NS && tk_profile_samples(p))
+		interval = tk_profile_weight(p) / tk_profile_samples(p);
+	if (!interval)
+		interval = 1;
+	/* Records: tk_records_load_all gave record i the thread with tid i + 1 and a name starting
+	 * with its kind; each is placed at its start relative to the earliest record. */
+	rec_place *recs = tk_xcalloc(nt ? nt : 1, sizeof *recs);
+	int have_recs = 0;
+	if (o && o->records) {
+		size_t nr = tk_records_count(o->records);
+		double origin = 0;
+		int any = 0;
+		for (size_t i = 0; i < nr; i++) {
+			const tk_record_info *ri = tk_records_get(o->records, i);
+			if (ri->start == ri->start && (!any || ri->start < origin))
+				origin = ri->start, any = 1;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			const tk_record_info *ri = tk_records_get(o->records, i);
+			size_t kl = strlen(ri->kind_name);
+			for (size_t t = 0; t < nt; t++) {
+				const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+				if (th->tid != i + 1 || strncmp(tk_string(p, th->name), ri->kind_name, kl) != 0)
+					continue;
+				double st = ri->start == ri->start && any ? (ri->start - origin) * 1e9 : 0;
+				double du = ri->duration == ri->duration && ri->duration > 0 ? ri->duration * 1e9 : 0;
+				recs[t] =
+				    (rec_place){ri, (uint64_t)st, (uint64_t)du, str_add(&w, ri->kind_name, kl, 1)};
+				have_recs = 1;
+				break;
+			}
+		}
+	}
+	write_meta(&w, o, symbolicated, unit == TK_UNIT_NS ? interval : 1000000);
+	write_shared(&w);
+
+	thread_ord *ord = tk_xmalloc((nt ? nt : 1) * sizeof *ord);
+	for (size_t t = 0; t < nt; t++) {
+		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		ord[t] = (thread_ord){(tk_thread_id)t, is_main_name(tk_string(p, th->name)) ||
+		                                           (th->pid >= 0 && (uint64_t)th->pid == th->tid)};
+	}
+	sort_p = p;
+	qsort(ord, nt, sizeof *ord, cmp_threads);
+
+	/* Per-thread sample indices, time-ordered: a counting sort by thread, then by time. */
+	uint32_t *idx = NULL;
+	size_t *start = NULL;
+	if (timed) {
+		start = tk_xcalloc(nt + 1, sizeof *start);
+		for (size_t i = 0; i < nsl; i++)
+			start[sl[i].thread + 1]++;
+		for (size_t t = 0; t < nt; t++)
+			start[t + 1] += start[t];
+		idx = tk_xmalloc(nsl * sizeof *idx);
+		size_t *fill = tk_xmalloc((nt + 1) * sizeof *fill);
+		memcpy(fill, start, (nt + 1) * sizeof *fill);
+		for (size_t i = 0; i < nsl; i++)
+			idx[fill[sl[i].thread]++] = (uint32_t)i;
+		free(fill);
+		sort_samples = sl;
+		for (size_t t = 0; t < nt; t++) { /* exports are mostly in order already: check first */
+			size_t i = start[t] + 1;
+			while (i < start[t + 1] && sl[idx[i - 1]].time <= sl[idx[i]].time)
+				i++;
+			if (i < start[t + 1])
+				qsort(idx + start[t], start[t + 1] - start[t], sizeof *idx, cmp_sample_time);
+		}
+	}
+
+	put_str(out, "\"threads\":[");
+	for (size_t k = 0; k < nt; k++) {
+		tk_thread_id t = ord[k].t;
+		const tk_thread *th = tk_thread_get(p, t);
+		const rec_place *rec = have_recs && recs[t].info ? &recs[t] : NULL;
+		thread_header(&w, th, ord[k].main, k == 0, rec);
+		if (timed) {
+			size_t a = start[t], b = start[t + 1];
+			put_str(out, ",\"length\":");
+			put_u64(out, b - a);
+			put_str(out, ",\"stack\":[");
+			for (size_t i = a; i < b; i++) {
+				if (i > a)
+					putc_unlocked(',', out);
+				put_stack(out, sl[idx[i]].stack);
+			}
+			put_str(out, "],\"time\":[");
+			for (size_t i = a; i < b; i++) {
+				if (i > a)
+					putc_unlocked(',', out);
+				put_ms(out, sl[idx[i]].time);
+			}
+			put_str(out, "],\"weight\":[");
+			for (size_t i = a; i < b; i++) {
+				if (i > a)
+					putc_unlocked(',', out);
+				put_weight(out, unit, sl[idx[i]].weight);
+			}
+		} else {
+			/* No per-sample times: one sample per distinct stack, laid end to end from the
+			 * thread's first time so the Stack Chart shows each stack once with its width. */
+			size_t nc = 0;
+			const tk_stack_weight *c = tk_thread_stacks(p, t, &nc);
+			uint64_t t0 = th->t_min <= th->t_max ? th->t_min : 0, at = t0;
+			uint64_t cum = 0; /* a record's cells spread over its duration, by sample count */
+			put_str(out, ",\"length\":");
+			put_u64(out, nc);
+			put_str(out, ",\"stack\":[");
+			for (size_t i = 0; i < nc; i++) {
+				if (i)
+					putc_unlocked(',', out);
+				put_stack(out, c[i].stack);
+			}
+			put_str(out, "],\"time\":[");
+			for (size_t i = 0; i < nc; i++) {
+				if (i)
+					putc_unlocked(',', out);
+				if (rec && rec->dur_ns && th->samples) {
+					put_ms(out, rec->start_ns + (uint64_t)((double)rec->dur_ns * (double)cum /
+					                                       (double)th->samples));
+					cum += c[i].samples;
+				} else {
+					put_ms(out, at);
+					at += unit == TK_UNIT_NS ? c[i].weight : c[i].samples * interval;
+				}
+			}
+			put_str(out, "],\"weight\":[");
+			for (size_t i = 0; i < nc; i++) {
+				if (i)
+					putc_unlocked(',', out);
+				put_weight(out, unit, c[i].weight);
+			}
+		}
+		put_str(out, "]}}");
+	}
+	put_str(out, "],\n\"pages\":[],\"counters\":[]}\n");
+	free(idx);
+	free(start);
+	free(ord);
+	free(recs);
+	for (size_t i = 0; i < w.nowned; i++)
+		free(w.owned[i]);
+	free(w.owned);
+	free(w.strs);
+	tk_hidx_free(&w.str_idx);
+	free(w.funcs);
+	free(w.func_file);
+	tk_hidx_free(&w.func_idx);
+	free(w.frame_func);
+	free(w.bin_lib);
+	free(w.bin_cat);
+	free(w.files);
+	tk_hidx_free(&w.file_idx);
+	return tk_wu_finish(out, "gecko", err);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Compare a Firefox Profiler file as the profiler's own code reads it (profiler-cli, already
+loaded in the current session) with tracekit's numbers for the same input.
+
+usage: gecko_compare.py TRACEKIT INPUT
+
+Checks, printing TAP-ish lines: the thread count and (tid, name) set equal `tracekit tree --json`'s;
+for every thread, each function's self weight from `profiler-cli thread functions --json` equals
+`tracekit top --json --thread TID` (ratio within 0.1 %), matched by (name, library)."""
+import json, subprocess, sys
+
+tk, inp = sys.argv[1], sys.argv[2]
+label = inp.rsplit('/', 1)[-1]
+
+
+def pc(*args):
+    return json.loads(subprocess.run(['profiler-cli', *args, '--json'], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def tkj(*args):
+    return json.loads(subprocess.run([tk, *args, '--json', inp], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def report(ok, name, detail=''):
+    print(('ok - ' if ok else 'not ok - ') + f'{label}: {name}')
+    if not ok and detail:
+        print('    ' + detail[:600])
+
+
+tree = tkj('tree', '--max-depth', '1')
+ours = sorted((g['tid'], g['name'] or g.get('process') or f"thread {g['tid']}") for g in tree['threads'])
+tl = pc('thread', 'list', '--limit', '0')
+theirs = sorted((t['tid'], t['name']) for t in tl['threads'])
+report(ours == theirs, f'{len(theirs)} threads with the same tids and names', f'ours {ours} theirs {theirs}')
+
+unit = tree['unit']
+scale = 1e6 if unit == 'ns' else 1.0  # tracing-ms for ns, raw counts otherwise
+bad = []
+nfun = 0
+for t in tl['threads']:
+    fs = pc('thread', 'functions', '--thread', t['threadHandle'], '--limit', '0')
+    got = {}
+    for f in fs['functions']:
+        key = (f['name'], f.get('library') or '')
+        got[key] = got.get(key, 0) + f['selfSamples']
+    top = subprocess.run([tk, 'top', '--json', '--thread', str(t['tid']), inp], check=True, capture_output=True,
+                         text=True).stdout
+    want = {}
+    for f in json.loads(top)['functions']:
+        key = (f['name'], f.get('binary') or '')
+        want[key] = want.get(key, 0) + f['self'] / scale
+    for key in set(got) | set(want):
+        a, b = got.get(key, 0), want.get(key, 0)
+        if a == 0 and b == 0:
+            continue
+        nfun += 1
+        if abs(a - b) > 0.001 * max(abs(a), abs(b)):
+            bad.append(f'{t["name"]} {key}: profiler {a} tracekit {b}')
+report(not bad and nfun > 0, f'self weight of {nfun} (thread, function) pairs equal tracekit top',
+       '; '.join(bad[:5]))
+
+# The file itself: per thread, one sample per exported row (the per-sample list), in time order, and
+# the weights add up to the thread's total.
+if len(sys.argv) > 3:
+    prof = json.load(open(sys.argv[3]))
+    byt = {g['tid']: g for g in tree['threads']}
+    bad = []
+    for th in prof['threads']:
+        s, g = th['samples'], byt.get(th['tid'])
+        total = sum(s['weight']) * (scale if s['weightType'] == 'tracing-ms' else 1)
+        if g is None or s['length'] != g['samples'] or any(b < a for a, b in zip(s['time'], s['time'][1:])) \
+                or abs(total - g['total']) > 1e-6 * max(1, g['total']):
+            bad.append(f"tid {th['tid']}: {s['length']} samples, total {total}, ours {g and (g['samples'], g['total'])}")
+    report(not bad, 'one sample per row in time order, weights summing to the thread totals', '; '.join(bad[:3]))

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Firefox Profiler output checked by the profiler's own code (profiler-cli, pinned in tests/js):
+# every real table export loads; thread names and counts and every function's self weight equal
+# tracekit's; samples are one per row in time order. profiler-cli keeps a daemon per session: it
+# runs with a private HOME and is stopped on exit.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../profiler_cli.sh"
+JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
+if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make test runs npm ci in tests/js)"; exit 0; fi
+export PATH="$JSBIN:$PATH" HOME="$TMP/home"
+mkdir -p "$HOME"
+trap 'profiler-cli stop --all >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+
+for x in "$FIX"/xctrace/time-*.xml "$FIX"/xctrace/cpu-*.xml "$FIX"/xctrace/counters-*.xml; do
+	b=$(basename "$x" .xml)
+	if ! "$TK" open --save "$TMP/$b.gecko.json" "$x" 2>"$TMP/err"; then
+		notok "$b: tracekit open --save" "$(cat "$TMP/err")"; continue
+	fi
+	if ! pc_load "$TMP/$b.gecko.json"; then
+		notok "$b: profiler-cli loads it" "$(tail -5 "$PC_OUT")"; continue
+	fi
+	ok "$b: profiler-cli loads it"
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$x" "$TMP/$b.gecko.json"
+	profiler-cli stop >/dev/null 2>&1
+done
+
+# Names that need escaping in JSON (quote, backslash, newline, tab, non-ASCII) survive to the profiler.
+sed 's/name="rust_test2::bar::h508fcdedd66efbaa"/name="q\&quot;b\\\\s\&#10;n\&#9;t\&lt;é"/' \
+	"$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml" >"$TMP/odd-names.xml"
+"$TK" open --save "$TMP/odd.json" "$TMP/odd-names.xml"
+if pc_load "$TMP/odd.json"; then
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$TMP/odd-names.xml" "$TMP/odd.json"
+	check_eq "the escaped name reaches the profiler intact" '"q\"b\\\\s\nn\tt<\u00e9"' \
+		"$(profiler-cli thread functions --json --limit 1 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["functions"][0]["name"]))')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "odd names: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
+# Records (MTHawkeye's documented cpu-highload example): the record's thread carries an interval
+# marker with its duration (132.6 s in the doc's metadata), and the tree weights still equal ours.
+M="$FIX/mthawkeye"
+{ echo "collection,key,value"
+  echo "cpu-highload,575204521.78,$(sed 's://.*$::' "$M/cpu-highload.doc-example.jsonc" | tr -d '\n')"
+  echo "cpu-highload-stackframe,575204521.78,$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",",":")))' "$M/cpu-highload-stackframe.doc-example.json")"
+} >"$TMP/records"
+"$TK" open --save "$TMP/records.json" "$TMP/records"
+if pc_load "$TMP/records.json"; then
+	python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$TMP/records"
+	check_eq "a record is an interval marker on its thread: name, label, start, duration (ms)" \
+		"cpu-highload|cpu-highload 575204521.78|0|132600" \
+		"$(profiler-cli thread markers --json | python3 -c 'import json,sys; t=json.load(sys.stdin)["byType"]; m=t[0]["topMarkers"][0]; print("|".join(str(x) for x in (t[0]["markerName"], m["label"], m["start"], m["duration"]))) if len(t) == 1 and t[0]["count"] == 1 else print(t)')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "records: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
+# `tracekit convert --to gecko` (when present): without the per-sample list the writer falls back to
+# one sample per distinct stack; the profiler's totals must still equal ours.
+MT="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
+if "$TK" convert --help >/dev/null 2>&1; then
+	"$TK" convert --to gecko -o "$TMP/agg.json" "$MT"
+	if pc_load "$TMP/agg.json"; then
+		python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$MT" | sed 's/^\(not \)\{0,1\}ok - /&convert (cells): /'
+		profiler-cli stop >/dev/null 2>&1
+	else
+		notok "convert --to gecko: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+	fi
+	check_eq "the .gecko.json extension selects the format" "60" \
+		"$("$TK" convert -o "$TMP/x.gecko.json" "$MT" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["preprocessedProfileVersion"])' "$TMP/x.gecko.json")"
+fi
+
+# Without --symbols the pre-14.3 export keeps raw addresses: the frames point into the generated
+# dylib by image-relative address, and the file asks to be symbolicated.
+S="$FIX/symbol"
+"$TK" open --save "$TMP/s.json" "$S/time-profile-14.3-synthetic.xml"
+check_eq "unsymbolicated frames make meta.symbolicated false" "False" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["symbolicated"])' "$TMP/s.json")"
+check_eq "libs carry name, UUID as breakpadId and the load address" \
+	"libtks-arm64.dylib 4C4C44D755553144A1A5753F1442BA460 4373135360" \
+	"$(python3 -c 'import json,sys; l=[x for x in json.load(open(sys.argv[1]))["libs"] if x["name"].startswith("libtks")][0]; print(l["name"], l["breakpadId"], l["start"])' "$TMP/s.json")"
+check_eq "frame addresses: leaf PC (arm64, 4-aligned) and return address - 1, image-relative" "0x1263 0x1ab4 0x5903" \
+	"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["shared"]["frameTable"]["address"]; print(" ".join(hex(x) for x in sorted(set(a)) if x >= 0))' "$TMP/s.json")"
+check_eq "file:line reach the frame table (Rust fixture: lines of main.rs)" "True" \
+	"$("$TK" open --save - "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml" |
+		python3 -c 'import json,sys; p=json.load(sys.stdin); s=p["shared"]; print(any(l for l in s["frameTable"]["line"]) and any(s["stringArray"][f].endswith(".rs") for f in s["sources"]["filename"]))')"
+check_eq "categories: system libraries apart from the app" "App System" \
+	"$("$TK" open --save - "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml" |
+		python3 -c 'import json,sys; p=json.load(sys.stdin); c=p["meta"]["categories"]; print(" ".join(sorted({c[i]["name"] for i in p["shared"]["frameTable"]["category"]} - {"Other"})))')"
+check_fails "a missing input is an error" "$TK" open --save "$TMP/none.json" "$TMP/none.xml"
+check "no half-written file after a failed conversion" test ! -e "$TMP/none.json"
