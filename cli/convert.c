@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "convert.h"
+#include "tracekit/records.h"
 #include "tracekit/write.h"
 #include "util/mem.h"
 
@@ -110,10 +111,16 @@ int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options 
 	if (w->binary && to_stdout && isatty(STDOUT_FILENO))
 		return tk_cli_fail("%s: %s is binary: not writing it to a terminal (use -o FILE or a pipe)", a->cmd,
 		                   w->name);
+	/* The Firefox Profiler's Stack Chart is a timeline: keep every sample in time order for it. */
+	int gecko = strcmp(w->name, "gecko") == 0;
+	if (gecko)
+		a->keep_samples = 1;
 	tk_profile *p = tk_analysis_load(a);
 	if (!p)
 		return 1;
 	tk_convert_options o = *co;
+	tk_records *recs = gecko ? tk_convert_records(p, a->input) : NULL;
+	o.records = recs;
 	if (!o.title) {
 		const char *slash = strrchr(a->input, '/');
 		o.title = strcmp(a->input, "-") == 0 ? "standard input" : slash ? slash + 1 : a->input;
@@ -128,8 +135,18 @@ int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options 
 			tk_cli_fail("%s: %s: %s", a->cmd, a->input, err.msg);
 		rc = tk_analysis_close_output(a, wr < 0);
 	}
+	tk_records_free(recs);
 	tk_profile_free(p);
 	return rc;
+}
+
+tk_records *tk_convert_records(const tk_profile *p, const char *input)
+{
+	const char *fmt = tk_profile_meta(p, "format");
+	if (!fmt || (strcmp(fmt, "tracekit") != 0 && strcmp(fmt, "mthawkeye") != 0) || strcmp(input, "-") == 0)
+		return NULL;
+	tk_error err;
+	return tk_records_open(input, &err);
 }
 
 int cmd_convert(int argc, char **argv)

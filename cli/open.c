@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "convert.h"
 #include "tracekit/records.h"
 #include "tracekit/symbol.h"
 #include "tracekit/write.h"
@@ -403,12 +404,7 @@ static int write_profile(const tk_profile *p, const char *input, FILE *f, tk_err
 	tk_convert_options_init(&o);
 	/* Records (a session directory or Records file): reopen them for each record's start, duration
 	 * and figures, so the profiler shows each on the timeline with a marker. */
-	tk_records *recs = NULL;
-	const char *fmt = tk_profile_meta(p, "format");
-	if (fmt && (strcmp(fmt, "tracekit") == 0 || strcmp(fmt, "mthawkeye") == 0) && strcmp(input, "-") != 0) {
-		tk_error rerr;
-		recs = tk_records_open(input, &rerr);
-	}
+	tk_records *recs = tk_convert_records(p, input);
 	o.records = recs;
 	const char *slash = strrchr(input, '/');
 	o.title = slash ? slash + 1 : input;

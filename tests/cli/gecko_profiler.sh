@@ -55,17 +55,23 @@ else
 	notok "records: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
 fi
 
-# `tracekit convert --to gecko` (when present): without the per-sample list the writer falls back to
-# one sample per distinct stack; the profiler's totals must still equal ours.
+# `tracekit convert --to gecko` keeps the per-sample list (time order) and the Records markers, like
+# `tracekit open`; the profiler's totals must equal ours.
 MT="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
 if "$TK" convert --help >/dev/null 2>&1; then
 	"$TK" convert --to gecko -o "$TMP/agg.json" "$MT"
 	if pc_load "$TMP/agg.json"; then
-		python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$MT" | sed 's/^\(not \)\{0,1\}ok - /&convert (cells): /'
+		python3 "$TK_ROOT/tests/cli/gecko_compare.py" "$TK" "$MT" | sed 's/^\(not \)\{0,1\}ok - /&convert: /'
 		profiler-cli stop >/dev/null 2>&1
 	else
 		notok "convert --to gecko: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
 	fi
+	"$TK" open --save "$TMP/open.json" "$MT"
+	check_eq "convert --to gecko keeps every sample in time order (the same file as open --save)" same \
+		"$(cmp -s "$TMP/agg.json" "$TMP/open.json" && echo same || echo differ)"
+	"$TK" convert --to gecko -o "$TMP/records-convert.json" "$TMP/records"
+	check_eq "convert --to gecko shows Records as markers (the same file as open --save)" same \
+		"$(cmp -s "$TMP/records-convert.json" "$TMP/records.json" && echo same || echo differ)"
 	check_eq "the .gecko.json extension selects the format" "60" \
 		"$("$TK" convert -o "$TMP/x.gecko.json" "$MT" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["preprocessedProfileVersion"])' "$TMP/x.gecko.json")"
 fi
