@@ -547,7 +547,9 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 	} else
 		put_str(out, "\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
 		             "\"phase\":[],\"category\":[]},\n\"samples\":{\"weightType\":");
-	put_str(out, tk_profile_unit(p) == TK_UNIT_NS ? "\"tracing-ms\"" : "\"samples\"");
+	/* The profiler knows three weight types; cycles and events are counts like samples. */
+	tk_unit u = tk_profile_unit(p);
+	put_str(out, u == TK_UNIT_NS ? "\"tracing-ms\"" : u == TK_UNIT_BYTES ? "\"bytes\"" : "\"samples\"");
 }
 
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)

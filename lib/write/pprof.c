@@ -203,14 +203,15 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	Perftools__Profiles__Profile msg = PERFTOOLS__PROFILES__PROFILE__INIT;
 
 	/* Header: sample types, duration, comment. */
-	static const char *const wtype[] = {"cpu", "cycles", "events", "weight"};
+	/* Indexed by tk_unit; pprof names allocation profiles "space" in "bytes". */
+	static const char *const wtype[] = {"cpu", "cycles", "events", "weight", "space"};
 	tk_unit u = tk_profile_unit(p);
 	Perftools__Profiles__ValueType vt[2] = {PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
 	                                        PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
 	vt[0].type = str_id(&st, "samples");
 	vt[0].unit = str_id(&st, "count");
-	vt[1].type = str_id(&st, wtype[u <= TK_UNIT_SAMPLES ? u : TK_UNIT_SAMPLES]);
-	vt[1].unit = str_id(&st, u == TK_UNIT_NS ? "nanoseconds" : "count");
+	vt[1].type = str_id(&st, wtype[u <= TK_UNIT_BYTES ? u : TK_UNIT_SAMPLES]);
+	vt[1].unit = str_id(&st, u == TK_UNIT_NS ? "nanoseconds" : u == TK_UNIT_BYTES ? "bytes" : "count");
 	Perftools__Profiles__ValueType *vtp[2] = {&vt[0], &vt[1]};
 	Perftools__Profiles__ValueType period = vt[1];
 	msg.n_sample_type = 2;

@@ -101,7 +101,8 @@ int tk_write_speedscope(FILE *out, const tk_profile *p, const tk_convert_options
 {
 	tk_functab ft;
 	tk_functab_build(&ft, p);
-	const char *unit = tk_profile_unit(p) == TK_UNIT_NS ? "nanoseconds" : "none";
+	tk_unit u = tk_profile_unit(p);
+	const char *unit = u == TK_UNIT_NS ? "nanoseconds" : u == TK_UNIT_BYTES ? "bytes" : "none";
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", out);
 	fputs("\"name\":", out);
 	tk_wu_json_string(out, o && o->title ? o->title : "tracekit");

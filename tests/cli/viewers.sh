@@ -170,3 +170,18 @@ print(c.most_common(1)[0][0])' "$REC")
 browser "recursion fixture, merged, most common frame" "$TMP/rec.svg" "^$(printf '%s' "$rn" | sed 's/[][\.*^$()+?{}|]/\\&/g')\$" "$($O stack-weight "$REC" "$rn")" "$REC"
 # The README's screenshot (docs/flame.png) is refreshed by TK_UPDATE_DOCS=1.
 if [ -n "${TK_UPDATE_DOCS:-}" ]; then cp "$TMP/flame.png" "$TK_ROOT/docs/flame.png"; fi
+
+# Bytes (Instruments Allocations via Deep Copy): every viewer gets a bytes unit, never a time or a
+# bare count, and speedscope's schema still accepts the file.
+AL="$FIX/other/deep-copy_instruments7.3.1_allocations_speedscope.txt"
+"$TK" convert "$AL" --to speedscope -o "$TMP/al.speedscope.json"
+check_eq "speedscope: unit bytes for allocations" bytes \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["profiles"][0]["unit"])' "$TMP/al.speedscope.json")"
+"$NODE" "$JS/speedscope_check.mjs" "$TMP/al.speedscope.json" >"$TMP/al.json"
+check "speedscope schema accepts the bytes file" python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["valid"] else 1)' "$TMP/al.json"
+"$TK" convert "$AL" --to gecko -o "$TMP/al.gecko.json"
+check_eq "gecko: weightType bytes for allocations" bytes \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({t["samples"]["weightType"] for t in d["threads"]}.pop())' "$TMP/al.gecko.json")"
+"$TK" convert "$AL" --to pprof -o "$TMP/al.pb.gz"
+check_eq "pprof: sample type space/bytes for allocations" "space bytes" \
+	"$(cd "$TMP" && HOME="$TMP" GOCACHE="$TMP/gocache" go tool pprof -raw "$TMP/al.pb.gz" 2>/dev/null | sed -n 's/^samples\/count \([a-z]*\)\/\([a-z]*\).*/\1 \2/p')"
