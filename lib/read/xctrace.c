@@ -37,6 +37,12 @@
 #define SAMPLE_TIME_WINDOW 4096
 #define MAX_DEPTH 256
 #define MAX_PREAMBLE (1 << 20) /* diagnostics xctrace may print before `<?xml` */
+/* Limits that keep memory bounded by distinct values, not by how long one value is: a stack of
+ * more frames than this is refused (Instruments records at most a few thousand), and so is the
+ * text of a number, path or name longer than MAX_TEXT. <text-addresses> is parsed as it streams
+ * in, so its length is bounded by the frame limit alone. */
+#define MAX_STACK_FRAMES 65536
+#define MAX_TEXT (1 << 20)
 
 /* ---- element names ---- */
 
@@ -674,15 +680,25 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 	return s;
 }
 
-static void push_addrs_of_frag(xr *r, uint32_t fi)
+static int too_deep(xr *r, const char *what)
+{
+	return fail(r, "<%s>: more than %d frames in one stack (tracekit's limit; is the export corrupt?)", what,
+	            MAX_STACK_FRAMES);
+}
+
+/* Append fragment fi's addresses to the stack that started at ad_off. */
+static int push_addrs_of_frag(xr *r, uint32_t fi, size_t ad_off, const char *what)
 {
 	frag *f = &r->frags[fi];
 	if (!f->n) /* an empty fragment (fragvals may still be unallocated) */
-		return;
+		return 0;
+	if (r->nad - ad_off + f->n > MAX_STACK_FRAMES)
+		return too_deep(r, what);
 	if (r->nad + f->n > r->capad)
 		TK_GROW(r->ad, r->capad, r->nad + f->n);
 	memcpy(r->ad + r->nad, r->fragvals + f->off, f->n * sizeof *r->ad);
 	r->nad += f->n;
+	return 0;
 }
 
 /* ---- schema ---- */
@@ -998,6 +1014,7 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		e->v = tk_binary_add(r->p, &b);
 		break;
 	}
+	case T_TEXT_ADDRESSES: e->a = r->nfragvals; break;
 	case T_SOURCE: {
 		const tk_xml_attr *l = attr(at, na, "line");
 		uint64_t v = 0;
@@ -1011,16 +1028,55 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 	return 0;
 }
 
+/* Parse the whole addresses of a <text-addresses> element's text into fragvals (from e->a on),
+ * keeping a number cut by the end of this piece of text for the next one (all of it when final). */
+static int addrs_consume(xr *r, elem *e, int final)
+{
+	const char *t = r->text + e->text_off;
+	size_t tl = r->ntext - e->text_off, i = 0;
+	for (;;) {
+		while (i < tl && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
+			i++;
+		if (i >= tl)
+			break;
+		size_t j = i;
+		while (j < tl && !(t[j] == ' ' || t[j] == '\n' || t[j] == '\t' || t[j] == '\r'))
+			j++;
+		if (j == tl && !final && j - i <= 20)
+			break; /* may continue in the next piece */
+		uint64_t v;
+		if (parse_u64(t + i, j - i, &v) < 0)
+			return fail(r, "<text-addresses>: expected decimal addresses, found \"%.*s\"",
+			            (int)(j - i > 40 ? 40 : j - i), t + i);
+		if (r->nfragvals - e->a >= MAX_STACK_FRAMES)
+			return too_deep(r, "text-addresses");
+		if (r->nfragvals + 1 > r->capfragvals)
+			TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
+		r->fragvals[r->nfragvals++] = v;
+		i = j;
+	}
+	memmove(r->text + e->text_off, t + i, tl - i);
+	r->ntext = e->text_off + (tl - i);
+	return 0;
+}
+
 static int on_text(void *ctx, const char *s, size_t n)
 {
 	xr *r = ctx;
 	elem *e = top(r);
 	if (!e || !e->want_text)
 		return 0;
+	if (r->ntext - e->text_off + n > MAX_TEXT && e->tag != T_TEXT_ADDRESSES) {
+		int l;
+		const char *tn = tag_name(r, e->tag, &l);
+		return fail(r, "<%.*s>: text longer than %d bytes", l, tn, MAX_TEXT);
+	}
 	if (r->ntext + n > r->captext)
 		TK_GROW(r->text, r->captext, r->ntext + n);
 	memcpy(r->text + r->ntext, s, n);
 	r->ntext += n;
+	if (e->tag == T_TEXT_ADDRESSES && r->ntext - e->text_off >= 4096)
+		return addrs_consume(r, e, 0);
 	return 0;
 }
 
@@ -1049,24 +1105,9 @@ static int finish_value(xr *r, elem *e)
 	}
 	case T_PATH: e->v = tk_intern(r->p, t, tl); break;
 	case T_TEXT_ADDRESSES: {
-		size_t start = r->nfragvals, i = 0;
-		while (i < tl) {
-			while (i < tl && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
-				i++;
-			if (i >= tl)
-				break;
-			size_t j = i;
-			while (j < tl && !(t[j] == ' ' || t[j] == '\n' || t[j] == '\t' || t[j] == '\r'))
-				j++;
-			uint64_t v;
-			if (parse_u64(t + i, j - i, &v) < 0)
-				return fail(r, "<text-addresses>: expected decimal addresses, found \"%.*s\"",
-				            (int)(j - i > 40 ? 40 : j - i), t + i);
-			if (r->nfragvals + 1 > r->capfragvals)
-				TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
-			r->fragvals[r->nfragvals++] = v;
-			i = j;
-		}
+		size_t start = (size_t)e->a;
+		if (addrs_consume(r, e, 1) < 0)
+			return -1;
 		if (r->nfrags + 1 > r->capfrags)
 			TK_GROW(r->frags, r->capfrags, r->nfrags + 1);
 		r->frags[r->nfrags] = (frag){start, r->nfragvals - start};
@@ -1236,12 +1277,15 @@ static int deliver(xr *r, elem *parent, elem *c)
 	case T_BACKTRACE:
 	case T_TAGGED_BT:
 		if (c->tag == T_FRAME) {
+			if (r->nfr - parent->fr_off >= MAX_STACK_FRAMES)
+				return too_deep(r, known_names[parent->tag]);
 			if (r->nfr + 1 > r->capfr)
 				TK_GROW(r->fr, r->capfr, r->nfr + 1);
 			r->fr[r->nfr++] = (tk_frame_id)c->v;
 			parent->has_frames = 1;
 		} else if (c->tag == T_TEXT_ADDRESSES) {
-			push_addrs_of_frag(r, (uint32_t)c->v);
+			if (push_addrs_of_frag(r, (uint32_t)c->v, parent->ad_off, known_names[parent->tag]) < 0)
+				return -1;
 			parent->has_addrs = 1;
 		} else if (c->tag == T_BACKTRACE && parent->tag == T_TAGGED_BT) {
 			parent->has_inner = 1;
@@ -1249,9 +1293,10 @@ static int deliver(xr *r, elem *parent, elem *c)
 		}
 		break;
 	case T_KPERF_BT:
-		if (c->tag == T_TEXT_ADDRESSES)
-			push_addrs_of_frag(r, (uint32_t)c->v);
-		else if (c->tag == T_TEXT_ADDRESS) {
+		if (c->tag == T_TEXT_ADDRESSES) {
+			if (push_addrs_of_frag(r, (uint32_t)c->v, parent->ad_off, "kperf-bt") < 0)
+				return -1;
+		} else if (c->tag == T_TEXT_ADDRESS) {
 			parent->a = c->v;
 			parent->b = 1;
 		}

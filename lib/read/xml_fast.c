@@ -20,7 +20,12 @@
 #include "read/xml.h"
 #include "util/mem.h"
 
-#define MAX_TOKEN ((size_t)1 << 30) /* a single tag or text run larger than this is refused */
+/* A tag, comment, processing instruction or CDATA section larger than this is refused: each is
+ * buffered whole, and xctrace writes none near this size. Text runs are streamed instead (see
+ * parse_text), so only these bound the buffer: memory never grows with the document. */
+#define MAX_TOKEN ((size_t)16 << 20)
+/* A pending text run is handed out in pieces once it is this long. */
+#define TEXT_PIECE ((size_t)64 << 10)
 
 enum { ST_START, ST_PROLOG, ST_CONTENT, ST_EPILOG };
 enum { NEED_MORE = 1 };
@@ -438,6 +443,30 @@ static int emit_text(fx *x, size_t off, size_t n, int decode, tk_error *err)
 	return 0;
 }
 
+/* A text run continues past the buffer; [pos, i) has been validated. Once it is long, hand out
+ * what can be decoded on its own (no reference or CR+LF cut in two) and consume it, so a text run
+ * never has to fit in memory. Returns NEED_MORE, or -1. */
+static int text_piece(fx *x, size_t i, int decode, tk_error *err)
+{
+	if (i - x->pos < TEXT_PIECE)
+		return NEED_MORE;
+	size_t cut = i;
+	const char *amp = decode ? memrchr(x->buf + x->pos, '&', cut - x->pos) : NULL;
+	if (amp && !memchr(amp, ';', (size_t)(x->buf + cut - amp)))
+		cut = (size_t)(amp - x->buf);
+	if (cut > x->pos && x->buf[cut - 1] == '\r')
+		cut--;
+	if (cut - x->pos < TEXT_PIECE / 2) /* a reference that long is malformed: let the full scan say so */
+		return i - x->pos > MAX_TOKEN
+		           ? fail_at(x, err, TK_XML_MALFORMED, (size_t)(amp - x->buf), "malformed reference")
+		           : NEED_MORE;
+	x->tok_abs = x->base_abs + x->pos;
+	if (emit_text(x, x->pos, cut - x->pos, decode, err) < 0)
+		return -1;
+	x->pos = cut;
+	return NEED_MORE;
+}
+
 /* Text in content: [pos, '<'). */
 static int parse_text(fx *x, int final, tk_error *err)
 {
@@ -454,7 +483,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 				return fail_at(x, err, TK_XML_MALFORMED, i, "unexpected end of document inside <%.*s>",
 				               (int)(x->names_len - x->name_off[x->depth - 1]),
 				               x->names + x->name_off[x->depth - 1]);
-			return NEED_MORE;
+			return text_piece(x, i, decode, err);
 		}
 		unsigned char c = b[i];
 		switch (cls[c]) {
@@ -472,7 +501,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 				if (b[i + 1] == ']' && b[i + 2] == '>')
 					return fail_at(x, err, TK_XML_MALFORMED, i, "']]>' not allowed in text");
 			} else if (!final) {
-				return NEED_MORE;
+				return text_piece(x, i, decode, err);
 			}
 			i++;
 			break;
@@ -481,7 +510,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 		case C_HI: {
 			int l = utf8_len(b + i, b + end);
 			if (l < 0 && !final)
-				return NEED_MORE;
+				return text_piece(x, i, decode, err);
 			if (l <= 0)
 				return fail_at(x, err, TK_XML_MALFORMED, i,
 				               "invalid UTF-8 or a character not allowed in XML");
@@ -732,6 +761,8 @@ static int parse_end_tag(fx *x, int final, tk_error *err)
 	if (i >= end) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, tag, "unexpected end of document inside a tag");
+		if (end - tag > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, tag, "tag longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (b[i] != '>')
@@ -775,6 +806,8 @@ static int parse_comment(fx *x, int final, tk_error *err)
 	if (dd == (size_t)-1 || dd + 2 >= x->len) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated comment");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos, "comment longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (x->buf[dd + 2] != '>')
@@ -792,6 +825,9 @@ static int parse_cdata(fx *x, int final, tk_error *err)
 	if (e == (size_t)-1) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated CDATA section");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos, "CDATA section longer than %zu bytes",
+			               MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (x->state != ST_CONTENT)
@@ -914,6 +950,9 @@ static int parse_pi(fx *x, int final, tk_error *err)
 	if (e == (size_t)-1) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated processing instruction");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos,
+			               "processing instruction longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	int hi;
