@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "tracekit/symbol.h"
+#include "util/outfile.h"
 
 TK_COMMAND(symbolicate, "symbolicate an xctrace export from dSYMs (writes the Xcode 14.3+ form)")
 
@@ -129,7 +130,7 @@ int cmd_symbolicate(int argc, char **argv)
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	tk_error err;
 	tk_profile *p = NULL, *q = NULL;
-	FILE *f = NULL;
+	tk_outfile of = {0};
 	for (int i = 0; i < npaths; i++)
 		if (tk_symbolicator_add_path(s, paths[i], &err) < 0) {
 			rc = tk_cli_fail("symbolicate: %s", err.msg);
@@ -158,20 +159,23 @@ int cmd_symbolicate(int argc, char **argv)
 		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
-	f = out && strcmp(out, "-") ? fopen(out, "w") : stdout;
-	if (!f) {
-		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
+	/* OUT may be IN: the output goes to a temporary beside OUT, renamed over it only when whole */
+	if (tk_outfile_open(&of, out, &err) < 0) {
+		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
-	if (tk_symbol_write_xctrace(f, q, &err) < 0) {
+	if (tk_symbol_write_xctrace(of.f, q, &err) < 0) {
+		tk_outfile_abort(&of);
 		rc = tk_cli_fail("symbolicate: %s: %s", out ? out : "stdout", err.msg);
+		goto out;
+	}
+	if (tk_outfile_commit(&of, &err) < 0) {
+		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
 	fprintf(stderr, "tracekit: symbolicate: %zu frames resolved, %zu left as exported\n", resolved, unresolved);
 	rc = 0;
 out:
-	if (f && f != stdout && fclose(f) != 0 && rc == 0)
-		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
 	tk_profile_free(q);
 	tk_profile_free(p);
 	tk_symbolicator_free(s);
