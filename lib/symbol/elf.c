@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "symbol/elf.h"
 #include "util/mem.h"
@@ -77,6 +78,12 @@ static elf_file *load(tk_elf_cache *c, const char *path, const char *build_id)
 	elf_file *f = &c->files[c->n++];
 	memset(f, 0, sizeof *f);
 	f->path = tk_xstrdup(path);
+	/* images.json names any path: a FIFO or device there must not block the open below */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		f->error = fmt_error("%s: %s", path, "not a regular file");
+		return f;
+	}
 	f->dwfl = dwfl_begin(&callbacks);
 	if (!f->dwfl) {
 		f->error = fmt_error("%s: %s", path, dwfl_errmsg(-1));
