@@ -16,6 +16,10 @@
 #include "util/mem.h"
 #include "write/wutil.h"
 
+/* Guides stop growing below this many levels (deeper rows show their depth instead): a stack
+ * 100,000 frames deep would otherwise write gigabytes of indentation. */
+#define MAX_GUIDE_LEVELS 64
+
 typedef struct item {
 	tk_cnode_id node;
 	size_t prefix; /* guide prefix length for this node's children */
@@ -59,6 +63,8 @@ static void row(FILE *out, tk_unit u, uint64_t gtotal, const tk_cnode *n, const 
 	tk_wu_weight(self, sizeof self, u, n->self);
 	fprintf(out, "%14s %6.1f%% %14s  ", tot, tk_wu_percent(n->total, gtotal), self);
 	fwrite(prefix, 1, plen, out);
+	if (n->depth > MAX_GUIDE_LEVELS + 1)
+		fprintf(out, "[depth %u] ", n->depth);
 	fputs(label, out);
 	if (*binary)
 		fprintf(out, "  [%s]", binary);
@@ -100,7 +106,7 @@ int tk_write_tree_text(FILE *out, const tk_calltree *t, tk_error *err)
 				char buf[32];
 				row(out, u, root->total, node, prefix, plen, tk_cnode_label(t, node, buf),
 				    tk_cnode_binary(t, node));
-				if (node->depth > 1) {
+				if (node->depth > 1 && node->depth <= MAX_GUIDE_LEVELS) {
 					const char *cont = last ? blank : pipe;
 					size_t clen = strlen(cont);
 					memcpy(prefix + it.prefix, cont, clen);
