@@ -539,11 +539,11 @@ int cmd_atos(int argc, char **argv)
 			arch = argv[++i];
 		else if (!strcmp(a, "-l") && more) {
 			if (parse_hex(argv[++i], &c.load) < 0)
-				return tk_cli_fail("atos: -l %s: not a hex load address", argv[i]);
+				return tk_cli_usage("atos", "-l %s: not a hex load address", argv[i]);
 			c.mode = 1;
 		} else if (!strcmp(a, "-s") && more) {
 			if (parse_hex(argv[++i], &c.slide) < 0)
-				return tk_cli_fail("atos: -s %s: not a hex slide", argv[i]);
+				return tk_cli_usage("atos", "-s %s: not a hex slide", argv[i]);
 			c.mode = 2;
 		} else if (!strcmp(a, "-offset"))
 			c.mode = 3;
@@ -563,17 +563,14 @@ int cmd_atos(int argc, char **argv)
 			first_addr = i + 1;
 			break;
 		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-			usage(stderr);
-			return tk_cli_fail("atos: unknown or incomplete option '%s'", a);
+			return tk_cli_usage("atos", "unknown or incomplete option '%s'", a);
 		} else {
 			first_addr = i;
 			break;
 		}
 	}
-	if (!obj && !nsearch) {
-		usage(stderr);
-		return tk_cli_fail("atos: -o PATH (or --search PATH for batch input) is required");
-	}
+	if (!obj && !nsearch)
+		return tk_cli_usage("atos", "-o PATH (or --search PATH for batch input) is required");
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	tk_error err;
 	c.s = s;

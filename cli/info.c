@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "tracekit/toc.h"
+#include "util/text.h"
 
 TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc document")
 
@@ -21,6 +22,19 @@ static void usage(FILE *out)
 	             "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
 	             "  --json                 machine-readable output\n"
 	             "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n");
+}
+
+/* Text for the terminal: names and attributes come from the file and may hold control characters
+ * (util/text.h). A few rotating buffers, so one printf can take several. */
+static const char *S(const char *s)
+{
+	static char bufs[8][4096];
+	static unsigned next;
+	if (!s || tk_text_is_clean(s))
+		return s;
+	char *b = bufs[next++ % 8];
+	tk_text_escape(s, b, sizeof bufs[0], 0);
+	return b;
 }
 
 /* ---- JSON helpers ---- */
@@ -155,11 +169,11 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 		}
 		printf("\n  ]\n}\n");
 	} else {
-		printf("file           %s\n", path);
+		printf("file           %s\n", S(path));
 		for (size_t i = 0; i < sizeof meta_keys / sizeof meta_keys[0]; i++) {
 			const char *v = tk_profile_meta(p, meta_keys[i]);
 			if (v)
-				printf("%-14s %s\n", meta_keys[i], v);
+				printf("%-14s %s\n", meta_keys[i], S(v));
 			if (i == 0)
 				printf("%-14s %s\n", "unit", tk_unit_name(u));
 		}
@@ -175,16 +189,16 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 			double pct = total ? 100.0 * g[k].weight / total : 0;
 			if (u == TK_UNIT_NS)
 				printf("%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct,
-				       g[k].weight / 1e6, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].weight / 1e6, g[k].name ? S(tk_string(p, g[k].name)) : "<unknown process>",
 				       g[k].pid);
 			else
 				printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples, pct,
-				       g[k].weight, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
+				       g[k].weight, g[k].name ? S(tk_string(p, g[k].name)) : "<unknown process>",
 				       g[k].pid);
 			for (size_t i = 0; i < g[k].nthreads; i++) {
 				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
 				double tp = total ? 100.0 * th->weight / total : 0;
-				const char *nm = th->name ? tk_string(p, th->name) : "<unnamed>";
+				const char *nm = th->name ? S(tk_string(p, th->name)) : "<unnamed>";
 				if (u == TK_UNIT_NS)
 					printf("%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples, tp,
 					       th->weight / 1e6, nm, th->tid);
@@ -260,42 +274,42 @@ static int info_toc(tk_input *in, const char *path, int json)
 		}
 		printf("\n  ]\n}\n");
 	} else {
-		printf("file           %s\nkind           table of contents (--toc), %zu run%s\n", path, toc->nruns,
+		printf("file           %s\nkind           table of contents (--toc), %zu run%s\n", S(path), toc->nruns,
 		       toc->nruns == 1 ? "" : "s");
 		for (size_t i = 0; i < toc->nruns; i++) {
 			const tk_toc_run *r = &toc->runs[i];
 			printf("\nrun %d\n", r->number);
 			if (r->device_name || r->device_model)
-				printf("  device       %s%s%s%s%s%s%s\n", r->device_name ? r->device_name : "",
-				       r->device_model ? " (" : "", r->device_model ? r->device_model : "",
+				printf("  device       %s%s%s%s%s%s%s\n", r->device_name ? S(r->device_name) : "",
+				       r->device_model ? " (" : "", r->device_model ? S(r->device_model) : "",
 				       r->device_model ? ")" : "", r->device_platform ? ", " : "",
-				       r->device_platform ? r->device_platform : "", "");
+				       r->device_platform ? S(r->device_platform) : "", "");
 			if (r->device_os)
-				printf("  os           %s\n", r->device_os);
+				printf("  os           %s\n", S(r->device_os));
 			if (r->template_name)
-				printf("  template     %s\n", r->template_name);
+				printf("  template     %s\n", S(r->template_name));
 			if (r->instruments_version)
-				printf("  instruments  %s\n", r->instruments_version);
+				printf("  instruments  %s\n", S(r->instruments_version));
 			if (r->start_date)
-				printf("  start        %s\n", r->start_date);
+				printf("  start        %s\n", S(r->start_date));
 			if (r->duration >= 0)
 				printf("  duration     %.3f s\n", r->duration);
 			if (r->end_reason)
-				printf("  end reason   %s\n", r->end_reason);
+				printf("  end reason   %s\n", S(r->end_reason));
 			for (size_t k = 0; k < r->nprocesses; k++)
 				printf("  process      %s (%" PRId64 ")%s%s\n",
-				       r->processes[k].name ? r->processes[k].name : "?", r->processes[k].pid,
+				       r->processes[k].name ? S(r->processes[k].name) : "?", r->processes[k].pid,
 				       r->processes[k].path ? " " : "",
-				       r->processes[k].path ? r->processes[k].path : "");
+				       r->processes[k].path ? S(r->processes[k].path) : "");
 			printf("  tables (%zu)\n", r->ntables);
 			for (size_t k = 0; k < r->ntables; k++) {
 				const tk_toc_table *t = &r->tables[k];
-				printf("    [%zu] %s", k + 1, t->schema ? t->schema : "?");
+				printf("    [%zu] %s", k + 1, t->schema ? S(t->schema) : "?");
 				for (size_t a = 0; a < t->nattrs; a++) {
 					if (strcmp(t->attrs[a].name, "schema") == 0 ||
 					    strcmp(t->attrs[a].name, "documentation") == 0)
 						continue;
-					printf(" %s=%s", t->attrs[a].name, t->attrs[a].value);
+					printf(" %s=%s", S(t->attrs[a].name), S(t->attrs[a].value));
 				}
 				printf("\n");
 			}
@@ -326,20 +340,15 @@ int cmd_info(int argc, char **argv)
 			o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
 		else if (strcmp(a, "--") == 0 && i + 1 < argc && !file)
 			file = argv[++i];
-		else if (a[0] == '-' && a[1]) {
-			usage(stderr);
-			return tk_cli_fail("info: unknown option '%s'", a);
-		} else if (!file)
+		else if (a[0] == '-' && a[1])
+			return tk_cli_usage("info", "unknown option '%s'", a);
+		else if (!file)
 			file = a;
-		else {
-			usage(stderr);
-			return tk_cli_fail("info: more than one FILE given");
-		}
+		else
+			return tk_cli_usage("info", "more than one FILE given");
 	}
-	if (!file) {
-		usage(stderr);
-		return 2;
-	}
+	if (!file)
+		return tk_cli_usage("info", "no input file (use - for standard input)");
 	/* A toc and a table are told apart by their root element, which is in the first bytes. */
 	struct stat st;
 	if (strcmp(file, "-") != 0 && stat(file, &st) == 0 && S_ISDIR(st.st_mode))

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "tracekit/records.h"
+#include "util/text.h"
 
 /* dSYM symbolication of MTHawkeye frames comes from the symbol API (include/tracekit/symbol.h);
  * builds without it keep MTHawkeye frames as image+offset and refuse --symbols. */
@@ -49,6 +50,19 @@ static const char usage[] =
     "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
     "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
     "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n";
+
+/* Text for the terminal: names come from the records and may hold control characters
+ * (util/text.h). A few rotating buffers, so one printf can take several. */
+static const char *S(const char *s)
+{
+	static char bufs[8][4096];
+	static unsigned next;
+	if (!s || tk_text_is_clean(s))
+		return s;
+	char *b = bufs[next++ % 8];
+	tk_text_escape(s, b, sizeof bufs[0], 0);
+	return b;
+}
 
 static void fmt_time(double unix_s, int use_utc, char *buf, size_t n)
 {
@@ -237,16 +251,16 @@ static int list(tk_records *r, int json, int use_utc, unsigned flags)
 			snprintf(dur, sizeof dur, isfinite(ri->duration) ? "%.2f s" : "?", ri->duration);
 			snprintf(cpu, sizeof cpu, isfinite(ri->avg_cpu) ? "%.1f %%" : "-", ri->avg_cpu);
 			if (ri->tid && *ri->thread)
-				snprintf(thr, sizeof thr, "%s (%llu)", ri->thread, (unsigned long long)ri->tid);
+				snprintf(thr, sizeof thr, "%s (%llu)", S(ri->thread), (unsigned long long)ri->tid);
 			else
-				snprintf(thr, sizeof thr, "%s", *ri->thread ? ri->thread : "all");
+				snprintf(thr, sizeof thr, "%s", *ri->thread ? S(ri->thread) : "all");
 			if (tp.frame)
-				snprintf(topbuf, sizeof topbuf, "%s (%.0f %%)", tp.name,
+				snprintf(topbuf, sizeof topbuf, "%s (%.0f %%)", S(tp.name),
 				         tp.total ? 100.0 * (double)tp.self / (double)tp.total : 0.0);
 			else
 				snprintf(topbuf, sizeof topbuf, "-");
-			printf("%-13s %-16s %-25s %10s %8s %8llu  %-14s %s%s\n", ri->kind_name, ri->key, when, dur, cpu,
-			       (unsigned long long)ri->samples, thr, topbuf,
+			printf("%-13s %-16s %-25s %10s %8s %8llu  %-14s %s%s\n", ri->kind_name, S(ri->key), when, dur,
+			       cpu, (unsigned long long)ri->samples, thr, topbuf,
 			       ri->live        ? "  [live]"
 			       : ri->truncated ? "  [truncated]"
 			                       : "");
@@ -297,14 +311,14 @@ static void print_node(tree *T, tk_stack_id s, int depth)
 	const tk_frame *f = tk_frame_get(p, n->frame);
 	char buf[32];
 	printf("%8llu %5.1f%%  %*s%s", (unsigned long long)T->total[s], pct, depth * 2, "",
-	       tk_frame_label(p, n->frame, buf));
+	       S(tk_frame_label(p, n->frame, buf)));
 	const tk_binary *b = tk_binary_get(p, f->binary);
 	if (f->name)
 		printf("  0x%llx", (unsigned long long)f->addr);
 	else if (b) /* unnamed: at least say which image and where in it, as atos -l would need */
-		printf("  %s+0x%llx", tk_string(p, b->name), (unsigned long long)(f->addr - b->load_addr));
+		printf("  %s+0x%llx", S(tk_string(p, b->name)), (unsigned long long)(f->addr - b->load_addr));
 	if (f->file)
-		printf("  %s:%u", tk_string(p, f->file), f->line);
+		printf("  %s:%u", S(tk_string(p, f->file)), f->line);
 	if (f->flags & TK_FRAME_INLINED)
 		printf("  [inlined]");
 	if (T->self[s] && T->nkids[s])
@@ -353,7 +367,7 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 	for (tk_stack_id s = 1; s < ns; s++)
 		if (T.total[s])
 			add_kid(&T, tk_stack_get(p, s)->parent, s);
-	printf("%s: %llu samples\n", tk_string(p, tk_thread_get(p, t)->name), (unsigned long long)T.all);
+	printf("%s: %llu samples\n", S(tk_string(p, tk_thread_get(p, t)->name)), (unsigned long long)T.all);
 	sort_tree = &T;
 	if (T.nkids[0])
 		qsort(T.kids[0], T.nkids[0], sizeof(tk_stack_id), by_total);
@@ -414,7 +428,7 @@ static int show_threads(const tk_profile *p)
 		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
 		size_t n;
 		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
-		printf("%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid, tk_string(p, th->name));
+		printf("%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid, S(tk_string(p, th->name)));
 		if (!n)
 			continue;
 		uint32_t d = tk_stack_depth(p, c[0].stack);
@@ -426,9 +440,9 @@ static int show_threads(const tk_profile *p)
 			const tk_frame *f = tk_frame_get(p, fr[j]);
 			char buf[32];
 			printf("  #%-3zu 0x%016llx  %s", num, (unsigned long long)f->addr,
-			       f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf));
+			       S(f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf)));
 			if (f->file)
-				printf("  %s:%u", tk_string(p, f->file), f->line);
+				printf("  %s:%u", S(tk_string(p, f->file)), f->line);
 			if (f->flags & TK_FRAME_INLINED)
 				printf("  [inlined]");
 			putchar('\n');
@@ -460,7 +474,7 @@ int cmd_records(int argc, char **argv)
 		          strcmp(a, "--min-percent") == 0 || strcmp(a, "--threads") == 0 ||
 		          strcmp(a, "--symbols") == 0)) {
 			if (i + 1 >= argc)
-				return tk_cli_fail("records: %s needs a value", a), 2;
+				return tk_cli_usage("records", "%s needs a value", a);
 			const char *v = argv[++i];
 			if (strcmp(a, "--tree") == 0)
 				tree_key = v;
@@ -480,22 +494,21 @@ int cmd_records(int argc, char **argv)
 				char *end;
 				min_percent = strtod(v, &end);
 				if (end == v || *end || !(min_percent >= 0 && min_percent <= 100))
-					return tk_cli_fail(
-					           "records: --min-percent wants a number from 0 to 100, not '%s'", v),
-					       2;
+					return tk_cli_usage("records",
+					                    "--min-percent wants a number from 0 to 100, not '%s'", v);
 			}
 		} else if (a[0] == '-' && a[1]) {
-			return tk_cli_fail("records: unknown option '%s' (see tracekit records --help)", a), 2;
+			return tk_cli_usage("records", "unknown option '%s'", a);
 		} else if (!path) {
 			path = a;
 		} else {
-			return tk_cli_fail("records: one PATH only (got '%s' and '%s')", path, a), 2;
+			return tk_cli_usage("records", "one PATH only (got '%s' and '%s')", path, a);
 		}
 	}
 	if (!path)
-		return fputs(usage, stderr), 2;
+		return tk_cli_usage("records", "no PATH (a session directory, a Records file or - for standard input)");
 	if (!!tree_key + !!fold_key + !!threads_key > 1)
-		return tk_cli_fail("records: --tree, --collapse and --threads are exclusive"), 2;
+		return tk_cli_usage("records", "--tree, --collapse and --threads are exclusive");
 	tk_error err;
 #ifndef TK_HAVE_SYMBOL
 	if (sym.n)

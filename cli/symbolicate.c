@@ -74,7 +74,8 @@ int cmd_symbolicate(int argc, char **argv)
 			so.cache_dir = argv[++i];
 		else if (!strcmp(a, "--pac-mask") && more) {
 			if (parse_hex(argv[++i], &o.pac_mask) < 0 || !o.pac_mask)
-				return tk_cli_fail("symbolicate: --pac-mask %s: expected a non-zero hex mask", argv[i]);
+				return tk_cli_usage("symbolicate", "--pac-mask %s: expected a non-zero hex mask",
+				                    argv[i]);
 		} else if (!strcmp(a, "--adjust") && more) {
 			const char *m = argv[++i];
 			if (!strcmp(m, "auto"))
@@ -84,7 +85,7 @@ int cmd_symbolicate(int argc, char **argv)
 			else if (!strcmp(m, "minus1"))
 				o.adjust = TK_ADJUST_MINUS1;
 			else
-				return tk_cli_fail("symbolicate: --adjust %s: expected auto, none or minus1", m);
+				return tk_cli_usage("symbolicate", "--adjust %s: expected auto, none or minus1", m);
 		} else if (!strcmp(a, "--image") && more) {
 			char *sp = strdup(argv[++i]);
 			char *at = strrchr(sp, '@');
@@ -92,8 +93,8 @@ int cmd_symbolicate(int argc, char **argv)
 			memset(s, 0, sizeof *s);
 			spec_buf[nspecs++] = sp;
 			if (!at || parse_hex(at + 1, &s->load_addr) < 0) {
-				rc =
-				    tk_cli_fail("symbolicate: --image %s: expected PATH|UUID[:ARCH]@LOADADDR", argv[i]);
+				rc = tk_cli_usage("symbolicate", "--image %s: expected PATH|UUID[:ARCH]@LOADADDR",
+				                  argv[i]);
 				goto done;
 			}
 			*at = 0;
@@ -109,22 +110,20 @@ int cmd_symbolicate(int argc, char **argv)
 			else
 				s->path = sp;
 		} else if (a[0] == '-' && a[1]) {
-			usage(stderr);
-			rc = tk_cli_fail("symbolicate: unknown or incomplete option '%s'", a);
+			rc = tk_cli_usage("symbolicate", "unknown or incomplete option '%s'", a);
 			goto done;
 		} else if (in) {
-			rc = tk_cli_fail("symbolicate: one input at a time ('%s' and '%s')", in, a);
+			rc = tk_cli_usage("symbolicate", "one input at a time ('%s' and '%s')", in, a);
 			goto done;
 		} else
 			in = a;
 	}
 	if (!in) {
-		usage(stderr);
-		rc = tk_cli_fail("symbolicate: no input file");
+		rc = tk_cli_usage("symbolicate", "no input file");
 		goto done;
 	}
 	if (!npaths && !nspecs) {
-		rc = tk_cli_fail("symbolicate: give --symbols PATH (dSYMs, binaries or a directory) or --image");
+		rc = tk_cli_usage("symbolicate", "give --symbols PATH (dSYMs, binaries or a directory) or --image");
 		goto done;
 	}
 	tk_symbolicator *s = tk_symbolicator_new(&so);

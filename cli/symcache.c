@@ -27,15 +27,15 @@ static void print_meta(void *ctx, const tk_symcache_meta *m, const char *cache_p
 
 int cmd_symcache(int argc, char **argv)
 {
-	if (argc < 2 || tk_cli_wants_help(argc, argv)) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	if (argc < 2)
+		return tk_cli_usage("symcache", "expected build or info");
+	if (tk_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
 	}
 	const char *sub = argv[1], *arch = NULL;
-	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0) {
-		usage(stderr);
-		return tk_cli_fail("symcache: unknown subcommand '%s'", sub);
-	}
+	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0)
+		return tk_cli_usage("symcache", "unknown subcommand '%s' (expected build or info)", sub);
 	tk_symbol_options so;
 	tk_symbol_options_init(&so);
 	const char *paths[argc];
@@ -45,16 +45,13 @@ int cmd_symcache(int argc, char **argv)
 			so.cache_dir = argv[++i];
 		else if (!strcmp(argv[i], "-arch") && i + 1 < argc)
 			arch = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			usage(stderr);
-			return tk_cli_fail("symcache: unknown or incomplete option '%s'", argv[i]);
-		} else
+		else if (argv[i][0] == '-' && argv[i][1])
+			return tk_cli_usage("symcache", "unknown or incomplete option '%s'", argv[i]);
+		else
 			paths[np++] = argv[i];
 	}
-	if (!np) {
-		usage(stderr);
-		return tk_cli_fail("symcache %s: no input", sub);
-	}
+	if (!np)
+		return tk_cli_usage("symcache", "%s: no input", sub);
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	int rc = 0;
 	for (int i = 0; i < np; i++) {

@@ -1089,6 +1089,18 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 
 tk_records *tk_records_open(const char *path, tk_error *err)
 {
+	if (strcmp(path, "-") == 0) { /* a Records file on standard input: no session files beside it */
+		tk_records *r = new_records();
+		int rc = read_file(r, path, 0, 0, err);
+		set_meta(r, "format", "tracekit");
+		if (rc == 0)
+			rc = build(r, err);
+		if (rc) {
+			tk_records_free(r);
+			return NULL;
+		}
+		return r;
+	}
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		tk_error_set(err, "%s: %s", path, strerror(errno));

@@ -14,6 +14,7 @@
 
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/wutil.h"
 
 /* Guides stop growing below this many levels (deeper rows show their depth instead): a stack
@@ -35,10 +36,15 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	const char *proc = g->process ? tk_string(p, g->process) : "(unknown process)";
 	switch (tk_calltree_grouping(t)) {
 	case TK_GROUP_THREAD:
-		fprintf(out, "Thread %s (tid %llu), process %s", g->name ? tk_string(p, g->name) : "(unnamed)",
-		        (unsigned long long)g->tid, proc);
+		fputs("Thread ", out);
+		tk_text_fput(out, g->name ? tk_string(p, g->name) : "(unnamed)");
+		fprintf(out, " (tid %llu), process ", (unsigned long long)g->tid);
+		tk_text_fput(out, proc);
 		break;
-	case TK_GROUP_PROCESS: fprintf(out, "Process %s", proc); break;
+	case TK_GROUP_PROCESS:
+		fputs("Process ", out);
+		tk_text_fput(out, proc);
+		break;
 	case TK_GROUP_ALL: fprintf(out, "All threads"); break;
 	}
 	if (tk_calltree_grouping(t) != TK_GROUP_ALL && g->pid >= 0)
@@ -65,9 +71,12 @@ static void row(FILE *out, tk_unit u, uint64_t gtotal, const tk_cnode *n, const 
 	fwrite(prefix, 1, plen, out);
 	if (n->depth > MAX_GUIDE_LEVELS + 1)
 		fprintf(out, "[depth %u] ", n->depth);
-	fputs(label, out);
-	if (*binary)
-		fprintf(out, "  [%s]", binary);
+	tk_text_fput(out, label);
+	if (*binary) {
+		fputs("  [", out);
+		tk_text_fput(out, binary);
+		putc(']', out);
+	}
 	if (n->flags & TK_CNODE_INLINED)
 		fputs("  (inlined)", out);
 	putc('\n', out);
