@@ -1302,9 +1302,12 @@ static void utc(double unix_s, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-/* Open every image file once, before the first lookup, so each unusable one gets one warning. */
+/* Open every image file once, before the first lookup, so each unusable one gets one warning;
+ * beyond the first few, one line counts the rest (a session may list 100,000 images). */
+#define MAX_IMAGE_WARNINGS 10
 static void warn_images(tk_records *r)
 {
+	size_t broken = 0;
 	for (size_t i = r->images_checked; i < r->nimages; i++) {
 		image *im = &r->images[i];
 		if (im->dyld || im->broken || im->path[0] != '/')
@@ -1312,9 +1315,13 @@ static void warn_images(tk_records *r)
 		tk_error e;
 		if (tk_elf_open(r->elf, im->path, im->build_id, &e)) {
 			im->broken = 1;
-			warn(r, "%s; its frames stay unnamed", e.msg);
+			if (++broken <= MAX_IMAGE_WARNINGS)
+				warn(r, "%s; its frames stay unnamed", e.msg);
 		}
 	}
+	if (broken > MAX_IMAGE_WARNINGS)
+		warn(r, "%zu more images cannot be used either; their frames stay unnamed",
+		     broken - MAX_IMAGE_WARNINGS);
 	r->images_checked = r->nimages;
 }
 

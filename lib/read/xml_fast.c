@@ -679,6 +679,9 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 			default: i++;
 			}
 		}
+		if (nattrs >= TK_XML_MAX_ATTRS)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, tag, "more than %d attributes in one tag",
+			               TK_XML_MAX_ATTRS);
 		if (nattrs + 1 > x->capspans)
 			TK_GROW(x->spans, x->capspans, nattrs + 1);
 		x->spans[nattrs++] = (struct span){an, ae - an, vs, i - vs, decode};
