@@ -74,34 +74,29 @@ enum {
 	C_APOS,   /* ' */
 };
 
-static unsigned char cls[256];
-static unsigned char namestart[256], namechar[256];
+/* The tables are constants built by the preprocessor: nothing is initialised at run time, so any
+ * number of tokenizers may run in parallel threads. */
+#define CLS(c)                                                                                                         \
+	((c) == '\t' || (c) == '\n' ? C_WS                                                                             \
+	 : (c) == '\r'              ? C_CR                                                                             \
+	 : (c) < 0x20               ? C_BAD                                                                            \
+	 : (c) >= 0x80              ? C_HI                                                                             \
+	 : (c) == '<'               ? C_LT                                                                             \
+	 : (c) == '&'               ? C_AMP                                                                            \
+	 : (c) == ']'               ? C_RSQB                                                                           \
+	 : (c) == '"'               ? C_QUOT                                                                           \
+	 : (c) == '\''              ? C_APOS                                                                           \
+	                            : C_OK)
+#define NAMESTART(c) (((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') || (c) == '_' || (c) == ':')
+#define NAMECHAR(c) (NAMESTART(c) || ((c) >= '0' && (c) <= '9') || (c) == '.' || (c) == '-')
+#define T4(F, b) F(b), F((b) + 1), F((b) + 2), F((b) + 3)
+#define T16(F, b) T4(F, b), T4(F, (b) + 4), T4(F, (b) + 8), T4(F, (b) + 12)
+#define T64(F, b) T16(F, b), T16(F, (b) + 16), T16(F, (b) + 32), T16(F, (b) + 48)
+#define T256(F) T64(F, 0), T64(F, 64), T64(F, 128), T64(F, 192)
 
-static void init_tables(void)
-{
-	static int done;
-	if (done)
-		return;
-	for (int c = 0; c < 256; c++) {
-		unsigned char k = C_OK;
-		if (c < 0x20)
-			k = C_BAD;
-		if (c >= 0x80)
-			k = C_HI;
-		cls[c] = k;
-		namestart[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':';
-		namechar[c] = namestart[c] || (c >= '0' && c <= '9') || c == '.' || c == '-';
-	}
-	cls['\t'] = C_WS;
-	cls['\n'] = C_WS;
-	cls['\r'] = C_CR;
-	cls['<'] = C_LT;
-	cls['&'] = C_AMP;
-	cls[']'] = C_RSQB;
-	cls['"'] = C_QUOT;
-	cls['\''] = C_APOS;
-	done = 1;
-}
+static const unsigned char cls[256] = {T256(CLS)};
+static const unsigned char namestart[256] = {T256(NAMESTART)};
+static const unsigned char namechar[256] = {T256(NAMECHAR)};
 
 /* Length of the valid UTF-8 sequence at s (s[0] >= 0x80) that is an XML Char, 0 if invalid,
  * -1 if it may be valid but runs past end. */
@@ -248,7 +243,6 @@ static int fail_at(fx *x, tk_error *err, tk_xml_status st, size_t off, const cha
 
 static void *fx_create(const tk_xml_events *ev, void *ctx, const char *name, uint64_t first_line)
 {
-	init_tables();
 	fx *x = tk_xcalloc(1, sizeof *x);
 	x->ev = ev;
 	x->ctx = ctx;
@@ -546,13 +540,13 @@ static int same_name(const fx *x, size_t a, size_t c)
 	       memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off, x->spans[a].name_len) == 0;
 }
 
-static const fx *sort_fx;
-
-static int cmp_span(const void *pa, const void *pb)
+/* qsort_r's context carries the tokenizer: no global, so parallel tokenizers cannot clash */
+static int cmp_span(const void *pa, const void *pb, void *ctx)
 {
-	const struct span *a = &sort_fx->spans[*(const size_t *)pa], *b = &sort_fx->spans[*(const size_t *)pb];
+	const fx *x = ctx;
+	const struct span *a = &x->spans[*(const size_t *)pa], *b = &x->spans[*(const size_t *)pb];
 	size_t l = a->name_len < b->name_len ? a->name_len : b->name_len;
-	int c = memcmp(sort_fx->buf + a->name_off, sort_fx->buf + b->name_off, l);
+	int c = memcmp(x->buf + a->name_off, x->buf + b->name_off, l);
 	if (c)
 		return c;
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
@@ -567,8 +561,7 @@ static int dup_sorted(fx *x, size_t n, tk_error *err)
 	size_t *idx = tk_xmalloc(n * sizeof *idx);
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	sort_fx = x;
-	qsort(idx, n, sizeof *idx, cmp_span);
+	qsort_r(idx, n, sizeof *idx, cmp_span, x);
 	for (size_t i = 1; i < n; i++)
 		if (same_name(x, idx[i], idx[i - 1])) {
 			size_t a = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];

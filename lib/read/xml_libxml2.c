@@ -5,6 +5,7 @@
  * A DOCTYPE is refused here too (the internalSubset callback stops the parser) so that both
  * tokenizers agree that custom entities are out of scope.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,9 @@ static void *lx_create(const tk_xml_events *ev, void *ctx, const char *name, uin
 	 * generic error function; the library never prints, so silence it (libxml2 keeps it per
 	 * thread). */
 	xmlSetGenericErrorFunc(NULL, quiet);
+	/* libxml2 must be initialised once before threads parse (its global state is made lazily) */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, xmlInitParser);
 	x->p = xmlCreatePushParserCtxt(&sax, x, NULL, 0, name);
 	if (x->p) {
 		/* Large exports have long text runs (text-addresses) and many nodes; NONET keeps the
