@@ -1344,6 +1344,8 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 		         when, dur);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	/* a record's thread is numbered by the record's position, not a real tid (writers say so) */
+	tk_profile_set_meta(p, "thread-tid", "record");
 	loader L = {r, p, 0, flags};
 	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name),
 	                           tk_intern_cstr(p, tk_records_meta(r, "process")));

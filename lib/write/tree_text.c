@@ -38,7 +38,11 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	case TK_GROUP_THREAD:
 		fputs("Thread ", out);
 		tk_text_fput(out, g->name ? tk_string(p, g->name) : "(unnamed)");
-		fprintf(out, " (tid %llu), process ", (unsigned long long)g->tid);
+		{
+			const char *kind = tk_profile_meta(p, "thread-tid");
+			fprintf(out, " (%s %llu), process ", kind && strcmp(kind, "record") == 0 ? "record" : "tid",
+			        (unsigned long long)g->tid);
+		}
 		tk_text_fput(out, proc);
 		break;
 	case TK_GROUP_PROCESS:
@@ -51,9 +55,12 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 		fprintf(out, " (pid %lld)", (long long)g->pid);
 	if (tk_calltree_grouping(t) != TK_GROUP_THREAD)
 		fprintf(out, ", %u thread%s", g->threads, g->threads == 1 ? "" : "s");
-	fprintf(out, ": %s %s, %llu sample%s%s\n", w, tk_wu_display_unit(u), (unsigned long long)root->samples,
-	        root->samples == 1 ? "" : "s",
-	        tk_calltree_inverted(t) ? " (inverted: callers below each function)" : "");
+	if (u == TK_UNIT_SAMPLES && root->total == root->samples) /* the weight is the count: say it once */
+		fprintf(out, ": %llu sample%s", (unsigned long long)root->samples, root->samples == 1 ? "" : "s");
+	else
+		fprintf(out, ": %s %s, %llu sample%s", w, tk_wu_display_unit(u), (unsigned long long)root->samples,
+		        root->samples == 1 ? "" : "s");
+	fprintf(out, "%s\n", tk_calltree_inverted(t) ? " (inverted: callers below each function)" : "");
 	const char *du = tk_wu_display_unit(u);
 	char tot[32], self[32];
 	snprintf(tot, sizeof tot, "Total %s", du);

@@ -40,3 +40,9 @@ check_fails "atos > /dev/full fails" full "$TK" atos -o "$FIX/symbol/libtks-arm6
 check_same_file_cmd() { "$TK" records "$TMP/rec" >"$TMP/a" 2>&1; "$TK" records - <"$TMP/rec" >"$TMP/b" 2>&1; check_same_file "$1" "$TMP/a" "$TMP/b"; }
 check_same_file_cmd "records - reads standard input (same list as the file)"
 check "records - lists the record" grep -q '^cpu-highload' "$TMP/b"
+
+# a record's tree header: its position is not a tid, and a sample count is said once
+"$TK" tree "$TMP/rec" >"$TMP/t" 2>&1
+check_eq "records tree header: (record 1), the count once" \
+	"Thread cpu-highload 2001-01-01 00:00:01 UTC 61.0 s (record 1), process (unknown process): 3 samples" \
+	"$(head -1 "$TMP/t")"
