@@ -1,6 +1,6 @@
 /*
  * The `xcrun xctrace export --xpath …` reader: time-profile, cpu-profile, counters-profile and
- * time-sample tables, every stack encoding from Xcode 12 to 27 (../docs: the format notes).
+ * time-sample tables, every stack encoding from Xcode 12 to 27 (docs/xctrace-format.md: the format notes).
  *
  * It is written against the event interface of xml.h and streams: the document is fed to the
  * tokenizer in 256 KB chunks and each row is turned into one sample as soon as it closes.
@@ -603,7 +603,7 @@ static void strip_tid(const char *s, size_t *n)
 	}
 }
 
-/* The thread name inside fmt (reference §4): drop " (<process>, pid: N)" and then the tid. */
+/* The thread name inside fmt (docs/xctrace-format.md §4): drop " (<process>, pid: N)" and then the tid. */
 static size_t thread_name_len(xr *r, const char *s, size_t n, tk_str procname)
 {
 	size_t l = n;
@@ -1183,7 +1183,7 @@ static int finish_value(xr *r, elem *e)
 		break;
 	case T_KPERF_BT: {
 		/* Timer samples: text-address = the PC, text-addresses = the callers then a 0.
-		 * Stackshots: text-addresses already starts with the PC (reference §7). */
+		 * Stackshots: text-addresses already starts with the PC (docs/xctrace-format.md §7). */
 		size_t n = r->nad - e->ad_off;
 		if (e->b && !(n && r->ad[e->ad_off] == e->a)) {
 			if (r->nad + 1 > r->capad)
@@ -1397,7 +1397,7 @@ static const tk_xml_events xctrace_events = {on_start, on_text, on_end};
 
 static int xctrace_sniff(const unsigned char *head, size_t n)
 {
-	/* Exports may start with diagnostic text before `<?xml` (reference §1). */
+	/* Exports may start with diagnostic text before `<?xml` (docs/xctrace-format.md §1). */
 	return memmem(head, n, "<?xml", 5) || memmem(head, n, "<trace-query-result", 19) ||
 	       memmem(head, n, "<trace-toc", 10);
 }
