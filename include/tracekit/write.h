@@ -51,6 +51,10 @@ int tk_write_tree_json(FILE *out, const tk_calltree *t, tk_error *err);
 int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 
+/* An `xctrace export` time-profile table in the Xcode 14.3+ form (what `tracekit symbolicate`
+ * writes; tk_symbol_write_xctrace in symbol.h is the same function under its older name). */
+int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and
