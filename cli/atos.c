@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "tracekit/symbol.h"
+#include "util/text.h"
 
 TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbol cache)")
 
@@ -108,22 +109,18 @@ static void sb_hex(sbuf *b, uint64_t v)
 	sb_put(b, t + i, (size_t)(24 - i));
 }
 
+/* the library's one JSON escaper (util/text.h) */
 static void json_str(sbuf *o, const char *s)
 {
-	sb_put(o, "\"", 1);
-	for (const char *run = s; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\' || c < 0x20) {
-			sb_put(o, run, (size_t)(s - run));
-			char e[8];
-			int k = c < 0x20 ? snprintf(e, sizeof e, "\\u%04x", c) : snprintf(e, sizeof e, "\\%c", c);
-			sb_put(o, e, (size_t)k);
-			run = s + 1;
-		}
-		if (!s[1])
-			sb_put(o, run, (size_t)(s + 1 - run));
+	size_t n = s ? strlen(s) : 0;
+	char small[1024], *t = 6 * n + 3 <= sizeof small ? small : malloc(6 * n + 3);
+	if (!t) {
+		fputs("tracekit: out of memory\n", stderr);
+		exit(1);
 	}
-	sb_put(o, "\"", 1);
+	sb_put(o, t, tk_json_quote(t, s ? s : ""));
+	if (t != small)
+		free(t);
 }
 
 typedef struct batch_img {

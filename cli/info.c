@@ -37,20 +37,11 @@ static const char *S(const char *s)
 	return b;
 }
 
-/* ---- JSON helpers ---- */
+/* ---- JSON: the library's one escaper ---- */
 
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	tk_json_fput(f, s);
 }
 
 /* ---- table exports ---- */

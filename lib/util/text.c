@@ -88,3 +88,48 @@ void tk_text_fput(FILE *f, const char *s)
 		p += take;
 	}
 }
+
+size_t tk_json_quote(char *out, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	out[o++] = '"';
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		switch (*c) {
+		case '"': out[o++] = '\\', out[o++] = '"'; break;
+		case '\\': out[o++] = '\\', out[o++] = '\\'; break;
+		case '\n': out[o++] = '\\', out[o++] = 'n'; break;
+		case '\t': out[o++] = '\\', out[o++] = 't'; break;
+		case '\r': out[o++] = '\\', out[o++] = 'r'; break;
+		default:
+			if (*c < 0x20) {
+				memcpy(out + o, "\\u00", 4);
+				out[o + 4] = hex[*c >> 4];
+				out[o + 5] = hex[*c & 15];
+				o += 6;
+			} else {
+				out[o++] = (char)*c;
+			}
+		}
+	}
+	out[o++] = '"';
+	out[o] = 0;
+	return o;
+}
+
+void tk_json_fput(FILE *f, const char *s)
+{
+	/* in slices, so a long name needs no allocation */
+	char buf[6 * 256 + 3];
+	putc('"', f);
+	while (*s) {
+		char slice[257];
+		size_t n = strnlen(s, 256);
+		memcpy(slice, s, n);
+		slice[n] = 0;
+		size_t k = tk_json_quote(buf, slice);
+		fwrite(buf + 1, 1, k - 2, f); /* without this slice's quotes */
+		s += n;
+	}
+	putc('"', f);
+}

@@ -20,4 +20,11 @@ void tk_text_fput(FILE *f, const char *s);
 /* Non-zero when s needs no escaping. */
 int tk_text_is_clean(const char *s);
 
+/* The one JSON string escaper: s as a JSON string literal, quotes included (" \\ \n \r \t as
+ * short escapes, other controls as \u00XX, bytes >= 0x80 as they are: input is UTF-8).
+ * tk_json_quote writes into out, which must hold 6 * strlen(s) + 3 bytes, and returns the length
+ * (out is NUL-terminated); tk_json_fput writes to f. */
+size_t tk_json_quote(char *out, const char *s);
+void tk_json_fput(FILE *f, const char *s);
+
 #endif
