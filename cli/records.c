@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "tracekit/records.h"
+#include "tracekit/write.h"
 #include "util/text.h"
 
 /* dSYM symbolication of MTHawkeye frames comes from the symbol API (include/tracekit/symbol.h);
@@ -390,40 +391,15 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* One record as folded stacks: the library's folded writer (the record's profile holds only its
+ * thread), which also merges stacks that differ only in addresses and checks the stream. */
 static int show_folded(const tk_profile *p, tk_thread_id t)
 {
-	size_t n;
-	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
-	char **lines = calloc(n ? n : 1, sizeof *lines);
-	size_t nl = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t d = tk_stack_depth(p, cells[i].stack);
-		tk_frame_id *fr = malloc((d ? d : 1) * sizeof *fr);
-		size_t k = tk_stack_frames(p, cells[i].stack, fr, d);
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		for (size_t j = 0; j < k; j++) {
-			char hex[32];
-			fprintf(m, "%s%s", j ? ";" : "", tk_frame_label(p, fr[j], hex));
-		}
-		fprintf(m, " %llu", (unsigned long long)cells[i].weight);
-		fclose(m);
-		free(fr);
-		lines[nl++] = buf;
-	}
-	if (nl)
-		qsort(lines, nl, sizeof *lines, cmp_str);
-	for (size_t i = 0; i < nl; i++) {
-		fprintf(out, "%s\n", lines[i]);
-		free(lines[i]);
-	}
-	free(lines);
+	(void)t;
+	tk_folded_options fo = {.no_thread = 1};
+	tk_error err;
+	if (tk_write_folded(out, p, &fo, &err) < 0)
+		return tk_cli_fail("records: %s", err.msg);
 	return 0;
 }
 
