@@ -69,3 +69,11 @@ mkdir "$TMP/search"; cp "$DW" "$TMP/search/"; mkfifo "$TMP/search/zz-fifo"
 timeout 20 "$TK" symbolicate "$S/time-profile-14.3-synthetic.xml" --symbols "$TMP/search" --cache-dir "$TMP/c7" \
 	-o "$TMP/sym.xml" >"$TMP/o" 2>&1
 check_eq "FIFO in a --symbols directory: no hang" "0" "$?"
+mkdir "$TMP/sess"; mkfifo "$TMP/sess/lib.fifo"
+printf '{"os":"Linux","arch":"x86_64","pid":1,"images":[{"path":"%s","base":"0x10000000","build_id":"ab","loads":[{"vaddr":"0x0","memsz":"0x1000","offset":"0x0","flags":"r-x"}]}]}' \
+	"$TMP/sess/lib.fifo" >"$TMP/sess/images.json"
+printf '%s\n%s\n%s\n' "collection,key,value" 'cpu-highload,1.00,{"start":"1.00","lasting":"61","average":"90"}' \
+	'cpu-highload-stackframe,1.00,[{"frame":"0x10000010","count":3}]' >"$TMP/sess/records"
+timeout 20 "$TK" records "$TMP/sess" >"$TMP/o" 2>"$TMP/e"
+check_eq "FIFO named by images.json: no hang, the record listed" "0" "$?"
+check "FIFO named by images.json: a warning says it is not a regular file" grep -q 'lib.fifo: not a regular file' "$TMP/e"
