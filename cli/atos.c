@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "tracekit/symbol.h"
+#include "util/text.h"
 
 TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbol cache)")
 
@@ -108,22 +109,18 @@ static void sb_hex(sbuf *b, uint64_t v)
 	sb_put(b, t + i, (size_t)(24 - i));
 }
 
+/* the library's one JSON escaper (util/text.h) */
 static void json_str(sbuf *o, const char *s)
 {
-	sb_put(o, "\"", 1);
-	for (const char *run = s; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\' || c < 0x20) {
-			sb_put(o, run, (size_t)(s - run));
-			char e[8];
-			int k = c < 0x20 ? snprintf(e, sizeof e, "\\u%04x", c) : snprintf(e, sizeof e, "\\%c", c);
-			sb_put(o, e, (size_t)k);
-			run = s + 1;
-		}
-		if (!s[1])
-			sb_put(o, run, (size_t)(s + 1 - run));
+	size_t n = s ? strlen(s) : 0;
+	char small[1024], *t = 6 * n + 3 <= sizeof small ? small : malloc(6 * n + 3);
+	if (!t) {
+		fputs("tracekit: out of memory\n", stderr);
+		exit(1);
 	}
-	sb_put(o, "\"", 1);
+	sb_put(o, t, tk_json_quote(t, s ? s : ""));
+	if (t != small)
+		free(t);
 }
 
 typedef struct batch_img {
@@ -539,11 +536,11 @@ int cmd_atos(int argc, char **argv)
 			arch = argv[++i];
 		else if (!strcmp(a, "-l") && more) {
 			if (parse_hex(argv[++i], &c.load) < 0)
-				return tk_cli_fail("atos: -l %s: not a hex load address", argv[i]);
+				return tk_cli_usage("atos", "-l %s: not a hex load address", argv[i]);
 			c.mode = 1;
 		} else if (!strcmp(a, "-s") && more) {
 			if (parse_hex(argv[++i], &c.slide) < 0)
-				return tk_cli_fail("atos: -s %s: not a hex slide", argv[i]);
+				return tk_cli_usage("atos", "-s %s: not a hex slide", argv[i]);
 			c.mode = 2;
 		} else if (!strcmp(a, "-offset"))
 			c.mode = 3;
@@ -563,17 +560,14 @@ int cmd_atos(int argc, char **argv)
 			first_addr = i + 1;
 			break;
 		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-			usage(stderr);
-			return tk_cli_fail("atos: unknown or incomplete option '%s'", a);
+			return tk_cli_usage("atos", "unknown or incomplete option '%s'", a);
 		} else {
 			first_addr = i;
 			break;
 		}
 	}
-	if (!obj && !nsearch) {
-		usage(stderr);
-		return tk_cli_fail("atos: -o PATH (or --search PATH for batch input) is required");
-	}
+	if (!obj && !nsearch)
+		return tk_cli_usage("atos", "-o PATH (or --search PATH for batch input) is required");
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	tk_error err;
 	c.s = s;

@@ -18,6 +18,9 @@
 
 /* Print "tracekit: <message>" on stderr; returns 1, the exit status for a failed command. */
 int tk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error (unknown option, missing argument …): one line "tracekit: CMD: message (see
+ * tracekit CMD --help)" on stderr; returns 2, the exit status of every usage error. */
+int tk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a warning on stderr (never on stdout, which carries data). */
 void tk_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

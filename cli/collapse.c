@@ -27,7 +27,7 @@ int cmd_collapse(int argc, char **argv)
 	tk_analysis a;
 	tk_analysis_init(&a, "collapse");
 	tk_folded_options fo = {0};
-	int rc = 1;
+	int rc = 2; /* a usage error until the options are parsed */
 	for (int i = 1; i < argc;) {
 		int r;
 		if (strcmp(argv[i], "--no-thread") == 0) {
@@ -42,6 +42,7 @@ int cmd_collapse(int argc, char **argv)
 	}
 	if (tk_analysis_check(&a))
 		goto out;
+	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

@@ -4,40 +4,49 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/toc.h"
+#include "util/text.h"
 
 TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc document")
 
-static void usage(FILE *out)
+static void usage(FILE *f)
 {
-	fprintf(out, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] FILE\n\n"
-	             "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
-	             "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
-	             "is accepted.\n\n"
-	             "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
-	             "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
-	             "(ms for time profiles, otherwise in the table's unit, with %% of the total), heaviest first.\n"
-	             "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
-	             "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
-	             "  --json                 machine-readable output\n"
-	             "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n");
+	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [-o OUT] FILE\n\n"
+	           "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
+	           "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
+	           "is accepted.\n\n"
+	           "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
+	           "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
+	           "(ms for time profiles, otherwise in the table's unit, with %% of the total), heaviest first.\n"
+	           "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
+	           "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
+	           "  --json                 machine-readable output\n"
+	           "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n"
+	           "  -o, --output OUT       write there (whole or not at all) instead of standard output\n");
 }
 
-/* ---- JSON helpers ---- */
+/* Where the report goes: standard output or -o's temporary file (util/outfile.h). */
+static FILE *out;
+
+/* Text for the terminal: names and attributes come from the file and may hold control characters
+ * (util/text.h). A few rotating buffers, so one printf can take several. */
+static const char *S(const char *s)
+{
+	static char bufs[8][4096];
+	static unsigned next;
+	if (!s || tk_text_is_clean(s))
+		return s;
+	char *b = bufs[next++ % 8];
+	tk_text_escape(s, b, sizeof bufs[0], 0);
+	return b;
+}
+
+/* ---- JSON: the library's one escaper ---- */
 
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	tk_json_fput(f, s);
 }
 
 /* ---- table exports ---- */
@@ -126,72 +135,73 @@ static int info_table(tk_input *in, const char *path, const tk_read_options *o, 
 	    "schema", "stack-encoding", "xcode-form",         "symbolicated",   "run",          "table",
 	    "xpath",  "rows",           "rows-in-time-range", "skipped-tables", "kdebug-images"};
 	if (json) {
-		printf("{\n  \"file\": ");
-		json_str(stdout, path);
-		printf(",\n  \"kind\": \"table\",\n  \"unit\": \"%s\"", tk_unit_name(u));
+		fprintf(out, "{\n  \"file\": ");
+		json_str(out, path);
+		fprintf(out, ",\n  \"kind\": \"table\",\n  \"unit\": \"%s\"", tk_unit_name(u));
 		for (size_t i = 0; i < tk_profile_meta_count(p); i++) {
 			const char *k, *v;
 			tk_profile_meta_at(p, i, &k, &v);
-			printf(",\n  ");
-			json_str(stdout, k);
-			printf(": ");
-			json_str(stdout, v);
+			fprintf(out, ",\n  ");
+			json_str(out, k);
+			fprintf(out, ": ");
+			json_str(out, v);
 		}
-		printf(",\n  \"samples\": %" PRIu64 ",\n  \"weight\": %" PRIu64, tk_profile_samples(p), total);
+		fprintf(out, ",\n  \"samples\": %" PRIu64 ",\n  \"weight\": %" PRIu64, tk_profile_samples(p), total);
 		if (tmin <= tmax)
-			printf(",\n  \"time_first_ns\": %" PRIu64 ",\n  \"time_last_ns\": %" PRIu64, tmin, tmax);
-		printf(",\n  \"processes\": [");
+			fprintf(out, ",\n  \"time_first_ns\": %" PRIu64 ",\n  \"time_last_ns\": %" PRIu64, tmin, tmax);
+		fprintf(out, ",\n  \"processes\": [");
 		for (size_t k = 0; k < ng; k++) {
-			printf("%s\n    {\"pid\": %" PRId64 ", \"name\": ", k ? "," : "", g[k].pid);
-			json_str(stdout, tk_string(p, g[k].name));
-			printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"threads\": [", g[k].samples,
-			       g[k].weight);
+			fprintf(out, "%s\n    {\"pid\": %" PRId64 ", \"name\": ", k ? "," : "", g[k].pid);
+			json_str(out, tk_string(p, g[k].name));
+			fprintf(out, ", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"threads\": [",
+			        g[k].samples, g[k].weight);
 			for (size_t i = 0; i < g[k].nthreads; i++) {
 				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
-				printf("%s\n      {\"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", th->tid);
-				json_str(stdout, tk_string(p, th->name));
-				printf(", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 "}", th->samples, th->weight);
+				fprintf(out, "%s\n      {\"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", th->tid);
+				json_str(out, tk_string(p, th->name));
+				fprintf(out, ", \"samples\": %" PRIu64 ", \"weight\": %" PRIu64 "}", th->samples,
+				        th->weight);
 			}
-			printf("\n    ]}");
+			fprintf(out, "\n    ]}");
 		}
-		printf("\n  ]\n}\n");
+		fprintf(out, "\n  ]\n}\n");
 	} else {
-		printf("file           %s\n", path);
+		fprintf(out, "file           %s\n", S(path));
 		for (size_t i = 0; i < sizeof meta_keys / sizeof meta_keys[0]; i++) {
 			const char *v = tk_profile_meta(p, meta_keys[i]);
 			if (v)
-				printf("%-14s %s\n", meta_keys[i], v);
+				fprintf(out, "%-14s %s\n", meta_keys[i], S(v));
 			if (i == 0)
-				printf("%-14s %s\n", "unit", tk_unit_name(u));
+				fprintf(out, "%-14s %s\n", "unit", tk_unit_name(u));
 		}
 		if (tmin <= tmax)
-			printf("time span      %.3f s to %.3f s (%.3f s)\n", tmin / 1e9, tmax / 1e9,
-			       (tmax - tmin) / 1e9);
+			fprintf(out, "time span      %.3f s to %.3f s (%.3f s)\n", tmin / 1e9, tmax / 1e9,
+			        (tmax - tmin) / 1e9);
 		char wb[64];
 		weight_text(wb, sizeof wb, u, total);
-		printf("samples        %" PRIu64 "\nweight         %s\n", tk_profile_samples(p), wb);
-		printf("\n%10s %7s %9s  %s\n", "samples", "weight%", u == TK_UNIT_NS ? "ms" : tk_unit_name(u),
-		       "process / thread");
+		fprintf(out, "samples        %" PRIu64 "\nweight         %s\n", tk_profile_samples(p), wb);
+		fprintf(out, "\n%10s %7s %9s  %s\n", "samples", "weight%", u == TK_UNIT_NS ? "ms" : tk_unit_name(u),
+		        "process / thread");
 		for (size_t k = 0; k < ng; k++) {
 			double pct = total ? 100.0 * g[k].weight / total : 0;
 			if (u == TK_UNIT_NS)
-				printf("%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct,
-				       g[k].weight / 1e6, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
-				       g[k].pid);
+				fprintf(out, "%10" PRIu64 " %6.1f%% %9.1f  %s (%" PRId64 ")\n", g[k].samples, pct,
+				        g[k].weight / 1e6, g[k].name ? S(tk_string(p, g[k].name)) : "<unknown process>",
+				        g[k].pid);
 			else
-				printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples, pct,
-				       g[k].weight, g[k].name ? tk_string(p, g[k].name) : "<unknown process>",
-				       g[k].pid);
+				fprintf(out, "%10" PRIu64 " %6.1f%% %9" PRIu64 "  %s (%" PRId64 ")\n", g[k].samples,
+				        pct, g[k].weight, g[k].name ? S(tk_string(p, g[k].name)) : "<unknown process>",
+				        g[k].pid);
 			for (size_t i = 0; i < g[k].nthreads; i++) {
 				const tk_thread *th = tk_thread_get(p, g[k].threads[i]);
 				double tp = total ? 100.0 * th->weight / total : 0;
-				const char *nm = th->name ? tk_string(p, th->name) : "<unnamed>";
+				const char *nm = th->name ? S(tk_string(p, th->name)) : "<unnamed>";
 				if (u == TK_UNIT_NS)
-					printf("%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples, tp,
-					       th->weight / 1e6, nm, th->tid);
+					fprintf(out, "%10" PRIu64 " %6.1f%% %9.1f    %s 0x%" PRIx64 "\n", th->samples,
+					        tp, th->weight / 1e6, nm, th->tid);
 				else
-					printf("%10" PRIu64 " %6.1f%% %9" PRIu64 "    %s 0x%" PRIx64 "\n", th->samples,
-					       tp, th->weight, nm, th->tid);
+					fprintf(out, "%10" PRIu64 " %6.1f%% %9" PRIu64 "    %s 0x%" PRIx64 "\n",
+					        th->samples, tp, th->weight, nm, th->tid);
 			}
 		}
 	}
@@ -211,12 +221,12 @@ static int info_toc(tk_input *in, const char *path, int json)
 	if (!toc)
 		return tk_cli_fail("%s", err.msg);
 	if (json) {
-		printf("{\n  \"file\": ");
-		json_str(stdout, path);
-		printf(",\n  \"kind\": \"toc\",\n  \"runs\": [");
+		fprintf(out, "{\n  \"file\": ");
+		json_str(out, path);
+		fprintf(out, ",\n  \"kind\": \"toc\",\n  \"runs\": [");
 		for (size_t i = 0; i < toc->nruns; i++) {
 			const tk_toc_run *r = &toc->runs[i];
-			printf("%s\n    {\"number\": %d", i ? "," : "", r->number);
+			fprintf(out, "%s\n    {\"number\": %d", i ? "," : "", r->number);
 			const char *fields[][2] = {{"device_name", r->device_name},
 			                           {"device_model", r->device_model},
 			                           {"platform", r->device_platform},
@@ -228,77 +238,77 @@ static int info_toc(tk_input *in, const char *path, int json)
 			                           {"instruments_version", r->instruments_version}};
 			for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
 				if (fields[f][1]) {
-					printf(", \"%s\": ", fields[f][0]);
-					json_str(stdout, fields[f][1]);
+					fprintf(out, ", \"%s\": ", fields[f][0]);
+					json_str(out, fields[f][1]);
 				}
 			if (r->duration >= 0)
-				printf(", \"duration_s\": %.6f", r->duration);
-			printf(", \"processes\": [");
+				fprintf(out, ", \"duration_s\": %.6f", r->duration);
+			fprintf(out, ", \"processes\": [");
 			for (size_t k = 0; k < r->nprocesses; k++) {
-				printf("%s{\"pid\": %" PRId64 ", \"name\": ", k ? ", " : "", r->processes[k].pid);
-				json_str(stdout, r->processes[k].name ? r->processes[k].name : "");
+				fprintf(out, "%s{\"pid\": %" PRId64 ", \"name\": ", k ? ", " : "", r->processes[k].pid);
+				json_str(out, r->processes[k].name ? r->processes[k].name : "");
 				if (r->processes[k].path) {
-					printf(", \"path\": ");
-					json_str(stdout, r->processes[k].path);
+					fprintf(out, ", \"path\": ");
+					json_str(out, r->processes[k].path);
 				}
-				printf("}");
+				fprintf(out, "}");
 			}
-			printf("], \"tables\": [");
+			fprintf(out, "], \"tables\": [");
 			for (size_t k = 0; k < r->ntables; k++) {
 				const tk_toc_table *t = &r->tables[k];
-				printf("%s\n      {\"position\": %zu, \"schema\": ", k ? "," : "", k + 1);
-				json_str(stdout, t->schema ? t->schema : "");
-				printf(", \"attributes\": {");
+				fprintf(out, "%s\n      {\"position\": %zu, \"schema\": ", k ? "," : "", k + 1);
+				json_str(out, t->schema ? t->schema : "");
+				fprintf(out, ", \"attributes\": {");
 				for (size_t a = 0; a < t->nattrs; a++) {
-					printf("%s", a ? ", " : "");
-					json_str(stdout, t->attrs[a].name);
-					printf(": ");
-					json_str(stdout, t->attrs[a].value);
+					fprintf(out, "%s", a ? ", " : "");
+					json_str(out, t->attrs[a].name);
+					fprintf(out, ": ");
+					json_str(out, t->attrs[a].value);
 				}
-				printf("}}");
+				fprintf(out, "}}");
 			}
-			printf("\n    ]}");
+			fprintf(out, "\n    ]}");
 		}
-		printf("\n  ]\n}\n");
+		fprintf(out, "\n  ]\n}\n");
 	} else {
-		printf("file           %s\nkind           table of contents (--toc), %zu run%s\n", path, toc->nruns,
-		       toc->nruns == 1 ? "" : "s");
+		fprintf(out, "file           %s\nkind           table of contents (--toc), %zu run%s\n", S(path),
+		        toc->nruns, toc->nruns == 1 ? "" : "s");
 		for (size_t i = 0; i < toc->nruns; i++) {
 			const tk_toc_run *r = &toc->runs[i];
-			printf("\nrun %d\n", r->number);
+			fprintf(out, "\nrun %d\n", r->number);
 			if (r->device_name || r->device_model)
-				printf("  device       %s%s%s%s%s%s%s\n", r->device_name ? r->device_name : "",
-				       r->device_model ? " (" : "", r->device_model ? r->device_model : "",
-				       r->device_model ? ")" : "", r->device_platform ? ", " : "",
-				       r->device_platform ? r->device_platform : "", "");
+				fprintf(out, "  device       %s%s%s%s%s%s%s\n", r->device_name ? S(r->device_name) : "",
+				        r->device_model ? " (" : "", r->device_model ? S(r->device_model) : "",
+				        r->device_model ? ")" : "", r->device_platform ? ", " : "",
+				        r->device_platform ? S(r->device_platform) : "", "");
 			if (r->device_os)
-				printf("  os           %s\n", r->device_os);
+				fprintf(out, "  os           %s\n", S(r->device_os));
 			if (r->template_name)
-				printf("  template     %s\n", r->template_name);
+				fprintf(out, "  template     %s\n", S(r->template_name));
 			if (r->instruments_version)
-				printf("  instruments  %s\n", r->instruments_version);
+				fprintf(out, "  instruments  %s\n", S(r->instruments_version));
 			if (r->start_date)
-				printf("  start        %s\n", r->start_date);
+				fprintf(out, "  start        %s\n", S(r->start_date));
 			if (r->duration >= 0)
-				printf("  duration     %.3f s\n", r->duration);
+				fprintf(out, "  duration     %.3f s\n", r->duration);
 			if (r->end_reason)
-				printf("  end reason   %s\n", r->end_reason);
+				fprintf(out, "  end reason   %s\n", S(r->end_reason));
 			for (size_t k = 0; k < r->nprocesses; k++)
-				printf("  process      %s (%" PRId64 ")%s%s\n",
-				       r->processes[k].name ? r->processes[k].name : "?", r->processes[k].pid,
-				       r->processes[k].path ? " " : "",
-				       r->processes[k].path ? r->processes[k].path : "");
-			printf("  tables (%zu)\n", r->ntables);
+				fprintf(out, "  process      %s (%" PRId64 ")%s%s\n",
+				        r->processes[k].name ? S(r->processes[k].name) : "?", r->processes[k].pid,
+				        r->processes[k].path ? " " : "",
+				        r->processes[k].path ? S(r->processes[k].path) : "");
+			fprintf(out, "  tables (%zu)\n", r->ntables);
 			for (size_t k = 0; k < r->ntables; k++) {
 				const tk_toc_table *t = &r->tables[k];
-				printf("    [%zu] %s", k + 1, t->schema ? t->schema : "?");
+				fprintf(out, "    [%zu] %s", k + 1, t->schema ? S(t->schema) : "?");
 				for (size_t a = 0; a < t->nattrs; a++) {
 					if (strcmp(t->attrs[a].name, "schema") == 0 ||
 					    strcmp(t->attrs[a].name, "documentation") == 0)
 						continue;
-					printf(" %s=%s", t->attrs[a].name, t->attrs[a].value);
+					fprintf(out, " %s=%s", S(t->attrs[a].name), S(t->attrs[a].value));
 				}
-				printf("\n");
+				fprintf(out, "\n");
 			}
 		}
 	}
@@ -313,46 +323,68 @@ int cmd_info(int argc, char **argv)
 		return 0;
 	}
 	int json = 0;
-	const char *file = NULL;
+	const char *file = NULL, *output = NULL, *val;
 	tk_read_options o;
 	tk_read_options_init(&o);
 	o.progress = tk_cli_progress;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
-		if (strcmp(a, "--json") == 0)
-			json = 1;
-		else if (strcmp(a, "--tokenizer=fast") == 0)
-			o.tokenizer = TK_READ_TOKENIZER_FAST;
-		else if (strcmp(a, "--tokenizer=libxml2") == 0)
-			o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
-		else if (strcmp(a, "--") == 0 && i + 1 < argc && !file)
-			file = argv[++i];
-		else if (a[0] == '-' && a[1]) {
-			usage(stderr);
-			return tk_cli_fail("info: unknown option '%s'", a);
-		} else if (!file)
-			file = a;
-		else {
-			usage(stderr);
-			return tk_cli_fail("info: more than one FILE given");
+		int r;
+		if (strcmp(a, "--json") == 0) {
+			json = 1, i++;
+		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--tokenizer", NULL, &val)) != 0) {
+			if (r < 0)
+				return 2;
+			if (strcmp(val, "fast") == 0)
+				o.tokenizer = TK_READ_TOKENIZER_FAST;
+			else if (strcmp(val, "libxml2") == 0)
+				o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
+			else
+				return tk_cli_usage("info", "--tokenizer '%s': expected fast or libxml2", val);
+		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--output", "-o", &val)) != 0) {
+			if (r < 0)
+				return 2;
+			output = val;
+		} else if (strcmp(a, "--") == 0 && i + 1 < argc && !file) {
+			file = argv[i + 1], i += 2;
+		} else if (a[0] == '-' && a[1]) {
+			return tk_cli_usage("info", "unknown option '%s'", a);
+		} else if (!file) {
+			file = a, i++;
+		} else {
+			return tk_cli_usage("info", "more than one FILE given");
 		}
 	}
-	if (!file) {
-		usage(stderr);
-		return 2;
-	}
+	if (!file)
+		return tk_cli_usage("info", "no input file (use - for standard input)");
+	tk_error err;
+	tk_outfile of;
+	if (tk_outfile_open(&of, output, &err) < 0)
+		return tk_cli_fail("info: %s", err.msg);
+	out = of.f;
+	int rc;
 	/* A toc and a table are told apart by their root element, which is in the first bytes. */
 	struct stat st;
-	if (strcmp(file, "-") != 0 && stat(file, &st) == 0 && S_ISDIR(st.st_mode))
-		return info_table(NULL, file, &o, json);
-	tk_error err;
-	tk_input *in = tk_input_open(file, &err);
-	if (!in)
-		return tk_cli_fail("%s", err.msg);
-	size_t hn;
-	const unsigned char *head = tk_input_head(in, &hn);
-	const char *disp = strcmp(file, "-") == 0 ? "<stdin>" : file;
-	int rc = memmem(head, hn, "<trace-toc", 10) ? info_toc(in, disp, json) : info_table(in, disp, &o, json);
-	tk_input_close(in);
-	return rc;
+	if (strcmp(file, "-") != 0 && stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = info_table(NULL, file, &o, json);
+	} else {
+		tk_input *in = tk_input_open(file, &err);
+		if (!in) {
+			rc = tk_cli_fail("%s", err.msg);
+		} else {
+			size_t hn;
+			const unsigned char *head = tk_input_head(in, &hn);
+			const char *disp = strcmp(file, "-") == 0 ? "<stdin>" : file;
+			rc = memmem(head, hn, "<trace-toc", 10) ? info_toc(in, disp, json)
+			                                        : info_table(in, disp, &o, json);
+			tk_input_close(in);
+		}
+	}
+	if (rc) {
+		tk_outfile_abort(&of);
+		return rc;
+	}
+	if (tk_outfile_commit(&of, &err) < 0)
+		return tk_cli_fail("info: %s", err.msg);
+	return 0;
 }

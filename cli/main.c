@@ -1,6 +1,7 @@
 /*
  * tracekit — the command-line front end. Dispatches to one file per subcommand.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/text.h"
 
 #include "commands.inc"
 
@@ -32,24 +34,40 @@ static void usage(FILE *out)
 	             "and gzip'd input is accepted everywhere.\n");
 }
 
+/* One line on stderr, whatever the message quotes (paths, names, library errors). */
+static void say(const char *what, const char *fmt, va_list ap)
+{
+	char raw[2048], safe[4096];
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	tk_text_escape(raw, safe, sizeof safe, 1);
+	fprintf(stderr, "tracekit: %s%s\n", what, safe);
+}
+
 int tk_cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("tracekit: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say("", fmt, ap);
 	va_end(ap);
 	return 1;
+}
+
+int tk_cli_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tk_cli_fail("%s: %s (see tracekit %s --help)", cmd, msg, cmd);
+	return 2;
 }
 
 void tk_cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("tracekit: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say("warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -93,18 +111,29 @@ void tk_cli_progress_done(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+	if (argc < 2) {
+		tk_cli_fail("no command (see tracekit --help)");
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("tracekit %s\n", TK_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "tracekit: unknown command '%s'\n\n", argv[1]);
-	usage(stderr);
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			int rc = commands[i].run(argc - 1, argv + 1);
+			/* data went to stdout: a full disk or closed stream there is a failure, not success */
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				tk_cli_fail("%s: cannot write standard output: %s", argv[1],
+				            strerror(errno ? errno : EIO));
+				return rc ? rc : 1;
+			}
+			return rc;
+		}
+	tk_cli_fail("unknown command '%s' (see tracekit --help)", argv[1]);
 	return 2;
 }

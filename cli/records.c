@@ -5,8 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/records.h"
+#include "tracekit/write.h"
+#include "util/text.h"
 
 /* dSYM symbolication of MTHawkeye frames comes from the symbol API (include/tracekit/symbol.h);
  * builds without it keep MTHawkeye frames as image+offset and refuse --symbols. */
@@ -40,6 +42,7 @@ static const char usage[] =
     "  --symbols PATH     dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that\n"
     "                     name MTHawkeye frames by image UUID; its addresses are already call sites\n"
     "  --no-symbols       keep frames as raw addresses\n"
+    "  -o, --output OUT   write there (whole or not at all) instead of standard output\n"
     "\n"
     "Every record is also readable by the other commands: `tracekit tree PATH`, `tracekit top PATH`\n"
     "and `tracekit collapse PATH` see one thread per record, its tid the record's position in this\n"
@@ -49,6 +52,22 @@ static const char usage[] =
     "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
     "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
     "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n";
+
+/* Where the output goes: standard output or -o's temporary file (util/outfile.h). */
+static FILE *out;
+
+/* Text for the terminal: names come from the records and may hold control characters
+ * (util/text.h). A few rotating buffers, so one printf can take several. */
+static const char *S(const char *s)
+{
+	static char bufs[8][4096];
+	static unsigned next;
+	if (!s || tk_text_is_clean(s))
+		return s;
+	char *b = bufs[next++ % 8];
+	tk_text_escape(s, b, sizeof bufs[0], 0);
+	return b;
+}
 
 static void fmt_time(double unix_s, int use_utc, char *buf, size_t n)
 {
@@ -78,20 +97,20 @@ typedef struct top {
 	uint64_t self, total;
 } top;
 
-static void top_frame(const tk_profile *p, tk_thread_id t, top *out)
+static void top_frame(const tk_profile *p, tk_thread_id t, top *res)
 {
 	size_t n;
 	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
 	size_t nf = tk_frame_count(p) + 1;
 	uint64_t *self = calloc(nf, sizeof *self);
-	memset(out, 0, sizeof *out);
+	memset(res, 0, sizeof *res);
 	if (!self)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const tk_stack_node *s = tk_stack_get(p, cells[i].stack);
 		if (s)
 			self[s->frame] += cells[i].weight;
-		out->total += cells[i].weight;
+		res->total += cells[i].weight;
 	}
 	/* frames sharing a name (one function sampled at several PCs) count together */
 	for (size_t f = 1; f < nf; f++) {
@@ -105,20 +124,20 @@ static void top_frame(const tk_profile *p, tk_thread_id t, top *out)
 					sum += self[g];
 					self[g] = 0;
 				}
-		if (sum > out->self) {
-			out->self = sum;
-			out->frame = (tk_frame_id)f;
+		if (sum > res->self) {
+			res->self = sum;
+			res->frame = (tk_frame_id)f;
 		}
 	}
-	if (out->frame) {
+	if (res->frame) {
 		char buf[32];
-		const tk_frame *f = tk_frame_get(p, out->frame);
+		const tk_frame *f = tk_frame_get(p, res->frame);
 		const tk_binary *b = tk_binary_get(p, f->binary);
 		if (!f->name && b) /* unnamed: say which image and where in it */
-			snprintf(out->name, sizeof out->name, "%s+0x%llx", tk_string(p, b->name),
+			snprintf(res->name, sizeof res->name, "%s+0x%llx", tk_string(p, b->name),
 			         (unsigned long long)(f->addr - b->load_addr));
 		else
-			snprintf(out->name, sizeof out->name, "%s", tk_frame_label(p, out->frame, buf));
+			snprintf(res->name, sizeof res->name, "%s", tk_frame_label(p, res->frame, buf));
 	}
 	free(self);
 }
@@ -180,8 +199,9 @@ static int list(tk_records *r, int json, int use_utc, unsigned flags)
 	size_t n = tk_records_count(r);
 	json_t *arr = json ? json_array() : NULL;
 	if (!json && n)
-		printf("%-13s %-16s %-25s %10s %8s %8s  %-14s %s\n", "kind", "key", use_utc ? "start (UTC)" : "start",
-		       "duration", "avg CPU", "samples", "thread", "top frame (self samples)");
+		fprintf(out, "%-13s %-16s %-25s %10s %8s %8s  %-14s %s\n", "kind", "key",
+		        use_utc ? "start (UTC)" : "start", "duration", "avg CPU", "samples", "thread",
+		        "top frame (self samples)");
 	for (size_t i = 0; i < n; i++) {
 		const tk_record_info *ri = tk_records_get(r, i);
 		tk_profile *p = tk_profile_new();
@@ -237,29 +257,29 @@ static int list(tk_records *r, int json, int use_utc, unsigned flags)
 			snprintf(dur, sizeof dur, isfinite(ri->duration) ? "%.2f s" : "?", ri->duration);
 			snprintf(cpu, sizeof cpu, isfinite(ri->avg_cpu) ? "%.1f %%" : "-", ri->avg_cpu);
 			if (ri->tid && *ri->thread)
-				snprintf(thr, sizeof thr, "%s (%llu)", ri->thread, (unsigned long long)ri->tid);
+				snprintf(thr, sizeof thr, "%s (%llu)", S(ri->thread), (unsigned long long)ri->tid);
 			else
-				snprintf(thr, sizeof thr, "%s", *ri->thread ? ri->thread : "all");
+				snprintf(thr, sizeof thr, "%s", *ri->thread ? S(ri->thread) : "all");
 			if (tp.frame)
-				snprintf(topbuf, sizeof topbuf, "%s (%.0f %%)", tp.name,
+				snprintf(topbuf, sizeof topbuf, "%s (%.0f %%)", S(tp.name),
 				         tp.total ? 100.0 * (double)tp.self / (double)tp.total : 0.0);
 			else
 				snprintf(topbuf, sizeof topbuf, "-");
-			printf("%-13s %-16s %-25s %10s %8s %8llu  %-14s %s%s\n", ri->kind_name, ri->key, when, dur, cpu,
-			       (unsigned long long)ri->samples, thr, topbuf,
-			       ri->live        ? "  [live]"
-			       : ri->truncated ? "  [truncated]"
-			                       : "");
+			fprintf(out, "%-13s %-16s %-25s %10s %8s %8llu  %-14s %s%s\n", ri->kind_name, S(ri->key), when,
+			        dur, cpu, (unsigned long long)ri->samples, thr, topbuf,
+			        ri->live        ? "  [live]"
+			        : ri->truncated ? "  [truncated]"
+			                        : "");
 		}
 		tk_profile_free(p);
 	}
 	if (json) {
 		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		puts(s ? s : "[]");
+		fprintf(out, "%s\n", s ? s : "[]");
 		free(s);
 		json_decref(arr);
 	} else if (!n) {
-		printf("no CPU high-load or hang records\n");
+		fprintf(out, "no CPU high-load or hang records\n");
 	}
 	return 0;
 }
@@ -296,20 +316,20 @@ static void print_node(tree *T, tk_stack_id s, int depth)
 	const tk_stack_node *n = tk_stack_get(p, s);
 	const tk_frame *f = tk_frame_get(p, n->frame);
 	char buf[32];
-	printf("%8llu %5.1f%%  %*s%s", (unsigned long long)T->total[s], pct, depth * 2, "",
-	       tk_frame_label(p, n->frame, buf));
+	fprintf(out, "%8llu %5.1f%%  %*s%s", (unsigned long long)T->total[s], pct, depth * 2, "",
+	        S(tk_frame_label(p, n->frame, buf)));
 	const tk_binary *b = tk_binary_get(p, f->binary);
 	if (f->name)
-		printf("  0x%llx", (unsigned long long)f->addr);
+		fprintf(out, "  0x%llx", (unsigned long long)f->addr);
 	else if (b) /* unnamed: at least say which image and where in it, as atos -l would need */
-		printf("  %s+0x%llx", tk_string(p, b->name), (unsigned long long)(f->addr - b->load_addr));
+		fprintf(out, "  %s+0x%llx", S(tk_string(p, b->name)), (unsigned long long)(f->addr - b->load_addr));
 	if (f->file)
-		printf("  %s:%u", tk_string(p, f->file), f->line);
+		fprintf(out, "  %s:%u", S(tk_string(p, f->file)), f->line);
 	if (f->flags & TK_FRAME_INLINED)
-		printf("  [inlined]");
+		fprintf(out, "  [inlined]");
 	if (T->self[s] && T->nkids[s])
-		printf("  [self %llu]", (unsigned long long)T->self[s]);
-	putchar('\n');
+		fprintf(out, "  [self %llu]", (unsigned long long)T->self[s]);
+	putc('\n', out);
 	sort_tree = T;
 	if (T->nkids[s])
 		qsort(T->kids[s], T->nkids[s], sizeof(tk_stack_id), by_total);
@@ -353,14 +373,14 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 	for (tk_stack_id s = 1; s < ns; s++)
 		if (T.total[s])
 			add_kid(&T, tk_stack_get(p, s)->parent, s);
-	printf("%s: %llu samples\n", tk_string(p, tk_thread_get(p, t)->name), (unsigned long long)T.all);
+	fprintf(out, "%s: %llu samples\n", S(tk_string(p, tk_thread_get(p, t)->name)), (unsigned long long)T.all);
 	sort_tree = &T;
 	if (T.nkids[0])
 		qsort(T.kids[0], T.nkids[0], sizeof(tk_stack_id), by_total);
 	for (size_t i = 0; i < T.nkids[0]; i++)
 		print_node(&T, T.kids[0][i], 0);
 	if (T.hidden)
-		printf("(%zu subtrees below %g%% hidden; --min-percent 0 shows all)\n", T.hidden, min_percent);
+		fprintf(out, "(%zu subtrees below %g%% hidden; --min-percent 0 shows all)\n", T.hidden, min_percent);
 	for (size_t s = 0; s < ns; s++)
 		free(T.kids[s]);
 	free(T.kids);
@@ -371,40 +391,15 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* One record as folded stacks: the library's folded writer (the record's profile holds only its
+ * thread), which also merges stacks that differ only in addresses and checks the stream. */
 static int show_folded(const tk_profile *p, tk_thread_id t)
 {
-	size_t n;
-	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
-	char **lines = calloc(n ? n : 1, sizeof *lines);
-	size_t nl = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t d = tk_stack_depth(p, cells[i].stack);
-		tk_frame_id *fr = malloc((d ? d : 1) * sizeof *fr);
-		size_t k = tk_stack_frames(p, cells[i].stack, fr, d);
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		for (size_t j = 0; j < k; j++) {
-			char hex[32];
-			fprintf(m, "%s%s", j ? ";" : "", tk_frame_label(p, fr[j], hex));
-		}
-		fprintf(m, " %llu", (unsigned long long)cells[i].weight);
-		fclose(m);
-		free(fr);
-		lines[nl++] = buf;
-	}
-	if (nl)
-		qsort(lines, nl, sizeof *lines, cmp_str);
-	for (size_t i = 0; i < nl; i++) {
-		puts(lines[i]);
-		free(lines[i]);
-	}
-	free(lines);
+	(void)t;
+	tk_folded_options fo = {.no_thread = 1};
+	tk_error err;
+	if (tk_write_folded(out, p, &fo, &err) < 0)
+		return tk_cli_fail("records: %s", err.msg);
 	return 0;
 }
 
@@ -414,7 +409,8 @@ static int show_threads(const tk_profile *p)
 		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
 		size_t n;
 		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
-		printf("%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid, tk_string(p, th->name));
+		fprintf(out, "%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid,
+		        S(tk_string(p, th->name)));
 		if (!n)
 			continue;
 		uint32_t d = tk_stack_depth(p, c[0].stack);
@@ -425,13 +421,13 @@ static int show_threads(const tk_profile *p)
 		for (size_t j = k, num = 0; j-- > 0; num++) { /* leaf first, as a backtrace reads */
 			const tk_frame *f = tk_frame_get(p, fr[j]);
 			char buf[32];
-			printf("  #%-3zu 0x%016llx  %s", num, (unsigned long long)f->addr,
-			       f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf));
+			fprintf(out, "  #%-3zu 0x%016llx  %s", num, (unsigned long long)f->addr,
+			        S(f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf)));
 			if (f->file)
-				printf("  %s:%u", tk_string(p, f->file), f->line);
+				fprintf(out, "  %s:%u", S(tk_string(p, f->file)), f->line);
 			if (f->flags & TK_FRAME_INLINED)
-				printf("  [inlined]");
-			putchar('\n');
+				fprintf(out, "  [inlined]");
+			putc('\n', out);
 		}
 		free(fr);
 	}
@@ -445,57 +441,62 @@ int cmd_records(int argc, char **argv)
 		return 0;
 	}
 	const char *path = NULL, *tree_key = NULL, *fold_key = NULL, *threads_key = NULL, *images = NULL;
+	const char *output = NULL;
 	int json = 0, use_utc = 0;
 	unsigned flags = 0;
 	double min_percent = 1.0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	/* options with a value, through the one option parser (NAME VALUE or NAME=VALUE) */
+	static const char *const with_value[] = {"--tree",   "--collapse",    "--threads", "--symbols",
+	                                         "--images", "--min-percent", "--output"};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
+		int r = 0;
+		size_t k = 0;
+		for (; k < sizeof with_value / sizeof with_value[0]; k++)
+			if ((r = tk_cli_opt("records", argc, argv, &i, with_value[k], k == 6 ? "-o" : NULL, &v)) != 0)
+				break;
+		if (r < 0)
+			return 2;
+		if (r > 0) {
+			switch (k) {
+			case 0: tree_key = v; break;
+			case 1: fold_key = v; break;
+			case 2: threads_key = v; break;
+			case 3: {
+				const char **np = realloc(sym.paths, (sym.n + 1) * sizeof *np);
+				if (!np)
+					abort();
+				sym.paths = np;
+				sym.paths[sym.n++] = v;
+				break;
+			}
+			case 4: images = v; break;
+			case 5:
+				if (tk_cli_percent("records", "--min-percent", v, &min_percent) < 0)
+					return 2;
+				break;
+			default: output = v;
+			}
+			continue;
+		}
+		i++;
 		if (strcmp(a, "--json") == 0)
 			json = 1;
 		else if (strcmp(a, "--utc") == 0)
 			use_utc = 1;
 		else if (strcmp(a, "--no-symbols") == 0)
 			flags |= TK_RECORDS_NO_SYMBOLS;
-		else if ((strcmp(a, "--tree") == 0 || strcmp(a, "--collapse") == 0 || strcmp(a, "--images") == 0 ||
-		          strcmp(a, "--min-percent") == 0 || strcmp(a, "--threads") == 0 ||
-		          strcmp(a, "--symbols") == 0)) {
-			if (i + 1 >= argc)
-				return tk_cli_fail("records: %s needs a value", a), 2;
-			const char *v = argv[++i];
-			if (strcmp(a, "--tree") == 0)
-				tree_key = v;
-			else if (strcmp(a, "--collapse") == 0)
-				fold_key = v;
-			else if (strcmp(a, "--threads") == 0)
-				threads_key = v;
-			else if (strcmp(a, "--symbols") == 0) {
-				const char **np = realloc(sym.paths, (sym.n + 1) * sizeof *np);
-				if (!np)
-					abort();
-				sym.paths = np;
-				sym.paths[sym.n++] = v;
-			} else if (strcmp(a, "--images") == 0)
-				images = v;
-			else {
-				char *end;
-				min_percent = strtod(v, &end);
-				if (end == v || *end || !(min_percent >= 0 && min_percent <= 100))
-					return tk_cli_fail(
-					           "records: --min-percent wants a number from 0 to 100, not '%s'", v),
-					       2;
-			}
-		} else if (a[0] == '-' && a[1]) {
-			return tk_cli_fail("records: unknown option '%s' (see tracekit records --help)", a), 2;
-		} else if (!path) {
+		else if (a[0] == '-' && a[1])
+			return tk_cli_usage("records", "unknown option '%s'", a);
+		else if (!path)
 			path = a;
-		} else {
-			return tk_cli_fail("records: one PATH only (got '%s' and '%s')", path, a), 2;
-		}
+		else
+			return tk_cli_usage("records", "one PATH only (got '%s' and '%s')", path, a);
 	}
 	if (!path)
-		return fputs(usage, stderr), 2;
+		return tk_cli_usage("records", "no PATH (a session directory, a Records file or - for standard input)");
 	if (!!tree_key + !!fold_key + !!threads_key > 1)
-		return tk_cli_fail("records: --tree, --collapse and --threads are exclusive"), 2;
+		return tk_cli_usage("records", "--tree, --collapse and --threads are exclusive");
 	tk_error err;
 #ifndef TK_HAVE_SYMBOL
 	if (sym.n)
@@ -514,6 +515,13 @@ int cmd_records(int argc, char **argv)
 		tk_records_free(r);
 		return tk_cli_fail("%s", err.msg);
 	}
+	tk_outfile of;
+	if (tk_outfile_open(&of, output, &err) < 0) {
+		tk_records_free(r);
+		free(sym.paths);
+		return tk_cli_fail("records: %s", err.msg);
+	}
+	out = of.f;
 	int rc;
 	const char *key = tree_key ? tree_key : fold_key ? fold_key : threads_key;
 	if (key) {
@@ -546,6 +554,10 @@ int cmd_records(int argc, char **argv)
 	} else {
 		rc = list(r, json, use_utc, flags);
 	}
+	if (rc)
+		tk_outfile_abort(&of);
+	else if (tk_outfile_commit(&of, &err) < 0)
+		rc = tk_cli_fail("records: %s", err.msg);
 	print_warnings(r);
 	tk_records_free(r);
 #ifdef TK_HAVE_SYMBOL

@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/symbol.h"
+#include "util/outfile.h"
 
 TK_COMMAND(symbolicate, "symbolicate an xctrace export from dSYMs (writes the Xcode 14.3+ form)")
 
@@ -62,37 +63,64 @@ int cmd_symbolicate(int argc, char **argv)
 	tk_symbol_options_init(&so);
 	tk_symbolicate_options o;
 	tk_symbolicate_options_init(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int more = i + 1 < argc;
-		if (!strcmp(a, "--symbols") && more)
-			paths[npaths++] = argv[++i];
-		else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && more)
-			out = argv[++i];
-		else if (!strcmp(a, "--cache-dir") && more)
-			so.cache_dir = argv[++i];
-		else if (!strcmp(a, "--pac-mask") && more) {
-			if (parse_hex(argv[++i], &o.pac_mask) < 0 || !o.pac_mask)
-				return tk_cli_fail("symbolicate: --pac-mask %s: expected a non-zero hex mask", argv[i]);
-		} else if (!strcmp(a, "--adjust") && more) {
-			const char *m = argv[++i];
-			if (!strcmp(m, "auto"))
+	/* options with a value, through the one option parser (NAME VALUE or NAME=VALUE) */
+	static const char *const with_value[] = {"--symbols",  "--output", "--cache-dir",
+	                                         "--pac-mask", "--adjust", "--image"};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
+		int r = 0;
+		size_t k = 0;
+		for (; k < sizeof with_value / sizeof with_value[0]; k++)
+			if ((r = tk_cli_opt("symbolicate", argc, argv, &i, with_value[k], k == 1 ? "-o" : NULL, &v)) !=
+			    0)
+				break;
+		if (r < 0) {
+			rc = 2;
+			goto done;
+		}
+		if (r == 0) {
+			i++;
+			if (a[0] == '-' && a[1]) {
+				rc = tk_cli_usage("symbolicate", "unknown option '%s'", a);
+				goto done;
+			}
+			if (in) {
+				rc = tk_cli_usage("symbolicate", "one input at a time ('%s' and '%s')", in, a);
+				goto done;
+			}
+			in = a;
+			continue;
+		}
+		switch (k) {
+		case 0: paths[npaths++] = v; break;
+		case 1: out = v; break;
+		case 2: so.cache_dir = v; break;
+		case 3:
+			if (parse_hex(v, &o.pac_mask) < 0 || !o.pac_mask) {
+				rc = tk_cli_usage("symbolicate", "--pac-mask %s: expected a non-zero hex mask", v);
+				goto done;
+			}
+			break;
+		case 4:
+			if (!strcmp(v, "auto"))
 				o.adjust = TK_ADJUST_AUTO;
-			else if (!strcmp(m, "none"))
+			else if (!strcmp(v, "none"))
 				o.adjust = TK_ADJUST_NONE;
-			else if (!strcmp(m, "minus1"))
+			else if (!strcmp(v, "minus1"))
 				o.adjust = TK_ADJUST_MINUS1;
-			else
-				return tk_cli_fail("symbolicate: --adjust %s: expected auto, none or minus1", m);
-		} else if (!strcmp(a, "--image") && more) {
-			char *sp = strdup(argv[++i]);
+			else {
+				rc = tk_cli_usage("symbolicate", "--adjust %s: expected auto, none or minus1", v);
+				goto done;
+			}
+			break;
+		default: {
+			char *sp = strdup(v);
 			char *at = strrchr(sp, '@');
 			tk_image_spec *s = &specs[nspecs];
 			memset(s, 0, sizeof *s);
 			spec_buf[nspecs++] = sp;
 			if (!at || parse_hex(at + 1, &s->load_addr) < 0) {
-				rc =
-				    tk_cli_fail("symbolicate: --image %s: expected PATH|UUID[:ARCH]@LOADADDR", argv[i]);
+				rc = tk_cli_usage("symbolicate", "--image %s: expected PATH|UUID[:ARCH]@LOADADDR", v);
 				goto done;
 			}
 			*at = 0;
@@ -101,35 +129,25 @@ int cmd_symbolicate(int argc, char **argv)
 				*colon = 0;
 				s->arch = colon + 1;
 			}
-			uint8_t u[16];
-			(void)u;
 			if (!strchr(sp, '/') && strlen(sp) >= 32 && strlen(sp) <= 36)
 				s->uuid = sp;
 			else
 				s->path = sp;
-		} else if (a[0] == '-' && a[1]) {
-			usage(stderr);
-			rc = tk_cli_fail("symbolicate: unknown or incomplete option '%s'", a);
-			goto done;
-		} else if (in) {
-			rc = tk_cli_fail("symbolicate: one input at a time ('%s' and '%s')", in, a);
-			goto done;
-		} else
-			in = a;
+		}
+		}
 	}
 	if (!in) {
-		usage(stderr);
-		rc = tk_cli_fail("symbolicate: no input file");
+		rc = tk_cli_usage("symbolicate", "no input file");
 		goto done;
 	}
 	if (!npaths && !nspecs) {
-		rc = tk_cli_fail("symbolicate: give --symbols PATH (dSYMs, binaries or a directory) or --image");
+		rc = tk_cli_usage("symbolicate", "give --symbols PATH (dSYMs, binaries or a directory) or --image");
 		goto done;
 	}
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	tk_error err;
 	tk_profile *p = NULL, *q = NULL;
-	FILE *f = NULL;
+	tk_outfile of = {0};
 	for (int i = 0; i < npaths; i++)
 		if (tk_symbolicator_add_path(s, paths[i], &err) < 0) {
 			rc = tk_cli_fail("symbolicate: %s", err.msg);
@@ -158,20 +176,23 @@ int cmd_symbolicate(int argc, char **argv)
 		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
-	f = out && strcmp(out, "-") ? fopen(out, "w") : stdout;
-	if (!f) {
-		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
+	/* OUT may be IN: the output goes to a temporary beside OUT, renamed over it only when whole */
+	if (tk_outfile_open(&of, out, &err) < 0) {
+		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
-	if (tk_symbol_write_xctrace(f, q, &err) < 0) {
+	if (tk_symbol_write_xctrace(of.f, q, &err) < 0) {
+		tk_outfile_abort(&of);
 		rc = tk_cli_fail("symbolicate: %s: %s", out ? out : "stdout", err.msg);
+		goto out;
+	}
+	if (tk_outfile_commit(&of, &err) < 0) {
+		rc = tk_cli_fail("symbolicate: %s", err.msg);
 		goto out;
 	}
 	fprintf(stderr, "tracekit: symbolicate: %zu frames resolved, %zu left as exported\n", resolved, unresolved);
 	rc = 0;
 out:
-	if (f && f != stdout && fclose(f) != 0 && rc == 0)
-		rc = tk_cli_fail("symbolicate: cannot write %s: %s", out, strerror(errno));
 	tk_profile_free(q);
 	tk_profile_free(p);
 	tk_symbolicator_free(s);

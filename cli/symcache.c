@@ -1,15 +1,15 @@
 /* tracekit symcache — build and inspect symbol caches (one mmap'able file per UUID and arch). */
 #include <string.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/symbol.h"
 
 TK_COMMAND(symcache, "build or inspect symbol caches of dSYMs and binaries")
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracekit symcache build PATH… [-o DIR] [-arch ARCH]\n"
-	           "       tracekit symcache info CACHE|PATH… [-arch ARCH]\n\n"
+	fprintf(f, "usage: tracekit symcache build PATH… [-o|--cache-dir DIR] [-arch|--arch ARCH]\n"
+	           "       tracekit symcache info CACHE|PATH… [-arch|--arch ARCH]\n\n"
 	           "build  converts every slice of each .dSYM bundle, DWARF file or Mach-O binary into a cache\n"
 	           "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
 	           "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
@@ -27,34 +27,39 @@ static void print_meta(void *ctx, const tk_symcache_meta *m, const char *cache_p
 
 int cmd_symcache(int argc, char **argv)
 {
-	if (argc < 2 || tk_cli_wants_help(argc, argv)) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	if (argc < 2)
+		return tk_cli_usage("symcache", "expected build or info");
+	if (tk_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
 	}
 	const char *sub = argv[1], *arch = NULL;
-	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0) {
-		usage(stderr);
-		return tk_cli_fail("symcache: unknown subcommand '%s'", sub);
-	}
+	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0)
+		return tk_cli_usage("symcache", "unknown subcommand '%s' (expected build or info)", sub);
 	tk_symbol_options so;
 	tk_symbol_options_init(&so);
 	const char *paths[argc];
 	int np = 0;
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			so.cache_dir = argv[++i];
-		else if (!strcmp(argv[i], "-arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			usage(stderr);
-			return tk_cli_fail("symcache: unknown or incomplete option '%s'", argv[i]);
-		} else
-			paths[np++] = argv[i];
+	for (int i = 2; i < argc;) {
+		const char *v;
+		int r;
+		/* through the one option parser: NAME VALUE or NAME=VALUE */
+		if ((r = tk_cli_opt("symcache", argc, argv, &i, "--cache-dir", "-o", &v)) != 0) {
+			if (r < 0)
+				return 2;
+			so.cache_dir = v;
+		} else if ((r = tk_cli_opt("symcache", argc, argv, &i, "--arch", "-arch", &v)) != 0) {
+			if (r < 0)
+				return 2;
+			arch = v;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return tk_cli_usage("symcache", "unknown option '%s'", argv[i]);
+		} else {
+			paths[np++] = argv[i++];
+		}
 	}
-	if (!np) {
-		usage(stderr);
-		return tk_cli_fail("symcache %s: no input", sub);
-	}
+	if (!np)
+		return tk_cli_usage("symcache", "%s: no input", sub);
 	tk_symbolicator *s = tk_symbolicator_new(&so);
 	int rc = 0;
 	for (int i = 0; i < np; i++) {

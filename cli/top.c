@@ -29,7 +29,7 @@ int cmd_top(int argc, char **argv)
 	tk_analysis_init(&a, "top");
 	tk_top_sort sort = TK_TOP_BY_SELF;
 	uint32_t limit = 50;
-	int json = 0, have_limit = 0, rc = 1;
+	int json = 0, have_limit = 0, rc = 2; /* a usage error until the options are parsed */
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
@@ -62,6 +62,7 @@ int cmd_top(int argc, char **argv)
 		limit = 0;
 	if (tk_analysis_check(&a))
 		goto out;
+	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

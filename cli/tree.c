@@ -32,7 +32,7 @@ int cmd_tree(int argc, char **argv)
 	tk_calltree_options_init(&co);
 	double min_percent = 0;
 	uint32_t max_depth = 0;
-	int json = 0, rc = 1;
+	int json = 0, rc = 2; /* a usage error until the options are parsed */
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
@@ -69,6 +69,7 @@ int cmd_tree(int argc, char **argv)
 	}
 	if (tk_analysis_check(&a))
 		goto out;
+	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

@@ -10,7 +10,7 @@ CPPFLAGS_TK += -I/usr/include/libdwarf
 # libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
 # straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.
 SYMBOL_FUZZ_SRC := lib/symbol/macho.c lib/symbol/dwarf.c lib/symbol/symcache.c lib/symbol/demangle.c \
-                   lib/util/error.c lib/util/hidx.c lib/util/mem.c
+                   lib/util/error.c lib/util/hidx.c lib/util/mem.c lib/util/text.c
 SYMBOL_FUZZ_CC  := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                    -Iinclude -Ilib -I/usr/include/libdwarf
 $(BUILD)/fuzz/fuzz_symbol_macho: tests/fuzz/fuzz_symbol_macho.c $(SYMBOL_FUZZ_SRC) lib/symbol/symint.h

@@ -174,6 +174,9 @@ const tk_binary *tk_profile_images(const tk_profile *p, size_t *n);
 void tk_profile_set_unit(tk_profile *p, tk_unit u);
 tk_unit tk_profile_unit(const tk_profile *p);
 uint64_t tk_profile_weight(const tk_profile *p); /* Σ thread weights */
+/* Non-zero when a sample was dropped because the profile's total weight would pass 2^64 - 1 (so
+ * every total, which is at most the profile's, stays exact). Readers turn it into an error. */
+int tk_profile_weight_overflow(const tk_profile *p);
 uint64_t tk_profile_samples(const tk_profile *p);
 
 /* Free-form key/value facts a reader found ("schema", "stack-encoding", "xcode-form",

@@ -44,7 +44,9 @@ typedef struct tk_symbol_image tk_symbol_image; /* owned by the symbolicator */
 
 typedef struct tk_symbol_options {
 	/* Where caches are kept. NULL: $TRACEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tracekit, else
-	 * ~/.cache/tracekit. The directory is created on first use. */
+	 * ~/.cache/tracekit (never a shared /tmp: without HOME, caches stay in memory). The directory is created 0700
+	 * on first use, and used only when it belongs to this user and no one else may write to it; so are the cache
+	 * files in it. */
 	const char *cache_dir;
 	/* Non-zero: never write cache files (caches are built in memory for this process only). */
 	int no_cache_write;
@@ -115,8 +117,12 @@ const char *tk_symbol_image_name(const tk_symbol_image *im);
 const char *tk_symbol_image_source(const tk_symbol_image *im);
 const char *tk_symbol_image_cache_path(const tk_symbol_image *im);
 
+/* Why the cache directory could not be used or a cache file not written ("" if it could). */
+const char *tk_symbolicator_cache_error(const tk_symbolicator *s);
+
 /* Build (or refresh) the caches of every slice of a dSYM bundle, DWARF file or binary into the
- * cache directory of s; calls done(ctx, meta, cache_path) for each slice written or found valid. */
+ * cache directory of s; calls done(ctx, meta, cache_path) for each slice written or found valid.
+ * Fails when a cache cannot be written there (tk_symbolicator_cache_error says why). */
 int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arch,
                            void (*done)(void *ctx, const tk_symcache_meta *m, const char *cache_path), void *ctx,
                            tk_error *err);

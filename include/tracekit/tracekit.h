@@ -1,5 +1,6 @@
 /*
- * tracekit.h — the whole public API of libtracekit.
+ * tracekit.h — the whole public API of libtracekit (the monitor library, libtracekit-monitor, has
+ * its own header, monitor.h, and no dependency on this one).
  *
  * Data flows one way: a reader fills a tk_profile (read.h), transforms make new profiles from it
  * (transform.h), and writers and the call-tree builder (calltree.h) read it. Every function that
@@ -10,9 +11,14 @@
 
 #define TK_VERSION "0.1.0"
 
+#include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
 #include "tracekit/read.h"
+#include "tracekit/records.h"
+#include "tracekit/symbol.h"
 #include "tracekit/toc.h"
+#include "tracekit/transform.h"
+#include "tracekit/write.h"
 
 #endif

@@ -90,6 +90,10 @@ void tk_flame_options_init(tk_flame_options *o);
 /* Write t as an SVG flame graph; o may be NULL for the defaults. */
 int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options *o, tk_error *err);
 
+/* An `xctrace export` time-profile table in the Xcode 14.3+ form (what `tracekit symbolicate`
+ * writes; tk_symbol_write_xctrace in symbol.h is the same function under its older name). */
+int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and

@@ -63,6 +63,9 @@ struct tk_profile {
 	size_t nsamples, capsamples;
 	tk_binary *images;
 	size_t nimages, capimages;
+	/* Σ every sample's weight: kept below 2^64 so that no total in the model can wrap */
+	uint64_t total_weight;
+	int weight_overflow;
 };
 
 const char *tk_unit_name(tk_unit u)
@@ -436,6 +439,11 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 {
 	if (t >= p->nthreads)
 		return;
+	if (p->total_weight + weight < p->total_weight) {
+		p->weight_overflow = 1;
+		return;
+	}
+	p->total_weight += weight;
 	tk_tstate *ts = &p->threads[t];
 	uint32_t c = ts->last - 1;
 	if (!ts->last || ts->cells[c].stack != stack) {
@@ -562,6 +570,11 @@ uint64_t tk_profile_weight(const tk_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		w += p->threads[i].t.weight;
 	return w;
+}
+
+int tk_profile_weight_overflow(const tk_profile *p)
+{
+	return p->weight_overflow;
 }
 
 uint64_t tk_profile_samples(const tk_profile *p)

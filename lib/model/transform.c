@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tracekit/transform.h"
+#include "model/derive.h"
 #include "util/mem.h"
 
 #define UNSET UINT32_MAX
@@ -129,41 +130,17 @@ static int is_unsymbolicated(const tk_profile *p, tk_frame_id f)
 /* ---- copying into the output profile ---- */
 
 typedef struct copier {
+	tk_derive d; /* strings, binaries, frames (model/derive.h) */
 	const tk_profile *in;
 	tk_profile *out;
-	tk_binary_id *bins;  /* input binary → output binary (0 = not yet) */
-	tk_frame_id *frames; /* input frame → output frame */
 	tk_stack_id *stacks; /* input stack → output stack (UNSET = not yet) */
 	tk_stack_id *path;   /* scratch */
 	size_t cappath;
 } copier;
 
-static tk_str copy_str(copier *c, tk_str s)
-{
-	return s ? tk_intern(c->out, tk_string(c->in, s), tk_string_len(c->in, s)) : 0;
-}
-
 static tk_frame_id copy_frame(copier *c, tk_frame_id f)
 {
-	if (c->frames[f])
-		return c->frames[f];
-	const tk_frame *fr = tk_frame_get(c->in, f);
-	tk_frame nf = *fr;
-	nf.name = copy_str(c, fr->name);
-	nf.file = copy_str(c, fr->file);
-	if (fr->binary) {
-		if (!c->bins[fr->binary]) {
-			const tk_binary *b = tk_binary_get(c->in, fr->binary);
-			tk_binary nb = *b;
-			nb.name = copy_str(c, b->name);
-			nb.path = copy_str(c, b->path);
-			nb.uuid = copy_str(c, b->uuid);
-			nb.arch = copy_str(c, b->arch);
-			c->bins[fr->binary] = tk_binary_add(c->out, &nb);
-		}
-		nf.binary = c->bins[fr->binary];
-	}
-	return c->frames[f] = tk_frame_add(c->out, &nf);
+	return tk_derive_frame(&c->d, f);
 }
 
 static tk_stack_id copy_stack(copier *c, tk_stack_id s)
@@ -381,17 +358,8 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		}
 	}
 
-	tk_profile *out = tk_profile_new();
-	tk_profile_set_unit(out, tk_profile_unit(in));
-	for (size_t i = 0; i < tk_profile_meta_count(in); i++) {
-		const char *k, *v;
-		tk_profile_meta_at(in, i, &k, &v);
-		tk_profile_set_meta(out, k, v);
-	}
-
-	copier c = {.in = in, .out = out};
-	c.bins = tk_xcalloc(tk_binary_count(in) + 1, sizeof *c.bins);
-	c.frames = tk_xcalloc(tk_frame_count(in) + 1, sizeof *c.frames);
+	copier c = {.in = in};
+	tk_profile *out = c.out = tk_derive_begin(&c.d, in);
 	c.stacks = tk_xmalloc((tk_stack_count(in) + 1) * sizeof *c.stacks);
 	memset(c.stacks, 0xff, (tk_stack_count(in) + 1) * sizeof *c.stacks);
 
@@ -421,19 +389,6 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 			ss[i] = sl[i].thread < nthreads && kept[sl[i].thread] ? copy_stack(&c, sl[i].stack) : DROP;
 		free(kept);
 	}
-	/* images keep their meaning whatever the stacks become */
-	size_t nim = 0;
-	const tk_binary *im = tk_profile_images(in, &nim);
-	for (size_t i = 0; i < nim; i++) {
-		tk_binary nb = im[i];
-		nb.name = copy_str(&c, im[i].name);
-		nb.path = copy_str(&c, im[i].path);
-		nb.uuid = copy_str(&c, im[i].uuid);
-		nb.arch = copy_str(&c, im[i].arch);
-		tk_profile_image_add(out, &nb);
-	}
-	free(c.bins);
-	free(c.frames);
 	free(c.stacks);
 	free(c.path);
 
@@ -448,12 +403,7 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		if (cells[i].thread != cur_in) {
 			cur_in = cells[i].thread;
 			const tk_thread *th = tk_thread_get(in, cur_in);
-			tk_str name =
-			    th->name ? tk_intern(out, tk_string(in, th->name), tk_string_len(in, th->name)) : 0;
-			tk_str proc = th->process
-			                  ? tk_intern(out, tk_string(in, th->process), tk_string_len(in, th->process))
-			                  : 0;
-			cur_out = tk_thread_get_or_add(out, th->pid, th->tid, name, proc);
+			cur_out = tk_derive_thread(&c.d, cur_in);
 			if (tmap)
 				tmap[cur_in] = cur_out;
 			if (th->t_min <= th->t_max) {
@@ -470,5 +420,6 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 	free(tmap);
 	free(ss);
 	free(cells);
+	tk_derive_end(&c.d);
 	return out;
 }

@@ -1,5 +1,5 @@
 /*
- * dyld image loads from kdebug rows (../shared/reference/xctrace-format.md §10).
+ * dyld image loads from kdebug rows (docs/xctrace-format.md §10).
  *
  * kdebug event ids are (class, subclass, code, func); dyld reports every image it maps with
  * DBG_DYLD (0x1f) / DBG_DYLD_UUID (0x05):

@@ -1089,6 +1089,18 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 
 tk_records *tk_records_open(const char *path, tk_error *err)
 {
+	if (strcmp(path, "-") == 0) { /* a Records file on standard input: no session files beside it */
+		tk_records *r = new_records();
+		int rc = read_file(r, path, 0, 0, err);
+		set_meta(r, "format", "tracekit");
+		if (rc == 0)
+			rc = build(r, err);
+		if (rc) {
+			tk_records_free(r);
+			return NULL;
+		}
+		return r;
+	}
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		tk_error_set(err, "%s: %s", path, strerror(errno));
@@ -1290,9 +1302,12 @@ static void utc(double unix_s, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-/* Open every image file once, before the first lookup, so each unusable one gets one warning. */
+/* Open every image file once, before the first lookup, so each unusable one gets one warning;
+ * beyond the first few, one line counts the rest (a session may list 100,000 images). */
+#define MAX_IMAGE_WARNINGS 10
 static void warn_images(tk_records *r)
 {
+	size_t broken = 0;
 	for (size_t i = r->images_checked; i < r->nimages; i++) {
 		image *im = &r->images[i];
 		if (im->dyld || im->broken || im->path[0] != '/')
@@ -1300,9 +1315,13 @@ static void warn_images(tk_records *r)
 		tk_error e;
 		if (tk_elf_open(r->elf, im->path, im->build_id, &e)) {
 			im->broken = 1;
-			warn(r, "%s; its frames stay unnamed", e.msg);
+			if (++broken <= MAX_IMAGE_WARNINGS)
+				warn(r, "%s; its frames stay unnamed", e.msg);
 		}
 	}
+	if (broken > MAX_IMAGE_WARNINGS)
+		warn(r, "%zu more images cannot be used either; their frames stay unnamed",
+		     broken - MAX_IMAGE_WARNINGS);
 	r->images_checked = r->nimages;
 }
 
@@ -1325,6 +1344,8 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 		         when, dur);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
+	/* a record's thread is numbered by the record's position, not a real tid (writers say so) */
+	tk_profile_set_meta(p, "thread-tid", "record");
 	loader L = {r, p, 0, flags};
 	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name),
 	                           tk_intern_cstr(p, tk_records_meta(r, "process")));

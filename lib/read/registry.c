@@ -42,6 +42,16 @@ const tk_reader *tk_reader_at(size_t i)
 	return i < sizeof readers / sizeof readers[0] ? readers[i] : NULL;
 }
 
+/* Weights that sum past 2^64 would wrap into wrong totals: refuse them (the model drops the
+ * sample that would overflow and says so). */
+static int check_weight(const tk_profile *p, const char *name, int rc, tk_error *err)
+{
+	if (rc == 0 && tk_profile_weight_overflow(p))
+		return tk_error_set(err, "%s: the weights add up to more than 2^64 - 1 %s; totals would be wrong", name,
+		                    tk_unit_name(tk_profile_unit(p)));
+	return rc;
+}
+
 int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	tk_read_options defaults;
@@ -60,7 +70,7 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
 		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
-	return r->read(p, in, o, err);
+	return check_weight(p, tk_input_name(in), r->read(p, in, o, err), err);
 }
 
 int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
@@ -69,7 +79,7 @@ int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_e
 	 * records.mtlog/.mmap2 + dyld-images): not one stream, so it bypasses the sniffers. */
 	struct stat st;
 	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return tk_records_read(p, path, 0, err);
+		return check_weight(p, path, tk_records_read(p, path, 0, err), err);
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;

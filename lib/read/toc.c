@@ -173,6 +173,8 @@ static int on_text(void *ctx, const char *s, size_t n)
 	tr *t = ctx;
 	if (t->skip_depth || !at(t, 2, "summary"))
 		return 0;
+	if (t->ntext + n > (1 << 20)) /* summary values are dates and names: bound what one may hold */
+		return fail(t, "<%s>: text longer than %d bytes", t->path[t->depth - 1], 1 << 20);
 	TK_GROW(t->text, t->captext, t->ntext + n + 1);
 	memcpy(t->text + t->ntext, s, n);
 	t->ntext += n;

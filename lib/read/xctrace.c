@@ -1,6 +1,6 @@
 /*
  * The `xcrun xctrace export --xpath …` reader: time-profile, cpu-profile, counters-profile and
- * time-sample tables, every stack encoding from Xcode 12 to 27 (../docs: the format notes).
+ * time-sample tables, every stack encoding from Xcode 12 to 27 (docs/xctrace-format.md: the format notes).
  *
  * It is written against the event interface of xml.h and streams: the document is fed to the
  * tokenizer in 256 KB chunks and each row is turned into one sample as soon as it closes.
@@ -37,6 +37,12 @@
 #define SAMPLE_TIME_WINDOW 4096
 #define MAX_DEPTH 256
 #define MAX_PREAMBLE (1 << 20) /* diagnostics xctrace may print before `<?xml` */
+/* Limits that keep memory bounded by distinct values, not by how long one value is: a stack of
+ * more frames than this is refused (Instruments records at most a few thousand), and so is the
+ * text of a number, path or name longer than MAX_TEXT. <text-addresses> is parsed as it streams
+ * in, so its length is bounded by the frame limit alone. */
+#define MAX_STACK_FRAMES 65536
+#define MAX_TEXT (1 << 20)
 
 /* ---- element names ---- */
 
@@ -259,13 +265,47 @@ typedef struct elem {
 	size_t fr_off;   /* start of this element's frames in the frame scratch */
 	size_t ad_off;   /* start of this element's addresses in the address scratch */
 	uint64_t v;      /* the element's value once computed (or from the ref) */
-	/* per-tag building state */
-	uint64_t a, b;           /* frame: addr; kperf-bt: pc (b = has pc); thread: tid */
-	int64_t pid;             /* process / thread */
-	uint32_t u1, u2;         /* frame: binary, line; thread: proc index + 1; tagged: inner stack + 1 */
-	tk_str s1, s2;           /* frame: name, file; process: name */
-	size_t fmt_off, fmt_len; /* thread: fmt kept in the text buffer */
-	int has_inner, has_frames, has_addrs;
+	/* what the element builds while it is open: one member per tag (by tag, or kdebug for a
+	 * kdebug table cell) */
+	union {
+		struct {
+			uint64_t addr;
+			tk_binary_id binary;
+			uint32_t line;
+			tk_str name, file;
+			int inlined; /* inlined="1" */
+		} frame;
+		struct {
+			uint64_t tid;
+			int has_tid;
+			int64_t pid;
+			uint32_t proc;           /* index into procs + 1; 0 if none */
+			size_t fmt_off, fmt_len; /* fmt, kept in the text buffer */
+		} thread;
+		struct {
+			int64_t pid;
+			tk_str name;
+		} process;
+		struct {
+			tk_str file;
+			uint32_t line;
+		} source;
+		struct { /* backtrace and tagged-backtrace */
+			int has_frames, has_addrs, has_inner;
+			uint32_t inner; /* tagged-backtrace: the inner backtrace's stack + 1 */
+		} bt;
+		struct {
+			uint64_t pc;
+			int has_pc;
+		} kperf;
+		struct {
+			size_t start; /* its first address in fragvals */
+		} addrs;
+		struct {
+			uint64_t hex; /* the number in fmt (kdebug-arg) */
+			int has_hex;
+		} kdebug;
+	} u;
 } elem;
 
 typedef struct xr {
@@ -597,7 +637,7 @@ static void strip_tid(const char *s, size_t *n)
 	}
 }
 
-/* The thread name inside fmt (reference §4): drop " (<process>, pid: N)" and then the tid. */
+/* The thread name inside fmt (docs/xctrace-format.md §4): drop " (<process>, pid: N)" and then the tid. */
 static size_t thread_name_len(xr *r, const char *s, size_t n, tk_str procname)
 {
 	size_t l = n;
@@ -674,15 +714,25 @@ static tk_stack_id stack_from_addrs(xr *r, size_t ad_off, int drop_trailing_zero
 	return s;
 }
 
-static void push_addrs_of_frag(xr *r, uint32_t fi)
+static int too_deep(xr *r, const char *what)
+{
+	return fail(r, "<%s>: more than %d frames in one stack (tracekit's limit; is the export corrupt?)", what,
+	            MAX_STACK_FRAMES);
+}
+
+/* Append fragment fi's addresses to the stack that started at ad_off. */
+static int push_addrs_of_frag(xr *r, uint32_t fi, size_t ad_off, const char *what)
 {
 	frag *f = &r->frags[fi];
 	if (!f->n) /* an empty fragment (fragvals may still be unallocated) */
-		return;
+		return 0;
+	if (r->nad - ad_off + f->n > MAX_STACK_FRAMES)
+		return too_deep(r, what);
 	if (r->nad + f->n > r->capad)
 		TK_GROW(r->ad, r->capad, r->nad + f->n);
 	memcpy(r->ad + r->nad, r->fragvals + f->off, f->n * sizeof *r->ad);
 	r->nad += f->n;
+	return 0;
 }
 
 /* ---- schema ---- */
@@ -877,8 +927,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		/* a kdebug cell: the number is the text, or the hex in fmt (kdebug-arg) */
 		const tk_xml_attr *f = attr(at, na, "fmt");
 		e->want_text = 1;
-		if (f && tk_kdebug_parse_hex(f->value, f->value_len, &e->a) == 0)
-			e->b = 1;
+		if (f && tk_kdebug_parse_hex(f->value, f->value_len, &e->u.kdebug.hex) == 0)
+			e->u.kdebug.has_hex = 1;
 	}
 	switch (tag) {
 	case T_NODE: {
@@ -941,15 +991,15 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			if (r->ntext + f->value_len > r->captext)
 				TK_GROW(r->text, r->captext, r->ntext + f->value_len);
 			memcpy(r->text + r->ntext, f->value, f->value_len);
-			e->fmt_off = r->ntext;
-			e->fmt_len = f->value_len;
+			e->u.thread.fmt_off = r->ntext;
+			e->u.thread.fmt_len = f->value_len;
 			r->ntext += f->value_len;
 		}
-		e->pid = -1;
+		e->u.thread.pid = -1;
 		break;
 	}
 	case T_PROCESS: {
-		e->pid = -1;
+		e->u.process.pid = -1;
 		const tk_xml_attr *f = attr(at, na, "fmt");
 		if (f) {
 			/* "a.out (34963)" */
@@ -961,24 +1011,24 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 					k--;
 				int64_t pid;
 				if (k >= 2 && s[k - 2] == ' ' && parse_i64(s + k, l - 1 - k, &pid) == 0) {
-					e->pid = pid;
+					e->u.process.pid = pid;
 					l = k - 2;
 				}
 			}
-			e->s1 = tk_intern(r->p, s, l);
+			e->u.process.name = tk_intern(r->p, s, l);
 		}
 		break;
 	}
 	case T_FRAME: {
 		const tk_xml_attr *nm = attr(at, na, "name"), *ad = attr(at, na, "addr");
-		if (ad && parse_hex(ad->value, ad->value_len, &e->a) < 0)
+		if (ad && parse_hex(ad->value, ad->value_len, &e->u.frame.addr) < 0)
 			return fail(r, "<frame>: bad addr \"%.*s\"", (int)(ad->value_len > 40 ? 40 : ad->value_len),
 			            ad->value);
 		if (nm && nm->value_len && !is_hex_name(nm->value, nm->value_len))
-			e->s1 = tk_intern(r->p, nm->value, nm->value_len);
+			e->u.frame.name = tk_intern(r->p, nm->value, nm->value_len);
 		/* inlined="1": tracekit's own tag for frames an inline expansion made (symbol.h) */
 		const tk_xml_attr *il = attr(at, na, "inlined");
-		e->b = il && il->value_len == 1 && il->value[0] == '1';
+		e->u.frame.inlined = il && il->value_len == 1 && il->value[0] == '1';
 		break;
 	}
 	case T_BINARY: {
@@ -998,16 +1048,49 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		e->v = tk_binary_add(r->p, &b);
 		break;
 	}
+	case T_TEXT_ADDRESSES: e->u.addrs.start = r->nfragvals; break;
 	case T_SOURCE: {
 		const tk_xml_attr *l = attr(at, na, "line");
 		uint64_t v = 0;
 		if (l && (parse_u64(l->value, l->value_len, &v) < 0 || v > UINT32_MAX))
 			return fail(r, "<source>: bad line \"%.*s\"", (int)(l->value_len > 40 ? 40 : l->value_len),
 			            l->value);
-		e->u2 = (uint32_t)v;
+		e->u.source.line = (uint32_t)v;
 		break;
 	}
 	}
+	return 0;
+}
+
+/* Parse the whole addresses of a <text-addresses> element's text into fragvals (from its start on),
+ * keeping a number cut by the end of this piece of text for the next one (all of it when final). */
+static int addrs_consume(xr *r, elem *e, int final)
+{
+	const char *t = r->text + e->text_off;
+	size_t tl = r->ntext - e->text_off, i = 0;
+	for (;;) {
+		while (i < tl && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
+			i++;
+		if (i >= tl)
+			break;
+		size_t j = i;
+		while (j < tl && !(t[j] == ' ' || t[j] == '\n' || t[j] == '\t' || t[j] == '\r'))
+			j++;
+		if (j == tl && !final && j - i <= 20)
+			break; /* may continue in the next piece */
+		uint64_t v;
+		if (parse_u64(t + i, j - i, &v) < 0)
+			return fail(r, "<text-addresses>: expected decimal addresses, found \"%.*s\"",
+			            (int)(j - i > 40 ? 40 : j - i), t + i);
+		if (r->nfragvals - e->u.addrs.start >= MAX_STACK_FRAMES)
+			return too_deep(r, "text-addresses");
+		if (r->nfragvals + 1 > r->capfragvals)
+			TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
+		r->fragvals[r->nfragvals++] = v;
+		i = j;
+	}
+	memmove(r->text + e->text_off, t + i, tl - i);
+	r->ntext = e->text_off + (tl - i);
 	return 0;
 }
 
@@ -1017,10 +1100,17 @@ static int on_text(void *ctx, const char *s, size_t n)
 	elem *e = top(r);
 	if (!e || !e->want_text)
 		return 0;
+	if (r->ntext - e->text_off + n > MAX_TEXT && e->tag != T_TEXT_ADDRESSES) {
+		int l;
+		const char *tn = tag_name(r, e->tag, &l);
+		return fail(r, "<%.*s>: text longer than %d bytes", l, tn, MAX_TEXT);
+	}
 	if (r->ntext + n > r->captext)
 		TK_GROW(r->text, r->captext, r->ntext + n);
 	memcpy(r->text + r->ntext, s, n);
 	r->ntext += n;
+	if (e->tag == T_TEXT_ADDRESSES && r->ntext - e->text_off >= 4096)
+		return addrs_consume(r, e, 0);
 	return 0;
 }
 
@@ -1049,24 +1139,9 @@ static int finish_value(xr *r, elem *e)
 	}
 	case T_PATH: e->v = tk_intern(r->p, t, tl); break;
 	case T_TEXT_ADDRESSES: {
-		size_t start = r->nfragvals, i = 0;
-		while (i < tl) {
-			while (i < tl && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
-				i++;
-			if (i >= tl)
-				break;
-			size_t j = i;
-			while (j < tl && !(t[j] == ' ' || t[j] == '\n' || t[j] == '\t' || t[j] == '\r'))
-				j++;
-			uint64_t v;
-			if (parse_u64(t + i, j - i, &v) < 0)
-				return fail(r, "<text-addresses>: expected decimal addresses, found \"%.*s\"",
-				            (int)(j - i > 40 ? 40 : j - i), t + i);
-			if (r->nfragvals + 1 > r->capfragvals)
-				TK_GROW(r->fragvals, r->capfragvals, r->nfragvals + 1);
-			r->fragvals[r->nfragvals++] = v;
-			i = j;
-		}
+		size_t start = e->u.addrs.start;
+		if (addrs_consume(r, e, 1) < 0)
+			return -1;
 		if (r->nfrags + 1 > r->capfrags)
 			TK_GROW(r->frags, r->capfrags, r->nfrags + 1);
 		r->frags[r->nfrags] = (frag){start, r->nfragvals - start};
@@ -1076,49 +1151,49 @@ static int finish_value(xr *r, elem *e)
 	case T_PROCESS:
 		if (r->nprocs + 1 > r->capprocs)
 			TK_GROW(r->procs, r->capprocs, r->nprocs + 1);
-		r->procs[r->nprocs] = (proc){e->pid, e->s1};
+		r->procs[r->nprocs] = (proc){e->u.process.pid, e->u.process.name};
 		e->v = r->nprocs++;
 		break;
 	case T_THREAD: {
 		tk_str pname = 0;
-		if (e->u1) {
-			pname = r->procs[e->u1 - 1].name;
-			if (e->pid < 0)
-				e->pid = r->procs[e->u1 - 1].pid;
+		if (e->u.thread.proc) {
+			pname = r->procs[e->u.thread.proc - 1].name;
+			if (e->u.thread.pid < 0)
+				e->u.thread.pid = r->procs[e->u.thread.proc - 1].pid;
 		}
-		size_t l = thread_name_len(r, r->text + e->fmt_off, e->fmt_len, pname);
-		tk_str nm = tk_intern(r->p, r->text + e->fmt_off, l);
-		if (!e->b) {
+		size_t l = thread_name_len(r, r->text + e->u.thread.fmt_off, e->u.thread.fmt_len, pname);
+		tk_str nm = tk_intern(r->p, r->text + e->u.thread.fmt_off, l);
+		if (!e->u.thread.has_tid) {
 			/* no <tid>: fall back to the hex tid in fmt */
-			const char *s = r->text + e->fmt_off + l;
-			size_t rest = e->fmt_len - l;
+			const char *s = r->text + e->u.thread.fmt_off + l;
+			size_t rest = e->u.thread.fmt_len - l;
 			const char *h = memmem(s, rest, "0x", 2);
 			if (h) {
 				size_t k = 2;
 				while (h + k < s + rest &&
 				       ((h[k] >= '0' && h[k] <= '9') || (h[k] >= 'a' && h[k] <= 'f')))
 					k++;
-				parse_hex(h, k, &e->a);
+				parse_hex(h, k, &e->u.thread.tid);
 			}
 		}
 		if (r->nthrs + 1 > r->capthrs)
 			TK_GROW(r->thrs, r->capthrs, r->nthrs + 1);
-		r->thrs[r->nthrs] = (thr){e->pid, e->a, nm, pname, 0, 0};
+		r->thrs[r->nthrs] = (thr){e->u.thread.pid, e->u.thread.tid, nm, pname, 0, 0};
 		e->v = r->nthrs++;
 		break;
 	}
 	case T_FRAME: {
-		tk_frame f = {.addr = e->a,
-		              .name = e->s1,
-		              .binary = e->u1,
-		              .file = e->s2,
-		              .line = e->u2,
-		              .flags = e->b ? TK_FRAME_INLINED : 0};
+		tk_frame f = {.addr = e->u.frame.addr,
+		              .name = e->u.frame.name,
+		              .binary = e->u.frame.binary,
+		              .file = e->u.frame.file,
+		              .line = e->u.frame.line,
+		              .flags = e->u.frame.inlined ? TK_FRAME_INLINED : 0};
 		e->v = tk_frame_add(r->p, &f);
 		break;
 	}
 	case T_BACKTRACE:
-		if (e->has_addrs) {
+		if (e->u.bt.has_addrs) {
 			e->v = stack_from_addrs(r, e->ad_off, 1);
 			r->enc |= ENC_TEXT_ADDRESSES;
 		} else {
@@ -1129,10 +1204,10 @@ static int finish_value(xr *r, elem *e)
 		}
 		break;
 	case T_TAGGED_BT:
-		if (e->has_inner) {
-			e->v = e->u2 - 1;
+		if (e->u.bt.has_inner) {
+			e->v = e->u.bt.inner - 1;
 			r->enc |= ENC_TAGGED;
-		} else if (e->has_addrs) {
+		} else if (e->u.bt.has_addrs) {
 			e->v = stack_from_addrs(r, e->ad_off, 1);
 			r->enc |= ENC_TAGGED;
 		} else {
@@ -1142,13 +1217,13 @@ static int finish_value(xr *r, elem *e)
 		break;
 	case T_KPERF_BT: {
 		/* Timer samples: text-address = the PC, text-addresses = the callers then a 0.
-		 * Stackshots: text-addresses already starts with the PC (reference §7). */
+		 * Stackshots: text-addresses already starts with the PC (docs/xctrace-format.md §7). */
 		size_t n = r->nad - e->ad_off;
-		if (e->b && !(n && r->ad[e->ad_off] == e->a)) {
+		if (e->u.kperf.has_pc && !(n && r->ad[e->ad_off] == e->u.kperf.pc)) {
 			if (r->nad + 1 > r->capad)
 				TK_GROW(r->ad, r->capad, r->nad + 1);
 			memmove(r->ad + e->ad_off + 1, r->ad + e->ad_off, n * sizeof *r->ad);
-			r->ad[e->ad_off] = e->a;
+			r->ad[e->ad_off] = e->u.kperf.pc;
 			r->nad++;
 		}
 		e->v = stack_from_addrs(r, e->ad_off, 1);
@@ -1211,49 +1286,53 @@ static int deliver(xr *r, elem *parent, elem *c)
 	case T_COL: break;
 	case T_THREAD:
 		if (c->tag == T_TID) {
-			parent->a = c->v;
-			parent->b = 1;
+			parent->u.thread.tid = c->v;
+			parent->u.thread.has_tid = 1;
 		} else if (c->tag == T_PROCESS) {
-			parent->u1 = (uint32_t)c->v + 1;
+			parent->u.thread.proc = (uint32_t)c->v + 1;
 		}
 		break;
 	case T_PROCESS:
 		if (c->tag == T_PID)
-			parent->pid = (int64_t)c->v;
+			parent->u.process.pid = (int64_t)c->v;
 		break;
 	case T_FRAME:
 		if (c->tag == T_BINARY)
-			parent->u1 = (uint32_t)c->v;
-		else if (c->tag == T_SOURCE) {
-			parent->s2 = c->s2;
-			parent->u2 = c->u2;
+			parent->u.frame.binary = (tk_binary_id)c->v;
+		else if (c->tag == T_SOURCE && !c->is_ref) {
+			parent->u.frame.file = c->u.source.file;
+			parent->u.frame.line = c->u.source.line;
 		}
 		break;
 	case T_SOURCE:
 		if (c->tag == T_PATH)
-			parent->s2 = (tk_str)c->v;
+			parent->u.source.file = (tk_str)c->v;
 		break;
 	case T_BACKTRACE:
 	case T_TAGGED_BT:
 		if (c->tag == T_FRAME) {
+			if (r->nfr - parent->fr_off >= MAX_STACK_FRAMES)
+				return too_deep(r, known_names[parent->tag]);
 			if (r->nfr + 1 > r->capfr)
 				TK_GROW(r->fr, r->capfr, r->nfr + 1);
 			r->fr[r->nfr++] = (tk_frame_id)c->v;
-			parent->has_frames = 1;
+			parent->u.bt.has_frames = 1;
 		} else if (c->tag == T_TEXT_ADDRESSES) {
-			push_addrs_of_frag(r, (uint32_t)c->v);
-			parent->has_addrs = 1;
+			if (push_addrs_of_frag(r, (uint32_t)c->v, parent->ad_off, known_names[parent->tag]) < 0)
+				return -1;
+			parent->u.bt.has_addrs = 1;
 		} else if (c->tag == T_BACKTRACE && parent->tag == T_TAGGED_BT) {
-			parent->has_inner = 1;
-			parent->u2 = (uint32_t)c->v + 1;
+			parent->u.bt.has_inner = 1;
+			parent->u.bt.inner = (uint32_t)c->v + 1;
 		}
 		break;
 	case T_KPERF_BT:
-		if (c->tag == T_TEXT_ADDRESSES)
-			push_addrs_of_frag(r, (uint32_t)c->v);
-		else if (c->tag == T_TEXT_ADDRESS) {
-			parent->a = c->v;
-			parent->b = 1;
+		if (c->tag == T_TEXT_ADDRESSES) {
+			if (push_addrs_of_frag(r, (uint32_t)c->v, parent->ad_off, "kperf-bt") < 0)
+				return -1;
+		} else if (c->tag == T_TEXT_ADDRESS) {
+			parent->u.kperf.pc = c->v;
+			parent->u.kperf.has_pc = 1;
 		}
 		break;
 	}
@@ -1300,8 +1379,9 @@ static int on_end(void *ctx, const char *name, size_t nl)
 		if (e->role == R_KDEBUG && (e->tag == T_OTHER || e->tag >= T_KNOWN_END)) {
 			const char *t = r->text + e->text_off;
 			size_t tl = r->ntext - e->text_off;
-			e->v = tk_kdebug_string_cell(name, nl) ? tk_intern(r->p, t, tl)
-			                                       : tk_kdebug_number(t, tl, (int)e->b, e->a);
+			e->v = tk_kdebug_string_cell(name, nl)
+			           ? tk_intern(r->p, t, tl)
+			           : tk_kdebug_number(t, tl, e->u.kdebug.has_hex, e->u.kdebug.hex);
 		}
 		if (e->tag == T_MNEMONIC) {
 			elem *p = r->depth >= 2 ? &r->st[r->depth - 2] : NULL;
@@ -1352,7 +1432,7 @@ static const tk_xml_events xctrace_events = {on_start, on_text, on_end};
 
 static int xctrace_sniff(const unsigned char *head, size_t n)
 {
-	/* Exports may start with diagnostic text before `<?xml` (reference §1). */
+	/* Exports may start with diagnostic text before `<?xml` (docs/xctrace-format.md §1). */
 	return memmem(head, n, "<?xml", 5) || memmem(head, n, "<trace-query-result", 19) ||
 	       memmem(head, n, "<trace-toc", 10);
 }

@@ -73,6 +73,10 @@ int tk_xml_fail(tk_xml *x, const char *name, tk_error *err, const char *fmt, va_
 tk_xml_status tk_xml_status_of(const tk_xml *x);
 const char *tk_xml_kind_name(tk_xml_kind k); /* "fast", "libxml2" */
 
+/* Both tokenizers refuse a tag with more attributes than this (xctrace writes a handful): libxml2
+ * checks duplicate attributes pairwise, which is quadratic in their number. */
+#define TK_XML_MAX_ATTRS 4096
+
 /* ---- internal: the two implementations (xml.c dispatches) ---- */
 typedef struct tk_xml_impl {
 	void *(*create)(const tk_xml_events *ev, void *ctx, const char *name, uint64_t first_line);

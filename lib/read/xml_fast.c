@@ -20,7 +20,12 @@
 #include "read/xml.h"
 #include "util/mem.h"
 
-#define MAX_TOKEN ((size_t)1 << 30) /* a single tag or text run larger than this is refused */
+/* A tag, comment, processing instruction or CDATA section larger than this is refused: each is
+ * buffered whole, and xctrace writes none near this size. Text runs are streamed instead (see
+ * parse_text), so only these bound the buffer: memory never grows with the document. */
+#define MAX_TOKEN ((size_t)16 << 20)
+/* A pending text run is handed out in pieces once it is this long. */
+#define TEXT_PIECE ((size_t)64 << 10)
 
 enum { ST_START, ST_PROLOG, ST_CONTENT, ST_EPILOG };
 enum { NEED_MORE = 1 };
@@ -69,34 +74,29 @@ enum {
 	C_APOS,   /* ' */
 };
 
-static unsigned char cls[256];
-static unsigned char namestart[256], namechar[256];
+/* The tables are constants built by the preprocessor: nothing is initialised at run time, so any
+ * number of tokenizers may run in parallel threads. */
+#define CLS(c)                                                                                                         \
+	((c) == '\t' || (c) == '\n' ? C_WS                                                                             \
+	 : (c) == '\r'              ? C_CR                                                                             \
+	 : (c) < 0x20               ? C_BAD                                                                            \
+	 : (c) >= 0x80              ? C_HI                                                                             \
+	 : (c) == '<'               ? C_LT                                                                             \
+	 : (c) == '&'               ? C_AMP                                                                            \
+	 : (c) == ']'               ? C_RSQB                                                                           \
+	 : (c) == '"'               ? C_QUOT                                                                           \
+	 : (c) == '\''              ? C_APOS                                                                           \
+	                            : C_OK)
+#define NAMESTART(c) (((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') || (c) == '_' || (c) == ':')
+#define NAMECHAR(c) (NAMESTART(c) || ((c) >= '0' && (c) <= '9') || (c) == '.' || (c) == '-')
+#define T4(F, b) F(b), F((b) + 1), F((b) + 2), F((b) + 3)
+#define T16(F, b) T4(F, b), T4(F, (b) + 4), T4(F, (b) + 8), T4(F, (b) + 12)
+#define T64(F, b) T16(F, b), T16(F, (b) + 16), T16(F, (b) + 32), T16(F, (b) + 48)
+#define T256(F) T64(F, 0), T64(F, 64), T64(F, 128), T64(F, 192)
 
-static void init_tables(void)
-{
-	static int done;
-	if (done)
-		return;
-	for (int c = 0; c < 256; c++) {
-		unsigned char k = C_OK;
-		if (c < 0x20)
-			k = C_BAD;
-		if (c >= 0x80)
-			k = C_HI;
-		cls[c] = k;
-		namestart[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':';
-		namechar[c] = namestart[c] || (c >= '0' && c <= '9') || c == '.' || c == '-';
-	}
-	cls['\t'] = C_WS;
-	cls['\n'] = C_WS;
-	cls['\r'] = C_CR;
-	cls['<'] = C_LT;
-	cls['&'] = C_AMP;
-	cls[']'] = C_RSQB;
-	cls['"'] = C_QUOT;
-	cls['\''] = C_APOS;
-	done = 1;
-}
+static const unsigned char cls[256] = {T256(CLS)};
+static const unsigned char namestart[256] = {T256(NAMESTART)};
+static const unsigned char namechar[256] = {T256(NAMECHAR)};
 
 /* Length of the valid UTF-8 sequence at s (s[0] >= 0x80) that is an XML Char, 0 if invalid,
  * -1 if it may be valid but runs past end. */
@@ -243,7 +243,6 @@ static int fail_at(fx *x, tk_error *err, tk_xml_status st, size_t off, const cha
 
 static void *fx_create(const tk_xml_events *ev, void *ctx, const char *name, uint64_t first_line)
 {
-	init_tables();
 	fx *x = tk_xcalloc(1, sizeof *x);
 	x->ev = ev;
 	x->ctx = ctx;
@@ -438,6 +437,30 @@ static int emit_text(fx *x, size_t off, size_t n, int decode, tk_error *err)
 	return 0;
 }
 
+/* A text run continues past the buffer; [pos, i) has been validated. Once it is long, hand out
+ * what can be decoded on its own (no reference or CR+LF cut in two) and consume it, so a text run
+ * never has to fit in memory. Returns NEED_MORE, or -1. */
+static int text_piece(fx *x, size_t i, int decode, tk_error *err)
+{
+	if (i - x->pos < TEXT_PIECE)
+		return NEED_MORE;
+	size_t cut = i;
+	const char *amp = decode ? memrchr(x->buf + x->pos, '&', cut - x->pos) : NULL;
+	if (amp && !memchr(amp, ';', (size_t)(x->buf + cut - amp)))
+		cut = (size_t)(amp - x->buf);
+	if (cut > x->pos && x->buf[cut - 1] == '\r')
+		cut--;
+	if (cut - x->pos < TEXT_PIECE / 2) /* a reference that long is malformed: let the full scan say so */
+		return i - x->pos > MAX_TOKEN
+		           ? fail_at(x, err, TK_XML_MALFORMED, (size_t)(amp - x->buf), "malformed reference")
+		           : NEED_MORE;
+	x->tok_abs = x->base_abs + x->pos;
+	if (emit_text(x, x->pos, cut - x->pos, decode, err) < 0)
+		return -1;
+	x->pos = cut;
+	return NEED_MORE;
+}
+
 /* Text in content: [pos, '<'). */
 static int parse_text(fx *x, int final, tk_error *err)
 {
@@ -454,7 +477,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 				return fail_at(x, err, TK_XML_MALFORMED, i, "unexpected end of document inside <%.*s>",
 				               (int)(x->names_len - x->name_off[x->depth - 1]),
 				               x->names + x->name_off[x->depth - 1]);
-			return NEED_MORE;
+			return text_piece(x, i, decode, err);
 		}
 		unsigned char c = b[i];
 		switch (cls[c]) {
@@ -472,7 +495,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 				if (b[i + 1] == ']' && b[i + 2] == '>')
 					return fail_at(x, err, TK_XML_MALFORMED, i, "']]>' not allowed in text");
 			} else if (!final) {
-				return NEED_MORE;
+				return text_piece(x, i, decode, err);
 			}
 			i++;
 			break;
@@ -481,7 +504,7 @@ static int parse_text(fx *x, int final, tk_error *err)
 		case C_HI: {
 			int l = utf8_len(b + i, b + end);
 			if (l < 0 && !final)
-				return NEED_MORE;
+				return text_piece(x, i, decode, err);
 			if (l <= 0)
 				return fail_at(x, err, TK_XML_MALFORMED, i,
 				               "invalid UTF-8 or a character not allowed in XML");
@@ -517,13 +540,13 @@ static int same_name(const fx *x, size_t a, size_t c)
 	       memcmp(x->buf + x->spans[a].name_off, x->buf + x->spans[c].name_off, x->spans[a].name_len) == 0;
 }
 
-static const fx *sort_fx;
-
-static int cmp_span(const void *pa, const void *pb)
+/* qsort_r's context carries the tokenizer: no global, so parallel tokenizers cannot clash */
+static int cmp_span(const void *pa, const void *pb, void *ctx)
 {
-	const struct span *a = &sort_fx->spans[*(const size_t *)pa], *b = &sort_fx->spans[*(const size_t *)pb];
+	const fx *x = ctx;
+	const struct span *a = &x->spans[*(const size_t *)pa], *b = &x->spans[*(const size_t *)pb];
 	size_t l = a->name_len < b->name_len ? a->name_len : b->name_len;
-	int c = memcmp(sort_fx->buf + a->name_off, sort_fx->buf + b->name_off, l);
+	int c = memcmp(x->buf + a->name_off, x->buf + b->name_off, l);
 	if (c)
 		return c;
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
@@ -538,8 +561,7 @@ static int dup_sorted(fx *x, size_t n, tk_error *err)
 	size_t *idx = tk_xmalloc(n * sizeof *idx);
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	sort_fx = x;
-	qsort(idx, n, sizeof *idx, cmp_span);
+	qsort_r(idx, n, sizeof *idx, cmp_span, x);
 	for (size_t i = 1; i < n; i++)
 		if (same_name(x, idx[i], idx[i - 1])) {
 			size_t a = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];
@@ -650,6 +672,9 @@ static int parse_start_tag(fx *x, int final, tk_error *err)
 			default: i++;
 			}
 		}
+		if (nattrs >= TK_XML_MAX_ATTRS)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, tag, "more than %d attributes in one tag",
+			               TK_XML_MAX_ATTRS);
 		if (nattrs + 1 > x->capspans)
 			TK_GROW(x->spans, x->capspans, nattrs + 1);
 		x->spans[nattrs++] = (struct span){an, ae - an, vs, i - vs, decode};
@@ -732,6 +757,8 @@ static int parse_end_tag(fx *x, int final, tk_error *err)
 	if (i >= end) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, tag, "unexpected end of document inside a tag");
+		if (end - tag > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, tag, "tag longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (b[i] != '>')
@@ -775,6 +802,8 @@ static int parse_comment(fx *x, int final, tk_error *err)
 	if (dd == (size_t)-1 || dd + 2 >= x->len) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated comment");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos, "comment longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (x->buf[dd + 2] != '>')
@@ -792,6 +821,9 @@ static int parse_cdata(fx *x, int final, tk_error *err)
 	if (e == (size_t)-1) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated CDATA section");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos, "CDATA section longer than %zu bytes",
+			               MAX_TOKEN);
 		return NEED_MORE;
 	}
 	if (x->state != ST_CONTENT)
@@ -914,6 +946,9 @@ static int parse_pi(fx *x, int final, tk_error *err)
 	if (e == (size_t)-1) {
 		if (final)
 			return fail_at(x, err, TK_XML_MALFORMED, x->pos, "unterminated processing instruction");
+		if (x->len - x->pos > MAX_TOKEN)
+			return fail_at(x, err, TK_XML_UNSUPPORTED, x->pos,
+			               "processing instruction longer than %zu bytes", MAX_TOKEN);
 		return NEED_MORE;
 	}
 	int hi;

@@ -5,6 +5,7 @@
  * A DOCTYPE is refused here too (the internalSubset callback stops the parser) so that both
  * tokenizers agree that custom entities are out of scope.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,51 @@ typedef struct lx {
 	int doctype;
 	tk_xml_attr *attrs;
 	size_t capattrs;
+	/* attribute counting ahead of libxml2 (see count_attrs) */
+	int scan;   /* 0 outside tags, 1 after '<', 2 in a start tag, 3 in a quoted value */
+	char quote; /* the quote of the value */
+	size_t natts;
 } lx;
+
+/* Count the attributes of every start tag in the bytes about to be fed, so that a tag with
+ * thousands of them is refused before libxml2's pairwise duplicate check spends minutes on it.
+ * Returns 0, or -1 when a tag has more than TK_XML_MAX_ATTRS. */
+static int count_attrs(lx *x, const char *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = d[i];
+		switch (x->scan) {
+		case 0: {
+			const char *lt = memchr(d + i, '<', n - i);
+			if (!lt)
+				return 0;
+			i = (size_t)(lt - d);
+			x->scan = 1;
+			break;
+		}
+		case 1:
+			x->scan = c == '!' || c == '?' || c == '/' || c == '>' ? 0 : 2;
+			x->natts = 0;
+			break;
+		case 2:
+			if (c == '"' || c == '\'') {
+				x->quote = c;
+				x->scan = 3;
+			} else if (c == '=') {
+				if (++x->natts > TK_XML_MAX_ATTRS)
+					return -1;
+			} else if (c == '>') {
+				x->scan = 0;
+			}
+			break;
+		case 3:
+			if (c == x->quote)
+				x->scan = 2;
+			break;
+		}
+	}
+	return 0;
+}
 
 static void lx_stop(lx *x, tk_xml_status st)
 {
@@ -107,6 +152,9 @@ static void *lx_create(const tk_xml_events *ev, void *ctx, const char *name, uin
 	 * generic error function; the library never prints, so silence it (libxml2 keeps it per
 	 * thread). */
 	xmlSetGenericErrorFunc(NULL, quiet);
+	/* libxml2 must be initialised once before threads parse (its global state is made lazily) */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, xmlInitParser);
 	x->p = xmlCreatePushParserCtxt(&sax, x, NULL, 0, name);
 	if (x->p) {
 		/* Large exports have long text runs (text-addresses) and many nodes; NONET keeps the
@@ -152,6 +200,13 @@ static int lx_feed(void *self, const char *data, size_t n, int final, tk_error *
 		if (x->status == TK_XML_ABORTED)
 			return -1;
 		return tk_error_set(err, "%s: parsing already failed", x->name);
+	}
+	if (count_attrs(x, data, n) < 0) {
+		uint64_t line, col;
+		lx_position(x, &line, &col);
+		x->status = TK_XML_UNSUPPORTED;
+		return tk_error_set(err, "%s:%llu:%llu: more than %d attributes in one tag", x->name,
+		                    (unsigned long long)line, (unsigned long long)col, TK_XML_MAX_ATTRS);
 	}
 	/* xmlParseChunk takes an int size */
 	do {

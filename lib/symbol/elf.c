@@ -7,11 +7,14 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "symbol/elf.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 typedef struct elf_file {
@@ -24,6 +27,7 @@ typedef struct elf_file {
 struct tk_elf_cache {
 	elf_file *files;
 	size_t n, cap;
+	tk_hidx index; /* by path: a session may list 100,000 images */
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -48,6 +52,7 @@ void tk_elf_cache_free(tk_elf_cache *c)
 		free(c->files[i].error);
 	}
 	free(c->files);
+	tk_hidx_free(&c->index);
 	free(c);
 }
 
@@ -68,15 +73,33 @@ static void hex(const unsigned char *bits, int len, char *out)
 	out[2 * len] = 0;
 }
 
+static int path_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((const tk_elf_cache *)ctx)->files[idx].path, key) == 0;
+}
+
 static elf_file *load(tk_elf_cache *c, const char *path, const char *build_id)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->files[i].path, path) == 0)
-			return &c->files[i];
+	uint64_t h = tk_hash_bytes(path, strlen(path), 11);
+	uint32_t at = tk_hidx_find(&c->index, h, path_eq, c, path);
+	if (at != UINT32_MAX)
+		return &c->files[at];
 	TK_GROW(c->files, c->cap, c->n + 1);
+	tk_hidx_insert(&c->index, h, (uint32_t)c->n);
 	elf_file *f = &c->files[c->n++];
 	memset(f, 0, sizeof *f);
 	f->path = tk_xstrdup(path);
+	/* images.json names any path: a FIFO or device there must not block the open below, and a
+	 * missing file needs no libdwfl session to say so */
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		f->error = fmt_error("%s: %s", path, strerror(errno));
+		return f;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		f->error = fmt_error("%s: %s", path, "not a regular file");
+		return f;
+	}
 	f->dwfl = dwfl_begin(&callbacks);
 	if (!f->dwfl) {
 		f->error = fmt_error("%s: %s", path, dwfl_errmsg(-1));

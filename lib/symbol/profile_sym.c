@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/derive.h"
 #include "symbol/symint.h"
 #include "util/mem.h"
 
@@ -31,6 +32,7 @@ typedef struct spec_state {
 } spec_state;
 
 typedef struct xf {
+	tk_derive d; /* strings, binaries, threads (model/derive.h) */
 	const tk_profile *in;
 	tk_profile *out;
 	tk_symbolicator *s;
@@ -72,17 +74,12 @@ static void warn(xf *x, const char *fmt, ...)
 
 static tk_str copy_str(xf *x, tk_str s)
 {
-	return s ? tk_intern(x->out, tk_string(x->in, s), tk_string_len(x->in, s)) : 0;
+	return tk_derive_str(&x->d, s);
 }
 
 static tk_binary_id copy_bin(xf *x, tk_binary_id id)
 {
-	const tk_binary *b = tk_binary_get(x->in, id);
-	if (!b)
-		return 0;
-	tk_binary nb = {copy_str(x, b->name), copy_str(x, b->path), copy_str(x, b->uuid), copy_str(x, b->arch),
-	                b->load_addr};
-	return tk_binary_add(x->out, &nb);
+	return tk_derive_binary(&x->d, id);
 }
 
 static void push_exp(xf *x, tk_frame_id f)
@@ -195,8 +192,7 @@ static void copy_threads(xf *x, const tk_stack_id *map)
 	tk_thread_id *tmap = tk_xcalloc(tk_thread_count(x->in) + 1, sizeof *tmap);
 	for (size_t t = 0; t < tk_thread_count(x->in); t++) {
 		const tk_thread *th = tk_thread_get(x->in, (tk_thread_id)t);
-		tk_thread_id nt =
-		    tk_thread_get_or_add(x->out, th->pid, th->tid, copy_str(x, th->name), copy_str(x, th->process));
+		tk_thread_id nt = tk_derive_thread(&x->d, (tk_thread_id)t);
 		tmap[t] = nt;
 		size_t n = 0;
 		const tk_stack_weight *c = tk_thread_stacks(x->in, (tk_thread_id)t, &n);
@@ -251,23 +247,12 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 		return NULL;
 	}
 	xf x = {.in = in, .s = s, .o = o};
-	x.out = tk_profile_new();
-	tk_profile_set_unit(x.out, tk_profile_unit(in));
-	for (size_t i = 0; i < tk_profile_meta_count(in); i++) {
-		const char *k, *v;
-		tk_profile_meta_at(in, i, &k, &v);
-		tk_profile_set_meta(x.out, k, v);
-	}
+	x.out = tk_derive_begin(&x.d, in); /* unit, metadata and the trace's images */
 	x.bins = tk_xcalloc(tk_binary_count(in) + 1, sizeof *x.bins);
 	/* Images the trace itself lists (kdebug tables of a pre-14.3 export) are used when the caller
 	 * names none. Most of them are system libraries without a dSYM here: count those, warn once. */
 	size_t ntrace = 0;
 	const tk_binary *trace_im = tk_profile_images(in, &ntrace);
-	for (size_t i = 0; i < ntrace; i++) {
-		tk_binary nb = {copy_str(&x, trace_im[i].name), copy_str(&x, trace_im[i].path),
-		                copy_str(&x, trace_im[i].uuid), copy_str(&x, trace_im[i].arch), trace_im[i].load_addr};
-		tk_profile_image_add(x.out, &nb);
-	}
 	const tk_image_spec *specs = o->images;
 	size_t nspecs = o->nimages, trace_missing = 0;
 	tk_image_spec *auto_specs = NULL;
@@ -363,5 +348,6 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 	free(x.exp);
 	free(x.bins);
 	free(x.specs);
+	tk_derive_end(&x.d);
 	return x.out;
 }

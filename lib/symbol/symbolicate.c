@@ -39,6 +39,7 @@ struct tk_symbolicator {
 	tk_symbol_options o;
 	char *cache_dir;
 	int cache_dir_ready; /* 0 unknown, 1 usable, -1 not writable */
+	char cache_err[512]; /* why the cache directory or a cache file could not be used */
 	char **pending;      /* paths not indexed yet */
 	size_t npending, cappending;
 	idx_entry *idx;
@@ -66,8 +67,15 @@ static char *default_cache_dir(void)
 		return tk_xstrdup(buf);
 	}
 	e = getenv("HOME");
-	snprintf(buf, sizeof buf, "%s/.cache/tracekit", e && *e ? e : "/tmp");
+	if (!e || !*e) /* never a directory others share (/tmp): caches stay in memory */
+		return NULL;
+	snprintf(buf, sizeof buf, "%s/.cache/tracekit", e);
 	return tk_xstrdup(buf);
+}
+
+const char *tk_symbolicator_cache_error(const tk_symbolicator *s)
+{
+	return s->cache_err;
 }
 
 tk_symbolicator *tk_symbolicator_new(const tk_symbol_options *o)
@@ -115,7 +123,7 @@ typedef struct mapped {
 static int map_file(const char *path, mapped *m, tk_error *err)
 {
 	memset(m, 0, sizeof *m);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return tk_error_set(err, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &m->st) < 0 || !S_ISREG(m->st.st_mode)) {
@@ -200,7 +208,7 @@ static void index_add(tk_symbolicator *s, const uint8_t uuid[16], uint32_t ct, u
 /* Index one file; silently skips what is not a Mach-O or cache (directories hold other files). */
 static void index_file(tk_symbolicator *s, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
 	uint8_t head[8];
@@ -287,7 +295,7 @@ int tk_symbolicator_add_path(tk_symbolicator *s, const char *path, tk_error *err
 	if (stat(path, &st) < 0)
 		return tk_error_set(err, "%s: %s", path, strerror(errno));
 	if (S_ISREG(st.st_mode)) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		uint8_t head[8] = {0};
 		ssize_t n = fd >= 0 ? read(fd, head, 8) : -1;
 		if (fd >= 0)
@@ -315,19 +323,40 @@ static int ensure_cache_dir(tk_symbolicator *s)
 		return s->cache_dir_ready > 0;
 	if (s->o.no_cache_write) {
 		s->cache_dir_ready = -1;
+		snprintf(s->cache_err, sizeof s->cache_err, "cache writing is off");
 		return 0;
 	}
-	/* mkdir -p */
+	if (!s->cache_dir) {
+		s->cache_dir_ready = -1;
+		snprintf(s->cache_err, sizeof s->cache_err, "no cache directory (HOME is not set; give one)");
+		return 0;
+	}
+	/* mkdir -p, private: caches are mapped and trusted, so no one else may plant files there */
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", s->cache_dir);
 	for (char *p = buf + 1; *p; p++)
 		if (*p == '/') {
 			*p = 0;
-			mkdir(buf, 0755);
+			mkdir(buf, 0700);
 			*p = '/';
 		}
-	mkdir(buf, 0755);
-	s->cache_dir_ready = access(buf, W_OK) == 0 ? 1 : -1;
+	int made = mkdir(buf, 0700) == 0;
+	int e = errno;
+	struct stat st;
+	const char *why = NULL;
+	if (stat(buf, &st) < 0)
+		why = strerror(made ? errno : e);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	else if (st.st_uid != geteuid())
+		why = "owned by another user: not trusted";
+	else if (st.st_mode & 022)
+		why = "writable by other users: not trusted (chmod go-w)";
+	else if (access(buf, W_OK) != 0)
+		why = strerror(errno);
+	if (why)
+		snprintf(s->cache_err, sizeof s->cache_err, "%s: %s", s->cache_dir, why);
+	s->cache_dir_ready = why ? -1 : 1;
 	return s->cache_dir_ready > 0;
 }
 
@@ -394,7 +423,7 @@ static tk_symcache *open_slice_cache(tk_symbolicator *s, const char *path, const
 		tk_uuid_format(sl->uuid, u);
 		snprintf(cpath, sizeof cpath, "%s/%s-%s.tksym", s->cache_dir, u, sl->arch);
 		tk_error e2;
-		tk_symcache *c = tk_symcache_open_file(cpath, &e2);
+		tk_symcache *c = tk_symcache_open_owned(cpath, &e2);
 		if (c && tk_symcache_matches(c, sl->uuid, sl->cputype, sl->cpusubtype, &src)) {
 			tk_symcache_meta cm;
 			tk_symcache_info(c, &cm);
@@ -427,11 +456,12 @@ static tk_symcache *open_slice_cache(tk_symbolicator *s, const char *path, const
 		tk_error e2;
 		if (tk_symcache_write_file(cpath, buf, size, &e2) == 0) {
 			free(buf);
-			tk_symcache *c = tk_symcache_open_file(cpath, err);
+			tk_symcache *c = tk_symcache_open_owned(cpath, err);
 			if (c)
 				*cache_path_out = tk_xstrdup(cpath);
 			return c;
 		}
+		snprintf(s->cache_err, sizeof s->cache_err, "%s", e2.msg);
 	}
 	return tk_symcache_view(buf, size, path, TK_SC_HEAP, err);
 }
@@ -442,7 +472,7 @@ static const char *src_of(const tk_symbol_image *im)
 }
 static int is_cache_path(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	uint8_t head[8] = {0};
 	ssize_t n = fd >= 0 ? read(fd, head, 8) : -1;
 	if (fd >= 0)
@@ -746,6 +776,11 @@ int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arc
 		tk_symbol_image *im = tk_symbolicator_image(s, NULL, src, sl->arch, err);
 		if (!im) {
 			rc = -1;
+			break;
+		}
+		if (!im->cache_path && !is_cache_path(src)) {
+			rc = tk_error_set(err, "%s: cannot write its symbol cache: %s", src,
+			                  s->cache_err[0] ? s->cache_err : "unknown reason");
 			break;
 		}
 		if (done) {

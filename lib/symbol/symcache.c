@@ -637,15 +637,27 @@ void tk_symcache_close(tk_symcache *c)
 	free(c);
 }
 
-tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
+/* owned: a file of the cache directory, trusted only when it is a regular file of ours that no
+ * one else may write (never followed through a symlink). O_NONBLOCK: a FIFO must not hang us. */
+static tk_symcache *open_cache(const char *path, int owned, tk_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (owned ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		tk_error_set(err, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(tk_sc_header)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		tk_error_set(err, "%s: not a regular file", path);
+		return NULL;
+	}
+	if (owned && (st.st_uid != geteuid() || (st.st_mode & 022))) {
+		close(fd);
+		tk_error_set(err, "%s: not owned by this user or writable by others: not trusted", path);
+		return NULL;
+	}
+	if (st.st_size < (off_t)sizeof(tk_sc_header)) {
 		close(fd);
 		tk_error_set(err, "%s: not a tracekit symbol cache (too short)", path);
 		return NULL;
@@ -659,14 +671,27 @@ tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
 	return tk_symcache_view(m, (size_t)st.st_size, path, TK_SC_MMAP, err);
 }
 
+tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
+{
+	return open_cache(path, 0, err);
+}
+
+tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err)
+{
+	return open_cache(path, 1, err);
+}
+
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err)
 {
-	/* write a temporary and rename, so a reader never maps a half-written cache */
+	/* Write a temporary and rename, so a reader never maps a half-written cache. mkostemp creates
+	 * a new file (O_EXCL): a planted symlink or file of that name is never written through. */
 	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
+		return tk_error_set(err, "%s: path too long", path);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return tk_error_set(err, "%s: %s", tmp, strerror(errno));
+	(void)fchmod(fd, 0644);
 	size_t done = 0;
 	while (done < size) {
 		ssize_t w = write(fd, buf + done, size - done);

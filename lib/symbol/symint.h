@@ -111,6 +111,8 @@ void tk_symcache_close(tk_symcache *c);
 /* Recompute and store the checksum of cache bytes (for writers and the fuzz harness). */
 void tk_symcache_fix_checksum(uint8_t *data, size_t size);
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err);
+/* A file of the cache directory: refused when it is a symlink, not ours or writable by others. */
+tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err);
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err);
 /* Lookup by file address (not runtime). Fills up to cap frames innermost first; returns count. */
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,

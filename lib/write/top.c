@@ -4,6 +4,7 @@
  * 100 and no total exceeds 100 (a recursive function counts once per sample).
  */
 #include "tracekit/write.h"
+#include "util/text.h"
 #include "write/wutil.h"
 
 static const char *entry_binary(const tk_profile *p, tk_frame_id f)
@@ -35,12 +36,15 @@ int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 		char s[32], tot[32], buf[32];
 		tk_wu_weight(s, sizeof s, u, e->self);
 		tk_wu_weight(tot, sizeof tot, u, e->total);
-		fprintf(out, "%14s %6.1f%% %14s %6.1f%% %10llu  %s", s, tk_wu_percent(e->self, t->weight), tot,
-		        tk_wu_percent(e->total, t->weight), (unsigned long long)e->samples,
-		        tk_frame_label(p, e->frame, buf));
+		fprintf(out, "%14s %6.1f%% %14s %6.1f%% %10llu  ", s, tk_wu_percent(e->self, t->weight), tot,
+		        tk_wu_percent(e->total, t->weight), (unsigned long long)e->samples);
+		tk_text_fput(out, tk_frame_label(p, e->frame, buf));
 		const char *bin = entry_binary(p, e->frame);
-		if (*bin)
-			fprintf(out, "  [%s]", bin);
+		if (*bin) {
+			fputs("  [", out);
+			tk_text_fput(out, bin);
+			putc(']', out);
+		}
 		putc('\n', out);
 	}
 	if (n < t->n)

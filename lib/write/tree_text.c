@@ -14,7 +14,12 @@
 
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/wutil.h"
+
+/* Guides stop growing below this many levels (deeper rows show their depth instead): a stack
+ * 100,000 frames deep would otherwise write gigabytes of indentation. */
+#define MAX_GUIDE_LEVELS 64
 
 typedef struct item {
 	tk_cnode_id node;
@@ -31,19 +36,31 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	const char *proc = g->process ? tk_string(p, g->process) : "(unknown process)";
 	switch (tk_calltree_grouping(t)) {
 	case TK_GROUP_THREAD:
-		fprintf(out, "Thread %s (tid %llu), process %s", g->name ? tk_string(p, g->name) : "(unnamed)",
-		        (unsigned long long)g->tid, proc);
+		fputs("Thread ", out);
+		tk_text_fput(out, g->name ? tk_string(p, g->name) : "(unnamed)");
+		{
+			const char *kind = tk_profile_meta(p, "thread-tid");
+			fprintf(out, " (%s %llu), process ", kind && strcmp(kind, "record") == 0 ? "record" : "tid",
+			        (unsigned long long)g->tid);
+		}
+		tk_text_fput(out, proc);
 		break;
-	case TK_GROUP_PROCESS: fprintf(out, "Process %s", proc); break;
+	case TK_GROUP_PROCESS:
+		fputs("Process ", out);
+		tk_text_fput(out, proc);
+		break;
 	case TK_GROUP_ALL: fprintf(out, "All threads"); break;
 	}
 	if (tk_calltree_grouping(t) != TK_GROUP_ALL && g->pid >= 0)
 		fprintf(out, " (pid %lld)", (long long)g->pid);
 	if (tk_calltree_grouping(t) != TK_GROUP_THREAD)
 		fprintf(out, ", %u thread%s", g->threads, g->threads == 1 ? "" : "s");
-	fprintf(out, ": %s %s, %llu sample%s%s\n", w, tk_wu_display_unit(u), (unsigned long long)root->samples,
-	        root->samples == 1 ? "" : "s",
-	        tk_calltree_inverted(t) ? " (inverted: callers below each function)" : "");
+	if (u == TK_UNIT_SAMPLES && root->total == root->samples) /* the weight is the count: say it once */
+		fprintf(out, ": %llu sample%s", (unsigned long long)root->samples, root->samples == 1 ? "" : "s");
+	else
+		fprintf(out, ": %s %s, %llu sample%s", w, tk_wu_display_unit(u), (unsigned long long)root->samples,
+		        root->samples == 1 ? "" : "s");
+	fprintf(out, "%s\n", tk_calltree_inverted(t) ? " (inverted: callers below each function)" : "");
 	const char *du = tk_wu_display_unit(u);
 	char tot[32], self[32];
 	snprintf(tot, sizeof tot, "Total %s", du);
@@ -59,9 +76,14 @@ static void row(FILE *out, tk_unit u, uint64_t gtotal, const tk_cnode *n, const 
 	tk_wu_weight(self, sizeof self, u, n->self);
 	fprintf(out, "%14s %6.1f%% %14s  ", tot, tk_wu_percent(n->total, gtotal), self);
 	fwrite(prefix, 1, plen, out);
-	fputs(label, out);
-	if (*binary)
-		fprintf(out, "  [%s]", binary);
+	if (n->depth > MAX_GUIDE_LEVELS + 1)
+		fprintf(out, "[depth %u] ", n->depth);
+	tk_text_fput(out, label);
+	if (*binary) {
+		fputs("  [", out);
+		tk_text_fput(out, binary);
+		putc(']', out);
+	}
 	if (n->flags & TK_CNODE_INLINED)
 		fputs("  (inlined)", out);
 	putc('\n', out);
@@ -100,7 +122,7 @@ int tk_write_tree_text(FILE *out, const tk_calltree *t, tk_error *err)
 				char buf[32];
 				row(out, u, root->total, node, prefix, plen, tk_cnode_label(t, node, buf),
 				    tk_cnode_binary(t, node));
-				if (node->depth > 1) {
+				if (node->depth > 1 && node->depth <= MAX_GUIDE_LEVELS) {
 					const char *cont = last ? blank : pipe;
 					size_t clen = strlen(cont);
 					memcpy(prefix + it.prefix, cont, clen);

@@ -1,4 +1,5 @@
 /* Helpers shared by the writers; see wutil.h. */
+#include "util/text.h"
 #include "write/wutil.h"
 
 #include <errno.h>
@@ -26,22 +27,7 @@ double tk_wu_percent(uint64_t part, uint64_t whole)
 
 void tk_wu_json_string(FILE *out, const char *s)
 {
-	putc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		switch (*c) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*c < 0x20)
-				fprintf(out, "\\u%04x", *c);
-			else
-				putc(*c, out);
-		}
-	}
-	putc('"', out);
+	tk_json_fput(out, s);
 }
 
 int tk_wu_finish(FILE *out, const char *what, tk_error *err)

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbol/symint.h"
+#include "tracekit/symbol.h"
+#include "tracekit/write.h"
 #include "util/mem.h"
 
 typedef struct idmap {
@@ -208,7 +209,13 @@ static void write_row(wr *w, rowst *rs, tk_thread_id t, tk_stack_id stack, uint6
 	fputs("</backtrace></row>\n", o);
 }
 
+/* The name it had when it lived with the symbolicator (lib/symbol): kept for existing callers. */
 int tk_symbol_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
+{
+	return tk_write_xctrace(o, p, err);
+}
+
+int tk_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
 {
 	wr w = {.p = p, .o = o};
 	/* cycles stay cycles (a cpu-profile table); every other unit is written as time-profile weights */

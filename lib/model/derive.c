@@ -1,0 +1,82 @@
+#include "model/derive.h"
+
+#include <stdlib.h>
+
+#include "util/mem.h"
+
+tk_profile *tk_derive_begin(tk_derive *d, const tk_profile *in)
+{
+	d->in = in;
+	d->out = tk_profile_new();
+	tk_profile_set_unit(d->out, tk_profile_unit(in));
+	for (size_t i = 0; i < tk_profile_meta_count(in); i++) {
+		const char *k, *v;
+		tk_profile_meta_at(in, i, &k, &v);
+		tk_profile_set_meta(d->out, k, v);
+	}
+	d->bins = tk_xcalloc(tk_binary_count(in) + 1, sizeof *d->bins);
+	d->frames = tk_xcalloc(tk_frame_count(in) + 1, sizeof *d->frames);
+	/* images keep their meaning whatever the stacks become */
+	size_t nim = 0;
+	const tk_binary *im = tk_profile_images(in, &nim);
+	for (size_t i = 0; i < nim; i++) {
+		tk_binary nb = im[i];
+		nb.name = tk_derive_str(d, im[i].name);
+		nb.path = tk_derive_str(d, im[i].path);
+		nb.uuid = tk_derive_str(d, im[i].uuid);
+		nb.arch = tk_derive_str(d, im[i].arch);
+		tk_profile_image_add(d->out, &nb);
+	}
+	return d->out;
+}
+
+void tk_derive_end(tk_derive *d)
+{
+	free(d->bins);
+	free(d->frames);
+	d->bins = NULL;
+	d->frames = NULL;
+}
+
+tk_str tk_derive_str(tk_derive *d, tk_str s)
+{
+	return s ? tk_intern(d->out, tk_string(d->in, s), tk_string_len(d->in, s)) : 0;
+}
+
+tk_binary_id tk_derive_binary(tk_derive *d, tk_binary_id id)
+{
+	const tk_binary *b = tk_binary_get(d->in, id);
+	if (!b)
+		return 0;
+	if (!d->bins[id]) {
+		tk_binary nb = *b;
+		nb.name = tk_derive_str(d, b->name);
+		nb.path = tk_derive_str(d, b->path);
+		nb.uuid = tk_derive_str(d, b->uuid);
+		nb.arch = tk_derive_str(d, b->arch);
+		d->bins[id] = tk_binary_add(d->out, &nb);
+	}
+	return d->bins[id];
+}
+
+tk_frame_id tk_derive_frame(tk_derive *d, tk_frame_id f)
+{
+	const tk_frame *fr = tk_frame_get(d->in, f);
+	if (!fr)
+		return 0;
+	if (!d->frames[f]) {
+		tk_frame nf = *fr;
+		nf.name = tk_derive_str(d, fr->name);
+		nf.file = tk_derive_str(d, fr->file);
+		nf.binary = fr->binary ? tk_derive_binary(d, fr->binary) : 0;
+		d->frames[f] = tk_frame_add(d->out, &nf);
+	}
+	return d->frames[f];
+}
+
+tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t)
+{
+	const tk_thread *th = tk_thread_get(d->in, t);
+	return tk_thread_get_or_add(d->out, th->pid, th->tid, tk_derive_str(d, th->name),
+	                            tk_derive_str(d, th->process));
+}

@@ -1,0 +1,36 @@
+/*
+ * Deriving a profile from a profile: what transforms (model/transform.c) and symbolication
+ * (symbol/profile_sym.c) share. The new profile starts with the input's unit, metadata and trace
+ * images; strings, binaries and frames are copied on demand, each once (memo tables sized from
+ * the input), so the derived profile holds only what its stacks use.
+ *
+ *   tk_derive d;
+ *   tk_profile *out = tk_derive_begin(&d, in);
+ *   ... tk_derive_frame(&d, f), tk_derive_binary(&d, b), tk_derive_str(&d, s),
+ *       tk_derive_thread(&d, t) ...
+ *   tk_derive_end(&d);                      // frees the memo tables, not out
+ *
+ * Internal (not installed).
+ */
+#ifndef TK_MODEL_DERIVE_H
+#define TK_MODEL_DERIVE_H
+
+#include "tracekit/profile.h"
+
+typedef struct tk_derive {
+	const tk_profile *in;
+	tk_profile *out;
+	tk_binary_id *bins;  /* input binary → output binary (0 = not copied yet) */
+	tk_frame_id *frames; /* input frame → output frame (0 = not copied yet) */
+} tk_derive;
+
+tk_profile *tk_derive_begin(tk_derive *d, const tk_profile *in);
+void tk_derive_end(tk_derive *d);
+tk_str tk_derive_str(tk_derive *d, tk_str s);
+tk_binary_id tk_derive_binary(tk_derive *d, tk_binary_id b);
+/* The frame as it is (name, binary, file, line, flags). */
+tk_frame_id tk_derive_frame(tk_derive *d, tk_frame_id f);
+/* The input thread's identity (pid, tid, name, process) in the output; no samples. */
+tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t);
+
+#endif
