@@ -184,6 +184,23 @@ int tk_symbol_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
 char *tk_demangle(const char *symbol);
 int tk_symbol_is_swift(const char *symbol);
 
+enum {
+	TK_DEMANGLE_FULL = 0,       /* what swift-demangle / c++filt print: modules, signatures */
+	TK_DEMANGLE_SIMPLIFIED = 1, /* Swift: what atos, Instruments and crash reports print */
+};
+
+/* Demangle a Swift symbol ("$s…", "_$s…", "$e…", Swift 4.2 "$S…", Swift 4 "_T0…", older "_T…";
+ * Mach-O's extra leading '_' accepted) into out (cap bytes, NUL-terminated). Returns the length
+ * written, or 0 when the name is not a Swift symbol this demangler understands (out is then
+ * unspecified: show the input unchanged). Needs no allocation per call and never reads past
+ * in[len). Thread-safe. */
+size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int flags);
+
+/* Any mangled name (Itanium C++, Rust legacy and v0, Swift) with or without the Mach-O leading
+ * '_'; flags as above. Returns a malloc'd string, or NULL if the name is not mangled (or not
+ * understood). */
+char *tk_demangle_any(const char *symbol, int flags);
+
 #ifdef __cplusplus
 }
 #endif
