@@ -694,64 +694,60 @@ static int bound_kind(int k)
 	return -1;
 }
 
-/* Apply the per-level argument lists to a nominal type and its generic parents. */
+static int consumes_args(int k)
+{
+	switch (k) {
+	case SW_Variable: case SW_Subscript: case SW_ImplicitClosure: case SW_ExplicitClosure:
+	case SW_DefaultArgumentInitializer: case SW_Initializer: case SW_Static: case SW_Getter: case SW_Setter:
+	case SW_ModifyAccessor: case SW_ReadAccessor:
+		return 0;
+	}
+	return 1;
+}
+
+/* Apply the per-level argument lists to a nominal type and its generic parents (a local type's
+ * parents are found through the functions it is declared in). */
 static int bind_args(sw_ctx *c, int nominal, int *lists, int nlists, int level)
 {
-	if (++c->depth > SW_MAX_DEPTH) {
+	if (nominal < 0 || ++c->depth > SW_MAX_DEPTH) {
 		c->fail = 1;
 		return -1;
 	}
 	int k = c->nodes[nominal].kind;
+	int consumes = consumes_args(k);
+	int args = lists[level];
+	if (consumes)
+		level++;
 	int res = nominal;
-	if (level < nlists) {
-		int ctx = -1;
-		if (c->nodes[nominal].nkids >= 2)
-			ctx = sw_kid(c, nominal, 0);
-		int nctx = ctx;
-		int consumed = level + 1;
-		if (ctx >= 0 && consumed < nlists) {
-			int ck = c->nodes[ctx].kind;
-			if (bound_kind(ck) >= 0 || ck == SW_Extension || is_context_kind(ck)) {
-				if (bound_kind(ck) >= 0)
-					nctx = bind_args(c, ctx, lists, nlists, consumed);
-				else if (ck == SW_Extension) {
-					int ext_t = sw_kid(c, ctx, 1);
-					int bt = bind_args(c, ext_t, lists, nlists, consumed);
-					nctx = sw_new(c, SW_Extension);
-					for (int i = 0; i < c->nodes[ctx].nkids; i++)
-						sw_add(c, nctx, i == 1 ? bt : sw_kid(c, ctx, i));
-				} else if (ck != SW_Module) {
-					/* a local type in a function: bind the function's context */
-					int fc = sw_kid(c, ctx, 0);
-					if (fc >= 0 && bound_kind(c->nodes[fc].kind) >= 0) {
-						int bt = bind_args(c, fc, lists, nlists, consumed);
-						nctx = sw_new(c, ck);
-						c->nodes[nctx].index = c->nodes[ctx].index;
-						for (int i = 0; i < c->nodes[ctx].nkids; i++)
-							sw_add(c, nctx, i == 0 ? bt : sw_kid(c, ctx, i));
-					}
-				}
-			}
+	if (level < nlists && c->nodes[nominal].nkids > 0) {
+		int ctx = sw_kid(c, nominal, 0);
+		int bp;
+		if (c->nodes[ctx].kind == SW_Extension) {
+			int bt = bind_args(c, sw_kid(c, ctx, 1), lists, nlists, level);
+			bp = sw_new(c, SW_Extension);
+			for (int i = 0; i < c->nodes[ctx].nkids; i++)
+				sw_add(c, bp, i == 1 ? bt : sw_kid(c, ctx, i));
+		} else if (c->nodes[ctx].kind == SW_Module) {
+			bp = ctx;
+		} else
+			bp = bind_args(c, ctx, lists, nlists, level);
+		res = sw_new_index(c, k, c->nodes[nominal].index);
+		if (res >= 0) {
+			c->nodes[res].text = c->nodes[nominal].text;
+			c->nodes[res].tlen = c->nodes[nominal].tlen;
 		}
-		int base = nominal;
-		if (nctx != ctx) {
-			base = sw_new(c, k);
-			c->nodes[base].index = c->nodes[nominal].index;
-			for (int i = 0; i < c->nodes[nominal].nkids; i++)
-				sw_add(c, base, i == 0 ? nctx : sw_kid(c, nominal, i));
+		sw_add(c, res, bp);
+		for (int i = 1; i < c->nodes[nominal].nkids; i++)
+			sw_add(c, res, sw_kid(c, nominal, i));
+	}
+	if (consumes && c->nodes[args].nkids > 0) {
+		int bk = bound_kind(k);
+		if (bk < 0) {
+			c->fail = 1;
+			c->depth--;
+			return -1;
 		}
-		int args = lists[level];
-		if (c->nodes[args].nkids == 0) {
-			res = base;
-		} else {
-			int bk = bound_kind(k);
-			if (bk < 0) {
-				c->fail = 1;
-				c->depth--;
-				return -1;
-			}
-			res = mk2(c, bk, mk_type(c, base), args);
-		}
+		res = mk2(c, bk, mk_type(c, res), args);
 	}
 	c->depth--;
 	return res;
@@ -1042,8 +1038,21 @@ static int function_entity(sw_ctx *c)
 	case 'E': return entity(c, SW_IVarDestroyer, 0, 0);
 	case 'e': return entity(c, SW_IVarInitializer, 0, 0);
 	case 'i': return entity(c, SW_Initializer, 0, 0);
-	case 'C': return entity(c, SW_Allocator, 0, 1);
-	case 'c': return entity(c, SW_Constructor, 0, 1);
+	case 'C':
+	case 'c': {
+		int pn = pop_kind(c, SW_PrivateDeclName);
+		int e = entity(c, ch == 'C' ? SW_Allocator : SW_Constructor, 0, 1);
+		if (e >= 0 && pn >= 0) {
+			/* the private name goes second, like an entity's name */
+			int e2 = sw_new(c, c->nodes[e].kind);
+			sw_add(c, e2, sw_kid(c, e, 0));
+			sw_add(c, e2, pn);
+			for (int i = 1; i < c->nodes[e].nkids; i++)
+				sw_add(c, e2, sw_kid(c, e, i));
+			e = e2;
+		}
+		return e;
+	}
 	case 'U':
 	case 'u': {
 		int64_t idx = index_(c);
@@ -1348,21 +1357,15 @@ static int tuple(sw_ctx *c)
 	do {
 		first = pop_kind(c, SW_FirstElementMarker) >= 0;
 		int el = sw_new(c, SW_TupleElement);
-		if (pop_kind(c, SW_VariadicMarker) >= 0)
-			sw_add(c, el, sw_new(c, SW_VariadicMarker));
+		int var = pop_kind(c, SW_VariadicMarker);
+		label = pop_kind(c, SW_Identifier);
+		if (label >= 0)
+			sw_add(c, el, sw_new_text(c, SW_TupleElementName, c->nodes[label].text, c->nodes[label].tlen));
+		if (var >= 0)
+			sw_add(c, el, var);
 		int ty = pop_type(c);
 		if (ty < 0)
 			return c->fail = 1, -1;
-		label = pop_kind(c, SW_Identifier);
-		if (label >= 0) {
-			int nm = sw_new_text(c, SW_TupleElementName, c->nodes[label].text, c->nodes[label].tlen);
-			/* name first */
-			int el2 = sw_new(c, SW_TupleElement);
-			sw_add(c, el2, nm);
-			for (int i = 0; i < c->nodes[el].nkids; i++)
-				sw_add(c, el2, sw_kid(c, el, i));
-			el = el2;
-		}
 		sw_add(c, el, ty);
 		if (ne >= 256)
 			return c->fail = 1, -1;
@@ -1637,7 +1640,26 @@ static int op(sw_ctx *c)
 		int kind = k == 'i' ? SW_InfixOperator : k == 'p' ? SW_PrefixOperator : k == 'P' ? SW_PostfixOperator : -1;
 		if (kind < 0)
 			return c->fail = 1, -1;
-		c->nodes[name].kind = (uint16_t)kind;
+		/* operator characters are spelled with letters */
+		static const char map[] = "&@/=>?<*!|+?%-~??^?.";
+		sw_node *nm = &c->nodes[name];
+		char *o = arena_alloc(c, nm->tlen);
+		if (!o)
+			return -1;
+		for (uint32_t i = 0; i < nm->tlen; i++) {
+			int ch = (unsigned char)nm->text[i];
+			o[i] = (char)ch;
+			if (is_lower(ch)) {
+				int m = ch - 'a' < (int)sizeof map - 1 ? map[ch - 'a'] : '?';
+				static const char letters[] = "acdeglmnoprstxzq";
+				/* map only the letters the grammar defines */
+				if (!strchr(letters, ch))
+					return c->fail = 1, -1;
+				o[i] = ch == 'q' ? '?' : (char)m;
+			}
+		}
+		nm->text = o;
+		nm->kind = (uint16_t)kind;
 		return name;
 	}
 	case 'p': {
@@ -1813,10 +1835,10 @@ static int witness_op(sw_ctx *c)
 		case 'e': t = "outlined consume of "; break;
 		case 'r': t = "outlined retain of "; break;
 		case 's': t = "outlined release of "; break;
-		case 'b': t = "outlined initializeWithTake of "; break;
-		case 'c': t = "outlined initializeWithCopy of "; break;
-		case 'd': t = "outlined assignWithTake of "; break;
-		case 'f': t = "outlined assignWithCopy of "; break;
+		case 'b': t = "outlined init with take of "; break;
+		case 'c': t = "outlined init with copy of "; break;
+		case 'd': t = "outlined assign with take of "; break;
+		case 'f': t = "outlined assign with copy of "; break;
 		case 'h': t = "outlined destroy of "; break;
 		case 'B': t = "outlined init with take of "; break;
 		case 'C': t = "outlined init with copy of "; break;

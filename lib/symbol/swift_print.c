@@ -315,12 +315,16 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 		}
 	}
 	if (has_name || over) {
-		if (over)
-			puts_(p, over);
-		else
+		size_t at = p->n;
+		if (has_name)
 			print(p, name, 0);
+		if (over) {
+			if (has_name && p->n != at)
+				put(p, ".", 1);
+			puts_(p, over);
+		}
 		if (extra) {
-			if (has_name || over)
+			if (p->n != at)
 				put(p, multi ? " " : ".", 1);
 			puts_(p, extra);
 		}
@@ -604,8 +608,15 @@ static int print(pr *p, int n, int prefix)
 		ret = print_entity(p, n, prefix, TP_FUNC, has, NULL, -1, has ? NULL : "subscript");
 		break;
 	}
-	case SW_Constructor: ret = print_entity(p, n, prefix, TP_FUNC, 0, NULL, -1, "init"); break;
-	case SW_Allocator: ret = print_entity(p, n, prefix, TP_FUNC, 0, NULL, -1, "__allocating_init"); break;
+	case SW_Constructor:
+	case SW_Allocator: {
+		int has = K(p, kid(p, n, 1)) == SW_PrivateDeclName;
+		int ctx = kid(p, n, 0);
+		int cls = K(p, ctx) == SW_Class || K(p, ctx) == SW_BoundGenericClass;
+		ret = print_entity(p, n, prefix, TP_FUNC, has, NULL, -1,
+		                   x->kind == SW_Allocator && cls ? "__allocating_init" : "init");
+		break;
+	}
 	case SW_Destructor: ret = print_entity(p, n, prefix, TP_NONE, 0, NULL, -1, "deinit"); break;
 	case SW_Deallocator: ret = print_entity(p, n, prefix, TP_NONE, 0, NULL, -1, "__deallocating_deinit"); break;
 	case SW_IsolatedDeallocator:
