@@ -2074,7 +2074,7 @@ static size_t swift_prefix(const char *s, size_t n, int *old_fn)
 	return 0;
 }
 
-int sw_parse_old(sw_ctx *c) __attribute__((weak));
+
 
 size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int flags)
 {
@@ -2099,7 +2099,7 @@ size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int 
 	if (pre && pre <= len) {
 		c->pos = pre;
 		g = sw_parse_new(c);
-	} else if (len >= 2 && in[0] == '_' && in[1] == 'T' && sw_parse_old) {
+	} else if (len >= 2 && in[0] == '_' && in[1] == 'T') {
 		c->pos = 2;
 		g = sw_parse_old(c);
 	}

@@ -702,14 +702,32 @@ static int print(pr *p, int n, int prefix)
 		print_tuple(p, n);
 		break;
 	case SW_FunctionType:
-	case SW_NoEscapeFunctionType: print_function_type(p, n, -1, 1); break;
+	case SW_NoEscapeFunctionType: print_function_type(p, n, -1, !p->simp); break;
 	case SW_ObjCBlock:
 		puts_(p, "@convention(block) ");
-		print_function_type(p, n, -1, 1);
+		print_function_type(p, n, -1, !p->simp);
 		break;
 	case SW_CFunctionPointer:
 		puts_(p, "@convention(c) ");
-		print_function_type(p, n, -1, 1);
+		print_function_type(p, n, -1, !p->simp);
+		break;
+	case SW_ValueWitness:
+		puttext(p, n);
+		puts_(p, p->simp ? " for " : " value witness for ");
+		print(p, kid(p, n, 0), 0);
+		break;
+	case SW_AssocWitness:
+		if (x->text[0] == 't') {
+			puts_(p, "associated type metadata accessor for ");
+			print(p, kid(p, n, 1), 0);
+		} else {
+			puts_(p, "associated type witness table accessor for ");
+			print(p, kid(p, n, 1), 0);
+			puts_(p, " : ");
+			print(p, kid(p, n, 2), 0);
+		}
+		puts_(p, " in ");
+		print_conformance(p, kid(p, n, 0));
 		break;
 	case SW_ThinFunctionType:
 		puts_(p, "@convention(thin) ");
@@ -718,7 +736,7 @@ static int print(pr *p, int n, int prefix)
 	case SW_AutoClosureType:
 	case SW_EscapingAutoClosureType:
 		puts_(p, "@autoclosure ");
-		print_function_type(p, n, -1, 1);
+		print_function_type(p, n, -1, !p->simp);
 		break;
 	case SW_InOut:
 		puts_(p, "inout ");
