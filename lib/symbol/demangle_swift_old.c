@@ -191,6 +191,8 @@ static int substitution(sw_ctx *c)
 
 static int module(sw_ctx *c)
 {
+	if (eat(c, 's'))
+		return swift_mod(c);
 	if (eat(c, 'S')) {
 		int m = substitution(c);
 		if (m >= 0 && c->nodes[m].kind != SW_Module)
@@ -231,16 +233,19 @@ static int nominal(sw_ctx *c, int kind)
 static int protocol_name(sw_ctx *c)
 {
 	/* a protocol in a list: a substitution or context + name */
+	int ctx;
 	if (eat(c, 'S')) {
 		int s = substitution(c);
 		if (s < 0)
 			return -1;
 		int in = c->nodes[s].kind == SW_Type ? sw_kid(c, s, 0) : -1;
-		if (in < 0 || c->nodes[in].kind != SW_Protocol)
+		if (in >= 0 && c->nodes[in].kind == SW_Protocol)
+			return s;
+		if (c->nodes[s].kind != SW_Module && (in < 0 || c->nodes[in].kind == SW_Protocol))
 			return bad(c);
-		return s;
-	}
-	int ctx = context(c);
+		ctx = in >= 0 ? in : s;
+	} else
+		ctx = context(c);
 	int name = decl_name(c);
 	int t = ty(c, mk2(c, SW_Protocol, ctx, name));
 	add_subst(c, t);
@@ -325,7 +330,7 @@ static int generic_param_ref(sw_ctx *c)
 	int64_t i = index_(c);
 	if (i < 0)
 		return -1;
-	return gen_param(c, 0, (uint64_t)i);
+	return gen_param(c, 0, (uint64_t)i + 1);
 }
 
 static int assoc_ref(sw_ctx *c)

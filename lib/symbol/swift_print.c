@@ -837,11 +837,14 @@ static int print(pr *p, int n, int prefix)
 		gen_param_name(p, x->index >> 32, x->index & 0xffffffffu);
 		break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
-	case SW_DependentGenericType:
+	case SW_DependentGenericType: {
 		print_signature(p, kid(p, n, 0));
-		put(p, " ", 1);
+		int ik = K(p, kid(p, kid(p, n, 1), 0));
+		if (ik != SW_FunctionType && ik != SW_NoEscapeFunctionType)
+			put(p, " ", 1);
 		print(p, kid(p, n, 1), 0);
 		break;
+	}
 	case SW_DependentGenericSignature: print_signature(p, n); break;
 	case SW_AttrFor:
 		puttext(p, n);
