@@ -10,6 +10,7 @@ CPPFLAGS_TK += -I/usr/include/libdwarf
 # libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
 # straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.
 SYMBOL_FUZZ_SRC := lib/symbol/macho.c lib/symbol/dwarf.c lib/symbol/symcache.c lib/symbol/demangle.c \
+                   lib/symbol/demangle_swift.c lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c \
                    lib/util/error.c lib/util/hidx.c lib/util/mem.c
 SYMBOL_FUZZ_CC  := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                    -Iinclude -Ilib -I/usr/include/libdwarf

@@ -77,10 +77,12 @@ tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid, con
 #define TK_SYMBOL_MAX_FRAMES 64
 
 typedef struct tk_symbol_frame {
-	const char *function; /* demangled C/C++ name, Swift names as mangled; "??" if unknown */
-	const char *file;     /* source path as in the debug info; NULL if unknown */
-	uint32_t line;        /* 0 if unknown */
-	uint32_t flags;       /* TK_FRAME_INLINED (all but the outermost), TK_FRAME_SWIFT */
+	const char *function;  /* demangled C/C++/Rust name; Swift in the simplified form atos and
+	                          Instruments print ("ViewController.viewDidLoad()"); "??" if unknown */
+	const char *file;      /* source path as in the debug info; NULL if unknown */
+	uint32_t line;         /* 0 if unknown */
+	uint32_t flags;        /* TK_FRAME_INLINED (all but the outermost), TK_FRAME_SWIFT */
+	const char *full_name; /* Swift: the full form swift-demangle prints; otherwise == function */
 } tk_symbol_frame;
 
 typedef struct tk_symbol_result {

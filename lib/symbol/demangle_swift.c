@@ -1641,21 +1641,20 @@ static int op(sw_ctx *c)
 		if (kind < 0)
 			return c->fail = 1, -1;
 		/* operator characters are spelled with letters */
-		static const char map[] = "&@/=>?<*!|+?%-~??^?.";
+		static const char letters[] = "acdeglmnoprstxzq";
+		static const char chars[] = "&@/=><*!|+%-~^.?";
 		sw_node *nm = &c->nodes[name];
 		char *o = arena_alloc(c, nm->tlen);
 		if (!o)
 			return -1;
 		for (uint32_t i = 0; i < nm->tlen; i++) {
-			int ch = (unsigned char)nm->text[i];
-			o[i] = (char)ch;
-			if (is_lower(ch)) {
-				int m = ch - 'a' < (int)sizeof map - 1 ? map[ch - 'a'] : '?';
-				static const char letters[] = "acdeglmnoprstxzq";
-				/* map only the letters the grammar defines */
-				if (!strchr(letters, ch))
+			int oc = (unsigned char)nm->text[i];
+			o[i] = (char)oc;
+			if (is_lower(oc)) {
+				const char *q = strchr(letters, oc);
+				if (!q)
 					return c->fail = 1, -1;
-				o[i] = ch == 'q' ? '?' : (char)m;
+				o[i] = chars[q - letters];
 			}
 		}
 		nm->text = o;

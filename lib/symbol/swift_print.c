@@ -339,7 +339,7 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 		else if (K(p, ch) == SW_LabelList)
 			labels = ch;
 	}
-	if (type >= 0) {
+	if (type >= 0 && style != TP_NONE) {
 		if (style == TP_FUNC && multi && !p->simp)
 			put(p, " ", 1);
 		print_entity_type(p, type, labels, style);
