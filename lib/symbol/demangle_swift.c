@@ -728,7 +728,10 @@ static int bind_args(sw_ctx *c, int nominal, int *lists, int nlists, int level)
 			for (int i = 0; i < c->nodes[ctx].nkids; i++)
 				sw_add(c, bp, i == 1 ? bt : sw_kid(c, ctx, i));
 		} else if (c->nodes[ctx].kind == SW_Module) {
-			bp = ctx;
+			/* more argument lists than generic levels */
+			c->fail = 1;
+			c->depth--;
+			return -1;
 		} else
 			bp = bind_args(c, ctx, lists, nlists, level);
 		res = sw_new_index(c, k, c->nodes[nominal].index);
