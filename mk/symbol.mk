@@ -21,3 +21,11 @@ $(BUILD)/fuzz/fuzz_symbol_cache: tests/fuzz/fuzz_symbol_cache.c $(SYMBOL_FUZZ_SR
 	@mkdir -p $(dir $@)
 	$(SYMBOL_FUZZ_CC) -o $@ $< $(SYMBOL_FUZZ_SRC) -ldwarf -liberty -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache
+
+# libFuzzer harness for the Swift demangler; tests/cli/swift_fuzz.sh gives it a bounded run seeded
+# with the test vectors.
+SWIFT_FUZZ_SRC := lib/symbol/demangle_swift.c lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c
+$(BUILD)/fuzz/fuzz_swift_demangle: tests/fuzz/fuzz_swift_demangle.c $(SWIFT_FUZZ_SRC) lib/symbol/swift_node.h
+	@mkdir -p $(dir $@)
+	$(SYMBOL_FUZZ_CC) -fno-sanitize-recover=all -o $@ $< $(SWIFT_FUZZ_SRC)
+EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_swift_demangle

@@ -2080,8 +2080,8 @@ static size_t swift_prefix(const char *s, size_t n, int *old_fn)
 
 size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int flags)
 {
-	if (!in || !out || cap == 0)
-		return 0;
+	if (!in || !out || cap == 0 || memchr(in, 0, len))
+		return 0; /* a NUL is no part of a symbol, and names are printed as C strings */
 	int old_fn;
 	size_t pre = swift_prefix(in, len, &old_fn);
 	/* one context per thread, reused: demangling allocates nothing per name */

@@ -96,7 +96,7 @@ void sw_add(sw_ctx *c, int parent, int child);
 static inline sw_node *sw_n(sw_ctx *c, int i) { return &c->nodes[i]; }
 static inline int sw_kid(const sw_ctx *c, int i, int k)
 {
-	return k < c->nodes[i].nkids ? (int)c->kidpool[c->nodes[i].kids + k] : -1;
+	return i >= 0 && k >= 0 && k < c->nodes[i].nkids ? (int)c->kidpool[c->nodes[i].kids + (unsigned)k] : -1;
 }
 
 /* Parsers: return the Global node or -1. */
