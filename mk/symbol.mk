@@ -29,3 +29,7 @@ $(BUILD)/fuzz/fuzz_swift_demangle: tests/fuzz/fuzz_swift_demangle.c $(SWIFT_FUZZ
 	@mkdir -p $(dir $@)
 	$(SYMBOL_FUZZ_CC) -fno-sanitize-recover=all -o $@ $< $(SWIFT_FUZZ_SRC)
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_swift_demangle
+
+# bench/bench_demangle.sh: the Swift demangler's throughput, straight on the library.
+$(BUILD)/demangle_speed: bench/demangle_speed.c $(BUILD)/libtracekit.a
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)

@@ -80,6 +80,9 @@ char *tk_demangle_any(const char *symbol, int flags)
 	char *d = tk_demangle(symbol);
 	if (d)
 		return d;
+	const char *s = symbol[0] == '_' && symbol[1] == '_' ? symbol + 1 : symbol;
+	if (!tk_is_swift_symbol(s) && !(s[0] == '_' && s[1] == 'T') && strncmp(s, "@__swiftmacro_", 14))
+		return NULL; /* not worth an output buffer */
 	return swift(symbol, flags);
 }
 

@@ -22,8 +22,10 @@ static int attr_for(sw_ctx *c, const char *text, int child);
 int sw_new(sw_ctx *c, int kind)
 {
 	if (c->nnodes >= SW_MAX_NODES) {
+		/* node 0 is a scratch node: callers may touch what they get back before they look at
+		 * c->fail, which now throws the whole result away */
 		c->fail = 1;
-		return -1;
+		return 0;
 	}
 	sw_node *n = &c->nodes[c->nnodes];
 	n->kind = (uint16_t)kind;
@@ -55,7 +57,9 @@ int sw_new_index(sw_ctx *c, int kind, uint64_t idx)
 
 void sw_add(sw_ctx *c, int p, int k)
 {
-	if (p < 0 || k < 0) {
+	if (c->fail)
+		return;
+	if (p <= 0 || k <= 0) {
 		c->fail = 1;
 		return;
 	}
@@ -2094,6 +2098,7 @@ size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int 
 	c->fail = 0;
 	c->depth = 0;
 	c->nnodes = c->nkidpool = 0;
+	sw_new(c, SW_Text); /* node 0: the scratch node (see sw_new) */
 	c->narena = 0;
 	c->sp = c->nsubst = c->nwords = 0;
 	c->old_fn = old_fn;

@@ -295,6 +295,8 @@ static int tuple(sw_ctx *c, int variadic)
 	}
 	if (variadic && c->nodes[t].nkids) {
 		int last = sw_kid(c, t, c->nodes[t].nkids - 1);
+		if (last < 0 || c->fail)
+			return bad(c);
 		/* the variadic element is printed as its element type + "..." */
 		int lt = sw_kid(c, last, c->nodes[last].nkids - 1);
 		int in = sw_kid(c, lt, 0);
