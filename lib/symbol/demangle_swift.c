@@ -16,6 +16,7 @@
 #include "symbol/swift_node.h"
 
 static int attr_for(sw_ctx *c, const char *text, int child);
+static int pop_protocol(sw_ctx *c);
 
 /* ---------------------------------------------------------------- pools */
 
@@ -1141,7 +1142,12 @@ static int dep_assoc_ref(sw_ctx *c, int name, int proto)
 
 static int pop_assoc_name(sw_ctx *c)
 {
-	int proto = pop_type(c);
+	int proto = -1;
+	if (top_kind(c) == SW_Type) {
+		int in = sw_kid(c, c->stack[c->sp - 1], 0);
+		if (in >= 0 && c->nodes[in].kind == SW_Protocol)
+			proto = pop(c);
+	}
 	int name = pop_kind(c, SW_Identifier);
 	if (name < 0) {
 		if (proto >= 0)
@@ -1151,169 +1157,147 @@ static int pop_assoc_name(sw_ctx *c)
 	return dep_assoc_ref(c, name, proto);
 }
 
-static int generic_requirement_param(sw_ctx *c, int ch)
+/* GENERIC-PARAM-INDEX ::= 'z' | INDEX (N+1) | 'd' INDEX INDEX | 's' (Self of a constrained existential) */
+static int gpi(sw_ctx *c)
 {
-	(void)ch;
-	return -1;
+	if (eat(c, 'z') || eat(c, 's'))
+		return gen_param(c, 0, 0);
+	if (eat(c, 'd')) {
+		int64_t d = index_(c), i = index_(c);
+		if (d < 0 || i < 0)
+			return c->fail = 1, -1;
+		return gen_param(c, d + 1, i);
+	}
+	int64_t i = index_(c);
+	if (i < 0)
+		return c->fail = 1, -1;
+	return gen_param(c, 0, i + 1);
 }
 
-/* R-requirements */
-static int requirement(sw_ctx *c)
+/* assoc-type-list ::= assoc-type-name '_' assoc-type-name*: a member chain on base */
+static int assoc_path(sw_ctx *c, int base)
 {
-	int ch = next(c);
-	int kind = -1; /* 0 conformance, 1 same type, 2 layout, 3 base class (same as conformance), 4 inverse */
-	int subj_kind = -1;                /* 'z' x, 'y' generic param, 'Q' dependent (protocol) ... */
-	(void)generic_requirement_param;
-	switch (ch) {
-	case 'c': kind = 0, subj_kind = 'c'; break;
-	case 'C': kind = 0, subj_kind = 'C'; break;
-	case 'b': kind = 0, subj_kind = 'b'; break;
-	case 'B': kind = 0, subj_kind = 'B'; break;
-	case 'T': kind = 0, subj_kind = 'T'; break;
-	case 'p': kind = 0, subj_kind = 'p'; break;
-	case 'P': kind = 0, subj_kind = 'P'; break;
-	case 'Q': kind = 0, subj_kind = 'Q'; break;
-	case 'R': kind = 0, subj_kind = 'R'; break;
-	case 'S': kind = 1, subj_kind = 'S'; break;
-	case 's': kind = 1, subj_kind = 's'; break;
-	case 'L': kind = 2, subj_kind = 'L'; break;
-	case 'l': kind = 2, subj_kind = 'l'; break;
-	case 'm': kind = 2, subj_kind = 'm'; break;
-	case 'M': kind = 2, subj_kind = 'M'; break;
-	case 'i': kind = 4, subj_kind = 'i'; break;
-	case 'I': kind = 4, subj_kind = 'I'; break;
-	case 'h': kind = 1, subj_kind = 'h'; break;
-	case 'v': kind = 1, subj_kind = 'v'; break;
-	default: break;
-	}
-	(void)subj_kind;
-	if (kind < 0)
-		return c->fail = 1, -1;
-	int64_t invidx = -1;
-	if (kind == 4) {
-		invidx = index_(c);
-		if (invidx < 0)
+	int refs[32], n = 0, first;
+	do {
+		first = pop_kind(c, SW_FirstElementMarker) >= 0;
+		if (n >= 32)
 			return c->fail = 1, -1;
+		int r = pop_assoc_name(c);
+		if (r < 0)
+			return -1;
+		refs[n++] = r;
+	} while (!first);
+	int t = base;
+	for (int i = n - 1; i >= 0; i--)
+		t = mk_type(c, mk2(c, SW_DependentMemberType, t, refs[i]));
+	return t;
+}
+
+static int layout(sw_ctx *c, int subj)
+{
+	int lc = next(c);
+	const char *name = NULL;
+	int nargs = 0;
+	switch (lc) {
+	case 'U': name = "_UnknownLayout"; break;
+	case 'R': name = "_RefCountedObject"; break;
+	case 'N': name = "_NativeRefCountedObject"; break;
+	case 'C': name = "AnyObject"; break;
+	case 'D': name = "_NativeClass"; break;
+	case 'T': name = "_Trivial"; break;
+	case 'B': name = "_BridgeObject"; break;
+	case 'E': name = "_Trivial", nargs = 2; break;
+	case 'e': name = "_Trivial", nargs = 1; break;
+	case 'M': name = "_TrivialAtMost", nargs = 2; break;
+	case 'm': name = "_TrivialAtMost", nargs = 1; break;
+	case 'S': name = "_TrivialStride", nargs = 1; break;
+	default: return c->fail = 1, -1;
 	}
-	/* the subject */
-	int subj;
-	switch (ch) {
-	case 'C':
-	case 'S':
-	case 'L':
-	case 'I':
-	case 'P': {
-		/* dependent member of a generic param: pop assoc name (+proto), then the param */
-		int64_t depth = 0, idx;
-		int sub = next(c);
-		int q;
-		if (sub == 'z')
-			q = gen_param(c, 0, 0);
-		else if (sub == 'y') {
-			int64_t i2 = index_(c);
-			if (i2 < 0)
-				return c->fail = 1, -1;
-			q = gen_param(c, 0, i2 + 1);
-		} else if (sub == 'd') {
-			depth = index_(c);
-			idx = index_(c);
-			if (depth < 0 || idx < 0)
-				return c->fail = 1, -1;
-			q = gen_param(c, depth + 1, idx);
-		} else
+	int req = mk2(c, SW_LayoutReq, subj, mktext(c, SW_LayoutConstraint, name));
+	for (int i = 0; i < nargs; i++) {
+		int64_t v = index_(c);
+		if (v < 0)
 			return c->fail = 1, -1;
-		(void)idx;
-		int ar = pop_assoc_name(c);
-		subj = mk_type(c, mk2(c, SW_DependentMemberType, q, ar));
-		break;
+		sw_add(c, req, sw_new_index(c, SW_Number, (uint64_t)v));
 	}
-	case 'b':
-	case 'c':
-	case 's':
-	case 'l':
-	case 'i':
-	case 'p': {
-		/* generic param subject */
-		int sub = next(c);
-		if (sub == 'z')
-			subj = gen_param(c, 0, 0);
-		else if (sub == 'y') {
-			int64_t i2 = index_(c);
-			if (i2 < 0)
-				return c->fail = 1, -1;
-			subj = gen_param(c, 0, i2 + 1);
-		} else if (sub == 'd') {
-			int64_t d = index_(c), i2 = index_(c);
-			if (d < 0 || i2 < 0)
-				return c->fail = 1, -1;
-			subj = gen_param(c, d + 1, i2);
-		} else
-			return c->fail = 1, -1;
-		break;
-	}
-	default:
-		/* 'T', 'B', 'Q', 'R', 'M', 'm', 'h', 'v': subject is a type on the stack */
-		subj = -2;
-		break;
-	}
-	int req = -1;
-	if (kind == 0) {
-		int constraint = pop_type(c);
-		if (constraint < 0)
-			return c->fail = 1, -1;
-		if (subj == -2)
-			subj = pop_type(c);
-		req = mk2(c, SW_ConformanceReq, subj, constraint);
-	} else if (kind == 1) {
-		int other = pop_type(c);
-		if (other < 0)
-			return c->fail = 1, -1;
-		if (subj == -2)
-			subj = pop_type(c);
-		req = mk2(c, SW_SameTypeReq, subj, other);
-	} else if (kind == 2) {
-		if (subj == -2)
-			subj = pop_type(c);
-		int lc = next(c);
-		const char *name = NULL;
-		int nargs = 0;
-		switch (lc) {
-		case 'U': name = "_UnknownLayout"; break;
-		case 'R': name = "_RefCountedObject"; break;
-		case 'N': name = "_NativeRefCountedObject"; break;
-		case 'C': name = "AnyObject"; break;
-		case 'D': name = "_NativeClass"; break;
-		case 'T': name = "_Trivial"; break;
-		case 'B': name = "_BridgeObject"; break;
-		case 'E': name = "_Trivial", nargs = 2; break;
-		case 'e': name = "_Trivial", nargs = 1; break;
-		case 'M': name = "_TrivialAtMost", nargs = 2; break;
-		case 'm': name = "_TrivialAtMost", nargs = 1; break;
-		case 'S': name = "_TrivialStride", nargs = 1; break;
-		case 'X': name = "_BitwiseCopyable"; break;
-		default: return c->fail = 1, -1;
-		}
-		int l = mktext(c, SW_LayoutConstraint, name);
-		req = mk2(c, SW_LayoutReq, subj, l);
-		for (int i = 0; i < nargs; i++) {
-			int64_t v = natural(c);
-			if (v < 0)
-				return c->fail = 1, -1;
-			if (i == 0 && nargs == 2 && !eat(c, '_'))
-				return c->fail = 1, -1;
-			sw_add(c, req, sw_new_index(c, SW_Number, (uint64_t)v));
-		}
-	} else {
-		if (subj == -2)
-			subj = pop_type(c);
-		req = mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)invidx));
-	}
-	if (req < 0)
-		return c->fail = 1, -1;
 	return req;
 }
 
-/* 'l' / 'r' / 'u': close a generic signature: param counts then the requirements pushed since */
+/* 'R' requirements (the grammar's "requirement"): conformance, base class, same type, layout,
+ * inverse, same shape, pack markers; the subject is a generic parameter, an associated type of
+ * one (one name or a list), or a substitution on the stack. */
+static int requirement(sw_ctx *c)
+{
+	int ch = peek(c);
+	int subj = -1, req = -1;
+	if (ch == 'z' || ch == 'd' || ch == '_' || is_digit(ch)) {
+		subj = gpi(c);
+		return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
+	}
+	c->pos++;
+	switch (ch) {
+	case 'p': case 'c': case 't': case 'm': case 'j': {
+		int64_t inv = -1;
+		if (ch == 'j' && (inv = index_(c)) < 0)
+			return c->fail = 1, -1;
+		int ar = pop_assoc_name(c);
+		subj = mk_type(c, mk2(c, SW_DependentMemberType, gpi(c), ar));
+		if (ch == 'p')
+			return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
+		if (ch == 'c')
+			return mk2(c, SW_ConformanceReq, subj, pop_type(c));
+		if (ch == 't')
+			return mk2(c, SW_SameTypeReq, subj, pop_type(c));
+		if (ch == 'j')
+			return mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)inv));
+		return layout(c, subj);
+	}
+	case 'P': case 'C': case 'T': case 'M': case 'J': {
+		int64_t inv = -1;
+		if (ch == 'J' && (inv = index_(c)) < 0)
+			return c->fail = 1, -1;
+		int base = gpi(c);
+		subj = assoc_path(c, base);
+		if (subj < 0)
+			return -1;
+		if (ch == 'P')
+			return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
+		if (ch == 'C')
+			return mk2(c, SW_ConformanceReq, subj, pop_type(c));
+		if (ch == 'T')
+			return mk2(c, SW_SameTypeReq, subj, pop_type(c));
+		if (ch == 'J')
+			return mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)inv));
+		return layout(c, subj);
+	}
+	case 'Q': subj = pop_type(c); return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
+	case 'B': subj = pop_type(c); return mk2(c, SW_ConformanceReq, subj, pop_type(c));
+	case 'S': subj = pop_type(c); return mk2(c, SW_SameTypeReq, subj, pop_type(c));
+	case 'I': {
+		subj = pop_type(c);
+		int64_t inv = index_(c);
+		if (inv < 0)
+			return c->fail = 1, -1;
+		return mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)inv));
+	}
+	case 'b': subj = gpi(c); return mk2(c, SW_ConformanceReq, subj, pop_type(c));
+	case 's': subj = gpi(c); return mk2(c, SW_SameTypeReq, subj, pop_type(c));
+	case 'l': subj = gpi(c); return layout(c, subj);
+	case 'i': {
+		int64_t inv = index_(c);
+		if (inv < 0)
+			return c->fail = 1, -1;
+		subj = gpi(c);
+		return mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)inv));
+	}
+	default: break;
+	}
+	(void)req;
+	return c->fail = 1, -1;
+}
+
+/* 'l' (one generic parameter) / 'r' COUNT* 'l': close a generic signature over the requirements
+ * pushed before it */
 static int generic_signature(sw_ctx *c, int has_param_counts)
 {
 	int sig = sw_new(c, SW_DependentGenericSignature);
@@ -1633,7 +1617,7 @@ static int op(sw_ctx *c)
 		int s = subscript_or_var(c, 1);
 		return accessor_op(c, s);
 	}
-	case 'l': return generic_signature(c, 1);
+	case 'l': return generic_signature(c, 0);
 	case 'm': {
 		int t = pop_type(c);
 		return mk_type(c, mk1(c, SW_Metatype, t));
@@ -1678,8 +1662,8 @@ static int op(sw_ctx *c)
 	case 's': return mktext(c, SW_Module, "Swift");
 	case 't': return tuple(c);
 	case 'u': {
-		int sig = generic_signature(c, 1);
 		int t = pop_type(c);
+		int sig = pop_kind(c, SW_DependentGenericSignature);
 		return mk_type(c, mk2(c, SW_DependentGenericType, sig, t));
 	}
 	case 'v': {
