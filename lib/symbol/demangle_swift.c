@@ -1991,9 +1991,151 @@ static int special_type(sw_ctx *c)
 	}
 }
 
+static const char *impl_param_conv(int ch)
+{
+	switch (ch) {
+	case 'i': return "@in";
+	case 'c': return "@in_constant";
+	case 'l': return "@inout";
+	case 'b': return "@inout_aliasable";
+	case 'n': return "@in_guaranteed";
+	case 'X': return "@in_cxx";
+	case 'x': return "@owned";
+	case 'y': return "@unowned";
+	case 'g': return "@guaranteed";
+	case 'e': return "@deallocating";
+	case 'v': return "@pack_owned";
+	case 'p': return "@pack_guaranteed";
+	case 'm': return "@pack_inout";
+	}
+	return NULL;
+}
+
+static const char *impl_result_conv(int ch)
+{
+	switch (ch) {
+	case 'r': return "@out";
+	case 'o': return "@owned";
+	case 'd': return "@unowned";
+	case 'u': return "@unowned_inner_pointer";
+	case 'a': return "@autoreleased";
+	case 'k': return "@pack_out";
+	case 'l': return "@guaranteed_address";
+	case 'g': return "@guaranteed";
+	case 'm': return "@inout";
+	}
+	return NULL;
+}
+
+/* An SIL function type ("I" FUNC-ATTRIBUTES "_"): attributes, then one convention per parameter,
+ * result, yield ('Y') and error ('z'); the types were pushed before, in that order. */
 static int impl_function_type(sw_ctx *c)
 {
-	return c->fail = 1, -1;
+	int f = sw_new(c, SW_ImplFunctionType);
+	int sig = pop_kind(c, SW_DependentGenericSignature);
+	int attrs[16], na = 0;
+#define ATTR(t) (na < 16 ? (attrs[na++] = mktext(c, SW_ImplAttr, t)) : (c->fail = 1))
+	if (peek(c) == 's' || peek(c) == 'I')
+		return c->fail = 1, -1; /* substituted function types: not printed by this demangler */
+	if (eat(c, 'P'))
+		ATTR("@pseudogeneric");
+	if (eat(c, 'e'))
+		ATTR("@escaping");
+	if (eat(c, 'A'))
+		ATTR("@isolated(any)");
+	else if (eat(c, 'N'))
+		ATTR("nonisolated(nonsending)");
+	switch (peek(c)) {
+	case 'd': c->pos++, ATTR("@differentiable"); break;
+	case 'l': c->pos++, ATTR("@differentiable(_linear)"); break;
+	case 'f': c->pos++, ATTR("@differentiable(_forward)"); break;
+	case 'r': c->pos++, ATTR("@differentiable(reverse)"); break;
+	}
+	switch (next(c)) {
+	case 'y': ATTR("@callee_unowned"); break;
+	case 'g': ATTR("@callee_guaranteed"); break;
+	case 'x': ATTR("@callee_owned"); break;
+	case 't': ATTR("@convention(thin)"); break;
+	default: return c->fail = 1, -1;
+	}
+	switch (peek(c)) {
+	case 'B': c->pos++, ATTR("@convention(block)"); break;
+	case 'C': c->pos++, ATTR("@convention(c)"); break;
+	case 'M': c->pos++, ATTR("@convention(method)"); break;
+	case 'J': c->pos++, ATTR("@convention(objc_method)"); break;
+	case 'K': c->pos++, ATTR("@convention(closure)"); break;
+	case 'W': c->pos++, ATTR("@convention(witness_method)"); break;
+	case 'z': return c->fail = 1, -1; /* C type attached */
+	}
+	switch (peek(c)) {
+	case 'A': c->pos++, ATTR("@yield_once"); break;
+	case 'I': c->pos++, ATTR("@yield_once_2"); break;
+	case 'G': c->pos++, ATTR("@yield_many"); break;
+	}
+	if (eat(c, 'h'))
+		ATTR("@Sendable");
+	if (eat(c, 'H'))
+		ATTR("@async");
+	int sending_result = eat(c, 'T');
+#undef ATTR
+	/* conventions: kind 0 param, 1 result, 2 yield, 3 error */
+	struct impl_conv {
+		const char *conv;
+		uint8_t kind, noderiv, sending, isolated;
+	} cv[64];
+	int ncv = 0;
+	const char *k;
+	while ((k = impl_param_conv(peek(c)))) {
+		if (ncv >= 64)
+			return c->fail = 1, -1;
+		c->pos++;
+		cv[ncv].conv = k;
+		cv[ncv].kind = 0;
+		cv[ncv].noderiv = eat(c, 'w');
+		cv[ncv].sending = eat(c, 'T');
+		cv[ncv].isolated = eat(c, 'I');
+		eat(c, 'L');
+		ncv++;
+	}
+	while ((k = impl_result_conv(peek(c)))) {
+		if (ncv >= 64)
+			return c->fail = 1, -1;
+		c->pos++;
+		cv[ncv] = (struct impl_conv){k, 1, (uint8_t)eat(c, 'w'), 0, 0};
+		ncv++;
+	}
+	while (eat(c, 'Y')) {
+		if (ncv >= 64 || !(k = impl_param_conv(next(c))))
+			return c->fail = 1, -1;
+		cv[ncv++] = (struct impl_conv){k, 2, 0, 0, 0};
+	}
+	if (eat(c, 'z')) {
+		if (ncv >= 64 || !(k = impl_result_conv(next(c))))
+			return c->fail = 1, -1;
+		cv[ncv++] = (struct impl_conv){k, 3, (uint8_t)eat(c, 'w'), 0, 0};
+	}
+	if (!eat(c, '_'))
+		return c->fail = 1, -1;
+	int types[64];
+	for (int i = ncv - 1; i >= 0; i--) {
+		types[i] = pop_type(c);
+		if (types[i] < 0)
+			return c->fail = 1, -1;
+	}
+	for (int i = 0; i < na; i++)
+		sw_add(c, f, attrs[i]);
+	if (sig >= 0)
+		sw_add(c, f, sig);
+	if (sending_result)
+		sw_add(c, f, sw_new(c, SW_SendingResultFunctionType));
+	static const int kinds[] = {SW_ImplParameter, SW_ImplResult, SW_ImplYield, SW_ImplErrorResult};
+	for (int i = 0; i < ncv; i++) {
+		int n = sw_new_text(c, kinds[cv[i].kind], cv[i].conv, strlen(cv[i].conv));
+		c->nodes[n].index = (uint64_t)(cv[i].noderiv | cv[i].sending << 1 | cv[i].isolated << 2);
+		sw_add(c, n, types[i]);
+		sw_add(c, f, n);
+	}
+	return mk_type(c, f);
 }
 
 /* ---------------------------------------------------------------- top level */

@@ -528,6 +528,65 @@ static void print_global(pr *p, int g)
 	}
 }
 
+static void print_impl_function(pr *p, int f)
+{
+	int sending = 0, np = 0, nr = 0;
+	for (int i = 0; i < nk(p, f); i++) {
+		int ch = kid(p, f, i);
+		switch (K(p, ch)) {
+		case SW_ImplAttr:
+			puttext(p, ch);
+			put(p, " ", 1);
+			break;
+		case SW_DependentGenericSignature:
+			print_signature(p, ch);
+			put(p, " ", 1);
+			break;
+		case SW_SendingResultFunctionType: sending = 1; break;
+		}
+	}
+	put(p, "(", 1);
+	for (int i = 0; i < nk(p, f); i++) {
+		int ch = kid(p, f, i);
+		if (K(p, ch) != SW_ImplParameter)
+			continue;
+		if (np++)
+			put(p, ", ", 2);
+		puttext(p, ch);
+		put(p, " ", 1);
+		uint64_t fl = p->c->nodes[ch].index;
+		if (fl & 1)
+			puts_(p, "@noDerivative ");
+		if (fl & 4)
+			puts_(p, "isolated ");
+		if (fl & 2)
+			puts_(p, "sending ");
+		print(p, kid(p, ch, 0), 0);
+	}
+	puts_(p, ") -> ");
+	if (sending)
+		puts_(p, "sending ");
+	put(p, "(", 1);
+	for (int i = 0; i < nk(p, f); i++) {
+		int ch = kid(p, f, i);
+		int k = K(p, ch);
+		if (k != SW_ImplResult && k != SW_ImplYield && k != SW_ImplErrorResult)
+			continue;
+		if (nr++)
+			put(p, ", ", 2);
+		if (k == SW_ImplYield)
+			puts_(p, "@yields ");
+		if (k == SW_ImplErrorResult)
+			puts_(p, "@error ");
+		puttext(p, ch);
+		put(p, " ", 1);
+		if (p->c->nodes[ch].index & 1)
+			puts_(p, "@noDerivative ");
+		print(p, kid(p, ch, 0), 0);
+	}
+	put(p, ")", 1);
+}
+
 static void print_impl_free(pr *p, int n) { (void)p, (void)n; }
 
 static int print(pr *p, int n, int prefix)
@@ -738,6 +797,7 @@ static int print(pr *p, int n, int prefix)
 		puts_(p, "@autoclosure ");
 		print_function_type(p, n, -1, !p->simp);
 		break;
+	case SW_ImplFunctionType: print_impl_function(p, n); break;
 	case SW_InOut:
 		puts_(p, "inout ");
 		print(p, kid(p, n, 0), 0);
