@@ -421,47 +421,38 @@ static int identifier(sw_ctx *c)
 		add_subst(c, n);
 		return n;
 	}
-	/* word substitutions: [a-z] reuse a word and continue, [A-Z] reuse and end, NATURAL literal
-	 * text continues; '0' ends without a word */
+	/* word substitutions: [a-z] reuses a word, [A-Z] reuses the last one; NATURAL + text is a
+	 * literal part (whose words become reusable); after the last word, one more literal part or
+	 * '0' ends the identifier */
 	char buf[512];
 	size_t bl = 0;
-	const char *newwords[64];
-	uint32_t newlens[64];
-	(void)newwords;
-	(void)newlens;
+	int words_on = 1;
 	for (;;) {
-		int ch = peek(c);
-		if (is_lower(ch) || is_upper(ch)) {
-			c->pos++;
+		while (words_on && (is_lower(peek(c)) || is_upper(peek(c)))) {
+			int ch = next(c);
 			int wi = is_lower(ch) ? ch - 'a' : ch - 'A';
-			if (wi >= c->nwords) {
-				c->fail = 1;
-				return -1;
-			}
-			if (bl + c->words[wi].len > sizeof buf) {
+			if (is_upper(ch))
+				words_on = 0;
+			if (wi >= c->nwords || bl + c->words[wi].len > sizeof buf) {
 				c->fail = 1;
 				return -1;
 			}
 			memcpy(buf + bl, c->words[wi].p, c->words[wi].len);
 			bl += c->words[wi].len;
-			if (is_upper(ch))
-				break;
-		} else if (ch == '0') {
-			c->pos++;
+		}
+		if (eat(c, '0'))
 			break;
-		} else if (is_digit(ch)) {
-			int64_t len = natural(c);
-			if (len <= 0 || (size_t)len > c->n - c->pos || bl + (size_t)len > sizeof buf) {
-				c->fail = 1;
-				return -1;
-			}
-			memcpy(buf + bl, c->s + c->pos, (size_t)len);
-			c->pos += (size_t)len;
-			bl += (size_t)len;
-		} else {
+		int64_t len = natural(c);
+		if (len <= 0 || (size_t)len > c->n - c->pos || bl + (size_t)len > sizeof buf) {
 			c->fail = 1;
 			return -1;
 		}
+		add_words(c, c->s + c->pos, (size_t)len);
+		memcpy(buf + bl, c->s + c->pos, (size_t)len);
+		c->pos += (size_t)len;
+		bl += (size_t)len;
+		if (!words_on)
+			break;
 	}
 	if (!bl) {
 		c->fail = 1;
@@ -471,7 +462,6 @@ static int identifier(sw_ctx *c)
 	if (!o)
 		return -1;
 	memcpy(o, buf, bl);
-	add_words(c, o, bl);
 	int n = sw_new_text(c, SW_Identifier, o, bl);
 	add_subst(c, n);
 	return n;
