@@ -17,6 +17,7 @@
 
 static int attr_for(sw_ctx *c, const char *text, int child);
 static int pop_protocol(sw_ctx *c);
+static int pop_protocol_list(sw_ctx *c);
 
 /* ---------------------------------------------------------------- pools */
 
@@ -1644,7 +1645,7 @@ static int op(sw_ctx *c)
 	}
 	case 'p': {
 		/* existential: protocol list */
-		int tl = pop_type_list(c);
+		int tl = pop_protocol_list(c);
 		return mk_type(c, mk1(c, SW_ProtocolList, tl));
 	}
 	case 'q': return generic_param_q(c);
@@ -1731,6 +1732,25 @@ static int pop_any_entity(sw_ctx *c)
 	if (k >= 0 && is_context_kind(k))
 		return pop(c);
 	return c->fail = 1, -1;
+}
+
+/* protocol-list ::= protocol '_' protocol* | empty-list; a protocol may also be a bare context and
+ * name */
+static int pop_protocol_list(sw_ctx *c)
+{
+	int root = sw_new(c, SW_TypeList);
+	if (pop_kind(c, SW_EmptyList) >= 0)
+		return root;
+	int first;
+	do {
+		first = pop_kind(c, SW_FirstElementMarker) >= 0;
+		int t = pop_protocol(c);
+		if (t < 0)
+			return c->fail = 1, -1;
+		sw_add(c, root, t);
+	} while (!first && !c->fail);
+	reverse_kids(c, root, 0);
+	return root;
 }
 
 static int metatype_op(sw_ctx *c)
@@ -1970,11 +1990,11 @@ static int special_type(sw_ctx *c)
 	case 'c': {
 		/* protocol list with a superclass */
 		int cls = pop_type(c);
-		int pl = pop_type_list(c);
+		int pl = pop_protocol_list(c);
 		return mk_type(c, mk2(c, SW_ProtocolListWithClass, mk1(c, SW_ProtocolList, pl), cls));
 	}
 	case 'l': {
-		int pl = pop_type_list(c);
+		int pl = pop_protocol_list(c);
 		return mk_type(c, mk1(c, SW_ProtocolListWithAnyObject, mk1(c, SW_ProtocolList, pl)));
 	}
 	default: return c->fail = 1, -1;

@@ -120,7 +120,8 @@ static int print_sugar(pr *p, int bg)
 		int in = kid(p, a, 0);
 		int k = K(p, in);
 		int paren = k == SW_FunctionType || k == SW_NoEscapeFunctionType || k == SW_ProtocolList ||
-		            k == SW_ProtocolListWithClass || k == SW_CFunctionPointer || k == SW_ObjCBlock;
+		            k == SW_ProtocolListWithClass || k == SW_CFunctionPointer || k == SW_ObjCBlock ||
+		            k == SW_ImplFunctionType || k == SW_ThinFunctionType;
 		if (k == SW_ProtocolList && nk(p, kid(p, in, 0)) <= 1)
 			paren = 0;
 		if (paren)
@@ -203,6 +204,25 @@ static void print_function_type(pr *p, int fn, int labels, int show_types)
 {
 	int args = -1, ret = -1;
 	int throws = -1, async = 0, sending = 0;
+	static const int order[] = {SW_DifferentiableFunctionType, SW_ConcurrentFunctionType, SW_GlobalActorFunctionType,
+	                            SW_IsolatedAnyFunctionType, SW_NonIsolatedCallerFunctionType};
+	for (size_t o = 0; o < sizeof order / sizeof order[0] && show_types; o++)
+		for (int i = 0; i < nk(p, fn); i++) {
+			int ch = kid(p, fn, i);
+			if (K(p, ch) != order[o])
+				continue;
+			switch (order[o]) {
+			case SW_ConcurrentFunctionType: puts_(p, "@Sendable "); break;
+			case SW_GlobalActorFunctionType:
+				put(p, "@", 1);
+				print(p, kid(p, ch, 0), 0);
+				put(p, " ", 1);
+				break;
+			case SW_IsolatedAnyFunctionType: puts_(p, "@isolated(any) "); break;
+			case SW_NonIsolatedCallerFunctionType: puts_(p, "nonisolated(nonsending) "); break;
+			case SW_DifferentiableFunctionType: puttext(p, ch); break;
+			}
+		}
 	for (int i = 0; i < nk(p, fn); i++) {
 		int ch = kid(p, fn, i);
 		switch (K(p, ch)) {
@@ -212,29 +232,6 @@ static void print_function_type(pr *p, int fn, int labels, int show_types)
 		case SW_TypedThrowsAnnotation: throws = ch; break;
 		case SW_AsyncAnnotation: async = 1; break;
 		case SW_SendingResultFunctionType: sending = 1; break;
-		case SW_ConcurrentFunctionType:
-			if (show_types)
-				puts_(p, "@Sendable ");
-			break;
-		case SW_GlobalActorFunctionType:
-			if (show_types) {
-				put(p, "@", 1);
-				print(p, kid(p, ch, 0), 0);
-				put(p, " ", 1);
-			}
-			break;
-		case SW_IsolatedAnyFunctionType:
-			if (show_types)
-				puts_(p, "@isolated(any) ");
-			break;
-		case SW_NonIsolatedCallerFunctionType:
-			if (show_types)
-				puts_(p, "nonisolated(nonsending) ");
-			break;
-		case SW_DifferentiableFunctionType:
-			if (show_types)
-				puttext(p, ch);
-			break;
 		}
 	}
 	if (args < 0)
