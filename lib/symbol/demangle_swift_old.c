@@ -264,6 +264,9 @@ static int protocol_list(sw_ctx *c)
 }
 
 static int generic_signature(sw_ctx *c, int is_pseudo);
+static int impl_function(sw_ctx *c);
+static int conformance(sw_ctx *c);
+static int global(sw_ctx *c, int g);
 
 static int function_type(sw_ctx *c, int kind)
 {
@@ -366,6 +369,20 @@ static int dependent_type(sw_ctx *c)
 		return gen_param(c, 0, 0);
 	if (ch == 'q')
 		return generic_param_ref(c);
+	if (ch == 'd' || ch == '_' || is_digit(ch)) {
+		/* a generic parameter by index: '_' is the first, 'd' DEPTH INDEX a deeper one */
+		c->pos--;
+		if (eat(c, 'd')) {
+			int64_t d = index_(c), i = index_(c);
+			if (d < 0 || i < 0)
+				return -1;
+			return gen_param(c, (uint64_t)d + 1, (uint64_t)i);
+		}
+		int64_t i = index_(c);
+		if (i < 0)
+			return -1;
+		return gen_param(c, 0, (uint64_t)i);
+	}
 	if (ch == 'w') {
 		int base = dependent_type(c);
 		int r = assoc_ref(c);
@@ -518,6 +535,66 @@ static int bound_kind(int k)
 	return -1;
 }
 
+static const char *impl_conv(int ch, int result)
+{
+	switch (ch) {
+	case 'i': return result ? "@out" : "@in";
+	case 'l': return "@inout";
+	case 'o': return "@owned";
+	case 'd': return "@unowned";
+	case 'D': return "@unowned_inner_pointer";
+	case 'a': return "@autoreleased";
+	case 'g': return "@guaranteed";
+	case 'e': return "@deallocating";
+	}
+	return NULL;
+}
+
+/* 'XF' callee-convention attributes '_' (convention type)* '_' (convention type)* '_' */
+static int impl_function(sw_ctx *c)
+{
+	int f = sw_new(c, SW_ImplFunctionType);
+	switch (next(c)) {
+	case 'o': sw_add(c, f, mktext(c, SW_ImplAttr, "@callee_owned")); break;
+	case 'd': sw_add(c, f, mktext(c, SW_ImplAttr, "@callee_unowned")); break;
+	case 'g': sw_add(c, f, mktext(c, SW_ImplAttr, "@callee_guaranteed")); break;
+	case 't': sw_add(c, f, mktext(c, SW_ImplAttr, "@convention(thin)")); break;
+	default: return bad(c);
+	}
+	while (!eat(c, '_')) {
+		int a = next(c);
+		if (a == 'C') {
+			int b = next(c);
+			const char *t = b == 'b' ? "@convention(block)" : b == 'c' ? "@convention(c)" : b == 'm' ? "@convention(method)"
+			                : b == 'O' ? "@convention(objc_method)" : b == 'w' ? "@convention(witness_method)" : NULL;
+			if (!t)
+				return bad(c);
+			sw_add(c, f, mktext(c, SW_ImplAttr, t));
+		} else if (a == 'N')
+			sw_add(c, f, mktext(c, SW_ImplAttr, "@noreturn"));
+		else if (a == 'G')
+			sw_add(c, f, mktext(c, SW_ImplAttr, "@pseudogeneric"));
+		else
+			return bad(c);
+	}
+	for (int part = 0; part < 2; part++) {
+		while (!eat(c, '_')) {
+			if (c->fail || c->pos >= c->n)
+				return bad(c);
+			int kind = part ? SW_ImplResult : SW_ImplParameter;
+			if (part && eat(c, 'z'))
+				kind = SW_ImplErrorResult;
+			const char *conv = impl_conv(next(c), part);
+			if (!conv)
+				return bad(c);
+			int n = mktext(c, kind, conv);
+			sw_add(c, n, type(c));
+			sw_add(c, f, n);
+		}
+	}
+	return ty(c, f);
+}
+
 static int type_(sw_ctx *c)
 {
 	int ch = next(c);
@@ -590,6 +667,8 @@ static int type_(sw_ctx *c)
 			return ty(c, mk1(c, SW_Unowned, type(c)));
 		if (k == 'u')
 			return ty(c, mk1(c, SW_Unmanaged, type(c)));
+		if (k == 'F')
+			return impl_function(c);
 		return bad(c);
 	}
 	default: return bad(c);
@@ -914,9 +993,66 @@ static int global(sw_ctx *c, int g)
 			r = mk2(c, SW_ProtocolWitness, cf, e);
 			break;
 		}
+		case 'R':
+		case 'r': {
+			/* the thunk's own type first, then the type it adapts */
+			int sig = eat(c, 'G') ? generic_signature(c, 0) : -1;
+			int to = type(c);
+			int from = type(c);
+			if (to < 0 || from < 0)
+				return bad(c);
+			r = mktext(c, SW_ReabstractionThunk, k == 'R' ? "reabstraction thunk helper " : "reabstraction thunk ");
+			if (sig >= 0)
+				sw_add(c, r, sig);
+			sw_add(c, r, from);
+			sw_add(c, r, to);
+			break;
+		}
+		case 'S': {
+			int kind = next(c);
+			const char *t = kind == 'g' ? "generic specialization " : kind == 'r' ? "generic not re-abstracted specialization " : NULL;
+			if (!t)
+				return bad(c);
+			int sp = mktext(c, SW_Specialization, t);
+			if (eat(c, 'q'))
+				sw_add(c, sp, mktext(c, SW_SpecFlag, "serialized"));
+			if (!is_digit(peek(c)))
+				return bad(c);
+			c->pos++;
+			/* TYPE CONFORMANCE* '_' per parameter, then '_' */
+			int np = 0;
+			while (!eat(c, '_')) {
+				if (c->fail || c->pos >= c->n || ++np > 64)
+					return bad(c);
+				int t1 = type(c);
+				int par = mk1(c, SW_SpecializationParam, t1);
+				while (!eat(c, '_')) {
+					if (c->fail || c->pos >= c->n)
+						return bad(c);
+					sw_add(c, par, conformance(c));
+				}
+				sw_add(c, sp, par);
+			}
+			if (!np || !eat(c, '_') || !eat(c, 'T'))
+				return bad(c);
+			sw_add(c, g, sp);
+			c->depth--;
+			return global(c, g);
+		}
 		default: return bad(c);
 		}
 		break;
+	}
+	case 'P': {
+		/* partial application forwarders: "PA" / "PAo", then '__T' and the global */
+		if (!eat(c, 'A'))
+			return bad(c);
+		int objc = eat(c, 'o');
+		if (!eat(c, '_') || !eat(c, '_') || !eat(c, 'T'))
+			return bad(c);
+		sw_add(c, g, mktext(c, SW_PartialApply, objc ? "partial apply ObjC forwarder" : "partial apply forwarder"));
+		c->depth--;
+		return global(c, g);
 	}
 	default: return bad(c);
 	}

@@ -270,8 +270,7 @@ static void print_entity_type(pr *p, int type, int labels, int style)
 		return;
 	}
 	if (K(p, t) == SW_DependentGenericType) {
-		if (!p->simp)
-			print_signature(p, kid(p, t, 0));
+		print_signature(p, kid(p, t, 0));
 		t = kid(p, kid(p, t, 1), 0);
 	}
 	int k = K(p, t);
@@ -337,7 +336,7 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 			labels = ch;
 	}
 	if (type >= 0 && style != TP_NONE) {
-		if (style == TP_FUNC && multi && !p->simp)
+		if (style == TP_FUNC && multi)
 			put(p, " ", 1);
 		print_entity_type(p, type, labels, style);
 	}
@@ -374,7 +373,7 @@ static void print_signature(pr *p, int sig)
 			gen_param_name(p, (uint64_t)depth, j);
 		}
 		int last = i + 1 >= nk(p, sig) || K(p, kid(p, sig, i + 1)) != SW_GenericParamCount;
-		if (last && nreq) {
+		if (last && nreq && !p->simp) {
 			puts_(p, " where ");
 			int fr = 1;
 			for (int j = 0; j < nk(p, sig); j++) {
@@ -456,11 +455,20 @@ static int print_global_item(pr *p, int n)
 {
 	int k = K(p, n);
 	switch (k) {
-	case SW_Attr: puttext(p, n); return 1;
+	case SW_Attr:
+		/* crash reports and Instruments say nothing about merged functions */
+		if (!(p->simp && p->c->nodes[n].tlen == 7 && !memcmp(p->c->nodes[n].text, "merged ", 7)))
+			puttext(p, n);
+		return 1;
 	case SW_PartialApply:
-		puttext(p, n);
+		if (p->simp)
+			puts_(p, "partial apply");
+		else
+			puttext(p, n);
 		return 2;
 	case SW_AsyncPartial:
+		if (p->simp)
+			return 1;
 		put(p, "(", 1);
 		putnum(p, p->c->nodes[n].index);
 		put(p, ") ", 2);
@@ -492,7 +500,13 @@ static int print_global_item(pr *p, int n)
 			int ch = kid(p, n, i);
 			if (K(p, ch) == SW_SpecFlag)
 				puttext(p, ch);
-			else
+			else if (K(p, ch) == SW_SpecializationParam) {
+				print(p, kid(p, ch, 0), 0);
+				for (int j = 1; j < nk(p, ch); j++) {
+					puts_(p, j == 1 ? " with " : " and ");
+					print_conformance(p, kid(p, ch, j));
+				}
+			} else
 				print(p, ch, 0);
 		}
 		puts_(p, "> of ");
@@ -921,7 +935,7 @@ static int print(pr *p, int n, int prefix)
 	case SW_ReabstractionThunk: {
 		if (p->simp) {
 			puts_(p, "thunk for ");
-			print(p, kid(p, n, nk(p, n) - 1), 0);
+			print(p, kid(p, n, nk(p, n) - 2), 0);
 			break;
 		}
 		puttext(p, n);
