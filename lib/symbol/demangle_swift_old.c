@@ -381,7 +381,7 @@ static int dependent_type(sw_ctx *c)
 		int64_t i = index_(c);
 		if (i < 0)
 			return -1;
-		return gen_param(c, 0, (uint64_t)i);
+		return gen_param(c, 0, (uint64_t)i + 1);
 	}
 	if (ch == 'w') {
 		int base = dependent_type(c);
@@ -467,9 +467,6 @@ static int generic_signature(sw_ctx *c, int is_pseudo)
 			} else if (ch == 'C') {
 				c->pos++;
 				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, nominal(c, SW_Class)));
-			} else if (ch == 'S') {
-				c->pos++;
-				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, substitution(c)));
 			} else {
 				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, protocol_name(c)));
 			}
@@ -595,6 +592,45 @@ static int impl_function(sw_ctx *c)
 	return ty(c, f);
 }
 
+/* Generic arguments, one '_'-terminated list per generic nesting level, outermost first. */
+static int bound_args(sw_ctx *c, int nominal)
+{
+	if (nominal < 0 || enter(c) < 0)
+		return bad(c);
+	int k = c->nodes[nominal].kind;
+	if (bound_kind(k) < 0 && k != SW_Protocol && k != SW_TypeAlias) {
+		c->depth--;
+		return bad(c);
+	}
+	int parent = sw_kid(c, nominal, 0);
+	int pk = parent >= 0 ? c->nodes[parent].kind : -1;
+	if (pk == SW_Class || pk == SW_Structure || pk == SW_Enum) {
+		int np = bound_args(c, parent);
+		if (np < 0)
+			return -1;
+		int rebuilt = sw_new(c, k);
+		sw_add(c, rebuilt, np);
+		for (int i = 1; i < c->nodes[nominal].nkids; i++)
+			sw_add(c, rebuilt, sw_kid(c, nominal, i));
+		nominal = rebuilt;
+	}
+	int tl = sw_new(c, SW_TypeList);
+	while (!eat(c, '_')) {
+		if (c->fail || c->pos >= c->n)
+			return bad(c);
+		sw_add(c, tl, type(c));
+	}
+	c->depth--;
+	if (c->fail)
+		return -1;
+	if (c->nodes[tl].nkids == 0)
+		return nominal;
+	int bk = bound_kind(k);
+	if (bk < 0)
+		return bad(c);
+	return mk2(c, bk, ty(c, nominal), tl);
+}
+
 static int type_(sw_ctx *c)
 {
 	int ch = next(c);
@@ -615,17 +651,10 @@ static int type_(sw_ctx *c)
 		int base = type(c);
 		if (base < 0)
 			return -1;
-		int tl = sw_new(c, SW_TypeList);
-		while (!eat(c, '_')) {
-			if (c->fail || c->pos >= c->n)
-				return bad(c);
-			sw_add(c, tl, type(c));
-		}
-		int in = sw_kid(c, base, 0);
-		int bk = bound_kind(c->nodes[in].kind);
-		if (bk < 0 || c->nodes[tl].nkids == 0)
+		int b = bound_args(c, sw_kid(c, base, 0));
+		if (b < 0 || b == sw_kid(c, base, 0))
 			return bad(c);
-		return ty(c, mk2(c, bk, base, tl));
+		return ty(c, b);
 	}
 	case 'M': return ty(c, mk1(c, SW_Metatype, type(c)));
 	case 'P':
@@ -728,6 +757,10 @@ static int context(sw_ctx *c)
 	case 'I':
 	case 'v':
 	case 'i': r = entity(c); break;
+	case 'Z':
+		c->pos++;
+		r = mk1(c, SW_Static, entity(c));
+		break;
 	default: r = module(c); break;
 	}
 	c->depth--;

@@ -274,8 +274,7 @@ static void print_entity_type(pr *p, int type, int labels, int style)
 		t = kid(p, kid(p, t, 1), 0);
 	}
 	int k = K(p, t);
-	if (k == SW_FunctionType || k == SW_NoEscapeFunctionType || k == SW_CFunctionPointer || k == SW_ObjCBlock ||
-	    k == SW_AutoClosureType || k == SW_EscapingAutoClosureType || k == SW_ThinFunctionType)
+	if (k == SW_FunctionType || k == SW_NoEscapeFunctionType)
 		print_function_type(p, t, labels, !p->simp);
 	else if (!p->simp) {
 		puts_(p, " : ");
@@ -489,7 +488,9 @@ static int print_global_item(pr *p, int n)
 		return 1;
 	case SW_Specialization:
 		if (p->simp) {
-			puts_(p, "specialized ");
+			/* one "specialized" however many specializations are stacked */
+			if (p->n < 12 || memcmp(p->o + p->n - 12, "specialized ", 12))
+				puts_(p, "specialized ");
 			return 1;
 		}
 		puttext(p, n);
