@@ -188,9 +188,9 @@ static int pop_context(sw_ctx *c)
 {
 	int k = top_kind(c);
 	if (k == SW_Identifier) {
-		int n = pop(c);
-		c->nodes[n].kind = SW_Module;
-		return n;
+		/* a new node: the identifier may be a substitution used elsewhere as a name */
+		int id = pop(c);
+		return sw_new_text(c, SW_Module, c->nodes[id].text, c->nodes[id].tlen);
 	}
 	if (k == SW_Type) {
 		int t = pop(c);
@@ -332,6 +332,8 @@ int sw_punycode(sw_ctx *c, const char *in, size_t len, const char **out, size_t 
 	size_t k = 0;
 	for (size_t j = 0; j < ncp; j++) {
 		uint32_t u = cps[j];
+		if (u >= 0xD800 && u < 0xD880)
+			u -= 0xD800; /* an ASCII character an identifier could not hold (raw identifiers) */
 		if (u < 0x80)
 			o[k++] = (char)u;
 		else if (u < 0x800) {
@@ -1639,9 +1641,7 @@ static int op(sw_ctx *c)
 				o[i] = chars[q - letters];
 			}
 		}
-		nm->text = o;
-		nm->kind = (uint16_t)kind;
-		return name;
+		return sw_new_text(c, kind, o, nm->tlen);
 	}
 	case 'p': {
 		/* existential: protocol list */
@@ -1712,11 +1712,14 @@ static int pop_protocol(sw_ctx *c)
 
 static int pop_conformance(sw_ctx *c)
 {
+	int sig = pop_kind(c, SW_DependentGenericSignature);
 	int mod = pop_context(c);
 	int proto = pop_protocol(c);
 	int type = pop_type(c);
 	if (mod < 0 || proto < 0 || type < 0)
 		return c->fail = 1, -1;
+	if (sig >= 0)
+		type = mk_type(c, mk2(c, SW_DependentGenericType, sig, type));
 	int n = sw_new(c, SW_ProtocolConformance);
 	sw_add(c, n, type);
 	sw_add(c, n, proto);

@@ -569,8 +569,6 @@ static void print_impl_function(pr *p, int f)
 		uint64_t fl = p->c->nodes[ch].index;
 		if (fl & 1)
 			puts_(p, "@noDerivative ");
-		if (fl & 4)
-			puts_(p, "isolated ");
 		if (fl & 2)
 			puts_(p, "sending ");
 		print(p, kid(p, ch, 0), 0);
