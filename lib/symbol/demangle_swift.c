@@ -402,6 +402,9 @@ static int identifier(sw_ctx *c)
 	}
 	if (!has_words) {
 		int64_t len = natural(c);
+		/* punycode starting with a digit or '_' is set apart from the length by one '_' */
+		if (puny && len > 0)
+			eat(c, '_');
 		if (len <= 0 || (size_t)len > c->n - c->pos) {
 			c->fail = 1;
 			return -1;

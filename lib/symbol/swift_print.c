@@ -359,11 +359,14 @@ static void print_signature(pr *p, int sig)
 		if (K(p, kid(p, sig, i)) != SW_GenericParamCount)
 			nreq++;
 	int depth = 0;
-	for (int i = 0; i < nk(p, sig); i++) {
+	int ncounts = 0;
+	for (int i = 0; i < nk(p, sig); i++)
+		ncounts += K(p, kid(p, sig, i)) == SW_GenericParamCount;
+	for (int i = 0; i < nk(p, sig) || (i == 0 && !ncounts); i++) {
 		int ch = kid(p, sig, i);
-		if (K(p, ch) != SW_GenericParamCount)
+		if (ncounts && K(p, ch) != SW_GenericParamCount)
 			break;
-		uint64_t cnt = p->c->nodes[ch].index;
+		uint64_t cnt = ncounts ? p->c->nodes[ch].index : 0;
 		(void)first;
 		put(p, "<", 1);
 		for (uint64_t j = 0; j < cnt && !p->fail; j++) {
@@ -371,7 +374,7 @@ static void print_signature(pr *p, int sig)
 				put(p, ", ", 2);
 			gen_param_name(p, (uint64_t)depth, j);
 		}
-		int last = i + 1 >= nk(p, sig) || K(p, kid(p, sig, i + 1)) != SW_GenericParamCount;
+		int last = !ncounts || i + 1 >= nk(p, sig) || K(p, kid(p, sig, i + 1)) != SW_GenericParamCount;
 		if (last && nreq && !p->simp) {
 			puts_(p, " where ");
 			int fr = 1;
@@ -424,6 +427,8 @@ static void print_signature(pr *p, int sig)
 		}
 		put(p, ">", 1);
 		depth++;
+		if (!ncounts)
+			break;
 	}
 }
 
