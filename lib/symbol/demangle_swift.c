@@ -18,6 +18,9 @@
 static int attr_for(sw_ctx *c, const char *text, int child);
 static int pop_protocol(sw_ctx *c);
 static int pop_protocol_list(sw_ctx *c);
+static int conformance_op(sw_ctx *c);
+static int pop_conformance(sw_ctx *c);
+static int pop_any_entity(sw_ctx *c);
 
 /* ---------------------------------------------------------------- pools */
 
@@ -762,7 +765,7 @@ static int bound_generic(sw_ctx *c)
 	int lists[32];
 	int nl = 0;
 	/* retroactive conformances are dropped from the printed form */
-	while (top_kind(c) == SW_ConcreteProtocolConformance || top_kind(c) == SW_ProtocolConformance)
+	while (top_kind(c) == SW_RetroactiveConformance)
 		pop(c);
 	for (;;) {
 		if (nl >= 32) {
@@ -1504,6 +1507,16 @@ static int op(sw_ctx *c)
 	case 'F': return plain_function(c);
 	case 'G': return bound_generic(c);
 	case 'I': return impl_function_type(c);
+	case 'H': return conformance_op(c);
+	case 'g': {
+		/* retroactive-conformance ::= any-protocol-conformance 'g' INDEX (kept out of the printed form) */
+		if (index_(c) < 0)
+			return c->fail = 1, -1;
+		int k = top_kind(c);
+		if (k != SW_ConcreteProtocolConformance && k != SW_DependentConformance && k != SW_ConformanceList)
+			return c->fail = 1, -1;
+		return mk1(c, SW_RetroactiveConformance, pop(c));
+	}
 	case 'K': return sw_new(c, SW_ThrowsAnnotation);
 	case 'L': return local_or_private(c);
 	case 'M': return metatype_op(c);
@@ -1551,8 +1564,39 @@ static int op(sw_ctx *c)
 			add_subst(c, t);
 			return t;
 		}
-		if (k == 'o' || k == 'O' || k == 'r' || k == 'R' || k == 'u' || k == 'U' || k == 'P') {
-			return c->fail = 1, -1;
+		if (k == 'r' || k == 'u')
+			return mk_type(c, mktext(c, SW_OpaqueReturnType, "some"));
+		if (k == 'R' || k == 'U') {
+			if (index_(c) < 0)
+				return c->fail = 1, -1;
+			return mk_type(c, mktext(c, SW_OpaqueReturnType, "some"));
+		}
+		if (k == 'O') {
+			int e = pop_any_entity(c);
+			if (e >= 0 && c->nodes[e].kind == SW_Type)
+				e = sw_kid(c, e, 0);
+			return mk1(c, SW_OpaqueTypeDescriptorRef, e);
+		}
+		if (k == 'o') {
+			int64_t i = index_(c);
+			if (i < 0)
+				return c->fail = 1, -1;
+			/* bound-generic-args of the defining entity: not printed */
+			while (c->sp && top_kind(c) != SW_OpaqueTypeDescriptorRef) {
+				int tk = top_kind(c);
+				if (tk != SW_Type && tk != SW_FirstElementMarker && tk != SW_EmptyList &&
+				    tk != SW_RetroactiveConformance)
+					return c->fail = 1, -1;
+				pop(c);
+			}
+			int ref = pop_kind(c, SW_OpaqueTypeDescriptorRef);
+			if (ref < 0)
+				return c->fail = 1, -1;
+			int n = sw_new_index(c, SW_OpaqueType, (uint64_t)i);
+			sw_add(c, n, ref);
+			int t = mk_type(c, n);
+			add_subst(c, t);
+			return t;
 		}
 		return c->fail = 1, -1;
 	}
@@ -1759,6 +1803,75 @@ static int pop_protocol_list(sw_ctx *c)
 	return root;
 }
 
+static int is_any_conformance(int k)
+{
+	return k == SW_ConcreteProtocolConformance || k == SW_DependentConformance || k == SW_ConformanceList;
+}
+
+/* any-protocol-conformance-list ::= conformance '_' conformance* | empty-list */
+static int pop_conformance_list(sw_ctx *c)
+{
+	int l = sw_new(c, SW_ConformanceList);
+	if (pop_kind(c, SW_EmptyList) >= 0)
+		return l;
+	int first;
+	do {
+		first = pop_kind(c, SW_FirstElementMarker) >= 0;
+		if (!is_any_conformance(top_kind(c)))
+			return c->fail = 1, -1;
+		sw_add(c, l, pop(c));
+	} while (!first && !c->fail);
+	reverse_kids(c, l, 0);
+	return l;
+}
+
+/* 'H' operators: protocol conformances (as generic arguments need them) and runtime records */
+static int conformance_op(sw_ctx *c)
+{
+	int ch = next(c);
+	switch (ch) {
+	case 'P':
+	case 'p': return mk1(c, SW_ProtocolConformanceRef, pop_protocol(c));
+	case 'C': {
+		int list = pop_conformance_list(c);
+		int ref = pop_kind(c, SW_ProtocolConformanceRef);
+		if (ref < 0) {
+			/* retroactive: protocol module */
+			int mod = pop_context(c);
+			ref = mk2(c, SW_ProtocolConformanceRef, pop_protocol(c), mod);
+		}
+		int type = pop_type(c);
+		if (list < 0 || type < 0 || ref < 0)
+			return c->fail = 1, -1;
+		int n = mk2(c, SW_ConcreteProtocolConformance, type, ref);
+		sw_add(c, n, list);
+		return n;
+	}
+	case 'D':
+	case 'I':
+	case 'A': {
+		if (index_(c) < 0)
+			return c->fail = 1, -1;
+		int proto = pop_protocol(c);
+		int base = ch == 'D' ? pop_type(c) : pop_kind(c, SW_DependentConformance);
+		if (ch == 'A' && base < 0)
+			return c->fail = 1, -1;
+		if (ch == 'A') {
+			int t = pop_type(c);
+			(void)t;
+		}
+		return mk2(c, SW_DependentConformance, base, proto);
+	}
+	case 'X': return pop_conformance_list(c);
+	case 'r': return attr_for(c, "protocol descriptor runtime record for ", pop_protocol(c));
+	case 'c': return attr_for(c, "protocol conformance descriptor runtime record for ", pop_conformance(c));
+	case 'n': return attr_for(c, "nominal type descriptor runtime record for ", pop_type(c));
+	case 'o': return attr_for(c, "opaque type descriptor runtime record for ", pop_kind(c, SW_OpaqueTypeDescriptorRef));
+	case 'F': return attr_for(c, "accessible function runtime record for ", pop_any_entity(c));
+	default: return c->fail = 1, -1;
+	}
+}
+
 static int metatype_op(sw_ctx *c)
 {
 	int ch = next(c);
@@ -1878,6 +1991,122 @@ static int specialization(sw_ctx *c, const char *text)
 	return n;
 }
 
+/* 'Tf': function signature specialization. Argument kinds that carry data (a propagated
+ * function, global or string) take identifiers pushed before 'Tf', last argument on top. */
+static int fs_specialization(sw_ctx *c)
+{
+	int sp = mktext(c, SW_Specialization, "function signature specialization ");
+	if (eat(c, 'q'))
+		sw_add(c, sp, mktext(c, SW_SpecFlag, "serialized"));
+	if (!eat(c, 'a'))
+		eat(c, 'r');
+	if (!is_digit(peek(c)))
+		return c->fail = 1, -1;
+	c->pos++;
+	struct {
+		const char *text; /* NULL: unmodified, not printed */
+		int kind;         /* 0 fixed text, 1 needs an identifier: function, 2 global, 3 string */
+		const char *enc;
+		int64_t num;
+	} a[64];
+	int na = 0, ret_seen = 0;
+	for (;;) {
+		if (eat(c, '_')) {
+			if (ret_seen++)
+				return c->fail = 1, -1;
+			/* the return value's kind: only "unmodified" is printed by nobody, so only it is accepted */
+			if (!eat(c, 'n'))
+				return c->fail = 1, -1;
+			break;
+		}
+		if (na >= 64 || c->pos >= c->n)
+			return c->fail = 1, -1;
+		int ch = next(c);
+		a[na].kind = 0;
+		a[na].enc = NULL;
+		a[na].num = -1;
+		switch (ch) {
+		case 'n': a[na].text = NULL; break;
+		case 'x': a[na].text = "Exploded"; break;
+		case 'i': a[na].text = "Value Promoted from Box"; break;
+		case 's': a[na].text = "Box to Stack"; break;
+		case 'g': a[na].text = eat(c, 'X') ? "Owned To Guaranteed and Exploded" : "Owned To Guaranteed"; break;
+		case 'd':
+			if (eat(c, 'G'))
+				a[na].text = eat(c, 'X') ? "Dead and Owned To Guaranteed and Exploded" : "Dead and Owned To Guaranteed";
+			else
+				a[na].text = eat(c, 'X') ? "Dead and Exploded" : "Dead";
+			break;
+		case 'p': {
+			int k = next(c);
+			if (k == 'f')
+				a[na].kind = 1, a[na].text = "Function";
+			else if (k == 'g')
+				a[na].kind = 2, a[na].text = "Global";
+			else if (k == 's') {
+				int e = next(c);
+				a[na].kind = 3, a[na].text = "String";
+				a[na].enc = e == 'b' ? "u8" : e == 'w' ? "u16" : e == 'c' ? "objc" : NULL;
+				if (!a[na].enc)
+					return c->fail = 1, -1;
+			} else if (k == 'i' || k == 'd') {
+				int neg = eat(c, '-');
+				if (!is_digit(peek(c)))
+					return c->fail = 1, -1;
+				int64_t v = 0;
+				while (is_digit(peek(c)) && v < 100000000000000LL)
+					v = v * 10 + (next(c) - '0');
+				a[na].kind = 4;
+				a[na].text = k == 'i' ? "Integer" : "Float";
+				a[na].num = neg ? -v : v;
+			} else
+				return c->fail = 1, -1;
+			break;
+		}
+		default: return c->fail = 1, -1; /* closures, generics, key paths: not printed here */
+		}
+		na++;
+	}
+	const char *ids[64];
+	uint32_t idl[64];
+	for (int i = na - 1; i >= 0; i--) {
+		if (a[i].kind >= 1 && a[i].kind <= 3) {
+			int id = pop_kind(c, SW_Identifier);
+			if (id < 0)
+				return c->fail = 1, -1;
+			ids[i] = c->nodes[id].text;
+			idl[i] = c->nodes[id].tlen;
+			if (a[i].kind == 3 && idl[i] > 1 && ids[i][0] == '_')
+				ids[i]++, idl[i]--; /* a string starting with a digit or '_' got one '_' more */
+		}
+	}
+	for (int i = 0; i < na; i++) {
+		if (!a[i].text)
+			continue;
+		char buf[512];
+		int l;
+		if (a[i].kind == 0)
+			l = snprintf(buf, sizeof buf, "Arg[%d] = %s", i, a[i].text);
+		else if (a[i].kind == 4)
+			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated %s : %lld]", i, a[i].text,
+			             (long long)a[i].num);
+		else if (a[i].kind == 3)
+			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated String : %s'%.*s']", i, a[i].enc,
+			             (int)idl[i], ids[i]);
+		else
+			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated %s : %.*s]", i, a[i].text, (int)idl[i],
+			             ids[i]);
+		if (l < 0 || (size_t)l >= sizeof buf)
+			return c->fail = 1, -1;
+		char *o = arena_alloc(c, (size_t)l);
+		if (!o)
+			return -1;
+		memcpy(o, buf, (size_t)l);
+		sw_add(c, sp, sw_new_text(c, SW_FSSpec, o, (size_t)l));
+	}
+	return sp;
+}
+
 static int thunk_op(sw_ctx *c)
 {
 	int ch = next(c);
@@ -1954,6 +2183,36 @@ static int thunk_op(sw_ctx *c)
 		sw_add(c, n, from);
 		sw_add(c, n, to);
 		return n;
+	}
+	case 'f': return fs_specialization(c);
+	case 'L': return attr_for(c, "protocol requirements base descriptor for ", pop_protocol(c));
+	case 'l': {
+		int proto = pop_protocol(c);
+		int name = pop_kind(c, SW_Identifier);
+		if (name < 0 || proto < 0)
+			return c->fail = 1, -1;
+		int m = mk2(c, SW_DependentMemberType, proto, dep_assoc_ref(c, name, -1));
+		return attr_for(c, "associated type descriptor for ", m);
+	}
+	case 'n':
+	case 'N': {
+		/* protocol assoc-type-list protocol */
+		int q = pop_protocol(c);
+		int refs[32], nr = 0, first;
+		do {
+			first = pop_kind(c, SW_FirstElementMarker) >= 0;
+			int r = pop_assoc_name(c);
+			if (r < 0 || nr >= 32)
+				return c->fail = 1, -1;
+			refs[nr++] = r;
+		} while (!first);
+		int t = pop_protocol(c);
+		if (q < 0 || t < 0)
+			return c->fail = 1, -1;
+		for (int i = nr - 1; i >= 0; i--)
+			t = mk_type(c, mk2(c, SW_DependentMemberType, t, refs[i]));
+		return attr_for(c, ch == 'n' ? "associated conformance descriptor for " : "default associated conformance accessor for ",
+		                mk2(c, SW_ConformanceReq, t, q));
 	}
 	case 'g': return specialization(c, "generic specialization ");
 	case 'G': return specialization(c, "generic not re-abstracted specialization ");
@@ -2190,6 +2449,8 @@ int sw_parse_new(sw_ctx *c)
 			n = sw_kid(c, n, 0);
 		else if (k == SW_Type)
 			; /* a bare type: print it */
+		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
+			; /* a specialization of a symbol given by name */
 		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness && k != SW_ReabstractionThunk)
 			return -1;
 		sw_add(c, g, n);

@@ -498,6 +498,8 @@ static int builtin(sw_ctx *c)
 		if (e < 0)
 			return -1;
 		int in = sw_kid(c, e, 0);
+		if (c->fail || in < 0 || c->nodes[in].tlen < 8)
+			return bad(c);
 		snprintf(buf, sizeof buf, "Builtin.Vec%lldx%.*s", (long long)n, (int)c->nodes[in].tlen - 8,
 		         c->nodes[in].text + 8);
 		break;

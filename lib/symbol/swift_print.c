@@ -504,7 +504,7 @@ static int print_global_item(pr *p, int n)
 			if (i)
 				put(p, ", ", 2);
 			int ch = kid(p, n, i);
-			if (K(p, ch) == SW_SpecFlag)
+			if (K(p, ch) == SW_SpecFlag || K(p, ch) == SW_FSSpec)
 				puttext(p, ch);
 			else if (K(p, ch) == SW_SpecializationParam) {
 				print(p, kid(p, ch, 0), 0);
@@ -813,6 +813,22 @@ static int print(pr *p, int n, int prefix)
 		print_function_type(p, n, -1, !p->simp);
 		break;
 	case SW_ImplFunctionType: print_impl_function(p, n); break;
+	case SW_OpaqueReturnType: puts_(p, "some"); break;
+	case SW_ConformanceReq:
+		print(p, kid(p, n, 0), 0);
+		puts_(p, ": ");
+		print(p, kid(p, n, 1), 0);
+		break;
+	case SW_OpaqueTypeDescriptorRef:
+		puts_(p, "<<opaque return type of ");
+		print(p, kid(p, n, 0), 0);
+		puts_(p, ">>");
+		break;
+	case SW_OpaqueType:
+		print(p, kid(p, n, 0), 0);
+		put(p, ".", 1);
+		putnum(p, x->index);
+		break;
 	case SW_InOut:
 		puts_(p, "inout ");
 		print(p, kid(p, n, 0), 0);
