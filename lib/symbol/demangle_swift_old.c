@@ -894,6 +894,59 @@ static int conformance(sw_ctx *c)
 	return n;
 }
 
+/* '_TTSf' PASS (ARG-KINDS '_')* '_' '_T' global: function signature specialization. Argument
+ * kinds: 'n' unchanged, 'd' dead, 'g' owned to guaranteed, 'o' guaranteed to owned, 's' exploded,
+ * 'i' value promoted from box; closures and constants ('c…') are not printed here. */
+static int fs_specialization(sw_ctx *c)
+{
+	int sp = mktext(c, SW_Specialization, "function signature specialization ");
+	if (eat(c, 'q'))
+		sw_add(c, sp, mktext(c, SW_SpecFlag, "serialized"));
+	if (!is_digit(peek(c)))
+		return bad(c);
+	c->pos++;
+	int arg = 0;
+	while (!eat(c, '_')) {
+		if (c->fail || c->pos >= c->n || arg > 64)
+			return bad(c);
+		char buf[160];
+		size_t l = 0;
+		l += (size_t)snprintf(buf, sizeof buf, "Arg[%d] = ", arg);
+		size_t start = l;
+		int printed = 0;
+		while (!eat(c, '_')) {
+			const char *t;
+			switch (next(c)) {
+			case 'n': t = NULL; break;
+			case 'd': t = "Dead"; break;
+			case 'g': t = "Owned To Guaranteed"; break;
+			case 'o': t = "Guaranteed To Owned"; break;
+			case 's': t = "Exploded"; break;
+			case 'i': t = "Value Promoted from Box"; break;
+			default: return bad(c);
+			}
+			if (!t)
+				continue;
+			l += (size_t)snprintf(buf + l, sizeof buf - l, "%s%s", l > start ? " and " : "", t);
+			printed = 1;
+			if (l >= sizeof buf - 1)
+				return bad(c);
+		}
+		if (printed) {
+			if (c->narena + l > SW_ARENA)
+				return bad(c);
+			char *o = c->arena + c->narena;
+			c->narena += l;
+			memcpy(o, buf, l);
+			sw_add(c, sp, sw_new_text(c, SW_FSSpec, o, l));
+		}
+		arg++;
+	}
+	if (!eat(c, '_') || !eat(c, 'T'))
+		return bad(c);
+	return sp;
+}
+
 static int attr_for(sw_ctx *c, const char *text, int child)
 {
 	if (child < 0)
@@ -1045,6 +1098,14 @@ static int global(sw_ctx *c, int g)
 		}
 		case 'S': {
 			int kind = next(c);
+			if (kind == 'f') {
+				int sp = fs_specialization(c);
+				if (sp < 0)
+					return bad(c);
+				sw_add(c, g, sp);
+				c->depth--;
+				return global(c, g);
+			}
 			const char *t = kind == 'g' ? "generic specialization " : kind == 'r' ? "generic not re-abstracted specialization " : NULL;
 			if (!t)
 				return bad(c);
