@@ -467,6 +467,18 @@ static int generic_signature(sw_ctx *c, int is_pseudo)
 			} else if (ch == 'C') {
 				c->pos++;
 				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, nominal(c, SW_Class)));
+			} else if (ch == 'S' && c->pos + 1 < c->n && (c->s[c->pos + 1] == '_' || is_digit(c->s[c->pos + 1]))) {
+				/* a substituted protocol or class; a substituted module is the context of a protocol */
+				size_t at = c->pos;
+				c->pos++;
+				int t = substitution(c);
+				if (t < 0)
+					return bad(c);
+				if (c->nodes[t].kind != SW_Type) {
+					c->pos = at;
+					t = protocol_name(c);
+				}
+				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, t));
 			} else {
 				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, protocol_name(c)));
 			}
@@ -1104,6 +1116,7 @@ static int global(sw_ctx *c, int g)
 					return bad(c);
 				sw_add(c, g, sp);
 				c->depth--;
+				c->nsubst = 0; /* the inner "_T…" is a mangled name of its own */
 				return global(c, g);
 			}
 			const char *t = kind == 'g' ? "generic specialization " : kind == 'r' ? "generic not re-abstracted specialization " : NULL;
@@ -1133,6 +1146,7 @@ static int global(sw_ctx *c, int g)
 				return bad(c);
 			sw_add(c, g, sp);
 			c->depth--;
+			c->nsubst = 0; /* the inner "_T…" is a mangled name of its own */
 			return global(c, g);
 		}
 		default: return bad(c);
@@ -1148,6 +1162,7 @@ static int global(sw_ctx *c, int g)
 			return bad(c);
 		sw_add(c, g, mktext(c, SW_PartialApply, objc ? "partial apply ObjC forwarder" : "partial apply forwarder"));
 		c->depth--;
+		c->nsubst = 0;
 		return global(c, g);
 	}
 	default: return bad(c);

@@ -335,7 +335,9 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 			labels = ch;
 	}
 	if (type >= 0 && style != TP_NONE) {
-		if (style == TP_FUNC && multi)
+		int tk = K(p, kid(p, type, 0));
+		if (style == TP_FUNC && multi && (tk == SW_FunctionType || tk == SW_NoEscapeFunctionType ||
+		                                  tk == SW_DependentGenericType))
 			put(p, " ", 1);
 		print_entity_type(p, type, labels, style);
 	}
@@ -717,6 +719,8 @@ static int print(pr *p, int n, int prefix)
 	case SW_Extension:
 		if (p->simp) {
 			ret = print(p, kid(p, n, 1), prefix);
+			if (nk(p, n) > 2)
+				print_signature(p, kid(p, n, 2)); /* parameter names only */
 			break;
 		}
 		puts_(p, "(extension in ");
