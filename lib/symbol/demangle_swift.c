@@ -701,7 +701,7 @@ static int bound_kind(int k)
 static int consumes_args(int k)
 {
 	switch (k) {
-	case SW_Variable: case SW_Subscript: case SW_ImplicitClosure: case SW_ExplicitClosure:
+	case SW_Variable: case SW_ImplicitClosure: case SW_ExplicitClosure:
 	case SW_DefaultArgumentInitializer: case SW_Initializer: case SW_Static: case SW_Getter: case SW_Setter:
 	case SW_ModifyAccessor: case SW_ReadAccessor:
 		return 0;
@@ -748,6 +748,10 @@ static int bind_args(sw_ctx *c, int nominal, int *lists, int nlists, int level)
 			sw_add(c, res, sw_kid(c, nominal, i));
 	}
 	if (consumes && c->nodes[args].nkids > 0) {
+		if (k == SW_Function || k == SW_Constructor || k == SW_Allocator || k == SW_Subscript) {
+			c->depth--;
+			return mk2(c, SW_BoundGenericFunction, res, args);
+		}
 		int bk = bound_kind(k);
 		if (bk < 0) {
 			c->fail = 1;
@@ -1700,8 +1704,8 @@ static int op(sw_ctx *c)
 	case 's': return mktext(c, SW_Module, "Swift");
 	case 't': return tuple(c);
 	case 'u': {
-		int t = pop_type(c);
 		int sig = pop_kind(c, SW_DependentGenericSignature);
+		int t = pop_type(c);
 		return mk_type(c, mk2(c, SW_DependentGenericType, sig, t));
 	}
 	case 'v': {

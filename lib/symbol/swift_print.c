@@ -818,6 +818,39 @@ static int print(pr *p, int n, int prefix)
 		break;
 	case SW_ImplFunctionType: print_impl_function(p, n); break;
 	case SW_OpaqueReturnType: puts_(p, "some"); break;
+	case SW_BoundGenericFunction: {
+		/* a generic function with its arguments bound: name<args>(signature) */
+		int fn = kid(p, n, 0);
+		if (prefix) {
+			ret = n;
+			break;
+		}
+		int ctx = kid(p, fn, 0);
+		size_t at = p->n;
+		int post = print(p, ctx, 1);
+		if (p->n != at)
+			put(p, ".", 1);
+		if (K(p, fn) == SW_Function)
+			print(p, kid(p, fn, 1), 0);
+		print_type_list_args(p, kid(p, n, 1));
+		int type = -1, labels = -1;
+		for (int i = 1; i < nk(p, fn); i++) {
+			int ch = kid(p, fn, i);
+			if (K(p, ch) == SW_Type)
+				type = ch;
+			else if (K(p, ch) == SW_LabelList)
+				labels = ch;
+		}
+		/* the arguments replace the generic signature */
+		if (K(p, kid(p, type, 0)) == SW_DependentGenericType)
+			type = kid(p, kid(p, type, 0), 1);
+		print_entity_type(p, type, labels, TP_FUNC);
+		if (post >= 0) {
+			puts_(p, " in ");
+			print(p, post, 0);
+		}
+		break;
+	}
 	case SW_ConformanceReq:
 		print(p, kid(p, n, 0), 0);
 		puts_(p, ": ");
