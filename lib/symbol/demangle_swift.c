@@ -17,8 +17,12 @@
 
 static int attr_for(sw_ctx *c, const char *text, int child);
 static int pop_protocol(sw_ctx *c);
+static int gpi(sw_ctx *c);
+static int assoc_path(sw_ctx *c, int base);
 static int pop_protocol_list(sw_ctx *c);
 static int conformance_op(sw_ctx *c);
+static int attr(sw_ctx *c, const char *text);
+static int autodiff(sw_ctx *c, int witness);
 static int pop_conformance(sw_ctx *c);
 static int pop_any_entity(sw_ctx *c);
 
@@ -1094,9 +1098,10 @@ static int function_entity(sw_ctx *c)
 		return f;
 	}
 	case 'P': {
-		int t = pop_type(c);
-		(void)t;
-		return c->fail = 1, -1;
+		int v = pop(c);
+		if (v < 0 || c->nodes[v].kind != SW_Variable)
+			return c->fail = 1, -1;
+		return attr_for(c, "property wrapper backing initializer of ", v);
 	}
 	default: return c->fail = 1, -1;
 	}
@@ -1190,6 +1195,10 @@ static int assoc_path(sw_ctx *c, int base)
 			return -1;
 		refs[n++] = r;
 	} while (!first);
+	if (base == -2)
+		base = pop_type(c); /* "type assoc-type-list 'QX'": the base is under the names */
+	if (base < 0)
+		return c->fail = 1, -1;
 	int t = base;
 	for (int i = n - 1; i >= 0; i--)
 		t = mk_type(c, mk2(c, SW_DependentMemberType, t, refs[i]));
@@ -1245,6 +1254,7 @@ static int requirement(sw_ctx *c)
 			return c->fail = 1, -1;
 		int ar = pop_assoc_name(c);
 		subj = mk_type(c, mk2(c, SW_DependentMemberType, gpi(c), ar));
+		add_subst(c, subj); /* an associated type, like 'Qy' */
 		if (ch == 'p')
 			return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
 		if (ch == 'c')
@@ -1263,6 +1273,7 @@ static int requirement(sw_ctx *c)
 		subj = assoc_path(c, base);
 		if (subj < 0)
 			return -1;
+		add_subst(c, subj);
 		if (ch == 'P')
 			return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
 		if (ch == 'C')
@@ -1274,6 +1285,7 @@ static int requirement(sw_ctx *c)
 		return layout(c, subj);
 	}
 	case 'Q': subj = pop_type(c); return mk2(c, SW_ConformanceReq, subj, pop_protocol(c));
+	case 'L': subj = pop_type(c); return layout(c, subj); /* Swift 4: layout of a substitution */
 	case 'B': subj = pop_type(c); return mk2(c, SW_ConformanceReq, subj, pop_type(c));
 	case 'S': subj = pop_type(c); return mk2(c, SW_SameTypeReq, subj, pop_type(c));
 	case 'I': {
@@ -1537,10 +1549,9 @@ static int op(sw_ctx *c)
 			if (k == 'z')
 				base = gen_param(c, 0, 0);
 			else if (k == 'y') {
-				int64_t i = index_(c);
-				if (i < 0)
-					return c->fail = 1, -1;
-				base = gen_param(c, 0, i + 1);
+				base = gpi(c);
+				if (base < 0)
+					return -1;
 			} else {
 				base = pop_type(c);
 			}
@@ -1550,21 +1561,17 @@ static int op(sw_ctx *c)
 			return t;
 		}
 		if (k == 'Z' || k == 'Y' || k == 'X') {
-			/* two associated types */
+			/* a path of associated types */
 			int base;
 			if (k == 'Z')
 				base = gen_param(c, 0, 0);
-			else if (k == 'Y') {
-				int64_t i = index_(c);
-				if (i < 0)
-					return c->fail = 1, -1;
-				base = gen_param(c, 0, i + 1);
-			} else
-				base = pop_type(c);
-			int a2 = pop_assoc_name(c);
-			int a1 = pop_assoc_name(c);
-			int t1 = mk_type(c, mk2(c, SW_DependentMemberType, base, a1));
-			int t = mk_type(c, mk2(c, SW_DependentMemberType, t1, a2));
+			else if (k == 'Y')
+				base = gpi(c);
+			else
+				base = -2;
+			int t = assoc_path(c, base);
+			if (t < 0)
+				return -1;
 			add_subst(c, t);
 			return t;
 		}
@@ -1857,13 +1864,11 @@ static int conformance_op(sw_ctx *c)
 		if (index_(c) < 0)
 			return c->fail = 1, -1;
 		int proto = pop_protocol(c);
-		int base = ch == 'D' ? pop_type(c) : pop_kind(c, SW_DependentConformance);
-		if (ch == 'A' && base < 0)
+		if (ch == 'A' && pop_type(c) < 0) /* the associated type of "type protocol 'HA'" */
 			return c->fail = 1, -1;
-		if (ch == 'A') {
-			int t = pop_type(c);
-			(void)t;
-		}
+		int base = ch == 'D' ? pop_type(c) : pop_kind(c, SW_DependentConformance);
+		if (base < 0)
+			return c->fail = 1, -1;
 		return mk2(c, SW_DependentConformance, base, proto);
 	}
 	case 'X': return pop_conformance_list(c);
@@ -1932,6 +1937,7 @@ static int witness_op(sw_ctx *c)
 		return attr_for(c, t, pop_any_entity(c));
 	}
 	case 'P': return attr_for(c, "protocol witness table for ", pop_conformance(c));
+	case 'J': return autodiff(c, 1);
 	case 'p': return attr_for(c, "protocol witness table pattern for ", pop_conformance(c));
 	case 'G': return attr_for(c, "generic protocol witness table for ", pop_conformance(c));
 	case 'I':
@@ -2111,6 +2117,65 @@ static int fs_specialization(sw_ctx *c)
 	return sp;
 }
 
+/* INDEX-SUBSET ('S' set, 'U' unset) up to the terminator: "{1, 2}" */
+static int index_subset(sw_ctx *c, int term)
+{
+	char buf[256];
+	size_t l = 0;
+	int i = 0, any = 0;
+	buf[l++] = '{';
+	while (!eat(c, term)) {
+		int ch = next(c);
+		if ((ch != 'S' && ch != 'U') || i > 60)
+			return c->fail = 1, -1;
+		if (ch == 'S')
+			l += (size_t)snprintf(buf + l, sizeof buf - l, "%s%d", any++ ? ", " : "", i);
+		i++;
+	}
+	buf[l++] = '}';
+	char *o = arena_alloc(c, l);
+	if (!o)
+		return -1;
+	memcpy(o, buf, l);
+	return sw_new_text(c, SW_Text, o, l);
+}
+
+/* 'TJ' / 'TJV' / 'WJ': an autodiff function or differentiability witness of the entity (and the
+ * attributes pushed after it) below an optional generic signature */
+static int autodiff(sw_ctx *c, int witness)
+{
+	int vtable = !witness && eat(c, 'V');
+	int k = next(c);
+	const char *t;
+	if (witness)
+		t = k == 'r' ? "reverse-mode differentiability witness for " : k == 'f' ? "forward-mode differentiability witness for " : NULL;
+	else
+		t = k == 'f' ? "forward-mode derivative of " : k == 'r' ? "reverse-mode derivative of " : k == 'd' ? "differential of "
+		    : k == 'p' ? "pullback of " : NULL;
+	if (!t)
+		return c->fail = 1, -1;
+	int params = index_subset(c, 'p');
+	int results = index_subset(c, 'r');
+	int sig = pop_kind(c, SW_DependentGenericSignature);
+	int n = mktext(c, SW_AutoDiff, t);
+	int parts[8], np = 0;
+	while (c->sp && top_kind(c) == SW_Attr && np < 7)
+		parts[np++] = pop(c);
+	int e = pop_any_entity(c);
+	if (e < 0 || params < 0 || results < 0)
+		return c->fail = 1, -1;
+	parts[np++] = e;
+	for (int i = 0; i < np; i++) /* the attributes as printed, then the entity */
+		sw_add(c, n, parts[i]);
+	sw_add(c, n, params);
+	sw_add(c, n, results);
+	if (sig >= 0)
+		sw_add(c, n, sig);
+	if (vtable)
+		return attr_for(c, "vtable thunk for ", n);
+	return n;
+}
+
 static int thunk_op(sw_ctx *c)
 {
 	int ch = next(c);
@@ -2189,6 +2254,11 @@ static int thunk_op(sw_ctx *c)
 		return n;
 	}
 	case 'f': return fs_specialization(c);
+	case 'J':
+		if (peek(c) == 'O' || peek(c) == 'S')
+			return c->fail = 1, -1;
+		return autodiff(c, 0);
+	case 'S': return attr(c, "protocol self-conformance witness for ");
 	case 'L': return attr_for(c, "protocol requirements base descriptor for ", pop_protocol(c));
 	case 'l': {
 		int proto = pop_protocol(c);
@@ -2217,6 +2287,19 @@ static int thunk_op(sw_ctx *c)
 			t = mk_type(c, mk2(c, SW_DependentMemberType, t, refs[i]));
 		return attr_for(c, ch == 'n' ? "associated conformance descriptor for " : "default associated conformance accessor for ",
 		                mk2(c, SW_ConformanceReq, t, q));
+	}
+	case 't': {
+		/* dropped arguments ('t' NATURAL?)* before a generic specialization: not printed */
+		do {
+			while (is_digit(peek(c)))
+				c->pos++;
+		} while (eat(c, 't'));
+		int k = next(c);
+		if (k == 'g' || k == 'B')
+			return specialization(c, "generic specialization ");
+		if (k == 'G')
+			return specialization(c, "generic not re-abstracted specialization ");
+		return c->fail = 1, -1;
 	}
 	case 'g': return specialization(c, "generic specialization ");
 	case 'G': return specialization(c, "generic not re-abstracted specialization ");
@@ -2455,7 +2538,8 @@ int sw_parse_new(sw_ctx *c)
 			; /* a bare type: print it */
 		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
 			; /* a specialization of a symbol given by name */
-		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness && k != SW_ReabstractionThunk)
+		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness && k != SW_ReabstractionThunk &&
+		         k != SW_AutoDiff)
 			return -1;
 		sw_add(c, g, n);
 	}

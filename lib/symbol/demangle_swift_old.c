@@ -676,6 +676,8 @@ static int type_(sw_ctx *c)
 			return ty(c, mk1(c, SW_ExistentialMetatype, type(c)));
 		return ty(c, protocol_list(c));
 	case 'Q': {
+		if (eat(c, 'u'))
+			return ty(c, mktext(c, SW_OpaqueReturnType, "some"));
 		int64_t i = index_(c);
 		if (i < 0)
 			return -1;

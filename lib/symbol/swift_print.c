@@ -818,6 +818,22 @@ static int print(pr *p, int n, int prefix)
 		break;
 	case SW_ImplFunctionType: print_impl_function(p, n); break;
 	case SW_OpaqueReturnType: puts_(p, "some"); break;
+	case SW_AutoDiff: {
+		puttext(p, n);
+		int i = 0;
+		for (; i < nk(p, n) && K(p, kid(p, n, i)) == SW_Attr; i++)
+			puttext(p, kid(p, n, i));
+		print(p, kid(p, n, i), 0);
+		puts_(p, " with respect to parameters ");
+		puttext(p, kid(p, n, i + 1));
+		puts_(p, " and results ");
+		puttext(p, kid(p, n, i + 2));
+		if (i + 3 < nk(p, n)) {
+			puts_(p, " with ");
+			print_signature(p, kid(p, n, i + 3));
+		}
+		break;
+	}
 	case SW_BoundGenericFunction: {
 		/* a generic function with its arguments bound: name<args>(signature) */
 		int fn = kid(p, n, 0);
