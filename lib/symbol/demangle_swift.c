@@ -626,6 +626,16 @@ static int builtin(sw_ctx *c)
 	case 't': name = "Builtin.SILToken"; break;
 	case 'w': name = "Builtin.Word"; break;
 	case 'I': name = "Builtin.IntLiteral"; break;
+	case 'V': {
+		int elem = pop_type(c);
+		int count = pop_type(c);
+		if (elem < 0 || count < 0)
+			return c->fail = 1, -1;
+		int tl = mk2(c, SW_TypeList, count, elem);
+		int t = mk_type(c, mk2(c, SW_BoundGenericStructure, mk_type(c, mktext(c, SW_BuiltinType, "Builtin.FixedArray")), tl));
+		add_subst(c, t);
+		return t;
+	}
 	case 'f':
 	case 'i': {
 		int64_t bits = index_(c);
@@ -1723,6 +1733,20 @@ static int op(sw_ctx *c)
 	case 'y': return sw_new(c, SW_EmptyList);
 	case 'z': return mk_type(c, mk1(c, SW_InOut, pop_type(c)));
 	case '_': return sw_new(c, SW_FirstElementMarker);
+	case '$': {
+		/* an integer as a generic argument: '$' INDEX, '$n' INDEX for a negative one */
+		int neg = eat(c, 'n');
+		int64_t v = index_(c);
+		if (v < 0)
+			return c->fail = 1, -1;
+		char buf[32];
+		int l = snprintf(buf, sizeof buf, "%s%lld", neg ? "-" : "", (long long)v);
+		char *o = arena_alloc(c, (size_t)l);
+		if (!o)
+			return -1;
+		memcpy(o, buf, (size_t)l);
+		return mk_type(c, sw_new_text(c, SW_Integer, o, (size_t)l));
+	}
 	case '.': {
 		/* unmangled suffix */
 		c->pos--;
@@ -2321,6 +2345,45 @@ static int special_type(sw_ctx *c)
 	case 'b': return pop_function_type(c, SW_ObjCBlock);
 	case 'B': return pop_function_type(c, SW_ObjCBlock);
 	case 'C': return pop_function_type(c, SW_CFunctionPointer);
+	case 'z': {
+		/* a C function pointer or block carrying its Clang type (a raw Itanium mangling) */
+		int k = next(c);
+		if (k != 'C' && k != 'B')
+			return c->fail = 1, -1;
+		int64_t len = natural(c);
+		if (len <= 0 || (size_t)len > c->n - c->pos)
+			return c->fail = 1, -1;
+		push(c, sw_new_text(c, SW_ClangType, c->s + c->pos, (size_t)len));
+		c->pos += (size_t)len;
+		return pop_function_type(c, k == 'C' ? SW_CFunctionPointer : SW_ObjCBlock);
+	}
+	case 'S': {
+		/* sugared types (debug info) */
+		int k = next(c);
+		if (k == 'q' || k == 'a') {
+			int t = pop_type(c);
+			if (t < 0)
+				return c->fail = 1, -1;
+			int tl = mk1(c, SW_TypeList, t);
+			int nom = k == 'q' ? mk2(c, SW_Enum, swift_module(c), mktext(c, SW_Identifier, "Optional"))
+			                   : mk2(c, SW_Structure, swift_module(c), mktext(c, SW_Identifier, "Array"));
+			return mk_type(c, mk2(c, k == 'q' ? SW_BoundGenericEnum : SW_BoundGenericStructure, mk_type(c, nom), tl));
+		}
+		if (k == 'D') {
+			int v = pop_type(c), key = pop_type(c);
+			if (v < 0 || key < 0)
+				return c->fail = 1, -1;
+			int nom = mk2(c, SW_Structure, swift_module(c), mktext(c, SW_Identifier, "Dictionary"));
+			return mk_type(c, mk2(c, SW_BoundGenericStructure, mk_type(c, nom), mk2(c, SW_TypeList, key, v)));
+		}
+		if (k == 'A') {
+			int elem = pop_type(c), count = pop_type(c);
+			if (elem < 0 || count < 0)
+				return c->fail = 1, -1;
+			return mk_type(c, mk2(c, SW_SugaredInlineArray, count, elem));
+		}
+		return c->fail = 1, -1;
+	}
 	case 'f': return pop_function_type(c, SW_ThinFunctionType);
 	case 'E': return pop_function_type(c, SW_NoEscapeFunctionType);
 	case 'K': return pop_function_type(c, SW_AutoClosureType);

@@ -51,7 +51,7 @@
 	X(DispatchThunk) X(PartialApply) X(AnonymousContext) X(ModuleContextLocation) X(MacroExpansion)             \
 	X(UniqueName) X(AccessibleFunctionRecord) X(Pack) X(PackExpansion) X(Integer) X(NegativeInteger)             \
 	X(SILBoxType) X(ClangType) X(ObjCAttr) X(NonObjCAttr) X(DynamicAttr) X(DirectMethodRefAttr) X(CoroFuncPtr)   \
-	X(DefaultOverride) X(Entity) X(AssocWitness) X(RetroactiveConformance) X(ProtocolConformanceRef) X(DependentConformance) X(ConformanceList) X(FSSpec) X(BoundGenericFunction) X(AutoDiff)
+	X(DefaultOverride) X(Entity) X(AssocWitness) X(RetroactiveConformance) X(ProtocolConformanceRef) X(DependentConformance) X(ConformanceList) X(FSSpec) X(BoundGenericFunction) X(AutoDiff) X(SugaredInlineArray)
 
 enum sw_kind {
 #define SW_ENUM(n) SW_##n,

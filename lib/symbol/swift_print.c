@@ -782,13 +782,20 @@ static int print(pr *p, int n, int prefix)
 	case SW_FunctionType:
 	case SW_NoEscapeFunctionType: print_function_type(p, n, -1, !p->simp); break;
 	case SW_ObjCBlock:
-		puts_(p, "@convention(block) ");
+	case SW_CFunctionPointer: {
+		const char *conv = x->kind == SW_ObjCBlock ? "block" : "c";
+		int clang = K(p, kid(p, n, 0)) == SW_ClangType ? kid(p, n, 0) : -1;
+		puts_(p, "@convention(");
+		puts_(p, conv);
+		if (clang >= 0) {
+			puts_(p, ", mangledCType: \"");
+			puttext(p, clang);
+			put(p, "\"", 1);
+		}
+		puts_(p, ") ");
 		print_function_type(p, n, -1, !p->simp);
 		break;
-	case SW_CFunctionPointer:
-		puts_(p, "@convention(c) ");
-		print_function_type(p, n, -1, !p->simp);
-		break;
+	}
 	case SW_ValueWitness:
 		puttext(p, n);
 		puts_(p, p->simp ? " for " : " value witness for ");
@@ -818,6 +825,14 @@ static int print(pr *p, int n, int prefix)
 		break;
 	case SW_ImplFunctionType: print_impl_function(p, n); break;
 	case SW_OpaqueReturnType: puts_(p, "some"); break;
+	case SW_Integer: puttext(p, n); break;
+	case SW_SugaredInlineArray:
+		put(p, "[", 1);
+		print(p, kid(p, n, 0), 0);
+		puts_(p, " of ");
+		print(p, kid(p, n, 1), 0);
+		put(p, "]", 1);
+		break;
 	case SW_AutoDiff: {
 		puttext(p, n);
 		int i = 0;
