@@ -28,24 +28,6 @@ static int pop_any_entity(sw_ctx *c);
 
 /* ---------------------------------------------------------------- pools */
 
-int sw_new(sw_ctx *c, int kind)
-{
-	if (c->nnodes >= SW_MAX_NODES) {
-		/* node 0 is a scratch node: callers may touch what they get back before they look at
-		 * c->fail, which now throws the whole result away */
-		c->fail = 1;
-		return 0;
-	}
-	sw_node *n = &c->nodes[c->nnodes];
-	n->kind = (uint16_t)kind;
-	n->nkids = n->cap = 0;
-	n->kids = 0;
-	n->text = NULL;
-	n->tlen = 0;
-	n->index = 0;
-	return c->nnodes++;
-}
-
 int sw_new_text(sw_ctx *c, int kind, const char *t, size_t len)
 {
 	int i = sw_new(c, kind);
@@ -64,7 +46,7 @@ int sw_new_index(sw_ctx *c, int kind, uint64_t idx)
 	return i;
 }
 
-void sw_add(sw_ctx *c, int p, int k)
+void sw_add_slow(sw_ctx *c, int p, int k)
 {
 	if (c->fail)
 		return;
@@ -79,7 +61,8 @@ void sw_add(sw_ctx *c, int p, int k)
 			c->fail = 1;
 			return;
 		}
-		memcpy(&c->kidpool[c->nkidpool], &c->kidpool[n->kids], n->nkids * sizeof(uint32_t));
+		if (n->nkids)
+			memcpy(&c->kidpool[c->nkidpool], &c->kidpool[n->kids], n->nkids * sizeof(uint32_t));
 		n->kids = (uint32_t)c->nkidpool;
 		n->cap = (uint16_t)ncap;
 		c->nkidpool += (int)ncap;

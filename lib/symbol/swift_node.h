@@ -89,10 +89,39 @@ typedef struct sw_ctx {
 	char arena[SW_ARENA];
 } sw_ctx;
 
-int sw_new(sw_ctx *c, int kind);
 int sw_new_text(sw_ctx *c, int kind, const char *t, size_t len);
 int sw_new_index(sw_ctx *c, int kind, uint64_t idx);
-void sw_add(sw_ctx *c, int parent, int child);
+void sw_add_slow(sw_ctx *c, int parent, int child);
+
+/* A new node; when the pool is full, node 0 (a scratch node) and c->fail, which makes the whole
+ * result be thrown away: callers may touch what they get before they look at c->fail. */
+static inline int sw_new(sw_ctx *c, int kind)
+{
+	if (__builtin_expect(c->nnodes >= SW_MAX_NODES, 0)) {
+		c->fail = 1;
+		return 0;
+	}
+	sw_node *n = &c->nodes[c->nnodes];
+	n->kind = (uint16_t)kind;
+	n->nkids = n->cap = 0;
+	n->kids = 0;
+	n->text = NULL;
+	n->tlen = 0;
+	n->index = 0;
+	return c->nnodes++;
+}
+
+static inline void sw_add(sw_ctx *c, int p, int k)
+{
+	if (__builtin_expect(p > 0 && k > 0 && !c->fail, 1)) {
+		sw_node *n = &c->nodes[p];
+		if (n->nkids < n->cap) {
+			c->kidpool[n->kids + n->nkids++] = (uint32_t)k;
+			return;
+		}
+	}
+	sw_add_slow(c, p, k);
+}
 static inline sw_node *sw_n(sw_ctx *c, int i) { return &c->nodes[i]; }
 static inline int sw_kid(const sw_ctx *c, int i, int k)
 {

@@ -36,8 +36,12 @@ static void puts_(pr *p, const char *s) { put(p, s, strlen(s)); }
 static void putnum(pr *p, unsigned long long v)
 {
 	char b[24];
-	int l = snprintf(b, sizeof b, "%llu", v);
-	put(p, b, (size_t)l);
+	int l = sizeof b;
+	do {
+		b[--l] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && l > 0);
+	put(p, b + l, sizeof b - (size_t)l);
 }
 static void puttext(pr *p, int n) { put(p, p->c->nodes[n].text, p->c->nodes[n].tlen); }
 
