@@ -61,8 +61,7 @@ int cmd_demangle(int argc, char **argv)
 		}
 		if (!strcmp(argv[first], "--simplified") || !strcmp(argv[first], "-s"))
 			flags = TK_DEMANGLE_SIMPLIFIED;
-		else if (!strcmp(argv[first], "--"))
-		{
+		else if (!strcmp(argv[first], "--")) {
 			first++;
 			break;
 		} else if (argv[first][0] == '-' && argv[first][1]) {

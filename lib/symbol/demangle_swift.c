@@ -118,9 +118,15 @@ static void push(sw_ctx *c, int n)
 	c->stack[c->sp++] = n;
 }
 
-static int top_kind(sw_ctx *c) { return c->sp ? c->nodes[c->stack[c->sp - 1]].kind : -1; }
+static int top_kind(sw_ctx *c)
+{
+	return c->sp ? c->nodes[c->stack[c->sp - 1]].kind : -1;
+}
 
-static int pop(sw_ctx *c) { return c->sp ? c->stack[--c->sp] : -1; }
+static int pop(sw_ctx *c)
+{
+	return c->sp ? c->stack[--c->sp] : -1;
+}
 
 static int pop_kind(sw_ctx *c, int kind)
 {
@@ -143,19 +149,54 @@ static void add_subst(sw_ctx *c, int n)
 static int is_context_kind(int k)
 {
 	switch (k) {
-	case SW_Module: case SW_Class: case SW_Structure: case SW_Enum: case SW_Protocol: case SW_TypeAlias:
-	case SW_OtherNominal: case SW_Function: case SW_Variable: case SW_Subscript: case SW_Constructor:
-	case SW_Allocator: case SW_Destructor: case SW_Deallocator: case SW_IsolatedDeallocator:
-	case SW_ExplicitClosure: case SW_ImplicitClosure: case SW_Static: case SW_Extension: case SW_Getter:
-	case SW_Setter: case SW_ModifyAccessor: case SW_ReadAccessor: case SW_Modify2: case SW_Read2:
-	case SW_WillSet: case SW_DidSet: case SW_GlobalGetter: case SW_MaterializeForSet: case SW_UnsafeAddressor:
-	case SW_UnsafeMutableAddressor: case SW_OwningAddressor: case SW_OwningMutableAddressor:
-	case SW_NativeOwningAddressor: case SW_NativeOwningMutableAddressor: case SW_NativePinningAddressor:
-	case SW_NativePinningMutableAddressor: case SW_InitAccessor: case SW_Initializer:
-	case SW_DefaultArgumentInitializer: case SW_IVarInitializer: case SW_IVarDestroyer:
-	case SW_AnonymousContext: case SW_ModuleContextLocation: case SW_MacroExpansion: case SW_UniqueName:
-	case SW_OpaqueReturnType: case SW_Entity:
-		return 1;
+	case SW_Module:
+	case SW_Class:
+	case SW_Structure:
+	case SW_Enum:
+	case SW_Protocol:
+	case SW_TypeAlias:
+	case SW_OtherNominal:
+	case SW_Function:
+	case SW_Variable:
+	case SW_Subscript:
+	case SW_Constructor:
+	case SW_Allocator:
+	case SW_Destructor:
+	case SW_Deallocator:
+	case SW_IsolatedDeallocator:
+	case SW_ExplicitClosure:
+	case SW_ImplicitClosure:
+	case SW_Static:
+	case SW_Extension:
+	case SW_Getter:
+	case SW_Setter:
+	case SW_ModifyAccessor:
+	case SW_ReadAccessor:
+	case SW_Modify2:
+	case SW_Read2:
+	case SW_WillSet:
+	case SW_DidSet:
+	case SW_GlobalGetter:
+	case SW_MaterializeForSet:
+	case SW_UnsafeAddressor:
+	case SW_UnsafeMutableAddressor:
+	case SW_OwningAddressor:
+	case SW_OwningMutableAddressor:
+	case SW_NativeOwningAddressor:
+	case SW_NativeOwningMutableAddressor:
+	case SW_NativePinningAddressor:
+	case SW_NativePinningMutableAddressor:
+	case SW_InitAccessor:
+	case SW_Initializer:
+	case SW_DefaultArgumentInitializer:
+	case SW_IVarInitializer:
+	case SW_IVarDestroyer:
+	case SW_AnonymousContext:
+	case SW_ModuleContextLocation:
+	case SW_MacroExpansion:
+	case SW_UniqueName:
+	case SW_OpaqueReturnType:
+	case SW_Entity: return 1;
 	}
 	return 0;
 }
@@ -185,10 +226,10 @@ static int pop_context(sw_ctx *c)
 	if (k == SW_Type) {
 		int t = pop(c);
 		int in = sw_kid(c, t, 0);
-		if (in >= 0 && (is_context_kind(c->nodes[in].kind) || c->nodes[in].kind == SW_BoundGenericClass ||
-		                c->nodes[in].kind == SW_BoundGenericStructure ||
-		                c->nodes[in].kind == SW_BoundGenericEnum ||
-		                c->nodes[in].kind == SW_BoundGenericOtherNominal))
+		if (in >= 0 &&
+		    (is_context_kind(c->nodes[in].kind) || c->nodes[in].kind == SW_BoundGenericClass ||
+		     c->nodes[in].kind == SW_BoundGenericStructure || c->nodes[in].kind == SW_BoundGenericEnum ||
+		     c->nodes[in].kind == SW_BoundGenericOtherNominal))
 			return in;
 		c->fail = 1;
 		return -1;
@@ -199,12 +240,21 @@ static int pop_context(sw_ctx *c)
 	return -1;
 }
 
-static int pop_type(sw_ctx *c) { return pop_kind(c, SW_Type); }
+static int pop_type(sw_ctx *c)
+{
+	return pop_kind(c, SW_Type);
+}
 
 /* ---------------------------------------------------------------- lexing */
 
-static int peek(sw_ctx *c) { return c->pos < c->n ? (unsigned char)c->s[c->pos] : 0; }
-static int next(sw_ctx *c) { return c->pos < c->n ? (unsigned char)c->s[c->pos++] : 0; }
+static int peek(sw_ctx *c)
+{
+	return c->pos < c->n ? (unsigned char)c->s[c->pos] : 0;
+}
+static int next(sw_ctx *c)
+{
+	return c->pos < c->n ? (unsigned char)c->s[c->pos++] : 0;
+}
 static int eat(sw_ctx *c, int ch)
 {
 	if (peek(c) == ch) {
@@ -213,9 +263,18 @@ static int eat(sw_ctx *c, int ch)
 	}
 	return 0;
 }
-static int is_digit(int ch) { return ch >= '0' && ch <= '9'; }
-static int is_lower(int ch) { return ch >= 'a' && ch <= 'z'; }
-static int is_upper(int ch) { return ch >= 'A' && ch <= 'Z'; }
+static int is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+static int is_lower(int ch)
+{
+	return ch >= 'a' && ch <= 'z';
+}
+static int is_upper(int ch)
+{
+	return ch >= 'A' && ch <= 'Z';
+}
 
 static int64_t natural(sw_ctx *c)
 {
@@ -346,7 +405,10 @@ int sw_punycode(sw_ctx *c, const char *in, size_t len, const char **out, size_t 
 	return 0;
 }
 
-static int is_word_start(int ch) { return !is_digit(ch) && ch != '_' && ch != 0; }
+static int is_word_start(int ch)
+{
+	return !is_digit(ch) && ch != '_' && ch != 0;
+}
 static int is_word_end(int ch, int prev)
 {
 	if (ch == '_' || ch == 0)
@@ -465,9 +527,15 @@ static int identifier(sw_ctx *c)
 
 /* ---------------------------------------------------------------- types */
 
-static int mk_type(sw_ctx *c, int inner) { return mk1(c, SW_Type, inner); }
+static int mk_type(sw_ctx *c, int inner)
+{
+	return mk1(c, SW_Type, inner);
+}
 
-static int swift_module(sw_ctx *c) { return mktext(c, SW_Module, "Swift"); }
+static int swift_module(sw_ctx *c)
+{
+	return mktext(c, SW_Module, "Swift");
+}
 
 static int nominal(sw_ctx *c, int kind)
 {
@@ -486,22 +554,55 @@ static int std_type(sw_ctx *c, int ch)
 		char kind;
 		const char *name;
 	} tab[] = {
-	    {'A', 'V', "AutoreleasingUnsafeMutablePointer"}, {'a', 'V', "Array"}, {'b', 'V', "Bool"},
-	    {'c', 'V', "UnicodeScalar"}, {'D', 'V', "Dictionary"}, {'d', 'V', "Double"}, {'f', 'V', "Float"},
-	    {'h', 'V', "Set"}, {'I', 'V', "DefaultIndices"}, {'i', 'V', "Int"}, {'J', 'V', "Character"},
-	    {'N', 'V', "ClosedRange"}, {'n', 'V', "Range"}, {'O', 'V', "ObjectIdentifier"},
-	    {'P', 'V', "UnsafePointer"}, {'p', 'V', "UnsafeMutablePointer"}, {'R', 'V', "UnsafeBufferPointer"},
-	    {'r', 'V', "UnsafeMutableBufferPointer"}, {'S', 'V', "String"}, {'s', 'V', "Substring"},
-	    {'u', 'V', "UInt"}, {'V', 'V', "UnsafeRawPointer"}, {'v', 'V', "UnsafeMutableRawPointer"},
-	    {'W', 'V', "UnsafeRawBufferPointer"}, {'w', 'V', "UnsafeMutableRawBufferPointer"},
-	    {'q', 'O', "Optional"}, {'Q', 'O', "ImplicitlyUnwrappedOptional"}, {'B', 'P', "BinaryFloatingPoint"},
-	    {'E', 'P', "Encodable"}, {'e', 'P', "Decodable"}, {'F', 'P', "FloatingPoint"},
-	    {'G', 'P', "RandomNumberGenerator"}, {'H', 'P', "Hashable"}, {'j', 'P', "Numeric"},
-	    {'K', 'P', "BidirectionalCollection"}, {'k', 'P', "RandomAccessCollection"}, {'L', 'P', "Comparable"},
-	    {'l', 'P', "Collection"}, {'M', 'P', "MutableCollection"}, {'m', 'P', "RangeReplaceableCollection"},
-	    {'Q', 'P', "Equatable"}, {'T', 'P', "Sequence"}, {'t', 'P', "IteratorProtocol"},
-	    {'U', 'P', "UnsignedInteger"}, {'X', 'P', "RangeExpression"}, {'x', 'P', "Strideable"},
-	    {'Y', 'P', "RawRepresentable"}, {'y', 'P', "StringProtocol"}, {'Z', 'P', "SignedInteger"},
+	    {'A', 'V', "AutoreleasingUnsafeMutablePointer"},
+	    {'a', 'V', "Array"},
+	    {'b', 'V', "Bool"},
+	    {'c', 'V', "UnicodeScalar"},
+	    {'D', 'V', "Dictionary"},
+	    {'d', 'V', "Double"},
+	    {'f', 'V', "Float"},
+	    {'h', 'V', "Set"},
+	    {'I', 'V', "DefaultIndices"},
+	    {'i', 'V', "Int"},
+	    {'J', 'V', "Character"},
+	    {'N', 'V', "ClosedRange"},
+	    {'n', 'V', "Range"},
+	    {'O', 'V', "ObjectIdentifier"},
+	    {'P', 'V', "UnsafePointer"},
+	    {'p', 'V', "UnsafeMutablePointer"},
+	    {'R', 'V', "UnsafeBufferPointer"},
+	    {'r', 'V', "UnsafeMutableBufferPointer"},
+	    {'S', 'V', "String"},
+	    {'s', 'V', "Substring"},
+	    {'u', 'V', "UInt"},
+	    {'V', 'V', "UnsafeRawPointer"},
+	    {'v', 'V', "UnsafeMutableRawPointer"},
+	    {'W', 'V', "UnsafeRawBufferPointer"},
+	    {'w', 'V', "UnsafeMutableRawBufferPointer"},
+	    {'q', 'O', "Optional"},
+	    {'Q', 'O', "ImplicitlyUnwrappedOptional"},
+	    {'B', 'P', "BinaryFloatingPoint"},
+	    {'E', 'P', "Encodable"},
+	    {'e', 'P', "Decodable"},
+	    {'F', 'P', "FloatingPoint"},
+	    {'G', 'P', "RandomNumberGenerator"},
+	    {'H', 'P', "Hashable"},
+	    {'j', 'P', "Numeric"},
+	    {'K', 'P', "BidirectionalCollection"},
+	    {'k', 'P', "RandomAccessCollection"},
+	    {'L', 'P', "Comparable"},
+	    {'l', 'P', "Collection"},
+	    {'M', 'P', "MutableCollection"},
+	    {'m', 'P', "RangeReplaceableCollection"},
+	    {'Q', 'P', "Equatable"},
+	    {'T', 'P', "Sequence"},
+	    {'t', 'P', "IteratorProtocol"},
+	    {'U', 'P', "UnsignedInteger"},
+	    {'X', 'P', "RangeExpression"},
+	    {'x', 'P', "Strideable"},
+	    {'Y', 'P', "RawRepresentable"},
+	    {'y', 'P', "StringProtocol"},
+	    {'Z', 'P', "SignedInteger"},
 	    {'z', 'P', "BinaryInteger"},
 	};
 	static const struct {
@@ -509,12 +610,24 @@ static int std_type(sw_ctx *c, int ch)
 		char kind;
 		const char *name;
 	} tabc[] = {
-	    {'A', 'P', "Actor"}, {'C', 'V', "CheckedContinuation"}, {'c', 'V', "UnsafeContinuation"},
-	    {'E', 'V', "CancellationError"}, {'e', 'V', "UnownedSerialExecutor"}, {'F', 'P', "Executor"},
-	    {'f', 'P', "SerialExecutor"}, {'G', 'V', "TaskGroup"}, {'g', 'V', "ThrowingTaskGroup"},
-	    {'h', 'P', "TaskExecutor"}, {'I', 'V', "AsyncIteratorProtocol"}, {'i', 'P', "AsyncSequence"},
-	    {'J', 'V', "UnownedJob"}, {'M', 'C', "MainActor"}, {'P', 'V', "TaskPriority"},
-	    {'S', 'V', "AsyncStream"}, {'s', 'V', "AsyncThrowingStream"}, {'T', 'V', "Task"},
+	    {'A', 'P', "Actor"},
+	    {'C', 'V', "CheckedContinuation"},
+	    {'c', 'V', "UnsafeContinuation"},
+	    {'E', 'V', "CancellationError"},
+	    {'e', 'V', "UnownedSerialExecutor"},
+	    {'F', 'P', "Executor"},
+	    {'f', 'P', "SerialExecutor"},
+	    {'G', 'V', "TaskGroup"},
+	    {'g', 'V', "ThrowingTaskGroup"},
+	    {'h', 'P', "TaskExecutor"},
+	    {'I', 'V', "AsyncIteratorProtocol"},
+	    {'i', 'P', "AsyncSequence"},
+	    {'J', 'V', "UnownedJob"},
+	    {'M', 'C', "MainActor"},
+	    {'P', 'V', "TaskPriority"},
+	    {'S', 'V', "AsyncStream"},
+	    {'s', 'V', "AsyncThrowingStream"},
+	    {'T', 'V', "Task"},
 	    {'t', 'V', "UnsafeCurrentTask"},
 	};
 	const char *name = NULL;
@@ -615,7 +728,8 @@ static int builtin(sw_ctx *c)
 		if (elem < 0 || count < 0)
 			return c->fail = 1, -1;
 		int tl = mk2(c, SW_TypeList, count, elem);
-		int t = mk_type(c, mk2(c, SW_BoundGenericStructure, mk_type(c, mktext(c, SW_BuiltinType, "Builtin.FixedArray")), tl));
+		int t = mk_type(c, mk2(c, SW_BoundGenericStructure,
+		                       mk_type(c, mktext(c, SW_BuiltinType, "Builtin.FixedArray")), tl));
 		add_subst(c, t);
 		return t;
 	}
@@ -698,10 +812,16 @@ static int bound_kind(int k)
 static int consumes_args(int k)
 {
 	switch (k) {
-	case SW_Variable: case SW_ImplicitClosure: case SW_ExplicitClosure:
-	case SW_DefaultArgumentInitializer: case SW_Initializer: case SW_Static: case SW_Getter: case SW_Setter:
-	case SW_ModifyAccessor: case SW_ReadAccessor:
-		return 0;
+	case SW_Variable:
+	case SW_ImplicitClosure:
+	case SW_ExplicitClosure:
+	case SW_DefaultArgumentInitializer:
+	case SW_Initializer:
+	case SW_Static:
+	case SW_Getter:
+	case SW_Setter:
+	case SW_ModifyAccessor:
+	case SW_ReadAccessor: return 0;
 	}
 	return 1;
 }
@@ -817,9 +937,9 @@ static int pop_function_type(sw_ctx *c, int kind)
 	for (;;) {
 		int k = top_kind(c);
 		if ((k == SW_ThrowsAnnotation || k == SW_TypedThrowsAnnotation || k == SW_AsyncAnnotation ||
-		     k == SW_ConcurrentFunctionType || k == SW_GlobalActorFunctionType || k == SW_IsolatedAnyFunctionType ||
-		     k == SW_NonIsolatedCallerFunctionType || k == SW_SendingResultFunctionType ||
-		     k == SW_DifferentiableFunctionType) &&
+		     k == SW_ConcurrentFunctionType || k == SW_GlobalActorFunctionType ||
+		     k == SW_IsolatedAnyFunctionType || k == SW_NonIsolatedCallerFunctionType ||
+		     k == SW_SendingResultFunctionType || k == SW_DifferentiableFunctionType) &&
 		    na < 8)
 			attrs[na++] = pop(c);
 		else
@@ -1241,7 +1361,11 @@ static int requirement(sw_ctx *c)
 	}
 	c->pos++;
 	switch (ch) {
-	case 'p': case 'c': case 't': case 'm': case 'j': {
+	case 'p':
+	case 'c':
+	case 't':
+	case 'm':
+	case 'j': {
 		int64_t inv = -1;
 		if (ch == 'j' && (inv = index_(c)) < 0)
 			return c->fail = 1, -1;
@@ -1258,7 +1382,11 @@ static int requirement(sw_ctx *c)
 			return mk2(c, SW_InverseReq, subj, sw_new_index(c, SW_Index, (uint64_t)inv));
 		return layout(c, subj);
 	}
-	case 'P': case 'C': case 'T': case 'M': case 'J': {
+	case 'P':
+	case 'C':
+	case 'T':
+	case 'M':
+	case 'J': {
 		int64_t inv = -1;
 		if (ch == 'J' && (inv = index_(c)) < 0)
 			return c->fail = 1, -1;
@@ -1331,7 +1459,8 @@ static int generic_signature(sw_ctx *c, int has_param_counts)
 		sw_add(c, sig, sw_new_index(c, SW_GenericParamCount, (uint64_t)counts[i]));
 	int reqs[128], nr = 0;
 	int k;
-	while ((k = top_kind(c)) == SW_ConformanceReq || k == SW_SameTypeReq || k == SW_LayoutReq || k == SW_InverseReq) {
+	while ((k = top_kind(c)) == SW_ConformanceReq || k == SW_SameTypeReq || k == SW_LayoutReq ||
+	       k == SW_InverseReq) {
 		if (nr >= 128)
 			return c->fail = 1, -1;
 		reqs[nr++] = pop(c);
@@ -1635,7 +1764,8 @@ static int op(sw_ctx *c)
 		case 'k': return mk_type(c, mk1(c, SW_NoDerivative, pop_type(c)));
 		case 'j': {
 			int d = next(c);
-			const char *s = d == 'f' ? "@differentiable(_forward) " : d == 'r' ? "@differentiable(reverse) "
+			const char *s = d == 'f'   ? "@differentiable(_forward) "
+			                : d == 'r' ? "@differentiable(reverse) "
 			                : d == 'd' ? "@differentiable "
 			                : d == 'l' ? "@differentiable(_linear) "
 			                           : NULL;
@@ -1672,7 +1802,10 @@ static int op(sw_ctx *c)
 		int name = pop_kind(c, SW_Identifier);
 		if (name < 0)
 			return c->fail = 1, -1;
-		int kind = k == 'i' ? SW_InfixOperator : k == 'p' ? SW_PrefixOperator : k == 'P' ? SW_PostfixOperator : -1;
+		int kind = k == 'i'   ? SW_InfixOperator
+		           : k == 'p' ? SW_PrefixOperator
+		           : k == 'P' ? SW_PostfixOperator
+		                      : -1;
 		if (kind < 0)
 			return c->fail = 1, -1;
 		/* operator characters are spelled with letters */
@@ -1757,7 +1890,10 @@ static int attr_for(sw_ctx *c, const char *text, int child)
 	return n;
 }
 
-static int attr(sw_ctx *c, const char *text) { return mktext(c, SW_Attr, text); }
+static int attr(sw_ctx *c, const char *text)
+{
+	return mktext(c, SW_Attr, text);
+}
 
 static int pop_protocol(sw_ctx *c)
 {
@@ -1882,7 +2018,9 @@ static int conformance_op(sw_ctx *c)
 	case 'r': return attr_for(c, "protocol descriptor runtime record for ", pop_protocol(c));
 	case 'c': return attr_for(c, "protocol conformance descriptor runtime record for ", pop_conformance(c));
 	case 'n': return attr_for(c, "nominal type descriptor runtime record for ", pop_type(c));
-	case 'o': return attr_for(c, "opaque type descriptor runtime record for ", pop_kind(c, SW_OpaqueTypeDescriptorRef));
+	case 'o':
+		return attr_for(c, "opaque type descriptor runtime record for ",
+		                pop_kind(c, SW_OpaqueTypeDescriptorRef));
 	case 'F': return attr_for(c, "accessible function runtime record for ", pop_any_entity(c));
 	default: return c->fail = 1, -1;
 	}
@@ -1915,8 +2053,8 @@ static int metatype_op(sw_ctx *c)
 	case 'U': return attr_for(c, "ObjC metadata update function for ", pop_type(c));
 	case 's': return attr_for(c, "ObjC resilient class stub for ", pop_type(c));
 	case 't': return attr_for(c, "full ObjC resilient class stub for ", pop_type(c));
-	case 'z': return attr_for(c, "flag for loading of canonical specialized generic type metadata for ",
-	                          pop_type(c));
+	case 'z':
+		return attr_for(c, "flag for loading of canonical specialized generic type metadata for ", pop_type(c));
 	case 'X': {
 		int d = next(c);
 		if (d == 'M')
@@ -1948,7 +2086,8 @@ static int witness_op(sw_ctx *c)
 	case 'p': return attr_for(c, "protocol witness table pattern for ", pop_conformance(c));
 	case 'G': return attr_for(c, "generic protocol witness table for ", pop_conformance(c));
 	case 'I':
-		return attr_for(c, "instantiation function for generic protocol witness table for ", pop_conformance(c));
+		return attr_for(c, "instantiation function for generic protocol witness table for ",
+		                pop_conformance(c));
 	case 'r': return attr_for(c, "resilient protocol witness table for ", pop_conformance(c));
 	case 'a': return attr_for(c, "protocol witness table accessor for ", pop_conformance(c));
 	case 'l':
@@ -1957,8 +2096,9 @@ static int witness_op(sw_ctx *c)
 		int type = pop_type(c);
 		if (conf < 0 || type < 0)
 			return c->fail = 1, -1;
-		int n = mktext(c, SW_AttrFor, ch == 'l' ? "lazy protocol witness table accessor for type "
-		                                        : "lazy protocol witness table cache variable for type ");
+		int n = mktext(c, SW_AttrFor,
+		               ch == 'l' ? "lazy protocol witness table accessor for type "
+		                         : "lazy protocol witness table cache variable for type ");
 		sw_add(c, n, type);
 		sw_add(c, n, conf);
 		return n;
@@ -2050,7 +2190,8 @@ static int fs_specialization(sw_ctx *c)
 		case 'g': a[na].text = eat(c, 'X') ? "Owned To Guaranteed and Exploded" : "Owned To Guaranteed"; break;
 		case 'd':
 			if (eat(c, 'G'))
-				a[na].text = eat(c, 'X') ? "Dead and Owned To Guaranteed and Exploded" : "Dead and Owned To Guaranteed";
+				a[na].text = eat(c, 'X') ? "Dead and Owned To Guaranteed and Exploded"
+				                         : "Dead and Owned To Guaranteed";
 			else
 				a[na].text = eat(c, 'X') ? "Dead and Exploded" : "Dead";
 			break;
@@ -2111,8 +2252,8 @@ static int fs_specialization(sw_ctx *c)
 			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated String : %s'%.*s']", i, a[i].enc,
 			             (int)idl[i], ids[i]);
 		else
-			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated %s : %.*s]", i, a[i].text, (int)idl[i],
-			             ids[i]);
+			l = snprintf(buf, sizeof buf, "Arg[%d] = [Constant Propagated %s : %.*s]", i, a[i].text,
+			             (int)idl[i], ids[i]);
 		if (l < 0 || (size_t)l >= sizeof buf)
 			return c->fail = 1, -1;
 		char *o = arena_alloc(c, (size_t)l);
@@ -2155,10 +2296,15 @@ static int autodiff(sw_ctx *c, int witness)
 	int k = next(c);
 	const char *t;
 	if (witness)
-		t = k == 'r' ? "reverse-mode differentiability witness for " : k == 'f' ? "forward-mode differentiability witness for " : NULL;
+		t = k == 'r'   ? "reverse-mode differentiability witness for "
+		    : k == 'f' ? "forward-mode differentiability witness for "
+		               : NULL;
 	else
-		t = k == 'f' ? "forward-mode derivative of " : k == 'r' ? "reverse-mode derivative of " : k == 'd' ? "differential of "
-		    : k == 'p' ? "pullback of " : NULL;
+		t = k == 'f'   ? "forward-mode derivative of "
+		    : k == 'r' ? "reverse-mode derivative of "
+		    : k == 'd' ? "differential of "
+		    : k == 'p' ? "pullback of "
+		               : NULL;
 	if (!t)
 		return c->fail = 1, -1;
 	int params = index_subset(c, 'p');
@@ -2253,7 +2399,8 @@ static int thunk_op(sw_ctx *c)
 		int from = pop_type(c);
 		if (to < 0 || from < 0)
 			return c->fail = 1, -1;
-		int n = mktext(c, SW_ReabstractionThunk, ch == 'R' ? "reabstraction thunk helper " : "reabstraction thunk ");
+		int n = mktext(c, SW_ReabstractionThunk,
+		               ch == 'R' ? "reabstraction thunk helper " : "reabstraction thunk ");
 		if (sig >= 0)
 			sw_add(c, n, sig);
 		sw_add(c, n, from);
@@ -2292,7 +2439,9 @@ static int thunk_op(sw_ctx *c)
 			return c->fail = 1, -1;
 		for (int i = nr - 1; i >= 0; i--)
 			t = mk_type(c, mk2(c, SW_DependentMemberType, t, refs[i]));
-		return attr_for(c, ch == 'n' ? "associated conformance descriptor for " : "default associated conformance accessor for ",
+		return attr_for(c,
+		                ch == 'n' ? "associated conformance descriptor for "
+		                          : "default associated conformance accessor for ",
 		                mk2(c, SW_ConformanceReq, t, q));
 	}
 	case 't': {
@@ -2350,14 +2499,16 @@ static int special_type(sw_ctx *c)
 			int tl = mk1(c, SW_TypeList, t);
 			int nom = k == 'q' ? mk2(c, SW_Enum, swift_module(c), mktext(c, SW_Identifier, "Optional"))
 			                   : mk2(c, SW_Structure, swift_module(c), mktext(c, SW_Identifier, "Array"));
-			return mk_type(c, mk2(c, k == 'q' ? SW_BoundGenericEnum : SW_BoundGenericStructure, mk_type(c, nom), tl));
+			return mk_type(
+			    c, mk2(c, k == 'q' ? SW_BoundGenericEnum : SW_BoundGenericStructure, mk_type(c, nom), tl));
 		}
 		if (k == 'D') {
 			int v = pop_type(c), key = pop_type(c);
 			if (v < 0 || key < 0)
 				return c->fail = 1, -1;
 			int nom = mk2(c, SW_Structure, swift_module(c), mktext(c, SW_Identifier, "Dictionary"));
-			return mk_type(c, mk2(c, SW_BoundGenericStructure, mk_type(c, nom), mk2(c, SW_TypeList, key, v)));
+			return mk_type(c,
+			               mk2(c, SW_BoundGenericStructure, mk_type(c, nom), mk2(c, SW_TypeList, key, v)));
 		}
 		if (k == 'A') {
 			int elem = pop_type(c), count = pop_type(c);
@@ -2374,7 +2525,10 @@ static int special_type(sw_ctx *c)
 	case 'M': {
 		int t = pop_type(c);
 		int kind = next(c);
-		const char *s = kind == 't' ? "@thin " : kind == 'T' ? "@thick " : kind == 'o' ? "@objc_metatype " : NULL;
+		const char *s = kind == 't'   ? "@thin "
+		                : kind == 'T' ? "@thick "
+		                : kind == 'o' ? "@objc_metatype "
+		                              : NULL;
 		if (!s || t < 0)
 			return c->fail = 1, -1;
 		int n = mktext(c, SW_Metatype, s);
@@ -2584,8 +2738,8 @@ int sw_parse_new(sw_ctx *c)
 			; /* a bare type: print it */
 		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
 			; /* a specialization of a symbol given by name */
-		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness && k != SW_ReabstractionThunk &&
-		         k != SW_AutoDiff)
+		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness &&
+		         k != SW_ReabstractionThunk && k != SW_AutoDiff)
 			return -1;
 		sw_add(c, g, n);
 	}
@@ -2616,8 +2770,6 @@ static size_t swift_prefix(const char *s, size_t n, int *old_fn)
 		return 14;
 	return 0;
 }
-
-
 
 size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int flags)
 {

@@ -10,8 +10,14 @@
 
 #include "symbol/swift_node.h"
 
-static int peek(sw_ctx *c) { return c->pos < c->n ? (unsigned char)c->s[c->pos] : 0; }
-static int next(sw_ctx *c) { return c->pos < c->n ? (unsigned char)c->s[c->pos++] : 0; }
+static int peek(sw_ctx *c)
+{
+	return c->pos < c->n ? (unsigned char)c->s[c->pos] : 0;
+}
+static int next(sw_ctx *c)
+{
+	return c->pos < c->n ? (unsigned char)c->s[c->pos++] : 0;
+}
 static int eat(sw_ctx *c, int ch)
 {
 	if (c->pos < c->n && (unsigned char)c->s[c->pos] == ch) {
@@ -20,7 +26,10 @@ static int eat(sw_ctx *c, int ch)
 	}
 	return 0;
 }
-static int is_digit(int ch) { return ch >= '0' && ch <= '9'; }
+static int is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
 static int bad(sw_ctx *c)
 {
 	c->fail = 1;
@@ -44,8 +53,14 @@ static int mk2(sw_ctx *c, int kind, int a, int b)
 	sw_add(c, n, b);
 	return n;
 }
-static int mktext(sw_ctx *c, int kind, const char *s) { return sw_new_text(c, kind, s, strlen(s)); }
-static int ty(sw_ctx *c, int in) { return mk1(c, SW_Type, in); }
+static int mktext(sw_ctx *c, int kind, const char *s)
+{
+	return sw_new_text(c, kind, s, strlen(s));
+}
+static int ty(sw_ctx *c, int in)
+{
+	return mk1(c, SW_Type, in);
+}
 
 static int64_t natural(sw_ctx *c)
 {
@@ -81,8 +96,6 @@ static void add_subst(sw_ctx *c, int n)
 	}
 	c->subst[c->nsubst++] = n;
 }
-
-int sw_punycode(sw_ctx *c, const char *in, size_t len, const char **out, size_t *olen);
 
 static int identifier_kind(sw_ctx *c, int kind)
 {
@@ -128,7 +141,10 @@ static int identifier_kind(sw_ctx *c, int kind)
 	return sw_new_text(c, kind, t, tl);
 }
 
-static int identifier(sw_ctx *c) { return identifier_kind(c, SW_Identifier); }
+static int identifier(sw_ctx *c)
+{
+	return identifier_kind(c, SW_Identifier);
+}
 
 static int type(sw_ctx *c);
 static int context(sw_ctx *c);
@@ -141,7 +157,10 @@ static int enter(sw_ctx *c)
 	return 0;
 }
 
-static int swift_mod(sw_ctx *c) { return mktext(c, SW_Module, "Swift"); }
+static int swift_mod(sw_ctx *c)
+{
+	return mktext(c, SW_Module, "Swift");
+}
 
 static int known_type(sw_ctx *c, int ch)
 {
@@ -467,7 +486,8 @@ static int generic_signature(sw_ctx *c, int is_pseudo)
 			} else if (ch == 'C') {
 				c->pos++;
 				sw_add(c, sig, mk2(c, SW_ConformanceReq, subj, nominal(c, SW_Class)));
-			} else if (ch == 'S' && c->pos + 1 < c->n && (c->s[c->pos + 1] == '_' || is_digit(c->s[c->pos + 1]))) {
+			} else if (ch == 'S' && c->pos + 1 < c->n &&
+			           (c->s[c->pos + 1] == '_' || is_digit(c->s[c->pos + 1]))) {
 				/* a substituted protocol or class; a substituted module is the context of a protocol */
 				size_t at = c->pos;
 				c->pos++;
@@ -576,8 +596,12 @@ static int impl_function(sw_ctx *c)
 		int a = next(c);
 		if (a == 'C') {
 			int b = next(c);
-			const char *t = b == 'b' ? "@convention(block)" : b == 'c' ? "@convention(c)" : b == 'm' ? "@convention(method)"
-			                : b == 'O' ? "@convention(objc_method)" : b == 'w' ? "@convention(witness_method)" : NULL;
+			const char *t = b == 'b'   ? "@convention(block)"
+			                : b == 'c' ? "@convention(c)"
+			                : b == 'm' ? "@convention(method)"
+			                : b == 'O' ? "@convention(objc_method)"
+			                : b == 'w' ? "@convention(witness_method)"
+			                           : NULL;
 			if (!t)
 				return bad(c);
 			sw_add(c, f, mktext(c, SW_ImplAttr, t));
@@ -804,13 +828,31 @@ static int entity(sw_ctx *c)
 	int ch = peek(c);
 	int acc = -1;
 	switch (ch) {
-	case 'D': c->pos++; r = mk1(c, SW_Deallocator, ctx); break;
-	case 'd': c->pos++; r = mk1(c, SW_Destructor, ctx); break;
-	case 'Z': c->pos++; r = mk1(c, SW_IsolatedDeallocator, ctx); break;
-	case 'E': c->pos++; r = mk1(c, SW_IVarDestroyer, ctx); break;
-	case 'e': c->pos++; r = mk1(c, SW_IVarInitializer, ctx); break;
+	case 'D':
+		c->pos++;
+		r = mk1(c, SW_Deallocator, ctx);
+		break;
+	case 'd':
+		c->pos++;
+		r = mk1(c, SW_Destructor, ctx);
+		break;
+	case 'Z':
+		c->pos++;
+		r = mk1(c, SW_IsolatedDeallocator, ctx);
+		break;
+	case 'E':
+		c->pos++;
+		r = mk1(c, SW_IVarDestroyer, ctx);
+		break;
+	case 'e':
+		c->pos++;
+		r = mk1(c, SW_IVarInitializer, ctx);
+		break;
 	case 'C':
-	case 'c': c->pos++; r = with_type(c, mk1(c, ch == 'C' ? SW_Allocator : SW_Constructor, ctx)); break;
+	case 'c':
+		c->pos++;
+		r = with_type(c, mk1(c, ch == 'C' ? SW_Allocator : SW_Constructor, ctx));
+		break;
 	case 'U':
 	case 'u': {
 		c->pos++;
@@ -981,7 +1023,10 @@ static int global(sw_ctx *c, int g)
 	case 'F':
 	case 'v':
 	case 'I':
-	case 'i': c->pos--; r = entity(c); break;
+	case 'i':
+		c->pos--;
+		r = entity(c);
+		break;
 	case 'M': {
 		int k = peek(c);
 		const char *t = "type metadata for ";
@@ -1037,7 +1082,9 @@ static int global(sw_ctx *c, int g)
 		case 'V': r = attr_for(c, "value witness table for ", type(c)); break;
 		case 'v': {
 			int d = next(c);
-			const char *t = d == 'd' ? "direct field offset for " : d == 'i' ? "indirect field offset for " : NULL;
+			const char *t = d == 'd'   ? "direct field offset for "
+			                : d == 'i' ? "indirect field offset for "
+			                           : NULL;
 			if (!t)
 				return bad(c);
 			r = attr_for(c, t, entity(c));
@@ -1046,7 +1093,8 @@ static int global(sw_ctx *c, int g)
 		case 'P': r = attr_for(c, "protocol witness table for ", conformance(c)); break;
 		case 'G': r = attr_for(c, "generic protocol witness table for ", conformance(c)); break;
 		case 'I':
-			r = attr_for(c, "instantiation function for generic protocol witness table for ", conformance(c));
+			r = attr_for(c, "instantiation function for generic protocol witness table for ",
+			             conformance(c));
 			break;
 		case 'a': r = attr_for(c, "protocol witness table accessor for ", conformance(c)); break;
 		case 'l':
@@ -1055,8 +1103,9 @@ static int global(sw_ctx *c, int g)
 			int cf = conformance(c);
 			if (t < 0 || cf < 0)
 				return bad(c);
-			r = mktext(c, SW_AttrFor, k == 'l' ? "lazy protocol witness table accessor for type "
-			                                   : "lazy protocol witness table cache variable for type ");
+			r = mktext(c, SW_AttrFor,
+			           k == 'l' ? "lazy protocol witness table accessor for type "
+			                    : "lazy protocol witness table cache variable for type ");
 			sw_add(c, r, t);
 			sw_add(c, r, cf);
 			break;
@@ -1103,7 +1152,8 @@ static int global(sw_ctx *c, int g)
 			int from = type(c);
 			if (to < 0 || from < 0)
 				return bad(c);
-			r = mktext(c, SW_ReabstractionThunk, k == 'R' ? "reabstraction thunk helper " : "reabstraction thunk ");
+			r = mktext(c, SW_ReabstractionThunk,
+			           k == 'R' ? "reabstraction thunk helper " : "reabstraction thunk ");
 			if (sig >= 0)
 				sw_add(c, r, sig);
 			sw_add(c, r, from);
@@ -1121,7 +1171,9 @@ static int global(sw_ctx *c, int g)
 				c->nsubst = 0; /* the inner "_T…" is a mangled name of its own */
 				return global(c, g);
 			}
-			const char *t = kind == 'g' ? "generic specialization " : kind == 'r' ? "generic not re-abstracted specialization " : NULL;
+			const char *t = kind == 'g'   ? "generic specialization "
+			                : kind == 'r' ? "generic not re-abstracted specialization "
+			                              : NULL;
 			if (!t)
 				return bad(c);
 			int sp = mktext(c, SW_Specialization, t);
@@ -1162,7 +1214,8 @@ static int global(sw_ctx *c, int g)
 		int objc = eat(c, 'o');
 		if (!eat(c, '_') || !eat(c, '_') || !eat(c, 'T'))
 			return bad(c);
-		sw_add(c, g, mktext(c, SW_PartialApply, objc ? "partial apply ObjC forwarder" : "partial apply forwarder"));
+		sw_add(c, g,
+		       mktext(c, SW_PartialApply, objc ? "partial apply ObjC forwarder" : "partial apply forwarder"));
 		c->depth--;
 		c->nsubst = 0;
 		return global(c, g);

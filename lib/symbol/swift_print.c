@@ -32,7 +32,10 @@ static void put(pr *p, const char *s, size_t n)
 	memcpy(p->o + p->n, s, n);
 	p->n += n;
 }
-static void puts_(pr *p, const char *s) { put(p, s, strlen(s)); }
+static void puts_(pr *p, const char *s)
+{
+	put(p, s, strlen(s));
+}
 static void putnum(pr *p, unsigned long long v)
 {
 	char b[24];
@@ -43,11 +46,23 @@ static void putnum(pr *p, unsigned long long v)
 	} while (v && l > 0);
 	put(p, b + l, sizeof b - (size_t)l);
 }
-static void puttext(pr *p, int n) { put(p, p->c->nodes[n].text, p->c->nodes[n].tlen); }
+static void puttext(pr *p, int n)
+{
+	put(p, p->c->nodes[n].text, p->c->nodes[n].tlen);
+}
 
-static int K(pr *p, int n) { return n < 0 ? -1 : p->c->nodes[n].kind; }
-static int kid(pr *p, int n, int i) { return n < 0 ? -1 : sw_kid(p->c, n, i); }
-static int nk(pr *p, int n) { return n < 0 ? 0 : p->c->nodes[n].nkids; }
+static int K(pr *p, int n)
+{
+	return n < 0 ? -1 : p->c->nodes[n].kind;
+}
+static int kid(pr *p, int n, int i)
+{
+	return n < 0 ? -1 : sw_kid(p->c, n, i);
+}
+static int nk(pr *p, int n)
+{
+	return n < 0 ? 0 : p->c->nodes[n].nkids;
+}
 
 static int print(pr *p, int n, int prefix);
 static void print_tuple(pr *p, int tup);
@@ -71,7 +86,6 @@ static void gen_param_name(pr *p, uint64_t depth, uint64_t index)
 		putnum(p, depth);
 }
 
-
 /* Contexts printed as a dotted prefix; anything else goes after " in ". */
 static int should_print_context(pr *p, int ctx)
 {
@@ -93,7 +107,10 @@ static void print_type_list_args(pr *p, int tl)
 
 static void print_signature(pr *p, int sig);
 
-static int is_swift_module(pr *p, int n) { return K(p, n) == SW_Module && text_is(p, n, "Swift"); }
+static int is_swift_module(pr *p, int n)
+{
+	return K(p, n) == SW_Module && text_is(p, n, "Swift");
+}
 
 /* Array, Optional, Dictionary sugar */
 static int print_sugar(pr *p, int bg)
@@ -208,8 +225,9 @@ static void print_function_type(pr *p, int fn, int labels, int show_types)
 {
 	int args = -1, ret = -1;
 	int throws = -1, async = 0, sending = 0;
-	static const int order[] = {SW_DifferentiableFunctionType, SW_ConcurrentFunctionType, SW_GlobalActorFunctionType,
-	                            SW_IsolatedAnyFunctionType, SW_NonIsolatedCallerFunctionType};
+	static const int order[] = {SW_DifferentiableFunctionType, SW_ConcurrentFunctionType,
+	                            SW_GlobalActorFunctionType, SW_IsolatedAnyFunctionType,
+	                            SW_NonIsolatedCallerFunctionType};
 	for (size_t o = 0; o < sizeof order / sizeof order[0] && show_types; o++)
 		for (int i = 0; i < nk(p, fn); i++) {
 			int ch = kid(p, fn, i);
@@ -340,8 +358,8 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 	}
 	if (type >= 0 && style != TP_NONE) {
 		int tk = K(p, kid(p, type, 0));
-		if (style == TP_FUNC && multi && (tk == SW_FunctionType || tk == SW_NoEscapeFunctionType ||
-		                                  tk == SW_DependentGenericType))
+		if (style == TP_FUNC && multi &&
+		    (tk == SW_FunctionType || tk == SW_NoEscapeFunctionType || tk == SW_DependentGenericType))
 			put(p, " ", 1);
 		print_entity_type(p, type, labels, style);
 	}
@@ -354,7 +372,10 @@ static int print_entity(pr *p, int e, int prefix, int style, int has_name, const
 	return post;
 }
 
-static void print_requirement_subject(pr *p, int t) { print(p, t, 0); }
+static void print_requirement_subject(pr *p, int t)
+{
+	print(p, t, 0);
+}
 
 static void print_signature(pr *p, int sig)
 {
@@ -608,8 +629,6 @@ static void print_impl_function(pr *p, int f)
 	put(p, ")", 1);
 }
 
-static void print_impl_free(pr *p, int n) { (void)p, (void)n; }
-
 static int print(pr *p, int n, int prefix)
 {
 	if (n < 0 || p->fail) {
@@ -675,11 +694,24 @@ static int print(pr *p, int n, int prefix)
 		puts_(p, "' for ");
 		print(p, kid(p, n, 0), 0);
 		break;
+	case SW_TypeAlias: {
+		int ctx = kid(p, n, 0);
+		if (K(p, ctx) == SW_BoundGenericProtocol && nk(p, kid(p, ctx, 1)) == 1) {
+			/* a protocol's typealias seen through a conforming type: "T as P.Alias" */
+			print(p, kid(p, kid(p, ctx, 1), 0), 0);
+			puts_(p, " as ");
+			print(p, kid(p, ctx, 0), 0);
+			put(p, ".", 1);
+			print(p, kid(p, n, 1), 0);
+			break;
+		}
+		ret = print_entity(p, n, prefix, TP_NONE, 1, NULL, -1, NULL);
+		break;
+	}
 	case SW_Class:
 	case SW_Structure:
 	case SW_Enum:
 	case SW_Protocol:
-	case SW_TypeAlias:
 	case SW_OtherNominal: ret = print_entity(p, n, prefix, TP_NONE, 1, NULL, -1, NULL); break;
 	case SW_Function: ret = print_entity(p, n, prefix, TP_FUNC, 1, NULL, -1, NULL); break;
 	case SW_Variable: ret = print_entity(p, n, prefix, TP_COLON, 1, NULL, -1, NULL); break;
@@ -707,8 +739,8 @@ static int print(pr *p, int n, int prefix)
 	case SW_ExplicitClosure:
 	case SW_ImplicitClosure:
 		ret = print_entity(p, n, prefix, p->simp ? TP_NONE : TP_FUNC, 0,
-		                   x->kind == SW_ExplicitClosure ? "closure #" : "implicit closure #", (long)x->index + 1,
-		                   NULL);
+		                   x->kind == SW_ExplicitClosure ? "closure #" : "implicit closure #",
+		                   (long)x->index + 1, NULL);
 		break;
 	case SW_DefaultArgumentInitializer:
 		ret = print_entity(p, n, prefix, TP_NONE, 0, "default argument ", (long)x->index, NULL);
@@ -753,11 +785,25 @@ static int print(pr *p, int n, int prefix)
 	case SW_NativePinningAddressor:
 	case SW_NativePinningMutableAddressor:
 	case SW_InitAccessor: {
-		static const char *const names[] = {"getter", "setter", "modify", "read", "modify2", "read2", "willset",
-		                                    "didset", "getter", "materializeForSet", "unsafeAddressor",
-		                                    "unsafeMutableAddressor", "owningAddressor", "owningMutableAddressor",
-		                                    "nativeOwningAddressor", "nativeOwningMutableAddressor",
-		                                    "nativePinningAddressor", "nativePinningMutableAddressor", "init"};
+		static const char *const names[] = {"getter",
+		                                    "setter",
+		                                    "modify",
+		                                    "read",
+		                                    "modify2",
+		                                    "read2",
+		                                    "willset",
+		                                    "didset",
+		                                    "getter",
+		                                    "materializeForSet",
+		                                    "unsafeAddressor",
+		                                    "unsafeMutableAddressor",
+		                                    "owningAddressor",
+		                                    "owningMutableAddressor",
+		                                    "nativeOwningAddressor",
+		                                    "nativeOwningMutableAddressor",
+		                                    "nativePinningAddressor",
+		                                    "nativePinningMutableAddressor",
+		                                    "init"};
 		const char *nm = names[x->kind - SW_Getter];
 		int st = kid(p, n, 0);
 		if (K(p, st) == SW_Variable)
@@ -780,9 +826,7 @@ static int print(pr *p, int n, int prefix)
 		print(p, kid(p, n, 0), 0);
 		print_type_list_args(p, kid(p, n, 1));
 		break;
-	case SW_Tuple:
-		print_tuple(p, n);
-		break;
+	case SW_Tuple: print_tuple(p, n); break;
 	case SW_FunctionType:
 	case SW_NoEscapeFunctionType: print_function_type(p, n, -1, !p->simp); break;
 	case SW_ObjCBlock:
@@ -996,9 +1040,7 @@ static int print(pr *p, int n, int prefix)
 		puts_(p, "AnyObject");
 		break;
 	}
-	case SW_DependentGenericParamType:
-		gen_param_name(p, x->index >> 32, x->index & 0xffffffffu);
-		break;
+	case SW_DependentGenericParamType: gen_param_name(p, x->index >> 32, x->index & 0xffffffffu); break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
 	case SW_DependentGenericType: {
 		print_signature(p, kid(p, n, 0));
@@ -1043,7 +1085,7 @@ static int print(pr *p, int n, int prefix)
 		print(p, kid(p, n, i + 1), 0);
 		break;
 	}
-	default: print_impl_free(p, n); p->fail = 1; break;
+	default: p->fail = 1; break; /* a node this printer does not know: no guessing */
 	}
 	p->depth--;
 	return ret;

@@ -109,7 +109,8 @@ static void test_vectors(void **state)
 			if (!strcmp(vecs[i].file, line) && !strcmp(vecs[i].in, tab + 1)) {
 				found = 1;
 				if (!passes(&vecs[i], out, sizeof out)) {
-					print_error("regressed: %s %s\n  want %s\n  got  %s\n", line, tab + 1, vecs[i].want, out);
+					print_error("regressed: %s %s\n  want %s\n  got  %s\n", line, tab + 1,
+					            vecs[i].want, out);
 					missing++;
 				}
 				break;
