@@ -14,7 +14,7 @@ TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbo
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
-	           "                     [--json] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
+	           "                     [--json] [--full-names] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
 	           "       tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)\n\n"
 	           "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
 	           "the line Apple's atos prints:  function (in Image) (file:line)\n"
@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	           "  -i            print inlined frames too, innermost first, one line each\n"
 	           "  -f FILE       read addresses from FILE (whitespace separated)\n"
 	           "  --json        one JSON object per address: function, file, line of every frame\n"
+	           "  --full-names  Swift names in swift-demangle's full form (module, signature types) instead\n"
+	           "                of the short form atos prints (\"ViewController.viewDidLoad()\")\n"
 	           "  --cache-dir DIR, --no-cache-write   where the symbol cache is kept (default\n"
 	           "                $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
 	           "  --search PATH directories, dSYMs or binaries to find images in; each input line is then\n"
@@ -143,6 +145,7 @@ typedef struct ctx {
 	const char *last_file, *last_base; /* basename memo: consecutive frames share files */
 	size_t last_base_len;
 	int inl, json, interactive;
+	int full; /* --full-names: Swift names as swift-demangle prints them */
 	size_t unknown;
 } ctx;
 
@@ -195,7 +198,7 @@ static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa,
 		for (size_t i = 0; i < n; i++) {
 			const tk_symbol_frame *f = &r.frames[i];
 			sb_str(o, i ? ",{\"function\":" : "{\"function\":");
-			json_str(o, f->function);
+			json_str(o, c->full ? f->full_name : f->function);
 			sb_str(o, ",\"file\":");
 			if (f->file)
 				json_str(o, f->file);
@@ -220,7 +223,7 @@ static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa,
 		return;
 	}
 	if (r.symtab_only) {
-		sb_str(o, r.frames[0].function);
+		sb_str(o, c->full ? r.frames[0].full_name : r.frames[0].function);
 		sb_str(o, " (in ");
 		sb_str(o, c->image);
 		sb_str(o, ") + ");
@@ -234,7 +237,7 @@ static void one_parsed(ctx *c, const char *tok, int ok, uint64_t a, uint64_t fa,
 	for (size_t i = from; i < n; i++) {
 		const tk_symbol_frame *f = &r.frames[i];
 		const tk_symbol_frame *loc = c->inl ? f : &r.frames[0];
-		sb_str(o, f->function);
+		sb_str(o, c->full ? f->full_name : f->function);
 		sb_put(o, " (in ", 5);
 		sb_put(o, c->image, c->image_len);
 		if (loc->file) {
@@ -552,6 +555,8 @@ int cmd_atos(int argc, char **argv)
 			search[nsearch++] = argv[++i];
 		else if (!strcmp(a, "--json"))
 			c.json = 1;
+		else if (!strcmp(a, "--full-names"))
+			c.full = 1;
 		else if (!strcmp(a, "--cache-dir") && more)
 			so.cache_dir = argv[++i];
 		else if (!strcmp(a, "--no-cache-write"))

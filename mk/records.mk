@@ -22,7 +22,8 @@ $(BUILD)/obj/lib/symbol/elf.o: lib/symbol/elf.c mk/records.mk
 # `make fuzz-records` fuzzes for FUZZ_TIME seconds; make check runs a short seeded pass
 # (tests/cli/records_fuzz.sh).
 FUZZ_RECORDS_SRC := tests/fuzz/fuzz_records.c lib/read/records.c lib/symbol/elf.c lib/model/profile.c \
-                    lib/read/input.c lib/symbol/demangle.c $(wildcard lib/util/*.c)
+                    lib/read/input.c lib/symbol/demangle.c lib/symbol/demangle_swift.c \
+                    lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c $(wildcard lib/util/*.c)
 $(BUILD)/fuzz_records: $(FUZZ_RECORDS_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -10,6 +10,7 @@ CPPFLAGS_TK += -I/usr/include/libdwarf
 # libFuzzer harnesses for the Mach-O and symbol-cache readers, built with clang (libclang-rt-14-dev)
 # straight from the sources they exercise; tests/cli/symbol_fuzz.sh gives each a bounded run.
 SYMBOL_FUZZ_SRC := lib/symbol/macho.c lib/symbol/dwarf.c lib/symbol/symcache.c lib/symbol/demangle.c \
+                   lib/symbol/demangle_swift.c lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c \
                    lib/util/error.c lib/util/hidx.c lib/util/mem.c lib/util/text.c
 SYMBOL_FUZZ_CC  := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                    -Iinclude -Ilib -I/usr/include/libdwarf
@@ -20,3 +21,15 @@ $(BUILD)/fuzz/fuzz_symbol_cache: tests/fuzz/fuzz_symbol_cache.c $(SYMBOL_FUZZ_SR
 	@mkdir -p $(dir $@)
 	$(SYMBOL_FUZZ_CC) -o $@ $< $(SYMBOL_FUZZ_SRC) -ldwarf -liberty -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache
+
+# libFuzzer harness for the Swift demangler; tests/cli/swift_fuzz.sh gives it a bounded run seeded
+# with the test vectors.
+SWIFT_FUZZ_SRC := lib/symbol/demangle_swift.c lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c
+$(BUILD)/fuzz/fuzz_swift_demangle: tests/fuzz/fuzz_swift_demangle.c $(SWIFT_FUZZ_SRC) lib/symbol/swift_node.h
+	@mkdir -p $(dir $@)
+	$(SYMBOL_FUZZ_CC) -fno-sanitize-recover=all -o $@ $< $(SWIFT_FUZZ_SRC)
+EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_swift_demangle
+
+# bench/bench_demangle.sh: the Swift demangler's throughput, straight on the library.
+$(BUILD)/demangle_speed: bench/demangle_speed.c $(BUILD)/libtracekit.a
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)

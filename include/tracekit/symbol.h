@@ -79,10 +79,12 @@ tk_symbol_image *tk_symbolicator_image(tk_symbolicator *s, const char *uuid, con
 #define TK_SYMBOL_MAX_FRAMES 64
 
 typedef struct tk_symbol_frame {
-	const char *function; /* demangled C/C++ name, Swift names as mangled; "??" if unknown */
-	const char *file;     /* source path as in the debug info; NULL if unknown */
-	uint32_t line;        /* 0 if unknown */
-	uint32_t flags;       /* TK_FRAME_INLINED (all but the outermost), TK_FRAME_SWIFT */
+	const char *function;  /* demangled C/C++/Rust name; Swift in the simplified form atos and
+	                          Instruments print ("ViewController.viewDidLoad()"); "??" if unknown */
+	const char *file;      /* source path as in the debug info; NULL if unknown */
+	uint32_t line;         /* 0 if unknown */
+	uint32_t flags;        /* TK_FRAME_INLINED (all but the outermost), TK_FRAME_SWIFT */
+	const char *full_name; /* Swift: the full form swift-demangle prints; otherwise == function */
 } tk_symbol_frame;
 
 typedef struct tk_symbol_result {
@@ -189,6 +191,23 @@ int tk_symbol_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
  * The result is malloc'd. */
 char *tk_demangle(const char *symbol);
 int tk_symbol_is_swift(const char *symbol);
+
+enum {
+	TK_DEMANGLE_FULL = 0,       /* what swift-demangle / c++filt print: modules, signatures */
+	TK_DEMANGLE_SIMPLIFIED = 1, /* Swift: what atos, Instruments and crash reports print */
+};
+
+/* Demangle a Swift symbol ("$s…", "_$s…", "$e…", Swift 4.2 "$S…", Swift 4 "_T0…", older "_T…";
+ * Mach-O's extra leading '_' accepted) into out (cap bytes, NUL-terminated). Returns the length
+ * written, or 0 when the name is not a Swift symbol this demangler understands (out is then
+ * unspecified: show the input unchanged). Needs no allocation per call and never reads past
+ * in[len). Thread-safe. */
+size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int flags);
+
+/* Any mangled name (Itanium C++, Rust legacy and v0, Swift) with or without the Mach-O leading
+ * '_'; flags as above. Returns a malloc'd string, or NULL if the name is not mangled (or not
+ * understood). */
+char *tk_demangle_any(const char *symbol, int flags);
 
 #ifdef __cplusplus
 }

@@ -1214,10 +1214,13 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 			for (int i = n - 1; i >= 0; i--) {
 				tk_frame g = f;
 				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name;
-				 * C++ names are shown demangled, as llvm-symbolizer and perf show them */
+				 * C++ and Rust names are shown demangled, as llvm-symbolizer and perf show them,
+				 * Swift names as atos and Instruments show them */
 				if (loc[i].func) {
 					char *plain = tk_xstrndup(loc[i].func, strcspn(loc[i].func, "@"));
-					char *dem = tk_demangle(plain);
+					char *dem = tk_demangle_any(plain, TK_DEMANGLE_SIMPLIFIED);
+					if (dem && tk_symbol_is_swift(plain))
+						g.flags |= TK_FRAME_SWIFT;
 					g.name = tk_intern_cstr(p, dem ? dem : plain);
 					free(dem);
 					free(plain);

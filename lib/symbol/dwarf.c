@@ -489,10 +489,11 @@ static name_entry resolve_name(walk *w, Dwarf_Die d, Dwarf_Off off, int depth)
 	const char *own = link ? NULL : attr_str(w, d, DW_AT_name);
 	if (link) {
 		r.is_linkage = 1;
-		char *dem = tk_demangle_cxx(link);
-		r.name = tk_strpool_add(w->pool, dem ? dem : link, strlen(dem ? dem : link));
-		if (!dem && tk_is_swift_symbol(link))
-			r.flags = TK_SC_LOC_SWIFT;
+		size_t dl = 0;
+		uint32_t fl = 0;
+		char *dem = tk_sc_name(link, &dl, &fl);
+		r.name = tk_strpool_add(w->pool, dem ? dem : link, dem ? dl : strlen(link));
+		r.flags = fl;
 		free(dem);
 	} else {
 		Dwarf_Off t = 0;

@@ -32,7 +32,7 @@
 #include "util/mem.h"
 
 #define SC_MAGIC "TKSYMC\r\n"
-#define SC_VERSION 2u
+#define SC_VERSION 3u /* 3: Swift names demangled (simplified, then full) */
 #define SC_BLOCK 16
 
 typedef struct tk_sc_header {
@@ -266,11 +266,16 @@ static size_t symtab_segments(const uint8_t *s, size_t ssize, const tk_macho_sli
 		size_t len = strnlen(nm, maxlen);
 		char *tmp = tk_xstrndup(nm, len);
 		const char *use = tmp[0] == '_' ? tmp + 1 : tmp;
-		char *dem = tk_demangle_cxx(use);
-		uint32_t flags = !dem && tk_is_swift_symbol(use) ? TK_SC_LOC_SWIFT : 0;
-		if (dem)
+		/* C++/Rust demangled; Swift kept once in both forms ("SIMPLIFIED\0FULL") */
+		size_t dl = 0;
+		uint32_t flags = 0;
+		char *dem = tk_sc_name(use, &dl, &flags);
+		size_t ul = strlen(use);
+		if (dem) {
 			use = dem;
-		seg[ns] = (tk_dw_seg){v[i].addr, end, tk_strpool_add(pool, use, strlen(use)), v[i].ord};
+			ul = dl;
+		}
+		seg[ns] = (tk_dw_seg){v[i].addr, end, tk_strpool_add(pool, use, ul), v[i].ord};
 		fl[ns++] = flags;
 		free(dem);
 		free(tmp);
@@ -806,6 +811,13 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	while (l != TK_SC_NONE && k < cap) {
 		const tk_sc_loc *x = &c->nodes[l];
 		out[k].function = x->name ? c->strings + x->name : "??";
+		out[k].full_name = out[k].function;
+		if (x->line & TK_SC_LOC_SWIFT) {
+			/* "SIMPLIFIED\0FULL": the full form follows when it is inside the string table */
+			size_t fl = strlen(out[k].function);
+			if (x->name + fl + 1 < c->h->string_bytes)
+				out[k].full_name = out[k].function + fl + 1;
+		}
 		if (x->line & TK_SC_LOC_SYMTAB) {
 			out[k].file = NULL;
 			out[k].line = 0;

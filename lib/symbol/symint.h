@@ -179,5 +179,10 @@ void tk_sort_u64(uint64_t *v, size_t n);
  * Returns a malloc'd string or NULL if the name is not mangled C++. */
 char *tk_demangle_cxx(const char *name);
 int tk_is_swift_symbol(const char *name); /* "$s…", "_$s…", "$S", "_T0" … */
+/* A symbol name as the cache stores it (one leading Mach-O '_' already dropped): C++ and Rust
+ * demangled; Swift as "SIMPLIFIED\0FULL" with *flags = TK_SC_LOC_SWIFT (both forms the name itself
+ * when it cannot be demangled). *len counts both parts and the NUL between them. NULL: store the
+ * name as it is. Malloc'd. */
+char *tk_sc_name(const char *name, size_t *len, uint32_t *flags);
 
 #endif

@@ -9,6 +9,7 @@ exits non-zero on any difference.
 """
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -46,11 +47,29 @@ def tk_frames(tk, obj, arch, addrs, cache_dir):
     return out
 
 
+# llvm-symbolizer leaves Swift names mangled; tracekit prints them as atos does. The generator
+# (tksymgen.py) writes four mangling shapes, whose simplified forms are written out here by hand.
+SWIFT_SHAPES = [
+    (re.compile(r"^\$s7tksynth\d+(\w+?)V3runyyF$"), "%s.run()"),
+    (re.compile(r"^\$s7tksynth\d+(\w+?)C6updateyySiF$"), "%s.update(_:)"),
+    (re.compile(r"^\$s7tksynth\d+(\w+?)V5countSivg$"), "%s.count.getter"),
+    (re.compile(r"^\$s7tksynth\d+(\w+?)C5fetch2id10completionySi_ySbctF$"), "%s.fetch(id:completion:)"),
+]
+
+
+def swift_simplified(name):
+    for rx, fmt in SWIFT_SHAPES:
+        m = rx.match(name or "")
+        if m:
+            return fmt % m.group(1)
+    return name
+
+
 def norm_llvm(fr):
     # llvm prints "??" for unknown names; a lone unknown frame means "nothing"
     if len(fr) == 1 and fr[0][0] in ("??", "") and fr[0][1] in ("??", ""):
         return []
-    return [(f or "??", fi or "??", l) for f, fi, l in fr]
+    return [(swift_simplified(f) or "??", fi or "??", l) for f, fi, l in fr]
 
 
 def main():

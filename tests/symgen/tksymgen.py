@@ -44,8 +44,11 @@ WORDS = ["alpha", "bravo", "cache", "delta", "frame", "glyph", "index", "layer",
 class Source:
     """Writes the generated C/C++ files; `self.rng` drives every choice so output is reproducible."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, swift_names=False):
         self.rng = random.Random(seed)
+        # --swift-names: every exported function gets a Swift-mangled symbol (same code, same
+        # random choices, so a C build and a Swift build of one seed differ only in the names)
+        self.swift_names = swift_names
 
     def header(self):
         out = ["/* tksymgen: helpers inlined into every file, so call_file != the CU's file */",
@@ -92,9 +95,11 @@ class Source:
                 kind = "leaf"
             if m == 0 and i == 0:
                 kind = "leaf"  # entry point of --exe builds
-            if kind == "swift":
+            if kind == "swift" or (self.swift_names and kind != "static" and not (m == 0 and i == 0)):
                 # An asm label gives the symbol a Swift-mangled name, as a Swift compiler would.
-                mangled = "$s7tksynth%d%sV3runyyF" % (len(name), name)
+                shapes = ["V3runyyF", "C6updateyySiF", "V5countSivg", "C5fetch2id10completionySi_ySbctF"]
+                shape = shapes[0] if kind == "swift" else shapes[i % len(shapes)]
+                mangled = "$s7tksynth%d%s%s" % (len(name), name, shape)
                 out.append('int %s(int x) __asm__("_%s");' % (name, mangled))
             out.append("%s__attribute__((noinline)) int %s(int x) {" % ("static " if kind == "static" else "", name))
             out.append("    int acc = x;")
@@ -148,7 +153,7 @@ class Source:
 def generate(args, out):
     src = os.path.join(out, "src")
     os.makedirs(src, exist_ok=True)
-    g = Source(args.seed)
+    g = Source(args.seed, getattr(args, "swift_names", False))
     files = {"tksymgen.h": g.header()}
     n_cxx = args.n // 20
     n_c = args.n - n_cxx
@@ -308,6 +313,8 @@ def main():
     b.add_argument("--exe", action="store_true")
     b.add_argument("--name", default="libtks")
     b.add_argument("--jobs", type=int, default=2)
+    b.add_argument("--swift-names", action="store_true",
+                   help="give every exported C function a Swift-mangled symbol name")
     b.add_argument("--dwarf", type=int, default=4, choices=[4, 5], help="DWARF version (clang's -gdwarf-N)")
     a = sub.add_parser("addrs")
     a.add_argument("--layout", required=True)

@@ -164,7 +164,8 @@ static void test_symtab_lookups(void **state)
 
 static void test_swift_flag(void **state)
 {
-	/* Swift names stay mangled (no C demangler exists) and are flagged */
+	/* Swift names are flagged and demangled once into the cache: the simplified form atos and
+	 * Instruments print, and the full form swift-demangle prints right after it */
 	tk_symbolicator *s = new_sym();
 	tk_error err;
 	tk_symbol_image *im = tk_symbolicator_image(s, NULL, binpath, NULL, &err);
@@ -173,8 +174,12 @@ static void test_swift_flag(void **state)
 	tk_symbol_image_lookup(im, 0x100001000, &r);
 	assert_int_equal(r.frames[0].flags & TK_FRAME_SWIFT, 0);
 	assert_int_equal(tk_symbol_image_lookup(im, 0x100001044, &r), 1);
-	assert_string_equal(r.frames[0].function, "$s4main3FooV3baryyF");
+	assert_string_equal(r.frames[0].function, "Foo.bar()");
+	assert_string_equal(r.frames[0].full_name, "main.Foo.bar() -> ()");
 	assert_int_equal(r.frames[0].flags & TK_FRAME_SWIFT, TK_FRAME_SWIFT);
+	tk_symbol_image_lookup(im, 0x100001010, &r);
+	assert_string_equal(r.frames[0].function, "abc::bar()");
+	assert_ptr_equal(r.frames[0].full_name, r.frames[0].function);
 	tk_symbolicator_free(s);
 }
 

@@ -1,0 +1,100 @@
+/* tracekit demangle — c++filt for C++, Rust and Swift names (arguments or standard input). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tracekit/symbol.h"
+
+TK_COMMAND(demangle, "demangle C++, Rust and Swift names like c++filt (arguments or standard input)")
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracekit demangle [--simplified] [NAME…]\n\n"
+	           "Prints each NAME demangled, one per line; without NAME, copies standard input to standard\n"
+	           "output with every mangled name in it demangled (like c++filt). Names that are not mangled,\n"
+	           "or not understood, are printed as they are.\n"
+	           "  Itanium C++ (_Z…, Mach-O __Z…), Rust legacy (_ZN…17h<hash>E, the hash dropped) and v0 (_R…),\n"
+	           "  Swift ($s…, _$s…, $e…, Swift 4.2 $S…, Swift 4 _T0…, older _T…)\n"
+	           "  --simplified   Swift in the short form atos, Instruments and crash reports print\n"
+	           "                 (\"ViewController.viewDidLoad()\"); the default is swift-demangle's full form\n");
+}
+
+static int sym_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+	       c == '.';
+}
+
+static void put_name(const char *s, size_t n, int flags, FILE *out)
+{
+	char small[512];
+	char *tmp = n < sizeof small ? small : malloc(n + 1);
+	if (!tmp) {
+		fwrite(s, 1, n, out);
+		return;
+	}
+	memcpy(tmp, s, n);
+	tmp[n] = 0;
+	/* a sentence's full stop is not part of the name */
+	size_t keep = n;
+	while (keep > 1 && tmp[keep - 1] == '.')
+		tmp[--keep] = 0;
+	char *d = tk_demangle_any(tmp, flags);
+	if (d) {
+		fputs(d, out);
+		fwrite(s + keep, 1, n - keep, out);
+		free(d);
+	} else
+		fwrite(s, 1, n, out);
+	if (tmp != small)
+		free(tmp);
+}
+
+int cmd_demangle(int argc, char **argv)
+{
+	int flags = TK_DEMANGLE_FULL;
+	int first = 1;
+	for (; first < argc; first++) {
+		if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[first], "--simplified") || !strcmp(argv[first], "-s"))
+			flags = TK_DEMANGLE_SIMPLIFIED;
+		else if (!strcmp(argv[first], "--")) {
+			first++;
+			break;
+		} else if (argv[first][0] == '-' && argv[first][1]) {
+			usage(stderr);
+			return tk_cli_fail("demangle: unknown option %s", argv[first]);
+		} else
+			break;
+	}
+	if (first < argc) {
+		for (int i = first; i < argc; i++) {
+			char *d = tk_demangle_any(argv[i], flags);
+			puts(d ? d : argv[i]);
+			free(d);
+		}
+		return ferror(stdout) ? tk_cli_fail("demangle: write error") : 0;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, stdin)) > 0) {
+		size_t i = 0, n = (size_t)len;
+		while (i < n) {
+			if (!sym_char((unsigned char)line[i]) || line[i] == '.') {
+				putchar(line[i++]);
+				continue;
+			}
+			size_t j = i;
+			while (j < n && sym_char((unsigned char)line[j]))
+				j++;
+			put_name(line + i, j - i, flags, stdout);
+			i = j;
+		}
+	}
+	free(line);
+	return ferror(stdout) ? tk_cli_fail("demangle: write error") : 0;
+}
