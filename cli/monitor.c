@@ -176,6 +176,9 @@ static void summarise(const char *dir)
 		tk_cli_warn("%s", err.msg);
 		return;
 	}
+	const char *note = tk_records_meta(r, "monitor-event");
+	if (note)
+		fprintf(stderr, "tracekit: note: %s\n", note);
 	size_t cpu = 0, hang = 0;
 	double worst = 0;
 	for (size_t i = 0; i < tk_records_count(r); i++) {

@@ -44,3 +44,9 @@ $(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)
 $(BUILD)/bench/monitor/bench_monitor: bench/monitor/bench_monitor.c $(BUILD)/libtracekit-monitor.a
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Imonitor $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)
+
+# tests/cli/monitor_fds.sh runs this host program under `tracekit monitor` (no monitor API)
+$(BUILD)/tests/monitor/fdhost: tests/monitor/fdhost.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< -lpthread
+EXTRA_TEST_DEPS += $(BUILD)/tests/monitor/fdhost

@@ -47,7 +47,8 @@ struct tk_monitor {
 	pthread_mutex_t lock; /* living records, the file, stopping */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC; wakes threads on stop / answered ping */
 	bool stopping;
-	int records_fd;
+	tkm_fd records;                    /* the Records file (O_APPEND), checked before each use: see fd.c */
+	unsigned lost_noted;               /* tkm_fd_lost_count() when the session last said so */
 	uint64_t appended, compacted_size; /* bytes appended since the file was last compacted, its size then */
 	uint64_t images_gen;
 	pthread_t cpu_thr, hang_thr;
@@ -258,10 +259,12 @@ static void write_images(tk_monitor *m)
 	if (tmp && dst) {
 		snprintf(tmp, len + 32, "%s/.images.json.%d", m->dir, (int)getpid());
 		snprintf(dst, len + 32, "%s/images.json", m->dir);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			int rc = write_all(fd, json, strlen(json));
-			close(fd);
+		tkm_fd f;
+		if (tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
+			int rc = tkm_fd_ours(&f) ? write_all(f.fd, json, strlen(json)) : -1;
+			if (rc == 0 && !tkm_fd_ours(&f))
+				rc = -1;
+			tkm_fd_close(&f);
 			if (rc == 0 && rename(tmp, dst) == 0)
 				m->images_gen = gen;
 			else
@@ -283,60 +286,98 @@ static void compact_records(tk_monitor *m)
 	size_t len = strlen(m->dir) + 48;
 	char *path = malloc(len), *tmp = malloc(len), *text = NULL;
 	tkm_buf out = {0};
-	int fd = -1;
+	tkm_fd in = {-1, 0, 0}, w = {-1, 0, 0}, nf;
 	if (!path || !tmp)
 		goto done;
 	snprintf(path, len, "%s/records", m->dir);
 	snprintf(tmp, len, "%s/.records.%d.tmp", m->dir, (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !(text = malloc((size_t)st.st_size + 1)))
+	if (tkm_fd_open(&in, path, O_RDONLY, 0) != 0 || fstat(in.fd, &st) != 0 ||
+	    !(text = malloc((size_t)st.st_size + 1)))
 		goto done;
 	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+	while (got < (size_t)st.st_size && tkm_fd_ours(&in)) {
+		ssize_t r = read(in.fd, text + got, (size_t)st.st_size - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		got += (size_t)r;
 	}
-	close(fd);
-	fd = -1;
+	if (got != (size_t)st.st_size)
+		goto done;
+	tkm_fd_close(&in);
 	if (tkm_records_compact(text, got, &out) != 0)
 		goto done;
-	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w < 0)
+	if (tkm_fd_open(&w, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 0)
 		goto done;
-	int rc = write_all(w, out.p ? out.p : "", out.n);
-	close(w);
+	int rc = tkm_fd_ours(&w) ? write_all(w.fd, out.p ? out.p : "", out.n) : -1;
+	if (rc == 0 && !tkm_fd_ours(&w))
+		rc = -1;
+	tkm_fd_close(&w);
 	if (rc != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		goto done;
 	}
-	int nfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (nfd >= 0) {
-		close(m->records_fd);
-		m->records_fd = nfd;
+	if (tkm_fd_open(&nf, path, O_WRONLY | O_APPEND, 0) == 0) {
+		tkm_fd_close(&m->records);
+		m->records = nf;
 	}
 	m->compacted_size = out.n;
 done:
 	m->appended = 0; /* success or not, try again only after as much again */
-	if (fd >= 0)
-		close(fd);
+	tkm_fd_close(&in);
 	tkm_buf_free(&out);
 	free(text);
 	free(path);
 	free(tmp);
 }
 
+/* Make sure the Records descriptor is still ours before writing: the program may have closed it or
+ * put its own file on that number. Then reopen it (O_APPEND, never created again: a deleted
+ * session stays deleted) and, once per change, note in the session that descriptors were lost.
+ * Returns false when there is nowhere to write. Caller holds m->lock. */
+static bool records_ready(tk_monitor *m)
+{
+	if (!m->dir)
+		return false;
+	if (!tkm_fd_ours(&m->records)) {
+		size_t len = strlen(m->dir) + 16;
+		char *path = malloc(len);
+		if (path) {
+			snprintf(path, len, "%s/records", m->dir);
+			tkm_fd_open(&m->records, path, O_WRONLY | O_APPEND, 0);
+			free(path);
+		}
+		if (m->records.fd < 0)
+			return false;
+	}
+	unsigned lost = tkm_fd_lost_count();
+	if (lost != m->lost_noted) {
+		char line[512];
+		double t = tkm_unix_now();
+		int k = snprintf(
+		    line, sizeof line,
+		    "monitor-event,%.6f,{\"time\":%.6f,\"event\":\"descriptors-lost\",\"count\":%u,"
+		    "\"message\":\"the program closed or replaced %u of the monitor's descriptors; the monitor "
+		    "reopened its own and never used theirs\"}\n",
+		    t, t, lost, lost);
+		if (k > 0 && (size_t)k < sizeof line && tkm_fd_ours(&m->records) &&
+		    write_all(m->records.fd, line, (size_t)k) == 0)
+			m->lost_noted = lost;
+	}
+	return tkm_fd_ours(&m->records);
+}
+
 static void append_lines(tk_monitor *m, const char *text, size_t n)
 {
-	if (m->records_fd < 0)
+	if (!records_ready(m))
 		return;
 	if (tkm_images_generation() != m->images_gen)
 		write_images(m); /* a library was loaded since: its frames must be symbolizable */
-	write_all(m->records_fd, text, n);
+	if (!tkm_fd_ours(&m->records))
+		return;
+	write_all(m->records.fd, text, n);
 	m->appended += n;
 	uint64_t limit = m->cfg.compact_bytes > m->compacted_size ? m->cfg.compact_bytes : m->compacted_size;
 	if (m->cfg.compact_bytes && m->appended > limit)
@@ -449,8 +490,7 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 	if (!path)
 		return snprintf(err, errlen, "monitor: out of memory"), -1;
 	snprintf(path, len, "%s/records", m->dir);
-	m->records_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (m->records_fd < 0) {
+	if (tkm_fd_open(&m->records, path, O_WRONLY | O_CREAT | O_APPEND, 0644) != 0) {
 		snprintf(err, errlen, "monitor: %s: %s", path, strerror(errno));
 		free(path);
 		return -1;
@@ -458,13 +498,13 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 	free(path);
 	struct stat st;
 	tkm_buf b = {0};
-	if (fstat(m->records_fd, &st) == 0 && st.st_size == 0)
+	if (fstat(m->records.fd, &st) == 0 && st.st_size == 0)
 		tkm_buf_puts(&b, "collection,key,value\n");
 	double launch = tkm_process_start_unix();
 	if (launch <= 0)
 		launch = tkm_unix_now();
 	tkm_buf_printf(&b, "launch-time,%.6f,%.6f\n", launch, launch);
-	if (!b.oom && write_all(m->records_fd, b.p, b.n) != 0) {
+	if (!b.oom && write_all(m->records.fd, b.p, b.n) != 0) {
 		snprintf(err, errlen, "monitor: %s/records: %s", m->dir, strerror(errno));
 		tkm_buf_free(&b);
 		return -1;
@@ -925,7 +965,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	if (!m)
 		return snprintf(err, errlen, "monitor: out of memory"), NULL;
 	m->cfg = c;
-	m->records_fd = -1;
+	m->records.fd = -1;
 	m->owner_pid = getpid();
 	if (c.dir && !(m->dir = strdup(c.dir))) {
 		free(m);
@@ -965,8 +1005,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	return m;
 fail:
-	if (m->records_fd >= 0)
-		close(m->records_fd);
+	tkm_fd_close(&m->records);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	tkm_tree_free(&m->cpu.tree);
@@ -1006,10 +1045,11 @@ void tk_monitor_stop(tk_monitor *m)
 	pthread_mutex_lock(&m->lock);
 	persist(m, &m->cpu, false); /* the living record, final: the process or the monitor is ending */
 	persist(m, &m->hang, false);
+	if (tkm_fd_lost_count() != m->lost_noted)
+		records_ready(m); /* say so even when no record was written since */
 	pthread_mutex_unlock(&m->lock);
 	tkm_backend_release();
-	if (m->records_fd >= 0)
-		close(m->records_fd);
+	tkm_fd_close(&m->records);
 	tkm_tree_free(&m->cpu.tree);
 	tkm_tree_free(&m->hang.tree);
 	free(m->hang.threads_json);

@@ -240,7 +240,7 @@ static void put_ent(tk_records *r, const char *coll, size_t clen, const char *ke
 }
 
 static const char *const wanted[] = {"cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr",
-                                     "launch-time"};
+                                     "launch-time",  "monitor-event"};
 
 static int is_wanted(const char *c, size_t n)
 {
@@ -945,6 +945,17 @@ static int rec_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* Something the monitor says about its own run (docs/records-format.md): the latest one's message
+ * becomes the meta "monitor-event". Not a record; a malformed one is ignored. */
+static void monitor_event(tk_records *r, const entry *e)
+{
+	json_t *v = json_loadb(e->value, e->vlen, 0, NULL);
+	const char *msg = v ? json_string_value(json_object_get(v, "message")) : NULL;
+	if (msg)
+		set_meta(r, "monitor-event", msg);
+	json_decref(v);
+}
+
 static int build(tk_records *r, tk_error *err)
 {
 	anr_part *parts = NULL;
@@ -962,6 +973,8 @@ static int build(tk_records *r, tk_error *err)
 			rc = build_hang(r, NULL, e, err);
 		else if (strcmp(e->coll, "launch-time") == 0)
 			set_meta(r, "launch-time", e->value);
+		else if (strcmp(e->coll, "monitor-event") == 0)
+			monitor_event(r, e);
 		else if (strcmp(e->coll, "anr") == 0) {
 			TK_GROW(parts, capparts, nparts + 1);
 			const char *us = strrchr(e->key, '_');
@@ -1365,7 +1378,7 @@ int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *e
 
 /* ---- the tk_reader for tk_read_path ---- */
 
-static const char *const known_collections[] = {"collection",    "launch-time",
+static const char *const known_collections[] = {"collection",    "launch-time", "monitor-event",
                                                 "cpu-highload",  "cpu-highload-stackframe",
                                                 "hang",          "hang-stackframe",
                                                 "anr",           "cpu",

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../backend.h"
+#include "../internal.h"
 
 #define NO_ASAN __attribute__((no_sanitize_address))
 
@@ -93,8 +94,8 @@ static const range *range_find(const range *v, size_t n, uintptr_t a)
 
 typedef struct thread_ent {
 	int64_t tid;
-	int sched_fd;        /* /proc/self/task/<tid>/schedstat, -1 if not open */
-	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
+	tkm_fd sched_fd;     /* /proc/self/task/<tid>/schedstat, fd -1 if not open */
+	tkm_fd sys_fd;       /* /proc/self/task/<tid>/syscall, opened on first use */
 	bool seen;           /* listed by the latest scan */
 	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
 	uint8_t timeouts;    /* consecutive capture timeouts (the thread blocks our signal) */
@@ -125,7 +126,7 @@ static struct {
 	uint32_t timeout_ms;
 	int use_schedstat;
 	pid_t pid;
-	int task_dir_fd;
+	tkm_fd task_dir; /* /proc/self/task, checked before each use (fd.c) */
 	thread_ent *threads;
 	size_t nthreads, cap_threads;
 	bool set_changed; /* thread set changed since the last maps snapshot */
@@ -134,7 +135,7 @@ static struct {
 	uint64_t images_gen;
 	slot s;
 	uint64_t seq;
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir_fd = -1};
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir = {-1, 0, 0}};
 
 /* ---------- clocks ---------- */
 
@@ -167,15 +168,7 @@ int64_t tkm_self_tid(void)
 
 static ssize_t read_small(const char *path, char *buf, size_t n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t r = read(fd, buf, n - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = 0;
-	return r;
+	return tkm_fd_read_small(path, buf, n);
 }
 
 double tkm_process_start_unix(void)
@@ -496,21 +489,48 @@ uint64_t tkm_images_generation(void)
 /* Snapshot the writable mappings (thread stacks are among them). Caller holds g.lock. */
 static void refresh_stacks(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
+	/* read whole through a checked descriptor (not stdio, whose descriptor we could not check) */
+	tkm_fd f;
+	if (tkm_fd_open(&f, "/proc/self/maps", O_RDONLY, 0) != 0)
 		return;
+	static char *text;
+	static size_t cap;
+	size_t len = 0;
+	for (;;) {
+		if (cap - len < 4096) {
+			size_t nc = cap ? cap * 2 : 65536;
+			char *p = realloc(text, nc);
+			if (!p)
+				break;
+			text = p;
+			cap = nc;
+		}
+		if (!tkm_fd_ours(&f))
+			break;
+		ssize_t r = read(f.fd, text + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	tkm_fd_close(&f);
+	if (!text)
+		return;
+	text[len] = 0;
 	range_vec fresh = {0};
-	char line[512];
-	while (fgets(line, sizeof line, f)) {
+	for (char *line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		if (nl)
+			*nl = 0;
 		unsigned long lo, hi;
 		char perms[8];
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' && perms[1] == 'w')
 			range_push(&fresh, lo, hi, -1, false);
-		/* a line longer than the buffer: skip its tail */
-		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
-			;
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
-	fclose(f);
 	qsort(fresh.v, fresh.n, sizeof *fresh.v, range_cmp);
 	free(g.stacks.v);
 	g.stacks = fresh;
@@ -535,10 +555,8 @@ static void atfork_child(void)
 	g.pid = getpid();
 	/* the child has one thread; descriptors of the parent's threads point at the parent */
 	for (size_t i = 0; i < g.nthreads; i++) {
-		if (g.threads[i].sched_fd >= 0)
-			close(g.threads[i].sched_fd);
-		if (g.threads[i].sys_fd >= 0)
-			close(g.threads[i].sys_fd);
+		tkm_fd_close(&g.threads[i].sched_fd);
+		tkm_fd_close(&g.threads[i].sys_fd);
 		free(g.threads[i].cache);
 	}
 	g.nthreads = 0;
@@ -589,8 +607,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	g.task_dir_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (g.task_dir_fd < 0) {
+	if (tkm_fd_open(&g.task_dir, "/proc/self/task", O_RDONLY | O_DIRECTORY, 0) != 0) {
 		snprintf(err, errlen, "monitor: /proc/self/task: %s", strerror(errno));
 		goto fail;
 	}
@@ -617,8 +634,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 fail_sem:
 	sem_destroy(&g.s.sem);
 fail_dir:
-	close(g.task_dir_fd);
-	g.task_dir_fd = -1;
+	tkm_fd_close(&g.task_dir);
 fail:
 	g.refs--;
 	pthread_mutex_unlock(&g.lock);
@@ -637,18 +653,14 @@ void tkm_backend_release(void)
 	 * signal still queued would find the default action (terminate) for a real-time signal, so
 	 * leave our handler installed: it ignores signals it did not request. */
 	for (size_t i = 0; i < g.nthreads; i++) {
-		if (g.threads[i].sched_fd >= 0)
-			close(g.threads[i].sched_fd);
-		if (g.threads[i].sys_fd >= 0)
-			close(g.threads[i].sys_fd);
+		tkm_fd_close(&g.threads[i].sched_fd);
+		tkm_fd_close(&g.threads[i].sys_fd);
 		free(g.threads[i].cache);
 	}
 	free(g.threads);
 	g.threads = NULL;
 	g.nthreads = g.cap_threads = 0;
-	if (g.task_dir_fd >= 0)
-		close(g.task_dir_fd);
-	g.task_dir_fd = -1;
+	tkm_fd_close(&g.task_dir);
 	/* exec/stack snapshots stay allocated for a late handler; refreshed on the next acquire */
 	pthread_mutex_unlock(&g.lock);
 }
@@ -689,12 +701,9 @@ static thread_ent *find_thread(int64_t tid)
 
 static void drop_thread(thread_ent *t)
 {
-	if (t->sched_fd >= 0)
-		close(t->sched_fd);
-	if (t->sys_fd >= 0)
-		close(t->sys_fd);
+	tkm_fd_close(&t->sched_fd);
+	tkm_fd_close(&t->sys_fd);
 	free(t->cache);
-	t->sched_fd = t->sys_fd = -1;
 	t->cache = NULL;
 	t->tid = -1;
 }
@@ -706,10 +715,12 @@ static int scan_threads(void)
 	static size_t cap;
 	size_t n = 0;
 	char buf[8192];
-	if (lseek(g.task_dir_fd, 0, SEEK_SET) < 0)
+	if (!tkm_fd_ours(&g.task_dir) && tkm_fd_open(&g.task_dir, "/proc/self/task", O_RDONLY | O_DIRECTORY, 0) != 0)
+		return -1; /* the program took our descriptor and we cannot open another */
+	if (lseek(g.task_dir.fd, 0, SEEK_SET) < 0)
 		return -1;
 	for (;;) {
-		ssize_t r = getdents64(g.task_dir_fd, buf, sizeof buf);
+		ssize_t r = getdents64(g.task_dir.fd, buf, sizeof buf);
 		if (r < 0)
 			return -1;
 		if (r == 0)
@@ -744,7 +755,7 @@ static int scan_threads(void)
 		if (i < g.nthreads && g.threads[i].tid == tids[j]) {
 			nt[k++] = g.threads[i++];
 		} else {
-			nt[k++] = (thread_ent){.tid = tids[j], .sched_fd = -1, .sys_fd = -1};
+			nt[k++] = (thread_ent){.tid = tids[j], .sched_fd = {-1, 0, 0}, .sys_fd = {-1, 0, 0}};
 			g.set_changed = true;
 		}
 		j++;
@@ -771,15 +782,14 @@ static bool read_thread_cpu(thread_ent *t, uint64_t *ns)
 		*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		return true;
 	}
-	if (t->sched_fd < 0) {
+	if (!tkm_fd_ours(&t->sched_fd)) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat", (long long)t->tid);
-		t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->sched_fd < 0)
+		if (tkm_fd_open(&t->sched_fd, path, O_RDONLY, 0) != 0)
 			return false;
 	}
 	char buf[96];
-	ssize_t r = pread(t->sched_fd, buf, sizeof buf - 1, 0);
+	ssize_t r = pread(t->sched_fd.fd, buf, sizeof buf - 1, 0);
 	if (r <= 0)
 		return false; /* ESRCH once the thread has exited */
 	buf[r] = 0;
@@ -870,14 +880,13 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
  * a thread blocked in the kernel. Caller holds g.lock. */
 static bool read_syscall_line(thread_ent *t, char *buf, size_t n)
 {
-	if (t->sys_fd < 0) {
+	if (!tkm_fd_ours(&t->sys_fd)) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%lld/syscall", (long long)t->tid);
-		t->sys_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->sys_fd < 0)
+		if (tkm_fd_open(&t->sys_fd, path, O_RDONLY, 0) != 0)
 			return false;
 	}
-	ssize_t r = pread(t->sys_fd, buf, n - 1, 0);
+	ssize_t r = pread(t->sys_fd.fd, buf, n - 1, 0);
 	if (r <= 0)
 		return false;
 	buf[r] = 0;
