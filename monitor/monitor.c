@@ -51,6 +51,7 @@ struct tk_monitor {
 	unsigned lost_noted;               /* tkm_fd_lost_count() when the session last said so */
 	uint64_t appended, compacted_size; /* bytes appended since the file was last compacted, its size then */
 	uint64_t images_gen;
+	char images_name[64]; /* this run's images file: images-<pid>-<start µs>.json */
 	pthread_t cpu_thr, hang_thr;
 	bool cpu_started, hang_started;
 	_Atomic int64_t cpu_tid, hang_tid;
@@ -246,6 +247,35 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Write text to dir/name through a temporary file renamed into place. Returns 0 or -1. */
+static int write_replace(tk_monitor *m, const char *name, const char *text)
+{
+	size_t len = strlen(m->dir) + strlen(name) + 48;
+	char *tmp = malloc(len), *dst = malloc(len);
+	int rc = -1;
+	if (tmp && dst) {
+		snprintf(tmp, len, "%s/.%s.%d.tmp", m->dir, name, (int)getpid());
+		snprintf(dst, len, "%s/%s", m->dir, name);
+		tkm_fd f;
+		if (tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
+			rc = tkm_fd_ours(&f) ? write_all(f.fd, text, strlen(text)) : -1;
+			if (rc == 0 && !tkm_fd_ours(&f))
+				rc = -1;
+			tkm_fd_close(&f);
+			if (rc == 0 && rename(tmp, dst) != 0)
+				rc = -1;
+			if (rc != 0)
+				unlink(tmp);
+		}
+	}
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+/* The loaded images, in this run's own file (named by every record it writes, so a session reused by
+ * later runs still resolves this run's addresses) and in images.json (the latest run, for readers
+ * that predate per-run files). */
 static void write_images(tk_monitor *m)
 {
 	if (!m->dir)
@@ -254,25 +284,8 @@ static void write_images(tk_monitor *m)
 	char *json = tkm_images_json(&gen);
 	if (!json)
 		return;
-	size_t len = strlen(m->dir);
-	char *tmp = malloc(len + 32), *dst = malloc(len + 32);
-	if (tmp && dst) {
-		snprintf(tmp, len + 32, "%s/.images.json.%d", m->dir, (int)getpid());
-		snprintf(dst, len + 32, "%s/images.json", m->dir);
-		tkm_fd f;
-		if (tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
-			int rc = tkm_fd_ours(&f) ? write_all(f.fd, json, strlen(json)) : -1;
-			if (rc == 0 && !tkm_fd_ours(&f))
-				rc = -1;
-			tkm_fd_close(&f);
-			if (rc == 0 && rename(tmp, dst) == 0)
-				m->images_gen = gen;
-			else
-				unlink(tmp);
-		}
-	}
-	free(tmp);
-	free(dst);
+	if (write_replace(m, m->images_name, json) == 0 && write_replace(m, "images.json", json) == 0)
+		m->images_gen = gen;
 	free(json);
 }
 
@@ -409,6 +422,8 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	               l->tree.truncated ? ",\"truncated\":true" : "");
 	if (l->unsampled)
 		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	if (m->dir)
+		tkm_buf_printf(&e->record, ",\"images\":\"%s\"", m->images_name);
 	tkm_buf_put(&e->record, "}", 1);
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "cpu-highload,%s,%s\ncpu-highload-stackframe,%s,%s\n", e->key.p, e->record.p,
@@ -430,6 +445,8 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	tkm_buf_printf(&e->record, "{\"start\":%.3f,\"duration_ms\":%.0f,\"threshold_ms\":%u,\"tid\":%lld,\"thread\":",
 	               l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
 	tkm_buf_json_str(&e->record, l->thread);
+	if (m->dir)
+		tkm_buf_printf(&e->record, ",\"images\":\"%s\"", m->images_name);
 	if (l->unsampled)
 		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
 	if (l->syscall_nr >= -1) {
@@ -485,6 +502,7 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 		snprintf(err, errlen, "monitor: %s: cannot create the session directory: %s", m->dir, strerror(errno));
 		return -1;
 	}
+	snprintf(m->images_name, sizeof m->images_name, "images-%d-%.0f.json", (int)getpid(), tkm_unix_now() * 1e6);
 	size_t len = strlen(m->dir) + 16;
 	char *path = malloc(len);
 	if (!path)
