@@ -137,6 +137,17 @@ int tk_monitor_config_from_env(tk_monitor_config *c, char *err, size_t errlen)
 	    env_u32("TK_MONITOR_CAPTURE_TIMEOUT_MS", &c->capture_timeout_ms, 1, 10000, err, errlen))
 		return -1;
 	c->signal = (int)sig;
+	const char *perf = getenv("TK_MONITOR_PERF");
+	if (perf && *perf) {
+		if (strcmp(perf, "0") == 0)
+			c->no_perf = 1;
+		else if (strcmp(perf, "1") == 0)
+			c->no_perf = 0;
+		else {
+			snprintf(err, errlen, "monitor: TK_MONITOR_PERF=%s: expected 0 or 1", perf);
+			return -1;
+		}
+	}
 	const char *clk = getenv("TK_MONITOR_THREAD_CPU");
 	if (clk && *clk) {
 		if (strcmp(clk, "schedstat") == 0)
@@ -640,7 +651,8 @@ static void *cpu_main(void *arg)
 				}
 			}
 			if (nbusy)
-				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, TKM_CAPTURE_GENTLE);
+				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames,
+				            TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT);
 			pthread_mutex_lock(&m->lock);
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)
@@ -664,6 +676,7 @@ static void *cpu_main(void *arg)
 			pthread_mutex_unlock(&m->lock);
 			high = false;
 			have_prev = false;
+			tkm_capture_quiesce(); /* no more sampling of threads until the next high load */
 			interval = (uint64_t)m->cfg.cpu_interval_ms * 1000000u;
 		}
 		last_wall = now;
@@ -671,6 +684,8 @@ static void *cpu_main(void *arg)
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);
+	if (high)
+		tkm_capture_quiesce();
 	free(prev.v);
 	free(cur.v);
 	free(tids);
@@ -1002,8 +1017,10 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 #endif
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
-	tkm_backend_opts bo = {
-	    .signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .use_schedstat = c.use_schedstat};
+	tkm_backend_opts bo = {.signal = c.signal,
+	                       .capture_timeout_ms = c.capture_timeout_ms,
+	                       .use_schedstat = c.use_schedstat,
+	                       .no_perf = c.no_perf};
 	if (tkm_backend_acquire(&bo, err, errlen) != 0)
 		goto fail;
 	if (open_session(m, err, errlen) != 0) {

@@ -148,6 +148,47 @@ static int bench_stack(int iter)
 	}
 	printf("running_frames_avg %.1f\n", (double)frames / iter);
 	report("stack_running", v, iter);
+	/*
+	 * What the CPU trace does: one batch per tick (300 ms), so every capture starts with cold
+	 * caches and a sampler that was asleep. Here one capture per 30 ms (a busy thread gets a
+	 * perf_event sample every 20 ms of its CPU), with the CPU trace's flags: without RECENT (the
+	 * signal, as before perf_event sampling) and with it (a perf_event sample when the kernel
+	 * permits it and the thread ran 20 ms since the previous capture, else the signal; only the
+	 * captures served by perf_event are in stack_running_perf).
+	 */
+	{
+		int piter = iter < 200 ? iter : 200, nperf = 0;
+		uint64_t *vp = malloc((size_t)piter * sizeof *vp);
+		for (int i = 0; i < piter; i++) {
+			usleep(30000);
+			uint64_t a = now_ns();
+			tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE);
+			vp[i] = now_ns() - a;
+		}
+		report("stack_running_signal_cold", vp, piter);
+		tkm_capture_counts c0, c1;
+		tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT); /* sets it up */
+		frames = 0;
+		for (int i = 0; i < piter; i++) {
+			usleep(30000);
+			tkm_capture_counts_get(&c0);
+			uint64_t a = now_ns();
+			tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT);
+			uint64_t d = now_ns() - a;
+			tkm_capture_counts_get(&c1);
+			if (c1.perf > c0.perf) {
+				vp[nperf++] = d;
+				frames += st.n;
+			}
+		}
+		printf("perf_served_fraction %.3f\n", (double)nperf / piter);
+		if (nperf) {
+			printf("perf_frames_avg %.1f\n", (double)frames / nperf);
+			report("stack_running_perf", vp, nperf);
+		}
+		free(vp);
+		tkm_capture_quiesce();
+	}
 	stop_threads(t, 1);
 
 	start_threads(t, 1, sleeper);

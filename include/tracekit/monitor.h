@@ -120,6 +120,8 @@ typedef struct tk_monitor_config {
 	                              * keeping the last line of each record (living records are rewritten by
 	                              * appending); 0 = never */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
+	int no_perf;       /* Linux: 1 = CPU-trace stacks always by signal, never from perf_event samples
+	                    * (default 0: perf_event where the kernel permits it; TK_MONITOR_PERF=0) */
 } tk_monitor_config;
 
 /* Fill cfg with the defaults above. */

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -102,6 +104,9 @@ typedef struct thread_ent {
 	uint8_t skipped;     /* captures skipped since, to retry now and then */
 	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
 	tkm_stack *cache;    /* malloc'd on first use */
+	tkm_fd perf;         /* its task-clock sampling event (TKM_CAPTURE_RECENT), fd -1 = none */
+	void *perf_map;      /* the event's ring buffer */
+	uint64_t perf_read;  /* monotonic ns of the last read of the ring (or of its opening) */
 } thread_ent;
 
 /* ---------- the capture slot shared with the signal handler ---------- */
@@ -135,6 +140,8 @@ static struct {
 	uint64_t images_gen;
 	slot s;
 	uint64_t seq;
+	int perf; /* 0 = perf_event sampling not tried yet, 1 = works, -1 = refused or turned off */
+	tkm_capture_counts counts;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir = {-1, 0, 0}};
 
 /* ---------- clocks ---------- */
@@ -474,11 +481,18 @@ static void refresh_exec(void)
 	g.images_gen = c.adds * 1000003u + c.subs;
 }
 
+static int gen_of_first(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uint64_t *)arg = info->dlpi_adds * 1000003u + info->dlpi_subs;
+	return 1; /* every object reports the same counters: stop at the first */
+}
+
 static uint64_t current_images_gen(void)
 {
-	img_cb c = {0};
-	dl_iterate_phdr(on_image, &c); /* cheap: ~0.1 µs for a handful of images */
-	return c.adds * 1000003u + c.subs;
+	uint64_t gen = 0;
+	dl_iterate_phdr(gen_of_first, &gen);
+	return gen;
 }
 
 uint64_t tkm_images_generation(void)
@@ -537,6 +551,206 @@ static void refresh_stacks(void)
 	g.set_changed = false;
 }
 
+/* ---------- perf_event sampling (TKM_CAPTURE_RECENT) ---------- */
+
+/*
+ * A signal round trip to a running thread costs two cross-CPU wake-ups (the tgkill kick of the
+ * target's CPU, the semaphore wake of the sampler), each an IPI and, on a VM, an exit: 10-60 µs
+ * where the handler itself takes 0.2 µs. Where perf_event_open is permitted (perf_event_paranoid
+ * <= 2 allows user-space sampling of one's own threads; seccomp or paranoid 3 refuse it), a
+ * thread the CPU trace samples gets a task-clock event instead: the kernel takes a sample every
+ * PERF_PERIOD_NS of the thread's own CPU time, on its own CPU, from the timer interrupt (user
+ * registers, the frame-pointer call chain, and the top PERF_STACK bytes of its stack for the leaf
+ * recovery), and the monitor reads the newest one from the ring buffer: no signal, no wake-up, no
+ * system call. A sample is used only if it was taken since the ring was last read and nothing was
+ * lost; otherwise (the first time, a thread that barely ran) the signal is used.
+ */
+#define PERF_PERIOD_NS 20000000u /* of the thread's CPU time: 50 samples per CPU second */
+#define PERF_PAGES 16            /* data pages: ~58 samples of 64 frames, > 1 s of a busy thread */
+#define PERF_STACK 512           /* bytes of user stack per sample, for the frameless-leaf recovery */
+#define PERF_MAX_REC 4096
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define PERF_REGS ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+enum { R_FP, R_SP, R_PC, R_N }; /* in mask bit order */
+#elif defined(__aarch64__)
+#include <asm/perf_regs.h>
+#define PERF_REGS                                                                                                      \
+	((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) |                    \
+	 (1ull << PERF_REG_ARM64_PC))
+enum { R_FP, R_LR, R_SP, R_PC, R_N };
+#endif
+
+static void perf_close(thread_ent *t, bool unmap)
+{
+	if (t->perf_map && unmap)
+		munmap(t->perf_map, (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE));
+	t->perf_map = NULL;
+	tkm_fd_close(&t->perf);
+}
+
+/* Open t's event. Returns true if it is sampling. Caller holds g.lock. */
+static bool perf_open(thread_ent *t)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = PERF_PERIOD_NS;
+	a.sample_type =
+	    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.exclude_callchain_kernel = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC; /* the clock of tkm_mono_ns */
+	a.sample_regs_user = PERF_REGS;
+	a.sample_stack_user = PERF_STACK;
+	/* sample_max_stack left 0: the system's kernel.perf_event_max_stack (127 by default; asking
+	 * for more than it is EINVAL) */
+	int fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ESRCH)
+			g.perf = -1; /* refused (paranoid, seccomp, no kernel support): signals from now on */
+		return false;
+	}
+	if (tkm_fd_adopt(&t->perf, fd) != 0)
+		return false;
+	size_t len = (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->perf.fd, 0);
+	if (map == MAP_FAILED) {
+		tkm_fd_close(&t->perf);
+		g.perf = -1;
+		return false;
+	}
+	t->perf_map = map;
+	t->perf_read = tkm_mono_ns();
+	g.perf = 1;
+	return true;
+}
+
+static void ring_copy(const unsigned char *data, uint64_t size, uint64_t off, void *dst, size_t n)
+{
+	uint64_t o = off % size;
+	size_t first = n < size - o ? n : (size_t)(size - o);
+	memcpy(dst, data + o, first);
+	memcpy((unsigned char *)dst + first, data, n - first);
+}
+
+/* The newest sample of t taken since its ring was last read, as a stack. Returns true if st was
+ * filled. Caller holds g.lock. */
+static bool perf_take(thread_ent *t, int max_frames, tkm_stack *st)
+{
+	struct perf_event_mmap_page *h = t->perf_map;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const unsigned char *data = (const unsigned char *)t->perf_map + page;
+	const uint64_t size = (uint64_t)PERF_PAGES * page;
+	uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE), tail = h->data_tail;
+	uint64_t since = t->perf_read, newest = 0;
+	uint16_t newest_size = 0;
+	bool lost = false;
+	t->perf_read = tkm_mono_ns();
+	while (tail < head) {
+		struct perf_event_header eh;
+		ring_copy(data, size, tail, &eh, sizeof eh);
+		if (eh.size < sizeof eh || eh.size > head - tail)
+			break;
+		if (eh.type == PERF_RECORD_SAMPLE) {
+			newest = tail;
+			newest_size = eh.size;
+		} else if (eh.type == PERF_RECORD_LOST) {
+			lost = true;
+		}
+		tail += eh.size;
+	}
+	static uint64_t rec[PERF_MAX_REC / 8];
+	bool have = newest_size && newest_size <= sizeof rec;
+	if (have)
+		ring_copy(data, size, newest, rec, newest_size);
+	__atomic_store_n(&h->data_tail, head, __ATOMIC_RELEASE);
+	if (!have || lost)
+		return false;
+	/* TID, TIME, CALLCHAIN, REGS_USER, STACK_USER, in this order */
+	const uint64_t *p = rec + 1, *end = rec + newest_size / 8;
+	if ((int64_t)(uint32_t)(p[0] >> 32) != t->tid)
+		return false;
+	uint64_t time = p[1], nr = p[2];
+	p += 3;
+	if (time < since || nr > (uint64_t)(end - p))
+		return false;
+	const uint64_t *ips = p;
+	p += nr;
+	if (p + 1 + R_N > end || p[0] == PERF_SAMPLE_REGS_ABI_NONE)
+		return false;
+	const uint64_t *regs = p + 1;
+	p += 1 + R_N;
+	uint64_t stack_size = p < end ? p[0] : 0;
+	const unsigned char *stack = (const unsigned char *)(p + 1);
+	uint64_t avail = p + 1 <= end ? (uint64_t)((const unsigned char *)end - stack) : 0;
+	if (avail < 8 || stack_size > avail - 8)
+		stack_size = 0;
+	else if (stack_size) {
+		uint64_t dyn = *(const uint64_t *)(stack + stack_size);
+		if (dyn < stack_size)
+			stack_size = dyn;
+	}
+	uintptr_t pc = (uintptr_t)regs[R_PC], sp = (uintptr_t)regs[R_SP], fp = (uintptr_t)regs[R_FP];
+	int n = 0;
+	st->frames[n++] = pc;
+	/* the leaf recovery of walk(): a PC in frameless system code hides the app function that
+	 * called it; its return address is in LR (arm64) or in the stack below FP (x86-64) */
+	const range *pc_img = range_find(g.exec.v, g.exec.n, pc);
+	uint64_t first_ret = 0;
+	for (uint64_t i = 0; i < nr; i++)
+		if (ips[i] < PERF_CONTEXT_MAX && ips[i] != pc) {
+			first_ret = ips[i];
+			break;
+		}
+	(void)first_ret;
+	(void)sp;
+	(void)fp;
+	if (pc_img && pc_img->frameless && n < max_frames) {
+#if defined(__aarch64__)
+		uintptr_t lr = strip_pac((uintptr_t)regs[R_LR]);
+		const range *li = lr ? range_find(g.exec.v, g.exec.n, lr) : NULL;
+		if (li && li->image != pc_img->image && lr != first_ret)
+			st->frames[n++] = lr - 1;
+#else
+		uintptr_t top = fp > sp && fp - sp <= stack_size ? fp : sp + stack_size;
+		for (uintptr_t a = (top - sizeof(uintptr_t)) & ~(uintptr_t)7; a >= sp && a + 8 <= sp + stack_size;
+		     a -= sizeof(uintptr_t)) {
+			uintptr_t v;
+			memcpy(&v, stack + (a - sp), sizeof v);
+			const range *vi = range_find(g.exec.v, g.exec.n, v);
+			if (vi && vi->image != pc_img->image && v - vi->lo >= 8 && follows_call(v)) {
+				st->frames[n++] = v - 1;
+				break;
+			}
+		}
+#endif
+	}
+	/* the kernel's frame-pointer chain: the PC, then return addresses; keep them while they are
+	 * in code, as the signal handler's walk does */
+	bool seen_pc = false;
+	for (uint64_t i = 0; i < nr && n < max_frames; i++) {
+		uintptr_t ret = (uintptr_t)ips[i];
+		if (ips[i] >= PERF_CONTEXT_MAX)
+			continue; /* PERF_CONTEXT_USER marker */
+		if (!seen_pc) {
+			seen_pc = true;
+			continue; /* the PC itself, frames[0] */
+		}
+		ret = strip_pac(ret);
+		if (!ret || !range_find(g.exec.v, g.exec.n, ret))
+			break;
+		st->frames[n++] = ret - 1;
+	}
+	st->n = n;
+	return true;
+}
+
 /* ---------- lifecycle ---------- */
 
 static void atfork_prepare(void)
@@ -557,6 +771,7 @@ static void atfork_child(void)
 	for (size_t i = 0; i < g.nthreads; i++) {
 		tkm_fd_close(&g.threads[i].sched_fd);
 		tkm_fd_close(&g.threads[i].sys_fd);
+		perf_close(&g.threads[i], false); /* its ring is not mapped in the child (VM_DONTCOPY) */
 		free(g.threads[i].cache);
 	}
 	g.nthreads = 0;
@@ -588,6 +803,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 	g.pid = getpid();
 	g.timeout_ms = opts && opts->capture_timeout_ms ? opts->capture_timeout_ms : 50;
 	g.use_schedstat = opts ? opts->use_schedstat : 0;
+	g.perf = opts && opts->no_perf ? -1 : 0;
 	int sig = opts ? opts->signal : 0;
 	if (sig) {
 		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
@@ -655,6 +871,7 @@ void tkm_backend_release(void)
 	for (size_t i = 0; i < g.nthreads; i++) {
 		tkm_fd_close(&g.threads[i].sched_fd);
 		tkm_fd_close(&g.threads[i].sys_fd);
+		perf_close(&g.threads[i], true);
 		free(g.threads[i].cache);
 	}
 	free(g.threads);
@@ -665,6 +882,22 @@ void tkm_backend_release(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+void tkm_capture_counts_get(tkm_capture_counts *c)
+{
+	pthread_mutex_lock(&g.lock);
+	*c = g.counts;
+	c->perf_state = g.perf;
+	pthread_mutex_unlock(&g.lock);
+}
+
+void tkm_capture_quiesce(void)
+{
+	pthread_mutex_lock(&g.lock);
+	for (size_t i = 0; i < g.nthreads; i++)
+		perf_close(&g.threads[i], true);
+	pthread_mutex_unlock(&g.lock);
+}
+
 int tkm_backend_signal(void)
 {
 	return g.sig;
@@ -672,8 +905,8 @@ int tkm_backend_signal(void)
 
 const char *tkm_backend_describe(void)
 {
-	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
-	                       : "linux: schedstat descriptors, signal + frame-pointer walk";
+	return g.use_schedstat ? "linux: schedstat descriptors, perf_event or signal + frame-pointer walk"
+	                       : "linux: thread CPU clocks, perf_event or signal + frame-pointer walk";
 }
 
 /* ---------- thread list and CPU ---------- */
@@ -703,6 +936,7 @@ static void drop_thread(thread_ent *t)
 {
 	tkm_fd_close(&t->sched_fd);
 	tkm_fd_close(&t->sys_fd);
+	perf_close(t, true);
 	free(t->cache);
 	t->cache = NULL;
 	t->tid = -1;
@@ -755,7 +989,8 @@ static int scan_threads(void)
 		if (i < g.nthreads && g.threads[i].tid == tids[j]) {
 			nt[k++] = g.threads[i++];
 		} else {
-			nt[k++] = (thread_ent){.tid = tids[j], .sched_fd = {-1, 0, 0}, .sys_fd = {-1, 0, 0}};
+			nt[k++] = (thread_ent){
+			    .tid = tids[j], .sched_fd = {-1, 0, 0}, .sys_fd = {-1, 0, 0}, .perf = {-1, 0, 0}};
 			g.set_changed = true;
 		}
 		j++;
@@ -826,7 +1061,8 @@ int tkm_threads_cpu(tkm_thread_list *out)
 /* ---------- capture ---------- */
 
 /* The program may install its own handler for our signal after we started: then our signals would
- * run its code. Check before every batch (one sigaction call) and capture nothing if so. */
+ * run its code. Check before the first signal of every batch (one sigaction call) and signal nobody
+ * if so (captures that need no signal go on). */
 static bool handler_still_ours(void)
 {
 	struct sigaction cur;
@@ -840,6 +1076,7 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 	while (sem_trywait(&s->sem) == 0) /* drain posts of completed, abandoned requests */
 		;
 	uint64_t seq = ++g.seq;
+	const uint64_t done = (seq << 2) | SLOT_DONE;
 	s->tid = tid;
 	s->max_frames = max_frames;
 	s->n = 0;
@@ -854,21 +1091,18 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 	uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)g.timeout_ms * 1000000u;
 	dl.tv_sec += (time_t)(ns / 1000000000u);
 	dl.tv_nsec = (long)(ns % 1000000000u);
-	for (;;) {
-		if (sem_timedwait(&s->sem, &dl) == 0)
-			break;
-		if (errno == EINTR)
+	/* a post may be a late one from an earlier round whose handler finished after that round
+	 * gave up waiting: always re-check the ticket, which names this round */
+	while (atomic_load_explicit(&s->ticket, memory_order_acquire) != done) {
+		if (sem_timedwait(&s->sem, &dl) == 0 || errno == EINTR)
 			continue;
 		/* timed out: withdraw the request unless the handler already took it */
 		uint64_t t = (seq << 2) | SLOT_REQ;
 		if (atomic_compare_exchange_strong(&s->ticket, &t, (seq << 2) | SLOT_IDLE))
 			return TKM_STACK_TIMEOUT;
-		while ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
+		while (atomic_load(&s->ticket) != done)
 			sched_yield(); /* the walk is running; it takes microseconds */
-		break;
 	}
-	if ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
-		return TKM_STACK_ERROR;
 	out->n = s->n;
 	memcpy(out->frames, s->frames, (size_t)s->n * sizeof s->frames[0]);
 	int unknown = s->sp_unknown;
@@ -1022,7 +1256,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	int64_t self = tkm_self_tid();
 	int ok = 0;
 	pthread_mutex_lock(&g.lock);
-	if (g.refs <= 0 || !handler_still_ours()) {
+	if (g.refs <= 0) {
 		for (size_t i = 0; i < n; i++)
 			out[i] = (tkm_stack){.tid = tids[i], .status = TKM_STACK_ERROR};
 		pthread_mutex_unlock(&g.lock);
@@ -1030,6 +1264,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	}
 	if (current_images_gen() != g.images_gen)
 		refresh_exec();
+	int handler_ok = -1; /* checked once per batch, before its first signal */
 	for (size_t i = 0; i < n; i++) {
 		tkm_stack *st = &out[i];
 		st->tid = tids[i];
@@ -1041,6 +1276,16 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 		thread_ent *t = find_thread(tids[i]);
 		if (!t && scan_threads() == 0) /* a thread we have not listed yet */
 			t = find_thread(tids[i]);
+		if (t && (flags & TKM_CAPTURE_RECENT) && g.perf >= 0) {
+			if (t->perf_map && perf_take(t, max_frames, st)) {
+				st->status = TKM_STACK_OK;
+				g.counts.perf++;
+				ok++;
+				continue;
+			}
+			if (!t->perf_map)
+				perf_open(t); /* samples from the next capture on; this one takes the usual way */
+		}
 		char sys[sizeof t->cache_sys] = "";
 		bool blocked = false;
 		if (t && (flags & TKM_CAPTURE_GENTLE) && read_syscall_line(t, sys, sizeof sys)) {
@@ -1056,12 +1301,14 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				if (st->n > max_frames)
 					st->n = max_frames;
 				st->status = TKM_STACK_CACHED;
+				g.counts.cached++;
 				ok++;
 				continue;
 			}
 		}
 		if (blocked && (flags & TKM_CAPTURE_SCAN_BLOCKED) && capture_blocked(t, sys, max_frames, st)) {
 			st->status = TKM_STACK_OK;
+			g.counts.scan++;
 			ok++;
 			if (!t->cache)
 				t->cache = malloc(sizeof *t->cache);
@@ -1078,9 +1325,16 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			st->status = TKM_STACK_TIMEOUT;
 			continue;
 		}
+		if (handler_ok < 0)
+			handler_ok = handler_still_ours();
+		if (!handler_ok) { /* the program took our signal: never make it run foreign code */
+			st->status = TKM_STACK_ERROR;
+			continue;
+		}
 		if (g.set_changed)
 			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
+		g.counts.signal++;
 		if (rc == 1) { /* stack pointer outside the snapshot: the stack grew or is new; retry once */
 			refresh_stacks();
 			rc = capture_one((pid_t)tids[i], max_frames, st);
