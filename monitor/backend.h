@@ -64,6 +64,7 @@ typedef struct tkm_backend_opts {
 	uint32_t capture_timeout_ms; /* per-thread capture timeout */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default, measured cheaper), 1 = schedstat descriptors */
 	int no_perf;       /* Linux: never use perf_event sampling for TKM_CAPTURE_RECENT */
+	uint64_t perf_period_ns; /* Linux: thread CPU time between perf_event samples; 0 = 20 ms */
 } tkm_backend_opts;
 
 /* Process-wide, reference-counted: the first acquire installs handlers, the last release removes them.

@@ -1020,7 +1020,13 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	tkm_backend_opts bo = {.signal = c.signal,
 	                       .capture_timeout_ms = c.capture_timeout_ms,
 	                       .use_schedstat = c.use_schedstat,
-	                       .no_perf = c.no_perf};
+	                       .no_perf = c.no_perf,
+	                       /* two samples per high-load tick of a thread busy on a whole core: one
+	                        * is fresh at each tick even with jitter, and each costs the thread
+	                        * ~15 µs (bench/monitor/RESULTS.md); a thread at less than half a core
+	                        * often has none, and gets the signal */
+	                       .perf_period_ns =
+	                           c.cpu_high_interval_ms > 2 ? (uint64_t)c.cpu_high_interval_ms * 500000u : 1000000u};
 	if (tkm_backend_acquire(&bo, err, errlen) != 0)
 		goto fail;
 	if (open_session(m, err, errlen) != 0) {

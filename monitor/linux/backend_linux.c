@@ -107,6 +107,7 @@ typedef struct thread_ent {
 	tkm_fd perf;         /* its task-clock sampling event (TKM_CAPTURE_RECENT), fd -1 = none */
 	void *perf_map;      /* the event's ring buffer */
 	uint64_t perf_read;  /* monotonic ns of the last read of the ring (or of its opening) */
+	bool perf_refused;   /* this thread's event could not be set up (limits): signals for it */
 } thread_ent;
 
 /* ---------- the capture slot shared with the signal handler ---------- */
@@ -141,6 +142,7 @@ static struct {
 	slot s;
 	uint64_t seq;
 	int perf; /* 0 = perf_event sampling not tried yet, 1 = works, -1 = refused or turned off */
+	uint64_t perf_period;
 	tkm_capture_counts counts;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir = {-1, 0, 0}};
 
@@ -559,14 +561,14 @@ static void refresh_stacks(void)
  * where the handler itself takes 0.2 µs. Where perf_event_open is permitted (perf_event_paranoid
  * <= 2 allows user-space sampling of one's own threads; seccomp or paranoid 3 refuse it), a
  * thread the CPU trace samples gets a task-clock event instead: the kernel takes a sample every
- * PERF_PERIOD_NS of the thread's own CPU time, on its own CPU, from the timer interrupt (user
- * registers, the frame-pointer call chain, and the top PERF_STACK bytes of its stack for the leaf
+ * perf_period_ns of the thread's own CPU time (half the CPU trace's high-load interval), on its own CPU, from the timer
+ * interrupt (user registers, the frame-pointer call chain, and the top PERF_STACK bytes of its stack for the leaf
  * recovery), and the monitor reads the newest one from the ring buffer: no signal, no wake-up, no
  * system call. A sample is used only if it was taken since the ring was last read and nothing was
  * lost; otherwise (the first time, a thread that barely ran) the signal is used.
  */
-#define PERF_PERIOD_NS 20000000u /* of the thread's CPU time: 50 samples per CPU second */
-#define PERF_PAGES 16            /* data pages: ~58 samples of 64 frames, > 1 s of a busy thread */
+#define PERF_PERIOD_NS 20000000u /* of the thread's CPU time, when the caller sets none */
+#define PERF_PAGES 4             /* data pages: ~14 samples of 64 frames; the ring counts against perf_event_mlock_kb */
 #define PERF_STACK 512           /* bytes of user stack per sample, for the frameless-leaf recovery */
 #define PERF_MAX_REC 4096
 
@@ -587,6 +589,7 @@ static void perf_close(thread_ent *t, bool unmap)
 	if (t->perf_map && unmap)
 		munmap(t->perf_map, (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE));
 	t->perf_map = NULL;
+	t->perf_refused = false; /* limits may allow it next time */
 	tkm_fd_close(&t->perf);
 }
 
@@ -598,7 +601,7 @@ static bool perf_open(thread_ent *t)
 	a.size = sizeof a;
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = PERF_PERIOD_NS;
+	a.sample_period = g.perf_period;
 	a.sample_type =
 	    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a.exclude_kernel = 1;
@@ -612,17 +615,22 @@ static bool perf_open(thread_ent *t)
 	 * for more than it is EINVAL) */
 	int fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		if (errno != ESRCH)
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT || errno == EINVAL ||
+		    errno == EOPNOTSUPP)
 			g.perf = -1; /* refused (paranoid, seccomp, no kernel support): signals from now on */
+		else if (errno != ESRCH)
+			t->perf_refused = true; /* out of descriptors or memory: this thread gets signals */
 		return false;
 	}
-	if (tkm_fd_adopt(&t->perf, fd) != 0)
+	if (tkm_fd_adopt(&t->perf, fd) != 0) {
+		t->perf_refused = true;
 		return false;
+	}
 	size_t len = (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
 	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->perf.fd, 0);
-	if (map == MAP_FAILED) {
+	if (map == MAP_FAILED) { /* EPERM past perf_event_mlock_kb (with many busy threads) */
 		tkm_fd_close(&t->perf);
-		g.perf = -1;
+		t->perf_refused = true;
 		return false;
 	}
 	t->perf_map = map;
@@ -804,6 +812,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 	g.timeout_ms = opts && opts->capture_timeout_ms ? opts->capture_timeout_ms : 50;
 	g.use_schedstat = opts ? opts->use_schedstat : 0;
 	g.perf = opts && opts->no_perf ? -1 : 0;
+	g.perf_period = opts && opts->perf_period_ns ? opts->perf_period_ns : PERF_PERIOD_NS;
 	int sig = opts ? opts->signal : 0;
 	if (sig) {
 		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
@@ -1283,7 +1292,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				ok++;
 				continue;
 			}
-			if (!t->perf_map)
+			if (!t->perf_map && !t->perf_refused)
 				perf_open(t); /* samples from the next capture on; this one takes the usual way */
 		}
 		char sys[sizeof t->cache_sys] = "";
