@@ -45,8 +45,9 @@ $(BUILD)/bench/monitor/bench_monitor: bench/monitor/bench_monitor.c $(BUILD)/lib
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Imonitor $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)
 
-# tests/cli/monitor_fds.sh runs this host program under `tracekit monitor` (no monitor API)
-$(BUILD)/tests/monitor/fdhost: tests/monitor/fdhost.c
+# host programs that tests/cli/monitor_{fds,host}.sh run under the preloaded monitor (no monitor API)
+MON_HOSTS := $(patsubst tests/monitor/%.c,$(BUILD)/tests/monitor/%,$(wildcard tests/monitor/*.c))
+$(BUILD)/tests/monitor/%: tests/monitor/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< -lpthread
-EXTRA_TEST_DEPS += $(BUILD)/tests/monitor/fdhost
+EXTRA_TEST_DEPS += $(MON_HOSTS)

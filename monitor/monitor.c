@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1035,10 +1036,17 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	reg_add(m);
 	int rc = 0;
+	/* Our threads are created with every signal blocked: a process-directed signal (SIGTERM, SIGCHLD,
+	 * SIGALRM …) must go to a thread of the program, never to ours, where its default action or the
+	 * program's handler would run in the wrong thread while the program waits for it in sigwait. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (c.cpu_enabled && (rc = pthread_create(&m->cpu_thr, NULL, cpu_main, m)) == 0)
 		m->cpu_started = true;
 	if (rc == 0 && c.hang_enabled && (rc = pthread_create(&m->hang_thr, NULL, hang_main, m)) == 0)
 		m->hang_started = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		snprintf(err, errlen, "monitor: pthread_create: %s", strerror(rc));
 		tk_monitor_stop(m);

@@ -108,6 +108,7 @@ typedef struct thread_ent {
 	void *perf_map;      /* the event's ring buffer */
 	uint64_t perf_read;  /* monotonic ns of the last read of the ring (or of its opening) */
 	bool perf_refused;   /* this thread's event could not be set up (limits): signals for it */
+	uint64_t answered;   /* monotonic ns when it last ran our handler */
 } thread_ent;
 
 /* ---------- the capture slot shared with the signal handler ---------- */
@@ -1078,6 +1079,23 @@ static bool handler_still_ours(void)
 	return sigaction(g.sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
 }
 
+/* Does the thread block sig? A signal sent to a thread that blocks it stays queued there, and the
+ * program's own sigwait/sigtimedwait/signalfd would take it as one of its own: never send it then.
+ * (A thread that blocks it between this check and the tgkill still gets it queued; the handler
+ * ignores it if it ever runs.) Unknown: assume not. Caller holds g.lock. */
+static bool thread_blocks(pid_t tid, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	if (tkm_fd_read_small(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *p = strstr(buf, "\nSigBlk:");
+	if (!p)
+		return false;
+	unsigned long long mask = strtoull(p + 8, NULL, 16);
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
 /* One signal round trip. Caller holds g.lock. */
 static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 {
@@ -1340,6 +1358,16 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			st->status = TKM_STACK_ERROR;
 			continue;
 		}
+		/* A thread that ran our handler in the last second did not block the signal then: spare it
+		 * the /proc read (and a thread still returning from our handler, which runs with every
+		 * signal blocked, is not taken for one that blocks it). */
+		bool recent = t && t->answered && tkm_mono_ns() - t->answered < 1000000000u;
+		if (!recent && thread_blocks((pid_t)tids[i], g.sig)) {
+			st->status = TKM_STACK_TIMEOUT; /* as if it had not answered; not sent */
+			if (t && t->timeouts < 255)
+				t->timeouts++;
+			continue;
+		}
 		if (g.set_changed)
 			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
@@ -1355,8 +1383,10 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			t->timeouts++;
 		if (rc == TKM_STACK_OK) {
 			ok++;
-			if (t)
+			if (t) {
 				t->timeouts = 0;
+				t->answered = tkm_mono_ns();
+			}
 			if (t && blocked && (flags & TKM_CAPTURE_REUSE_BLOCKED)) {
 				if (!t->cache)
 					t->cache = malloc(sizeof *t->cache);
