@@ -144,6 +144,7 @@ static struct {
 	uint64_t seq;
 	int perf; /* 0 = perf_event sampling not tried yet, 1 = works, -1 = refused or turned off */
 	uint64_t perf_period;
+	int perf_rings; /* rings mapped now */
 	tkm_capture_counts counts;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir = {-1, 0, 0}};
 
@@ -572,6 +573,9 @@ static void refresh_stacks(void)
 #define PERF_PAGES 4             /* data pages: ~14 samples of 64 frames; the ring counts against perf_event_mlock_kb */
 #define PERF_STACK 512           /* bytes of user stack per sample, for the frameless-leaf recovery */
 #define PERF_MAX_REC 4096
+/* Rings mapped at once. They count against the user's perf_event_mlock_kb (516 KiB by default,
+ * shared by all the user's processes): leave most of it to the program and to profilers. */
+#define PERF_MAX_RINGS 8
 
 #if defined(__x86_64__)
 #include <asm/perf_regs.h>
@@ -587,8 +591,11 @@ enum { R_FP, R_LR, R_SP, R_PC, R_N };
 
 static void perf_close(thread_ent *t, bool unmap)
 {
-	if (t->perf_map && unmap)
-		munmap(t->perf_map, (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE));
+	if (t->perf_map) {
+		if (unmap)
+			munmap(t->perf_map, (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE));
+		g.perf_rings--;
+	}
 	t->perf_map = NULL;
 	t->perf_refused = false; /* limits may allow it next time */
 	tkm_fd_close(&t->perf);
@@ -597,6 +604,8 @@ static void perf_close(thread_ent *t, bool unmap)
 /* Open t's event. Returns true if it is sampling. Caller holds g.lock. */
 static bool perf_open(thread_ent *t)
 {
+	if (g.perf_rings >= PERF_MAX_RINGS)
+		return false; /* this thread gets signals until a ring is free */
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
@@ -635,6 +644,7 @@ static bool perf_open(thread_ent *t)
 		return false;
 	}
 	t->perf_map = map;
+	g.perf_rings++;
 	t->perf_read = tkm_mono_ns();
 	g.perf = 1;
 	return true;
