@@ -370,6 +370,8 @@ int cmd_monitor(int argc, char **argv)
 	sigaction(SIGQUIT, &oldquit, NULL);
 	sigaction(SIGTERM, &oldterm, NULL);
 	sigaction(SIGHUP, &oldhup, NULL);
+	if (pid < 0 && pending_sig) /* meant for a program that never started: ours after all */
+		raise(pending_sig);
 	child_pid = 0;
 	free(so);
 	free(asan);
