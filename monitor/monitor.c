@@ -185,8 +185,35 @@ static tk_monitor **reg;
 static size_t reg_n;
 static int reg_next_id = 1;
 
+/* After fork() the child has none of the monitors' threads and never records (tk_monitor_stop and
+ * flush check the pid); it must not hold their Records files open either, as a prefork server's
+ * workers would for hours. reg_lock is held across fork so the list is consistent in the child. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void fork_child(void)
+{
+	for (size_t i = 0; i < reg_n; i++)
+		tkm_fd_close(&reg[i]->records); /* fstat + close: async-signal-safe */
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void register_fork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static void reg_add(tk_monitor *m)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_fork);
 	pthread_mutex_lock(&reg_lock);
 	tk_monitor **p = realloc(reg, (reg_n + 1) * sizeof *p);
 	m->id = reg_next_id++;

@@ -795,6 +795,9 @@ static void atfork_child(void)
 	}
 	g.nthreads = 0;
 	g.set_changed = true;
+	/* /proc/self/task was resolved to the parent's pid when it was opened: it lists the parent's
+	 * threads. Closed here (a worker must not hold it for hours); reopened if the child monitors. */
+	tkm_fd_close(&g.task_dir);
 }
 
 static bool signal_is_free(int sig)

@@ -20,3 +20,8 @@ check_eq "and those threads' stacks are counted as not taken" yes \
 	"$(grep -q '"unsampled":[1-9]' "$TMP/s2/records" && echo yes || echo no)"
 check "no signal is left queued for them with perf_event sampling either" \
 	mon "$TMP/s3" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/tests/monitor/sighost" masked 2
+# After fork() the child (a prefork server's worker, say) holds none of the monitor's descriptors.
+check "a forked child holds none of the monitor's descriptors" \
+	mon "$TMP/s4" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/tests/monitor/sighost" fork 1.5
+check "and without the monitor it holds none either (the check itself is sound)" \
+	"$B/tests/monitor/sighost" fork 0.1
