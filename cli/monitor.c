@@ -25,7 +25,8 @@ static const char usage[] =
     "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
     "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
     "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
-    "`tracekit tree DIR` / `tracekit top DIR` (one thread per record).\n"
+    "`tracekit tree DIR` / `tracekit top DIR` (one thread per record). SIGTERM and SIGHUP sent to\n"
+    "tracekit are passed on to CMD; ^C and ^\\ reach CMD from the terminal. Either way the summary follows.\n"
     "\n"
     "options (each sets the environment variable in brackets; unset ones keep the library default\n"
     "or the value already in the environment):\n"
@@ -143,6 +144,21 @@ static int mkdir_p(const char *dir)
 	return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
+/* SIGTERM/SIGHUP sent to us (a service manager, a closed terminal, `kill`) are meant for the run as a
+ * whole: pass them to the program, then wait for it and summarise as usual. A signal that arrives
+ * before the child exists is remembered and sent once it does. */
+static volatile sig_atomic_t child_pid, pending_sig;
+
+static void forward_signal(int sig)
+{
+	int saved = errno;
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+	else
+		pending_sig = sig;
+	errno = saved;
+}
+
 static void summarise(const char *dir)
 {
 	char path[PATH_MAX + 16];
@@ -160,6 +176,9 @@ static void summarise(const char *dir)
 		tk_cli_warn("%s", err.msg);
 		return;
 	}
+	const char *note = tk_records_meta(r, "monitor-event");
+	if (note)
+		fprintf(stderr, "tracekit: note: %s\n", note);
 	size_t cpu = 0, hang = 0;
 	double worst = 0;
 	for (size_t i = 0; i < tk_records_count(r); i++) {
@@ -275,14 +294,30 @@ int cmd_monitor(int argc, char **argv)
 	}
 	fflush(NULL);
 	/* Like system(3): while the program runs, ^C and ^\ are its business; we wait and summarise. */
-	struct sigaction ign = {.sa_handler = SIG_IGN}, oldint, oldquit;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal}, oldint, oldquit, oldterm,
+	                 oldhup;
 	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	fwd.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &ign, &oldint);
 	sigaction(SIGQUIT, &ign, &oldquit);
+	sigset_t fwdset, oldmask;
+	sigemptyset(&fwdset);
+	sigaddset(&fwdset, SIGTERM);
+	sigaddset(&fwdset, SIGHUP);
+	child_pid = 0;
+	pending_sig = 0;
+	/* blocked across fork: the child restores the old dispositions before it can take one */
+	sigprocmask(SIG_BLOCK, &fwdset, &oldmask);
+	sigaction(SIGTERM, &fwd, &oldterm);
+	sigaction(SIGHUP, &fwd, &oldhup);
 	pid_t pid = fork();
 	if (pid == 0) {
 		sigaction(SIGINT, &oldint, NULL);
 		sigaction(SIGQUIT, &oldquit, NULL);
+		sigaction(SIGTERM, &oldterm, NULL);
+		sigaction(SIGHUP, &oldhup, NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pipefd[0]);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("TK_MONITOR_DIR", absdir ? absdir : dir, 1);
@@ -296,12 +331,20 @@ int cmd_monitor(int argc, char **argv)
 		_exit(127);
 	}
 	close(pipefd[1]);
+	if (pid > 0) {
+		child_pid = pid;
+		if (pending_sig)
+			kill(pid, pending_sig);
+	}
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	int rc;
 	if (pid < 0) {
 		rc = tk_cli_fail("monitor: fork: %s", strerror(errno));
 	} else {
 		int e = 0, status = 0;
-		ssize_t got = read(pipefd[0], &e, sizeof e);
+		ssize_t got;
+		while ((got = read(pipefd[0], &e, sizeof e)) < 0 && errno == EINTR)
+			;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		if (got == (ssize_t)sizeof e) {
@@ -325,6 +368,11 @@ int cmd_monitor(int argc, char **argv)
 	close(pipefd[0]);
 	sigaction(SIGINT, &oldint, NULL);
 	sigaction(SIGQUIT, &oldquit, NULL);
+	sigaction(SIGTERM, &oldterm, NULL);
+	sigaction(SIGHUP, &oldhup, NULL);
+	if (pid < 0 && pending_sig) /* meant for a program that never started: ours after all */
+		raise(pending_sig);
+	child_pid = 0;
 	free(so);
 	free(asan);
 	free(preload);

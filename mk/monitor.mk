@@ -44,3 +44,10 @@ $(BUILD)/tests/test_monitor_%: CFLAGS_TK += $(MON_FP_FLAGS)
 $(BUILD)/bench/monitor/bench_monitor: bench/monitor/bench_monitor.c $(BUILD)/libtracekit-monitor.a
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Imonitor $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< $(BUILD)/libtracekit-monitor.a $(MON_LDLIBS)
+
+# host programs that tests/cli/monitor_{fds,host}.sh run under the preloaded monitor (no monitor API)
+MON_HOSTS := $(patsubst tests/monitor/%.c,$(BUILD)/tests/monitor/%,$(wildcard tests/monitor/*.c))
+$(BUILD)/tests/monitor/%: tests/monitor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< -lpthread
+EXTRA_TEST_DEPS += $(MON_HOSTS)

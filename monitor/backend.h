@@ -55,11 +55,16 @@ typedef struct tkm_stack {
 #define TKM_CAPTURE_REUSE_BLOCKED 1u /* reuse the last stack of a thread still blocked in the same syscall */
 #define TKM_CAPTURE_SCAN_BLOCKED 2u  /* Linux: take a blocked thread's stack without a signal if possible */
 #define TKM_CAPTURE_GENTLE (TKM_CAPTURE_REUSE_BLOCKED | TKM_CAPTURE_SCAN_BLOCKED)
+/* A stack the thread had at some point since the previous capture of it is good enough (the CPU
+ * trace's statistical samples): Linux serves it from a perf_event sample when permitted. */
+#define TKM_CAPTURE_RECENT 4u
 
 typedef struct tkm_backend_opts {
 	int signal;                  /* Linux: real-time signal to use; 0 = first free one from SIGRTMIN+4 */
 	uint32_t capture_timeout_ms; /* per-thread capture timeout */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default, measured cheaper), 1 = schedstat descriptors */
+	int no_perf;       /* Linux: never use perf_event sampling for TKM_CAPTURE_RECENT */
+	uint64_t perf_period_ns; /* Linux: thread CPU time between perf_event samples; 0 = 20 ms */
 } tkm_backend_opts;
 
 /* Process-wide, reference-counted: the first acquire installs handlers, the last release removes them.
@@ -92,6 +97,16 @@ void tkm_thread_name(int64_t tid, char *buf, size_t n);
 char *tkm_images_json(uint64_t *generation);
 /* Current image generation, cheap. */
 uint64_t tkm_images_generation(void);
+
+/* How captures were served since the backend was first acquired (for benchmarks and tests). */
+typedef struct tkm_capture_counts {
+	uint64_t perf, signal, scan, cached;
+	int perf_state; /* 1 = perf_event sampling works, -1 = refused or turned off, 0 = not tried */
+} tkm_capture_counts;
+void tkm_capture_counts_get(tkm_capture_counts *c);
+
+/* Stop any sampling set up for TKM_CAPTURE_RECENT (the CPU trace left high load). */
+void tkm_capture_quiesce(void);
 
 /* The capture signal in use (Linux), 0 when there is none. */
 int tkm_backend_signal(void);

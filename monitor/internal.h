@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h> /* ssize_t */
 
 /* A growable string; after an allocation failure `oom` is set and further appends are dropped. */
 typedef struct tkm_buf {
@@ -59,5 +60,26 @@ int tkm_records_compact(const char *text, size_t n, tkm_buf *out);
 
 /* Fibonacci back-off: is the n-th consecutive identical hang (n >= 1) reported? 1,2,3,5,8,13 … */
 bool tkm_backoff_reports(uint32_t n);
+
+/* A descriptor the monitor keeps open in its host (fd.c): moved high, checked before every use. */
+typedef struct tkm_fd {
+	int fd; /* -1 = none */
+	uint64_t dev, ino;
+} tkm_fd;
+
+/* Take ownership of fd (just opened): move it above half the descriptor limit, remember its file.
+ * Returns 0, or -1 (fd < 0 or not fstat-able; closed). */
+int tkm_fd_adopt(tkm_fd *f, int fd);
+/* open(path, flags | O_CLOEXEC, mode) and adopt. Returns 0 or -1 (errno from open). */
+int tkm_fd_open(tkm_fd *f, const char *path, int flags, unsigned mode);
+/* Is f still open on the file it was opened on? If the program closed or replaced it, forget it
+ * (f->fd = -1, never closed by us), count it, and return false. */
+bool tkm_fd_ours(tkm_fd *f);
+/* Close f if it is still ours; f->fd = -1 either way. */
+void tkm_fd_close(tkm_fd *f);
+/* Descriptors found closed or replaced by the program since the process started. */
+unsigned tkm_fd_lost_count(void);
+/* Read up to n-1 bytes of a small file through a checked descriptor, NUL-terminated; -1 on error. */
+ssize_t tkm_fd_read_small(const char *path, char *buf, size_t n);
 
 #endif

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,9 +48,11 @@ struct tk_monitor {
 	pthread_mutex_t lock; /* living records, the file, stopping */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC; wakes threads on stop / answered ping */
 	bool stopping;
-	int records_fd;
+	tkm_fd records;                    /* the Records file (O_APPEND), checked before each use: see fd.c */
+	unsigned lost_noted;               /* tkm_fd_lost_count() when the session last said so */
 	uint64_t appended, compacted_size; /* bytes appended since the file was last compacted, its size then */
 	uint64_t images_gen;
+	char images_name[64]; /* this run's images file: images-<pid>-<start µs>.json */
 	pthread_t cpu_thr, hang_thr;
 	bool cpu_started, hang_started;
 	_Atomic int64_t cpu_tid, hang_tid;
@@ -135,6 +138,17 @@ int tk_monitor_config_from_env(tk_monitor_config *c, char *err, size_t errlen)
 	    env_u32("TK_MONITOR_CAPTURE_TIMEOUT_MS", &c->capture_timeout_ms, 1, 10000, err, errlen))
 		return -1;
 	c->signal = (int)sig;
+	const char *perf = getenv("TK_MONITOR_PERF");
+	if (perf && *perf) {
+		if (strcmp(perf, "0") == 0)
+			c->no_perf = 1;
+		else if (strcmp(perf, "1") == 0)
+			c->no_perf = 0;
+		else {
+			snprintf(err, errlen, "monitor: TK_MONITOR_PERF=%s: expected 0 or 1", perf);
+			return -1;
+		}
+	}
 	const char *clk = getenv("TK_MONITOR_THREAD_CPU");
 	if (clk && *clk) {
 		if (strcmp(clk, "schedstat") == 0)
@@ -171,8 +185,35 @@ static tk_monitor **reg;
 static size_t reg_n;
 static int reg_next_id = 1;
 
+/* After fork() the child has none of the monitors' threads and never records (tk_monitor_stop and
+ * flush check the pid); it must not hold their Records files open either, as a prefork server's
+ * workers would for hours. reg_lock is held across fork so the list is consistent in the child. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void fork_child(void)
+{
+	for (size_t i = 0; i < reg_n; i++)
+		tkm_fd_close(&reg[i]->records); /* fstat + close: async-signal-safe */
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void register_fork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static void reg_add(tk_monitor *m)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_fork);
 	pthread_mutex_lock(&reg_lock);
 	tk_monitor **p = realloc(reg, (reg_n + 1) * sizeof *p);
 	m->id = reg_next_id++;
@@ -245,6 +286,35 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Write text to dir/name through a temporary file renamed into place. Returns 0 or -1. */
+static int write_replace(tk_monitor *m, const char *name, const char *text)
+{
+	size_t len = strlen(m->dir) + strlen(name) + 48;
+	char *tmp = malloc(len), *dst = malloc(len);
+	int rc = -1;
+	if (tmp && dst) {
+		snprintf(tmp, len, "%s/.%s.%d.tmp", m->dir, name, (int)getpid());
+		snprintf(dst, len, "%s/%s", m->dir, name);
+		tkm_fd f;
+		if (tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
+			rc = tkm_fd_ours(&f) ? write_all(f.fd, text, strlen(text)) : -1;
+			if (rc == 0 && !tkm_fd_ours(&f))
+				rc = -1;
+			tkm_fd_close(&f);
+			if (rc == 0 && rename(tmp, dst) != 0)
+				rc = -1;
+			if (rc != 0)
+				unlink(tmp);
+		}
+	}
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+/* The loaded images, in this run's own file (named by every record it writes, so a session reused by
+ * later runs still resolves this run's addresses) and in images.json (the latest run, for readers
+ * that predate per-run files). */
 static void write_images(tk_monitor *m)
 {
 	if (!m->dir)
@@ -253,23 +323,8 @@ static void write_images(tk_monitor *m)
 	char *json = tkm_images_json(&gen);
 	if (!json)
 		return;
-	size_t len = strlen(m->dir);
-	char *tmp = malloc(len + 32), *dst = malloc(len + 32);
-	if (tmp && dst) {
-		snprintf(tmp, len + 32, "%s/.images.json.%d", m->dir, (int)getpid());
-		snprintf(dst, len + 32, "%s/images.json", m->dir);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			int rc = write_all(fd, json, strlen(json));
-			close(fd);
-			if (rc == 0 && rename(tmp, dst) == 0)
-				m->images_gen = gen;
-			else
-				unlink(tmp);
-		}
-	}
-	free(tmp);
-	free(dst);
+	if (write_replace(m, m->images_name, json) == 0 && write_replace(m, "images.json", json) == 0)
+		m->images_gen = gen;
 	free(json);
 }
 
@@ -283,60 +338,98 @@ static void compact_records(tk_monitor *m)
 	size_t len = strlen(m->dir) + 48;
 	char *path = malloc(len), *tmp = malloc(len), *text = NULL;
 	tkm_buf out = {0};
-	int fd = -1;
+	tkm_fd in = {-1, 0, 0}, w = {-1, 0, 0}, nf;
 	if (!path || !tmp)
 		goto done;
 	snprintf(path, len, "%s/records", m->dir);
 	snprintf(tmp, len, "%s/.records.%d.tmp", m->dir, (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !(text = malloc((size_t)st.st_size + 1)))
+	if (tkm_fd_open(&in, path, O_RDONLY, 0) != 0 || fstat(in.fd, &st) != 0 ||
+	    !(text = malloc((size_t)st.st_size + 1)))
 		goto done;
 	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+	while (got < (size_t)st.st_size && tkm_fd_ours(&in)) {
+		ssize_t r = read(in.fd, text + got, (size_t)st.st_size - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		got += (size_t)r;
 	}
-	close(fd);
-	fd = -1;
+	if (got != (size_t)st.st_size)
+		goto done;
+	tkm_fd_close(&in);
 	if (tkm_records_compact(text, got, &out) != 0)
 		goto done;
-	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w < 0)
+	if (tkm_fd_open(&w, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 0)
 		goto done;
-	int rc = write_all(w, out.p ? out.p : "", out.n);
-	close(w);
+	int rc = tkm_fd_ours(&w) ? write_all(w.fd, out.p ? out.p : "", out.n) : -1;
+	if (rc == 0 && !tkm_fd_ours(&w))
+		rc = -1;
+	tkm_fd_close(&w);
 	if (rc != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		goto done;
 	}
-	int nfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (nfd >= 0) {
-		close(m->records_fd);
-		m->records_fd = nfd;
+	if (tkm_fd_open(&nf, path, O_WRONLY | O_APPEND, 0) == 0) {
+		tkm_fd_close(&m->records);
+		m->records = nf;
 	}
 	m->compacted_size = out.n;
 done:
 	m->appended = 0; /* success or not, try again only after as much again */
-	if (fd >= 0)
-		close(fd);
+	tkm_fd_close(&in);
 	tkm_buf_free(&out);
 	free(text);
 	free(path);
 	free(tmp);
 }
 
+/* Make sure the Records descriptor is still ours before writing: the program may have closed it or
+ * put its own file on that number. Then reopen it (O_APPEND, never created again: a deleted
+ * session stays deleted) and, once per change, note in the session that descriptors were lost.
+ * Returns false when there is nowhere to write. Caller holds m->lock. */
+static bool records_ready(tk_monitor *m)
+{
+	if (!m->dir)
+		return false;
+	if (!tkm_fd_ours(&m->records)) {
+		size_t len = strlen(m->dir) + 16;
+		char *path = malloc(len);
+		if (path) {
+			snprintf(path, len, "%s/records", m->dir);
+			tkm_fd_open(&m->records, path, O_WRONLY | O_APPEND, 0);
+			free(path);
+		}
+		if (m->records.fd < 0)
+			return false;
+	}
+	unsigned lost = tkm_fd_lost_count();
+	if (lost != m->lost_noted) {
+		char line[512];
+		double t = tkm_unix_now();
+		int k = snprintf(
+		    line, sizeof line,
+		    "monitor-event,%.6f,{\"time\":%.6f,\"event\":\"descriptors-lost\",\"count\":%u,"
+		    "\"message\":\"the program closed or replaced %u of the monitor's descriptors; the monitor "
+		    "reopened its own and never used theirs\"}\n",
+		    t, t, lost, lost);
+		if (k > 0 && (size_t)k < sizeof line && tkm_fd_ours(&m->records) &&
+		    write_all(m->records.fd, line, (size_t)k) == 0)
+			m->lost_noted = lost;
+	}
+	return tkm_fd_ours(&m->records);
+}
+
 static void append_lines(tk_monitor *m, const char *text, size_t n)
 {
-	if (m->records_fd < 0)
+	if (!records_ready(m))
 		return;
 	if (tkm_images_generation() != m->images_gen)
 		write_images(m); /* a library was loaded since: its frames must be symbolizable */
-	write_all(m->records_fd, text, n);
+	if (!tkm_fd_ours(&m->records))
+		return;
+	write_all(m->records.fd, text, n);
 	m->appended += n;
 	uint64_t limit = m->cfg.compact_bytes > m->compacted_size ? m->cfg.compact_bytes : m->compacted_size;
 	if (m->cfg.compact_bytes && m->appended > limit)
@@ -368,6 +461,8 @@ static void build_cpu(tk_monitor *m, bool live, emitted *e)
 	               l->tree.truncated ? ",\"truncated\":true" : "");
 	if (l->unsampled)
 		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
+	if (m->dir)
+		tkm_buf_printf(&e->record, ",\"images\":\"%s\"", m->images_name);
 	tkm_buf_put(&e->record, "}", 1);
 	tkm_tree_json(&l->tree, &e->tree);
 	tkm_buf_printf(&e->lines, "cpu-highload,%s,%s\ncpu-highload-stackframe,%s,%s\n", e->key.p, e->record.p,
@@ -389,6 +484,8 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	tkm_buf_printf(&e->record, "{\"start\":%.3f,\"duration_ms\":%.0f,\"threshold_ms\":%u,\"tid\":%lld,\"thread\":",
 	               l->start_unix, l->duration_s * 1000.0, m->cfg.hang_threshold_ms, (long long)l->tid);
 	tkm_buf_json_str(&e->record, l->thread);
+	if (m->dir)
+		tkm_buf_printf(&e->record, ",\"images\":\"%s\"", m->images_name);
 	if (l->unsampled)
 		tkm_buf_printf(&e->record, ",\"unsampled\":%u", l->unsampled);
 	if (l->syscall_nr >= -1) {
@@ -444,13 +541,13 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 		snprintf(err, errlen, "monitor: %s: cannot create the session directory: %s", m->dir, strerror(errno));
 		return -1;
 	}
+	snprintf(m->images_name, sizeof m->images_name, "images-%d-%.0f.json", (int)getpid(), tkm_unix_now() * 1e6);
 	size_t len = strlen(m->dir) + 16;
 	char *path = malloc(len);
 	if (!path)
 		return snprintf(err, errlen, "monitor: out of memory"), -1;
 	snprintf(path, len, "%s/records", m->dir);
-	m->records_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (m->records_fd < 0) {
+	if (tkm_fd_open(&m->records, path, O_WRONLY | O_CREAT | O_APPEND, 0644) != 0) {
 		snprintf(err, errlen, "monitor: %s: %s", path, strerror(errno));
 		free(path);
 		return -1;
@@ -458,13 +555,13 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 	free(path);
 	struct stat st;
 	tkm_buf b = {0};
-	if (fstat(m->records_fd, &st) == 0 && st.st_size == 0)
+	if (fstat(m->records.fd, &st) == 0 && st.st_size == 0)
 		tkm_buf_puts(&b, "collection,key,value\n");
 	double launch = tkm_process_start_unix();
 	if (launch <= 0)
 		launch = tkm_unix_now();
 	tkm_buf_printf(&b, "launch-time,%.6f,%.6f\n", launch, launch);
-	if (!b.oom && write_all(m->records_fd, b.p, b.n) != 0) {
+	if (!b.oom && write_all(m->records.fd, b.p, b.n) != 0) {
 		snprintf(err, errlen, "monitor: %s/records: %s", m->dir, strerror(errno));
 		tkm_buf_free(&b);
 		return -1;
@@ -582,7 +679,8 @@ static void *cpu_main(void *arg)
 				}
 			}
 			if (nbusy)
-				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames, TKM_CAPTURE_GENTLE);
+				tkm_capture(tids, nbusy, stacks, (int)m->cfg.max_frames,
+				            TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT);
 			pthread_mutex_lock(&m->lock);
 			for (size_t i = 0; i < nbusy; i++)
 				if (stacks[i].status == TKM_STACK_OK || stacks[i].status == TKM_STACK_CACHED)
@@ -606,6 +704,7 @@ static void *cpu_main(void *arg)
 			pthread_mutex_unlock(&m->lock);
 			high = false;
 			have_prev = false;
+			tkm_capture_quiesce(); /* no more sampling of threads until the next high load */
 			interval = (uint64_t)m->cfg.cpu_interval_ms * 1000000u;
 		}
 		last_wall = now;
@@ -613,6 +712,8 @@ static void *cpu_main(void *arg)
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);
+	if (high)
+		tkm_capture_quiesce();
 	free(prev.v);
 	free(cur.v);
 	free(tids);
@@ -925,7 +1026,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	if (!m)
 		return snprintf(err, errlen, "monitor: out of memory"), NULL;
 	m->cfg = c;
-	m->records_fd = -1;
+	m->records.fd = -1;
 	m->owner_pid = getpid();
 	if (c.dir && !(m->dir = strdup(c.dir))) {
 		free(m);
@@ -944,8 +1045,16 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 #endif
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
-	tkm_backend_opts bo = {
-	    .signal = c.signal, .capture_timeout_ms = c.capture_timeout_ms, .use_schedstat = c.use_schedstat};
+	tkm_backend_opts bo = {.signal = c.signal,
+	                       .capture_timeout_ms = c.capture_timeout_ms,
+	                       .use_schedstat = c.use_schedstat,
+	                       .no_perf = c.no_perf,
+	                       /* two samples per high-load tick of a thread busy on a whole core: one
+	                        * is fresh at each tick even with jitter, and each costs the thread
+	                        * ~15 µs (bench/monitor/RESULTS.md); a thread at less than half a core
+	                        * often has none, and gets the signal */
+	                       .perf_period_ns =
+	                           c.cpu_high_interval_ms > 2 ? (uint64_t)c.cpu_high_interval_ms * 500000u : 1000000u};
 	if (tkm_backend_acquire(&bo, err, errlen) != 0)
 		goto fail;
 	if (open_session(m, err, errlen) != 0) {
@@ -954,10 +1063,17 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	reg_add(m);
 	int rc = 0;
+	/* Our threads are created with every signal blocked: a process-directed signal (SIGTERM, SIGCHLD,
+	 * SIGALRM …) must go to a thread of the program, never to ours, where its default action or the
+	 * program's handler would run in the wrong thread while the program waits for it in sigwait. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (c.cpu_enabled && (rc = pthread_create(&m->cpu_thr, NULL, cpu_main, m)) == 0)
 		m->cpu_started = true;
 	if (rc == 0 && c.hang_enabled && (rc = pthread_create(&m->hang_thr, NULL, hang_main, m)) == 0)
 		m->hang_started = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		snprintf(err, errlen, "monitor: pthread_create: %s", strerror(rc));
 		tk_monitor_stop(m);
@@ -965,8 +1081,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	return m;
 fail:
-	if (m->records_fd >= 0)
-		close(m->records_fd);
+	tkm_fd_close(&m->records);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	tkm_tree_free(&m->cpu.tree);
@@ -1006,10 +1121,11 @@ void tk_monitor_stop(tk_monitor *m)
 	pthread_mutex_lock(&m->lock);
 	persist(m, &m->cpu, false); /* the living record, final: the process or the monitor is ending */
 	persist(m, &m->hang, false);
+	if (tkm_fd_lost_count() != m->lost_noted)
+		records_ready(m); /* say so even when no record was written since */
 	pthread_mutex_unlock(&m->lock);
 	tkm_backend_release();
-	if (m->records_fd >= 0)
-		close(m->records_fd);
+	tkm_fd_close(&m->records);
 	tkm_tree_free(&m->cpu.tree);
 	tkm_tree_free(&m->hang.tree);
 	free(m->hang.threads_json);

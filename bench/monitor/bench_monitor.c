@@ -6,6 +6,7 @@
  *   bench_monitor overhead [SECONDS=20] [THRESHOLD] monitor CPU at default settings on a 2-thread busy
  *                                                  program (THRESHOLD: force the high-load mode)
  *   bench_monitor eintr [N=200]                   what the capture signal does to blocking calls
+ *   bench_monitor perfcost [SECONDS=2]            what one perf_event sample costs the sampled thread
  *
  * Prints "name value unit" lines. Times are medians (and p90) of ITER runs.
  */
@@ -34,6 +35,13 @@ static _Atomic int ntids;
 static uint64_t now_ns(void)
 {
 	return tkm_mono_ns();
+}
+
+static uint64_t sampler_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -148,6 +156,52 @@ static int bench_stack(int iter)
 	}
 	printf("running_frames_avg %.1f\n", (double)frames / iter);
 	report("stack_running", v, iter);
+	/*
+	 * What the CPU trace does: one batch per tick (300 ms), so every capture starts with cold
+	 * caches and a sampler that was asleep. Here one capture per 30 ms (a busy thread gets a
+	 * perf_event sample every 20 ms of its CPU), with the CPU trace's flags: without RECENT (the
+	 * signal, as before perf_event sampling) and with it (a perf_event sample when the kernel
+	 * permits it and the thread ran 20 ms since the previous capture, else the signal; only the
+	 * captures served by perf_event are in stack_running_perf).
+	 */
+	{
+		int piter = iter < 200 ? iter : 200, nperf = 0;
+		uint64_t *vp = malloc((size_t)piter * sizeof *vp), *vc = malloc((size_t)piter * sizeof *vc);
+		for (int i = 0; i < piter; i++) {
+			usleep(30000);
+			uint64_t a = now_ns(), c = sampler_cpu_ns();
+			tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE);
+			vp[i] = now_ns() - a;
+			vc[i] = sampler_cpu_ns() - c;
+		}
+		report("stack_running_signal_cold", vp, piter);
+		report("stack_running_signal_cold_sampler_cpu", vc, piter);
+		tkm_capture_counts c0, c1;
+		tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT); /* sets it up */
+		frames = 0;
+		for (int i = 0; i < piter; i++) {
+			usleep(30000);
+			tkm_capture_counts_get(&c0);
+			uint64_t a = now_ns(), c = sampler_cpu_ns();
+			tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT);
+			uint64_t d = now_ns() - a, dc = sampler_cpu_ns() - c;
+			tkm_capture_counts_get(&c1);
+			if (c1.perf > c0.perf) {
+				vc[nperf] = dc;
+				vp[nperf++] = d;
+				frames += st.n;
+			}
+		}
+		printf("perf_served_fraction %.3f\n", (double)nperf / piter);
+		if (nperf) {
+			printf("perf_frames_avg %.1f\n", (double)frames / nperf);
+			report("stack_running_perf", vp, nperf);
+			report("stack_running_perf_sampler_cpu", vc, nperf);
+		}
+		free(vp);
+		free(vc);
+		tkm_capture_quiesce();
+	}
 	stop_threads(t, 1);
 
 	start_threads(t, 1, sleeper);
@@ -383,6 +437,113 @@ static int bench_eintr(int n)
 	return 0;
 }
 
+/*
+ * What a capture costs the thread captured (beyond what the sampler spends): a perf_event sample
+ * (in the kernel, on the thread's own CPU: timer interrupt, registers, call chain, stack copy), or a
+ * signal (delivery, handler, sigreturn). Too small to see at the monitor's rates, so raise them (a
+ * sample every 100 µs of the thread's CPU; signal captures back to back) and compare the thread's
+ * median CPU time per fixed chunk of work with and without (off, on, off), per capture in a chunk.
+ */
+static _Atomic int phase; /* 0, 1 (captured), 2; 3 = stop */
+static uint64_t chunk_ns[3][65536];
+static _Atomic int nchunks[3];
+
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void work_chunk(void)
+{
+	volatile unsigned x = 0;
+	for (int i = 0; i < 300000; i++)
+		x++;
+}
+
+static void *chunker(void *arg)
+{
+	atomic_store(&tids[atomic_fetch_add(&ntids, 1)], tkm_self_tid());
+	int p;
+	while ((p = atomic_load(&phase)) < 3) {
+		uint64_t a = own_cpu_ns();
+		work_chunk();
+		uint64_t d = own_cpu_ns() - a;
+		int k = atomic_load(&nchunks[p]);
+		if (k < 65536 && atomic_load(&phase) == p) {
+			chunk_ns[p][k] = d;
+			atomic_store(&nchunks[p], k + 1);
+		}
+	}
+	return arg;
+}
+
+static int capture_cost(double secs, int by_signal)
+{
+	char err[256];
+	tkm_backend_opts o = {.perf_period_ns = 100000};
+	if (tkm_backend_acquire(&o, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	atomic_store(&phase, 0);
+	for (int p = 0; p < 3; p++)
+		atomic_store(&nchunks[p], 0);
+	pthread_t t;
+	start_threads(&t, 1, chunker);
+	int64_t tid = atomic_load(&tids[0]);
+	tkm_stack st;
+	usleep((useconds_t)(secs * 1e6));
+	tkm_capture_counts c0, c1;
+	if (!by_signal)
+		tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_RECENT); /* sampling on */
+	atomic_store(&phase, 1);
+	tkm_capture_counts_get(&c0);
+	uint64_t t0 = now_ns();
+	while (now_ns() - t0 < (uint64_t)(secs * 1e9)) {
+		if (by_signal) {
+			tkm_capture(&tid, 1, &st, 64, 0);
+		} else {
+			usleep(2000); /* consume the ring before it fills (no lost samples) */
+			tkm_capture(&tid, 1, &st, 64, TKM_CAPTURE_RECENT);
+		}
+	}
+	tkm_capture_counts_get(&c1);
+	tkm_capture_quiesce(); /* sampling off */
+	atomic_store(&phase, 2);
+	usleep((useconds_t)(secs * 1e6));
+	atomic_store(&phase, 3);
+	pthread_join(t, NULL);
+	atomic_store(&ntids, 0);
+	tkm_backend_release();
+	if (!by_signal && c1.perf_state < 0) {
+		printf("perf_event refused\n");
+		return 0;
+	}
+	double med[3];
+	for (int p = 0; p < 3; p++) {
+		int n = atomic_load(&nchunks[p]);
+		qsort(chunk_ns[p], (size_t)n, sizeof chunk_ns[p][0], cmp_u64);
+		med[p] = n ? (double)chunk_ns[p][n / 2] : 0;
+	}
+	double base = (med[0] + med[2]) / 2;
+	const char *name = by_signal ? "signal" : "perf";
+	printf("%s_chunk_cpu_us off %.2f on %.2f off %.2f\n", name, med[0] / 1e3, med[1] / 1e3, med[2] / 1e3);
+	/* captures per chunk: signals sent per chunk run (the chunks ran back to back); samples
+	 * per 100 µs of the chunk's CPU */
+	int n1 = atomic_load(&nchunks[1]);
+	double per_chunk = by_signal ? (n1 ? (double)(c1.signal - c0.signal) / n1 : 0) : med[1] / 100000.0;
+	printf("%s_captures_per_chunk %.2f\n", name, per_chunk);
+	printf("%s_capture_cost_in_target_us %.2f\n", name, per_chunk > 0 ? (med[1] - base) / per_chunk / 1e3 : 0);
+	return 0;
+}
+
+static int bench_perfcost(double secs)
+{
+	return capture_cost(secs, 0) || capture_cost(secs, 1);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -394,6 +555,8 @@ int main(int argc, char **argv)
 		return bench_overhead(argc > 2 ? atof(argv[2]) : 20, argc > 3 ? atof(argv[3]) : 0);
 	if (strcmp(what, "eintr") == 0)
 		return bench_eintr(argc > 2 ? atoi(argv[2]) : 200);
-	fprintf(stderr, "usage: bench_monitor tick|stack|overhead|eintr [args]\n");
+	if (strcmp(what, "perfcost") == 0)
+		return bench_perfcost(argc > 2 ? atof(argv[2]) : 2);
+	fprintf(stderr, "usage: bench_monitor tick|stack|overhead|eintr|perfcost [args]\n");
 	return 2;
 }

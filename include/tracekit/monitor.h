@@ -44,6 +44,8 @@
  *   TK_MONITOR_SIGNAL                 signal number for stack capture (default: first free SIGRTMIN+4…)
  *   TK_MONITOR_CAPTURE_TIMEOUT_MS     capture_timeout_ms         (default 50)
  *   TK_MONITOR_THREAD_CPU             "clock" (default) or "schedstat": how per-thread CPU is read
+ *   TK_MONITOR_PERF                   "0": CPU-trace stacks by signal only (default 1: from perf_event
+ *                                     samples where the kernel permits it, see docs/monitor.md)
  */
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
@@ -120,6 +122,8 @@ typedef struct tk_monitor_config {
 	                              * keeping the last line of each record (living records are rewritten by
 	                              * appending); 0 = never */
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
+	int no_perf;       /* Linux: 1 = CPU-trace stacks always by signal, never from perf_event samples
+	                    * (default 0: perf_event where the kernel permits it; TK_MONITOR_PERF=0) */
 } tk_monitor_config;
 
 /* Fill cfg with the defaults above. */

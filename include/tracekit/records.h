@@ -80,7 +80,8 @@ const tk_record_info *tk_records_get(const tk_records *r, size_t i);
 ptrdiff_t tk_records_find(const tk_records *r, const char *key);
 
 /* Facts about the session: "format" ("tracekit" or "mthawkeye"), "images" (images.json,
- * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid", "process" (the executable, or the app name).
+ * dyld-images or none), "launch-time" (Unix seconds), "os", "arch", "pid", "process" (the executable, or the app name),
+ * "monitor-event" (the monitor's latest note about its own run, e.g. descriptors the program took from it).
  * NULL if unknown. */
 const char *tk_records_meta(const tk_records *r, const char *key);
 

@@ -40,12 +40,26 @@ typedef struct rec {
 	size_t tree_len;
 	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
 	char *key, *thread, *where;
+	int set; /* index of its run's own images file in tk_records.sets, -1 = the session's */
 } rec;
 
 typedef struct seg {
 	uint64_t lo, hi;
 	uint32_t image;
 } seg;
+
+typedef struct segvec {
+	seg *v;
+	size_t n, cap;
+} segvec;
+
+/* One run's own images file (images-<pid>-<µs>.json), named by the records of that run so that a
+ * session directory reused by several runs resolves each record with its own load addresses. */
+typedef struct imgset {
+	char *name;
+	segvec segs;
+	long long pid; /* -1 if unknown */
+} imgset;
 
 typedef struct image {
 	char *path, *build_id, *uuid;
@@ -64,8 +78,10 @@ struct tk_records {
 	size_t nrecs, caprecs;
 	image *images;
 	size_t nimages, capimages;
-	seg *segs;
-	size_t nsegs, capsegs;
+	segvec segs;  /* the session's images (images.json, dyld-images, tk_records_load_images) */
+	segvec *cur;  /* where add_seg adds: &segs, or a run's set while it is being loaded */
+	imgset *sets; /* per-run images files, loaded with the session */
+	size_t nsets, capsets;
 	char *meta_kv[16][2];
 	size_t nmeta;
 	char **warnings;
@@ -239,8 +255,8 @@ static void put_ent(tk_records *r, const char *coll, size_t clen, const char *ke
 	e->voff = voff;
 }
 
-static const char *const wanted[] = {"cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr",
-                                     "launch-time"};
+static const char *const wanted[] = {
+    "cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr", "launch-time", "monitor-event"};
 
 static int is_wanted(const char *c, size_t n)
 {
@@ -394,19 +410,19 @@ static int seg_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static const image *image_of(const tk_records *r, uint64_t addr)
+static const image *image_of(const tk_records *r, const segvec *sv, uint64_t addr)
 {
-	size_t lo = 0, hi = r->nsegs;
+	size_t lo = 0, hi = sv->n;
 	while (lo < hi) { /* last segment with seg.lo <= addr */
 		size_t mid = (lo + hi) / 2;
-		if (r->segs[mid].lo <= addr)
+		if (sv->v[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= r->segs[lo - 1].hi)
+	if (lo == 0 || addr >= sv->v[lo - 1].hi)
 		return NULL;
-	return &r->images[r->segs[lo - 1].image];
+	return &r->images[sv->v[lo - 1].image];
 }
 
 static int hex_field(json_t *o, const char *name, uint64_t *out, int required)
@@ -437,8 +453,9 @@ static void add_image(tk_records *r, const char *path, const char *build_id, con
 
 static void add_seg(tk_records *r, uint64_t lo, uint64_t hi)
 {
-	TK_GROW(r->segs, r->capsegs, r->nsegs + 1);
-	r->segs[r->nsegs++] = (seg){lo, hi, (uint32_t)(r->nimages - 1)};
+	segvec *sv = r->cur ? r->cur : &r->segs;
+	TK_GROW(sv->v, sv->cap, sv->n + 1);
+	sv->v[sv->n++] = (seg){lo, hi, (uint32_t)(r->nimages - 1)};
 }
 
 static int json_file(const char *path, json_t **out, tk_error *err)
@@ -478,6 +495,15 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 	const char *os = json_string_value(json_object_get(root, "os"));
 	const char *arch = json_string_value(json_object_get(root, "arch"));
 	json_t *pid = json_object_get(root, "pid");
+	segvec *sv = r->cur ? r->cur : &r->segs;
+	int session = sv == &r->segs; /* a run's own file leaves the session's facts alone */
+	if (!session) {
+		r->sets[r->nsets - 1].pid = json_is_integer(pid) ? (long long)json_integer_value(pid) : -1;
+		if (!r->arch && arch)
+			r->arch = tk_xstrdup(arch);
+		os = arch = NULL;
+		pid = NULL;
+	}
 	if (os)
 		set_meta(r, "os", os);
 	if (arch) {
@@ -502,7 +528,7 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 			return tk_error_set(err, "%s: images[%zu]: expected path, base (hex) and loads", path, i);
 		}
 		add_image(r, p, json_string_value(json_object_get(im, "build_id")), NULL, base, 0);
-		if (i == 0) /* dl_iterate_phdr lists the executable first */
+		if (i == 0 && session) /* dl_iterate_phdr lists the executable first */
 			set_meta(r, "process", base_name(p));
 		size_t j;
 		json_t *ld;
@@ -519,9 +545,10 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 		}
 	}
 	json_decref(root);
-	if (r->nsegs)
-		qsort(r->segs, r->nsegs, sizeof *r->segs, seg_cmp);
-	set_meta(r, "images", path);
+	if (sv->n)
+		qsort(sv->v, sv->n, sizeof *sv->v, seg_cmp);
+	if (session)
+		set_meta(r, "images", path);
 	return 0;
 }
 
@@ -545,7 +572,8 @@ static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 		/* "arm64 v8" → "arm64": the first word is the architecture name */
 		r->arch = tk_xstrndup(arch, strcspn(arch, " "));
 	}
-	size_t first = r->nsegs, i;
+	segvec *sv = &r->segs;
+	size_t first = sv->n, i;
 	json_t *im;
 	json_array_foreach(imgs, i, im)
 	{
@@ -571,10 +599,10 @@ static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 		add_seg(r, base, UINT64_MAX);
 	}
 	json_decref(root);
-	if (r->nsegs > first)
-		qsort(r->segs + first, r->nsegs - first, sizeof *r->segs, seg_cmp);
-	for (size_t k = first; k + 1 < r->nsegs; k++)
-		r->segs[k].hi = r->segs[k + 1].lo;
+	if (sv->n > first)
+		qsort(sv->v + first, sv->n - first, sizeof *sv->v, seg_cmp);
+	for (size_t k = first; k + 1 < sv->n; k++)
+		sv->v[k].hi = sv->v[k + 1].lo;
 	set_meta(r, "images", path);
 	return 0;
 }
@@ -676,6 +704,7 @@ static rec *new_rec(tk_records *r, tk_record_kind kind, const char *key)
 	TK_GROW(r->recs, r->caprecs, r->nrecs + 1);
 	rec *x = &r->recs[r->nrecs++];
 	memset(x, 0, sizeof *x);
+	x->set = -1;
 	x->info.kind = kind;
 	x->info.kind_name = kind == TK_RECORD_CPU ? "cpu-highload" : kind == TK_RECORD_HANG ? "hang" : "anr";
 	x->key = tk_xstrdup(key);
@@ -945,6 +974,17 @@ static int rec_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* Something the monitor says about its own run (docs/records-format.md): the latest one's message
+ * becomes the meta "monitor-event". Not a record; a malformed one is ignored. */
+static void monitor_event(tk_records *r, const entry *e)
+{
+	json_t *v = json_loadb(e->value, e->vlen, 0, NULL);
+	const char *msg = v ? json_string_value(json_object_get(v, "message")) : NULL;
+	if (msg)
+		set_meta(r, "monitor-event", msg);
+	json_decref(v);
+}
+
 static int build(tk_records *r, tk_error *err)
 {
 	anr_part *parts = NULL;
@@ -962,6 +1002,8 @@ static int build(tk_records *r, tk_error *err)
 			rc = build_hang(r, NULL, e, err);
 		else if (strcmp(e->coll, "launch-time") == 0)
 			set_meta(r, "launch-time", e->value);
+		else if (strcmp(e->coll, "monitor-event") == 0)
+			monitor_event(r, e);
 		else if (strcmp(e->coll, "anr") == 0) {
 			TK_GROW(parts, capparts, nparts + 1);
 			const char *us = strrchr(e->key, '_');
@@ -1039,7 +1081,12 @@ void tk_records_free(tk_records *r)
 		free(r->images[i].uuid);
 	}
 	free(r->images);
-	free(r->segs);
+	free(r->segs.v);
+	for (size_t i = 0; i < r->nsets; i++) {
+		free(r->sets[i].name);
+		free(r->sets[i].segs.v);
+	}
+	free(r->sets);
 	for (size_t i = 0; i < r->nmeta; i++) {
 		free(r->meta_kv[i][0]);
 		free(r->meta_kv[i][1]);
@@ -1073,7 +1120,21 @@ static char *dir_of(const char *path)
 	return tk_xstrndup(path, (size_t)(s - path));
 }
 
-/* The images of the session in dir: images.json for ours, dyld-images for MTHawkeye's. */
+/* A run's images file as a record names it: a plain file name in the session directory, nothing
+ * that could lead elsewhere. */
+static int run_images_name(const char *n)
+{
+	if (!n || strncmp(n, "images-", 7) != 0 || strlen(n) > 128 || strchr(n, '/'))
+		return 0;
+	for (const char *c = n; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '.' && *c != '_')
+			return 0;
+	return 1;
+}
+
+/* The images of the session in dir: images.json for ours, dyld-images for MTHawkeye's; then each
+ * run's own file named by its records ("images" in the record; the session's images.json serves
+ * records without one, or whose file is missing). */
 static int session_images(tk_records *r, const char *dir, tk_error *err)
 {
 	char *imgs = join(dir, "images.json"), *dyld = join(dir, "dyld-images");
@@ -1084,6 +1145,29 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 		rc = load_dyld_images(r, dyld, err);
 	free(imgs);
 	free(dyld);
+	for (size_t i = 0; i < r->nrecs && rc == 0 && !r->mthawkeye; i++) {
+		rec *x = &r->recs[i];
+		const char *name = x->meta ? json_string_value(json_object_get(x->meta, "images")) : NULL;
+		if (!run_images_name(name))
+			continue;
+		size_t k = 0;
+		while (k < r->nsets && strcmp(r->sets[k].name, name) != 0)
+			k++;
+		if (k == r->nsets) {
+			char *path = join(dir, name);
+			if (!is_file(path)) {
+				free(path);
+				continue;
+			}
+			TK_GROW(r->sets, r->capsets, r->nsets + 1);
+			r->sets[r->nsets++] = (imgset){.name = tk_xstrdup(name), .pid = -1};
+			r->cur = &r->sets[k].segs;
+			rc = load_images_json(r, path, err);
+			r->cur = NULL;
+			free(path);
+		}
+		x->set = (int)k;
+	}
 	return rc;
 }
 
@@ -1186,6 +1270,7 @@ typedef struct loader {
 	tk_profile *p;
 	tk_thread_id t;
 	unsigned flags;
+	const segvec *segs; /* the record's images */
 } loader;
 
 /* Push the frames for a recorded address under parent and return the innermost stack. Both
@@ -1198,7 +1283,7 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 	tk_records *r = L->r;
 	tk_profile *p = L->p;
 	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
-	const image *im = image_of(r, addr);
+	const image *im = image_of(r, L->segs, addr);
 	if (im) {
 		tk_binary b = {.name = tk_intern_cstr(p, base_name(im->path)),
 		               .path = tk_intern_cstr(p, im->path),
@@ -1349,9 +1434,13 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	/* a record's thread is numbered by the record's position, not a real tid (writers say so) */
 	tk_profile_set_meta(p, "thread-tid", "record");
-	loader L = {r, p, 0, flags};
-	L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, i + 1, tk_intern_cstr(p, name),
-	                           tk_intern_cstr(p, tk_records_meta(r, "process")));
+	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	long long run_pid = x->set >= 0 ? r->sets[x->set].pid : -1;
+	L.t = tk_thread_get_or_add(p,
+	                           run_pid >= 0 ? run_pid
+	                           : pid        ? strtoll(pid, NULL, 10)
+	                                        : -1,
+	                           i + 1, tk_intern_cstr(p, name), tk_intern_cstr(p, tk_records_meta(r, "process")));
 	if (x->tree_src) {
 		json_error_t je;
 		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
@@ -1398,7 +1487,8 @@ static const char *const known_collections[] = {"collection",    "launch-time",
                                                 "fps",           "gl-fps",
                                                 "gl-mem",        "app-launch",
                                                 "view-ctrl",     "custom-time-event",
-                                                "call-trace",    "mem"};
+                                                "call-trace",    "mem",
+                                                "monitor-event"};
 
 /* A Records file starts with its header line, or (when the head of the file was cut) with a line
  * of a collection MTHawkeye or our monitor writes, followed by a key and a value. */
@@ -1475,7 +1565,12 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		warn_images(r);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
-	loader L = {r, p, 0, flags};
+	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	char run_pid[32];
+	if (x->set >= 0 && r->sets[x->set].pid >= 0) {
+		snprintf(run_pid, sizeof run_pid, "%lld", r->sets[x->set].pid);
+		pid = run_pid;
+	}
 	size_t k;
 	json_t *t;
 	json_array_foreach(ths, k, t)

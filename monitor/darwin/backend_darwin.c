@@ -125,6 +125,16 @@ int tkm_backend_signal(void)
 	return 0; /* thread_suspend, no signal */
 }
 
+void tkm_capture_counts_get(tkm_capture_counts *c)
+{
+	*c = (tkm_capture_counts){0}; /* not counted on Darwin: every capture suspends the thread */
+}
+
+void tkm_capture_quiesce(void)
+{
+	/* TKM_CAPTURE_RECENT sets nothing up here: a capture is one suspend/resume */
+}
+
 const char *tkm_backend_describe(void)
 {
 	return "darwin: thread_info, thread_suspend + frame-pointer walk";

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #include "../backend.h"
+#include "../internal.h"
 
 #define NO_ASAN __attribute__((no_sanitize_address))
 
@@ -93,14 +96,19 @@ static const range *range_find(const range *v, size_t n, uintptr_t a)
 
 typedef struct thread_ent {
 	int64_t tid;
-	int sched_fd;        /* /proc/self/task/<tid>/schedstat, -1 if not open */
-	int sys_fd;          /* /proc/self/task/<tid>/syscall, opened on first use */
+	tkm_fd sched_fd;     /* /proc/self/task/<tid>/schedstat, fd -1 if not open */
+	tkm_fd sys_fd;       /* /proc/self/task/<tid>/syscall, opened on first use */
 	bool seen;           /* listed by the latest scan */
 	bool cache_valid;    /* cache holds the stack taken while blocked in cache_sys */
 	uint8_t timeouts;    /* consecutive capture timeouts (the thread blocks our signal) */
 	uint8_t skipped;     /* captures skipped since, to retry now and then */
 	char cache_sys[160]; /* /proc/…/syscall line at the cached capture */
 	tkm_stack *cache;    /* malloc'd on first use */
+	tkm_fd perf;         /* its task-clock sampling event (TKM_CAPTURE_RECENT), fd -1 = none */
+	void *perf_map;      /* the event's ring buffer */
+	uint64_t perf_read;  /* monotonic ns of the last read of the ring (or of its opening) */
+	bool perf_refused;   /* this thread's event could not be set up (limits): signals for it */
+	uint64_t answered;   /* monotonic ns when it last ran our handler */
 } thread_ent;
 
 /* ---------- the capture slot shared with the signal handler ---------- */
@@ -125,7 +133,7 @@ static struct {
 	uint32_t timeout_ms;
 	int use_schedstat;
 	pid_t pid;
-	int task_dir_fd;
+	tkm_fd task_dir; /* /proc/self/task, checked before each use (fd.c) */
 	thread_ent *threads;
 	size_t nthreads, cap_threads;
 	bool set_changed; /* thread set changed since the last maps snapshot */
@@ -134,7 +142,11 @@ static struct {
 	uint64_t images_gen;
 	slot s;
 	uint64_t seq;
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir_fd = -1};
+	int perf; /* 0 = perf_event sampling not tried yet, 1 = works, -1 = refused or turned off */
+	uint64_t perf_period;
+	int perf_rings; /* rings mapped now */
+	tkm_capture_counts counts;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .task_dir = {-1, 0, 0}};
 
 /* ---------- clocks ---------- */
 
@@ -167,15 +179,7 @@ int64_t tkm_self_tid(void)
 
 static ssize_t read_small(const char *path, char *buf, size_t n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t r = read(fd, buf, n - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = 0;
-	return r;
+	return tkm_fd_read_small(path, buf, n);
 }
 
 double tkm_process_start_unix(void)
@@ -481,11 +485,18 @@ static void refresh_exec(void)
 	g.images_gen = c.adds * 1000003u + c.subs;
 }
 
+static int gen_of_first(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uint64_t *)arg = info->dlpi_adds * 1000003u + info->dlpi_subs;
+	return 1; /* every object reports the same counters: stop at the first */
+}
+
 static uint64_t current_images_gen(void)
 {
-	img_cb c = {0};
-	dl_iterate_phdr(on_image, &c); /* cheap: ~0.1 µs for a handful of images */
-	return c.adds * 1000003u + c.subs;
+	uint64_t gen = 0;
+	dl_iterate_phdr(gen_of_first, &gen);
+	return gen;
 }
 
 uint64_t tkm_images_generation(void)
@@ -496,25 +507,267 @@ uint64_t tkm_images_generation(void)
 /* Snapshot the writable mappings (thread stacks are among them). Caller holds g.lock. */
 static void refresh_stacks(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
+	/* read whole through a checked descriptor (not stdio, whose descriptor we could not check) */
+	tkm_fd f;
+	if (tkm_fd_open(&f, "/proc/self/maps", O_RDONLY, 0) != 0)
 		return;
+	static char *text;
+	static size_t cap;
+	size_t len = 0;
+	for (;;) {
+		if (cap - len < 4096) {
+			size_t nc = cap ? cap * 2 : 65536;
+			char *p = realloc(text, nc);
+			if (!p)
+				break;
+			text = p;
+			cap = nc;
+		}
+		if (!tkm_fd_ours(&f))
+			break;
+		ssize_t r = read(f.fd, text + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	tkm_fd_close(&f);
+	if (!text)
+		return;
+	text[len] = 0;
 	range_vec fresh = {0};
-	char line[512];
-	while (fgets(line, sizeof line, f)) {
+	for (char *line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		if (nl)
+			*nl = 0;
 		unsigned long lo, hi;
 		char perms[8];
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' && perms[1] == 'w')
 			range_push(&fresh, lo, hi, -1, false);
-		/* a line longer than the buffer: skip its tail */
-		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
-			;
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
-	fclose(f);
 	qsort(fresh.v, fresh.n, sizeof *fresh.v, range_cmp);
 	free(g.stacks.v);
 	g.stacks = fresh;
 	g.set_changed = false;
+}
+
+/* ---------- perf_event sampling (TKM_CAPTURE_RECENT) ---------- */
+
+/*
+ * A signal round trip to a running thread costs two cross-CPU wake-ups (the tgkill kick of the
+ * target's CPU, the semaphore wake of the sampler), each an IPI and, on a VM, an exit: 10-60 µs
+ * where the handler itself takes 0.2 µs. Where perf_event_open is permitted (perf_event_paranoid
+ * <= 2 allows user-space sampling of one's own threads; seccomp or paranoid 3 refuse it), a
+ * thread the CPU trace samples gets a task-clock event instead: the kernel takes a sample every
+ * perf_period_ns of the thread's own CPU time (half the CPU trace's high-load interval), on its own CPU, from the timer
+ * interrupt (user registers, the frame-pointer call chain, and the top PERF_STACK bytes of its stack for the leaf
+ * recovery), and the monitor reads the newest one from the ring buffer: no signal, no wake-up, no
+ * system call. A sample is used only if it was taken since the ring was last read and nothing was
+ * lost; otherwise (the first time, a thread that barely ran) the signal is used.
+ */
+#define PERF_PERIOD_NS 20000000u /* of the thread's CPU time, when the caller sets none */
+#define PERF_PAGES 4             /* data pages: ~14 samples of 64 frames; the ring counts against perf_event_mlock_kb */
+#define PERF_STACK 512           /* bytes of user stack per sample, for the frameless-leaf recovery */
+#define PERF_MAX_REC 4096
+/* Rings mapped at once. They count against the user's perf_event_mlock_kb (516 KiB by default,
+ * shared by all the user's processes): leave most of it to the program and to profilers. */
+#define PERF_MAX_RINGS 8
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define PERF_REGS ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+enum { R_FP, R_SP, R_PC, R_N }; /* in mask bit order */
+#elif defined(__aarch64__)
+#include <asm/perf_regs.h>
+#define PERF_REGS                                                                                                      \
+	((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) |                    \
+	 (1ull << PERF_REG_ARM64_PC))
+enum { R_FP, R_LR, R_SP, R_PC, R_N };
+#endif
+
+static void perf_close(thread_ent *t, bool unmap)
+{
+	if (t->perf_map) {
+		if (unmap)
+			munmap(t->perf_map, (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE));
+		g.perf_rings--;
+	}
+	t->perf_map = NULL;
+	t->perf_refused = false; /* limits may allow it next time */
+	tkm_fd_close(&t->perf);
+}
+
+/* Open t's event. Returns true if it is sampling. Caller holds g.lock. */
+static bool perf_open(thread_ent *t)
+{
+	if (g.perf_rings >= PERF_MAX_RINGS)
+		return false; /* this thread gets signals until a ring is free */
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = g.perf_period;
+	a.sample_type =
+	    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.exclude_callchain_kernel = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC; /* the clock of tkm_mono_ns */
+	a.sample_regs_user = PERF_REGS;
+	a.sample_stack_user = PERF_STACK;
+	/* sample_max_stack left 0: the system's kernel.perf_event_max_stack (127 by default; asking
+	 * for more than it is EINVAL) */
+	int fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT || errno == EINVAL ||
+		    errno == EOPNOTSUPP)
+			g.perf = -1; /* refused (paranoid, seccomp, no kernel support): signals from now on */
+		else if (errno != ESRCH)
+			t->perf_refused = true; /* out of descriptors or memory: this thread gets signals */
+		return false;
+	}
+	if (tkm_fd_adopt(&t->perf, fd) != 0) {
+		t->perf_refused = true;
+		return false;
+	}
+	size_t len = (size_t)(PERF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->perf.fd, 0);
+	if (map == MAP_FAILED) { /* EPERM past perf_event_mlock_kb (with many busy threads) */
+		tkm_fd_close(&t->perf);
+		t->perf_refused = true;
+		return false;
+	}
+	t->perf_map = map;
+	g.perf_rings++;
+	t->perf_read = tkm_mono_ns();
+	g.perf = 1;
+	return true;
+}
+
+static void ring_copy(const unsigned char *data, uint64_t size, uint64_t off, void *dst, size_t n)
+{
+	uint64_t o = off % size;
+	size_t first = n < size - o ? n : (size_t)(size - o);
+	memcpy(dst, data + o, first);
+	memcpy((unsigned char *)dst + first, data, n - first);
+}
+
+/* The newest sample of t taken since its ring was last read, as a stack. Returns true if st was
+ * filled. Caller holds g.lock. */
+static bool perf_take(thread_ent *t, int max_frames, tkm_stack *st)
+{
+	struct perf_event_mmap_page *h = t->perf_map;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const unsigned char *data = (const unsigned char *)t->perf_map + page;
+	const uint64_t size = (uint64_t)PERF_PAGES * page;
+	uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE), tail = h->data_tail;
+	uint64_t since = t->perf_read, newest = 0;
+	uint16_t newest_size = 0;
+	bool lost = false;
+	t->perf_read = tkm_mono_ns();
+	while (tail < head) {
+		struct perf_event_header eh;
+		ring_copy(data, size, tail, &eh, sizeof eh);
+		if (eh.size < sizeof eh || eh.size > head - tail)
+			break;
+		if (eh.type == PERF_RECORD_SAMPLE) {
+			newest = tail;
+			newest_size = eh.size;
+		} else if (eh.type == PERF_RECORD_LOST) {
+			lost = true;
+		}
+		tail += eh.size;
+	}
+	static uint64_t rec[PERF_MAX_REC / 8];
+	bool have = newest_size && newest_size <= sizeof rec;
+	if (have)
+		ring_copy(data, size, newest, rec, newest_size);
+	__atomic_store_n(&h->data_tail, head, __ATOMIC_RELEASE);
+	if (!have || lost)
+		return false;
+	/* TID, TIME, CALLCHAIN, REGS_USER, STACK_USER, in this order */
+	const uint64_t *p = rec + 1, *end = rec + newest_size / 8;
+	if ((int64_t)(uint32_t)(p[0] >> 32) != t->tid)
+		return false;
+	uint64_t time = p[1], nr = p[2];
+	p += 3;
+	if (time < since || nr > (uint64_t)(end - p))
+		return false;
+	const uint64_t *ips = p;
+	p += nr;
+	if (p + 1 + R_N > end || p[0] == PERF_SAMPLE_REGS_ABI_NONE)
+		return false;
+	const uint64_t *regs = p + 1;
+	p += 1 + R_N;
+	uint64_t stack_size = p < end ? p[0] : 0;
+	const unsigned char *stack = (const unsigned char *)(p + 1);
+	uint64_t avail = p + 1 <= end ? (uint64_t)((const unsigned char *)end - stack) : 0;
+	if (avail < 8 || stack_size > avail - 8)
+		stack_size = 0;
+	else if (stack_size) {
+		uint64_t dyn = *(const uint64_t *)(stack + stack_size);
+		if (dyn < stack_size)
+			stack_size = dyn;
+	}
+	uintptr_t pc = (uintptr_t)regs[R_PC], sp = (uintptr_t)regs[R_SP], fp = (uintptr_t)regs[R_FP];
+	int n = 0;
+	st->frames[n++] = pc;
+	/* the leaf recovery of walk(): a PC in frameless system code hides the app function that
+	 * called it; its return address is in LR (arm64) or in the stack below FP (x86-64) */
+	const range *pc_img = range_find(g.exec.v, g.exec.n, pc);
+	uint64_t first_ret = 0;
+	for (uint64_t i = 0; i < nr; i++)
+		if (ips[i] < PERF_CONTEXT_MAX && ips[i] != pc) {
+			first_ret = ips[i];
+			break;
+		}
+	(void)first_ret;
+	(void)sp;
+	(void)fp;
+	if (pc_img && pc_img->frameless && n < max_frames) {
+#if defined(__aarch64__)
+		uintptr_t lr = strip_pac((uintptr_t)regs[R_LR]);
+		const range *li = lr ? range_find(g.exec.v, g.exec.n, lr) : NULL;
+		if (li && li->image != pc_img->image && lr != first_ret)
+			st->frames[n++] = lr - 1;
+#else
+		uintptr_t top = fp > sp && fp - sp <= stack_size ? fp : sp + stack_size;
+		for (uintptr_t a = (top - sizeof(uintptr_t)) & ~(uintptr_t)7; a >= sp && a + 8 <= sp + stack_size;
+		     a -= sizeof(uintptr_t)) {
+			uintptr_t v;
+			memcpy(&v, stack + (a - sp), sizeof v);
+			const range *vi = range_find(g.exec.v, g.exec.n, v);
+			if (vi && vi->image != pc_img->image && v - vi->lo >= 8 && follows_call(v)) {
+				st->frames[n++] = v - 1;
+				break;
+			}
+		}
+#endif
+	}
+	/* the kernel's frame-pointer chain: the PC, then return addresses; keep them while they are
+	 * in code, as the signal handler's walk does */
+	bool seen_pc = false;
+	for (uint64_t i = 0; i < nr && n < max_frames; i++) {
+		uintptr_t ret = (uintptr_t)ips[i];
+		if (ips[i] >= PERF_CONTEXT_MAX)
+			continue; /* PERF_CONTEXT_USER marker */
+		if (!seen_pc) {
+			seen_pc = true;
+			continue; /* the PC itself, frames[0] */
+		}
+		ret = strip_pac(ret);
+		if (!ret || !range_find(g.exec.v, g.exec.n, ret))
+			break;
+		st->frames[n++] = ret - 1;
+	}
+	st->n = n;
+	return true;
 }
 
 /* ---------- lifecycle ---------- */
@@ -535,14 +788,16 @@ static void atfork_child(void)
 	g.pid = getpid();
 	/* the child has one thread; descriptors of the parent's threads point at the parent */
 	for (size_t i = 0; i < g.nthreads; i++) {
-		if (g.threads[i].sched_fd >= 0)
-			close(g.threads[i].sched_fd);
-		if (g.threads[i].sys_fd >= 0)
-			close(g.threads[i].sys_fd);
+		tkm_fd_close(&g.threads[i].sched_fd);
+		tkm_fd_close(&g.threads[i].sys_fd);
+		perf_close(&g.threads[i], false); /* its ring is not mapped in the child (VM_DONTCOPY) */
 		free(g.threads[i].cache);
 	}
 	g.nthreads = 0;
 	g.set_changed = true;
+	/* /proc/self/task was resolved to the parent's pid when it was opened: it lists the parent's
+	 * threads. Closed here (a worker must not hold it for hours); reopened if the child monitors. */
+	tkm_fd_close(&g.task_dir);
 }
 
 static bool signal_is_free(int sig)
@@ -570,6 +825,8 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 	g.pid = getpid();
 	g.timeout_ms = opts && opts->capture_timeout_ms ? opts->capture_timeout_ms : 50;
 	g.use_schedstat = opts ? opts->use_schedstat : 0;
+	g.perf = opts && opts->no_perf ? -1 : 0;
+	g.perf_period = opts && opts->perf_period_ns ? opts->perf_period_ns : PERF_PERIOD_NS;
 	int sig = opts ? opts->signal : 0;
 	if (sig) {
 		if (sig < SIGRTMIN || sig > SIGRTMAX || !signal_is_free(sig)) {
@@ -589,8 +846,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	g.task_dir_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (g.task_dir_fd < 0) {
+	if (tkm_fd_open(&g.task_dir, "/proc/self/task", O_RDONLY | O_DIRECTORY, 0) != 0) {
 		snprintf(err, errlen, "monitor: /proc/self/task: %s", strerror(errno));
 		goto fail;
 	}
@@ -617,8 +873,7 @@ int tkm_backend_acquire(const tkm_backend_opts *opts, char *err, size_t errlen)
 fail_sem:
 	sem_destroy(&g.s.sem);
 fail_dir:
-	close(g.task_dir_fd);
-	g.task_dir_fd = -1;
+	tkm_fd_close(&g.task_dir);
 fail:
 	g.refs--;
 	pthread_mutex_unlock(&g.lock);
@@ -637,19 +892,32 @@ void tkm_backend_release(void)
 	 * signal still queued would find the default action (terminate) for a real-time signal, so
 	 * leave our handler installed: it ignores signals it did not request. */
 	for (size_t i = 0; i < g.nthreads; i++) {
-		if (g.threads[i].sched_fd >= 0)
-			close(g.threads[i].sched_fd);
-		if (g.threads[i].sys_fd >= 0)
-			close(g.threads[i].sys_fd);
+		tkm_fd_close(&g.threads[i].sched_fd);
+		tkm_fd_close(&g.threads[i].sys_fd);
+		perf_close(&g.threads[i], true);
 		free(g.threads[i].cache);
 	}
 	free(g.threads);
 	g.threads = NULL;
 	g.nthreads = g.cap_threads = 0;
-	if (g.task_dir_fd >= 0)
-		close(g.task_dir_fd);
-	g.task_dir_fd = -1;
+	tkm_fd_close(&g.task_dir);
 	/* exec/stack snapshots stay allocated for a late handler; refreshed on the next acquire */
+	pthread_mutex_unlock(&g.lock);
+}
+
+void tkm_capture_counts_get(tkm_capture_counts *c)
+{
+	pthread_mutex_lock(&g.lock);
+	*c = g.counts;
+	c->perf_state = g.perf;
+	pthread_mutex_unlock(&g.lock);
+}
+
+void tkm_capture_quiesce(void)
+{
+	pthread_mutex_lock(&g.lock);
+	for (size_t i = 0; i < g.nthreads; i++)
+		perf_close(&g.threads[i], true);
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -660,8 +928,8 @@ int tkm_backend_signal(void)
 
 const char *tkm_backend_describe(void)
 {
-	return g.use_schedstat ? "linux: thread CPU clocks, signal + frame-pointer walk"
-	                       : "linux: schedstat descriptors, signal + frame-pointer walk";
+	return g.use_schedstat ? "linux: schedstat descriptors, perf_event or signal + frame-pointer walk"
+	                       : "linux: thread CPU clocks, perf_event or signal + frame-pointer walk";
 }
 
 /* ---------- thread list and CPU ---------- */
@@ -689,12 +957,10 @@ static thread_ent *find_thread(int64_t tid)
 
 static void drop_thread(thread_ent *t)
 {
-	if (t->sched_fd >= 0)
-		close(t->sched_fd);
-	if (t->sys_fd >= 0)
-		close(t->sys_fd);
+	tkm_fd_close(&t->sched_fd);
+	tkm_fd_close(&t->sys_fd);
+	perf_close(t, true);
 	free(t->cache);
-	t->sched_fd = t->sys_fd = -1;
 	t->cache = NULL;
 	t->tid = -1;
 }
@@ -706,10 +972,12 @@ static int scan_threads(void)
 	static size_t cap;
 	size_t n = 0;
 	char buf[8192];
-	if (lseek(g.task_dir_fd, 0, SEEK_SET) < 0)
+	if (!tkm_fd_ours(&g.task_dir) && tkm_fd_open(&g.task_dir, "/proc/self/task", O_RDONLY | O_DIRECTORY, 0) != 0)
+		return -1; /* the program took our descriptor and we cannot open another */
+	if (lseek(g.task_dir.fd, 0, SEEK_SET) < 0)
 		return -1;
 	for (;;) {
-		ssize_t r = getdents64(g.task_dir_fd, buf, sizeof buf);
+		ssize_t r = getdents64(g.task_dir.fd, buf, sizeof buf);
 		if (r < 0)
 			return -1;
 		if (r == 0)
@@ -744,7 +1012,8 @@ static int scan_threads(void)
 		if (i < g.nthreads && g.threads[i].tid == tids[j]) {
 			nt[k++] = g.threads[i++];
 		} else {
-			nt[k++] = (thread_ent){.tid = tids[j], .sched_fd = -1, .sys_fd = -1};
+			nt[k++] = (thread_ent){
+			    .tid = tids[j], .sched_fd = {-1, 0, 0}, .sys_fd = {-1, 0, 0}, .perf = {-1, 0, 0}};
 			g.set_changed = true;
 		}
 		j++;
@@ -771,15 +1040,14 @@ static bool read_thread_cpu(thread_ent *t, uint64_t *ns)
 		*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		return true;
 	}
-	if (t->sched_fd < 0) {
+	if (!tkm_fd_ours(&t->sched_fd)) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat", (long long)t->tid);
-		t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->sched_fd < 0)
+		if (tkm_fd_open(&t->sched_fd, path, O_RDONLY, 0) != 0)
 			return false;
 	}
 	char buf[96];
-	ssize_t r = pread(t->sched_fd, buf, sizeof buf - 1, 0);
+	ssize_t r = pread(t->sched_fd.fd, buf, sizeof buf - 1, 0);
 	if (r <= 0)
 		return false; /* ESRCH once the thread has exited */
 	buf[r] = 0;
@@ -816,11 +1084,29 @@ int tkm_threads_cpu(tkm_thread_list *out)
 /* ---------- capture ---------- */
 
 /* The program may install its own handler for our signal after we started: then our signals would
- * run its code. Check before every batch (one sigaction call) and capture nothing if so. */
+ * run its code. Check before the first signal of every batch (one sigaction call) and signal nobody
+ * if so (captures that need no signal go on). */
 static bool handler_still_ours(void)
 {
 	struct sigaction cur;
 	return sigaction(g.sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
+}
+
+/* Does the thread block sig? A signal sent to a thread that blocks it stays queued there, and the
+ * program's own sigwait/sigtimedwait/signalfd would take it as one of its own: never send it then.
+ * (A thread that blocks it between this check and the tgkill still gets it queued; the handler
+ * ignores it if it ever runs.) Unknown: assume not. Caller holds g.lock. */
+static bool thread_blocks(pid_t tid, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	if (tkm_fd_read_small(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *p = strstr(buf, "\nSigBlk:");
+	if (!p)
+		return false;
+	unsigned long long mask = strtoull(p + 8, NULL, 16);
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 
 /* One signal round trip. Caller holds g.lock. */
@@ -830,6 +1116,7 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 	while (sem_trywait(&s->sem) == 0) /* drain posts of completed, abandoned requests */
 		;
 	uint64_t seq = ++g.seq;
+	const uint64_t done = (seq << 2) | SLOT_DONE;
 	s->tid = tid;
 	s->max_frames = max_frames;
 	s->n = 0;
@@ -844,21 +1131,18 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
 	uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)g.timeout_ms * 1000000u;
 	dl.tv_sec += (time_t)(ns / 1000000000u);
 	dl.tv_nsec = (long)(ns % 1000000000u);
-	for (;;) {
-		if (sem_timedwait(&s->sem, &dl) == 0)
-			break;
-		if (errno == EINTR)
+	/* a post may be a late one from an earlier round whose handler finished after that round
+	 * gave up waiting: always re-check the ticket, which names this round */
+	while (atomic_load_explicit(&s->ticket, memory_order_acquire) != done) {
+		if (sem_timedwait(&s->sem, &dl) == 0 || errno == EINTR)
 			continue;
 		/* timed out: withdraw the request unless the handler already took it */
 		uint64_t t = (seq << 2) | SLOT_REQ;
 		if (atomic_compare_exchange_strong(&s->ticket, &t, (seq << 2) | SLOT_IDLE))
 			return TKM_STACK_TIMEOUT;
-		while ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
+		while (atomic_load(&s->ticket) != done)
 			sched_yield(); /* the walk is running; it takes microseconds */
-		break;
 	}
-	if ((atomic_load(&s->ticket) & 3) != SLOT_DONE)
-		return TKM_STACK_ERROR;
 	out->n = s->n;
 	memcpy(out->frames, s->frames, (size_t)s->n * sizeof s->frames[0]);
 	int unknown = s->sp_unknown;
@@ -870,14 +1154,13 @@ static int capture_one(pid_t tid, int max_frames, tkm_stack *out)
  * a thread blocked in the kernel. Caller holds g.lock. */
 static bool read_syscall_line(thread_ent *t, char *buf, size_t n)
 {
-	if (t->sys_fd < 0) {
+	if (!tkm_fd_ours(&t->sys_fd)) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%lld/syscall", (long long)t->tid);
-		t->sys_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->sys_fd < 0)
+		if (tkm_fd_open(&t->sys_fd, path, O_RDONLY, 0) != 0)
 			return false;
 	}
-	ssize_t r = pread(t->sys_fd, buf, n - 1, 0);
+	ssize_t r = pread(t->sys_fd.fd, buf, n - 1, 0);
 	if (r <= 0)
 		return false;
 	buf[r] = 0;
@@ -1013,7 +1296,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	int64_t self = tkm_self_tid();
 	int ok = 0;
 	pthread_mutex_lock(&g.lock);
-	if (g.refs <= 0 || !handler_still_ours()) {
+	if (g.refs <= 0) {
 		for (size_t i = 0; i < n; i++)
 			out[i] = (tkm_stack){.tid = tids[i], .status = TKM_STACK_ERROR};
 		pthread_mutex_unlock(&g.lock);
@@ -1021,6 +1304,7 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 	}
 	if (current_images_gen() != g.images_gen)
 		refresh_exec();
+	int handler_ok = -1; /* checked once per batch, before its first signal */
 	for (size_t i = 0; i < n; i++) {
 		tkm_stack *st = &out[i];
 		st->tid = tids[i];
@@ -1032,6 +1316,16 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 		thread_ent *t = find_thread(tids[i]);
 		if (!t && scan_threads() == 0) /* a thread we have not listed yet */
 			t = find_thread(tids[i]);
+		if (t && (flags & TKM_CAPTURE_RECENT) && g.perf >= 0) {
+			if (t->perf_map && perf_take(t, max_frames, st)) {
+				st->status = TKM_STACK_OK;
+				g.counts.perf++;
+				ok++;
+				continue;
+			}
+			if (!t->perf_map && !t->perf_refused)
+				perf_open(t); /* samples from the next capture on; this one takes the usual way */
+		}
 		char sys[sizeof t->cache_sys] = "";
 		bool blocked = false;
 		if (t && (flags & TKM_CAPTURE_GENTLE) && read_syscall_line(t, sys, sizeof sys)) {
@@ -1047,12 +1341,14 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 				if (st->n > max_frames)
 					st->n = max_frames;
 				st->status = TKM_STACK_CACHED;
+				g.counts.cached++;
 				ok++;
 				continue;
 			}
 		}
 		if (blocked && (flags & TKM_CAPTURE_SCAN_BLOCKED) && capture_blocked(t, sys, max_frames, st)) {
 			st->status = TKM_STACK_OK;
+			g.counts.scan++;
 			ok++;
 			if (!t->cache)
 				t->cache = malloc(sizeof *t->cache);
@@ -1069,9 +1365,26 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			st->status = TKM_STACK_TIMEOUT;
 			continue;
 		}
+		if (handler_ok < 0)
+			handler_ok = handler_still_ours();
+		if (!handler_ok) { /* the program took our signal: never make it run foreign code */
+			st->status = TKM_STACK_ERROR;
+			continue;
+		}
+		/* A thread that ran our handler in the last second did not block the signal then: spare it
+		 * the /proc read (and a thread still returning from our handler, which runs with every
+		 * signal blocked, is not taken for one that blocks it). */
+		bool recent = t && t->answered && tkm_mono_ns() - t->answered < 1000000000u;
+		if (!recent && thread_blocks((pid_t)tids[i], g.sig)) {
+			st->status = TKM_STACK_TIMEOUT; /* as if it had not answered; not sent */
+			if (t && t->timeouts < 255)
+				t->timeouts++;
+			continue;
+		}
 		if (g.set_changed)
 			refresh_stacks(); /* new threads have new stacks */
 		int rc = capture_one((pid_t)tids[i], max_frames, st);
+		g.counts.signal++;
 		if (rc == 1) { /* stack pointer outside the snapshot: the stack grew or is new; retry once */
 			refresh_stacks();
 			rc = capture_one((pid_t)tids[i], max_frames, st);
@@ -1083,8 +1396,10 @@ int tkm_capture(const int64_t *tids, size_t n, tkm_stack *out, int max_frames, u
 			t->timeouts++;
 		if (rc == TKM_STACK_OK) {
 			ok++;
-			if (t)
+			if (t) {
 				t->timeouts = 0;
+				t->answered = tkm_mono_ns();
+			}
 			if (t && blocked && (flags & TKM_CAPTURE_REUSE_BLOCKED)) {
 				if (!t->cache)
 					t->cache = malloc(sizeof *t->cache);

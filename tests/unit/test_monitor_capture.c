@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -166,6 +167,101 @@ static void test_capture_running(void **state)
 	int64_t self = tkm_self_tid();
 	assert_int_equal(tkm_capture(&self, 1, &st, 64, 0), 0);
 	assert_int_equal(st.status, TKM_STACK_SELF);
+	finish(t);
+}
+
+static _Atomic uintptr_t fill_ret;
+/* Runs mostly inside libc's memset (no frame pointer): the recovery must still name fill_here. */
+__attribute__((noinline)) static void fill_here(void)
+{
+	atomic_store(&fill_ret, (uintptr_t)__builtin_return_address(0));
+	static char buf[1 << 18];
+	for (unsigned i = 0; !atomic_load(&stop_flag); i++) {
+		memset(buf, (int)i, sizeof buf);
+		__asm__ volatile("" ::: "memory");
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *filler(void *arg)
+{
+	atomic_store(&worker_tid, tkm_self_tid());
+	fill_here();
+	return arg;
+}
+
+/* Capture tid with TKM_CAPTURE_RECENT until a capture is served by a perf_event sample that
+ * satisfies want. Returns 1, 0 if perf_event sampling is refused here (the test is skipped), -1 if
+ * nothing came in 5 s (the test fails). */
+static int perf_capture(int64_t tid, tkm_stack *st, bool (*want)(const tkm_stack *))
+{
+	tkm_capture(&tid, 1, st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT); /* sets it up */
+	tkm_capture_counts c0, c1;
+	tkm_capture_counts_get(&c0);
+	if (c0.perf_state < 0)
+		return 0;
+	for (int i = 0; i < 500; i++) {
+		usleep(10000);
+		tkm_capture_counts_get(&c0);
+		tkm_capture(&tid, 1, st, 64, TKM_CAPTURE_GENTLE | TKM_CAPTURE_RECENT);
+		tkm_capture_counts_get(&c1);
+		if (c1.perf > c0.perf && st->status == TKM_STACK_OK && want(st))
+			return 1;
+	}
+	return -1;
+}
+
+static bool any_stack(const tkm_stack *st)
+{
+	return st->n > 0;
+}
+
+static bool pc_in_libc(const tkm_stack *st)
+{
+	return st->n > 0 && !(st->frames[0] >= (uintptr_t)fill_here && st->frames[0] < (uintptr_t)fill_here + 256);
+}
+
+/* A perf_event sample gives the same stack as the signal handler's walk. */
+static void test_capture_running_perf(void **state)
+{
+	atomic_store(&spin_ret, 0);
+	pthread_t t = start(spinner);
+	while (!atomic_load(&spin_ret))
+		usleep(1000);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	int got = perf_capture(tid, &st, any_stack);
+	if (got == 0) {
+		finish(t);
+		skip(); /* the kernel refuses perf_event_open here: the signal serves, as tested above */
+	}
+	assert_int_equal(got, 1);
+	assert_true(st.n >= 3);
+	assert_true(st.frames[1] == atomic_load(&spin_ret) - 1);
+	assert_true(st.frames[2] == atomic_load(&spin_outer_ret) - 1);
+	tkm_capture_quiesce();
+	finish(t);
+}
+
+/* The PC in frameless libc code: fill_here, which called it, is recovered from the stack copy. */
+static void test_capture_running_perf_in_libc(void **state)
+{
+	atomic_store(&fill_ret, 0);
+	pthread_t t = start(filler);
+	while (!atomic_load(&fill_ret))
+		usleep(1000);
+	int64_t tid = atomic_load(&worker_tid);
+	tkm_stack st;
+	int got = perf_capture(tid, &st, pc_in_libc);
+	if (got == 0) {
+		finish(t);
+		skip();
+	}
+	assert_int_equal(got, 1);
+	assert_true(st.n >= 3);
+	assert_true(st.frames[1] > (uintptr_t)fill_here && st.frames[1] < (uintptr_t)fill_here + 256);
+	assert_true(st.frames[2] == atomic_load(&fill_ret) - 1);
+	tkm_capture_quiesce();
 	finish(t);
 }
 
@@ -565,6 +661,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    BACKEND(test_capture_running),
+	    BACKEND(test_capture_running_perf),
+	    BACKEND(test_capture_running_perf_in_libc),
 	    BACKEND(test_capture_blocked_in_libc),
 	    BACKEND(test_capture_blocked_without_signal),
 	    BACKEND(test_capture_masked_and_gone),

@@ -8,4 +8,6 @@ typedef int pid_t;
 typedef long time_t;
 typedef unsigned int mode_t;
 typedef long long off_t;
+typedef int dev_t;
+typedef unsigned long long ino_t;
 #endif

@@ -9,5 +9,8 @@
 #define O_TRUNC 0x0400
 #define O_EXCL 0x0800
 #define O_CLOEXEC 0x01000000
+#define O_DIRECTORY 0x00100000
+#define F_DUPFD_CLOEXEC 67
 int open(const char *, int, ...);
+int fcntl(int, int, ...);
 #endif

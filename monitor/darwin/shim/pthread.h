@@ -44,6 +44,14 @@ int pthread_cond_timedwait_relative_np(pthread_cond_t *, pthread_mutex_t *, cons
 int pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 int pthread_join(pthread_t, void **);
 int pthread_setname_np(const char *);
+/* pthread_once_t as Darwin's: a signature word and 8 opaque bytes (_PTHREAD_ONCE_SIG_init 0x30B1BCBA) */
+typedef struct {
+	long __sig;
+	char __opaque[8];
+} pthread_once_t;
+#define PTHREAD_ONCE_INIT {0x30B1BCBA, {0}}
+int pthread_once(pthread_once_t *, void (*)(void));
+int pthread_atfork(void (*)(void), void (*)(void), void (*)(void));
 int pthread_threadid_np(pthread_t, uint64_t *);
 pthread_t pthread_from_mach_thread_np(mach_port_t);
 void *pthread_get_stackaddr_np(pthread_t);

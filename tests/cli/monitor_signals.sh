@@ -1,0 +1,32 @@
+#!/bin/bash
+# `tracekit monitor` passes SIGTERM and SIGHUP on to the monitored program, waits for it and prints
+# its summary (before, a service manager's SIGTERM killed tracekit and left the program running).
+. "$TK_ROOT/tests/lib.sh"
+B="$TK_ROOT/$BUILD"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
+for sig in TERM HUP; do
+	S=$TMP/$sig
+	"$TK" monitor --cpu-threshold 10 --cpu-interval 100 --cpu-high-interval 100 --cpu-duration 600 \
+		--persist-interval 200 -o "$S" -- "$B/examples/monitor/busy" 60 >"$TMP/$sig.out" 2>"$TMP/$sig.err" &
+	tk=$!
+	child=
+	for _ in $(seq 1 100); do
+		child=$(ps -o pid= --ppid $tk | tr -d ' ')
+		[ -n "$child" ] && grep -q '^cpu-highload,' "$S/records" 2>/dev/null && break
+		sleep 0.1
+	done
+	check "$sig: the program runs under tracekit (pid ${child:-none})" test -n "$child"
+	kill -$sig $tk
+	rc=0
+	for _ in $(seq 1 50); do kill -0 $tk 2>/dev/null || break; sleep 0.1; done
+	wait $tk 2>/dev/null || rc=$?
+	gone=yes
+	for _ in $(seq 1 20); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+	if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then gone=no; kill -9 "$child"; fi
+	check_eq "$sig: the program was stopped with tracekit" yes "$gone"
+	n=$(kill -l $sig)
+	check_eq "$sig: tracekit exits 128+SIG$sig like the program" $((128 + n)) "$rc"
+	check "$sig: tracekit says the program was killed by SIG$sig" grep -q "was killed by signal $n" "$TMP/$sig.err"
+	check "$sig: and prints the summary with the record" grep -q "1 CPU high-load record" "$TMP/$sig.err"
+done
