@@ -184,6 +184,8 @@ const char *tk_fntable_name(const tk_fntable *t, size_t f);   /* the symbol (or 
 const char *tk_fntable_binary(const tk_fntable *t, size_t f); /* "" when none */
 /* Index of the function called name (symbol, or BINARY`SYMBOL); -1 if absent. */
 ptrdiff_t tk_fntable_find(const tk_fntable *t, const char *name);
+/* Index of the function (name, binary) exactly; -1 if absent. */
+ptrdiff_t tk_fntable_find_exact(const tk_fntable *t, const char *name, const char *binary);
 /* Self (total = 0) or total (total = 1) weight of function f in every profile, out[nprofiles]. */
 void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out);
 /* Σ over profiles of self or total weight of f. */
@@ -210,6 +212,50 @@ int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_s
  * cells (▏…█ eighths), each row "  [lo, hi)  bar  count". */
 int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all, unsigned rows, unsigned width,
                         tk_error *err);
+
+/* ---- comparing two sets of runs (`tracekit diff`) ---- */
+
+/* One function of a diff. Weights are absolute, in the profiles' unit, summed over each side's runs;
+ * shares are of the side's summed weight. With several runs a side, p is the two-sided Mann-Whitney
+ * p-value of the per-run self weights (p_total: of the per-run total weights) and [ci_lo, ci_hi]
+ * the 95 % bootstrap interval of the change in mean self weight per run; otherwise they are NAN. */
+typedef struct tk_diff_row {
+	const char *name, *binary;
+	double self_a, self_b, total_a, total_b;
+	double change;       /* mean self per run: B − A (the sort key, by magnitude) */
+	double total_change; /* mean total per run: B − A */
+	double p, p_total, ci_lo, ci_hi;
+} tk_diff_row;
+
+typedef struct tk_diff {
+	tk_diff_row *rows; /* sorted by |change| descending, then name */
+	size_t n;
+	size_t runs_a, runs_b;
+	double weight_a, weight_b; /* Σ of each side's profile weights */
+	double p_weight;           /* Mann-Whitney over the runs' total weights (NAN with one run a side) */
+	const char *unit;
+} tk_diff;
+
+/* Compare the functions of a (before) and b (after); both tables must stay alive while the diff is
+ * used. The bootstrap uses a fixed seed, so a diff repeats exactly. Returns NULL with err (units
+ * differ, an empty side, out of memory). */
+tk_diff *tk_diff_build(const tk_fntable *a, const tk_fntable *b, tk_error *err);
+void tk_diff_free(tk_diff *d);
+/* {"functions": [{"name": S, "self_a": x, "self_b": x, "total_a": x, "total_b": x, "p": x|null}, …]}
+ * in the diff's order; limit 0 = every row. */
+int tk_diff_write_json(FILE *f, const tk_diff *d, size_t limit, tk_error *err);
+
+/* Add every sample of src to dst (frames, binaries and strings re-interned; threads kept apart by
+ * (pid, tid)), so several runs become one profile, e.g. for a differential flame graph. Units must
+ * match (or dst be empty). Returns 0, or -1 with err. */
+int tk_profile_merge(struct tk_profile *dst, const struct tk_profile *src, tk_error *err);
+
+/* A differential flame graph: B's call tree (threads merged), each frame coloured by the change of
+ * its total share from A to B (the same call path in A): red where it grew, blue where it shrank,
+ * the intensity by the change's size relative to the largest; the tooltip gives A's and B's weight
+ * and share. Uses the SVG flame graph writer (tk_write_flamegraph). Returns 0, or -1 with err. */
+int tk_write_diff_flamegraph(FILE *f, const struct tk_profile *a, const struct tk_profile *b, const char *title,
+                             tk_error *err);
 
 /* ---- tests for comparing runs ---- */
 

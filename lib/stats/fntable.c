@@ -165,6 +165,13 @@ ptrdiff_t tk_fntable_find(const tk_fntable *t, const char *name)
 	return -1;
 }
 
+ptrdiff_t tk_fntable_find_exact(const tk_fntable *t, const char *name, const char *binary)
+{
+	key k = {name, binary};
+	uint32_t i = tk_hidx_find(&t->idx, hash(name, binary), eq, t, &k);
+	return i == UINT32_MAX ? -1 : (ptrdiff_t)i;
+}
+
 void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out)
 {
 	for (size_t k = 0; k < t->np; k++)
