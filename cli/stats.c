@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "util/mem.h"
 #include "tracekit/calltree.h"
 #include "tracekit/records.h"
 #include "tracekit/stats.h"
@@ -607,7 +608,7 @@ int cmd_stats(int argc, char **argv)
 	group_set gs = {0};
 	char unit[32] = "";
 	const char *metric = NULL;
-	char *sk_metric = NULL, *sk_unit = NULL;
+	char *sk_metric = NULL, *sk_unit = NULL, *metric_buf = NULL;
 	if (parse_args(argc, argv, &o) < 0)
 		goto out;
 	if (o.functions) {
@@ -703,7 +704,7 @@ int cmd_stats(int argc, char **argv)
 			goto out;
 		}
 		if (!metric && sk_metric)
-			metric = sk_metric;
+			metric = metric_buf = tk_xstrdup(sk_metric);
 		else if (metric && sk_metric && strcmp(metric, sk_metric) != 0)
 			tk_cli_warn("stats: %s holds %s, merged into %s", o.sketch_in[i], sk_metric, metric);
 		if (!*unit && sk_unit)
@@ -768,6 +769,6 @@ out:
 		free(gs.own[i]);
 	free(gs.g), free(gs.own);
 	free(o.inputs), free(o.sketch_in);
-	free(sk_metric), free(sk_unit);
+	free(sk_metric), free(sk_unit), free(metric_buf);
 	return rc;
 }

@@ -38,9 +38,10 @@
  *       metric cpu.duration        (optional lines: metric, unit)
  *       unit s
  *       count N
- *       sum X                      (X: shortest round-trip decimal, as in the JSON)
- *       wsum X
- *       wvsum X
+ *       sum S                      (S: the long double sum, %.21Lg, so merged means keep every bit)
+ *       wsum S
+ *       wvsum S
+ *                                  (X below: shortest round-trip decimal of a double, as in the JSON)
  *       weighted 0|1
  *       min X
  *       max X
