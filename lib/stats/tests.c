@@ -16,17 +16,25 @@ static int cmp_ranked(const void *p, const void *q)
 	return (a->x > b->x) - (a->x < b->x);
 }
 
-/* P(U ≤ u) under the null for sizes (m, n) without ties: the number of arrangements with U = k
- * satisfies f(m, n, k) = f(m−1, n, k−n) + f(m, n−1, k) (the largest value belongs to a or to b);
- * counted here in doubles, one n-row at a time. Returns the lower tail probability. */
-static double exact_cdf(size_t m, size_t n, double u)
+/* The null distribution of U for sizes (m, n) without ties, as cumulative probabilities P(U ≤ k):
+ * the number of arrangements with U = k satisfies f(m, n, k) = f(m−1, n, k−n) + f(m, n−1, k) (the
+ * largest value belongs to a or to b); counted in doubles, one n-row at a time. A diff asks for the
+ * same (m, n) once per function, so the last distribution is kept (per thread). */
+static _Thread_local struct {
+	size_t m, n;
+	double *cdf; /* m·n + 1 entries */
+} cache;
+
+static const double *null_cdf(size_t m, size_t n)
 {
+	if (cache.cdf && cache.m == m && cache.n == n)
+		return cache.cdf;
 	size_t umax = m * n;
-	/* f[i][k] for the current n, i = 0..m: (m+1) × (umax+1) doubles. */
 	double *cur = calloc((m + 1) * (umax + 1), sizeof *cur), *prev = calloc((m + 1) * (umax + 1), sizeof *prev);
-	if (!cur || !prev) {
-		free(cur), free(prev);
-		return NAN;
+	double *cdf = malloc((umax + 1) * sizeof *cdf);
+	if (!cur || !prev || !cdf) {
+		free(cur), free(prev), free(cdf);
+		return NULL;
 	}
 #define F(arr, i, k) arr[(i) * (umax + 1) + (k)]
 	/* n = 0: exactly one arrangement, U = 0, for every i. */
@@ -45,15 +53,29 @@ static double exact_cdf(size_t m, size_t n, double u)
 		double *t = prev;
 		prev = cur, cur = t;
 	}
-	double total = 0, below = 0;
-	for (size_t k = 0; k <= umax; k++) {
+	double total = 0;
+	for (size_t k = 0; k <= umax; k++)
 		total += F(prev, m, k);
-		if ((double)k <= u + 1e-9)
-			below += F(prev, m, k);
-	}
+	double acc = 0;
+	for (size_t k = 0; k <= umax; k++)
+		cdf[k] = (acc += F(prev, m, k)) / total;
 #undef F
 	free(cur), free(prev);
-	return below / total;
+	free(cache.cdf);
+	cache.m = m, cache.n = n, cache.cdf = cdf;
+	return cdf;
+}
+
+static double exact_cdf(size_t m, size_t n, double u)
+{
+	const double *cdf = null_cdf(m, n);
+	if (!cdf)
+		return NAN;
+	/* u is a whole number here (no ties); floor guards the representation. */
+	double k = floor(u + 1e-9);
+	if (k < 0)
+		return 0;
+	return k >= (double)(m * n) ? 1 : cdf[(size_t)k];
 }
 
 double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out)
