@@ -260,7 +260,7 @@ static void add_group(group_set *gs, tk_values *v, uint64_t before, const char *
 {
 	size_t n;
 	const double *x = tk_values_sorted(v, &n);
-	if (!x || n <= before || gs->n >= 40)
+	if (!x || n <= before || gs->n > 20)
 		return;
 	size_t k = n - (size_t)before;
 	double *own = malloc(k * sizeof *own);
@@ -301,14 +301,16 @@ static int emit(const opts *o, FILE *out, const char *metric, const char *unit, 
 	        s->exact ? "exact percentiles (type 7)" : "percentiles from the sketch (within 1 % of exact)");
 	if (s->count == 0)
 		return 0;
+	/* Text is for reading: 10 significant digits hide binary noise (613.676, not 613.6759999999999);
+	 * --json and --csv carry every bit. */
 	fprintf(out, "  %-14s %llu\n", "count", (unsigned long long)s->count);
-	fprintf(out, "  %-14s %s\n", "mean", tk_stats_fmt_double(s->mean, b));
+	fprintf(out, "  %-14s %.10g\n", "mean", s->mean);
 	if (isfinite(s->wmean))
-		fprintf(out, "  %-14s %s\n", "weighted mean", tk_stats_fmt_double(s->wmean, b));
-	fprintf(out, "  %-14s %s\n", "min", tk_stats_fmt_double(s->min, b));
+		fprintf(out, "  %-14s %.10g\n", "weighted mean", s->wmean);
+	fprintf(out, "  %-14s %.10g\n", "min", s->min);
 	for (int i = 0; i < TK_SUMMARY_NPCT; i++)
-		fprintf(out, "  %-14s %s\n", tk_summary_pct_name[i], tk_stats_fmt_double(s->pct[i], b));
-	fprintf(out, "  %-14s %s\n", "max", tk_stats_fmt_double(s->max, b));
+		fprintf(out, "  %-14s %.10g\n", tk_summary_pct_name[i], s->pct[i]);
+	fprintf(out, "  %-14s %.10g\n", "max", s->max);
 	if (o->bars && s->count > 1 && s->max > s->min) {
 		fputs("histogram:\n", out);
 		if (tk_write_stats_bars(out, s, &all, o->bars, 40, err) < 0)
@@ -329,7 +331,11 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 	FILE *f = out_open(&of, o->svg, &err);
 	if (!f)
 		return tk_cli_fail("stats: %s", err.msg);
-	int w = tk_write_stats_svg(f, metric, unit, s, &all, gs->n > 1 ? gs->g : NULL, gs->n > 1 ? gs->n : 0, &err);
+	/* A box per input says something when there are a few inputs with enough values each. */
+	int per_input = gs->n > 1 && gs->n <= 20;
+	for (size_t i = 0; i < gs->n && per_input; i++)
+		per_input = gs->g[i].n >= 5;
+	int w = tk_write_stats_svg(f, metric, unit, s, &all, per_input ? gs->g : NULL, per_input ? gs->n : 0, &err);
 	if (w < 0) {
 		out_close(&of, 1, &err);
 		return tk_cli_fail("stats: %s: %s", o->svg, err.msg);
