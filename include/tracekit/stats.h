@@ -131,6 +131,10 @@ const struct tk_sketch *tk_values_sketch(const tk_values *v);
  * line and the text that is not a finite number. */
 int64_t tk_values_read(tk_values *v, const char *path, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
                        tk_error *err);
+/* The same over an open stream (read.h), e.g. bytes in memory. */
+struct tk_input;
+int64_t tk_values_read_input(tk_values *v, struct tk_input *in, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
+                             tk_error *err);
 
 /* ---- the mergeable sketch ---- */
 
