@@ -426,7 +426,15 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 				rows[f].worst = wsum_worst > 0 ? 100 * ws / wsum_worst : 0;
 				rows[f].all = wsum_all > 0 ? 100 * tk_fntable_sum(ft, f, 0) / wsum_all : 0;
 			}
-			tk_sort_doubles(vals, np);
+			/* Most functions are absent from most inputs: sort the non-zero shares only. */
+			size_t nz = 0;
+			for (size_t k = 0; k < np; k++)
+				if (vals[k] != 0)
+					vals[nz++] = vals[k];
+			tk_sort_doubles(vals, nz);
+			memmove(vals + (np - nz), vals, nz * sizeof *vals);
+			for (size_t k = 0; k < np - nz; k++)
+				vals[k] = 0;
 			rows[f].q[4 * tot + 0] = tk_quantile7(vals, np, 50, 100);
 			rows[f].q[4 * tot + 1] = tk_quantile7(vals, np, 95, 100);
 			rows[f].q[4 * tot + 2] = tk_quantile7(vals, np, 99, 100);
