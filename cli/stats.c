@@ -277,6 +277,22 @@ static void add_group(group_set *gs, tk_values *v, uint64_t before, const char *
 	gs->g[gs->n++] = (tk_stats_group){name, own, k, NULL};
 }
 
+/* RFC 4180: quote a field holding a comma, quote or line break (fn.self:operator,(…)). */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 static int emit(const opts *o, FILE *out, const char *metric, const char *unit, tk_values *v, const tk_summary *s,
                 group_set *gs, size_t ninputs, tk_error *err)
 {
@@ -288,7 +304,10 @@ static int emit(const opts *o, FILE *out, const char *metric, const char *unit, 
 		return tk_summary_write_json(out, metric, unit, s, err);
 	if (o->csv) {
 		fputs("metric,unit,count,mean,weighted_mean,min,p50,p90,p95,p99,p99.9,max,method\n", out);
-		fprintf(out, "%s,%s,%llu", metric, unit, (unsigned long long)s->count);
+		csv_field(out, metric);
+		fputc(',', out);
+		csv_field(out, unit);
+		fprintf(out, ",%llu", (unsigned long long)s->count);
 		double cols[] = {s->mean,   s->wmean,  s->min,    s->pct[0], s->pct[1],
 		                 s->pct[2], s->pct[3], s->pct[4], s->max};
 		for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)

@@ -103,7 +103,7 @@ const char *tk_stats_fmt_double(double x, char buf[32]);
 typedef struct tk_values tk_values;
 
 /* A value set that keeps values exactly until they would take more than limit_bytes (16 bytes per
- * value with weights, 8 without, plus sorting scratch of the same size), then moves to a sketch.
+ * value: the value and the sort's scratch; 24 with weights), then moves to a sketch.
  * limit_bytes 0 means no limit. */
 tk_values *tk_values_new(size_t limit_bytes);
 void tk_values_free(tk_values *v);
