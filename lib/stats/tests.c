@@ -5,15 +5,21 @@
 
 #include "tracekit/stats.h"
 
-typedef struct ranked {
-	double x;
-	int side; /* 0 = a, 1 = b */
-} ranked;
-
-static int cmp_ranked(const void *p, const void *q)
+/* Sort ascending with zeros taken out first: a diff's per-run weights are mostly zero (a function
+ * absent from most runs), so only the rest needs sorting. */
+static void sort_sparse(double *x, size_t n)
 {
-	const ranked *a = p, *b = q;
-	return (a->x > b->x) - (a->x < b->x);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != 0)
+			x[k++] = x[i];
+	tk_sort_doubles(x, k);
+	size_t p = 0;
+	while (p < k && x[p] < 0)
+		p++;
+	memmove(x + p + (n - k), x + p, (k - p) * sizeof *x);
+	for (size_t j = p; j < p + (n - k); j++)
+		x[j] = 0;
 }
 
 /* The null distribution of U for sizes (m, n) without ties, as cumulative probabilities P(U ≤ k):
@@ -85,28 +91,32 @@ double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, d
 	if (na == 0 || nb == 0)
 		return 1;
 	size_t n = na + nb;
-	ranked *r = malloc(n * sizeof *r);
-	if (!r)
+	double *sa = malloc(na * sizeof *sa), *sb = malloc(nb * sizeof *sb);
+	if (!sa || !sb) {
+		free(sa), free(sb);
 		return NAN;
-	for (size_t i = 0; i < na; i++)
-		r[i] = (ranked){a[i], 0};
-	for (size_t i = 0; i < nb; i++)
-		r[na + i] = (ranked){b[i], 1};
-	qsort(r, n, sizeof *r, cmp_ranked);
-	/* Midranks; Σ(t³ − t) over tie groups for the variance correction. */
-	double ra = 0, ties = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && r[j].x == r[i].x)
-			j++;
-		double mid = (i + 1 + j) / 2.0, t = (double)(j - i);
-		for (size_t k = i; k < j; k++)
-			if (r[k].side == 0)
-				ra += mid;
-		ties += t * t * t - t;
-		i = j;
 	}
-	free(r);
+	memcpy(sa, a, na * sizeof *sa);
+	memcpy(sb, b, nb * sizeof *sb);
+	sort_sparse(sa, na);
+	sort_sparse(sb, nb);
+	/* Walk both sorted samples as one: each group of equal values gets its midrank; Σ(t³ − t) over
+	 * the groups corrects the variance for ties. */
+	double ra = 0, ties = 0;
+	size_t i = 0, j = 0, pos = 0;
+	while (i < na || j < nb) {
+		double v = i < na && (j >= nb || sa[i] <= sb[j]) ? sa[i] : sb[j];
+		size_t ca = 0, cb = 0;
+		while (i < na && sa[i] == v)
+			i++, ca++;
+		while (j < nb && sb[j] == v)
+			j++, cb++;
+		double t = (double)(ca + cb), mid = (double)pos + (t + 1) / 2;
+		ra += (double)ca * mid;
+		ties += t * t * t - t;
+		pos += ca + cb;
+	}
+	free(sa), free(sb);
 	double u = ra - na * (na + 1) / 2.0; /* pairs where a > b, ties 1/2 */
 	if (u_out)
 		*u_out = u;
