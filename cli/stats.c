@@ -408,6 +408,24 @@ static void json_s(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Type 7 quantile of n values of which the first n − nz are 0 and the rest nz (ascending, > 0). */
+static double at_sparse(const double *nz, size_t k, size_t n, size_t i)
+{
+	return i < n - k ? 0 : nz[i - (n - k)];
+}
+
+static double q7_sparse(const double *nz, size_t k, size_t n, uint64_t num, uint64_t den)
+{
+	if (num >= den)
+		return at_sparse(nz, k, n, n - 1);
+	unsigned __int128 prod = (unsigned __int128)(n - 1) * num;
+	size_t j = (size_t)(prod / den);
+	if (j + 1 >= n)
+		return at_sparse(nz, k, n, n - 1);
+	double two[2] = {at_sparse(nz, k, n, j), at_sparse(nz, k, n, j + 1)};
+	return tk_quantile7(two, 2, (uint64_t)(prod % den), den); /* h = delta/den between the two */
+}
+
 static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 {
 	char b[32];
@@ -430,34 +448,34 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 		if (w >= thr)
 			wsum_worst += w, nworst++;
 	}
+	double *pw = wts; /* reused: each input's weight, by index */
+	for (size_t k = 0; k < np; k++)
+		pw[k] = tk_fntable_profile_weight(ft, k);
 	for (size_t f = 0; f < nf; f++) {
 		rows[f].f = f;
+		size_t nc;
+		const tk_fn_cell *c = tk_fntable_cells(ft, f, &nc);
 		for (int tot = 0; tot < 2; tot++) {
-			tk_fntable_values(ft, f, tot, vals);
+			/* Most functions are absent from most inputs: work on the inputs that have them; the
+			 * np − nz others are zeros at the start of the sorted shares. */
 			double ws = 0;
-			for (size_t k = 0; k < np; k++) {
-				double w = tk_fntable_profile_weight(ft, k);
+			size_t nz = 0;
+			for (size_t i = 0; i < nc; i++) {
+				double w = pw[c[i].profile], v = tot ? c[i].total : c[i].self;
 				if (!tot && w >= thr)
-					ws += vals[k];
-				vals[k] = w > 0 ? 100 * vals[k] / w : 0;
+					ws += v;
+				if (w > 0 && v != 0)
+					vals[nz++] = 100 * v / w;
 			}
 			if (!tot) {
 				rows[f].worst = wsum_worst > 0 ? 100 * ws / wsum_worst : 0;
 				rows[f].all = wsum_all > 0 ? 100 * tk_fntable_sum(ft, f, 0) / wsum_all : 0;
 			}
-			/* Most functions are absent from most inputs: sort the non-zero shares only. */
-			size_t nz = 0;
-			for (size_t k = 0; k < np; k++)
-				if (vals[k] != 0)
-					vals[nz++] = vals[k];
 			tk_sort_doubles(vals, nz);
-			memmove(vals + (np - nz), vals, nz * sizeof *vals);
-			for (size_t k = 0; k < np - nz; k++)
-				vals[k] = 0;
-			rows[f].q[4 * tot + 0] = tk_quantile7(vals, np, 50, 100);
-			rows[f].q[4 * tot + 1] = tk_quantile7(vals, np, 95, 100);
-			rows[f].q[4 * tot + 2] = tk_quantile7(vals, np, 99, 100);
-			rows[f].q[4 * tot + 3] = vals[np - 1];
+			rows[f].q[4 * tot + 0] = q7_sparse(vals, nz, np, 50, 100);
+			rows[f].q[4 * tot + 1] = q7_sparse(vals, nz, np, 95, 100);
+			rows[f].q[4 * tot + 2] = q7_sparse(vals, nz, np, 99, 100);
+			rows[f].q[4 * tot + 3] = q7_sparse(vals, nz, np, 1, 1);
 		}
 	}
 	qsort(rows, nf, sizeof *rows, cmp_row);

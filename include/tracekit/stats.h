@@ -193,6 +193,13 @@ ptrdiff_t tk_fntable_find(const tk_fntable *t, const char *name);
 ptrdiff_t tk_fntable_find_exact(const tk_fntable *t, const char *name, const char *binary);
 /* Self (total = 0) or total (total = 1) weight of function f in every profile, out[nprofiles]. */
 void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out);
+/* The profiles where f has weight, ascending by profile (the others weigh 0): sparse access for
+ * tables where most functions appear in few profiles. */
+typedef struct tk_fn_cell {
+	uint32_t profile;
+	double self, total;
+} tk_fn_cell;
+const tk_fn_cell *tk_fntable_cells(const tk_fntable *t, size_t f, size_t *n);
 /* Σ over profiles of self or total weight of f. */
 double tk_fntable_sum(const tk_fntable *t, size_t f, int total);
 
