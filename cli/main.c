@@ -22,12 +22,26 @@ static const struct command {
 #include "commands.inc"
 };
 
+/* A command typed with dashes (top-hangs) names the function with underscores (cmd_top_hangs). */
+static int same_command(const char *typed, const char *name)
+{
+	for (; *typed && *name; typed++, name++)
+		if (*typed != *name && !(*typed == '-' && *name == '_'))
+			return 0;
+	return *typed == *name;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "tracekit %s — call trees, flame graphs and symbols from Instruments exports\n\n", TK_VERSION);
 	fprintf(out, "usage: tracekit COMMAND [options] [FILE]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "%s", commands[i].name);
+		for (char *c = name; *c; c++)
+			*c = *c == '_' ? '-' : *c; /* C names cannot hold the dash of top-hangs */
+		fprintf(out, "  %-12s %s\n", name, commands[i].summary);
+	}
 	fprintf(out, "\n`tracekit COMMAND --help` describes each command. FILE may be - for standard input,\n"
 	             "and gzip'd input is accepted everywhere.\n");
 }
@@ -102,7 +116,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (same_command(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "tracekit: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
