@@ -1,0 +1,175 @@
+/*
+ * tracekit/stats.h — statistics across many reports and runs: exact percentiles, a mergeable
+ * quantile sketch, the one-line summary and its JSON form, and the tests `tracekit diff` uses.
+ *
+ * Percentiles (exact)
+ *   Type 7 of Hyndman & Fan (1996), the default of numpy and R: for n sorted values x[0..n-1] and a
+ *   probability q, h = (n - 1)·q, j = ⌊h⌋, and Q(q) = x[j] + (h − j)·(x[j+1] − x[j]) (x[n-1] when
+ *   j = n − 1). Probabilities are given as exact fractions num/den (p99.9 is 999/1000), so h is
+ *   computed in integers and never rounded; the interpolation is done in 113-bit arithmetic where the
+ *   compiler has it (__float128), so the result is the type 7 value correctly rounded to a double in
+ *   all but astronomically rare cases (one rounding of a 113-bit intermediate).
+ *
+ * The summary
+ *   count, mean, weighted mean (when weights were given), min, p50, p90, p95, p99, p99.9, max, and
+ *   whether the percentiles are exact or from the sketch. Means are compensated (Neumaier) sums in
+ *   long double, so they do not depend on the order the values came in beyond the last bit.
+ *
+ * JSON (tk_summary_write_json) writes exactly one object, keys in this order:
+ *   {"metric": M, "unit": U, "count": N, "mean": x, "min": x, "p50": x, "p90": x, "p95": x,
+ *    "p99": x, "p99.9": x, "max": x}
+ *   numbers are the shortest decimal that reads back as the same double (%.15g, %.16g or %.17g,
+ *   the first that round-trips); a value that does not exist (count 0) or is not finite is null.
+ *   `tracekit stats --json` and the fleet store (`tracekit stats --db URL`) both print through it.
+ *
+ * The sketch (DDSketch-style, Masson, Rim & Lee, VLDB 2019)
+ *   Values are counted in logarithmic buckets: bucket i holds (γ^(i−1), γ^i] with γ = (1+α)/(1−α)
+ *   and is represented by 2γ^i/(γ+1), which is within α of every value in it. Negative values have
+ *   a mirrored store, zeros a counter. α = TK_SKETCH_ALPHA (0.95 %), so every quantile the sketch
+ *   reports is within TK_SKETCH_REL_ERR (1 %) of the exact type 7 value, relative to that value:
+ *   tk_sketch_quantile estimates the two order statistics type 7 interpolates between and
+ *   interpolates their estimates, which keeps the bound. Memory: buckets span at most the doubles'
+ *   exponent range, ≤ 2 × 75,000 counters (~1.2 MB) whatever the count; typical data needs a few
+ *   thousand. count, sum, weighted sums, min and max are kept exactly.
+ *   Sketches with the same α merge exactly (bucket counts add), in any order and across machines
+ *   through the text form (tk_sketch_write / tk_sketch_read):
+ *       tracekit-sketch 1
+ *       alpha 0.0095
+ *       metric cpu.duration        (optional lines: metric, unit)
+ *       unit s
+ *       count N
+ *       sum X                      (X: shortest round-trip decimal, as in the JSON)
+ *       wsum X
+ *       wvsum X
+ *       weighted 0|1
+ *       min X
+ *       max X
+ *       zero N
+ *       pos I:C I:C …              (bucket index:count, ascending index; may be empty)
+ *       neg I:C …
+ *       end
+ */
+#ifndef TRACEKIT_STATS_H
+#define TRACEKIT_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracekit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- exact percentiles ---- */
+
+/* Type 7 quantile num/den (0 ≤ num ≤ den, den > 0) of n ≥ 1 values sorted ascending. */
+double tk_quantile7(const double *sorted, size_t n, uint64_t num, uint64_t den);
+/* The same for a probability given as a double (h = (n−1)·q computed in long double). */
+double tk_quantile7_p(const double *sorted, size_t n, double q);
+/* Sort n doubles ascending (LSD radix sort, NaN-free input; −0 sorts before +0). Returns 0, or -1
+ * when out of memory. */
+int tk_sort_doubles(double *v, size_t n);
+
+/* ---- the summary ---- */
+
+/* The percentiles every summary reports, as fractions (p50 = 50/100 … p99.9 = 999/1000). */
+enum { TK_SUMMARY_NPCT = 5 };
+extern const uint64_t tk_summary_pct_num[TK_SUMMARY_NPCT], tk_summary_pct_den[TK_SUMMARY_NPCT];
+extern const char *const tk_summary_pct_name[TK_SUMMARY_NPCT]; /* "p50" … "p99.9" */
+
+typedef struct tk_summary {
+	uint64_t count;
+	double mean;
+	double wmean; /* Σ w·x / Σ w; NAN when no weights were given */
+	double min, max;
+	double pct[TK_SUMMARY_NPCT]; /* p50, p90, p95, p99, p99.9 */
+	int exact;                   /* 1: exact type 7; 0: from the sketch (within rel_err) */
+	double rel_err;              /* 0 when exact, else TK_SKETCH_REL_ERR */
+} tk_summary;
+
+/* Summary of n values sorted ascending, with weights w (parallel to sorted; may be NULL). */
+void tk_summary_sorted(tk_summary *s, const double *sorted, const double *w, size_t n);
+
+/* Write the JSON object (see above) and a newline. Returns 0, or -1 with err on a write error. */
+int tk_summary_write_json(FILE *f, const char *metric, const char *unit, const tk_summary *s, tk_error *err);
+/* Format a double as the JSON form uses it (shortest round-trip, or "null"); buf ≥ 32 bytes. */
+const char *tk_stats_fmt_double(double x, char buf[32]);
+
+/* ---- value sets: exact while they fit, the sketch past a limit ---- */
+
+typedef struct tk_values tk_values;
+
+/* A value set that keeps values exactly until they would take more than limit_bytes (16 bytes per
+ * value with weights, 8 without, plus sorting scratch of the same size), then moves to a sketch.
+ * limit_bytes 0 means no limit. */
+tk_values *tk_values_new(size_t limit_bytes);
+void tk_values_free(tk_values *v);
+/* Add a value (finite; -1 with err otherwise or when out of memory). */
+int tk_values_add(tk_values *v, double x, tk_error *err);
+/* Add a weighted value (w ≥ 0, finite): the summary then has a weighted mean. */
+int tk_values_add_w(tk_values *v, double x, double w, tk_error *err);
+uint64_t tk_values_count(const tk_values *v);
+int tk_values_exact(const tk_values *v); /* still exact? */
+/* Force the sketch now (e.g. to write --sketch-out), moving every value kept so far into it. */
+int tk_values_to_sketch(tk_values *v, tk_error *err);
+/* Merge a sketch in (forces the sketch form). */
+struct tk_sketch;
+int tk_values_merge_sketch(tk_values *v, const struct tk_sketch *s, tk_error *err);
+/* Summarize (sorts the kept values in place). Returns 0, or -1 with err. */
+int tk_values_summary(tk_values *v, tk_summary *s, tk_error *err);
+/* The kept values, sorted ascending after tk_values_summary (NULL once in sketch form). */
+const double *tk_values_sorted(const tk_values *v, size_t *n);
+/* The sketch (NULL while exact). */
+const struct tk_sketch *tk_values_sketch(const tk_values *v);
+
+/* ---- the mergeable sketch ---- */
+
+#define TK_SKETCH_ALPHA 0.0095 /* bucket half-width: the representative's relative error */
+#define TK_SKETCH_REL_ERR 0.01 /* the stated bound on every quantile, relative to the exact value */
+
+typedef struct tk_sketch tk_sketch;
+
+tk_sketch *tk_sketch_new(void);
+void tk_sketch_free(tk_sketch *s);
+/* Add a finite value, n times, with weight w per copy (w = 1 and weighted stays 0 for tk_sketch_add). */
+int tk_sketch_add(tk_sketch *s, double x);
+int tk_sketch_add_w(tk_sketch *s, double x, double w, uint64_t n);
+/* into += from. Returns 0, or -1 with err when out of memory. */
+int tk_sketch_merge(tk_sketch *into, const tk_sketch *from, tk_error *err);
+uint64_t tk_sketch_count(const tk_sketch *s);
+/* Type 7 quantile estimate (within TK_SKETCH_REL_ERR of the exact value); NAN when empty. */
+double tk_sketch_quantile(const tk_sketch *s, double q);
+double tk_sketch_quantile_frac(const tk_sketch *s, uint64_t num, uint64_t den);
+/* The summary (exact = 0; count, mean, weighted mean, min and max exact). */
+void tk_sketch_summary(const tk_sketch *s, tk_summary *out);
+/* Estimated number of values ≤ x (for CDFs and histograms drawn from a sketch). */
+double tk_sketch_rank(const tk_sketch *s, double x);
+/* Approximate heap bytes. */
+size_t tk_sketch_memory(const tk_sketch *s);
+
+/* Text form (see above); metric and unit may be NULL. */
+int tk_sketch_write(FILE *f, const tk_sketch *s, const char *metric, const char *unit, tk_error *err);
+/* Read one sketch; name is used in errors. metric/unit (may be NULL) get malloc'd copies or NULL.
+ * Returns NULL with err (one line: name:line: problem) on malformed input or another α. */
+tk_sketch *tk_sketch_read(FILE *f, const char *name, char **metric, char **unit, tk_error *err);
+
+/* ---- tests for comparing runs ---- */
+
+/* Two-sided Mann-Whitney U test of samples a (na) and b (nb). Exact (the permutation distribution
+ * of U, counted by dynamic programming) when there are no ties and na·nb ≤ 10,000 … in practice
+ * when both na, nb ≤ 50; otherwise the normal approximation with tie correction and continuity
+ * correction. Returns the p-value (1 when either side is empty); *u_out (may be NULL) gets U of a
+ * (the number of pairs where a > b, ties counting 1/2). */
+double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out);
+
+/* Percentile bootstrap interval of mean(b) − mean(a): reps resamples of each side (with a fixed
+ * seed, so runs repeat), the (1−conf)/2 and (1+conf)/2 type 7 quantiles of the differences. */
+void tk_bootstrap_mean_diff(const double *a, size_t na, const double *b, size_t nb, unsigned reps, double conf,
+                            uint64_t seed, double *lo, double *hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
