@@ -115,6 +115,11 @@ int main(int argc, char **argv)
 		printf("tracekit %s\n", TK_VERSION);
 		return 0;
 	}
+	/* `tracekit stats --db URL …` is answered by the fleet store (cli/store_query.c), not by reading inputs */
+	if (strcmp(argv[1], "stats") == 0)
+		for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (strcmp(argv[i], "--db") == 0 || strncmp(argv[i], "--db=", 5) == 0)
+				return tk_cli_stats_db(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (same_command(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "tracekit/stats.h"
 #include "tracekit/store.h"
 
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
@@ -25,20 +26,10 @@ static const char top_usage[] =
     "  --limit N        at most N signatures (default 10)\n"
     "  --json           one JSON object per signature\n";
 
-/* Shortest text that reads back as the same double (what a JSON reader gets back exactly). */
 static void put_num(double v)
 {
-	if (!isfinite(v)) {
-		fputs("null", stdout);
-		return;
-	}
-	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, stdout);
+	char buf[32];
+	fputs(tk_stats_fmt_double(v, buf), stdout);
 }
 
 static void put_str(const char *s)
@@ -175,6 +166,7 @@ int tk_cli_stats_db(int argc, char **argv)
 		return tk_cli_fail("stats: %s", err.msg);
 	}
 	const char *unit = tk_store_metric_unit(o.q.metric);
+	rc = 0;
 	if (!o.json) {
 		for (size_t k = 0; k < o.q.nby; k++)
 			printf("%-14s ", tk_store_key_names[o.q.by[k]]);
@@ -183,6 +175,18 @@ int tk_cli_stats_db(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (o.json) {
+			/* the object `tracekit stats --json` writes, with the group's keys in front */
+			tk_summary sum = {.count = g[i].count, .mean = g[i].mean, .wmean = NAN, .min = g[i].min,
+			                  .max = g[i].max, .exact = 1};
+			memcpy(sum.pct, g[i].q, sizeof sum.pct);
+			char *obj = NULL;
+			size_t len = 0;
+			FILE *mem = open_memstream(&obj, &len);
+			if (!mem || tk_summary_write_json(mem, o.q.metric, unit, &sum, &err) || fclose(mem)) {
+				free(obj);
+				rc = tk_cli_fail("stats: %s", err.msg);
+				break;
+			}
 			putchar('{');
 			for (size_t k = 0; k < o.q.nby; k++) {
 				put_str(tk_store_key_names[o.q.by[k]]);
@@ -190,22 +194,8 @@ int tk_cli_stats_db(int argc, char **argv)
 				put_str(g[i].keys[k]);
 				fputs(", ", stdout);
 			}
-			fputs("\"metric\": ", stdout);
-			put_str(o.q.metric);
-			fputs(", \"unit\": ", stdout);
-			put_str(unit);
-			printf(", \"count\": %llu, \"mean\": ", (unsigned long long)g[i].count);
-			put_num(g[i].mean);
-			fputs(", \"min\": ", stdout);
-			put_num(g[i].min);
-			static const char *const qn[TK_STORE_NQ] = {"p50", "p90", "p95", "p99", "p99.9"};
-			for (int k = 0; k < TK_STORE_NQ; k++) {
-				printf(", \"%s\": ", qn[k]);
-				put_num(g[i].q[k]);
-			}
-			fputs(", \"max\": ", stdout);
-			put_num(g[i].max);
-			fputs("}\n", stdout);
+			fputs(obj + 1, stdout);
+			free(obj);
 		} else {
 			for (size_t k = 0; k < o.q.nby; k++)
 				printf("%-14s ", g[i].keys[k]);
@@ -219,5 +209,5 @@ int tk_cli_stats_db(int argc, char **argv)
 	tk_store_groups_free(g, n);
 	tk_store_close(s);
 	free(o.where);
-	return 0;
+	return rc;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "store/internal.h"
+#include "tracekit/stats.h"
 #include "util/mem.h"
 
 typedef struct ch {
@@ -337,15 +338,23 @@ static void where_sql(buf *b, const tk_store_query *q, const char *kind, const c
 		bprintf(b, " AND time >= %.17g AND ts >= toDateTime(%lld)", q->since, (long long)floor(q->since));
 }
 
-/* tk_store_type7(s, n, p) in ClickHouse SQL (arrays are 1-based): h = (n-1)*p, lo = floor(h),
- * i = lo + 1; i >= n → s[n]; else s[i] + (h - lo) * (s[i+1] - s[i]). */
-static void type7_sql(buf *b, double p)
+/* The order statistics type 7 interpolates between, found with integer index arithmetic as
+ * tk_quantile7 does (h = (n-1)·num/den = j + delta/den, arrays 1-based): s[j+1], s[min(j+2, n)] and
+ * delta. The interpolation itself is finished by tk_store_lerp, so it is tk_quantile7's, bit for bit. */
+static void type7_sql(buf *b, uint64_t num, uint64_t den)
 {
-	char h[64];
-	snprintf(h, sizeof h, "((n - 1) * %.17g)", p);
-	bprintf(b, "toString(if(toUInt64(floor(%s)) + 1 >= n, s[n], s[toUInt64(floor(%s)) + 1] + (%s - floor(%s)) * "
-	           "(s[toUInt64(floor(%s)) + 2] - s[toUInt64(floor(%s)) + 1])))",
-	        h, h, h, h, h, h);
+	bprintf(b,
+	        "toString(s[intDiv((n - 1) * %llu, %llu) + 1]), toString(s[least(intDiv((n - 1) * %llu, %llu) + 2, n)]), "
+	        "((n - 1) * %llu) %% %llu",
+	        (unsigned long long)num, (unsigned long long)den, (unsigned long long)num, (unsigned long long)den,
+	        (unsigned long long)num, (unsigned long long)den);
+}
+
+/* Fields a, b, delta of type7_sql → the quantile. */
+static double type7_value(uint64_t n, char **f, uint64_t den)
+{
+	double a = strtod(f[0], NULL), b = strtod(f[1], NULL);
+	return n == 1 ? a : tk_store_lerp(a, b, strtoull(f[2], NULL, 10), den);
 }
 
 static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
@@ -355,14 +364,16 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	buf keys = {0}, sql = {0};
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
-	bprintf(&sql, "SELECT %s%sn, toString(arraySum(s) / n), toString(s[1]), toString(s[n])", keys.p ? keys.p : "",
+	bprintf(&sql, "SELECT %s%sn, toString(total), toString(s[1]), toString(s[n])", keys.p ? keys.p : "",
 	        q->nby ? ", " : "");
 	for (int k = 0; k < TK_STORE_NQ; k++) {
 		bput(&sql, ", ", 2);
-		type7_sql(&sql, tk_store_quantiles[k]);
+		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
 	}
-	bprintf(&sql, " FROM (SELECT %s%scount() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
-	        keys.p ? keys.p : "", q->nby ? ", " : "", m->column);
+	bprintf(&sql,
+	        " FROM (SELECT %s%scount() AS n, sumKahan(assumeNotNull(%s)) AS total, "
+	        "arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
+	        keys.p ? keys.p : "", q->nby ? ", " : "", m->column, m->column);
 	where_sql(&sql, q, m->kind, m->column);
 	if (q->nby)
 		bprintf(&sql, " GROUP BY %s", keys.p);
@@ -381,9 +392,9 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		char *f[TK_STORE_NKEYS + 4 + TK_STORE_NQ];
+		char *f[TK_STORE_NKEYS + 4 + 3 * TK_STORE_NQ];
 		size_t nf = split_tsv(line, f, sizeof f / sizeof f[0]);
-		if (nf != q->nby + 4 + TK_STORE_NQ) {
+		if (nf != q->nby + 4 + 3 * TK_STORE_NQ) {
 			tk_store_groups_free(*out, *n);
 			*out = NULL, *n = 0;
 			free(res.p);
@@ -396,11 +407,12 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 			g->keys[i] = tk_xstrdup(f[i]);
 		char **x = f + q->nby;
 		g->count = strtoull(x[0], NULL, 10);
-		g->mean = strtod(x[1], NULL);
+		/* as tk_summary_sorted divides its (compensated) sum */
+		g->mean = (double)((long double)strtod(x[1], NULL) / g->count);
 		g->min = strtod(x[2], NULL);
 		g->max = strtod(x[3], NULL);
 		for (int k = 0; k < TK_STORE_NQ; k++)
-			g->q[k] = strtod(x[4 + k], NULL);
+			g->q[k] = type7_value(g->count, x + 4 + 3 * k, tk_summary_pct_den[k]);
 	}
 	free(res.p);
 	return 0;
@@ -412,9 +424,9 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	ch *c = h;
 	buf sql = {0};
 	bprintf(&sql, "SELECT signature, n, sessions, ");
-	type7_sql(&sql, 0.5);
+	type7_sql(&sql, 50, 100);
 	bput(&sql, ", ", 2);
-	type7_sql(&sql, 0.95);
+	type7_sql(&sql, 95, 100);
 	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
 	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM reports");
 	where_sql(&sql, q, "hang", "duration");
@@ -429,8 +441,8 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		char *f[6];
-		if (split_tsv(line, f, 6) != 6) {
+		char *f[10];
+		if (split_tsv(line, f, 10) != 10) {
 			tk_store_hangs_free(*out, *n);
 			*out = NULL, *n = 0;
 			free(res.p);
@@ -441,9 +453,9 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		x->signature = tk_xstrdup(f[0]);
 		x->count = strtoull(f[1], NULL, 10);
 		x->sessions = strtoull(f[2], NULL, 10);
-		x->p50 = strtod(f[3], NULL);
-		x->p95 = strtod(f[4], NULL);
-		x->example = tk_xstrdup(f[5]);
+		x->p50 = type7_value(x->count, f + 3, 100);
+		x->p95 = type7_value(x->count, f + 6, 100);
+		x->example = tk_xstrdup(f[9]);
 	}
 	free(res.p);
 	return 0;

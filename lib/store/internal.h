@@ -26,8 +26,9 @@ typedef struct tk_store_metric {
 } tk_store_metric;
 const tk_store_metric *tk_store_metric_find(const char *name);
 
-/* Type 7 quantile of sorted[0..n) (n > 0): the one formula every backend reproduces. */
-double tk_store_type7(const double *sorted, size_t n, double p);
+/* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly
+ * as tk_quantile7 interpolates (backends that find the order statistics in the engine finish here). */
+double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den);
 /* Summary of sorted values as tk_store_percentiles reports it (count, mean, min, max, q). */
 void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
 

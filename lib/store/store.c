@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "tracekit/stats.h"
 #include "util/mem.h"
 
 struct tk_store {
@@ -212,25 +213,22 @@ int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_err
 
 const double tk_store_quantiles[TK_STORE_NQ] = {0.5, 0.9, 0.95, 0.99, 0.999};
 
-double tk_store_type7(const double *x, size_t n, double p)
-{
-	double h = (double)(n - 1) * p;
-	double lo = floor(h);
-	size_t i = (size_t)lo;
-	if (i + 1 >= n)
-		return x[n - 1];
-	return x[i] + (h - lo) * (x[i + 1] - x[i]);
-}
-
 void tk_store_summarise(const double *x, size_t n, tk_store_group *g)
 {
-	g->count = n;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += x[i];
-	g->mean = sum / (double)n;
-	g->min = x[0];
-	g->max = x[n - 1];
+	/* the stats library's own summary: the store's numbers are `tracekit stats`'s by construction */
+	tk_summary sum;
+	tk_summary_sorted(&sum, x, NULL, n);
+	g->count = sum.count;
+	g->mean = sum.mean;
+	g->min = sum.min;
+	g->max = sum.max;
 	for (int k = 0; k < TK_STORE_NQ; k++)
-		g->q[k] = tk_store_type7(x, n, tk_store_quantiles[k]);
+		g->q[k] = sum.pct[k];
+}
+
+double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den)
+{
+	/* type 7 on the two order statistics is tk_quantile7's own interpolation step */
+	const double x[2] = {a, b};
+	return tk_quantile7(x, 2, delta, den);
 }
