@@ -357,6 +357,44 @@ static double type7_value(uint64_t n, char **f, uint64_t den)
 	return n == 1 ? a : tk_store_lerp(a, b, strtoull(f[2], NULL, 10), den);
 }
 
+/* The mean, as tk_summary_sorted makes it: a compensated long double sum divided by n. ClickHouse
+ * sums doubles in double, so the engine sums exactly instead: every value's bits split into sign,
+ * exponent and two 26/27-bit halves of the significand, the halves summed per (sign, exponent) in
+ * integers (exact for up to 2^37 values per group). The client adds those few exact terms. */
+static const char *const exact_sum_cols =
+    "bitShiftRight(b, 63) AS neg, bitAnd(bitShiftRight(b, 52), 2047) AS e, "
+    "bitOr(bitAnd(b, 4503599627370495), if(e > 0, 4503599627370496, 0)) AS m, "
+    "bitShiftRight(m, 26) AS hi, bitAnd(m, 67108863) AS lo";
+
+typedef struct lsum {
+	long double s, c;
+} lsum;
+static void lsum_add(lsum *k, long double x)
+{
+	long double t = k->s + x;
+	if (fabsl(k->s) >= fabsl(x))
+		k->c += (k->s - t) + x;
+	else
+		k->c += (x - t) + k->s;
+	k->s = t;
+}
+
+/* One group's terms "[(neg,e,hi,lo),…]" → the mean of n values. */
+static double exact_mean(const char *terms, uint64_t n)
+{
+	lsum sum = {0, 0};
+	for (const char *p = terms; (p = strchr(p, '(')); p++) {
+		unsigned long long neg, e, hi, lo;
+		if (sscanf(p, "(%llu,%llu,%llu,%llu)", &neg, &e, &hi, &lo) != 4)
+			continue;
+		int scale = (e ? (int)e : 1) - 1075; /* value = m · 2^(e−1075); subnormals: 2^−1074 */
+		long double a = ldexpl((long double)hi, scale + 26), b = ldexpl((long double)lo, scale);
+		lsum_add(&sum, neg ? -a : a);
+		lsum_add(&sum, neg ? -b : b);
+	}
+	return (double)((sum.s + sum.c) / n);
+}
+
 static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	ch *c = h;
@@ -364,20 +402,25 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	buf keys = {0}, sql = {0};
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
-	bprintf(&sql, "SELECT %s%sn, toString(total), toString(s[1]), toString(s[n])", keys.p ? keys.p : "",
+	/* the two halves (order statistics, exact sum) are joined on the group keys; one constant
+	 * key stands in when there is no grouping */
+	const char *K = q->nby ? keys.p : "tk_all", *KSEL = q->nby ? keys.p : "1 AS tk_all";
+	bprintf(&sql, "SELECT %s%sn, toString(total), toString(s[1]), toString(s[n])", q->nby ? keys.p : "",
 	        q->nby ? ", " : "");
 	for (int k = 0; k < TK_STORE_NQ; k++) {
 		bput(&sql, ", ", 2);
 		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
 	}
-	bprintf(&sql,
-	        " FROM (SELECT %s%scount() AS n, sumKahan(assumeNotNull(%s)) AS total, "
-	        "arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
-	        keys.p ? keys.p : "", q->nby ? ", " : "", m->column, m->column);
+	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports", KSEL,
+	        m->column);
 	where_sql(&sql, q, m->kind, m->column);
-	if (q->nby)
-		bprintf(&sql, " GROUP BY %s", keys.p);
-	bprintf(&sql, ") WHERE n > 0");
+	bprintf(&sql,
+	        " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
+	        "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
+	        "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
+	        K, K, K, K, exact_sum_cols, KSEL, m->column);
+	where_sql(&sql, q, m->kind, m->column);
+	bprintf(&sql, ")) GROUP BY %s, neg, e) GROUP BY %s) USING (%s) WHERE n > 0", K, K, K);
 	if (q->nby)
 		bprintf(&sql, " ORDER BY %s", keys.p);
 	bprintf(&sql, " FORMAT TabSeparated");
@@ -408,7 +451,7 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		char **x = f + q->nby;
 		g->count = strtoull(x[0], NULL, 10);
 		/* as tk_summary_sorted divides its (compensated) sum */
-		g->mean = (double)((long double)strtod(x[1], NULL) / g->count);
+		g->mean = exact_mean(x[1], g->count);
 		g->min = strtod(x[2], NULL);
 		g->max = strtod(x[3], NULL);
 		for (int k = 0; k < TK_STORE_NQ; k++)
