@@ -25,6 +25,7 @@ static const char usage[] =
     "                    clickhouse://HOST:PORT/DB\n"
     "  --set K=V,...     fill keys the inputs lack: app, version, build, device, os, session\n"
     "  --batch N         reports per transaction (default 5000)\n"
+    "  --jobs N          inputs parsed in parallel (default: the number of CPUs)\n"
     "  --keep-going      report a bad input and go on with the others (exit status 1 at the end)\n"
     "  -q, --quiet       no summary line\n"
     "\n"
@@ -35,31 +36,72 @@ typedef struct ingest {
 	tk_store *s;
 	const tk_report_meta *meta;
 	size_t batch;
-	tk_report_set set;
+	unsigned jobs;
+	char **paths; /* inputs found, in order */
+	size_t npaths, cap;
 	size_t inputs, reports, added, live, bad;
 	int keep_going;
 	struct timespec t0;
 } ingest;
 
-static int flush(ingest *g)
+static int put(ingest *g, const tk_report *v, size_t n)
 {
-	if (!g->set.n)
-		return 0;
-	size_t added;
-	tk_error err;
-	if (tk_store_put(g->s, g->set.v, g->set.n, &added, &err))
-		return tk_cli_fail("ingest: %s", err.msg);
-	g->reports += g->set.n;
-	g->added += added;
-	g->live += g->set.live;
-	tk_report_set_free(&g->set);
+	for (size_t at = 0; at < n; at += g->batch) {
+		size_t k = n - at < g->batch ? n - at : g->batch, added;
+		tk_error err;
+		if (tk_store_put(g->s, v + at, k, &added, &err))
+			return tk_cli_fail("ingest: %s", err.msg);
+		g->reports += k;
+		g->added += added;
+	}
 	if (isatty(2)) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double dt = (double)(now.tv_sec - g->t0.tv_sec) + (double)(now.tv_nsec - g->t0.tv_nsec) / 1e9;
-		fprintf(stderr, "\r%zu inputs, %zu reports (%.0f/s)   ", g->inputs, g->reports, dt > 0 ? (double)g->reports / dt : 0);
+		fprintf(stderr, "\r%zu inputs, %zu reports (%.0f/s)   ", g->inputs, g->reports,
+		        dt > 0 ? (double)g->reports / dt : 0);
 	}
 	return 0;
+}
+
+/* Parse a chunk of inputs on all jobs, then store their reports in batches, in input order. */
+static int run_chunk(ingest *g, size_t from, size_t n)
+{
+	tk_report_set *sets = calloc(n, sizeof *sets);
+	int *rc = calloc(n, sizeof *rc);
+	tk_error *errs = calloc(n, sizeof *errs);
+	if (!sets || !rc || !errs)
+		abort();
+	tk_reports_from_paths((const char *const *)g->paths + from, n, g->meta, g->jobs, sets, rc, errs);
+	tk_report *all = NULL;
+	size_t total = 0, cap = 0;
+	int fail = 0;
+	for (size_t i = 0; i < n && !fail; i++) {
+		if (rc[i]) {
+			g->bad++;
+			tk_cli_fail("ingest: %s", errs[i].msg);
+			if (!g->keep_going)
+				fail = 1;
+			continue;
+		}
+		g->inputs++;
+		g->live += sets[i].live;
+		if (total + sets[i].n > cap) {
+			cap = (total + sets[i].n) * 2;
+			all = realloc(all, cap * sizeof *all);
+			if (!all)
+				abort();
+		}
+		memcpy(all + total, sets[i].v, sets[i].n * sizeof *all);
+		total += sets[i].n;
+	}
+	if (!fail)
+		fail = put(g, all, total);
+	free(all);
+	for (size_t i = 0; i < n; i++)
+		tk_report_set_free(&sets[i]);
+	free(sets), free(rc), free(errs);
+	return fail;
 }
 
 static int is_session(const char *dir)
@@ -79,7 +121,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int one(ingest *g, const char *path, int top)
+static void add_path(ingest *g, const char *path)
+{
+	if (g->npaths == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 256;
+		g->paths = realloc(g->paths, g->cap * sizeof *g->paths);
+		if (!g->paths)
+			abort();
+	}
+	g->paths[g->npaths++] = strdup(path);
+}
+
+/* Collect the inputs under path: a session or Records file is one; a directory of sessions is
+ * walked in name order, so runs are repeatable. */
+static int find(ingest *g, const char *path, int top)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {
@@ -87,51 +142,43 @@ static int one(ingest *g, const char *path, int top)
 		tk_cli_fail("ingest: %s: %m", path);
 		return g->keep_going ? 0 : 1;
 	}
-	if (S_ISDIR(st.st_mode) && !is_session(path)) {
-		/* a directory of sessions: walk it in name order, so runs are repeatable */
-		DIR *d = opendir(path);
-		if (!d) {
-			g->bad++;
-			tk_cli_fail("ingest: %s: %m", path);
-			return g->keep_going ? 0 : 1;
-		}
-		char **names = NULL;
-		size_t n = 0, cap = 0;
-		for (struct dirent *e; (e = readdir(d));) {
-			if (e->d_name[0] == '.')
-				continue;
-			if (n == cap)
-				names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
-			size_t len = strlen(path) + strlen(e->d_name) + 2;
-			names[n] = malloc(len);
-			snprintf(names[n++], len, "%s/%s", path, e->d_name);
-		}
-		closedir(d);
-		qsort(names, n, sizeof *names, cmp_str);
-		int rc = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct stat s2;
-			/* inside a tree, only sessions and Records files named "records" are inputs */
-			if (!rc && stat(names[i], &s2) == 0 &&
-			    (S_ISDIR(s2.st_mode) || strcmp(strrchr(names[i], '/') + 1, "records") == 0))
-				rc = one(g, names[i], 0);
-			free(names[i]);
-		}
-		free(names);
-		if (top && !rc && !g->inputs)
-			tk_cli_warn("ingest: %s holds no sessions or Records files", path);
-		return rc;
+	if (!S_ISDIR(st.st_mode) || is_session(path)) {
+		add_path(g, path);
+		return 0;
 	}
-	tk_error err;
-	if (tk_reports_from_path(path, g->meta, &g->set, &err)) {
+	DIR *d = opendir(path);
+	if (!d) {
 		g->bad++;
-		tk_cli_fail("ingest: %s", err.msg);
+		tk_cli_fail("ingest: %s: %m", path);
 		return g->keep_going ? 0 : 1;
 	}
-	g->inputs++;
-	if (g->set.n >= g->batch)
-		return flush(g);
-	return 0;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap)
+			names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+		size_t len = strlen(path) + strlen(e->d_name) + 2;
+		names[n] = malloc(len);
+		snprintf(names[n++], len, "%s/%s", path, e->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	size_t before = g->npaths;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat s2;
+		/* inside a tree, only sessions and Records files named "records" are inputs */
+		if (!rc && stat(names[i], &s2) == 0 &&
+		    (S_ISDIR(s2.st_mode) || strcmp(strrchr(names[i], '/') + 1, "records") == 0))
+			rc = find(g, names[i], 0);
+		free(names[i]);
+	}
+	free(names);
+	if (top && !rc && g->npaths == before)
+		tk_cli_warn("ingest: %s holds no sessions or Records files", path);
+	return rc;
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -144,7 +191,8 @@ int cmd_ingest(int argc, char **argv)
 	if (!db || !*db)
 		db = "sqlite:tracekit.db";
 	const char *set = NULL;
-	ingest g = {.batch = 5000};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ingest g = {.batch = 5000, .jobs = ncpu > 0 ? (unsigned)ncpu : 1};
 	int quiet = 0, first = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -164,6 +212,12 @@ int cmd_ingest(int argc, char **argv)
 			db = argv[++i];
 		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
 			set = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--jobs") == 0) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 64)
+				return tk_cli_fail("ingest: --jobs wants a whole number from 1 to 64, not '%s'", argv[i]), 2;
+			g.jobs = (unsigned)v;
 		} else if (i + 1 < argc && strcmp(a, "--batch") == 0) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
@@ -191,10 +245,12 @@ int cmd_ingest(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &g.t0);
 	int rc = 0;
 	for (int i = first; i < argc && !rc; i++)
-		rc = one(&g, argv[i], 1);
-	if (!rc)
-		rc = flush(&g);
-	tk_report_set_free(&g.set);
+		rc = find(&g, argv[i], 1);
+	for (size_t at = 0; at < g.npaths && !rc; at += 512)
+		rc = run_chunk(&g, at, g.npaths - at < 512 ? g.npaths - at : 512);
+	for (size_t i = 0; i < g.npaths; i++)
+		free(g.paths[i]);
+	free(g.paths);
 	if (isatty(2))
 		fputc('\n', stderr);
 	if (!rc && !quiet) {

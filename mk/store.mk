@@ -2,7 +2,7 @@
 # endpoint of `tracekit serve` (libmicrohttpd), SHA-256 content hashes (OpenSSL's libcrypto).
 # clickhouse-server is what tests/cli/store_*.sh start on 127.0.0.1 (tests/store_lib.sh); sqlite3 and
 # curl are used by the tests as independent readers/clients.
-LIB_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto
+LIB_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread
 DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev clickhouse-server sqlite3 curl
 
 # bench/storegen: generated field reports (session directories or one stream of Records files)

@@ -81,6 +81,11 @@ void tk_report_set_free(tk_report_set *s);
  * defaults to a hash of the launch time, pid and process. Appends to out. Returns 0 or -1 with err. */
 int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
+/* tk_reports_from_path over n inputs on `threads` threads (parsing is the cost of ingesting):
+ * out[i], rc[i] and errs[i] are input i's reports, result (0/-1) and error. */
+void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
+                           tk_report_set *out, int *rc, tk_error *errs);
+
 /* The same from bytes: one Records file, an optional meta.json and images.json (either may be NULL). */
 int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n,
                           const void *images_json, size_t images_n, const char *name,

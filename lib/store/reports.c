@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,4 +380,50 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 	free_keys(keys);
 	tk_records_free(r);
 	return rc;
+}
+
+/* ---- many inputs at once ---- */
+
+typedef struct par {
+	const char *const *paths;
+	size_t n;
+	const tk_report_meta *given;
+	tk_report_set *out;
+	tk_error *errs;
+	int *rc;
+	size_t next; /* guarded by mu */
+	pthread_mutex_t mu;
+} par;
+
+static void *worker(void *arg)
+{
+	par *P = arg;
+	for (;;) {
+		pthread_mutex_lock(&P->mu);
+		size_t i = P->next++;
+		pthread_mutex_unlock(&P->mu);
+		if (i >= P->n)
+			return NULL;
+		P->rc[i] = tk_reports_from_path(P->paths[i], P->given, &P->out[i], &P->errs[i]);
+	}
+}
+
+void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
+                           tk_report_set *out, int *rc, tk_error *errs)
+{
+	par P = {.paths = paths, .n = n, .given = given, .out = out, .errs = errs, .rc = rc};
+	memset(out, 0, n * sizeof *out);
+	if (threads > 64)
+		threads = 64;
+	pthread_mutex_init(&P.mu, NULL);
+	json_object_seed(0); /* jansson's hash seed is set once, before threads use it */
+	pthread_t tid[64];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, worker, &P) == 0)
+			started++;
+	worker(&P); /* this thread works too */
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	pthread_mutex_destroy(&P.mu);
 }
