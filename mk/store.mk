@@ -10,3 +10,8 @@ EXTRA_ALL += $(BUILD)/storegen
 $(BUILD)/storegen: bench/storegen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(OPT) $(SAN) -o $@ $< -lm
+
+# bench/store_put: the store's own put rate (reports already parsed), used by bench/bench_store.sh
+$(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)
