@@ -1,8 +1,8 @@
 /* clickhouse://HOST:PORT/DB — a ClickHouse server over its HTTP interface (libcurl).
  *
  * One MergeTree table partitioned by day of the report time. Ids are checked against the table
- * before a batch is inserted (the primary key starts with kind, id, so the check reads index
- * granules, not the table), and the batch goes in as one INSERT. The percentile SQL is the
+ * before a batch is inserted (sent as an external table, not a literal list; the primary key starts
+ * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile SQL is the
  * type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for
  * operation, so the doubles come out bit-identical; they travel back as shortest round-trip text. */
 #include <curl/curl.h>
@@ -59,20 +59,42 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ctx)
 
 /* POST body to the server; with insert_query the body is data for that INSERT. The answer goes to
  * out (may be NULL). Returns 0, or -1 with err holding the server's first line. */
+static int post_ext(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                    tk_error *err);
 static int post(ch *c, const char *insert_query, const char *body, size_t n, buf *out, tk_error *err)
 {
+	return post_ext(c, insert_query, body, n, NULL, out, err);
+}
+
+/* With ids, the request is multipart: the query in the URL and the lines of ids as the external
+ * table "ids" (id String), which the server reads as data instead of parsing a literal list. */
+static int post_ext(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                    tk_error *err)
+{
 	buf url = {0}, resp = {0};
-	bprintf(&url, "%s?database=%s&max_query_size=104857600", c->base, c->db ? c->db : "default");
-	if (insert_query) {
-		char *e = curl_easy_escape(c->curl, insert_query, 0);
+	bprintf(&url, "%s?database=%s", c->base, c->db ? c->db : "default");
+	const char *q = ids ? body : insert_query;
+	if (q) {
+		char *e = curl_easy_escape(c->curl, q, 0);
 		bprintf(&url, "&query=%s", e);
 		curl_free(e);
 	}
 	curl_easy_reset(c->curl);
+	curl_mime *mime = NULL;
+	if (ids) {
+		bprintf(&url, "&ids_structure=id%%20String");
+		mime = curl_mime_init(c->curl);
+		curl_mimepart *part = curl_mime_addpart(mime);
+		curl_mime_name(part, "ids");
+		curl_mime_filename(part, "ids.tsv");
+		curl_mime_data(part, ids->p ? ids->p : "", ids->n);
+		curl_easy_setopt(c->curl, CURLOPT_MIMEPOST, mime);
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+	}
 	curl_easy_setopt(c->curl, CURLOPT_URL, url.p);
-	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
@@ -80,6 +102,7 @@ static int post(ch *c, const char *insert_query, const char *body, size_t n, buf
 	CURLcode rc = curl_easy_perform(c->curl);
 	long status = 0;
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_mime_free(mime);
 	free(url.p);
 	if (rc != CURLE_OK) {
 		free(resp.p);
@@ -253,14 +276,13 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	for (size_t i = 0; i < n; i++)
 		if (!m || strcmp(ord[m - 1]->id, ord[i]->id) != 0)
 			ord[m++] = ord[i];
-	buf q = {0};
-	bprintf(&q, "SELECT id FROM reports WHERE id IN (");
+	buf ids = {0};
 	for (size_t i = 0; i < m; i++)
-		bprintf(&q, "%s'%s'", i ? "," : "", ord[i]->id); /* ids are hex */
-	bprintf(&q, ") ORDER BY id FORMAT TabSeparated");
+		bprintf(&ids, "%s\n", ord[i]->id); /* ids are hex: nothing to escape */
 	buf have = {0};
-	int rc = run(c, q.p, &have, err);
-	free(q.p);
+	static const char check[] = "SELECT id FROM reports WHERE id IN ids ORDER BY id FORMAT TabSeparated";
+	int rc = post_ext(c, NULL, check, sizeof check - 1, &ids, &have, err);
+	free(ids.p);
 	if (rc) {
 		free(ord);
 		return -1;
