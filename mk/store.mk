@@ -15,3 +15,17 @@ $(BUILD)/storegen: bench/storegen.c
 $(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)
+
+# libFuzzer harness over the upload bundle decoder (lib/store/bundle.c + reports.c + the Records
+# reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
+FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/read/records.c \
+                   lib/symbol/elf.c lib/model/profile.c lib/read/input.c lib/symbol/demangle.c $(wildcard lib/util/*.c)
+$(BUILD)/fuzz_bundle: $(FUZZ_BUNDLE_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
+	@mkdir -p $(dir $@)
+	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ $(FUZZ_BUNDLE_SRC) -ljansson -ldw -lelf -liberty -lz -lcrypto -lpthread -lm
+EXTRA_TEST_DEPS += $(BUILD)/fuzz_bundle
+.PHONY: fuzz-bundle
+fuzz-bundle: $(BUILD)/fuzz_bundle
+	mkdir -p $(BUILD)/fuzz-bundle-corpus && cp -n tests/fuzz/corpus/bundle/* $(BUILD)/fuzz-bundle-corpus/
+	$(BUILD)/fuzz_bundle -max_total_time=$(FUZZ_TIME) -max_len=8192 $(BUILD)/fuzz-bundle-corpus
