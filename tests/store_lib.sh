@@ -27,6 +27,11 @@ start_clickhouse() {
   <default_database>default</default_database>
   <mark_cache_size>67108864</mark_cache_size>
   <timezone>UTC</timezone>
+  <!-- two shards on this one server (databases shard1, shard2), for the scale-out test -->
+  <remote_servers><tk_two>
+    <shard><replica><host>127.0.0.1</host><port>$tport</port><default_database>shard1</default_database></replica></shard>
+    <shard><replica><host>127.0.0.1</host><port>$tport</port><default_database>shard2</default_database></replica></shard>
+  </tk_two></remote_servers>
 </yandex>
 XML
 	cat >"$dir/users.xml" <<XML
@@ -44,7 +49,7 @@ XML
 	CH_PID=$!
 	trap 'stop_clickhouse; rm -rf "$TMP"' EXIT
 	for _ in $(seq 300); do
-		curl -sf "http://127.0.0.1:$CH_PORT/ping" >/dev/null 2>&1 && { CH_URL="clickhouse://127.0.0.1:$CH_PORT"; return 0; }
+		curl -sf "http://127.0.0.1:$CH_PORT/ping" >/dev/null 2>&1 && { CH_URL="clickhouse://127.0.0.1:$CH_PORT"; CH_HTTP="http://127.0.0.1:$CH_PORT/"; return 0; }
 		kill -0 $CH_PID 2>/dev/null || break
 		sleep 0.1
 	done

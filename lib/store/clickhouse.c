@@ -72,7 +72,9 @@ static int post_ext(ch *c, const char *insert_query, const char *body, size_t n,
                     tk_error *err)
 {
 	buf url = {0}, resp = {0};
-	bprintf(&url, "%s?database=%s", c->base, c->db ? c->db : "default");
+	/* insert_distributed_sync: when DB.reports is a Distributed table over shards, an INSERT returns
+	 * only once every shard has its rows, so an acknowledged upload is stored, not queued */
+	bprintf(&url, "%s?database=%s&insert_distributed_sync=1", c->base, c->db ? c->db : "default");
 	const char *q = ids ? body : insert_query;
 	if (q) {
 		char *e = curl_easy_escape(c->curl, q, 0);

@@ -71,3 +71,22 @@ check_fails "unknown store scheme refused" "$TK" ingest --db "mysql://x/y" "$G"
 check_fails "unreachable ClickHouse is an error" "$TK" stats --db "clickhouse://127.0.0.1:1/x" --metric hang.duration
 check_fails "unknown metric refused" "$TK" stats --db "sqlite:$TMP/fleet.db" --metric fn.self:foo
 check_fails "bad --by refused" "$TK" stats --db "sqlite:$TMP/fleet.db" --by colour
+
+# Scale-out: the same tracekit, only the URL changes. Two shards (databases shard1, shard2 behind the
+# test server's cluster tk_two) get their tables from tracekit itself; DB fleet holds `reports` as a
+# Distributed table over them, sharded by session. Ingest through it, ask through it.
+chq() { curl -s --data-binary "$1" "$CH_HTTP"; }
+"$TK" stats --db "$CH_URL/shard1" --metric hang.duration >/dev/null && "$TK" stats --db "$CH_URL/shard2" --metric hang.duration >/dev/null
+chq "CREATE DATABASE IF NOT EXISTS fleet"
+chq "CREATE TABLE fleet.reports AS shard1.reports ENGINE = Distributed(tk_two, '', reports, cityHash64(session))"
+"$TK" ingest --db "$CH_URL/fleet" "$G" 2>"$TMP/dist.ingest"
+check "distributed: ingest through the Distributed table" grep -q "280 reports from 40 inputs: 280 new" "$TMP/dist.ingest"
+s1=$(chq "SELECT count() FROM shard1.reports"); s2=$(chq "SELECT count() FROM shard2.reports")
+if [ "$s1" -gt 0 ] && [ "$s2" -gt 0 ] && [ $((s1 + s2)) -eq 280 ]; then ok "distributed: rows spread over both shards ($s1 + $s2), acknowledged = stored"; else notok "distributed: shard counts" "$s1 + $s2"; fi
+"$TK" ingest --db "$CH_URL/fleet" "$G" 2>"$TMP/dist.ingest2"
+check "distributed: idempotent across shards" grep -q "0 new, 280 already stored" "$TMP/dist.ingest2"
+"$TK" stats --db "$CH_URL/fleet" --metric hang.duration --by version --json >"$TMP/dist.byver"
+"$TK" stats --db "$CH_URL/fleet" --metric hang.duration --json >>"$TMP/dist.byver"
+check_same_file "distributed: percentiles identical to one node and to SQLite" "$TMP/sqlite.stats" "$TMP/dist.byver"
+"$TK" top-hangs --db "$CH_URL/fleet" --limit 5 --json >"$TMP/dist.top"
+check_same_file "distributed: top hangs identical" "$TMP/sqlite.top" "$TMP/dist.top"
