@@ -39,8 +39,8 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 24; s++)
 		snprintf(sigs[s], sizeof sigs[s], "Atlas+0x%llx;Atlas+0x%llx;Atlas+0x%llx;Atlas+0x%llx;Atlas+0x%llx",
 		         next() % 0x200000, next() % 0x200000, next() % 0x200000, next() % 0x200000, next() % 0x200000);
-	char (*sess)[24] = malloc(n / 10 + 1 ? (n / 10 + 1) * 24 : 24);
-	char (*keys)[24] = malloc(n * 24);
+	char(*sess)[24] = malloc(n / 10 + 1 ? (n / 10 + 1) * 24 : 24);
+	char(*keys)[24] = malloc(n * 24);
 	tk_report *v = calloc(n, sizeof *v);
 	for (size_t i = 0; i < n; i++) {
 		size_t s = i / 10;

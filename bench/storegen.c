@@ -68,21 +68,23 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof path, "%s/s%07ld/meta.json", out, s);
 		if (!(f = fopen(path, "w")))
 			return perror(path), 1;
-		fprintf(f, "{\"app\":\"Atlas\",\"version\":\"%s\",\"build\":\"%s.%d\",\"device\":\"%s\",\"os\":\"%s\","
-		           "\"session\":\"gen-%llu-%ld\"}\n",
+		fprintf(f,
+		        "{\"app\":\"Atlas\",\"version\":\"%s\",\"build\":\"%s.%d\",\"device\":\"%s\",\"os\":\"%s\","
+		        "\"session\":\"gen-%llu-%ld\"}\n",
 		        versions[v], versions[v], 100 + v, devices[dev], oses[os], (unsigned long long)seed, s);
 		fclose(f);
 		snprintf(path, sizeof path, "%s/s%07ld/images.json", out, s);
 		if (!(f = fopen(path, "w")))
 			return perror(path), 1;
-		fprintf(f,
-		        "{\"os\":\"%s\",\"arch\":\"arm64\",\"pid\":%ld,\"images\":["
-		        "{\"path\":\"/var/containers/Bundle/Application/Atlas.app/Atlas\",\"base\":\"0x%llx\","
-		        "\"build_id\":\"a71a5000\",\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x400000\",\"offset\":\"0x0\","
-		        "\"flags\":\"r-x\"}]},"
-		        "{\"path\":\"/usr/lib/system/libsystem_kernel.dylib\",\"base\":\"0x%llx\",\"build_id\":\"5e5e5e\","
-		        "\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x100000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}\n",
-		        oses[os], 1000 + s, (unsigned long long)app_base, (unsigned long long)sys_base);
+		fprintf(
+		    f,
+		    "{\"os\":\"%s\",\"arch\":\"arm64\",\"pid\":%ld,\"images\":["
+		    "{\"path\":\"/var/containers/Bundle/Application/Atlas.app/Atlas\",\"base\":\"0x%llx\","
+		    "\"build_id\":\"a71a5000\",\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x400000\",\"offset\":\"0x0\","
+		    "\"flags\":\"r-x\"}]},"
+		    "{\"path\":\"/usr/lib/system/libsystem_kernel.dylib\",\"base\":\"0x%llx\",\"build_id\":\"5e5e5e\","
+		    "\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x100000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}\n",
+		    oses[os], 1000 + s, (unsigned long long)app_base, (unsigned long long)sys_base);
 		fclose(f);
 		snprintf(path, sizeof path, "%s/s%07ld/records", out, s);
 		if (!(f = fopen(path, "w")))
@@ -98,22 +100,26 @@ int main(int argc, char **argv)
 			t += 1 + unif() * 600;
 			long samples = ms / 50 + 1;
 			char frames[2048];
-			size_t fl = (size_t)snprintf(frames, sizeof frames, "\"0x%llx\"", (unsigned long long)(sys_base + 0x1234));
+			size_t fl = (size_t)snprintf(frames, sizeof frames, "\"0x%llx\"",
+			                             (unsigned long long)(sys_base + 0x1234));
 			for (int d = 0; d < DEPTH; d++)
 				fl += (size_t)snprintf(frames + fl, sizeof frames - fl, ",\"0x%llx\"",
 				                       (unsigned long long)(app_base + stacks[site][d]));
 			fprintf(f,
-			        "hang,%.3f,{\"start\":%.3f,\"duration_ms\":%ld,\"threshold_ms\":250,\"tid\":%ld,\"thread\":\"main\","
-			        "\"samples\":%ld,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":%ld,\"name\":\"main\","
+			        "hang,%.3f,{\"start\":%.3f,\"duration_ms\":%ld,\"threshold_ms\":250,\"tid\":%ld,"
+			        "\"thread\":\"main\","
+			        "\"samples\":%ld,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":%ld,\"name\":"
+			        "\"main\","
 			        "\"frames\":[%s]}]}\n",
 			        t, t, ms, 1000 + s, samples, 1000 + s, frames);
 			/* the tree: root = outermost frame, one path down to the leaf */
 			fprintf(f, "hang-stackframe,%.3f,", t);
 			for (int d = DEPTH - 1; d >= 0; d--)
 				fprintf(f, "%s{\"frame\":\"0x%llx\",\"count\":%ld,\"proportion\":1.0,\"children\":[",
-				        d == DEPTH - 1 ? "[" : "", (unsigned long long)(app_base + stacks[site][d]), samples);
-			fprintf(f, "{\"frame\":\"0x%llx\",\"count\":%ld,\"proportion\":1.0}", (unsigned long long)(sys_base + 0x1234),
-			        samples);
+				        d == DEPTH - 1 ? "[" : "", (unsigned long long)(app_base + stacks[site][d]),
+				        samples);
+			fprintf(f, "{\"frame\":\"0x%llx\",\"count\":%ld,\"proportion\":1.0}",
+			        (unsigned long long)(sys_base + 0x1234), samples);
 			for (int d = 0; d < DEPTH; d++)
 				fputs("]}", f);
 			fputs("]\n", f);
@@ -126,11 +132,14 @@ int main(int argc, char **argv)
 			t += 60 + unif() * 600;
 			double cf = t - 978307200.0; /* CFAbsoluteTime */
 			double lasting = 60 + unif() * 240, avg = 80 + unif() * 120;
-			fprintf(f, "cpu-highload,%.2f,{\"start\":\"%.2f\",\"lasting\":\"%.2f\",\"average\":\"%.2f\",\"live\":false,"
-			           "\"samples\":3}\n",
+			fprintf(f,
+			        "cpu-highload,%.2f,{\"start\":\"%.2f\",\"lasting\":\"%.2f\",\"average\":\"%.2f\","
+			        "\"live\":false,"
+			        "\"samples\":3}\n",
 			        cf, cf, lasting, avg);
-			fprintf(f, "cpu-highload-stackframe,%.2f,[{\"frame\":\"0x%llx\",\"count\":3,\"proportion\":1.0}]\n", cf,
-			        (unsigned long long)(app_base + stacks[0][0]));
+			fprintf(
+			    f, "cpu-highload-stackframe,%.2f,[{\"frame\":\"0x%llx\",\"count\":3,\"proportion\":1.0}]\n",
+			    cf, (unsigned long long)(app_base + stacks[0][0]));
 		}
 		fclose(f);
 	}

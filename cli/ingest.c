@@ -216,17 +216,22 @@ int cmd_ingest(int argc, char **argv)
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
 			if (*end || v < 1 || v > 64)
-				return tk_cli_fail("ingest: --jobs wants a whole number from 1 to 64, not '%s'", argv[i]), 2;
+				return tk_cli_fail("ingest: --jobs wants a whole number from 1 to 64, not '%s'",
+				                   argv[i]),
+				       2;
 			g.jobs = (unsigned)v;
 		} else if (i + 1 < argc && strcmp(a, "--batch") == 0) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
 			if (*end || v < 1 || v > 10000000)
-				return tk_cli_fail("ingest: --batch wants a whole number from 1 to 10000000, not '%s'", argv[i]),
+				return tk_cli_fail("ingest: --batch wants a whole number from 1 to 10000000, not '%s'",
+				                   argv[i]),
 				       2;
 			g.batch = (size_t)v;
 		} else {
-			return tk_cli_fail("ingest: unknown option or missing value: %s (see tracekit ingest --help)", a), 2;
+			return tk_cli_fail("ingest: unknown option or missing value: %s (see tracekit ingest --help)",
+			                   a),
+			       2;
 		}
 	}
 	if (!first || first >= argc)

@@ -136,7 +136,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, 503, "the store failed: %s", err.msg);
 	}
 	S->stored += added;
-	enum MHD_Result rc = reply(c, 200, "{\"stored\":%zu,\"duplicates\":%zu,\"live\":%zu}", added, set.n - added, set.live);
+	enum MHD_Result rc =
+	    reply(c, 200, "{\"stored\":%zu,\"duplicates\":%zu,\"live\":%zu}", added, set.n - added, set.live);
 	tk_report_set_free(&set);
 	return rc;
 }
@@ -176,10 +177,13 @@ int cmd_serve(int argc, char **argv)
 			char *end;
 			unsigned long long v = strtoull(argv[++i], &end, 10);
 			if (*end || v < 1024 || v > (1ull << 32))
-				return tk_cli_fail("serve: --max-body wants bytes from 1024 to 4294967296, not '%s'", argv[i]), 2;
+				return tk_cli_fail("serve: --max-body wants bytes from 1024 to 4294967296, not '%s'",
+				                   argv[i]),
+				       2;
 			S.max_body = (size_t)v;
 		} else {
-			return tk_cli_fail("serve: unknown option or missing value: %s (see tracekit serve --help)", a), 2;
+			return tk_cli_fail("serve: unknown option or missing value: %s (see tracekit serve --help)", a),
+			       2;
 		}
 	}
 	if (!ingest)
@@ -220,10 +224,10 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	/* one polling thread: requests are handled one at a time against the one store handle */
-	struct MHD_Daemon *d = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle, &S, MHD_OPTION_SOCK_ADDR, &addr,
-	    MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle,
+	                                        &S, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED, done,
+	                                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	                                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
 	if (!d) {
 		tk_store_close(S.store);
 		return tk_cli_fail("serve: cannot listen on %s: %s", listen, strerror(errno));

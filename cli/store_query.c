@@ -69,7 +69,9 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 			continue;
 		}
 		if (!v)
-			return tk_cli_fail("%s: unknown option or missing value: %s (see tracekit %s --help)", name, a, name), 2;
+			return tk_cli_fail("%s: unknown option or missing value: %s (see tracekit %s --help)", name, a,
+			                   name),
+			       2;
 		i++;
 		if (strcmp(a, "--db") == 0) {
 			o->db = v;
@@ -90,7 +92,9 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 			char *end;
 			long n = strtol(v, &end, 10);
 			if (*end || n < 1 || n > 1000000)
-				return tk_cli_fail("%s: --limit wants a whole number from 1 to 1000000, not '%s'", name, v), 2;
+				return tk_cli_fail("%s: --limit wants a whole number from 1 to 1000000, not '%s'", name,
+				                   v),
+				       2;
 			o->limit = (size_t)n;
 		} else {
 			return tk_cli_fail("%s: unknown option %s (see tracekit %s --help)", name, a, name), 2;
@@ -121,7 +125,8 @@ int cmd_top_hangs(int argc, char **argv)
 		return tk_cli_fail("top-hangs: %s", err.msg);
 	}
 	if (!o.json)
-		printf("%8s %9s %9s %9s  %-16s  %s\n", "hangs", "sessions", "P50 s", "P95 s", "example", "stack (leaf first)");
+		printf("%8s %9s %9s %9s  %-16s  %s\n", "hangs", "sessions", "P50 s", "P95 s", "example",
+		       "stack (leaf first)");
 	for (size_t i = 0; i < n; i++) {
 		if (o.json) {
 			fputs("{\"signature\": ", stdout);
@@ -176,8 +181,12 @@ int tk_cli_stats_db(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		if (o.json) {
 			/* the object `tracekit stats --json` writes, with the group's keys in front */
-			tk_summary sum = {.count = g[i].count, .mean = g[i].mean, .wmean = NAN, .min = g[i].min,
-			                  .max = g[i].max, .exact = 1};
+			tk_summary sum = {.count = g[i].count,
+			                  .mean = g[i].mean,
+			                  .wmean = NAN,
+			                  .min = g[i].min,
+			                  .max = g[i].max,
+			                  .exact = 1};
 			memcpy(sum.pct, g[i].q, sizeof sum.pct);
 			char *obj = NULL;
 			size_t len = 0;
@@ -200,7 +209,8 @@ int tk_cli_stats_db(int argc, char **argv)
 			for (size_t k = 0; k < o.q.nby; k++)
 				printf("%-14s ", g[i].keys[k]);
 			printf("%9llu", (unsigned long long)g[i].count);
-			double v[8] = {g[i].mean, g[i].min, g[i].q[0], g[i].q[1], g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};
+			double v[8] = {g[i].mean, g[i].min,  g[i].q[0], g[i].q[1],
+			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};
 			for (int k = 0; k < 8; k++)
 				printf(" %12.4f", v[k]);
 			putchar('\n');

@@ -126,7 +126,9 @@ int cmd_upload(int argc, char **argv)
 			else
 				U.o.first_delay_ms = (unsigned)v;
 		} else {
-			return tk_cli_fail("upload: unknown option or missing value: %s (see tracekit upload --help)", a), 2;
+			return tk_cli_fail("upload: unknown option or missing value: %s (see tracekit upload --help)",
+			                   a),
+			       2;
 		}
 	}
 	if (!U.url || !token_file || !first)
@@ -149,7 +151,7 @@ int cmd_upload(int argc, char **argv)
 	for (int i = first; i < argc; i++)
 		one(&U, argv[i]);
 	free(owned);
-	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded, %zu rejected, %zu not delivered\n", U.sent,
-	        U.sent == 1 ? "" : "s", U.skipped, U.rejected, U.failed);
+	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded, %zu rejected, %zu not delivered\n",
+	        U.sent, U.sent == 1 ? "" : "s", U.skipped, U.rejected, U.failed);
 	return U.rejected || U.failed ? 1 : 0;
 }

@@ -40,16 +40,16 @@ extern const char *const tk_store_key_names[TK_STORE_NKEYS]; /* "app", "version"
 int tk_store_key_index(const char *name);
 
 typedef struct tk_report {
-	char id[65];                       /* hex SHA-256 of the content (tk_report_set_id) */
-	const char *kind;                  /* "hang", "cpu-highload", "anr" */
-	const char *keys[TK_STORE_NKEYS];  /* "" when unknown, never NULL */
-	const char *rkey;                  /* the record's key in its Records file */
-	double time;                       /* start, Unix seconds */
-	double duration;                   /* seconds; NAN if not recorded */
-	double avg_cpu;                    /* percent of one core; NAN if not recorded */
+	char id[65];                      /* hex SHA-256 of the content (tk_report_set_id) */
+	const char *kind;                 /* "hang", "cpu-highload", "anr" */
+	const char *keys[TK_STORE_NKEYS]; /* "" when unknown, never NULL */
+	const char *rkey;                 /* the record's key in its Records file */
+	double time;                      /* start, Unix seconds */
+	double duration;                  /* seconds; NAN if not recorded */
+	double avg_cpu;                   /* percent of one core; NAN if not recorded */
 	uint64_t samples;
-	const char *thread;                /* "" if none */
-	const char *signature;             /* stack signature: first app frames, leaf first, ";"-joined */
+	const char *thread;    /* "" if none */
+	const char *signature; /* stack signature: first app frames, leaf first, ";"-joined */
 } tk_report;
 
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
@@ -67,8 +67,8 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 typedef struct tk_report_set {
 	tk_report *v;
 	size_t n, cap;
-	size_t live;     /* records skipped because the writer still had them open */
-	void *arena;     /* owned strings */
+	size_t live; /* records skipped because the writer still had them open */
+	void *arena; /* owned strings */
 } tk_report_set;
 
 void tk_report_set_free(tk_report_set *s);
@@ -87,9 +87,9 @@ void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_m
                            tk_report_set *out, int *rc, tk_error *errs);
 
 /* The same from bytes: one Records file, an optional meta.json and images.json (either may be NULL). */
-int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n,
-                          const void *images_json, size_t images_n, const char *name,
-                          const tk_report_meta *given, tk_report_set *out, tk_error *err);
+int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n, const void *images_json,
+                          size_t images_n, const char *name, const tk_report_meta *given, tk_report_set *out,
+                          tk_error *err);
 
 /* ---- upload bundles (docs/store.md) ----
  * A bundle is gzip'd text: "tracekit-bundle 1\n", then for each file "NAME SIZE\n" + SIZE bytes +
@@ -114,11 +114,11 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 
 /* What to select: a metric, optional grouping and filters. */
 typedef struct tk_store_query {
-	const char *metric;          /* "hang.duration", "cpu.duration", "cpu.average" */
-	int by[TK_STORE_NKEYS];      /* key indexes to group by, in order */
+	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" */
+	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
-	double since;                /* only reports with time >= since (Unix s); 0 = all */
+	double since;                      /* only reports with time >= since (Unix s); 0 = all */
 } tk_store_query;
 
 /* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
@@ -147,8 +147,8 @@ void tk_store_groups_free(tk_store_group *g, size_t n);
 typedef struct tk_store_hang {
 	char *signature;
 	uint64_t count, sessions;
-	double p50, p95;   /* duration, seconds */
-	char *example;     /* id of one report */
+	double p50, p95; /* duration, seconds */
+	char *example;   /* id of one report */
 } tk_store_hang;
 
 /* Hangs grouped by stack signature, most frequent first (ties by signature), at most limit. */
@@ -166,10 +166,10 @@ int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
  * Returns 0 (acknowledged), 1 (rejected: 4xx, err holds the server's reason), -1 (gave up). */
 typedef struct tk_upload_options {
 	const char *token;
-	unsigned max_attempts;        /* 0 = 8 */
-	unsigned first_delay_ms;      /* 0 = 500 */
-	unsigned max_delay_ms;        /* 0 = 30000 */
-	const tk_report_meta *meta;   /* fills what the session's meta.json lacks; may be NULL */
+	unsigned max_attempts;      /* 0 = 8 */
+	unsigned first_delay_ms;    /* 0 = 500 */
+	unsigned max_delay_ms;      /* 0 = 30000 */
+	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
 } tk_upload_options;
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
 

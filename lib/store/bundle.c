@@ -148,7 +148,8 @@ static int inflate_all(const void *body, size_t n, size_t max, const char *name,
 		if (rc == Z_BUF_ERROR && s.avail_in == 0) {
 			inflateEnd(&s);
 			free(b);
-			return tk_error_set(err, "%s: truncated gzip (the body ends inside the compressed stream)", name);
+			return tk_error_set(err, "%s: truncated gzip (the body ends inside the compressed stream)",
+			                    name);
 		}
 		if (rc != Z_OK && rc != Z_BUF_ERROR) {
 			inflateEnd(&s);
@@ -186,8 +187,8 @@ int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const cha
 			}
 			at = (size_t)(nl - raw) + 1;
 			if (size > rn - at || rn - at - size < 1 || raw[at + size] != '\n') {
-				rc = tk_error_set(err, "%s: bundle: %s: %llu bytes announced, the bundle ends first", name, fname,
-				                  size);
+				rc = tk_error_set(err, "%s: bundle: %s: %llu bytes announced, the bundle ends first",
+				                  name, fname, size);
 				break;
 			}
 			int f = -1;
@@ -195,8 +196,10 @@ int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const cha
 				if (strcmp(fname, files[i]) == 0)
 					f = i;
 			if (f < 0 || part[f]) {
-				rc = tk_error_set(err, "%s: bundle: %s file '%s' (expected records, meta.json, images.json once each)",
-				                  name, f < 0 ? "unknown" : "repeated", fname);
+				rc = tk_error_set(
+				    err,
+				    "%s: bundle: %s file '%s' (expected records, meta.json, images.json once each)",
+				    name, f < 0 ? "unknown" : "repeated", fname);
 				break;
 			}
 			part[f] = raw + at;

@@ -2,9 +2,9 @@
  *
  * One MergeTree table partitioned by day of the report time. Ids are checked against the table
  * before a batch is inserted (sent as an external table, not a literal list; the primary key starts
- * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile SQL is the
- * type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for
- * operation, so the doubles come out bit-identical; they travel back as shortest round-trip text. */
+ * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile
+ * SQL is the type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for operation, so the
+ * doubles come out bit-identical; they travel back as shortest round-trip text. */
 #include <curl/curl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,7 +21,7 @@ typedef struct ch {
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
-	char *url;  /* for messages */
+	char *url; /* for messages */
 } ch;
 
 typedef struct buf {
@@ -202,7 +202,8 @@ static int migrate(ch *c, tk_error *err)
 	free(out.p);
 	int want = (int)(sizeof migrations / sizeof migrations[0]);
 	if (have > want)
-		return tk_error_set(err, "%s: schema version %d is newer than this tracekit's (%d)", c->url, have, want);
+		return tk_error_set(err, "%s: schema version %d is newer than this tracekit's (%d)", c->url, have,
+		                    want);
 	for (int v = have; v < want; v++) {
 		char sql[128];
 		snprintf(sql, sizeof sql, "INSERT INTO tracekit_schema VALUES (%d)", v + 1);
@@ -225,8 +226,10 @@ static void *ch_open(const char *rest, tk_error *err)
 	buf b = {0};
 	bprintf(&b, "clickhouse://%s", rest);
 	c->url = b.p;
-	if (!hl || !*db || strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(db)) {
-		tk_error_set(err, "%s: expected clickhouse://HOST:PORT/DB with DB made of letters, digits and _", c->url);
+	if (!hl || !*db ||
+	    strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(db)) {
+		tk_error_set(err, "%s: expected clickhouse://HOST:PORT/DB with DB made of letters, digits and _",
+		             c->url);
 		ch_close(c);
 		return NULL;
 	}
@@ -324,10 +327,11 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	free(ord);
 	rc = 0;
 	if (add)
-		rc = post(c,
-		          "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, duration, "
-		          "avg_cpu, samples, thread, signature, rkey, ingested) FORMAT TabSeparated",
-		          data.p, data.n, NULL, err);
+		rc =
+		    post(c,
+		         "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, duration, "
+		         "avg_cpu, samples, thread, signature, rkey, ingested) FORMAT TabSeparated",
+		         data.p, data.n, NULL, err);
 	free(data.p);
 	if (rc)
 		return -1;
@@ -367,11 +371,12 @@ static void where_sql(buf *b, const tk_store_query *q, const char *kind, const c
  * delta. The interpolation itself is finished by tk_store_lerp, so it is tk_quantile7's, bit for bit. */
 static void type7_sql(buf *b, uint64_t num, uint64_t den)
 {
-	bprintf(b,
-	        "toString(s[intDiv((n - 1) * %llu, %llu) + 1]), toString(s[least(intDiv((n - 1) * %llu, %llu) + 2, n)]), "
-	        "((n - 1) * %llu) %% %llu",
-	        (unsigned long long)num, (unsigned long long)den, (unsigned long long)num, (unsigned long long)den,
-	        (unsigned long long)num, (unsigned long long)den);
+	bprintf(
+	    b,
+	    "toString(s[intDiv((n - 1) * %llu, %llu) + 1]), toString(s[least(intDiv((n - 1) * %llu, %llu) + 2, n)]), "
+	    "((n - 1) * %llu) %% %llu",
+	    (unsigned long long)num, (unsigned long long)den, (unsigned long long)num, (unsigned long long)den,
+	    (unsigned long long)num, (unsigned long long)den);
 }
 
 /* Fields a, b, delta of type7_sql → the quantile. */
@@ -385,10 +390,9 @@ static double type7_value(uint64_t n, char **f, uint64_t den)
  * sums doubles in double, so the engine sums exactly instead: every value's bits split into sign,
  * exponent and two 26/27-bit halves of the significand, the halves summed per (sign, exponent) in
  * integers (exact for up to 2^37 values per group). The client adds those few exact terms. */
-static const char *const exact_sum_cols =
-    "bitShiftRight(b, 63) AS neg, bitAnd(bitShiftRight(b, 52), 2047) AS e, "
-    "bitOr(bitAnd(b, 4503599627370495), if(e > 0, 4503599627370496, 0)) AS m, "
-    "bitShiftRight(m, 26) AS hi, bitAnd(m, 67108863) AS lo";
+static const char *const exact_sum_cols = "bitShiftRight(b, 63) AS neg, bitAnd(bitShiftRight(b, 52), 2047) AS e, "
+                                          "bitOr(bitAnd(b, 4503599627370495), if(e > 0, 4503599627370496, 0)) AS m, "
+                                          "bitShiftRight(m, 26) AS hi, bitAnd(m, 67108863) AS lo";
 
 typedef struct lsum {
 	long double s, c;
@@ -435,14 +439,15 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		bput(&sql, ", ", 2);
 		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
 	}
-	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports", KSEL,
-	        m->column);
+	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
+	        KSEL, m->column);
 	where_sql(&sql, q, m->kind, m->column);
-	bprintf(&sql,
-	        " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
-	        "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
-	        "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
-	        K, K, K, K, exact_sum_cols, KSEL, m->column);
+	bprintf(
+	    &sql,
+	    " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
+	    "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
+	    "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
+	    K, K, K, K, exact_sum_cols, KSEL, m->column);
 	where_sql(&sql, q, m->kind, m->column);
 	bprintf(&sql, ")) GROUP BY %s, neg, e) GROUP BY %s) USING (%s) WHERE n > 0", K, K, K);
 	if (q->nby)
@@ -485,8 +490,7 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
-static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
-                        tk_error *err)
+static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	ch *c = h;
 	buf sql = {0};

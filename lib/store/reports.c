@@ -63,8 +63,10 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 		char *eq = strchr(item, '=');
 		int k = eq ? (*eq = 0, tk_store_key_index(item)) : -1;
 		if (k < 0) {
-			tk_error_set(err, "--set: '%s' is not KEY=VALUE with KEY one of app, version, build, device, os, session",
-			             item);
+			tk_error_set(
+			    err,
+			    "--set: '%s' is not KEY=VALUE with KEY one of app, version, build, device, os, session",
+			    item);
 			free(*owned);
 			*owned = NULL;
 			return -1;
@@ -79,7 +81,7 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 /* System code is not where a hang's cause is told apart: skip it in signatures. */
 static int system_binary(const char *path)
 {
-	static const char *const prefix[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/System/",
+	static const char *const prefix[] = {"/lib/",         "/lib64/",     "/usr/lib/",  "/usr/lib64/", "/System/",
 	                                     "/usr/libexec/", "/Developer/", "linux-vdso", "[vdso]"};
 	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
 		if (strncmp(path, prefix[i], strlen(prefix[i])) == 0)
@@ -358,7 +360,8 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 		char tmp[] = "/tmp/tracekit-images-XXXXXX";
 		int fd = mkstemp(tmp);
 		if (fd < 0) {
-			rc = tk_error_set(err, "%s: cannot make a temporary file for images.json: %s", name, strerror(errno));
+			rc = tk_error_set(err, "%s: cannot make a temporary file for images.json: %s", name,
+			                  strerror(errno));
 		} else {
 			size_t done = 0;
 			while (done < images_n) {

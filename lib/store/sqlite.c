@@ -118,8 +118,8 @@ static int migrate(sq *s, tk_error *err)
 	sqlite3_finalize(st);
 	int want = (int)(sizeof migrations / sizeof migrations[0]);
 	if (have > want)
-		return tk_error_set(err, "sqlite:%s: schema version %d is newer than this tracekit's (%d)", s->path, have,
-		                    want);
+		return tk_error_set(err, "sqlite:%s: schema version %d is newer than this tracekit's (%d)", s->path,
+		                    have, want);
 	if (have == want)
 		return 0;
 	/* BEGIN IMMEDIATE: two ingesters opening a new file at once do not both migrate */
@@ -254,10 +254,11 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	char keys[256] = "", where[512], sql[1024];
 	size_t kl = 0;
 	for (size_t i = 0; i < q->nby; i++)
-		kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+		kl +=
+		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
 	where_sql(q, m->kind, m->column, where, sizeof where);
-	snprintf(sql, sizeof sql, "SELECT %s%stk_summary(%s) FROM reports%s%s%s%s%s", keys, q->nby ? ", " : "", m->column,
-	         where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	snprintf(sql, sizeof sql, "SELECT %s%stk_summary(%s) FROM reports%s%s%s%s%s", keys, q->nby ? ", " : "",
+	         m->column, where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "percentile query");
@@ -285,8 +286,7 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
-static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
-                        tk_error *err)
+static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
 	char where[512], sql[1024];

@@ -145,8 +145,10 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
 	for (char *item = strtok(copy, ","); item; item = strtok(NULL, ",")) {
 		int k = tk_store_key_index(item);
 		if (k < 0) {
-			tk_error_set(err, "--by %s: '%s' is not one of app, version (or app.version), build, device, os, session",
-			             spec, item);
+			tk_error_set(
+			    err,
+			    "--by %s: '%s' is not one of app, version (or app.version), build, device, os, session",
+			    spec, item);
 			free(copy);
 			return -1;
 		}
@@ -175,10 +177,11 @@ int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
 		char *eq = strchr(item, '=');
 		int k = eq ? (*eq = 0, tk_store_key_index(item)) : -1;
 		if (k < 0)
-			return tk_error_set(err,
-			                    "--where: '%s' is not KEY=VALUE with KEY one of app, version, build, device, os, "
-			                    "session",
-			                    item);
+			return tk_error_set(
+			    err,
+			    "--where: '%s' is not KEY=VALUE with KEY one of app, version, build, device, os, "
+			    "session",
+			    item);
 		q->where[k] = eq + 1;
 	}
 	return 0;
