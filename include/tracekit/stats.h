@@ -38,9 +38,10 @@
  *       metric cpu.duration        (optional lines: metric, unit)
  *       unit s
  *       count N
- *       sum X                      (X: shortest round-trip decimal, as in the JSON)
- *       wsum X
- *       wvsum X
+ *       sum S                      (S: the long double sum, %.21Lg, so merged means keep every bit)
+ *       wsum S
+ *       wvsum S
+ *                                  (X below: shortest round-trip decimal of a double, as in the JSON)
  *       weighted 0|1
  *       min X
  *       max X
@@ -124,6 +125,13 @@ const double *tk_values_sorted(const tk_values *v, size_t *n);
 /* The sketch (NULL while exact). */
 const struct tk_sketch *tk_values_sketch(const tk_values *v);
 
+/* Read a file of numbers (one per line; blank lines and lines starting with # skipped; gzip'd is
+ * fine; "-" is standard input) into v. progress (may be NULL) is called now and then with the bytes
+ * read so far and the total. Returns the number of values read, or -1 with err naming the file, the
+ * line and the text that is not a finite number. */
+int64_t tk_values_read(tk_values *v, const char *path, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
+                       tk_error *err);
+
 /* ---- the mergeable sketch ---- */
 
 #define TK_SKETCH_ALPHA 0.0095 /* bucket half-width: the representative's relative error */
@@ -154,6 +162,101 @@ int tk_sketch_write(FILE *f, const tk_sketch *s, const char *metric, const char 
 /* Read one sketch; name is used in errors. metric/unit (may be NULL) get malloc'd copies or NULL.
  * Returns NULL with err (one line: name:line: problem) on malformed input or another α. */
 tk_sketch *tk_sketch_read(FILE *f, const char *name, char **metric, char **unit, tk_error *err);
+
+/* ---- functions across profiles (`tracekit stats --functions`, `tracekit diff`) ---- */
+
+/* A table of functions (symbol + binary, as tk_top tells them apart) over a list of profiles: each
+ * profile's weight and, per function, its self and total weight in that profile (tk_top: total
+ * counted once per sample). A function absent from a profile weighs 0 there. */
+typedef struct tk_fntable tk_fntable;
+
+tk_fntable *tk_fntable_new(void);
+void tk_fntable_free(tk_fntable *t);
+/* Add one profile (tk_top_build over all its threads). name labels it (a path). Returns its index,
+ * or -1 with err. Profiles of different units may not be mixed (err). */
+struct tk_profile;
+int tk_fntable_add(tk_fntable *t, const struct tk_profile *p, const char *name, tk_error *err);
+size_t tk_fntable_nprofiles(const tk_fntable *t);
+size_t tk_fntable_nfunctions(const tk_fntable *t);
+const char *tk_fntable_unit(const tk_fntable *t); /* "ns", … ; "" before any profile */
+const char *tk_fntable_profile_name(const tk_fntable *t, size_t k);
+double tk_fntable_profile_weight(const tk_fntable *t, size_t k);
+const char *tk_fntable_name(const tk_fntable *t, size_t f);   /* the symbol (or 0x… address) */
+const char *tk_fntable_binary(const tk_fntable *t, size_t f); /* "" when none */
+/* Index of the function called name (symbol, or BINARY`SYMBOL); -1 if absent. */
+ptrdiff_t tk_fntable_find(const tk_fntable *t, const char *name);
+/* Index of the function (name, binary) exactly; -1 if absent. */
+ptrdiff_t tk_fntable_find_exact(const tk_fntable *t, const char *name, const char *binary);
+/* Self (total = 0) or total (total = 1) weight of function f in every profile, out[nprofiles]. */
+void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out);
+/* Σ over profiles of self or total weight of f. */
+double tk_fntable_sum(const tk_fntable *t, size_t f, int total);
+
+/* ---- pictures ---- */
+
+/* One group of values for the box plot (e.g. one input): sorted values, or a sketch. */
+typedef struct tk_stats_group {
+	const char *name;
+	const double *sorted; /* ascending, n values; NULL when sketch is given */
+	size_t n;
+	const tk_sketch *sketch;
+} tk_stats_group;
+
+/* A self-contained SVG (no scripts, fonts or links) of one metric: a histogram, the CDF with p50 …
+ * p99.9 marked, and a box plot per group (box p25–p75, line at p50, whiskers p5–p95, dots p99 and
+ * max). all is the whole set (sorted values or a sketch). The value axis is logarithmic when every
+ * value is positive and max/min ≥ 100. Returns 0, or -1 with err on a write error. */
+int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_summary *s, const tk_stats_group *all,
+                       const tk_stats_group *groups, size_t ngroups, tk_error *err);
+
+/* The same figure's histogram as Unicode bars for a terminal: rows bins (≥ 2), bars up to width
+ * cells (▏…█ eighths), each row "  [lo, hi)  bar  count". */
+int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all, unsigned rows, unsigned width,
+                        tk_error *err);
+
+/* ---- comparing two sets of runs (`tracekit diff`) ---- */
+
+/* One function of a diff. Weights are absolute, in the profiles' unit, summed over each side's runs;
+ * shares are of the side's summed weight. With several runs a side, p is the two-sided Mann-Whitney
+ * p-value of the per-run self weights (p_total: of the per-run total weights) and [ci_lo, ci_hi]
+ * the 95 % bootstrap interval of the change in mean self weight per run; otherwise they are NAN. */
+typedef struct tk_diff_row {
+	const char *name, *binary;
+	double self_a, self_b, total_a, total_b;
+	double change;       /* mean self per run: B − A (the sort key, by magnitude) */
+	double total_change; /* mean total per run: B − A */
+	double p, p_total, ci_lo, ci_hi;
+} tk_diff_row;
+
+typedef struct tk_diff {
+	tk_diff_row *rows; /* sorted by |change| descending, then name */
+	size_t n;
+	size_t runs_a, runs_b;
+	double weight_a, weight_b; /* Σ of each side's profile weights */
+	double p_weight;           /* Mann-Whitney over the runs' total weights (NAN with one run a side) */
+	const char *unit;
+} tk_diff;
+
+/* Compare the functions of a (before) and b (after); both tables must stay alive while the diff is
+ * used. The bootstrap uses a fixed seed, so a diff repeats exactly. Returns NULL with err (units
+ * differ, an empty side, out of memory). */
+tk_diff *tk_diff_build(const tk_fntable *a, const tk_fntable *b, tk_error *err);
+void tk_diff_free(tk_diff *d);
+/* {"functions": [{"name": S, "self_a": x, "self_b": x, "total_a": x, "total_b": x, "p": x|null}, …]}
+ * in the diff's order; limit 0 = every row. */
+int tk_diff_write_json(FILE *f, const tk_diff *d, size_t limit, tk_error *err);
+
+/* Add every sample of src to dst (frames, binaries and strings re-interned; threads kept apart by
+ * (pid, tid)), so several runs become one profile, e.g. for a differential flame graph. Units must
+ * match (or dst be empty). Returns 0, or -1 with err. */
+int tk_profile_merge(struct tk_profile *dst, const struct tk_profile *src, tk_error *err);
+
+/* A differential flame graph: B's call tree (threads merged), each frame coloured by the change of
+ * its total share from A to B (the same call path in A): red where it grew, blue where it shrank,
+ * the intensity by the change's size relative to the largest; the tooltip gives A's and B's weight
+ * and share. Uses the SVG flame graph writer (tk_write_flamegraph). Returns 0, or -1 with err. */
+int tk_write_diff_flamegraph(FILE *f, const struct tk_profile *a, const struct tk_profile *b, const char *title,
+                             tk_error *err);
 
 /* ---- tests for comparing runs ---- */
 

@@ -7,6 +7,7 @@
 #define TRACEKIT_WRITE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tracekit/calltree.h"
@@ -51,6 +52,41 @@ int tk_write_tree_json(FILE *out, const tk_calltree *t, tk_error *err);
 int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 
+/* ---- flame graphs (SVG) ----
+ *
+ * tk_write_flamegraph draws a call tree as a self-contained, interactive SVG: one graph per group
+ * of the tree (thread, process or all), each as wide as the image, frames ordered as the tree's
+ * children (heaviest first). It opens in any browser without network: click a frame to zoom into
+ * it, "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the URL)
+ * highlights matches and prints the matched share of all weight (each sample counted once),
+ * hovering shows name, binary, total, self and percent. Text is XML-escaped; bytes that are not
+ * UTF-8 become '?'. Frames narrower than min_width pixels are left out with their subtrees, which
+ * bounds the file at about width / min_width frames per depth level whatever the input's size.
+ *
+ * By default the app's frames are warm colours, system libraries' (tk_binary_is_system) cool ones
+ * and frames without a binary grey. A caller can colour nodes itself (a differential flame graph
+ * colours B's tree by its growth over A) and add a tooltip line per node. */
+#define TK_FLAME_WIDTH 1200.0
+#define TK_FLAME_MIN_WIDTH 0.1
+#define TK_FLAME_DEFAULT_COLOR UINT32_MAX
+
+typedef struct tk_flame_options {
+	const char *title;    /* the heading; NULL = "Flame graph" */
+	const char *subtitle; /* NULL = total, samples, groups and unit */
+	double width;         /* pixels; 0 = TK_FLAME_WIDTH */
+	double min_width;     /* pixels; 0 = TK_FLAME_MIN_WIDTH */
+	int icicle;           /* roots at the top, callees below (default: roots at the bottom) */
+	/* Optional: the fill of node n as 0xRRGGBB, or TK_FLAME_DEFAULT_COLOR for the default. */
+	uint32_t (*color)(void *ctx, const tk_calltree *t, const tk_cnode *n);
+	/* Optional: one more tooltip line for node n, written into buf (empty for none). */
+	void (*note)(void *ctx, const tk_calltree *t, const tk_cnode *n, char *buf, size_t cap);
+	void *ctx; /* passed to color and note */
+} tk_flame_options;
+
+void tk_flame_options_init(tk_flame_options *o);
+/* Write t as an SVG flame graph; o may be NULL for the defaults. */
+int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options *o, tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and
@@ -58,12 +94,12 @@ int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
  * lib/write/formats.c. Writers stream: they hold the model (and at most a tree built from it),
  * never a DOM of their output. */
 typedef struct tk_convert_options {
-	const char *title;  /* shown by viewers (the input's name); NULL for a default */
-	const char *input;  /* the input's path, for writers that record it; may be NULL */
-	int merge_threads;  /* one merged stack set instead of one per thread (svg, folded) */
-	int inverted;       /* icicle / bottom-up where the format has it (svg) */
-	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
-	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+	const char *title; /* shown by viewers (the input's name); NULL for a default */
+	const char *input; /* the input's path, for writers that record it; may be NULL */
+	int merge_threads; /* one merged stack set instead of one per thread (svg, folded) */
+	int inverted;      /* icicle / bottom-up where the format has it (svg) */
+	double min_width;  /* svg: frames narrower than this many pixels are left out; 0 = default */
+	int binary_ok;     /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
 } tk_convert_options;
 
 void tk_convert_options_init(tk_convert_options *o);

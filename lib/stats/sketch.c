@@ -297,9 +297,8 @@ int tk_sketch_write(FILE *f, const tk_sketch *s, const char *metric, const char 
 	if (unit)
 		fprintf(f, "unit %s\n", unit);
 	fprintf(f, "count %" PRIu64 "\n", s->count);
-	fprintf(f, "sum %s\n", tk_stats_fmt_double((double)s->sum, b));
-	fprintf(f, "wsum %s\n", tk_stats_fmt_double((double)s->wsum, b));
-	fprintf(f, "wvsum %s\n", tk_stats_fmt_double((double)s->wvsum, b));
+	/* Sums keep their long double precision, so a merged mean matches a one-pass one. */
+	fprintf(f, "sum %.21Lg\nwsum %.21Lg\nwvsum %.21Lg\n", s->sum, s->wsum, s->wvsum);
 	fprintf(f, "weighted %d\n", s->weighted);
 	fprintf(f, "min %s\n", tk_stats_fmt_double(s->min, b));
 	fprintf(f, "max %s\n", tk_stats_fmt_double(s->max, b));
@@ -310,6 +309,14 @@ int tk_sketch_write(FILE *f, const tk_sketch *s, const char *metric, const char 
 	if (ferror(f))
 		return tk_error_set(err, "writing the sketch: %s", strerror(errno ? errno : EIO));
 	return 0;
+}
+
+static int parse_ldouble(const char *v, long double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtold(v, &end);
+	return (end == v || *end || errno == ERANGE || !isfinite(*out)) ? -1 : 0;
 }
 
 static int parse_double(const char *v, double *out)
@@ -415,19 +422,19 @@ tk_sketch *tk_sketch_read(FILE *f, const char *name, char **metric, char **unit,
 				break;
 			}
 			have_count = 1;
-		} else if (strcmp(key, "sum") == 0 || strcmp(key, "wsum") == 0 || strcmp(key, "wvsum") == 0 ||
-		           strcmp(key, "min") == 0 || strcmp(key, "max") == 0) {
+		} else if (strcmp(key, "sum") == 0 || strcmp(key, "wsum") == 0 || strcmp(key, "wvsum") == 0) {
+			long double ld;
+			if (parse_ldouble(val, &ld) < 0) {
+				problem = "bad sum";
+				break;
+			}
+			*(key[0] == 's' ? &s->sum : key[1] == 's' ? &s->wsum : &s->wvsum) = ld;
+		} else if (strcmp(key, "min") == 0 || strcmp(key, "max") == 0) {
 			if (parse_double(val, &d) < 0) {
 				problem = "bad number";
 				break;
 			}
-			if (key[0] == 's')
-				s->sum = d;
-			else if (key[0] == 'w' && key[1] == 's')
-				s->wsum = d;
-			else if (key[0] == 'w')
-				s->wvsum = d;
-			else if (key[1] == 'i')
+			if (key[1] == 'i')
 				s->min = isnan(d) ? INFINITY : d;
 			else
 				s->max = isnan(d) ? -INFINITY : d;

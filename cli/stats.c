@@ -1,0 +1,774 @@
+/* tracekit stats — percentiles of a metric across many inputs, and the spread of functions. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "util/mem.h"
+#include "tracekit/calltree.h"
+#include "tracekit/records.h"
+#include "tracekit/stats.h"
+
+TK_COMMAND(stats, "percentiles of a metric across many reports and runs; the spread of functions")
+
+static void usage(void)
+{
+	printf(
+	    "usage: tracekit stats [options] INPUT…\n\n"
+	    "Count, mean, weighted mean, min, p50, p90, p95, p99, p99.9 and max of one metric over every\n"
+	    "input: `xctrace export` files, Records files and session directories (tracekit monitor,\n"
+	    "MTHawkeye), or files of plain numbers (--values). Percentiles are exact (type 7, as numpy and\n"
+	    "R) while the values fit the memory limit, then from a mergeable sketch within 1 %%; the output\n"
+	    "says which.\n\n"
+	    "metrics (--metric M):\n"
+	    "  cpu.duration          seconds of each CPU high-load record (Records inputs; the default there)\n"
+	    "  cpu.average           average CPU %% of one core of each high-load record (weighted mean by duration)\n"
+	    "  hang.duration         seconds of each hang (tracekit's hang, MTHawkeye's anr)\n"
+	    "  profile.weight        each input's total weight in its unit (the default for exports)\n"
+	    "  fn.self:NAME          self weight of function NAME in each input (0 where absent)\n"
+	    "  fn.total:NAME         total weight of function NAME in each input (once per sample)\n"
+	    "  thread.weight:NAME    weight of the threads named NAME (or with that tid) in each input\n"
+	    "  NAME is a symbol as `tracekit top` shows it, or BINARY`SYMBOL.\n\n"
+	    "options:\n"
+	    "  --values              inputs are numbers, one per line (# comments, gzip and - are fine)\n"
+	    "  --unit U              the unit to report for --values (default none)\n"
+	    "  --share               fn.* and thread.weight as %% of each input's weight (weighted mean by weight)\n"
+	    "  --json                exactly one object: {\"metric\", \"unit\", \"count\", \"mean\", \"min\", "
+	    "\"p50\",\n"
+	    "                        \"p90\", \"p95\", \"p99\", \"p99.9\", \"max\"}\n"
+	    "  --csv                 a header line and one row (with weighted_mean and method columns)\n"
+	    "  --svg FILE            histogram, CDF with the percentiles marked and box plots per input\n"
+	    "  --bars N              histogram rows in the text output (default 12, 0 = none)\n"
+	    "  --memory-limit MB     keep values exactly up to this much memory (default 1024), then sketch\n"
+	    "  --sketch              use the sketch from the start\n"
+	    "  --sketch-out FILE     write the sketch of this run (mergeable across machines)\n"
+	    "  --sketch-in FILE      merge a sketch written by --sketch-out; repeat for several\n"
+	    "  --keep-going          report bad inputs on stderr and skip them (default: stop at the first)\n"
+	    "  -o, --output FILE     write there instead of standard output\n\n"
+	    "function spread (--functions):\n"
+	    "  every function's self and total share of each input's weight: p50, p95, p99 and max across\n"
+	    "  the inputs, then the functions that dominate the heaviest 5 %% of inputs (by total weight).\n"
+	    "  --limit N             functions to list (default 25; 0 = all)  --json for the whole table\n");
+}
+
+/* Output through tk_outfile (path NULL = standard output): whole or not at all. */
+static FILE *out_open(tk_outfile *of, const char *path, tk_error *err)
+{
+	return tk_outfile_open(of, path, err) < 0 ? NULL : of->f;
+}
+
+static int out_close(tk_outfile *of, int failed, tk_error *err)
+{
+	if (failed) {
+		tk_outfile_abort(of);
+		return -1;
+	}
+	return tk_outfile_commit(of, err);
+}
+
+typedef enum metric_kind {
+	M_VALUES,
+	M_CPU_DURATION,
+	M_CPU_AVERAGE,
+	M_HANG_DURATION,
+	M_PROFILE_WEIGHT,
+	M_FN_SELF,
+	M_FN_TOTAL,
+	M_THREAD_WEIGHT,
+} metric_kind;
+
+typedef struct opts {
+	const char **inputs;
+	size_t ninputs;
+	const char **sketch_in;
+	size_t nsketch_in;
+	const char *metric, *unit, *svg, *sketch_out, *output;
+	int values, share, json, csv, sketch, keep_going, functions;
+	uint32_t bars, limit, memory_mb;
+} opts;
+
+/* Progress on a terminal: inputs done, their rate, for long runs. */
+typedef struct progress {
+	size_t done, total;
+	struct timespec t0, last;
+	int drawn;
+} progress;
+
+static double secs(struct timespec a, struct timespec b)
+{
+	return (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
+static void progress_tick(progress *p)
+{
+	if (p->total < 2 || !isatty(2))
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->done != p->total && secs(p->last, now) < 0.2)
+		return;
+	p->last = now;
+	double el = secs(p->t0, now);
+	fprintf(stderr, "\r\033[K%zu / %zu inputs (%.0f/s)", p->done, p->total, el > 0 ? p->done / el : 0.0);
+	p->drawn = 1;
+}
+
+static void progress_end(progress *p)
+{
+	if (p->drawn)
+		fputs("\r\033[K", stderr);
+	p->drawn = 0;
+}
+
+static int is_records_input(const char *path)
+{
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	tk_error err;
+	tk_input *in = tk_input_open(path, &err);
+	if (!in)
+		return 0;
+	size_t n;
+	const unsigned char *h = tk_input_head(in, &n);
+	const tk_reader *r = tk_reader_find(h, n);
+	int rec = r && strcmp(r->name, "records") == 0;
+	tk_input_close(in);
+	return rec;
+}
+
+static int parse_metric(const char *m, metric_kind *k, const char **arg)
+{
+	static const struct {
+		const char *name;
+		metric_kind k;
+		int arg;
+	} tab[] = {{"cpu.duration", M_CPU_DURATION, 0},
+	           {"cpu.average", M_CPU_AVERAGE, 0},
+	           {"hang.duration", M_HANG_DURATION, 0},
+	           {"profile.weight", M_PROFILE_WEIGHT, 0},
+	           {"fn.self:", M_FN_SELF, 1},
+	           {"fn.total:", M_FN_TOTAL, 1},
+	           {"thread.weight:", M_THREAD_WEIGHT, 1},
+	           {"value", M_VALUES, 0}};
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+		size_t n = strlen(tab[i].name);
+		if (tab[i].arg ? strncmp(m, tab[i].name, n) == 0 && m[n] : strcmp(m, tab[i].name) == 0) {
+			*k = tab[i].k;
+			*arg = tab[i].arg ? m + n : NULL;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int match_thread(const tk_profile *p, const tk_thread *t, const char *name)
+{
+	if (strcmp(tk_string(p, t->name), name) == 0)
+		return 1;
+	char *end;
+	errno = 0;
+	unsigned long long tid = strtoull(name, &end, 0);
+	return *name && !*end && !errno && tid == t->tid;
+}
+
+/* Values of one input for a per-record metric: add them, with their weights. */
+static int add_records(tk_values *v, metric_kind k, const char *path, size_t *added, tk_error *err)
+{
+	tk_records *r = tk_records_open(path, err);
+	if (!r)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < tk_records_count(r) && rc == 0; i++) {
+		const tk_record_info *ri = tk_records_get(r, i);
+		double x = NAN, w = 1;
+		int weighted = 0;
+		if (k == M_CPU_DURATION && ri->kind == TK_RECORD_CPU)
+			x = ri->duration;
+		else if (k == M_CPU_AVERAGE && ri->kind == TK_RECORD_CPU)
+			x = ri->avg_cpu, w = ri->duration, weighted = isfinite(w);
+		else if (k == M_HANG_DURATION && (ri->kind == TK_RECORD_HANG || ri->kind == TK_RECORD_ANR))
+			x = ri->duration;
+		if (!isfinite(x))
+			continue;
+		rc = weighted ? tk_values_add_w(v, x, w, err) : tk_values_add(v, x, err);
+		(*added)++;
+	}
+	tk_records_free(r);
+	return rc;
+}
+
+/* One value per profile input. */
+static int add_profile(tk_values *v, metric_kind k, const char *arg, int share, const char *path, char *unit,
+                       size_t unitsz, tk_error *err)
+{
+	tk_profile *p = tk_profile_new();
+	tk_read_options ro;
+	tk_read_options_init(&ro);
+	if (tk_read_path(p, path, &ro, err) < 0) {
+		tk_profile_free(p);
+		return -1;
+	}
+	const char *u = tk_unit_name(tk_profile_unit(p));
+	if (*unit && strcmp(unit, u) != 0 && !(share && k != M_PROFILE_WEIGHT)) {
+		tk_profile_free(p);
+		return tk_error_set(err, "%s: weights in %s, but the inputs before it are in %s", path, u, unit);
+	}
+	snprintf(unit, unitsz, "%s", u);
+	double total = (double)tk_profile_weight(p), x = 0;
+	int rc = 0;
+	if (k == M_PROFILE_WEIGHT) {
+		x = total;
+	} else if (k == M_THREAD_WEIGHT) {
+		for (size_t t = 0; t < tk_thread_count(p); t++)
+			if (match_thread(p, tk_thread_get(p, (tk_thread_id)t), arg))
+				x += (double)tk_thread_get(p, (tk_thread_id)t)->weight;
+	} else {
+		tk_fntable *ft = tk_fntable_new();
+		if (tk_fntable_add(ft, p, path, err) < 0) {
+			rc = -1;
+		} else {
+			ptrdiff_t f = tk_fntable_find(ft, arg);
+			if (f >= 0)
+				tk_fntable_values(ft, (size_t)f, k == M_FN_TOTAL, &x);
+		}
+		tk_fntable_free(ft);
+	}
+	if (rc == 0) {
+		if (share && k != M_PROFILE_WEIGHT)
+			rc = tk_values_add_w(v, total > 0 ? 100 * x / total : 0, total, err);
+		else
+			rc = tk_values_add(v, x, err);
+	}
+	tk_profile_free(p);
+	return rc;
+}
+
+/* Box-plot groups: one per input that gave its own set of values. */
+typedef struct group_set {
+	tk_stats_group *g;
+	double **own;
+	size_t n, cap;
+} group_set;
+
+/* Keep a sorted copy of what this input added (while exact, for up to 40 inputs). */
+static void add_group(group_set *gs, tk_values *v, uint64_t before, const char *name)
+{
+	size_t n;
+	const double *x = tk_values_sorted(v, &n);
+	if (!x || n <= before || gs->n >= 40)
+		return;
+	size_t k = n - (size_t)before;
+	double *own = malloc(k * sizeof *own);
+	if (!own)
+		return;
+	memcpy(own, x + before, k * sizeof *own);
+	tk_sort_doubles(own, k);
+	if (gs->n == gs->cap) {
+		gs->cap = gs->cap ? gs->cap * 2 : 8;
+		gs->g = realloc(gs->g, gs->cap * sizeof *gs->g);
+		gs->own = realloc(gs->own, gs->cap * sizeof *gs->own);
+	}
+	gs->own[gs->n] = own;
+	gs->g[gs->n++] = (tk_stats_group){name, own, k, NULL};
+}
+
+static int emit(const opts *o, FILE *out, const char *metric, const char *unit, tk_values *v, const tk_summary *s,
+                group_set *gs, size_t ninputs, tk_error *err)
+{
+	char b[32];
+	size_t nsorted;
+	const double *sorted = tk_values_sorted(v, &nsorted);
+	tk_stats_group all = {"all", sorted, nsorted, tk_values_sketch(v)};
+	if (o->json)
+		return tk_summary_write_json(out, metric, unit, s, err);
+	if (o->csv) {
+		fputs("metric,unit,count,mean,weighted_mean,min,p50,p90,p95,p99,p99.9,max,method\n", out);
+		fprintf(out, "%s,%s,%llu", metric, unit, (unsigned long long)s->count);
+		double cols[] = {s->mean,   s->wmean,  s->min,    s->pct[0], s->pct[1],
+		                 s->pct[2], s->pct[3], s->pct[4], s->max};
+		for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+			fprintf(out, ",%s", isfinite(cols[i]) && s->count ? tk_stats_fmt_double(cols[i], b) : "");
+		fprintf(out, ",%s\n", s->exact ? "exact" : "sketch");
+		return ferror(out) ? tk_error_set(err, "write error") : 0;
+	}
+	fprintf(out, "%s%s%s%s over %zu input%s: %llu value%s, %s\n", metric, *unit ? " (" : "", unit, *unit ? ")" : "",
+	        ninputs, ninputs == 1 ? "" : "s", (unsigned long long)s->count, s->count == 1 ? "" : "s",
+	        s->exact ? "exact percentiles (type 7)" : "percentiles from the sketch (within 1 % of exact)");
+	if (s->count == 0)
+		return 0;
+	fprintf(out, "  %-14s %llu\n", "count", (unsigned long long)s->count);
+	fprintf(out, "  %-14s %s\n", "mean", tk_stats_fmt_double(s->mean, b));
+	if (isfinite(s->wmean))
+		fprintf(out, "  %-14s %s\n", "weighted mean", tk_stats_fmt_double(s->wmean, b));
+	fprintf(out, "  %-14s %s\n", "min", tk_stats_fmt_double(s->min, b));
+	for (int i = 0; i < TK_SUMMARY_NPCT; i++)
+		fprintf(out, "  %-14s %s\n", tk_summary_pct_name[i], tk_stats_fmt_double(s->pct[i], b));
+	fprintf(out, "  %-14s %s\n", "max", tk_stats_fmt_double(s->max, b));
+	if (o->bars && s->count > 1 && s->max > s->min) {
+		fputs("histogram:\n", out);
+		if (tk_write_stats_bars(out, s, &all, o->bars, 40, err) < 0)
+			return -1;
+	}
+	(void)gs;
+	return ferror(out) ? tk_error_set(err, "write error") : 0;
+}
+
+static int write_svg(const opts *o, const char *metric, const char *unit, tk_values *v, const tk_summary *s,
+                     group_set *gs)
+{
+	size_t nsorted;
+	const double *sorted = tk_values_sorted(v, &nsorted);
+	tk_stats_group all = {"all", sorted, nsorted, tk_values_sketch(v)};
+	tk_outfile of;
+	tk_error err = {{0}};
+	FILE *f = out_open(&of, o->svg, &err);
+	if (!f)
+		return tk_cli_fail("stats: %s", err.msg);
+	int w = tk_write_stats_svg(f, metric, unit, s, &all, gs->n > 1 ? gs->g : NULL, gs->n > 1 ? gs->n : 0, &err);
+	if (w < 0) {
+		out_close(&of, 1, &err);
+		return tk_cli_fail("stats: %s: %s", o->svg, err.msg);
+	}
+	if (out_close(&of, 0, &err) < 0)
+		return tk_cli_fail("stats: %s", err.msg);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+typedef struct fnrow {
+	size_t f;
+	double q[8]; /* self p50 p95 p99 max, total p50 p95 p99 max */
+	double worst, all;
+} fnrow;
+
+static int cmp_row(const void *a, const void *b)
+{
+	const fnrow *x = a, *y = b;
+	for (int i = 0; i < 4; i++)
+		if (x->q[i] != y->q[i])
+			return x->q[i] < y->q[i] ? 1 : -1;
+	return (x->f > y->f) - (x->f < y->f);
+}
+
+static int cmp_worst(const void *a, const void *b)
+{
+	const fnrow *x = a, *y = b;
+	if (x->worst != y->worst)
+		return x->worst < y->worst ? 1 : -1;
+	return (x->f > y->f) - (x->f < y->f);
+}
+
+static void json_s(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
+{
+	char b[32];
+	size_t np = tk_fntable_nprofiles(ft), nf = tk_fntable_nfunctions(ft);
+	double *vals = malloc((np ? np : 1) * sizeof *vals), *wts = malloc((np ? np : 1) * sizeof *wts);
+	fnrow *rows = calloc(nf ? nf : 1, sizeof *rows);
+	if (!vals || !wts || !rows) {
+		free(vals), free(wts), free(rows);
+		return tk_cli_fail("stats: out of memory");
+	}
+	/* The heaviest 5 %: inputs at or above the type 7 p95 of the inputs' weights (at least one). */
+	for (size_t k = 0; k < np; k++)
+		wts[k] = tk_fntable_profile_weight(ft, k);
+	qsort(wts, np, sizeof *wts, cmp_double);
+	double thr = np ? tk_quantile7(wts, np, 95, 100) : 0, wsum_worst = 0, wsum_all = 0;
+	size_t nworst = 0;
+	for (size_t k = 0; k < np; k++) {
+		double w = tk_fntable_profile_weight(ft, k);
+		wsum_all += w;
+		if (w >= thr)
+			wsum_worst += w, nworst++;
+	}
+	for (size_t f = 0; f < nf; f++) {
+		rows[f].f = f;
+		for (int tot = 0; tot < 2; tot++) {
+			tk_fntable_values(ft, f, tot, vals);
+			double ws = 0;
+			for (size_t k = 0; k < np; k++) {
+				double w = tk_fntable_profile_weight(ft, k);
+				if (!tot && w >= thr)
+					ws += vals[k];
+				vals[k] = w > 0 ? 100 * vals[k] / w : 0;
+			}
+			if (!tot) {
+				rows[f].worst = wsum_worst > 0 ? 100 * ws / wsum_worst : 0;
+				rows[f].all = wsum_all > 0 ? 100 * tk_fntable_sum(ft, f, 0) / wsum_all : 0;
+			}
+			tk_sort_doubles(vals, np);
+			rows[f].q[4 * tot + 0] = tk_quantile7(vals, np, 50, 100);
+			rows[f].q[4 * tot + 1] = tk_quantile7(vals, np, 95, 100);
+			rows[f].q[4 * tot + 2] = tk_quantile7(vals, np, 99, 100);
+			rows[f].q[4 * tot + 3] = vals[np - 1];
+		}
+	}
+	qsort(rows, nf, sizeof *rows, cmp_row);
+	size_t lim = o->limit && o->limit < nf ? o->limit : nf;
+	if (o->json) {
+		fprintf(out, "{\"unit\": ");
+		json_s(out, tk_fntable_unit(ft));
+		fprintf(out, ", \"profiles\": %zu, \"functions\": [", np);
+		for (size_t i = 0; i < lim; i++) {
+			static const char *keys[8] = {"self_p50",  "self_p95",  "self_p99",  "self_max",
+			                              "total_p50", "total_p95", "total_p99", "total_max"};
+			fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
+			json_s(out, tk_fntable_name(ft, rows[i].f));
+			fputs(", \"binary\": ", out);
+			json_s(out, tk_fntable_binary(ft, rows[i].f));
+			for (int q = 0; q < 8; q++)
+				fprintf(out, ", \"%s\": %s", keys[q], tk_stats_fmt_double(rows[i].q[q], b));
+			fputc('}', out);
+		}
+		fprintf(out, "],\n \"worst\": {\"threshold\": %s, \"profiles\": [", tk_stats_fmt_double(thr, b));
+		for (size_t k = 0, n = 0; k < np; k++)
+			if (tk_fntable_profile_weight(ft, k) >= thr) {
+				fputs(n++ ? ", " : "", out);
+				json_s(out, tk_fntable_profile_name(ft, k));
+			}
+		fputs("], \"functions\": [", out);
+	} else {
+		fprintf(out, "Function spread over %zu inputs (%% of each input's weight; %zu functions)\n", np, nf);
+		fprintf(out, "  %7s %7s %7s %7s   %7s %7s %7s %7s  %s\n", "Self50", "Self95", "Self99", "SelfMax",
+		        "Tot50", "Tot95", "Tot99", "TotMax", "Function");
+		for (size_t i = 0; i < lim; i++) {
+			fputs("  ", out);
+			for (int q = 0; q < 8; q++)
+				fprintf(out, "%7.2f %s", rows[i].q[q], q == 3 ? "  " : "");
+			const char *bin = tk_fntable_binary(ft, rows[i].f);
+			fprintf(out, " %s%s%s%s\n", tk_fntable_name(ft, rows[i].f), *bin ? "  [" : "", bin,
+			        *bin ? "]" : "");
+		}
+		fprintf(out,
+		        "\nHeaviest 5 %% of inputs: %zu input%s with weight ≥ %s %s; functions by self share there\n",
+		        nworst, nworst == 1 ? "" : "s", tk_stats_fmt_double(thr, b), tk_fntable_unit(ft));
+		fprintf(out, "  %8s %8s  %s\n", "There%", "All%", "Function");
+	}
+	qsort(rows, nf, sizeof *rows, cmp_worst);
+	size_t wl = nf < 10 ? nf : 10;
+	for (size_t i = 0; i < wl; i++) {
+		const char *bin = tk_fntable_binary(ft, rows[i].f);
+		if (o->json) {
+			fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+			json_s(out, tk_fntable_name(ft, rows[i].f));
+			fputs(", \"binary\": ", out);
+			json_s(out, bin);
+			fprintf(out, ", \"self_share\": %s", tk_stats_fmt_double(rows[i].worst, b));
+			fprintf(out, ", \"self_share_all\": %s}", tk_stats_fmt_double(rows[i].all, b));
+		} else {
+			fprintf(out, "  %8.2f %8.2f  %s%s%s%s\n", rows[i].worst, rows[i].all,
+			        tk_fntable_name(ft, rows[i].f), *bin ? "  [" : "", bin, *bin ? "]" : "");
+		}
+	}
+	if (o->json)
+		fputs("]}}\n", out);
+	free(vals), free(wts), free(rows);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+	for (int i = 1; i < argc;) {
+		const char *val;
+		int r;
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0)
+			o->json = 1, i++;
+		else if (strcmp(a, "--csv") == 0)
+			o->csv = 1, i++;
+		else if (strcmp(a, "--values") == 0)
+			o->values = 1, i++;
+		else if (strcmp(a, "--share") == 0)
+			o->share = 1, i++;
+		else if (strcmp(a, "--sketch") == 0)
+			o->sketch = 1, i++;
+		else if (strcmp(a, "--keep-going") == 0)
+			o->keep_going = 1, i++;
+		else if (strcmp(a, "--functions") == 0)
+			o->functions = 1, i++;
+		else if ((r = tk_cli_opt("stats", argc, argv, &i, "--metric", NULL, &o->metric)) != 0 ||
+		         (r = tk_cli_opt("stats", argc, argv, &i, "--unit", NULL, &o->unit)) != 0 ||
+		         (r = tk_cli_opt("stats", argc, argv, &i, "--svg", NULL, &o->svg)) != 0 ||
+		         (r = tk_cli_opt("stats", argc, argv, &i, "--sketch-out", NULL, &o->sketch_out)) != 0 ||
+		         (r = tk_cli_opt("stats", argc, argv, &i, "--output", "-o", &o->output)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--sketch-in", NULL, &val)) != 0) {
+			if (r < 0)
+				return -1;
+			o->sketch_in = realloc(o->sketch_in, (o->nsketch_in + 1) * sizeof *o->sketch_in);
+			o->sketch_in[o->nsketch_in++] = val;
+		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--bars", NULL, &val)) != 0) {
+			if (r < 0 || tk_cli_uint("stats", "--bars", val, &o->bars) < 0)
+				return -1;
+		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--limit", NULL, &val)) != 0) {
+			if (r < 0 || tk_cli_uint("stats", "--limit", val, &o->limit) < 0)
+				return -1;
+		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--memory-limit", NULL, &val)) != 0) {
+			if (r < 0 || tk_cli_uint("stats", "--memory-limit", val, &o->memory_mb) < 0)
+				return -1;
+		} else if (a[0] == '-' && a[1]) {
+			tk_cli_fail("stats: unknown option '%s' (see tracekit stats --help)", a);
+			return -1;
+		} else {
+			o->inputs = realloc(o->inputs, (o->ninputs + 1) * sizeof *o->inputs);
+			o->inputs[o->ninputs++] = a;
+			i++;
+		}
+	}
+	if (o->json + o->csv > 1) {
+		tk_cli_fail("stats: --json and --csv exclude each other");
+		return -1;
+	}
+	if (o->ninputs == 0 && o->nsketch_in == 0) {
+		tk_cli_fail("stats: no input (see tracekit stats --help)");
+		return -1;
+	}
+	return 0;
+}
+
+static int run_functions(const opts *o)
+{
+	tk_fntable *ft = tk_fntable_new();
+	progress pr = {0, o->ninputs, {0, 0}, {0, 0}, 0};
+	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+	int rc = 0;
+	size_t bad = 0;
+	for (size_t i = 0; i < o->ninputs && rc == 0; i++) {
+		tk_error err = {{0}};
+		tk_profile *p = tk_profile_new();
+		tk_read_options ro;
+		tk_read_options_init(&ro);
+		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0 || tk_fntable_add(ft, p, o->inputs[i], &err) < 0) {
+			progress_end(&pr);
+			if (o->keep_going)
+				tk_cli_warn("stats: skipped: %s", err.msg), bad++;
+			else
+				rc = tk_cli_fail("stats: %s", err.msg);
+		}
+		tk_profile_free(p);
+		pr.done++;
+		progress_tick(&pr);
+	}
+	progress_end(&pr);
+	if (rc == 0 && tk_fntable_nprofiles(ft) == 0)
+		rc = tk_cli_fail("stats: no profile could be read");
+	if (rc == 0) {
+		tk_outfile of;
+		tk_error err = {{0}};
+		FILE *out = out_open(&of, o->output, &err);
+		if (!out)
+			rc = tk_cli_fail("stats: %s", err.msg);
+		else {
+			rc = functions_report(o, out, ft);
+			if (out_close(&of, rc != 0, &err) < 0 && rc == 0)
+				rc = tk_cli_fail("stats: %s", err.msg);
+		}
+	}
+	if (bad && rc == 0)
+		tk_cli_warn("stats: %zu input%s skipped", bad, bad == 1 ? "" : "s");
+	tk_fntable_free(ft);
+	return rc;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv))
+		return usage(), 0;
+	opts o = {0};
+	o.bars = 12;
+	o.limit = 25;
+	o.memory_mb = 1024;
+	int rc = 1;
+	tk_values *v = NULL;
+	group_set gs = {0};
+	char unit[32] = "";
+	const char *metric = NULL;
+	char *sk_metric = NULL, *sk_unit = NULL, *metric_buf = NULL;
+	if (parse_args(argc, argv, &o) < 0)
+		goto out;
+	if (o.functions) {
+		rc = run_functions(&o);
+		goto out;
+	}
+	metric_kind kind = M_VALUES;
+	const char *arg = NULL;
+	if (o.metric) {
+		if (parse_metric(o.metric, &kind, &arg) < 0) {
+			tk_cli_fail(
+			    "stats: --metric '%s': expected cpu.duration, cpu.average, hang.duration, profile.weight, "
+			    "fn.self:NAME, fn.total:NAME or thread.weight:NAME",
+			    o.metric);
+			goto out;
+		}
+		if (o.values && kind != M_VALUES) {
+			tk_cli_fail("stats: --values reads plain numbers: --metric does not apply");
+			goto out;
+		}
+		metric = o.metric;
+	} else if (o.values) {
+		metric = "value";
+	} else if (o.ninputs && is_records_input(o.inputs[0])) {
+		kind = M_CPU_DURATION, metric = "cpu.duration";
+	} else if (o.ninputs) {
+		kind = M_PROFILE_WEIGHT, metric = "profile.weight";
+	}
+	if (kind == M_CPU_DURATION || kind == M_HANG_DURATION)
+		strcpy(unit, "s");
+	else if (kind == M_CPU_AVERAGE)
+		strcpy(unit, "%");
+	else if (o.values && o.unit)
+		snprintf(unit, sizeof unit, "%s", o.unit);
+
+	v = tk_values_new(o.sketch ? 1 : (size_t)o.memory_mb << 20);
+	tk_error err = {{0}};
+	if (o.sketch && tk_values_to_sketch(v, &err) < 0) {
+		tk_cli_fail("stats: %s", err.msg);
+		goto out;
+	}
+	progress pr = {0, o.ninputs, {0, 0}, {0, 0}, 0};
+	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+	size_t bad = 0, used = 0;
+	for (size_t i = 0; i < o.ninputs; i++) {
+		const char *path = o.inputs[i];
+		uint64_t before = tk_values_count(v);
+		size_t added = 0;
+		int r;
+		err.msg[0] = 0;
+		if (o.values || kind == M_VALUES)
+			r = tk_values_read(v, path, o.ninputs == 1 ? tk_cli_progress : NULL, NULL, &err) < 0 ? -1 : 0;
+		else if (kind == M_CPU_DURATION || kind == M_CPU_AVERAGE || kind == M_HANG_DURATION)
+			r = add_records(v, kind, path, &added, &err);
+		else
+			r = add_profile(v, kind, arg, o.share, path, unit, sizeof unit, &err);
+		if (o.ninputs == 1)
+			tk_cli_progress_done();
+		if (r < 0) {
+			progress_end(&pr);
+			if (!o.keep_going || tk_values_count(v) != before) {
+				/* A half-added input cannot be taken back: stop even with --keep-going. */
+				tk_cli_fail("stats: %s", err.msg);
+				goto out;
+			}
+			tk_cli_warn("stats: skipped: %s", err.msg);
+			bad++;
+		} else {
+			used++;
+			add_group(&gs, v, before, path);
+		}
+		pr.done++;
+		progress_tick(&pr);
+	}
+	progress_end(&pr);
+	if (kind == M_PROFILE_WEIGHT ||
+	    ((kind == M_FN_SELF || kind == M_FN_TOTAL || kind == M_THREAD_WEIGHT) && !o.share))
+		; /* unit set by the inputs */
+	else if (o.share)
+		strcpy(unit, "%");
+	for (size_t i = 0; i < o.nsketch_in; i++) {
+		FILE *f = strcmp(o.sketch_in[i], "-") == 0 ? stdin : fopen(o.sketch_in[i], "r");
+		if (!f) {
+			tk_cli_fail("stats: %s: %s", o.sketch_in[i], strerror(errno));
+			goto out;
+		}
+		free(sk_metric), free(sk_unit);
+		tk_sketch *sk = tk_sketch_read(f, o.sketch_in[i], &sk_metric, &sk_unit, &err);
+		if (f != stdin)
+			fclose(f);
+		if (!sk) {
+			tk_cli_fail("stats: %s", err.msg);
+			goto out;
+		}
+		if (!metric && sk_metric)
+			metric = metric_buf = tk_xstrdup(sk_metric);
+		else if (metric && sk_metric && strcmp(metric, sk_metric) != 0)
+			tk_cli_warn("stats: %s holds %s, merged into %s", o.sketch_in[i], sk_metric, metric);
+		if (!*unit && sk_unit)
+			snprintf(unit, sizeof unit, "%s", sk_unit);
+		int m = tk_values_merge_sketch(v, sk, &err);
+		tk_sketch_free(sk);
+		if (m < 0) {
+			tk_cli_fail("stats: %s", err.msg);
+			goto out;
+		}
+		used++;
+	}
+	if (!metric)
+		metric = "value";
+	if (used == 0) {
+		tk_cli_fail("stats: no input could be read");
+		goto out;
+	}
+	tk_summary s;
+	if (tk_values_summary(v, &s, &err) < 0) {
+		tk_cli_fail("stats: %s", err.msg);
+		goto out;
+	}
+	if (!s.exact && (o.json || o.csv) && !o.sketch && o.nsketch_in == 0)
+		tk_cli_warn("stats: more values than --memory-limit holds: percentiles from the sketch (within 1 %%)");
+	if (o.sketch_out) {
+		if (tk_values_to_sketch(v, &err) < 0) {
+			tk_cli_fail("stats: %s", err.msg);
+			goto out;
+		}
+		tk_outfile of;
+		FILE *f = out_open(&of, o.sketch_out, &err);
+		if (!f) {
+			tk_cli_fail("stats: %s", err.msg);
+			goto out;
+		}
+		int w = tk_sketch_write(f, tk_values_sketch(v), metric, unit, &err);
+		if (out_close(&of, w < 0, &err) < 0) {
+			tk_cli_fail("stats: %s: %s", o.sketch_out, err.msg);
+			goto out;
+		}
+	}
+	if (o.svg && write_svg(&o, metric, unit, v, &s, &gs) != 0)
+		goto out;
+	tk_outfile of;
+	FILE *out = out_open(&of, o.output, &err);
+	if (!out) {
+		tk_cli_fail("stats: %s", err.msg);
+		goto out;
+	}
+	int w = emit(&o, out, metric, unit, v, &s, &gs, used, &err);
+	if (out_close(&of, w < 0, &err) < 0) {
+		tk_cli_fail("stats: %s", err.msg);
+		goto out;
+	}
+	if (bad)
+		tk_cli_warn("stats: %zu input%s skipped", bad, bad == 1 ? "" : "s");
+	rc = 0;
+out:
+	tk_values_free(v);
+	for (size_t i = 0; i < gs.n; i++)
+		free(gs.own[i]);
+	free(gs.g), free(gs.own);
+	free(o.inputs), free(o.sketch_in);
+	free(sk_metric), free(sk_unit), free(metric_buf);
+	return rc;
+}
