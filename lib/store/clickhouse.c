@@ -352,9 +352,9 @@ static void put_quoted(buf *b, const char *s)
 	bput(b, "'", 1);
 }
 
-static void where_sql(buf *b, const tk_store_query *q, const char *kind, const char *col)
+static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const char *col)
 {
-	bprintf(b, " WHERE kind = '%s'", kind);
+	bprintf(b, " WHERE kind IN %s", kinds);
 	if (col)
 		bprintf(b, " AND isNotNull(%s)", col);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
@@ -441,14 +441,14 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	}
 	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
 	        KSEL, m->column);
-	where_sql(&sql, q, m->kind, m->column);
+	where_sql(&sql, q, m->kinds, m->column);
 	bprintf(
 	    &sql,
 	    " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
 	    "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
 	    "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
 	    K, K, K, K, exact_sum_cols, KSEL, m->column);
-	where_sql(&sql, q, m->kind, m->column);
+	where_sql(&sql, q, m->kinds, m->column);
 	bprintf(&sql, ")) GROUP BY %s, neg, e) GROUP BY %s) USING (%s) WHERE n > 0", K, K, K);
 	if (q->nby)
 		bprintf(&sql, " ORDER BY %s", keys.p);
@@ -500,7 +500,7 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	type7_sql(&sql, 95, 100);
 	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
 	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM reports");
-	where_sql(&sql, q, "hang", "duration");
+	where_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);

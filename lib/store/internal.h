@@ -20,10 +20,11 @@ extern const tk_store_ops tk_store_clickhouse;
 
 void tk_report_set_id(tk_report *r);
 
-/* A metric: the record kind it reads and the column holding its value. */
+/* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
-	const char *name, *kind, *column, *unit;
+	const char *name, *kinds, *column, *unit;
 } tk_store_metric;
+#define TK_STORE_HANG_KINDS "('hang', 'anr')"
 const tk_store_metric *tk_store_metric_find(const char *name);
 
 /* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly

@@ -225,9 +225,9 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 }
 
 /* WHERE for a query: kind, filters, since; parameters bound in this order by bind_where. */
-static void where_sql(const tk_store_query *q, const char *kind, const char *col, char *buf, size_t n)
+static void where_sql(const tk_store_query *q, const char *kinds, const char *col, char *buf, size_t n)
 {
-	size_t len = (size_t)snprintf(buf, n, " WHERE kind = '%s'", kind);
+	size_t len = (size_t)snprintf(buf, n, " WHERE kind IN %s", kinds);
 	if (col)
 		len += (size_t)snprintf(buf + len, n - len, " AND %s IS NOT NULL", col);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
@@ -256,7 +256,7 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	for (size_t i = 0; i < q->nby; i++)
 		kl +=
 		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
-	where_sql(q, m->kind, m->column, where, sizeof where);
+	where_sql(q, m->kinds, m->column, where, sizeof where);
 	snprintf(sql, sizeof sql, "SELECT %s%stk_summary(%s) FROM reports%s%s%s%s%s", keys, q->nby ? ", " : "",
 	         m->column, where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_stmt *st;
@@ -290,7 +290,7 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 {
 	sq *s = h;
 	char where[512], sql[1024];
-	where_sql(q, "hang", "duration", where, sizeof where);
+	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
 	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), min(id) "
 	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",

@@ -76,9 +76,10 @@ int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 /* ---- metrics ---- */
 
 static const tk_store_metric metrics[] = {
-    {"hang.duration", "hang", "duration", "s"},
-    {"cpu.duration", "cpu-highload", "duration", "s"},
-    {"cpu.average", "cpu-highload", "avg_cpu", "%"},
+    /* as `tracekit stats` takes them: MTHawkeye's ANR records are hangs too */
+    {"hang.duration", "('hang', 'anr')", "duration", "s"},
+    {"cpu.duration", "('cpu-highload')", "duration", "s"},
+    {"cpu.average", "('cpu-highload')", "avg_cpu", "%"},
 };
 
 const tk_store_metric *tk_store_metric_find(const char *name)

@@ -38,6 +38,17 @@ python3 "$TMP/oracle.py" "$G/truth.tsv" >"$TMP/oracle.json"
 # top signatures from the truth: count, signature (most first, ties by signature)
 cut -f3 "$G/truth.tsv" | sort | uniq -c | awk '{print $1"\t"$2}' | sort -t$'\t' -k1,1nr -k2,2 | head -5 >"$TMP/truth.top"
 
+# an MTHawkeye session with an ANR record (a hang for hang.duration, as in `tracekit stats`)
+M="$TMP/mthawkeye-session"; mkdir -p "$M"
+{ echo 'anr,1795300000.5_0,{"duration":610.3181838989258,"startFrom":1795300000.5,"inBackground":false,"stacks":[{"capturedCount":3,"stackframes":"0x10d90461b,0x10d8fe6f5","threadCount":6,"time":1795300000.9,"titleframe":"0x10d90461b"}]}'; } >"$M/records.mtlog"
+printf '{"app":"Atlas","version":"5.1","device":"iPhone12,1","os":"iOS 13.1","session":"mth-1"}' >"$M/meta.json"
+# `tracekit stats` itself over the same inputs: overall, per version (sessions picked by meta.json), CPU
+"$TK" stats --metric hang.duration --json "$G"/s* "$M" >"$TMP/direct.all"
+for v in 5.0 5.1 5.2; do
+	"$TK" stats --metric hang.duration --json $(grep -l "\"version\":\"$v\"" "$G"/*/meta.json "$M/meta.json" | xargs -n1 dirname) | sed "s/^{/{\"version\": \"$v\", /"
+done >"$TMP/direct.byver"
+"$TK" stats --metric cpu.average --json "$G"/s* >"$TMP/direct.cpu"
+
 for DB in "sqlite:$TMP/fleet.db" "$CH_URL/tk_test"; do
 	b=${DB%%:*}
 	"$TK" ingest --db "$DB" "$G" 2>"$TMP/$b.ingest1"
@@ -62,6 +73,13 @@ for l in open(sys.argv[1]): o=json.loads(l); print("%d\t%s" % (o["count"], o["si
 	check_same_file "$b: top-hangs counts and signatures equal the generator's" "$TMP/truth.top" "$TMP/$b.top.tsv"
 	"$TK" top-hangs --db "$DB" >"$TMP/$b.toptext"
 	check "$b: top-hangs text table" grep -q "hangs  sessions" "$TMP/$b.toptext"
+	"$TK" ingest -q --db "$DB" "$M"
+	"$TK" stats --db "$DB" --metric hang.duration --json >"$TMP/$b.withanr"
+	check_same_file "$b: hang.duration (ANR included) equals \`tracekit stats\` on the same inputs" "$TMP/direct.all" "$TMP/$b.withanr"
+	"$TK" stats --db "$DB" --metric hang.duration --by version --json >"$TMP/$b.byver.anr"
+	check_same_file "$b: by version equals \`tracekit stats\` on each version's sessions" "$TMP/direct.byver" "$TMP/$b.byver.anr"
+	"$TK" stats --db "$DB" --metric cpu.average --json >"$TMP/$b.cpuall"
+	check_same_file "$b: cpu.average equals \`tracekit stats\`" "$TMP/direct.cpu" "$TMP/$b.cpuall"
 done
 check_same_file "both backends give identical percentile JSON" "$TMP/sqlite.stats" "$TMP/clickhouse.stats"
 check_same_file "both backends give identical cpu.average groups" "$TMP/sqlite.cpu" "$TMP/clickhouse.cpu"
