@@ -151,8 +151,27 @@ int cmd_top_hangs(int argc, char **argv)
 	return 0;
 }
 
+static const char stats_usage[] =
+    "usage: tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--json]\n"
+    "\n"
+    "The summary of `tracekit stats` (count, mean, min, P50, P90, P95, P99, P99.9, max; exact type 7)\n"
+    "over the reports in a fleet store (see `tracekit ingest`), computed in the database engine, one\n"
+    "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n"
+    "\n"
+    "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
+    "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%)\n"
+    "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
+    "                    session; comma-separated\n"
+    "  --where K=V,...   only reports whose keys match\n"
+    "  --since D         only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D\n"
+    "  --json            one object per group: the group's keys, then `tracekit stats --json`'s fields\n";
+
 int tk_cli_stats_db(int argc, char **argv)
 {
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(stats_usage, stdout);
+		return 0;
+	}
 	qopts o = {0};
 	int rc = parse(argc, argv, &o, 1, "stats");
 	if (rc) {
