@@ -251,7 +251,7 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 {
 	sq *s = h;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
-	char keys[256] = "", where[512], sql[1024];
+	char keys[256] = "", where[512], sql[2048];
 	size_t kl = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		kl +=
@@ -289,7 +289,7 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
-	char where[512], sql[1024];
+	char where[512], sql[2048];
 	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
 	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), min(id) "
