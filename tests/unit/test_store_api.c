@@ -169,7 +169,7 @@ static void test_sqlite(void **state)
 	assert_string_equal(tk_store_backend(s), "sqlite");
 	tk_report r[4];
 	const char *vers[4] = {"1", "1", "2", "2"};
-	char keys[4][8];
+	char keys[4][16];
 	for (int i = 0; i < 4; i++) {
 		memset(&r[i], 0, sizeof r[i]);
 		r[i].kind = "hang";
