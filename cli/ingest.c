@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "tracekit/store.h"
+#include "tracekit/symbol.h"
 
 TK_COMMAND(ingest, "store hang and CPU records from many sessions in a fleet store (SQLite, ClickHouse)")
 
@@ -24,6 +25,8 @@ static const char usage[] =
     "  --db URL          sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or\n"
     "                    clickhouse://HOST:PORT/DB\n"
     "  --set K=V,...     fill keys the inputs lack: app, version, build, device, os, session\n"
+    "  --symbols PATH    dSYMs (a directory, .dSYM, .app or file; repeat for several) that name\n"
+    "                    MTHawkeye frames by image UUID, so hang signatures carry function names\n"
     "  --batch N         reports per transaction (default 5000)\n"
     "  --jobs N          inputs parsed in parallel (default: the number of CPUs)\n"
     "  --keep-going      report a bad input and go on with the others (exit status 1 at the end)\n"
@@ -190,7 +193,8 @@ int cmd_ingest(int argc, char **argv)
 	const char *db = getenv("TRACEKIT_DB");
 	if (!db || !*db)
 		db = "sqlite:tracekit.db";
-	const char *set = NULL;
+	const char *set = NULL, *symbols[64];
+	size_t nsym = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ingest g = {.batch = 5000, .jobs = ncpu > 0 ? (unsigned)ncpu : 1};
 	int quiet = 0, first = 0;
@@ -212,6 +216,11 @@ int cmd_ingest(int argc, char **argv)
 			db = argv[++i];
 		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
 			set = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--symbols") == 0) {
+			if (nsym < sizeof symbols / sizeof symbols[0])
+				symbols[nsym++] = argv[++i];
+			else
+				return tk_cli_fail("ingest: at most 64 --symbols paths"), 2;
 		} else if (i + 1 < argc && strcmp(a, "--jobs") == 0) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
@@ -242,8 +251,18 @@ int cmd_ingest(int argc, char **argv)
 	if (set && tk_report_meta_parse(&meta, set, &owned, &err))
 		return tk_cli_fail("ingest: %s", err.msg), 2;
 	g.meta = &meta;
+	for (size_t k = 0; k < nsym; k++) {
+		if (!meta.symbols)
+			meta.symbols = tk_symbolicator_new(NULL);
+		if (tk_symbolicator_add_path(meta.symbols, symbols[k], &err) < 0) {
+			tk_symbolicator_free(meta.symbols);
+			free(owned);
+			return tk_cli_fail("ingest: --symbols %s: %s", symbols[k], err.msg);
+		}
+	}
 	g.s = tk_store_open(db, &err);
 	if (!g.s) {
+		tk_symbolicator_free(meta.symbols);
 		free(owned);
 		return tk_cli_fail("ingest: %s", err.msg);
 	}
@@ -266,6 +285,7 @@ int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, " (%s)\n", db);
 	}
 	tk_store_close(g.s);
+	tk_symbolicator_free(meta.symbols);
 	free(owned);
 	if (!rc && g.bad)
 		rc = 1;

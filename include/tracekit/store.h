@@ -55,6 +55,10 @@ typedef struct tk_report {
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
 typedef struct tk_report_meta {
 	const char *keys[TK_STORE_NKEYS]; /* NULL = not given */
+	/* Optional (tracekit/symbol.h): names MTHawkeye frames by image UUID from dSYMs, so their
+	 * signatures carry symbols. Not safe to share between threads: tk_reports_from_paths then
+	 * runs on one. */
+	struct tk_symbolicator *symbols;
 } tk_report_meta;
 
 /* Parse "app=Foo,version=5.2" into meta (strings point into a copy owned by *owned; free it).
