@@ -19,7 +19,7 @@ typedef struct sq {
 static const char *const migrations[] = {
     /* 0 → 1 */
     "CREATE TABLE reports ("
-    " id TEXT NOT NULL, kind TEXT NOT NULL,"
+    " id BLOB NOT NULL, kind TEXT NOT NULL," /* the SHA-256, 32 bytes: half the hex in row and index */
     " app TEXT NOT NULL, version TEXT NOT NULL, build TEXT NOT NULL, device TEXT NOT NULL, os TEXT NOT NULL,"
     " session TEXT NOT NULL, time REAL NOT NULL, duration REAL, avg_cpu REAL, samples INTEGER NOT NULL,"
     " thread TEXT NOT NULL, signature TEXT NOT NULL, rkey TEXT NOT NULL, ingested REAL NOT NULL);"
@@ -195,7 +195,13 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		const tk_report *r = &v[i];
 		sqlite3_stmt *st = s->ins;
 		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+		unsigned char id[32];
+		for (int b = 0; b < 32; b++) {
+			unsigned x = 0;
+			sscanf(r->id + 2 * b, "%2x", &x);
+			id[b] = (unsigned char)x;
+		}
+		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
 			sqlite3_bind_text(st, 3 + k, r->keys[k], -1, SQLITE_STATIC);
@@ -292,7 +298,7 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	char where[512], sql[2048];
 	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
-	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), min(id) "
+	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) "
 	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",
 	         where, limit);
 	sqlite3_stmt *st;
