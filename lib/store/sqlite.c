@@ -185,6 +185,11 @@ static void bind_num(sqlite3_stmt *st, int i, double v)
 		sqlite3_bind_null(st, i);
 }
 
+static unsigned nibble(char c)
+{
+	return c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 0;
+}
+
 static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	sq *s = h;
@@ -196,11 +201,8 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		sqlite3_stmt *st = s->ins;
 		sqlite3_reset(st);
 		unsigned char id[32];
-		for (int b = 0; b < 32; b++) {
-			unsigned x = 0;
-			sscanf(r->id + 2 * b, "%2x", &x);
-			id[b] = (unsigned char)x;
-		}
+		for (int b = 0; b < 32; b++)
+			id[b] = (unsigned char)(nibble(r->id[2 * b]) << 4 | nibble(r->id[2 * b + 1]));
 		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
