@@ -56,6 +56,13 @@ int tk_convert_option(const char *cmd, tk_convert_options *co, int argc, char **
 			co->title = val;
 		return r;
 	}
+	if ((r = tk_cli_opt(cmd, argc, argv, i, "--max-frames", NULL, &val)) != 0) {
+		uint32_t n;
+		if (r < 0 || tk_cli_uint(cmd, "--max-frames", val, &n) < 0)
+			return -1;
+		co->max_frames = n;
+		return 1;
+	}
 	if ((r = tk_cli_opt(cmd, argc, argv, i, "--min-width", NULL, &val)) != 0) {
 		if (r < 0)
 			return -1;

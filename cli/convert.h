@@ -12,7 +12,8 @@
 	"  --title TEXT          the title viewers show (default: the input's file name)\n"                            \
 	"  --merge-threads       one merged flame graph / stack set instead of one per thread (svg, folded, json)\n"   \
 	"  --icicle, --invert    svg: an icicle graph (roots at the top); json: the bottom-up tree\n"                  \
-	"  --min-width PX        svg: leave out frames narrower than PX pixels (default 0.1): bounds the size\n"
+	"  --min-width PX        svg: leave out frames narrower than PX pixels (default 0.1)\n"                        \
+	"  --max-frames N        svg: at most N frames, the lightest left out first (default 20000, ~5 MB)\n"
 
 /* Consume a viewer option at argv[*i]: 1 if consumed, 0 if not one, -1 after printing an error. */
 int tk_convert_option(const char *cmd, tk_convert_options *co, int argc, char **argv, int *i);

@@ -260,7 +260,7 @@ static void add_group(group_set *gs, tk_values *v, uint64_t before, const char *
 {
 	size_t n;
 	const double *x = tk_values_sorted(v, &n);
-	if (!x || n <= before || gs->n >= 40)
+	if (!x || n <= before || gs->n > 20)
 		return;
 	size_t k = n - (size_t)before;
 	double *own = malloc(k * sizeof *own);
@@ -277,6 +277,22 @@ static void add_group(group_set *gs, tk_values *v, uint64_t before, const char *
 	gs->g[gs->n++] = (tk_stats_group){name, own, k, NULL};
 }
 
+/* RFC 4180: quote a field holding a comma, quote or line break (fn.self:operator,(…)). */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 static int emit(const opts *o, FILE *out, const char *metric, const char *unit, tk_values *v, const tk_summary *s,
                 group_set *gs, size_t ninputs, tk_error *err)
 {
@@ -288,7 +304,10 @@ static int emit(const opts *o, FILE *out, const char *metric, const char *unit, 
 		return tk_summary_write_json(out, metric, unit, s, err);
 	if (o->csv) {
 		fputs("metric,unit,count,mean,weighted_mean,min,p50,p90,p95,p99,p99.9,max,method\n", out);
-		fprintf(out, "%s,%s,%llu", metric, unit, (unsigned long long)s->count);
+		csv_field(out, metric);
+		fputc(',', out);
+		csv_field(out, unit);
+		fprintf(out, ",%llu", (unsigned long long)s->count);
 		double cols[] = {s->mean,   s->wmean,  s->min,    s->pct[0], s->pct[1],
 		                 s->pct[2], s->pct[3], s->pct[4], s->max};
 		for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
@@ -301,14 +320,16 @@ static int emit(const opts *o, FILE *out, const char *metric, const char *unit, 
 	        s->exact ? "exact percentiles (type 7)" : "percentiles from the sketch (within 1 % of exact)");
 	if (s->count == 0)
 		return 0;
+	/* Text is for reading: 10 significant digits hide binary noise (613.676, not 613.6759999999999);
+	 * --json and --csv carry every bit. */
 	fprintf(out, "  %-14s %llu\n", "count", (unsigned long long)s->count);
-	fprintf(out, "  %-14s %s\n", "mean", tk_stats_fmt_double(s->mean, b));
+	fprintf(out, "  %-14s %.10g\n", "mean", s->mean);
 	if (isfinite(s->wmean))
-		fprintf(out, "  %-14s %s\n", "weighted mean", tk_stats_fmt_double(s->wmean, b));
-	fprintf(out, "  %-14s %s\n", "min", tk_stats_fmt_double(s->min, b));
+		fprintf(out, "  %-14s %.10g\n", "weighted mean", s->wmean);
+	fprintf(out, "  %-14s %.10g\n", "min", s->min);
 	for (int i = 0; i < TK_SUMMARY_NPCT; i++)
-		fprintf(out, "  %-14s %s\n", tk_summary_pct_name[i], tk_stats_fmt_double(s->pct[i], b));
-	fprintf(out, "  %-14s %s\n", "max", tk_stats_fmt_double(s->max, b));
+		fprintf(out, "  %-14s %.10g\n", tk_summary_pct_name[i], s->pct[i]);
+	fprintf(out, "  %-14s %.10g\n", "max", s->max);
 	if (o->bars && s->count > 1 && s->max > s->min) {
 		fputs("histogram:\n", out);
 		if (tk_write_stats_bars(out, s, &all, o->bars, 40, err) < 0)
@@ -329,7 +350,11 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 	FILE *f = out_open(&of, o->svg, &err);
 	if (!f)
 		return tk_cli_fail("stats: %s", err.msg);
-	int w = tk_write_stats_svg(f, metric, unit, s, &all, gs->n > 1 ? gs->g : NULL, gs->n > 1 ? gs->n : 0, &err);
+	/* A box per input says something when there are a few inputs with enough values each. */
+	int per_input = gs->n > 1 && gs->n <= 20;
+	for (size_t i = 0; i < gs->n && per_input; i++)
+		per_input = gs->g[i].n >= 5;
+	int w = tk_write_stats_svg(f, metric, unit, s, &all, per_input ? gs->g : NULL, per_input ? gs->n : 0, &err);
 	if (w < 0) {
 		out_close(&of, 1, &err);
 		return tk_cli_fail("stats: %s: %s", o->svg, err.msg);
@@ -383,6 +408,24 @@ static void json_s(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Type 7 quantile of n values of which the first n − nz are 0 and the rest nz (ascending, > 0). */
+static double at_sparse(const double *nz, size_t k, size_t n, size_t i)
+{
+	return i < n - k ? 0 : nz[i - (n - k)];
+}
+
+static double q7_sparse(const double *nz, size_t k, size_t n, uint64_t num, uint64_t den)
+{
+	if (num >= den)
+		return at_sparse(nz, k, n, n - 1);
+	unsigned __int128 prod = (unsigned __int128)(n - 1) * num;
+	size_t j = (size_t)(prod / den);
+	if (j + 1 >= n)
+		return at_sparse(nz, k, n, n - 1);
+	double two[2] = {at_sparse(nz, k, n, j), at_sparse(nz, k, n, j + 1)};
+	return tk_quantile7(two, 2, (uint64_t)(prod % den), den); /* h = delta/den between the two */
+}
+
 static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 {
 	char b[32];
@@ -405,26 +448,34 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 		if (w >= thr)
 			wsum_worst += w, nworst++;
 	}
+	double *pw = wts; /* reused: each input's weight, by index */
+	for (size_t k = 0; k < np; k++)
+		pw[k] = tk_fntable_profile_weight(ft, k);
 	for (size_t f = 0; f < nf; f++) {
 		rows[f].f = f;
+		size_t nc;
+		const tk_fn_cell *c = tk_fntable_cells(ft, f, &nc);
 		for (int tot = 0; tot < 2; tot++) {
-			tk_fntable_values(ft, f, tot, vals);
+			/* Most functions are absent from most inputs: work on the inputs that have them; the
+			 * np − nz others are zeros at the start of the sorted shares. */
 			double ws = 0;
-			for (size_t k = 0; k < np; k++) {
-				double w = tk_fntable_profile_weight(ft, k);
+			size_t nz = 0;
+			for (size_t i = 0; i < nc; i++) {
+				double w = pw[c[i].profile], v = tot ? c[i].total : c[i].self;
 				if (!tot && w >= thr)
-					ws += vals[k];
-				vals[k] = w > 0 ? 100 * vals[k] / w : 0;
+					ws += v;
+				if (w > 0 && v != 0)
+					vals[nz++] = 100 * v / w;
 			}
 			if (!tot) {
 				rows[f].worst = wsum_worst > 0 ? 100 * ws / wsum_worst : 0;
 				rows[f].all = wsum_all > 0 ? 100 * tk_fntable_sum(ft, f, 0) / wsum_all : 0;
 			}
-			tk_sort_doubles(vals, np);
-			rows[f].q[4 * tot + 0] = tk_quantile7(vals, np, 50, 100);
-			rows[f].q[4 * tot + 1] = tk_quantile7(vals, np, 95, 100);
-			rows[f].q[4 * tot + 2] = tk_quantile7(vals, np, 99, 100);
-			rows[f].q[4 * tot + 3] = vals[np - 1];
+			tk_sort_doubles(vals, nz);
+			rows[f].q[4 * tot + 0] = q7_sparse(vals, nz, np, 50, 100);
+			rows[f].q[4 * tot + 1] = q7_sparse(vals, nz, np, 95, 100);
+			rows[f].q[4 * tot + 2] = q7_sparse(vals, nz, np, 99, 100);
+			rows[f].q[4 * tot + 3] = q7_sparse(vals, nz, np, 1, 1);
 		}
 	}
 	qsort(rows, nf, sizeof *rows, cmp_row);

@@ -103,7 +103,7 @@ const char *tk_stats_fmt_double(double x, char buf[32]);
 typedef struct tk_values tk_values;
 
 /* A value set that keeps values exactly until they would take more than limit_bytes (16 bytes per
- * value with weights, 8 without, plus sorting scratch of the same size), then moves to a sketch.
+ * value: the value and the sort's scratch; 24 with weights), then moves to a sketch.
  * limit_bytes 0 means no limit. */
 tk_values *tk_values_new(size_t limit_bytes);
 void tk_values_free(tk_values *v);
@@ -131,6 +131,10 @@ const struct tk_sketch *tk_values_sketch(const tk_values *v);
  * line and the text that is not a finite number. */
 int64_t tk_values_read(tk_values *v, const char *path, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
                        tk_error *err);
+/* The same over an open stream (read.h), e.g. bytes in memory. */
+struct tk_input;
+int64_t tk_values_read_input(tk_values *v, struct tk_input *in, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
+                             tk_error *err);
 
 /* ---- the mergeable sketch ---- */
 
@@ -189,6 +193,13 @@ ptrdiff_t tk_fntable_find(const tk_fntable *t, const char *name);
 ptrdiff_t tk_fntable_find_exact(const tk_fntable *t, const char *name, const char *binary);
 /* Self (total = 0) or total (total = 1) weight of function f in every profile, out[nprofiles]. */
 void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out);
+/* The profiles where f has weight, ascending by profile (the others weigh 0): sparse access for
+ * tables where most functions appear in few profiles. */
+typedef struct tk_fn_cell {
+	uint32_t profile;
+	double self, total;
+} tk_fn_cell;
+const tk_fn_cell *tk_fntable_cells(const tk_fntable *t, size_t f, size_t *n);
 /* Σ over profiles of self or total weight of f. */
 double tk_fntable_sum(const tk_fntable *t, size_t f, int total);
 
@@ -219,7 +230,8 @@ int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all,
 /* One function of a diff. Weights are absolute, in the profiles' unit, summed over each side's runs;
  * shares are of the side's summed weight. With several runs a side, p is the two-sided Mann-Whitney
  * p-value of the per-run self weights (p_total: of the per-run total weights) and [ci_lo, ci_hi]
- * the 95 % bootstrap interval of the change in mean self weight per run; otherwise they are NAN. */
+ * the 95 % bootstrap interval of the change in mean self weight per run (for the first 100 rows, the
+ * ones people read: it costs 2,000 resamples each); otherwise they are NAN. */
 typedef struct tk_diff_row {
 	const char *name, *binary;
 	double self_a, self_b, total_a, total_b;

@@ -60,14 +60,16 @@ int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
  * it, "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the URL)
  * highlights matches and prints the matched share of all weight (each sample counted once),
  * hovering shows name, binary, total, self and percent. Text is XML-escaped; bytes that are not
- * UTF-8 become '?'. Frames narrower than min_width pixels are left out with their subtrees, which
- * bounds the file at about width / min_width frames per depth level whatever the input's size.
+ * UTF-8 become '?'. Frames narrower than min_width pixels are left out with their subtrees, and
+ * when more than max_frames frames are left the narrowest go too (the subtitle says how many), so
+ * the file stays at a few MB (about 230 bytes per frame) whatever the input's size.
  *
  * By default the app's frames are warm colours, system libraries' (tk_binary_is_system) cool ones
  * and frames without a binary grey. A caller can colour nodes itself (a differential flame graph
  * colours B's tree by its growth over A) and add a tooltip line per node. */
 #define TK_FLAME_WIDTH 1200.0
 #define TK_FLAME_MIN_WIDTH 0.1
+#define TK_FLAME_MAX_FRAMES 20000
 #define TK_FLAME_DEFAULT_COLOR UINT32_MAX
 
 typedef struct tk_flame_options {
@@ -75,6 +77,7 @@ typedef struct tk_flame_options {
 	const char *subtitle; /* NULL = total, samples, groups and unit */
 	double width;         /* pixels; 0 = TK_FLAME_WIDTH */
 	double min_width;     /* pixels; 0 = TK_FLAME_MIN_WIDTH */
+	size_t max_frames;    /* at most this many frames (the narrowest go first); 0 = TK_FLAME_MAX_FRAMES */
 	int icicle;           /* roots at the top, callees below (default: roots at the bottom) */
 	/* Optional: the fill of node n as 0xRRGGBB, or TK_FLAME_DEFAULT_COLOR for the default. */
 	uint32_t (*color)(void *ctx, const tk_calltree *t, const tk_cnode *n);
@@ -94,12 +97,13 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
  * lib/write/formats.c. Writers stream: they hold the model (and at most a tree built from it),
  * never a DOM of their output. */
 typedef struct tk_convert_options {
-	const char *title; /* shown by viewers (the input's name); NULL for a default */
-	const char *input; /* the input's path, for writers that record it; may be NULL */
-	int merge_threads; /* one merged stack set instead of one per thread (svg, folded) */
-	int inverted;      /* icicle / bottom-up where the format has it (svg) */
-	double min_width;  /* svg: frames narrower than this many pixels are left out; 0 = default */
-	int binary_ok;     /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+	const char *title;  /* shown by viewers (the input's name); NULL for a default */
+	const char *input;  /* the input's path, for writers that record it; may be NULL */
+	int merge_threads;  /* one merged stack set instead of one per thread (svg, folded) */
+	int inverted;       /* icicle / bottom-up where the format has it (svg) */
+	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
+	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+	size_t max_frames;  /* svg: at most this many frames, the lightest left out first; 0 = default */
 } tk_convert_options;
 
 void tk_convert_options_init(tk_convert_options *o);

@@ -46,14 +46,30 @@ static void fill(tk_diff_row *r, const tk_fntable *a, ptrdiff_t fa, const tk_fnt
 		else
 			memset(vb, 0, nb * sizeof *vb);
 		double p = tk_mann_whitney(va, na, vb, nb, NULL);
-		if (tot) {
+		if (tot)
 			r->p_total = p;
-		} else {
+		else
 			r->p = p;
-			tk_bootstrap_mean_diff(va, na, vb, nb, BOOTSTRAP_REPS, 0.95, BOOTSTRAP_SEED, &r->ci_lo,
-			                       &r->ci_hi);
-		}
 	}
+}
+
+/* The bootstrap costs reps × (na + nb) draws per function, so it is done for the rows people read:
+ * the first CI_ROWS by |change|. */
+#define CI_ROWS 100
+
+static void interval(tk_diff_row *r, const tk_fntable *a, const tk_fntable *b, double *va, double *vb)
+{
+	size_t na = tk_fntable_nprofiles(a), nb = tk_fntable_nprofiles(b);
+	ptrdiff_t fa = tk_fntable_find_exact(a, r->name, r->binary), fb = tk_fntable_find_exact(b, r->name, r->binary);
+	if (fa >= 0)
+		tk_fntable_values(a, (size_t)fa, 0, va);
+	else
+		memset(va, 0, na * sizeof *va);
+	if (fb >= 0)
+		tk_fntable_values(b, (size_t)fb, 0, vb);
+	else
+		memset(vb, 0, nb * sizeof *vb);
+	tk_bootstrap_mean_diff(va, na, vb, nb, BOOTSTRAP_REPS, 0.95, BOOTSTRAP_SEED, &r->ci_lo, &r->ci_hi);
 }
 
 tk_diff *tk_diff_build(const tk_fntable *a, const tk_fntable *b, tk_error *err)
@@ -92,6 +108,9 @@ tk_diff *tk_diff_build(const tk_fntable *a, const tk_fntable *b, tk_error *err)
 		if (tk_fntable_find_exact(a, tk_fntable_name(b, f), tk_fntable_binary(b, f)) < 0)
 			fill(&d->rows[d->n++], a, -1, b, (ptrdiff_t)f, va, vb);
 	qsort(d->rows, d->n, sizeof *d->rows, cmp_row);
+	if (na >= 2 && nb >= 2)
+		for (size_t i = 0; i < d->n && i < CI_ROWS; i++)
+			interval(&d->rows[i], a, b, va, vb);
 	free(va), free(vb);
 	return d;
 }

@@ -7,10 +7,7 @@
 #include "util/hidx.h"
 #include "util/mem.h"
 
-typedef struct cell {
-	uint32_t profile;
-	double self, total;
-} cell;
+typedef tk_fn_cell cell;
 
 typedef struct fn {
 	char *name, *binary;
@@ -179,6 +176,12 @@ void tk_fntable_values(const tk_fntable *t, size_t f, int total, double *out)
 	const fn *x = &t->fns[f];
 	for (size_t i = 0; i < x->n; i++)
 		out[x->cells[i].profile] = total ? x->cells[i].total : x->cells[i].self;
+}
+
+const tk_fn_cell *tk_fntable_cells(const tk_fntable *t, size_t f, size_t *n)
+{
+	*n = t->fns[f].n;
+	return t->fns[f].cells;
 }
 
 double tk_fntable_sum(const tk_fntable *t, size_t f, int total)

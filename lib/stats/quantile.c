@@ -69,10 +69,31 @@ static inline uint64_t key2d(uint64_t k)
 	return (k >> 63) ? k & ~(1ull << 63) : ~k;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 int tk_sort_doubles(double *v, size_t n)
 {
 	if (n < 2)
 		return 0;
+	if (n < 65536) {
+		/* The radix sort's 2 MB of counters cost more than a comparison sort below this size. */
+		uint64_t *k = (uint64_t *)v;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t b;
+			memcpy(&b, &v[i], 8);
+			k[i] = d2key(b);
+		}
+		qsort(k, n, sizeof *k, cmp_key);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t b = key2d(k[i]);
+			memcpy(&v[i], &b, 8);
+		}
+		return 0;
+	}
 	uint64_t *a = (uint64_t *)v, *tmp = malloc(n * sizeof *tmp);
 	size_t *cnt = calloc(4 * 65536, sizeof *cnt);
 	if (!tmp || !cnt) {

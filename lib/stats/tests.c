@@ -5,28 +5,42 @@
 
 #include "tracekit/stats.h"
 
-typedef struct ranked {
-	double x;
-	int side; /* 0 = a, 1 = b */
-} ranked;
-
-static int cmp_ranked(const void *p, const void *q)
+/* Sort ascending with zeros taken out first: a diff's per-run weights are mostly zero (a function
+ * absent from most runs), so only the rest needs sorting. */
+static void sort_sparse(double *x, size_t n)
 {
-	const ranked *a = p, *b = q;
-	return (a->x > b->x) - (a->x < b->x);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != 0)
+			x[k++] = x[i];
+	tk_sort_doubles(x, k);
+	size_t p = 0;
+	while (p < k && x[p] < 0)
+		p++;
+	memmove(x + p + (n - k), x + p, (k - p) * sizeof *x);
+	for (size_t j = p; j < p + (n - k); j++)
+		x[j] = 0;
 }
 
-/* P(U ≤ u) under the null for sizes (m, n) without ties: the number of arrangements with U = k
- * satisfies f(m, n, k) = f(m−1, n, k−n) + f(m, n−1, k) (the largest value belongs to a or to b);
- * counted here in doubles, one n-row at a time. Returns the lower tail probability. */
-static double exact_cdf(size_t m, size_t n, double u)
+/* The null distribution of U for sizes (m, n) without ties, as cumulative probabilities P(U ≤ k):
+ * the number of arrangements with U = k satisfies f(m, n, k) = f(m−1, n, k−n) + f(m, n−1, k) (the
+ * largest value belongs to a or to b); counted in doubles, one n-row at a time. A diff asks for the
+ * same (m, n) once per function, so the last distribution is kept (per thread). */
+static _Thread_local struct {
+	size_t m, n;
+	double *cdf; /* m·n + 1 entries */
+} cache;
+
+static const double *null_cdf(size_t m, size_t n)
 {
+	if (cache.cdf && cache.m == m && cache.n == n)
+		return cache.cdf;
 	size_t umax = m * n;
-	/* f[i][k] for the current n, i = 0..m: (m+1) × (umax+1) doubles. */
 	double *cur = calloc((m + 1) * (umax + 1), sizeof *cur), *prev = calloc((m + 1) * (umax + 1), sizeof *prev);
-	if (!cur || !prev) {
-		free(cur), free(prev);
-		return NAN;
+	double *cdf = malloc((umax + 1) * sizeof *cdf);
+	if (!cur || !prev || !cdf) {
+		free(cur), free(prev), free(cdf);
+		return NULL;
 	}
 #define F(arr, i, k) arr[(i) * (umax + 1) + (k)]
 	/* n = 0: exactly one arrangement, U = 0, for every i. */
@@ -45,15 +59,29 @@ static double exact_cdf(size_t m, size_t n, double u)
 		double *t = prev;
 		prev = cur, cur = t;
 	}
-	double total = 0, below = 0;
-	for (size_t k = 0; k <= umax; k++) {
+	double total = 0;
+	for (size_t k = 0; k <= umax; k++)
 		total += F(prev, m, k);
-		if ((double)k <= u + 1e-9)
-			below += F(prev, m, k);
-	}
+	double acc = 0;
+	for (size_t k = 0; k <= umax; k++)
+		cdf[k] = (acc += F(prev, m, k)) / total;
 #undef F
 	free(cur), free(prev);
-	return below / total;
+	free(cache.cdf);
+	cache.m = m, cache.n = n, cache.cdf = cdf;
+	return cdf;
+}
+
+static double exact_cdf(size_t m, size_t n, double u)
+{
+	const double *cdf = null_cdf(m, n);
+	if (!cdf)
+		return NAN;
+	/* u is a whole number here (no ties); floor guards the representation. */
+	double k = floor(u + 1e-9);
+	if (k < 0)
+		return 0;
+	return k >= (double)(m * n) ? 1 : cdf[(size_t)k];
 }
 
 double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out)
@@ -63,28 +91,32 @@ double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, d
 	if (na == 0 || nb == 0)
 		return 1;
 	size_t n = na + nb;
-	ranked *r = malloc(n * sizeof *r);
-	if (!r)
+	double *sa = malloc(na * sizeof *sa), *sb = malloc(nb * sizeof *sb);
+	if (!sa || !sb) {
+		free(sa), free(sb);
 		return NAN;
-	for (size_t i = 0; i < na; i++)
-		r[i] = (ranked){a[i], 0};
-	for (size_t i = 0; i < nb; i++)
-		r[na + i] = (ranked){b[i], 1};
-	qsort(r, n, sizeof *r, cmp_ranked);
-	/* Midranks; Σ(t³ − t) over tie groups for the variance correction. */
-	double ra = 0, ties = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && r[j].x == r[i].x)
-			j++;
-		double mid = (i + 1 + j) / 2.0, t = (double)(j - i);
-		for (size_t k = i; k < j; k++)
-			if (r[k].side == 0)
-				ra += mid;
-		ties += t * t * t - t;
-		i = j;
 	}
-	free(r);
+	memcpy(sa, a, na * sizeof *sa);
+	memcpy(sb, b, nb * sizeof *sb);
+	sort_sparse(sa, na);
+	sort_sparse(sb, nb);
+	/* Walk both sorted samples as one: each group of equal values gets its midrank; Σ(t³ − t) over
+	 * the groups corrects the variance for ties. */
+	double ra = 0, ties = 0;
+	size_t i = 0, j = 0, pos = 0;
+	while (i < na || j < nb) {
+		double v = i < na && (j >= nb || sa[i] <= sb[j]) ? sa[i] : sb[j];
+		size_t ca = 0, cb = 0;
+		while (i < na && sa[i] == v)
+			i++, ca++;
+		while (j < nb && sb[j] == v)
+			j++, cb++;
+		double t = (double)(ca + cb), mid = (double)pos + (t + 1) / 2;
+		ra += (double)ca * mid;
+		ties += t * t * t - t;
+		pos += ca + cb;
+	}
+	free(sa), free(sb);
 	double u = ra - na * (na + 1) / 2.0; /* pairs where a > b, ties 1/2 */
 	if (u_out)
 		*u_out = u;

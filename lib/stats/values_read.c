@@ -84,16 +84,22 @@ int64_t tk_values_read(tk_values *v, const char *path, void (*progress)(void *, 
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;
+	int64_t r = tk_values_read_input(v, in, progress, ctx, err);
+	tk_input_close(in);
+	return r;
+}
+
+int64_t tk_values_read_input(tk_values *v, tk_input *in, void (*progress)(void *, uint64_t, uint64_t), void *ctx,
+                             tk_error *err)
+{
 	const char *name = tk_input_name(in);
 	size_t cap = 1 << 20, len = 0;
 	char *buf = malloc(cap + 1);
 	int64_t count = 0;
 	uint64_t line = 0;
 	unsigned tick = 0;
-	if (!buf) {
-		tk_input_close(in);
+	if (!buf)
 		return tk_error_set(err, "%s: out of memory", name);
-	}
 	for (;;) {
 		ptrdiff_t r = tk_input_read(in, buf + len, cap - len, err);
 		if (r < 0)
@@ -140,10 +146,8 @@ int64_t tk_values_read(tk_values *v, const char *path, void (*progress)(void *, 
 			break;
 	}
 	free(buf);
-	tk_input_close(in);
 	return count;
 fail:
 	free(buf);
-	tk_input_close(in);
 	return -1;
 }

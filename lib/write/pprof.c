@@ -8,7 +8,10 @@
  *                 weight], labels thread (name), tid, pid and process
  *   mapping       one per binary: memory_start = load address, memory_limit = past the highest
  *                 address seen in it, filename = path, build_id = the UUID
- *   location      one per frame: its address and binary, one line (function, source line)
+ *   location      one per frame: its address and binary, one line (function, source line); and
+ *                 one per inline chain met in the samples (an outer frame with the frames inlined
+ *                 into it at that place, TK_FRAME_INLINED from --symbols): the outer frame's address
+ *                 and one line per frame, the innermost first, as pprof represents inlining
  *   function      one per function (label + binary); filename = a source path seen in it
  *
  * Streaming: a protobuf message followed by another of the same type parses as their merge, with
@@ -114,9 +117,76 @@ static void flush(gzbuf *g, strtab *t, Perftools__Profiles__Profile *msg)
 	*msg = empty;
 }
 
+/* Inline chains: an outer frame with the frames inlined into it at the same place, leaf first.
+ * Each distinct chain is one Location with one Line per frame (pprof's inlining). */
+typedef struct chains {
+	tk_frame_id *pool; /* frames of every chain, leaf first */
+	size_t npool, cappool;
+	struct {
+		size_t off, len;
+	} * c;
+	size_t n, cap;
+	tk_hidx idx;
+} chains;
+
+typedef struct chain_key {
+	const tk_frame_id *f;
+	size_t len;
+} chain_key;
+
+static int chain_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const chains *ch = ctx;
+	const chain_key *k = key;
+	return ch->c[i].len == k->len && memcmp(ch->pool + ch->c[i].off, k->f, k->len * sizeof *k->f) == 0;
+}
+
+static uint32_t chain_id(chains *ch, const tk_frame_id *f, size_t len)
+{
+	chain_key k = {f, len};
+	uint64_t h = tk_hash_bytes(f, len * sizeof *f, 7);
+	uint32_t i = tk_hidx_find(&ch->idx, h, chain_eq, ch, &k);
+	if (i != UINT32_MAX)
+		return i;
+	TK_GROW(ch->pool, ch->cappool, ch->npool + len);
+	memcpy(ch->pool + ch->npool, f, len * sizeof *f);
+	TK_GROW(ch->c, ch->cap, ch->n + 1);
+	ch->c[ch->n].off = ch->npool;
+	ch->c[ch->n].len = len;
+	ch->npool += len;
+	tk_hidx_insert(&ch->idx, h, (uint32_t)ch->n);
+	return (uint32_t)ch->n++;
+}
+
+/* Location ids of a stack (frames root first), leaf first: a frame alone is its own location (id =
+ * frame id); an outer frame with inlined callees is one chain location (id nf + 1 + chain). tmp
+ * holds at least d frames. */
+static size_t stack_locations(const tk_profile *p, const tk_frame_id *fr, size_t d, uint64_t *ids, chains *ch,
+                              size_t nf, tk_frame_id *tmp)
+{
+	size_t n = 0, j = d;
+	while (j > 0) {
+		j--; /* fr[j]: the leaf-most frame not yet placed */
+		if (!(tk_frame_get(p, fr[j])->flags & TK_FRAME_INLINED)) {
+			ids[n++] = fr[j];
+			continue;
+		}
+		/* Inlined frames up to their outer frame (or the root, if the stack has none). */
+		size_t m = 0;
+		for (;;) {
+			tmp[m++] = fr[j];
+			if (!(tk_frame_get(p, fr[j])->flags & TK_FRAME_INLINED) || j == 0)
+				break;
+			j--;
+		}
+		ids[n++] = nf + 1 + chain_id(ch, tmp, m);
+	}
+	return n;
+}
+
 typedef struct binfo {
 	uint64_t lo, hi; /* address range seen */
-	int named, unnamed, lines;
+	int named, unnamed, lines, inlined;
 } binfo;
 
 int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
@@ -178,6 +248,7 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		b->hi = fr->addr > b->hi ? fr->addr : b->hi;
 		fr->name ? b->named++ : b->unnamed++;
 		b->lines += fr->line != 0;
+		b->inlined += (fr->flags & TK_FRAME_INLINED) != 0;
 	}
 	/* go tool pprof and others take the first mapping for the main binary: put the executable
 	 * (the binary named like the heaviest thread's process) first, else keep the table's order. */
@@ -214,6 +285,7 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 			m.has_functions = bi[b].named && !bi[b].unnamed;
 			m.has_filenames = m.has_functions;
 			m.has_line_numbers = bi[b].lines > 0;
+			m.has_inline_frames = bi[b].inlined > 0;
 			maps[k] = m;
 			mapp[k] = &maps[k];
 		}
@@ -282,12 +354,14 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	free(locp);
 	free(lines);
 	free(linep);
-	tk_functab_free(&ft);
 
 	/* Samples, thread by thread. */
 	Perftools__Profiles__Sample *sm = tk_xcalloc(BATCH, sizeof *sm);
 	Perftools__Profiles__Sample **smp = tk_xcalloc(BATCH, sizeof *smp);
 	int64_t *vals = tk_xcalloc(2 * BATCH, sizeof *vals);
+	size_t *nloc = tk_xcalloc(BATCH, sizeof *nloc), captmp = 0;
+	tk_frame_id *tmpf = NULL;
+	chains ch = {0};
 	uint64_t *ids = NULL;
 	size_t nids = 0, capids = 0;
 	tk_frame_id *fbuf = NULL;
@@ -320,15 +394,15 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 				size_t d = tk_stack_depth(p, sw[c2].stack);
 				TK_GROW(fbuf, capf, d ? d : 1);
 				TK_GROW(ids, capids, nids + d + 1);
+				TK_GROW(tmpf, captmp, d ? d : 1);
 				tk_stack_frames(p, sw[c2].stack, fbuf, d);
-				for (size_t j = 0; j < d; j++)
-					ids[nids + j] = fbuf[d - 1 - j]; /* leaf first */
-				nids += d;
+				nloc[k] = stack_locations(p, fbuf, d, ids + nids, &ch, nf, tmpf);
+				nids += nloc[k];
 			}
 			size_t off = 0;
 			for (size_t j = 0; j < k; j++, c++) {
 				Perftools__Profiles__Sample s = PERFTOOLS__PROFILES__SAMPLE__INIT;
-				size_t d = tk_stack_depth(p, sw[c].stack);
+				size_t d = nloc[j];
 				s.n_location_id = d;
 				s.location_id = ids + off;
 				off += d;
@@ -351,6 +425,51 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	free(vals);
 	free(ids);
 	free(fbuf);
+	free(nloc);
+	free(tmpf);
+
+	/* The inline chains met in the samples: one location each, lines leaf first. */
+	for (size_t i = 0; i < ch.n;) {
+		size_t k = 0, nl = 0;
+		for (size_t i2 = i; k < BATCH && i2 < ch.n; k++, i2++)
+			nl += ch.c[i2].len;
+		Perftools__Profiles__Line *cl = tk_xcalloc(nl, sizeof *cl);
+		Perftools__Profiles__Line **clp = tk_xcalloc(nl, sizeof *clp);
+		Perftools__Profiles__Location *cloc = tk_xcalloc(k, sizeof *cloc);
+		Perftools__Profiles__Location **clocp = tk_xcalloc(k, sizeof *clocp);
+		size_t li = 0;
+		for (size_t j = 0; j < k; j++, i++) {
+			const tk_frame_id *f = ch.pool + ch.c[i].off;
+			size_t len = ch.c[i].len;
+			const tk_frame *outer = tk_frame_get(p, f[len - 1]);
+			Perftools__Profiles__Location l = PERFTOOLS__PROFILES__LOCATION__INIT;
+			l.id = nf + 1 + i;
+			l.mapping_id = outer->binary;
+			l.address = outer->addr;
+			l.n_line = len;
+			l.line = clp + li;
+			for (size_t q = 0; q < len; q++, li++) {
+				Perftools__Profiles__Line ln = PERFTOOLS__PROFILES__LINE__INIT;
+				ln.function_id = ft.of_frame[f[q]] + 1;
+				ln.line = tk_frame_get(p, f[q])->line;
+				cl[li] = ln;
+				clp[li] = &cl[li];
+			}
+			cloc[j] = l;
+			clocp[j] = &cloc[j];
+		}
+		msg.n_location = k;
+		msg.location = clocp;
+		flush(g, &st, &msg);
+		free(cl);
+		free(clp);
+		free(cloc);
+		free(clocp);
+	}
+	free(ch.pool);
+	free(ch.c);
+	tk_hidx_free(&ch.idx);
+	tk_functab_free(&ft);
 	if (st.emitted < st.n)
 		flush(g, &st, &msg);
 	g->z.avail_in = 0;

@@ -8,7 +8,7 @@
 #include "tracekit/stats.h"
 
 #define W 960
-#define ML 90 /* left margin: tick labels */
+#define ML 150 /* left margin: tick labels and input names */
 #define MR 40
 #define PW (W - ML - MR)
 
@@ -46,15 +46,15 @@ static double below(const tk_stats_group *g, double x, int inclusive)
 	return g->sketch ? tk_sketch_rank(g->sketch, x) : 0;
 }
 
+/* Logarithmic when every value is positive and they span a decade or more (skewed data:
+ * durations, weights); ticks then at 1, 2, 5 × 10^k inside the range. */
 static axis make_axis(double mn, double mx)
 {
 	axis a = {mn, mx, 0};
-	if (mn > 0 && mx / mn >= 100) {
+	if (mn > 0 && mx / mn >= 10) {
 		a.log = 1;
-		a.lo = pow(10, floor(log10(mn)));
-		a.hi = pow(10, ceil(log10(mx)));
-		if (a.hi <= mx * 1.0000001 && a.hi == mx)
-			a.hi = mx;
+		a.lo = mn / 1.15;
+		a.hi = mx * 1.15;
 		return a;
 	}
 	if (!(mx > mn)) {
@@ -122,13 +122,23 @@ static void x_ticks(FILE *f, const axis *a, double top, double bottom)
 {
 	char b[32];
 	if (a->log) {
-		for (double d = a->lo; d <= a->hi * 1.0001; d *= 10) {
-			double x = sx(a, d);
-			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, top, x,
-			        bottom);
-			fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x,
-			        bottom + 14, num(d, b));
-		}
+		/* 1-2-5 ticks, or only the decades when there are many. */
+		int decades = (int)ceil(log10(a->hi)) - (int)floor(log10(a->lo));
+		static const double steps125[] = {1, 2, 5}, steps1[] = {1};
+		const double *st = decades > 4 ? steps1 : steps125;
+		int ns = decades > 4 ? 1 : 3;
+		for (int e = (int)floor(log10(a->lo)); e <= (int)ceil(log10(a->hi)); e++)
+			for (int k = 0; k < ns; k++) {
+				double d = st[k] * pow(10, e);
+				if (d < a->lo || d > a->hi)
+					continue;
+				double x = sx(a, d);
+				fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
+				        top, x, bottom);
+				fprintf(f,
+				        "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+				        x, bottom + 14, num(d, b));
+			}
 		return;
 	}
 	double span = a->hi - a->lo, raw = span / 6, mag = pow(10, floor(log10(raw))), step = mag;
@@ -231,8 +241,10 @@ int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_s
 		double p = (double)tk_summary_pct_num[i] / tk_summary_pct_den[i];
 		fprintf(f, "<line class=\"pct\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, CT, x, CT + CH);
 		fprintf(f, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", x, CT + CH - p * CH);
-		fprintf(f, "<text class=\"pctl\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s %s</text>\n", x - 3,
-		        CT + 12 + 13 * i, tk_summary_pct_name[i], num(s->pct[i], b));
+		int right = x > ML + PW - 130;
+		fprintf(f, "<text class=\"pctl\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s %s</text>\n",
+		        right ? x - 4 : x + 4, CT + CH - 12 - 14 * (TK_SUMMARY_NPCT - 1 - i), right ? "end" : "start",
+		        tk_summary_pct_name[i], num(s->pct[i], b));
 	}
 	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\"/>\n</g>\n", ML, CT + CH, ML + PW,
 	        CT + CH);
@@ -266,7 +278,9 @@ int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_s
 		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", ML - 6, m + 4);
 		const char *nm = g->name ? g->name : "all";
 		size_t len = strlen(nm);
-		esc(f, len > 14 ? nm + len - 14 : nm);
+		if (len > 22)
+			fputs("…", f);
+		esc(f, len > 22 ? nm + len - 22 : nm);
 		fputs("</text></g>\n", f);
 	}
 	fputs("</g>\n</svg>\n", f);
@@ -285,6 +299,8 @@ int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all,
 	if (rows > 200)
 		rows = 200;
 	axis a = make_axis(s->min, s->max);
+	if (a.log) /* rows are few: start and end at the data, not at whole decades */
+		a.lo = s->min, a.hi = s->max;
 	double counts[200], cmax = 0, edges[201];
 	for (unsigned i = 0; i <= rows; i++)
 		edges[i] = ax_inv(&a, (double)i / rows);

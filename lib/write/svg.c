@@ -8,8 +8,10 @@
  * following frames that are deeper) and its ancestors without comparing floating-point pixels,
  * and the matched percentage is summed from exact weights.
  *
- * Size is bounded by the minimum width: at any depth the visible frames of a group share its
- * width, so at most width / min_width frames per depth are written, whatever the input's size.
+ * Size is bounded twice: frames narrower than min_width are left out (at any depth the visible
+ * frames of a group share its width, so at most width / min_width per depth), and when more than
+ * max_frames frames remain the width is raised until max_frames are left, so the file stays at a
+ * few MB (about 230 bytes per frame) whatever the input's size.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -143,10 +145,11 @@ static double px(uint64_t w, uint64_t total, double width)
 	return total ? (double)w / (double)total * width : 0;
 }
 
-/* Deepest visible depth of a group (children narrower than min_width are not drawn, nor their
- * subtrees). */
-static uint32_t visible_depth(const tk_calltree *t, tk_cnode_id root, double width, double min_w, tk_cnode_id **st,
-                              size_t *cap)
+/* Walk a group's frames of at least min_w pixels and min_total weight (a child never weighs more
+ * than its parent, so this set is closed under ancestors). Returns the deepest depth; appends the
+ * weights to *ws when ws is not NULL. */
+static uint32_t walk_visible(const tk_calltree *t, tk_cnode_id root, double width, double min_w, uint64_t min_total,
+                             tk_cnode_id **st, size_t *cap, uint64_t **ws, size_t *nws, size_t *capws)
 {
 	uint64_t total = tk_calltree_node(t, root)->total;
 	uint32_t maxd = 0;
@@ -158,13 +161,24 @@ static uint32_t visible_depth(const tk_calltree *t, tk_cnode_id root, double wid
 		if (c->depth > maxd)
 			maxd = c->depth;
 		for (tk_cnode_id k = c->first_child; k != TK_CNODE_NONE; k = tk_calltree_node(t, k)->next_sibling) {
-			if (px(tk_calltree_node(t, k)->total, total, width) < min_w)
+			uint64_t kt = tk_calltree_node(t, k)->total;
+			if (px(kt, total, width) < min_w || kt < min_total)
 				continue;
+			if (ws) {
+				TK_GROW(*ws, *capws, *nws + 1);
+				(*ws)[(*nws)++] = kt;
+			}
 			TK_GROW(*st, *cap, n + 1);
 			(*st)[n++] = k;
 		}
 	}
 	return maxd;
+}
+
+static int by_weight_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x > y ? -1 : x < y;
 }
 
 static void group_heading(FILE *out, const tk_calltree *t, const tk_calltree_group *g, char *buf, size_t cap)
@@ -203,9 +217,29 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	uint32_t *depths = tk_xcalloc(ng ? ng : 1, sizeof *depths);
 	double H = TOP + BOTTOM;
 	uint64_t all = 0, all_samples = 0;
+	/* The frame budget: when more than max_frames frames reach min_width, keep the max_frames
+	 * heaviest (by weight, over all groups: a frame's share of the whole profile), so the detail
+	 * that goes is what matters least, and small threads lose theirs first. */
+	size_t max_frames = o->max_frames ? o->max_frames : TK_FLAME_MAX_FRAMES, nws = 0, capws = 0, left_out = 0;
+	uint64_t min_total = 0, *ws = NULL;
+	for (size_t g = 0; g < ng; g++)
+		walk_visible(t, tk_calltree_group_get(t, g)->root, gw, min_w, 0, &st, &stcap, &ws, &nws, &capws);
+	if (nws + ng > max_frames && max_frames > ng) {
+		qsort(ws, nws, sizeof *ws, by_weight_desc);
+		min_total = ws[max_frames - ng - 1];
+		size_t keep = 0;
+		while (keep < nws && ws[keep] >= min_total)
+			keep++;
+		if (keep > max_frames - ng) /* ties at the cut: drop them too */
+			min_total++;
+		left_out = 0;
+		for (size_t i = 0; i < nws; i++)
+			left_out += ws[i] < min_total;
+	}
+	free(ws);
 	for (size_t g = 0; g < ng; g++) {
 		const tk_calltree_group *grp = tk_calltree_group_get(t, g);
-		depths[g] = visible_depth(t, grp->root, gw, min_w, &st, &stcap);
+		depths[g] = walk_visible(t, grp->root, gw, min_w, min_total, &st, &stcap, NULL, NULL, NULL);
 		H += SEC_HEAD + (depths[g] + 1) * FRAME_H + SEC_GAP;
 		all += tk_calltree_node(t, grp->root)->total;
 		all_samples += tk_calltree_node(t, grp->root)->samples;
@@ -238,13 +272,17 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		        tk_calltree_grouping(t) == TK_GROUP_THREAD ? "thread" : "group", ng == 1 ? "" : "s", uname);
 		if (tk_calltree_inverted(t))
 			fputs("; bottom-up", out);
+		if (left_out) {
+			tk_wu_weight(sbuf, sizeof sbuf, unit, min_total);
+			fprintf(out, "; %zu frames under %s %s left out", left_out, sbuf, uname);
+		}
 	}
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n", PAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.1f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
 	        W - PAD);
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n", PAD, H - 10);
-	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n", W - PAD, H - 10);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"58\"> </text>\n", PAD);
+	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"58\" text-anchor=\"end\"> </text>\n", W - PAD);
 
 	double y0 = TOP;
 	item *stack = NULL;
@@ -309,7 +347,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 			     k = tk_calltree_node(t, k)->next_sibling) {
 				const tk_cnode *c = tk_calltree_node(t, k);
 				double cw = px(c->total, total, gw);
-				if (cw >= min_w) {
+				if (cw >= min_w && c->total >= min_total) {
 					TK_GROW(stack, capstack, ns + 1);
 					stack[ns++] = (item){k, cx};
 				}
@@ -346,6 +384,7 @@ int tk_write_svg(FILE *out, const tk_profile *p, const tk_convert_options *o, tk
 	fo.title = o->title;
 	fo.icicle = o->inverted;
 	fo.min_width = o->min_width;
+	fo.max_frames = o->max_frames;
 	int rc = tk_write_flamegraph(out, t, &fo, err);
 	tk_calltree_free(t);
 	return rc;

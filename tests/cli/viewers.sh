@@ -55,6 +55,16 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["profiles"][0
 	"$TMP/merged.speedscope.json" "$TMP/broken.speedscope.json"
 check_fails "speedscope schema rejects a profile without weights" "$NODE" "$JS/speedscope_check.mjs" "$TMP/broken.speedscope.json"
 
+# speedscope's own web app (offline, from file://) opens our speedscope and pprof files: the title,
+# the heaviest thread first and "(1/N)" threads in its profile selector, no error, no network.
+"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).speedscope.json" "$TMP/esc.speedscope.json" >"$TMP/sso.jsonl" 2>"$TMP/sso.err" ||
+	notok "speedscope app: ran" "$(head -c 400 "$TMP/sso.err")"
+check_eq "speedscope app opens the speedscope file: title, heaviest thread, 10 threads" \
+	"$(basename "$MT") - speedscope|ThreadJavaMain (tid 948350), java (pid 23369) (1/10)|[]|[]" \
+	"$(sed -n 1p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["text"].split("\n")[1], d["errors"], d["requests"], sep="|")')"
+check_eq "speedscope app opens the escaped-name file" "esc.xml - speedscope|[]" \
+	"$(sed -n 2p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["errors"], sep="|")')"
+
 # pprof: pprof-format decodes it, totals per thread = XML; go tool pprof -top prints our total.
 export HOME="$TMP/home" GOCACHE="$TMP/home/gocache" GOFLAGS=
 mkdir -p "$HOME"
@@ -83,6 +93,18 @@ check_eq "pprof: build id is the binary's UUID, start its load address" "31E1C18
 		<(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
 check_eq "pprof: thread label" "ThreadJavaMain" \
 	"$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["threads"]["948350"])' <(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
+"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).pb.gz" >"$TMP/ssp.json" 2>"$TMP/ssp.err" || notok "speedscope app: pprof ran" "$(head -c 400 "$TMP/ssp.err")"
+check_eq "speedscope app opens our pprof" "$(basename "$MT" .xml).pb.gz - speedscope|[]|[]" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["title"], d["errors"], d["requests"], sep="|")' "$TMP/ssp.json")"
+# Inlining: --symbols on the generated dSYM gives an inline chain, which pprof shows as one location
+# with a line per frame (go marks the inlined ones); pprof-format finds no broken reference.
+SY="$FIX/symbol"
+TRACEKIT_CACHE_DIR="$TMP/symcache" "$TK" convert --symbols "$SY" "$SY/time-profile-14.3-synthetic.xml" -o "$TMP/inl.pb.gz" 2>/dev/null
+check_eq "pprof: an inline chain is one location, innermost first (go tool pprof -traces)" \
+	"hdr_2 (inline)|u0_f15_in1 (inline)|u0_f15_in0 (inline)|u0_f15|u0_f10|start" \
+	"$(go tool pprof -traces "$TMP/inl.pb.gz" 2>/dev/null | awk '/ms +hdr_2/ { on = 1; sub(/^ *[0-9.]+ms +/, "") } on && /^-/ { exit } on { sub(/^ +/, ""); print }' | paste -sd'|')"
+check_eq "pprof: the inline chain decodes with pprof-format" "[] 2000000" \
+	"$("$NODE" "$JS/pprof_check.mjs" "$TMP/inl.pb.gz" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["problems"], d["total"])')"
 check_eq "go tool pprof: the escaped name" 1 "$(go tool pprof -top "$TMP/esc.pb.gz" 2>/dev/null | grep -c 'Java<Main&"x$')"
 check_eq "pprof is not written to a terminal" 1 \
 	"$(script -qec "$TK convert '$MT' --to pprof; echo rc=\$?" /dev/null | grep -c 'not writing it to a terminal')"
@@ -100,6 +122,19 @@ for opt in --merge-threads --icicle; do
 	"$TK" flame $opt "$MT" -o "$TMP/opt.svg"
 	check "svg $opt well-formed, totals" $O svg "$TMP/opt.svg" "$MT"
 done
+# The frame budget keeps a big export's SVG small: a generated 20 MB export with 64 threads.
+"$TK_ROOT/$BUILD/xcgen" --encoding tagged --schema time-profile --threads 64 --processes 8 --distinct-stacks 20000 \
+	--stacks-per-thread 300 --seed 1 --size 20M -o "$TMP/gen.xml" 2>/dev/null
+"$TK" flame "$TMP/gen.xml" -o "$TMP/gen.svg"
+check "svg of a generated 20 MB export: group totals = XML" $O svg "$TMP/gen.svg" "$TMP/gen.xml"
+check_eq "svg frame budget: 19000 to 20000 frames by default (ties at the cut go), the rest counted in the subtitle" "1 1" "$(python3 -c '
+import sys,xml.etree.ElementTree as E
+r=E.parse(sys.argv[1]).getroot(); S="{http://www.w3.org/2000/svg}"
+n=sum(1 for g in r.iter(S+"g") if g.get("class")=="f")
+sub=[t.text for t in r.iter(S+"text") if t.get("id")=="subtitle"][0]
+print(int(19000 <= n <= 20000), int("left out" in sub))' "$TMP/gen.svg")"
+"$TK" flame --max-frames 500 "$TMP/gen.xml" -o "$TMP/gen500.svg"
+check_eq "svg --max-frames 500: 400 to 500 frames" 1 "$(grep -c '^<g class="f"' "$TMP/gen500.svg" | awk '{ print ($1 >= 400 && $1 <= 500) }')"
 check_eq "svg: the escaped name is in a title" 1 \
 	"$(python3 -c 'import sys,xml.etree.ElementTree as E; print(sum(1 for t in E.parse(sys.argv[1]).iter("{http://www.w3.org/2000/svg}title") if t.text.startswith("Java<Main&\"x\n")))' "$TMP/esc.svg")"
 
@@ -119,7 +154,8 @@ if not d["highlighted"]: p.append("nothing highlighted")
 if abs(d["zoomAfter"] - d["rootWidth"]) > 0.01 or d["zoomBefore"] >= d["rootWidth"]: p.append("zoom %s -> %s" % (d["zoomBefore"], d["zoomAfter"]))
 if not d["hiddenAfterZoom"] or d["hiddenAfterReset"] or abs(d["widthAfterReset"] - d["zoomBefore"]) > 0.01: p.append("hide/reset")
 if not d["unzoomVisible"]: p.append("no Reset Zoom")
-if d["screenshotBytes"] < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
+if d["urlMatchedWeight"] != d["matchedWeight"]: p.append("?s= search %s" % d["urlMatchedWeight"])
+if d["screenshotBytes"] < 10000 or d.get("zoomShotBytes", 0) < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
 if d["requests"] or d["errors"]: p.append("requests %s errors %s" % (d["requests"], d["errors"]))
 print("; ".join(p) or "ok")' "$TMP/b.json" "$want" "$($O total "$5")")"
 }

@@ -1,6 +1,6 @@
 // Open a tracekit SVG flame graph in headless Chromium (playwright-core, /usr/bin/chromium) and use it
 // the way a person would: search through the Search button's prompt, read the matched percentage,
-// click a frame to zoom, reset, and take a screenshot.
+// take a screenshot (SCREENSHOT.png), click a frame to zoom, reset.
 // usage: node flame_check.mjs FILE.svg TERM SCREENSHOT.png
 // Prints one JSON object: frames, matched text and weight, the zoomed frame's width before and after,
 // whether other frames were hidden, the screenshot's size and its number of distinct colours.
@@ -20,6 +20,7 @@ const browser = await chromium.launchPersistentContext(profile, {
 const out = {};
 try {
 	const page = browser.pages()[0] || (await browser.newPage());
+	await page.setViewportSize({ width: 1200, height: 760 });
 	const requests = [];
 	page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
 	const errors = [];
@@ -31,6 +32,13 @@ try {
 	out.matchedText = await page.textContent("#matched");
 	out.matchedWeight = Number(await page.getAttribute("#matched", "data-matched"));
 	out.highlighted = await page.locator('g.f rect[fill="#e600e6"]').count();
+	// The picture a person sees after searching (the README's docs/flame.png).
+	const box = await page.locator("g.sec").first().boundingBox();
+	// (fullPage screenshots hang on SVG documents: grow the viewport to the first group instead)
+	await page.setViewportSize({ width: 1200, height: Math.min(1400, Math.ceil(box.y + box.height + 4)) });
+	await page.screenshot({ path: shot });
+	await page.setViewportSize({ width: 1200, height: 760 });
+	out.screenshotBytes = statSync(shot).size;
 	// Zoom: click the widest non-root frame of the first group that has children.
 	const target = await page.evaluate(() => {
 		const fs = [...document.querySelector("g.sec").querySelectorAll("g.f")];
@@ -51,16 +59,16 @@ try {
 		out.zoomAfter = Number(await g.locator("rect").getAttribute("width"));
 		out.hiddenAfterZoom = await page.locator("g.f.hide").count();
 		out.unzoomVisible = (await page.getAttribute("#unzoom", "class")) === "btn";
-		await page.screenshot({ path: shot });
+		out.zoomShotBytes = (await page.screenshot()).length;
 		await page.click("#unzoom");
 		out.hiddenAfterReset = await page.locator("g.f.hide").count();
 		out.widthAfterReset = Number(await g.locator("rect").getAttribute("width"));
 		out.tooltip = await g.locator("title").textContent();
-	} else {
-		await page.screenshot({ path: shot });
 	}
-	out.screenshotBytes = statSync(shot).size;
 	const png = await page.screenshot();
+	// The same search from the URL (?s=TERM), as a shared link would carry it.
+	await page.goto("file://" + resolve(file) + "?s=" + encodeURIComponent(term));
+	out.urlMatchedWeight = Number(await page.getAttribute("#matched", "data-matched"));
 	out.requests = requests;
 	out.errors = errors;
 	// Distinct colours in a full screenshot, decoded by the browser itself.

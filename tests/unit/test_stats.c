@@ -51,9 +51,10 @@ static void test_quantile_small(void **state)
 	FILE *f = open_memstream(&buf, &len);
 	assert_int_equal(tk_summary_write_json(f, "m\"x", "ms", &s, NULL), 0);
 	fclose(f);
-	assert_string_equal(buf, "{\"metric\": \"m\\\"x\", \"unit\": \"ms\", \"count\": 6, \"mean\": 1.8333333333333333, "
-	                         "\"min\": 1, \"p50\": 2, \"p90\": 2.5, \"p95\": 2.75, \"p99\": 2.95, \"p99.9\": 2.995, "
-	                         "\"max\": 3}\n");
+	assert_string_equal(buf,
+	                    "{\"metric\": \"m\\\"x\", \"unit\": \"ms\", \"count\": 6, \"mean\": 1.8333333333333333, "
+	                    "\"min\": 1, \"p50\": 2, \"p90\": 2.5, \"p95\": 2.75, \"p99\": 2.95, \"p99.9\": 2.995, "
+	                    "\"max\": 3}\n");
 	free(buf);
 }
 
@@ -268,10 +269,11 @@ static void test_mann_whitney(void **state)
 	 * texts, e.g. Siegel & Castellan 1988, Table J; Zar, Biostatistical Analysis, Table B.11):
 	 * significant when U ≤ the value: (5,5) 2, (6,6) 5, (7,7) 8, (8,8) 13, (9,9) 17, (10,10) 23,
 	 * (5,10) 8, (6,8) 8 (the exact test: U one above is not significant). */
-	static const size_t crit[][3] = {{5, 5, 2}, {6, 6, 5}, {7, 7, 8},  {8, 8, 13},
+	static const size_t crit[][3] = {{5, 5, 2},  {6, 6, 5},    {7, 7, 8},  {8, 8, 13},
 	                                 {9, 9, 17}, {10, 10, 23}, {5, 10, 8}, {6, 8, 8}};
 	for (size_t i = 0; i < sizeof crit / sizeof crit[0]; i++) {
-		double p = p_for_u(crit[i][0], crit[i][1], crit[i][2]), q = p_for_u(crit[i][0], crit[i][1], crit[i][2] + 1);
+		double p = p_for_u(crit[i][0], crit[i][1], crit[i][2]),
+		       q = p_for_u(crit[i][0], crit[i][1], crit[i][2] + 1);
 		if (!(p <= 0.05 && q > 0.05))
 			fail_msg("n=(%zu,%zu): p(U=%zu) = %g, p(U=%zu) = %g", crit[i][0], crit[i][1], crit[i][2], p,
 			         crit[i][2] + 1, q);
@@ -284,6 +286,23 @@ static void test_mann_whitney(void **state)
 	double u, p = tk_mann_whitney(a, 12, b, 13, &u);
 	assert_true(u == 30);
 	assert_true(fabs(p - 0.009371664169231882) < 1e-9);
+	/* U against its definition (pairs a > b, ties ½) on samples with many zeros, negatives and ties,
+	 * the shape of a diff's per-run weights. */
+	for (int trial = 0; trial < 200; trial++) {
+		double x[80], y[70];
+		size_t nx = 1 + (size_t)(urand() * 79), ny = 1 + (size_t)(urand() * 69);
+		for (size_t i = 0; i < nx; i++)
+			x[i] = urand() < 0.6 ? 0 : floor(urand() * 7) - 2;
+		for (size_t i = 0; i < ny; i++)
+			y[i] = urand() < 0.6 ? 0 : floor(urand() * 7) - 2;
+		double naive = 0, got;
+		for (size_t i = 0; i < nx; i++)
+			for (size_t k = 0; k < ny; k++)
+				naive += x[i] > y[k] ? 1 : x[i] == y[k] ? 0.5 : 0;
+		double pv = tk_mann_whitney(x, nx, y, ny, &got);
+		assert_true(got == naive);
+		assert_true(pv >= 0 && pv <= 1);
+	}
 	/* Identical samples: nothing to tell apart. */
 	double c[] = {5, 5, 5, 5};
 	assert_true(tk_mann_whitney(c, 4, c, 4, NULL) == 1);
@@ -325,10 +344,14 @@ static void test_values_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_quantile_small),   cmocka_unit_test(test_sort),
-	    cmocka_unit_test(test_sketch_text),      cmocka_unit_test(test_mann_whitney),
-	    cmocka_unit_test(test_bootstrap),        cmocka_unit_test(test_values_limit),
-	    cmocka_unit_test(test_sketch_distributions), cmocka_unit_test(test_sketch_merge_100),
+	    cmocka_unit_test(test_quantile_small),
+	    cmocka_unit_test(test_sort),
+	    cmocka_unit_test(test_sketch_text),
+	    cmocka_unit_test(test_mann_whitney),
+	    cmocka_unit_test(test_bootstrap),
+	    cmocka_unit_test(test_values_limit),
+	    cmocka_unit_test(test_sketch_distributions),
+	    cmocka_unit_test(test_sketch_merge_100),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
