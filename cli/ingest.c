@@ -184,6 +184,21 @@ static int find(ingest *g, const char *path, int top)
 	return rc;
 }
 
+/* --symbols: MTHawkeye frames named from dSYMs by image UUID (every address is already a call
+ * site, as MTHawkeye stores them). */
+static int name_from_dsyms(void *ctx, tk_profile **p, tk_error *err)
+{
+	tk_symbolicate_options so;
+	tk_symbolicate_options_init(&so);
+	so.adjust = TK_ADJUST_NONE;
+	tk_profile *q = tk_symbolicate_profile(*p, ctx, &so, err);
+	if (!q)
+		return -1;
+	tk_profile_free(*p);
+	*p = q;
+	return 0;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
 	if (tk_cli_wants_help(argc, argv)) {
@@ -251,18 +266,22 @@ int cmd_ingest(int argc, char **argv)
 	if (set && tk_report_meta_parse(&meta, set, &owned, &err))
 		return tk_cli_fail("ingest: %s", err.msg), 2;
 	g.meta = &meta;
+	tk_symbolicator *sym = NULL;
 	for (size_t k = 0; k < nsym; k++) {
-		if (!meta.symbols)
-			meta.symbols = tk_symbolicator_new(NULL);
-		if (tk_symbolicator_add_path(meta.symbols, symbols[k], &err) < 0) {
-			tk_symbolicator_free(meta.symbols);
+		if (!sym) {
+			sym = tk_symbolicator_new(NULL);
+			meta.name_frames = name_from_dsyms;
+			meta.name_frames_ctx = sym;
+		}
+		if (tk_symbolicator_add_path(sym, symbols[k], &err) < 0) {
+			tk_symbolicator_free(sym);
 			free(owned);
 			return tk_cli_fail("ingest: --symbols %s: %s", symbols[k], err.msg);
 		}
 	}
 	g.s = tk_store_open(db, &err);
 	if (!g.s) {
-		tk_symbolicator_free(meta.symbols);
+		tk_symbolicator_free(sym);
 		free(owned);
 		return tk_cli_fail("ingest: %s", err.msg);
 	}
@@ -285,7 +304,7 @@ int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, " (%s)\n", db);
 	}
 	tk_store_close(g.s);
-	tk_symbolicator_free(meta.symbols);
+	tk_symbolicator_free(sym);
 	free(owned);
 	if (!rc && g.bad)
 		rc = 1;

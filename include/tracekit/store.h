@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "tracekit/error.h"
+#include "tracekit/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,10 +56,12 @@ typedef struct tk_report {
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
 typedef struct tk_report_meta {
 	const char *keys[TK_STORE_NKEYS]; /* NULL = not given */
-	/* Optional (tracekit/symbol.h): names MTHawkeye frames by image UUID from dSYMs, so their
-	 * signatures carry symbols. Not safe to share between threads: tk_reports_from_paths then
-	 * runs on one. */
-	struct tk_symbolicator *symbols;
+	/* Optional: names the frames of an MTHawkeye record (loaded into *p, frames tagged with their
+	 * image's UUID) before its signature is taken, e.g. with tk_symbolicate_profile and dSYMs;
+	 * may replace *p. Returns 0 or -1 with err. tk_reports_from_paths runs on one thread when set
+	 * (a symbolicator is not shared between threads). */
+	int (*name_frames)(void *ctx, tk_profile **p, tk_error *err);
+	void *name_frames_ctx;
 } tk_report_meta;
 
 /* Parse "app=Foo,version=5.2" into meta (strings point into a copy owned by *owned; free it).

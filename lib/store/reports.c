@@ -13,7 +13,6 @@
 
 #include "store/internal.h"
 #include "tracekit/records.h"
-#include "tracekit/symbol.h"
 #include "util/mem.h"
 
 const char *const tk_store_key_names[TK_STORE_NKEYS] = {"app", "version", "build", "device", "os", "session"};
@@ -155,32 +154,24 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
 
 /* A hang's signature comes from the blocked thread's stack when the hang was detected (the
  * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
-/* MTHawkeye frames carry their image's UUID: with dSYMs they get names (every address is
- * already a call site, as MTHawkeye stores them). Our own sessions were named from ELF files. */
-static int name_frames(tk_records *r, tk_profile **p, struct tk_symbolicator *sym, tk_error *err)
+/* MTHawkeye frames carry their image's UUID: the caller's namer (dSYMs) can name them. Our own
+ * sessions were named from their ELF files when read. */
+static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *given, tk_error *err)
 {
 	const char *format = tk_records_meta(r, "format");
-	if (!sym || !format || strcmp(format, "mthawkeye") != 0)
+	if (!given || !given->name_frames || !format || strcmp(format, "mthawkeye") != 0)
 		return 0;
-	tk_symbolicate_options so;
-	tk_symbolicate_options_init(&so);
-	so.adjust = TK_ADJUST_NONE;
-	tk_profile *q = tk_symbolicate_profile(*p, sym, &so, err);
-	if (!q)
-		return -1;
-	tk_profile_free(*p);
-	*p = q;
-	return 0;
+	return given->name_frames(given->name_frames_ctx, p, err);
 }
 
-static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri, struct tk_symbolicator *sym,
+static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri, const tk_report_meta *given,
                               tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	char *sig = NULL;
 	if (ri->kind == TK_RECORD_HANG && ri->nthreads) {
 		int n = tk_records_load_threads(r, i, p, 0, err);
-		if (n < 0 || name_frames(r, &p, sym, err))
+		if (n < 0 || name_frames(r, &p, given, err))
 			goto out;
 		for (size_t t = 0; t < tk_thread_count(p) && !sig; t++) {
 			tk_stack_id s = heaviest(p, (tk_thread_id)t);
@@ -192,7 +183,7 @@ static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri,
 		tk_profile_free(p);
 		p = tk_profile_new();
 		int64_t t = tk_records_load(r, i, p, 0, err);
-		if (t < 0 || name_frames(r, &p, sym, err))
+		if (t < 0 || name_frames(r, &p, given, err))
 			goto out;
 		tk_stack_id s = heaviest(p, (tk_thread_id)t);
 		if (s)
@@ -296,7 +287,7 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 			out->live++;
 			continue;
 		}
-		char *sig = record_signature(r, i, ri, given ? given->symbols : NULL, err);
+		char *sig = record_signature(r, i, ri, given, err);
 		if (!sig)
 			return -1;
 		TK_GROW(out->v, out->cap, out->n + 1);
@@ -437,7 +428,7 @@ void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_m
                            tk_report_set *out, int *rc, tk_error *errs)
 {
 	par P = {.paths = paths, .n = n, .given = given, .out = out, .errs = errs, .rc = rc};
-	if (given && given->symbols)
+	if (given && given->name_frames)
 		threads = 1;
 	memset(out, 0, n * sizeof *out);
 	if (threads > 64)
