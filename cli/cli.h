@@ -31,4 +31,7 @@ int tk_cli_wants_help(int argc, char **argv);
 void tk_cli_progress(void *ctx, uint64_t done, uint64_t total);
 void tk_cli_progress_done(void);
 
+/* `tracekit stats --db URL …`: the percentiles answered by a fleet store (cli/store_query.c). */
+int tk_cli_stats_db(int argc, char **argv);
+
 #endif

@@ -24,12 +24,26 @@ static const struct command {
 #include "commands.inc"
 };
 
+/* A command typed with dashes (top-hangs) names the function with underscores (cmd_top_hangs). */
+static int same_command(const char *typed, const char *name)
+{
+	for (; *typed && *name; typed++, name++)
+		if (*typed != *name && !(*typed == '-' && *name == '_'))
+			return 0;
+	return *typed == *name;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "tracekit %s — call trees, flame graphs and symbols from Instruments exports\n\n", TK_VERSION);
 	fprintf(out, "usage: tracekit COMMAND [options] [FILE]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "%s", commands[i].name);
+		for (char *c = name; *c; c++)
+			*c = *c == '_' ? '-' : *c; /* C names cannot hold the dash of top-hangs */
+		fprintf(out, "  %-12s %s\n", name, commands[i].summary);
+	}
 	fprintf(out, "\n`tracekit COMMAND --help` describes each command. FILE may be - for standard input,\n"
 	             "and gzip'd input is accepted everywhere.\n");
 }
@@ -123,8 +137,13 @@ int main(int argc, char **argv)
 		printf("tracekit %s\n", TK_VERSION);
 		return 0;
 	}
+	/* `tracekit stats --db URL …` is answered by the fleet store (cli/store_query.c), not by reading inputs */
+	if (strcmp(argv[1], "stats") == 0)
+		for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (strcmp(argv[i], "--db") == 0 || strncmp(argv[i], "--db=", 5) == 0)
+				return tk_cli_stats_db(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0) {
+		if (same_command(argv[1], commands[i].name)) {
 			int rc = commands[i].run(argc - 1, argv + 1);
 			/* data went to stdout: a full disk or closed stream there is a failure, not success */
 			if (fflush(stdout) != 0 || ferror(stdout)) {

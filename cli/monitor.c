@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "tracekit/records.h"
+#include "tracekit/store.h"
 
 TK_COMMAND(monitor, "run a program under the CPU-load monitor (LD_PRELOAD), then list its records")
 
@@ -43,6 +44,9 @@ static const char usage[] =
     "  --max-frames N             frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]\n"
     "  --lib PATH                 the monitor library to preload [TK_MONITOR_LIB]\n"
     "  -q, --quiet                no summary at the end\n"
+    "  --upload URL               afterwards, send the session to `tracekit serve --ingest` at URL\n"
+    "                             (retried with back-off; kept on disk, marked uploaded once acknowledged)\n"
+    "  --token-file FILE          the bearer token for --upload\n"
     "\n"
     "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n";
 
@@ -207,6 +211,32 @@ static void summarise(const char *dir)
 	tk_records_free(r);
 }
 
+/* --upload: the finished session goes to `tracekit serve --ingest`; it stays on disk either way. */
+static int send_session(const char *url, const char *token_file, const char *dir)
+{
+	char token[512] = "";
+	FILE *f = token_file ? fopen(token_file, "r") : NULL;
+	if (token_file && !f)
+		return tk_cli_fail("monitor: --token-file %s: %s", token_file, strerror(errno));
+	if (f) {
+		if (!fgets(token, sizeof token, f))
+			token[0] = 0;
+		fclose(f);
+	}
+	token[strcspn(token, "\r\n")] = 0;
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/records", dir);
+	if (access(path, F_OK) != 0)
+		return 0; /* nothing recorded, nothing to send */
+	tk_upload_options o = {.token = token};
+	tk_error err;
+	if (tk_upload_session(url, dir, &o, &err) != 0)
+		return tk_cli_fail("monitor: upload: %s (the session stays in %s; `tracekit upload` sends it later)",
+		                   err.msg, dir);
+	fprintf(stderr, "tracekit: session uploaded to %s\n", url);
+	return 0;
+}
+
 int cmd_monitor(int argc, char **argv)
 {
 	int cmd = 0;
@@ -219,7 +249,7 @@ int cmd_monitor(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	const char *dir = NULL, *lib = getenv("TK_MONITOR_LIB");
+	const char *dir = NULL, *lib = getenv("TK_MONITOR_LIB"), *upload = NULL, *token_file = NULL;
 	const char *set[sizeof opts / sizeof opts[0]] = {0};
 	int quiet = 0;
 	int end = cmd ? cmd - 1 : argc;
@@ -239,6 +269,10 @@ int cmd_monitor(int argc, char **argv)
 			dir = v;
 		} else if (strcmp(a, "--lib") == 0) {
 			lib = v;
+		} else if (strcmp(a, "--upload") == 0) {
+			upload = v;
+		} else if (strcmp(a, "--token-file") == 0) {
+			token_file = v;
 		} else {
 			size_t k = 0;
 			while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name) != 0)
@@ -363,6 +397,8 @@ int cmd_monitor(int argc, char **argv)
 			}
 			if (!quiet)
 				summarise(absdir ? absdir : dir);
+			if (upload && send_session(upload, token_file, absdir ? absdir : dir) && rc == 0)
+				rc = 1;
 		}
 	}
 	close(pipefd[0]);

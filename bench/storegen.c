@@ -1,0 +1,148 @@
+/* storegen — generated field reports: session directories as libtracekit-monitor writes them
+ * (records, images.json) plus the meta.json an app adds (app, version, build, device, os, session).
+ *
+ *   storegen OUTDIR SESSIONS HANGS_PER_SESSION [SEED] [--cpu N]
+ *
+ * Standalone on purpose (no libtracekit): it is the ground truth the store tests check against.
+ * It also writes OUTDIR/truth.tsv: one line per hang, "version<TAB>duration_ms<TAB>signature",
+ * the signature being the first five app frames (leaf first) as image+offset. Deterministic per seed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static uint64_t rng;
+static uint64_t next(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return rng;
+}
+static double unif(void)
+{
+	return (double)(next() >> 11) / 9007199254740992.0;
+}
+
+static const char *const versions[] = {"5.0", "5.1", "5.2"};
+static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,5", "iPhone15,3", "iPad13,4"};
+static const char *const oses[] = {"iOS 16.7", "iOS 17.2", "iOS 17.5"};
+
+#define NSTACKS 24
+#define DEPTH 8
+/* Each hang site: DEPTH app-frame offsets inside the app image, leaf first. */
+static uint64_t stacks[NSTACKS][DEPTH];
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: storegen OUTDIR SESSIONS HANGS_PER_SESSION [SEED] [--cpu N]\n");
+		return 2;
+	}
+	const char *out = argv[1];
+	long sessions = atol(argv[2]), hangs = atol(argv[3]);
+	uint64_t seed = argc > 4 && argv[4][0] != '-' ? strtoull(argv[4], NULL, 10) : 1;
+	long cpu = 0;
+	for (int i = 4; i < argc - 1; i++)
+		if (strcmp(argv[i], "--cpu") == 0)
+			cpu = atol(argv[i + 1]);
+	rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (int s = 0; s < NSTACKS; s++)
+		for (int d = 0; d < DEPTH; d++)
+			stacks[s][d] = 0x1000 + (next() % 0x80000) * 4;
+	mkdir(out, 0777);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/truth.tsv", out);
+	FILE *truth = fopen(path, "w");
+	if (!truth)
+		return perror(path), 1;
+	const double t0 = 1795000000.0; /* 2026-11-18 */
+	for (long s = 0; s < sessions; s++) {
+		snprintf(path, sizeof path, "%s/s%07ld", out, s);
+		mkdir(path, 0777);
+		int v = (int)(next() % 3), dev = (int)(next() % 5), os = (int)(next() % 3);
+		uint64_t app_base = 0x100000000ull + (next() % 0x10000) * 0x4000; /* ASLR slide per session */
+		uint64_t sys_base = 0x180000000ull + (next() % 0x10000) * 0x4000;
+		double launch = t0 + unif() * 7 * 86400;
+		FILE *f;
+		snprintf(path, sizeof path, "%s/s%07ld/meta.json", out, s);
+		if (!(f = fopen(path, "w")))
+			return perror(path), 1;
+		fprintf(f,
+		        "{\"app\":\"Atlas\",\"version\":\"%s\",\"build\":\"%s.%d\",\"device\":\"%s\",\"os\":\"%s\","
+		        "\"session\":\"gen-%llu-%ld\"}\n",
+		        versions[v], versions[v], 100 + v, devices[dev], oses[os], (unsigned long long)seed, s);
+		fclose(f);
+		snprintf(path, sizeof path, "%s/s%07ld/images.json", out, s);
+		if (!(f = fopen(path, "w")))
+			return perror(path), 1;
+		fprintf(
+		    f,
+		    "{\"os\":\"%s\",\"arch\":\"arm64\",\"pid\":%ld,\"images\":["
+		    "{\"path\":\"/var/containers/Bundle/Application/Atlas.app/Atlas\",\"base\":\"0x%llx\","
+		    "\"build_id\":\"a71a5000\",\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x400000\",\"offset\":\"0x0\","
+		    "\"flags\":\"r-x\"}]},"
+		    "{\"path\":\"/usr/lib/system/libsystem_kernel.dylib\",\"base\":\"0x%llx\",\"build_id\":\"5e5e5e\","
+		    "\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x100000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}\n",
+		    oses[os], 1000 + s, (unsigned long long)app_base, (unsigned long long)sys_base);
+		fclose(f);
+		snprintf(path, sizeof path, "%s/s%07ld/records", out, s);
+		if (!(f = fopen(path, "w")))
+			return perror(path), 1;
+		fprintf(f, "collection,key,value\nlaunch-time,%.6f,%.6f\n", launch, launch);
+		double t = launch;
+		for (long h = 0; h < hangs; h++) {
+			/* Zipf-ish choice of site; durations log-normal, longer in 5.2 */
+			int site = (int)floor(pow(unif(), 2.0) * NSTACKS);
+			double mu = log(400.0) + 0.25 * v, sigma = 0.8;
+			double z = sqrt(-2 * log(unif() + 1e-300)) * cos(2 * M_PI * unif());
+			long ms = 250 + (long)floor(exp(mu + sigma * z));
+			t += 1 + unif() * 600;
+			long samples = ms / 50 + 1;
+			char frames[2048];
+			size_t fl = (size_t)snprintf(frames, sizeof frames, "\"0x%llx\"",
+			                             (unsigned long long)(sys_base + 0x1234));
+			for (int d = 0; d < DEPTH; d++)
+				fl += (size_t)snprintf(frames + fl, sizeof frames - fl, ",\"0x%llx\"",
+				                       (unsigned long long)(app_base + stacks[site][d]));
+			fprintf(f,
+			        "hang,%.3f,{\"start\":%.3f,\"duration_ms\":%ld,\"threshold_ms\":250,\"tid\":%ld,"
+			        "\"thread\":\"main\","
+			        "\"samples\":%ld,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":%ld,\"name\":"
+			        "\"main\","
+			        "\"frames\":[%s]}]}\n",
+			        t, t, ms, 1000 + s, samples, 1000 + s, frames);
+			/* the tree: root = outermost frame, one path down to the leaf */
+			fprintf(f, "hang-stackframe,%.3f,", t);
+			for (int d = DEPTH - 1; d >= 0; d--)
+				fprintf(f, "%s{\"frame\":\"0x%llx\",\"count\":%ld,\"proportion\":1.0,\"children\":[",
+				        d == DEPTH - 1 ? "[" : "", (unsigned long long)(app_base + stacks[site][d]),
+				        samples);
+			fprintf(f, "{\"frame\":\"0x%llx\",\"count\":%ld,\"proportion\":1.0}",
+			        (unsigned long long)(sys_base + 0x1234), samples);
+			for (int d = 0; d < DEPTH; d++)
+				fputs("]}", f);
+			fputs("]\n", f);
+			fprintf(truth, "%s\t%ld\tAtlas+0x%llx", versions[v], ms, (unsigned long long)stacks[site][0]);
+			for (int d = 1; d < 5; d++)
+				fprintf(truth, ";Atlas+0x%llx", (unsigned long long)stacks[site][d]);
+			fputc('\n', truth);
+		}
+		for (long c = 0; c < cpu; c++) {
+			t += 60 + unif() * 600;
+			double cf = t - 978307200.0; /* CFAbsoluteTime */
+			double lasting = 60 + unif() * 240, avg = 80 + unif() * 120;
+			fprintf(f,
+			        "cpu-highload,%.2f,{\"start\":\"%.2f\",\"lasting\":\"%.2f\",\"average\":\"%.2f\","
+			        "\"live\":false,"
+			        "\"samples\":3}\n",
+			        cf, cf, lasting, avg);
+			fprintf(
+			    f, "cpu-highload-stackframe,%.2f,[{\"frame\":\"0x%llx\",\"count\":3,\"proportion\":1.0}]\n",
+			    cf, (unsigned long long)(app_base + stacks[0][0]));
+		}
+		fclose(f);
+	}
+	fclose(truth);
+	return 0;
+}

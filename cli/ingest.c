@@ -1,0 +1,312 @@
+/* tracekit ingest — store the reports of Records files and session directories in a fleet store. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tracekit/store.h"
+#include "tracekit/symbol.h"
+
+TK_COMMAND(ingest, "store hang and CPU records from many sessions in a fleet store (SQLite, ClickHouse)")
+
+static const char usage[] =
+    "usage: tracekit ingest [options] INPUT...\n"
+    "\n"
+    "Stores every finished hang and CPU high-load record of the INPUTs (Records files, session\n"
+    "directories of `tracekit monitor` or MTHawkeye, or directories holding such sessions, searched\n"
+    "recursively) as one report each, with app, version, build, device, OS and session taken from\n"
+    "each session's meta.json, the records themselves, then --set. A report's id is the SHA-256 of\n"
+    "its content: ingesting the same input twice stores it once. Each batch is one transaction.\n"
+    "\n"
+    "options:\n"
+    "  --db URL          sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or\n"
+    "                    clickhouse://HOST:PORT/DB\n"
+    "  --set K=V,...     fill keys the inputs lack: app, version, build, device, os, session\n"
+    "  --symbols PATH    dSYMs (a directory, .dSYM, .app or file; repeat for several) that name\n"
+    "                    MTHawkeye frames by image UUID, so hang signatures carry function names\n"
+    "  --batch N         reports per transaction (default 5000)\n"
+    "  --jobs N          inputs parsed in parallel (default: the number of CPUs)\n"
+    "  --keep-going      report a bad input and go on with the others (exit status 1 at the end)\n"
+    "  -q, --quiet       no summary line\n"
+    "\n"
+    "example: tracekit ingest --db sqlite:fleet.db reports/\n"
+    "         tracekit stats --db sqlite:fleet.db --metric hang.duration --by version --json\n";
+
+typedef struct ingest {
+	tk_store *s;
+	const tk_report_meta *meta;
+	size_t batch;
+	unsigned jobs;
+	char **paths; /* inputs found, in order */
+	size_t npaths, cap;
+	size_t inputs, reports, added, live, bad;
+	int keep_going;
+	struct timespec t0;
+} ingest;
+
+static int put(ingest *g, const tk_report *v, size_t n)
+{
+	for (size_t at = 0; at < n; at += g->batch) {
+		size_t k = n - at < g->batch ? n - at : g->batch, added;
+		tk_error err;
+		if (tk_store_put(g->s, v + at, k, &added, &err))
+			return tk_cli_fail("ingest: %s", err.msg);
+		g->reports += k;
+		g->added += added;
+	}
+	if (isatty(2)) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double dt = (double)(now.tv_sec - g->t0.tv_sec) + (double)(now.tv_nsec - g->t0.tv_nsec) / 1e9;
+		fprintf(stderr, "\r%zu inputs, %zu reports (%.0f/s)   ", g->inputs, g->reports,
+		        dt > 0 ? (double)g->reports / dt : 0);
+	}
+	return 0;
+}
+
+/* Parse a chunk of inputs on all jobs, then store their reports in batches, in input order. */
+static int run_chunk(ingest *g, size_t from, size_t n)
+{
+	tk_report_set *sets = calloc(n, sizeof *sets);
+	int *rc = calloc(n, sizeof *rc);
+	tk_error *errs = calloc(n, sizeof *errs);
+	if (!sets || !rc || !errs)
+		abort();
+	tk_reports_from_paths((const char *const *)g->paths + from, n, g->meta, g->jobs, sets, rc, errs);
+	tk_report *all = NULL;
+	size_t total = 0, cap = 0;
+	int fail = 0;
+	for (size_t i = 0; i < n && !fail; i++) {
+		if (rc[i]) {
+			g->bad++;
+			tk_cli_fail("ingest: %s", errs[i].msg);
+			if (!g->keep_going)
+				fail = 1;
+			continue;
+		}
+		g->inputs++;
+		g->live += sets[i].live;
+		if (total + sets[i].n > cap) {
+			cap = (total + sets[i].n) * 2;
+			all = realloc(all, cap * sizeof *all);
+			if (!all)
+				abort();
+		}
+		memcpy(all + total, sets[i].v, sets[i].n * sizeof *all);
+		total += sets[i].n;
+	}
+	if (!fail)
+		fail = put(g, all, total);
+	free(all);
+	for (size_t i = 0; i < n; i++)
+		tk_report_set_free(&sets[i]);
+	free(sets), free(rc), free(errs);
+	return fail;
+}
+
+static int is_session(const char *dir)
+{
+	static const char *const names[] = {"records", "records.mtlog", "records.mmap2"};
+	char p[4096];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		if (access(p, F_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_path(ingest *g, const char *path)
+{
+	if (g->npaths == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 256;
+		g->paths = realloc(g->paths, g->cap * sizeof *g->paths);
+		if (!g->paths)
+			abort();
+	}
+	g->paths[g->npaths++] = strdup(path);
+}
+
+/* Collect the inputs under path: a session or Records file is one; a directory of sessions is
+ * walked in name order, so runs are repeatable. */
+static int find(ingest *g, const char *path, int top)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		g->bad++;
+		tk_cli_fail("ingest: %s: %m", path);
+		return g->keep_going ? 0 : 1;
+	}
+	if (!S_ISDIR(st.st_mode) || is_session(path)) {
+		add_path(g, path);
+		return 0;
+	}
+	DIR *d = opendir(path);
+	if (!d) {
+		g->bad++;
+		tk_cli_fail("ingest: %s: %m", path);
+		return g->keep_going ? 0 : 1;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap)
+			names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+		size_t len = strlen(path) + strlen(e->d_name) + 2;
+		names[n] = malloc(len);
+		snprintf(names[n++], len, "%s/%s", path, e->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	size_t before = g->npaths;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat s2;
+		/* inside a tree, only sessions and Records files named "records" are inputs */
+		if (!rc && stat(names[i], &s2) == 0 &&
+		    (S_ISDIR(s2.st_mode) || strcmp(strrchr(names[i], '/') + 1, "records") == 0))
+			rc = find(g, names[i], 0);
+		free(names[i]);
+	}
+	free(names);
+	if (top && !rc && g->npaths == before)
+		tk_cli_warn("ingest: %s holds no sessions or Records files", path);
+	return rc;
+}
+
+/* --symbols: MTHawkeye frames named from dSYMs by image UUID (every address is already a call
+ * site, as MTHawkeye stores them). */
+static int name_from_dsyms(void *ctx, tk_profile **p, tk_error *err)
+{
+	tk_symbolicate_options so;
+	tk_symbolicate_options_init(&so);
+	so.adjust = TK_ADJUST_NONE;
+	tk_profile *q = tk_symbolicate_profile(*p, ctx, &so, err);
+	if (!q)
+		return -1;
+	tk_profile_free(*p);
+	*p = q;
+	return 0;
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	const char *db = getenv("TRACEKIT_DB");
+	if (!db || !*db)
+		db = "sqlite:tracekit.db";
+	const char *set = NULL, *symbols[64];
+	size_t nsym = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ingest g = {.batch = 5000, .jobs = ncpu > 0 ? (unsigned)ncpu : 1};
+	int quiet = 0, first = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			first = i + 1;
+			break;
+		}
+		if (a[0] != '-' || strcmp(a, "-") == 0) {
+			first = i;
+			break;
+		}
+		if (strcmp(a, "--keep-going") == 0) {
+			g.keep_going = 1;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			quiet = 1;
+		} else if (i + 1 < argc && strcmp(a, "--db") == 0) {
+			db = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
+			set = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--symbols") == 0) {
+			if (nsym < sizeof symbols / sizeof symbols[0])
+				symbols[nsym++] = argv[++i];
+			else
+				return tk_cli_fail("ingest: at most 64 --symbols paths"), 2;
+		} else if (i + 1 < argc && strcmp(a, "--jobs") == 0) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 64)
+				return tk_cli_fail("ingest: --jobs wants a whole number from 1 to 64, not '%s'",
+				                   argv[i]),
+				       2;
+			g.jobs = (unsigned)v;
+		} else if (i + 1 < argc && strcmp(a, "--batch") == 0) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 10000000)
+				return tk_cli_fail("ingest: --batch wants a whole number from 1 to 10000000, not '%s'",
+				                   argv[i]),
+				       2;
+			g.batch = (size_t)v;
+		} else {
+			return tk_cli_fail("ingest: unknown option or missing value: %s (see tracekit ingest --help)",
+			                   a),
+			       2;
+		}
+	}
+	if (!first || first >= argc)
+		return fputs(usage, stderr), 2;
+	tk_report_meta meta = {0};
+	char *owned = NULL;
+	tk_error err;
+	if (set && tk_report_meta_parse(&meta, set, &owned, &err))
+		return tk_cli_fail("ingest: %s", err.msg), 2;
+	g.meta = &meta;
+	tk_symbolicator *sym = NULL;
+	for (size_t k = 0; k < nsym; k++) {
+		if (!sym) {
+			sym = tk_symbolicator_new(NULL);
+			meta.name_frames = name_from_dsyms;
+			meta.name_frames_ctx = sym;
+		}
+		if (tk_symbolicator_add_path(sym, symbols[k], &err) < 0) {
+			tk_symbolicator_free(sym);
+			free(owned);
+			return tk_cli_fail("ingest: --symbols %s: %s", symbols[k], err.msg);
+		}
+	}
+	g.s = tk_store_open(db, &err);
+	if (!g.s) {
+		tk_symbolicator_free(sym);
+		free(owned);
+		return tk_cli_fail("ingest: %s", err.msg);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &g.t0);
+	int rc = 0;
+	for (int i = first; i < argc && !rc; i++)
+		rc = find(&g, argv[i], 1);
+	for (size_t at = 0; at < g.npaths && !rc; at += 512)
+		rc = run_chunk(&g, at, g.npaths - at < 512 ? g.npaths - at : 512);
+	for (size_t i = 0; i < g.npaths; i++)
+		free(g.paths[i]);
+	free(g.paths);
+	if (isatty(2))
+		fputc('\n', stderr);
+	if (!rc && !quiet) {
+		fprintf(stderr, "tracekit: %zu report%s from %zu input%s: %zu new, %zu already stored", g.reports,
+		        g.reports == 1 ? "" : "s", g.inputs, g.inputs == 1 ? "" : "s", g.added, g.reports - g.added);
+		if (g.live)
+			fprintf(stderr, ", %zu still live (not stored until finished)", g.live);
+		fprintf(stderr, " (%s)\n", db);
+	}
+	tk_store_close(g.s);
+	tk_symbolicator_free(sym);
+	free(owned);
+	if (!rc && g.bad)
+		rc = 1;
+	return rc;
+}

@@ -1,0 +1,242 @@
+/* Queries answered by a fleet store: `tracekit top-hangs` and `tracekit stats --db` (the stats
+ * command hands its arguments here when it sees --db). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "tracekit/stats.h"
+#include "tracekit/store.h"
+
+TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
+
+static const char top_usage[] =
+    "usage: tracekit top-hangs [options]\n"
+    "\n"
+    "Groups the hangs in a fleet store (see `tracekit ingest`) by stack signature — the first five\n"
+    "app frames of the blocked thread at detection, leaf first, symbol names where the ingesting\n"
+    "machine could name them, otherwise image+offset — and lists the most frequent: hang count,\n"
+    "sessions affected, P50 and P95 duration (exact, type 7) and the id of one example report.\n"
+    "\n"
+    "options:\n"
+    "  --db URL         sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
+    "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
+    "  --since D        only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
+    "  --limit N        at most N signatures (default 10)\n"
+    "  --json           one JSON object per signature\n";
+
+static void put_num(double v)
+{
+	char buf[32];
+	fputs(tk_stats_fmt_double(v, buf), stdout);
+}
+
+static void put_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* Options shared by both commands. Returns 0, 2 (usage) or 1. */
+typedef struct qopts {
+	const char *db;
+	tk_store_query q;
+	int json;
+	size_t limit;
+	char *where;
+} qopts;
+
+static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
+{
+	const char *db = getenv("TRACEKIT_DB");
+	o->db = db && *db ? db : "sqlite:tracekit.db";
+	o->limit = 10;
+	tk_error err;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--json") == 0) {
+			o->json = 1;
+			continue;
+		}
+		if (!v)
+			return tk_cli_fail("%s: unknown option or missing value: %s (see tracekit %s --help)", name, a,
+			                   name),
+			       2;
+		i++;
+		if (strcmp(a, "--db") == 0) {
+			o->db = v;
+		} else if (stats && strcmp(a, "--metric") == 0) {
+			o->q.metric = v;
+		} else if (stats && strcmp(a, "--by") == 0) {
+			if (tk_store_query_by(&o->q, v, &err))
+				return tk_cli_fail("%s: %s", name, err.msg), 2;
+		} else if (strcmp(a, "--where") == 0) {
+			free(o->where);
+			o->where = strdup(v);
+			if (tk_store_query_where(&o->q, o->where, &err))
+				return tk_cli_fail("%s: %s", name, err.msg), 2;
+		} else if (strcmp(a, "--since") == 0) {
+			if (tk_store_query_since(&o->q, v, (double)time(NULL), &err))
+				return tk_cli_fail("%s: %s", name, err.msg), 2;
+		} else if (!stats && strcmp(a, "--limit") == 0) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > 1000000)
+				return tk_cli_fail("%s: --limit wants a whole number from 1 to 1000000, not '%s'", name,
+				                   v),
+				       2;
+			o->limit = (size_t)n;
+		} else {
+			return tk_cli_fail("%s: unknown option %s (see tracekit %s --help)", name, a, name), 2;
+		}
+	}
+	return 0;
+}
+
+int cmd_top_hangs(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(top_usage, stdout);
+		return 0;
+	}
+	qopts o = {0};
+	int rc = parse(argc, argv, &o, 0, "top-hangs");
+	if (rc) {
+		free(o.where);
+		return rc;
+	}
+	tk_error err;
+	tk_store *s = tk_store_open(o.db, &err);
+	tk_store_hang *h = NULL;
+	size_t n = 0;
+	if (!s || tk_store_top_hangs(s, &o.q, o.limit, &h, &n, &err)) {
+		tk_store_close(s);
+		free(o.where);
+		return tk_cli_fail("top-hangs: %s", err.msg);
+	}
+	if (!o.json)
+		printf("%8s %9s %9s %9s  %-16s  %s\n", "hangs", "sessions", "P50 s", "P95 s", "example",
+		       "stack (leaf first)");
+	for (size_t i = 0; i < n; i++) {
+		if (o.json) {
+			fputs("{\"signature\": ", stdout);
+			put_str(h[i].signature);
+			printf(", \"count\": %llu, \"sessions\": %llu, \"p50\": ", (unsigned long long)h[i].count,
+			       (unsigned long long)h[i].sessions);
+			put_num(h[i].p50);
+			fputs(", \"p95\": ", stdout);
+			put_num(h[i].p95);
+			fputs(", \"example\": ", stdout);
+			put_str(h[i].example);
+			fputs("}\n", stdout);
+		} else {
+			printf("%8llu %9llu %9.3f %9.3f  %-16.16s  %s\n", (unsigned long long)h[i].count,
+			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, h[i].example,
+			       *h[i].signature ? h[i].signature : "(no stack)");
+		}
+	}
+	tk_store_hangs_free(h, n);
+	tk_store_close(s);
+	free(o.where);
+	return 0;
+}
+
+static const char stats_usage[] =
+    "usage: tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--json]\n"
+    "\n"
+    "The summary of `tracekit stats` (count, mean, min, P50, P90, P95, P99, P99.9, max; exact type 7)\n"
+    "over the reports in a fleet store (see `tracekit ingest`), computed in the database engine, one\n"
+    "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n"
+    "\n"
+    "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
+    "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%)\n"
+    "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
+    "                    session; comma-separated\n"
+    "  --where K=V,...   only reports whose keys match\n"
+    "  --since D         only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D\n"
+    "  --json            one object per group: the group's keys, then `tracekit stats --json`'s fields\n";
+
+int tk_cli_stats_db(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(stats_usage, stdout);
+		return 0;
+	}
+	qopts o = {0};
+	int rc = parse(argc, argv, &o, 1, "stats");
+	if (rc) {
+		free(o.where);
+		return rc;
+	}
+	if (!o.q.metric)
+		o.q.metric = "hang.duration";
+	tk_error err;
+	tk_store *s = tk_store_open(o.db, &err);
+	tk_store_group *g = NULL;
+	size_t n = 0;
+	if (!s || tk_store_percentiles(s, &o.q, &g, &n, &err)) {
+		tk_store_close(s);
+		free(o.where);
+		return tk_cli_fail("stats: %s", err.msg);
+	}
+	const char *unit = tk_store_metric_unit(o.q.metric);
+	rc = 0;
+	if (!o.json) {
+		for (size_t k = 0; k < o.q.nby; k++)
+			printf("%-14s ", tk_store_key_names[o.q.by[k]]);
+		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", "count", "mean", "min", "P50", "P90", "P95",
+		       "P99", "P99.9", "max");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (o.json) {
+			/* the object `tracekit stats --json` writes, with the group's keys in front */
+			tk_summary sum = {.count = g[i].count,
+			                  .mean = g[i].mean,
+			                  .wmean = NAN,
+			                  .min = g[i].min,
+			                  .max = g[i].max,
+			                  .exact = 1};
+			memcpy(sum.pct, g[i].q, sizeof sum.pct);
+			char *obj = NULL;
+			size_t len = 0;
+			FILE *mem = open_memstream(&obj, &len);
+			if (!mem || tk_summary_write_json(mem, o.q.metric, unit, &sum, &err) || fclose(mem)) {
+				free(obj);
+				rc = tk_cli_fail("stats: %s", err.msg);
+				break;
+			}
+			putchar('{');
+			for (size_t k = 0; k < o.q.nby; k++) {
+				put_str(tk_store_key_names[o.q.by[k]]);
+				fputs(": ", stdout);
+				put_str(g[i].keys[k]);
+				fputs(", ", stdout);
+			}
+			fputs(obj + 1, stdout);
+			free(obj);
+		} else {
+			for (size_t k = 0; k < o.q.nby; k++)
+				printf("%-14s ", g[i].keys[k]);
+			printf("%9llu", (unsigned long long)g[i].count);
+			double v[8] = {g[i].mean, g[i].min,  g[i].q[0], g[i].q[1],
+			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};
+			for (int k = 0; k < 8; k++)
+				printf(" %12.4f", v[k]);
+			putchar('\n');
+		}
+	}
+	tk_store_groups_free(g, n);
+	tk_store_close(s);
+	free(o.where);
+	return rc;
+}

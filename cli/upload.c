@@ -1,0 +1,157 @@
+/* tracekit upload — send session directories to `tracekit serve --ingest`, keeping each until acknowledged. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tracekit/store.h"
+
+TK_COMMAND(upload, "send monitor sessions to a `tracekit serve --ingest` endpoint, retrying until acknowledged")
+
+static const char usage[] =
+    "usage: tracekit upload --url URL --token-file FILE [options] DIR...\n"
+    "\n"
+    "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
+    "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
+    "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
+    "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
+    "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
+    "\n"
+    "options:\n"
+    "  --set K=V,...      keys for sessions without meta.json (app, version, build, device, os, session)\n"
+    "  --retries N        attempts per session (default 8)\n"
+    "  --retry-delay MS   first back-off delay (default 500, doubling up to 30000)\n"
+    "  --force            send sessions already marked uploaded too\n";
+
+typedef struct up {
+	const char *url;
+	tk_upload_options o;
+	int force;
+	size_t sent, skipped, rejected, failed;
+} up;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has(const char *dir, const char *name)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+static void one(up *U, const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		tk_cli_fail("upload: %s: not a session directory", dir);
+		U->failed++;
+		return;
+	}
+	if (!has(dir, "records")) {
+		DIR *d = opendir(dir);
+		char **names = NULL;
+		size_t n = 0, cap = 0;
+		for (struct dirent *e; d && (e = readdir(d));) {
+			if (e->d_name[0] == '.')
+				continue;
+			if (n == cap)
+				names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+			size_t len = strlen(dir) + strlen(e->d_name) + 2;
+			names[n] = malloc(len);
+			snprintf(names[n++], len, "%s/%s", dir, e->d_name);
+		}
+		if (d)
+			closedir(d);
+		qsort(names, n, sizeof *names, cmp_str);
+		for (size_t i = 0; i < n; i++) {
+			if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+				one(U, names[i]);
+			free(names[i]);
+		}
+		free(names);
+		return;
+	}
+	if (!U->force && has(dir, "uploaded")) {
+		U->skipped++;
+		return;
+	}
+	tk_error err;
+	int rc = tk_upload_session(U->url, dir, &U->o, &err);
+	if (rc == 0) {
+		U->sent++;
+	} else {
+		tk_cli_fail("upload: %s", err.msg);
+		if (rc > 0)
+			U->rejected++;
+		else
+			U->failed++;
+	}
+}
+
+int cmd_upload(int argc, char **argv)
+{
+	if (tk_cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	up U = {0};
+	const char *token_file = NULL, *set = NULL;
+	int first = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-') {
+			first = i;
+			break;
+		}
+		if (strcmp(a, "--force") == 0) {
+			U.force = 1;
+		} else if (i + 1 < argc && strcmp(a, "--url") == 0) {
+			U.url = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--token-file") == 0) {
+			token_file = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
+			set = argv[++i];
+		} else if (i + 1 < argc && (strcmp(a, "--retries") == 0 || strcmp(a, "--retry-delay") == 0)) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 1000000)
+				return tk_cli_fail("upload: %s wants a positive whole number, not '%s'", a, argv[i]), 2;
+			if (a[8] == 's')
+				U.o.max_attempts = (unsigned)v;
+			else
+				U.o.first_delay_ms = (unsigned)v;
+		} else {
+			return tk_cli_fail("upload: unknown option or missing value: %s (see tracekit upload --help)",
+			                   a),
+			       2;
+		}
+	}
+	if (!U.url || !token_file || !first)
+		return fputs(usage, stderr), 2;
+	char token[512] = "";
+	FILE *f = fopen(token_file, "r");
+	if (!f)
+		return tk_cli_fail("upload: %s: %m", token_file);
+	if (!fgets(token, sizeof token, f))
+		token[0] = 0;
+	fclose(f);
+	token[strcspn(token, "\r\n")] = 0;
+	U.o.token = token;
+	tk_report_meta meta = {0};
+	char *owned = NULL;
+	tk_error err;
+	if (set && tk_report_meta_parse(&meta, set, &owned, &err))
+		return tk_cli_fail("upload: %s", err.msg), 2;
+	U.o.meta = set ? &meta : NULL;
+	for (int i = first; i < argc; i++)
+		one(&U, argv[i]);
+	free(owned);
+	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded, %zu rejected, %zu not delivered\n",
+	        U.sent, U.sent == 1 ? "" : "s", U.skipped, U.rejected, U.failed);
+	return U.rejected || U.failed ? 1 : 0;
+}

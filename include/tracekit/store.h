@@ -1,0 +1,186 @@
+/*
+ * tracekit/store.h — a fleet store of field reports (hang and CPU high-load records from many
+ * devices), with percentiles and top hang stacks answered inside the database engine.
+ *
+ * A store is named by a URL:
+ *
+ *   sqlite:PATH                   (the default; a plain PATH means the same) one file, created on first
+ *                                 use (WAL journal, schema version in PRAGMA user_version, migrations)
+ *   clickhouse://HOST:PORT/DB     a ClickHouse server's HTTP interface; DB is created on first use;
+ *                                 MergeTree tables partitioned by day, ordered for the fleet queries
+ *
+ * Both backends hold the same schema (one row per report, docs/store.md), take the same batches and
+ * give the same answers. A *report* is one finished record: a hang or a CPU high-load period, with
+ * the app, version, build, device model, OS, session and time it came from.
+ *
+ * Ingest is idempotent: a report's id is the SHA-256 of its content (the record's lines and the
+ * metadata), and a report already stored is skipped. A batch (tk_store_put) is one transaction
+ * (SQLite) or one INSERT (ClickHouse): it is stored whole or not at all.
+ *
+ * Percentiles are exact (type 7 of Hyndman & Fan, linear between closest ranks, numpy's and R's
+ * default) and computed in the engine: a registered SQL aggregate on SQLite, sorted arrays and
+ * index arithmetic in ClickHouse SQL. They equal `tracekit stats` on the same reports bit for bit.
+ */
+#ifndef TRACEKIT_STORE_H
+#define TRACEKIT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracekit/error.h"
+#include "tracekit/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The descriptive keys of a report, in this order everywhere (columns, --set, --by, --where). */
+enum { TK_STORE_APP, TK_STORE_VERSION, TK_STORE_BUILD, TK_STORE_DEVICE, TK_STORE_OS, TK_STORE_SESSION, TK_STORE_NKEYS };
+extern const char *const tk_store_key_names[TK_STORE_NKEYS]; /* "app", "version", "build", "device", "os", "session" */
+/* Index of a key name (also "app.version" → TK_STORE_VERSION), or -1. */
+int tk_store_key_index(const char *name);
+
+typedef struct tk_report {
+	char id[65];                      /* hex SHA-256 of the content (tk_report_set_id) */
+	const char *kind;                 /* "hang", "cpu-highload", "anr" */
+	const char *keys[TK_STORE_NKEYS]; /* "" when unknown, never NULL */
+	const char *rkey;                 /* the record's key in its Records file */
+	double time;                      /* start, Unix seconds */
+	double duration;                  /* seconds; NAN if not recorded */
+	double avg_cpu;                   /* percent of one core; NAN if not recorded */
+	uint64_t samples;
+	const char *thread;    /* "" if none */
+	const char *signature; /* stack signature: first app frames, leaf first, ";"-joined */
+} tk_report;
+
+/* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
+typedef struct tk_report_meta {
+	const char *keys[TK_STORE_NKEYS]; /* NULL = not given */
+	/* Optional: names the frames of an MTHawkeye record (loaded into *p, frames tagged with their
+	 * image's UUID) before its signature is taken, e.g. with tk_symbolicate_profile and dSYMs;
+	 * may replace *p. Returns 0 or -1 with err. tk_reports_from_paths runs on one thread when set
+	 * (a symbolicator is not shared between threads). */
+	int (*name_frames)(void *ctx, tk_profile **p, tk_error *err);
+	void *name_frames_ctx;
+} tk_report_meta;
+
+/* Parse "app=Foo,version=5.2" into meta (strings point into a copy owned by *owned; free it).
+ * Returns 0 or -1 with err naming the bad item. */
+int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, tk_error *err);
+
+/* ---- reports from inputs ---- */
+
+/* The reports of one input, owning their strings. */
+typedef struct tk_report_set {
+	tk_report *v;
+	size_t n, cap;
+	size_t live; /* records skipped because the writer still had them open */
+	void *arena; /* owned strings */
+} tk_report_set;
+
+void tk_report_set_free(tk_report_set *s);
+
+/* Frames that make a hang's stack signature (first N app frames). */
+#define TK_STORE_SIGNATURE_FRAMES 5
+
+/* Reports of a Records file or session directory (ours or MTHawkeye's). The session's meta.json
+ * (if any: {"app":…,"version":…,…}) is read, then `given` fills keys still empty; the session key
+ * defaults to a hash of the launch time, pid and process. Appends to out. Returns 0 or -1 with err. */
+int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
+
+/* tk_reports_from_path over n inputs on `threads` threads (parsing is the cost of ingesting):
+ * out[i], rc[i] and errs[i] are input i's reports, result (0/-1) and error. */
+void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
+                           tk_report_set *out, int *rc, tk_error *errs);
+
+/* The same from bytes: one Records file, an optional meta.json and images.json (either may be NULL). */
+int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n, const void *images_json,
+                          size_t images_n, const char *name, const tk_report_meta *given, tk_report_set *out,
+                          tk_error *err);
+
+/* ---- upload bundles (docs/store.md) ----
+ * A bundle is gzip'd text: "tracekit-bundle 1\n", then for each file "NAME SIZE\n" + SIZE bytes +
+ * "\n", NAME one of records, meta.json, images.json. A gzip'd bare Records file is accepted too. */
+int tk_bundle_make(const char *session_dir, const tk_report_meta *given, void **out, size_t *n, tk_error *err);
+/* Decode a received body (gzip'd) into reports. max_inflated bounds the decompressed size.
+ * Returns 0, or -1 with err (the message is the reason sent back in the 400 reply). */
+int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const char *name, const tk_report_meta *given,
+                      tk_report_set *out, tk_error *err);
+
+/* ---- the store ---- */
+
+typedef struct tk_store tk_store;
+
+tk_store *tk_store_open(const char *url, tk_error *err);
+void tk_store_close(tk_store *s);
+const char *tk_store_backend(const tk_store *s); /* "sqlite" or "clickhouse" */
+
+/* Store a batch atomically; reports already present (same id) are skipped. *added (may be NULL)
+ * gets the number newly stored. Returns 0 or -1 with err (nothing of the batch stored). */
+int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_error *err);
+
+/* What to select: a metric, optional grouping and filters. */
+typedef struct tk_store_query {
+	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" */
+	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
+	size_t nby;
+	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
+	double since;                      /* only reports with time >= since (Unix s); 0 = all */
+} tk_store_query;
+
+/* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
+ * and "--since" ("7d", "12h", "30m", or Unix seconds) into q. now = the present, Unix seconds. */
+int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err);
+int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err); /* spec is split in place */
+int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err);
+
+/* The unit a metric is stored and reported in ("s", "%"), or NULL for an unknown metric. */
+const char *tk_store_metric_unit(const char *metric);
+
+#define TK_STORE_NQ 5
+extern const double tk_store_quantiles[TK_STORE_NQ]; /* 0.5, 0.9, 0.95, 0.99, 0.999 */
+
+typedef struct tk_store_group {
+	char *keys[TK_STORE_NKEYS]; /* values of q->by[i], in that order */
+	uint64_t count;
+	double mean, min, max, q[TK_STORE_NQ];
+} tk_store_group;
+
+/* One group per distinct by-key tuple (one in all when nby = 0 and there are reports; none when
+ * nothing matches), sorted by keys. Free with tk_store_groups_free. */
+int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+void tk_store_groups_free(tk_store_group *g, size_t n);
+
+typedef struct tk_store_hang {
+	char *signature;
+	uint64_t count, sessions;
+	double p50, p95; /* duration, seconds */
+	char *example;   /* id of one report */
+} tk_store_hang;
+
+/* Hangs grouped by stack signature, most frequent first (ties by signature), at most limit. */
+int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
+                       tk_error *err);
+void tk_store_hangs_free(tk_store_hang *h, size_t n);
+
+/* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
+int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
+
+/* ---- uploading (the device side of `tracekit serve --ingest`) ----
+ * POST a bundle of session_dir to url with the bearer token. Retries on connection failure or 5xx
+ * with exponential back-off (first_delay_ms doubling, at most max_delay_ms) until max_attempts;
+ * a 4xx is final. On the server's acknowledgement (2xx, after commit) writes session_dir/uploaded.
+ * Returns 0 (acknowledged), 1 (rejected: 4xx, err holds the server's reason), -1 (gave up). */
+typedef struct tk_upload_options {
+	const char *token;
+	unsigned max_attempts;      /* 0 = 8 */
+	unsigned first_delay_ms;    /* 0 = 500 */
+	unsigned max_delay_ms;      /* 0 = 30000 */
+	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
+} tk_upload_options;
+int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

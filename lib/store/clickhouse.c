@@ -1,0 +1,553 @@
+/* clickhouse://HOST:PORT/DB — a ClickHouse server over its HTTP interface (libcurl).
+ *
+ * One MergeTree table partitioned by day of the report time. Ids are checked against the table
+ * before a batch is inserted (sent as an external table, not a literal list; the primary key starts
+ * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile
+ * SQL is the type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for operation, so the
+ * doubles come out bit-identical; they travel back as shortest round-trip text. */
+#include <curl/curl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/internal.h"
+#include "tracekit/stats.h"
+#include "util/mem.h"
+
+typedef struct ch {
+	CURL *curl;
+	char *base; /* http://HOST:PORT/ */
+	char *db;
+	char *url; /* for messages */
+} ch;
+
+typedef struct buf {
+	char *p;
+	size_t n, cap;
+} buf;
+
+static void bput(buf *b, const char *s, size_t n)
+{
+	TK_GROW(b->p, b->cap, b->n + n + 1);
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = 0;
+}
+
+static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	TK_GROW(b->p, b->cap, b->n + (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	bput(ctx, data, size * nmemb);
+	return size * nmemb;
+}
+
+/* POST body to the server; with insert_query the body is data for that INSERT. The answer goes to
+ * out (may be NULL). Returns 0, or -1 with err holding the server's first line. */
+static int post_ext(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                    tk_error *err);
+static int post(ch *c, const char *insert_query, const char *body, size_t n, buf *out, tk_error *err)
+{
+	return post_ext(c, insert_query, body, n, NULL, out, err);
+}
+
+/* With ids, the request is multipart: the query in the URL and the lines of ids as the external
+ * table "ids" (id String), which the server reads as data instead of parsing a literal list. */
+static int post_ext(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                    tk_error *err)
+{
+	buf url = {0}, resp = {0};
+	/* insert_distributed_sync: when DB.reports is a Distributed table over shards, an INSERT returns
+	 * only once every shard has its rows, so an acknowledged upload is stored, not queued */
+	bprintf(&url, "%s?database=%s&insert_distributed_sync=1", c->base, c->db ? c->db : "default");
+	const char *q = ids ? body : insert_query;
+	if (q) {
+		char *e = curl_easy_escape(c->curl, q, 0);
+		bprintf(&url, "&query=%s", e);
+		curl_free(e);
+	}
+	curl_easy_reset(c->curl);
+	curl_mime *mime = NULL;
+	if (ids) {
+		bprintf(&url, "&ids_structure=id%%20String");
+		mime = curl_mime_init(c->curl);
+		curl_mimepart *part = curl_mime_addpart(mime);
+		curl_mime_name(part, "ids");
+		curl_mime_filename(part, "ids.tsv");
+		curl_mime_data(part, ids->p ? ids->p : "", ids->n);
+		curl_easy_setopt(c->curl, CURLOPT_MIMEPOST, mime);
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+	}
+	curl_easy_setopt(c->curl, CURLOPT_URL, url.p);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	CURLcode rc = curl_easy_perform(c->curl);
+	long status = 0;
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_mime_free(mime);
+	free(url.p);
+	if (rc != CURLE_OK) {
+		free(resp.p);
+		return tk_error_set(err, "%s: %s", c->url, curl_easy_strerror(rc));
+	}
+	if (status != 200) {
+		const char *msg = resp.p ? resp.p : "";
+		int len = (int)strcspn(msg, "\n");
+		tk_error_set(err, "%s: HTTP %ld: %.*s", c->url, status, len > 400 ? 400 : len, msg);
+		free(resp.p);
+		return -1;
+	}
+	if (out)
+		*out = resp;
+	else
+		free(resp.p);
+	return 0;
+}
+
+static int run(ch *c, const char *sql, buf *out, tk_error *err)
+{
+	return post(c, NULL, sql, strlen(sql), out, err);
+}
+
+/* TabSeparated escaping, both ways. */
+static void put_tsv(buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\t': bput(b, "\\t", 2); break;
+		case '\n': bput(b, "\\n", 2); break;
+		case '\\': bput(b, "\\\\", 2); break;
+		default: bput(b, s, 1);
+		}
+	}
+}
+
+/* Split one TSV line in place into fields (unescaped). Returns the count. */
+static size_t split_tsv(char *line, char **field, size_t max)
+{
+	size_t n = 0;
+	char *w = line, *start = line;
+	for (char *r = line;; r++) {
+		if (*r == '\t' || *r == 0) {
+			int end = *r == 0;
+			*w++ = 0;
+			if (n < max)
+				field[n++] = start;
+			if (end)
+				break;
+			start = w;
+		} else if (*r == '\\' && r[1]) {
+			r++;
+			*w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r == '0' ? '\0' : *r;
+		} else {
+			*w++ = *r;
+		}
+	}
+	return n;
+}
+
+/* ---- schema ---- */
+
+static const char *const migrations[] = {
+    /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
+     * then id: every fleet query filters on kind, and the idempotence check looks ids up. */
+    "CREATE TABLE IF NOT EXISTS reports ("
+    " id String, kind String, app String, version String, build String, device String, os String,"
+    " session String, time Float64, ts DateTime, duration Nullable(Float64), avg_cpu Nullable(Float64),"
+    " samples UInt64, thread String, signature String, rkey String, ingested DateTime)"
+    " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (kind, id)",
+};
+
+static void ch_close(void *h)
+{
+	ch *c = h;
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c->base);
+	free(c->db);
+	free(c->url);
+	free(c);
+}
+
+static int migrate(ch *c, tk_error *err)
+{
+	if (run(c, "CREATE TABLE IF NOT EXISTS tracekit_schema (version UInt32) ENGINE = TinyLog", NULL, err))
+		return -1;
+	buf out = {0};
+	if (run(c, "SELECT max(version) FROM tracekit_schema", &out, err))
+		return -1;
+	int have = out.p ? atoi(out.p) : 0;
+	free(out.p);
+	int want = (int)(sizeof migrations / sizeof migrations[0]);
+	if (have > want)
+		return tk_error_set(err, "%s: schema version %d is newer than this tracekit's (%d)", c->url, have,
+		                    want);
+	for (int v = have; v < want; v++) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "INSERT INTO tracekit_schema VALUES (%d)", v + 1);
+		if (run(c, migrations[v], NULL, err) || run(c, sql, NULL, err))
+			return -1;
+	}
+	return 0;
+}
+
+static void *ch_open(const char *rest, tk_error *err)
+{
+	static int inited;
+	if (!inited) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		inited = 1;
+	}
+	ch *c = tk_xcalloc(1, sizeof *c);
+	size_t hl = strcspn(rest, "/");
+	const char *db = rest[hl] ? rest + hl + 1 : "";
+	buf b = {0};
+	bprintf(&b, "clickhouse://%s", rest);
+	c->url = b.p;
+	if (!hl || !*db ||
+	    strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(db)) {
+		tk_error_set(err, "%s: expected clickhouse://HOST:PORT/DB with DB made of letters, digits and _",
+		             c->url);
+		ch_close(c);
+		return NULL;
+	}
+	buf base = {0};
+	bprintf(&base, "http://%.*s/", (int)hl, rest);
+	c->base = base.p;
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		tk_error_set(err, "%s: cannot start libcurl", c->url);
+		ch_close(c);
+		return NULL;
+	}
+	buf sql = {0};
+	bprintf(&sql, "CREATE DATABASE IF NOT EXISTS %s", db);
+	int rc = run(c, sql.p, NULL, err);
+	free(sql.p);
+	c->db = tk_xstrdup(db);
+	if (rc || migrate(c, err)) {
+		ch_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* ---- put ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp((*(const tk_report *const *)a)->id, (*(const tk_report *const *)b)->id);
+}
+
+static void put_num(buf *b, double v)
+{
+	if (isfinite(v))
+		bprintf(b, "\t%.17g", v);
+	else
+		bput(b, "\t\\N", 3);
+}
+
+static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
+{
+	ch *c = h;
+	/* distinct ids of the batch, then those already stored */
+	const tk_report **ord = tk_xmalloc(n * sizeof *ord);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = &v[i];
+	qsort(ord, n, sizeof *ord, cmp_id);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!m || strcmp(ord[m - 1]->id, ord[i]->id) != 0)
+			ord[m++] = ord[i];
+	buf ids = {0};
+	for (size_t i = 0; i < m; i++)
+		bprintf(&ids, "%s\n", ord[i]->id); /* ids are hex: nothing to escape */
+	buf have = {0};
+	static const char check[] = "SELECT id FROM reports WHERE id IN ids ORDER BY id FORMAT TabSeparated";
+	int rc = post_ext(c, NULL, check, sizeof check - 1, &ids, &have, err);
+	free(ids.p);
+	if (rc) {
+		free(ord);
+		return -1;
+	}
+	/* both lists are sorted: a merge finds the new ones */
+	buf data = {0};
+	size_t add = 0;
+	const char *h_at = have.p ? have.p : "";
+	time_t now = time(NULL);
+	for (size_t i = 0; i < m; i++) {
+		const tk_report *r = ord[i];
+		int cmp = 1;
+		while (*h_at && (cmp = strncmp(h_at, r->id, 64)) < 0)
+			h_at += strcspn(h_at, "\n") + 1;
+		if (*h_at && cmp == 0)
+			continue;
+		add++;
+		bprintf(&data, "%s\t", r->id);
+		put_tsv(&data, r->kind);
+		for (int k = 0; k < TK_STORE_NKEYS; k++) {
+			bput(&data, "\t", 1);
+			put_tsv(&data, r->keys[k]);
+		}
+		double t = isfinite(r->time) && r->time > 0 ? r->time : 0;
+		bprintf(&data, "\t%.17g\t%lld", r->time, (long long)floor(t < 4294967295.0 ? t : 4294967295.0));
+		put_num(&data, r->duration);
+		put_num(&data, r->avg_cpu);
+		bprintf(&data, "\t%llu\t", (unsigned long long)r->samples);
+		put_tsv(&data, r->thread);
+		bput(&data, "\t", 1);
+		put_tsv(&data, r->signature);
+		bput(&data, "\t", 1);
+		put_tsv(&data, r->rkey);
+		bprintf(&data, "\t%lld\n", (long long)now);
+	}
+	free(have.p);
+	free(ord);
+	rc = 0;
+	if (add)
+		rc =
+		    post(c,
+		         "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, duration, "
+		         "avg_cpu, samples, thread, signature, rkey, ingested) FORMAT TabSeparated",
+		         data.p, data.n, NULL, err);
+	free(data.p);
+	if (rc)
+		return -1;
+	*added = add;
+	return 0;
+}
+
+/* ---- queries ---- */
+
+static void put_quoted(buf *b, const char *s)
+{
+	bput(b, "'", 1);
+	for (; *s; s++) {
+		if (*s == '\'' || *s == '\\')
+			bput(b, "\\", 1);
+		bput(b, s, 1);
+	}
+	bput(b, "'", 1);
+}
+
+static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const char *col)
+{
+	bprintf(b, " WHERE kind IN %s", kinds);
+	if (col)
+		bprintf(b, " AND isNotNull(%s)", col);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k]) {
+			bprintf(b, " AND %s = ", tk_store_key_names[k]);
+			put_quoted(b, q->where[k]);
+		}
+	if (q->since > 0)
+		bprintf(b, " AND time >= %.17g AND ts >= toDateTime(%lld)", q->since, (long long)floor(q->since));
+}
+
+/* The order statistics type 7 interpolates between, found with integer index arithmetic as
+ * tk_quantile7 does (h = (n-1)·num/den = j + delta/den, arrays 1-based): s[j+1], s[min(j+2, n)] and
+ * delta. The interpolation itself is finished by tk_store_lerp, so it is tk_quantile7's, bit for bit. */
+static void type7_sql(buf *b, uint64_t num, uint64_t den)
+{
+	bprintf(
+	    b,
+	    "toString(s[intDiv((n - 1) * %llu, %llu) + 1]), toString(s[least(intDiv((n - 1) * %llu, %llu) + 2, n)]), "
+	    "((n - 1) * %llu) %% %llu",
+	    (unsigned long long)num, (unsigned long long)den, (unsigned long long)num, (unsigned long long)den,
+	    (unsigned long long)num, (unsigned long long)den);
+}
+
+/* Fields a, b, delta of type7_sql → the quantile. */
+static double type7_value(uint64_t n, char **f, uint64_t den)
+{
+	double a = strtod(f[0], NULL), b = strtod(f[1], NULL);
+	return n == 1 ? a : tk_store_lerp(a, b, strtoull(f[2], NULL, 10), den);
+}
+
+/* The mean, as tk_summary_sorted makes it: a compensated long double sum divided by n. ClickHouse
+ * sums doubles in double, so the engine sums exactly instead: every value's bits split into sign,
+ * exponent and two 26/27-bit halves of the significand, the halves summed per (sign, exponent) in
+ * integers (exact for up to 2^37 values per group). The client adds those few exact terms. */
+static const char *const exact_sum_cols = "bitShiftRight(b, 63) AS neg, bitAnd(bitShiftRight(b, 52), 2047) AS e, "
+                                          "bitOr(bitAnd(b, 4503599627370495), if(e > 0, 4503599627370496, 0)) AS m, "
+                                          "bitShiftRight(m, 26) AS hi, bitAnd(m, 67108863) AS lo";
+
+typedef struct lsum {
+	long double s, c;
+} lsum;
+static void lsum_add(lsum *k, long double x)
+{
+	long double t = k->s + x;
+	if (fabsl(k->s) >= fabsl(x))
+		k->c += (k->s - t) + x;
+	else
+		k->c += (x - t) + k->s;
+	k->s = t;
+}
+
+/* One group's terms "[(neg,e,hi,lo),…]" → the mean of n values. */
+static double exact_mean(const char *terms, uint64_t n)
+{
+	lsum sum = {0, 0};
+	for (const char *p = terms; (p = strchr(p, '(')); p++) {
+		unsigned long long neg, e, hi, lo;
+		if (sscanf(p, "(%llu,%llu,%llu,%llu)", &neg, &e, &hi, &lo) != 4)
+			continue;
+		int scale = (e ? (int)e : 1) - 1075; /* value = m · 2^(e−1075); subnormals: 2^−1074 */
+		long double a = ldexpl((long double)hi, scale + 26), b = ldexpl((long double)lo, scale);
+		lsum_add(&sum, neg ? -a : a);
+		lsum_add(&sum, neg ? -b : b);
+	}
+	return (double)((sum.s + sum.c) / n);
+}
+
+static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	ch *c = h;
+	const tk_store_metric *m = tk_store_metric_find(q->metric);
+	buf keys = {0}, sql = {0};
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	/* the two halves (order statistics, exact sum) are joined on the group keys; one constant
+	 * key stands in when there is no grouping */
+	const char *K = q->nby ? keys.p : "tk_all", *KSEL = q->nby ? keys.p : "1 AS tk_all";
+	bprintf(&sql, "SELECT %s%sn, toString(total), toString(s[1]), toString(s[n])", q->nby ? keys.p : "",
+	        q->nby ? ", " : "");
+	for (int k = 0; k < TK_STORE_NQ; k++) {
+		bput(&sql, ", ", 2);
+		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
+	}
+	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
+	        KSEL, m->column);
+	where_sql(&sql, q, m->kinds, m->column);
+	bprintf(
+	    &sql,
+	    " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
+	    "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
+	    "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
+	    K, K, K, K, exact_sum_cols, KSEL, m->column);
+	where_sql(&sql, q, m->kinds, m->column);
+	bprintf(&sql, ")) GROUP BY %s, neg, e) GROUP BY %s) USING (%s) WHERE n > 0", K, K, K);
+	if (q->nby)
+		bprintf(&sql, " ORDER BY %s", keys.p);
+	bprintf(&sql, " FORMAT TabSeparated");
+	buf res = {0};
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	free(keys.p);
+	if (rc)
+		return -1;
+	size_t cap = 0;
+	for (char *line = res.p, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[TK_STORE_NKEYS + 4 + 3 * TK_STORE_NQ];
+		size_t nf = split_tsv(line, f, sizeof f / sizeof f[0]);
+		if (nf != q->nby + 4 + 3 * TK_STORE_NQ) {
+			tk_store_groups_free(*out, *n);
+			*out = NULL, *n = 0;
+			free(res.p);
+			return tk_error_set(err, "%s: unexpected answer to the percentile query", c->url);
+		}
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup(f[i]);
+		char **x = f + q->nby;
+		g->count = strtoull(x[0], NULL, 10);
+		/* as tk_summary_sorted divides its (compensated) sum */
+		g->mean = exact_mean(x[1], g->count);
+		g->min = strtod(x[2], NULL);
+		g->max = strtod(x[3], NULL);
+		for (int k = 0; k < TK_STORE_NQ; k++)
+			g->q[k] = type7_value(g->count, x + 4 + 3 * k, tk_summary_pct_den[k]);
+	}
+	free(res.p);
+	return 0;
+}
+
+static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+{
+	ch *c = h;
+	buf sql = {0};
+	bprintf(&sql, "SELECT signature, n, sessions, ");
+	type7_sql(&sql, 50, 100);
+	bput(&sql, ", ", 2);
+	type7_sql(&sql, 95, 100);
+	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
+	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM reports");
+	where_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
+	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
+	buf res = {0};
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	if (rc)
+		return -1;
+	size_t cap = 0;
+	for (char *line = res.p, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[10];
+		if (split_tsv(line, f, 10) != 10) {
+			tk_store_hangs_free(*out, *n);
+			*out = NULL, *n = 0;
+			free(res.p);
+			return tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+		}
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_hang *x = &(*out)[(*n)++];
+		x->signature = tk_xstrdup(f[0]);
+		x->count = strtoull(f[1], NULL, 10);
+		x->sessions = strtoull(f[2], NULL, 10);
+		x->p50 = type7_value(x->count, f + 3, 100);
+		x->p95 = type7_value(x->count, f + 6, 100);
+		x->example = tk_xstrdup(f[9]);
+	}
+	free(res.p);
+	return 0;
+}
+
+static int ch_count(void *h, uint64_t *n, tk_error *err)
+{
+	buf res = {0};
+	if (run(h, "SELECT count() FROM reports", &res, err))
+		return -1;
+	*n = res.p ? strtoull(res.p, NULL, 10) : 0;
+	free(res.p);
+	return 0;
+}
+
+const tk_store_ops tk_store_clickhouse = {
+    .name = "clickhouse",
+    .open = ch_open,
+    .close = ch_close,
+    .put = ch_put,
+    .percentiles = ch_percentiles,
+    .top_hangs = ch_top_hangs,
+    .count = ch_count,
+};

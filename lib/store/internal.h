@@ -1,0 +1,39 @@
+/* lib/store internals: the backend interface (one backend per file) and what they share. */
+#ifndef TK_STORE_INTERNAL_H
+#define TK_STORE_INTERNAL_H
+
+#include "tracekit/store.h"
+
+/* A backend opens its URL (the part after "scheme:") and answers the store calls. */
+typedef struct tk_store_ops {
+	const char *name;
+	void *(*open)(const char *rest, tk_error *err);
+	void (*close)(void *h);
+	int (*put)(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err);
+	int (*percentiles)(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
+	int (*count)(void *h, uint64_t *n, tk_error *err);
+} tk_store_ops;
+
+extern const tk_store_ops tk_store_sqlite;
+extern const tk_store_ops tk_store_clickhouse;
+
+void tk_report_set_id(tk_report *r);
+
+/* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
+typedef struct tk_store_metric {
+	const char *name, *kinds, *column, *unit;
+} tk_store_metric;
+#define TK_STORE_HANG_KINDS "('hang', 'anr')"
+const tk_store_metric *tk_store_metric_find(const char *name);
+
+/* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly
+ * as tk_quantile7 interpolates (backends that find the order statistics in the engine finish here). */
+double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den);
+/* Summary of sorted values as tk_store_percentiles reports it (count, mean, min, max, q). */
+void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
+
+/* Schema version both backends create and migrate to. */
+#define TK_STORE_SCHEMA_VERSION 1
+
+#endif

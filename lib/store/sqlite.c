@@ -1,0 +1,358 @@
+/* sqlite:PATH — the embedded backend. One file, WAL, one transaction per batch, the schema
+ * version in PRAGMA user_version with migrations, and percentiles from a registered aggregate. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "util/mem.h"
+
+typedef struct sq {
+	sqlite3 *db;
+	sqlite3_stmt *ins;
+	char *path;
+} sq;
+
+/* Migration i brings the schema from version i to i + 1. Never edit one that has shipped: add. */
+static const char *const migrations[] = {
+    /* 0 → 1 */
+    "CREATE TABLE reports ("
+    " id BLOB NOT NULL, kind TEXT NOT NULL," /* the SHA-256, 32 bytes: half the hex in row and index */
+    " app TEXT NOT NULL, version TEXT NOT NULL, build TEXT NOT NULL, device TEXT NOT NULL, os TEXT NOT NULL,"
+    " session TEXT NOT NULL, time REAL NOT NULL, duration REAL, avg_cpu REAL, samples INTEGER NOT NULL,"
+    " thread TEXT NOT NULL, signature TEXT NOT NULL, rkey TEXT NOT NULL, ingested REAL NOT NULL);"
+    "CREATE UNIQUE INDEX reports_id ON reports(id);"
+    "CREATE INDEX reports_kind_time ON reports(kind, time);"
+    /* a covering index for the grouped percentile query (P99 by version reads no table rows);
+     * top hangs scan the table instead: an index on signatures cost 35 % of the insert time */
+    "CREATE INDEX reports_version ON reports(kind, version, duration);",
+};
+
+static int fail(sq *s, tk_error *err, const char *what)
+{
+	return tk_error_set(err, "sqlite:%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+/* ---- the summary aggregate: tk_summary(x) → blob of count, mean, min, max, q[5] ---- */
+
+typedef struct agg {
+	double *v;
+	size_t n, cap;
+} agg;
+
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	agg *a = sqlite3_aggregate_context(ctx, sizeof *a);
+	if (!a || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	TK_GROW(a->v, a->cap, a->n + 1);
+	a->v[a->n++] = sqlite3_value_double(argv[0]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void agg_final(sqlite3_context *ctx)
+{
+	agg *a = sqlite3_aggregate_context(ctx, 0);
+	if (!a || !a->n) {
+		sqlite3_result_null(ctx);
+		if (a)
+			free(a->v);
+		return;
+	}
+	qsort(a->v, a->n, sizeof *a->v, cmp_double);
+	tk_store_group g;
+	tk_store_summarise(a->v, a->n, &g);
+	double out[4 + TK_STORE_NQ] = {(double)g.count, g.mean, g.min, g.max};
+	memcpy(out + 4, g.q, sizeof g.q);
+	free(a->v);
+	sqlite3_result_blob(ctx, out, sizeof out, SQLITE_TRANSIENT);
+}
+
+static void unpack(const void *blob, tk_store_group *g)
+{
+	double v[4 + TK_STORE_NQ];
+	memcpy(v, blob, sizeof v);
+	g->count = (uint64_t)v[0];
+	g->mean = v[1];
+	g->min = v[2];
+	g->max = v[3];
+	memcpy(g->q, v + 4, sizeof g->q);
+}
+
+/* ---- open / schema ---- */
+
+static void sq_close(void *h)
+{
+	sq *s = h;
+	if (!s)
+		return;
+	sqlite3_finalize(s->ins);
+	sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+static int exec(sq *s, const char *sql, tk_error *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	tk_error_set(err, "sqlite:%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int migrate(sq *s, tk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "reading the schema version");
+	int have = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	int want = (int)(sizeof migrations / sizeof migrations[0]);
+	if (have > want)
+		return tk_error_set(err, "sqlite:%s: schema version %d is newer than this tracekit's (%d)", s->path,
+		                    have, want);
+	if (have == want)
+		return 0;
+	/* BEGIN IMMEDIATE: two ingesters opening a new file at once do not both migrate */
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "reading the schema version");
+	have = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	for (int v = have; v < want; v++) {
+		char pragma[64];
+		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+		if (exec(s, migrations[v], err) || exec(s, pragma, err)) {
+			exec(s, "ROLLBACK", NULL);
+			return -1;
+		}
+	}
+	return exec(s, "COMMIT", err);
+}
+
+static void *sq_open(const char *path, tk_error *err)
+{
+	sq *s = tk_xcalloc(1, sizeof *s);
+	s->path = tk_xstrdup(path);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		fail(s, err, "cannot open");
+		sq_close(s);
+		return NULL;
+	}
+	sqlite3_busy_timeout(s->db, 10000);
+	/* WAL + synchronous=NORMAL keeps every committed batch across a process crash (the WAL is
+	 * written before COMMIT returns); FULL also survives power loss, at a cost per batch. */
+	/* mmap and a 256 MiB page cache: a batch's index pages stay in memory, and scans avoid a read
+	 * call per page */
+	if (exec(s,
+	         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-262144; "
+	         "PRAGMA mmap_size=4294967296; PRAGMA temp_store=MEMORY",
+	         err) ||
+	    migrate(s, err)) {
+		sq_close(s);
+		return NULL;
+	}
+	sqlite3_create_function(s->db, "tk_summary", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL, agg_step,
+	                        agg_final);
+	if (sqlite3_prepare_v2(s->db,
+	                       "INSERT OR IGNORE INTO reports (id, kind, app, version, build, device, os, session, "
+	                       "time, duration, avg_cpu, samples, thread, signature, rkey, ingested) "
+	                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
+	                       -1, &s->ins, NULL) != SQLITE_OK) {
+		fail(s, err, "preparing the insert");
+		sq_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static unsigned nibble(char c)
+{
+	return c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 0;
+}
+
+static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
+{
+	sq *s = h;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	size_t add = 0;
+	for (size_t i = 0; i < n; i++) {
+		const tk_report *r = &v[i];
+		sqlite3_stmt *st = s->ins;
+		sqlite3_reset(st);
+		unsigned char id[32];
+		for (int b = 0; b < 32; b++)
+			id[b] = (unsigned char)(nibble(r->id[2 * b]) << 4 | nibble(r->id[2 * b + 1]));
+		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			sqlite3_bind_text(st, 3 + k, r->keys[k], -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 9, r->time);
+		bind_num(st, 10, r->duration);
+		bind_num(st, 11, r->avg_cpu);
+		sqlite3_bind_int64(st, 12, (sqlite3_int64)r->samples);
+		sqlite3_bind_text(st, 13, r->thread, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 14, r->signature, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 15, r->rkey, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			fail(s, err, "insert");
+			sqlite3_reset(st);
+			exec(s, "ROLLBACK", NULL);
+			return -1;
+		}
+		add += (size_t)sqlite3_changes(s->db);
+	}
+	sqlite3_reset(s->ins);
+	sqlite3_clear_bindings(s->ins);
+	if (exec(s, "COMMIT", err)) {
+		exec(s, "ROLLBACK", NULL);
+		return -1;
+	}
+	*added = add;
+	return 0;
+}
+
+/* WHERE for a query: kind, filters, since; parameters bound in this order by bind_where. */
+static void where_sql(const tk_store_query *q, const char *kinds, const char *col, char *buf, size_t n)
+{
+	size_t len = (size_t)snprintf(buf, n, " WHERE kind IN %s", kinds);
+	if (col)
+		len += (size_t)snprintf(buf + len, n - len, " AND %s IS NOT NULL", col);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k])
+			len += (size_t)snprintf(buf + len, n - len, " AND %s = ?", tk_store_key_names[k]);
+	if (q->since > 0)
+		snprintf(buf + len, n - len, " AND time >= ?");
+}
+
+static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
+{
+	int i = 1;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k])
+			sqlite3_bind_text(st, i++, q->where[k], -1, SQLITE_STATIC);
+	if (q->since > 0)
+		sqlite3_bind_double(st, i, q->since);
+}
+
+static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	sq *s = h;
+	const tk_store_metric *m = tk_store_metric_find(q->metric);
+	char keys[256] = "", where[512], sql[2048];
+	size_t kl = 0;
+	for (size_t i = 0; i < q->nby; i++)
+		kl +=
+		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	where_sql(q, m->kinds, m->column, where, sizeof where);
+	snprintf(sql, sizeof sql, "SELECT %s%stk_summary(%s) FROM reports%s%s%s%s%s", keys, q->nby ? ", " : "",
+	         m->column, where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "percentile query");
+	bind_where(st, q);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *blob = sqlite3_column_blob(st, (int)q->nby);
+		if (!blob || sqlite3_column_bytes(st, (int)q->nby) != (int)((4 + TK_STORE_NQ) * sizeof(double)))
+			continue; /* no rows at all (an aggregate without GROUP BY still answers once) */
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup((const char *)sqlite3_column_text(st, (int)i));
+		unpack(blob, g);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_groups_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(s, err, "percentile query");
+	}
+	return 0;
+}
+
+static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+{
+	sq *s = h;
+	char where[512], sql[2048];
+	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
+	snprintf(sql, sizeof sql,
+	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) "
+	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",
+	         where, limit);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "top-hangs query");
+	bind_where(st, q);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_hang *x = &(*out)[(*n)++];
+		memset(x, 0, sizeof *x);
+		x->signature = tk_xstrdup((const char *)sqlite3_column_text(st, 0));
+		x->count = (uint64_t)sqlite3_column_int64(st, 1);
+		x->sessions = (uint64_t)sqlite3_column_int64(st, 2);
+		x->p50 = x->p95 = NAN;
+		const void *blob = sqlite3_column_blob(st, 3);
+		if (blob && sqlite3_column_bytes(st, 3) == (int)((4 + TK_STORE_NQ) * sizeof(double))) {
+			tk_store_group g;
+			unpack(blob, &g);
+			x->p50 = g.q[0];
+			x->p95 = g.q[2];
+		}
+		x->example = tk_xstrdup((const char *)sqlite3_column_text(st, 4));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(s, err, "top-hangs query");
+	}
+	return 0;
+}
+
+static int sq_count(void *h, uint64_t *n, tk_error *err)
+{
+	sq *s = h;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM reports", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "count");
+	*n = sqlite3_step(st) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+const tk_store_ops tk_store_sqlite = {
+    .name = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .put = sq_put,
+    .percentiles = sq_percentiles,
+    .top_hangs = sq_top_hangs,
+    .count = sq_count,
+};

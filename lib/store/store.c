@@ -1,0 +1,238 @@
+/* The store front: URL → backend, query options, metrics and the summary every backend reproduces. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "tracekit/stats.h"
+#include "util/mem.h"
+
+struct tk_store {
+	const tk_store_ops *b;
+	void *h;
+};
+
+tk_store *tk_store_open(const char *url, tk_error *err)
+{
+	const tk_store_ops *b = NULL;
+	const char *rest = url;
+	if (strncmp(url, "sqlite:", 7) == 0) {
+		b = &tk_store_sqlite;
+		rest = url + 7;
+		if (strncmp(rest, "//", 2) == 0) /* sqlite:///abs/path */
+			rest += 2;
+	} else if (strncmp(url, "clickhouse://", 13) == 0) {
+		b = &tk_store_clickhouse;
+		rest = url + 13;
+	} else if (strstr(url, "://")) {
+		tk_error_set(err, "%s: unknown store (expected sqlite:PATH or clickhouse://HOST:PORT/DB)", url);
+		return NULL;
+	} else {
+		b = &tk_store_sqlite; /* a plain path */
+	}
+	if (!*rest) {
+		tk_error_set(err, "%s: the store URL names no %s", url, b == &tk_store_sqlite ? "file" : "server");
+		return NULL;
+	}
+	void *h = b->open(rest, err);
+	if (!h)
+		return NULL;
+	tk_store *s = tk_xcalloc(1, sizeof *s);
+	s->b = b;
+	s->h = h;
+	return s;
+}
+
+void tk_store_close(tk_store *s)
+{
+	if (!s)
+		return;
+	s->b->close(s->h);
+	free(s);
+}
+
+const char *tk_store_backend(const tk_store *s)
+{
+	return s->b->name;
+}
+
+int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_error *err)
+{
+	size_t dummy;
+	if (!added)
+		added = &dummy;
+	*added = 0;
+	if (n == 0)
+		return 0;
+	return s->b->put(s->h, v, n, added, err);
+}
+
+int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
+{
+	return s->b->count(s->h, n, err);
+}
+
+/* ---- metrics ---- */
+
+static const tk_store_metric metrics[] = {
+    /* as `tracekit stats` takes them: MTHawkeye's ANR records are hangs too */
+    {"hang.duration", "('hang', 'anr')", "duration", "s"},
+    {"cpu.duration", "('cpu-highload')", "duration", "s"},
+    {"cpu.average", "('cpu-highload')", "avg_cpu", "%"},
+};
+
+const tk_store_metric *tk_store_metric_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
+		if (strcmp(metrics[i].name, name) == 0)
+			return &metrics[i];
+	return NULL;
+}
+
+const char *tk_store_metric_unit(const char *metric)
+{
+	const tk_store_metric *m = tk_store_metric_find(metric);
+	return m ? m->unit : NULL;
+}
+
+static int check_metric(const tk_store_query *q, tk_error *err)
+{
+	if (!q->metric || !tk_store_metric_find(q->metric))
+		return tk_error_set(err, "--metric %s: the store answers hang.duration, cpu.duration and cpu.average",
+		                    q->metric ? q->metric : "(none)");
+	return 0;
+}
+
+int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	if (check_metric(q, err))
+		return -1;
+	return s->b->percentiles(s->h, q, out, n, err);
+}
+
+int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
+                       tk_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	return s->b->top_hangs(s->h, q, limit, out, n, err);
+}
+
+void tk_store_groups_free(tk_store_group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			free(g[i].keys[k]);
+	free(g);
+}
+
+void tk_store_hangs_free(tk_store_hang *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(h[i].signature);
+		free(h[i].example);
+	}
+	free(h);
+}
+
+/* ---- query options ---- */
+
+int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
+{
+	char *copy = tk_xstrdup(spec);
+	for (char *item = strtok(copy, ","); item; item = strtok(NULL, ",")) {
+		int k = tk_store_key_index(item);
+		if (k < 0) {
+			tk_error_set(
+			    err,
+			    "--by %s: '%s' is not one of app, version (or app.version), build, device, os, session",
+			    spec, item);
+			free(copy);
+			return -1;
+		}
+		/* app.version groups by app and version: a version means nothing without its app */
+		int add[2] = {strcmp(item, "app.version") == 0 ? TK_STORE_APP : -1, k};
+		for (int j = 0; j < 2; j++) {
+			if (add[j] < 0)
+				continue;
+			int dup = 0;
+			for (size_t i = 0; i < q->nby; i++)
+				dup |= q->by[i] == add[j];
+			if (!dup && q->nby < TK_STORE_NKEYS)
+				q->by[q->nby++] = add[j];
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
+{
+	for (char *item = spec, *next; item && *item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = 0;
+		char *eq = strchr(item, '=');
+		int k = eq ? (*eq = 0, tk_store_key_index(item)) : -1;
+		if (k < 0)
+			return tk_error_set(
+			    err,
+			    "--where: '%s' is not KEY=VALUE with KEY one of app, version, build, device, os, "
+			    "session",
+			    item);
+		q->where[k] = eq + 1;
+	}
+	return 0;
+}
+
+int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err)
+{
+	char *end;
+	double v = strtod(spec, &end);
+	double mult = 0;
+	if (end != spec && v >= 0 && isfinite(v)) {
+		if (strcmp(end, "d") == 0)
+			mult = 86400;
+		else if (strcmp(end, "h") == 0)
+			mult = 3600;
+		else if (strcmp(end, "m") == 0)
+			mult = 60;
+		else if (strcmp(end, "s") == 0)
+			mult = 1;
+		else if (!*end) {
+			q->since = v; /* Unix seconds */
+			return 0;
+		}
+	}
+	if (!mult)
+		return tk_error_set(err, "--since %s: expected a duration (7d, 12h, 30m, 90s) or Unix seconds", spec);
+	q->since = now - v * mult;
+	return 0;
+}
+
+/* ---- the numbers ---- */
+
+const double tk_store_quantiles[TK_STORE_NQ] = {0.5, 0.9, 0.95, 0.99, 0.999};
+
+void tk_store_summarise(const double *x, size_t n, tk_store_group *g)
+{
+	/* the stats library's own summary: the store's numbers are `tracekit stats`'s by construction */
+	tk_summary sum;
+	tk_summary_sorted(&sum, x, NULL, n);
+	g->count = sum.count;
+	g->mean = sum.mean;
+	g->min = sum.min;
+	g->max = sum.max;
+	for (int k = 0; k < TK_STORE_NQ; k++)
+		g->q[k] = sum.pct[k];
+}
+
+double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den)
+{
+	/* type 7 on the two order statistics is tk_quantile7's own interpolation step */
+	const double x[2] = {a, b};
+	return tk_quantile7(x, 2, delta, den);
+}

@@ -1,0 +1,31 @@
+# Fleet store (lib/store): SQLite (embedded, the default), ClickHouse over HTTP (libcurl), the ingest
+# endpoint of `tracekit serve` (libmicrohttpd), SHA-256 content hashes (OpenSSL's libcrypto).
+# clickhouse-server is what tests/cli/store_*.sh start on 127.0.0.1 (tests/store_lib.sh); sqlite3 and
+# curl are used by the tests as independent readers/clients.
+LIB_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread
+DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev clickhouse-server sqlite3 curl
+
+# bench/storegen: generated field reports (session directories or one stream of Records files)
+EXTRA_ALL += $(BUILD)/storegen
+$(BUILD)/storegen: bench/storegen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) $(OPT) $(SAN) -o $@ $< -lm
+
+# bench/store_put: the store's own put rate (reports already parsed), used by bench/bench_store.sh
+$(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)
+
+# libFuzzer harness over the upload bundle decoder (lib/store/bundle.c + reports.c + the Records
+# reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
+FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/read/records.c \
+                   lib/symbol/elf.c lib/model/profile.c lib/read/input.c lib/symbol/demangle.c $(wildcard lib/util/*.c)
+$(BUILD)/fuzz_bundle: $(FUZZ_BUNDLE_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
+	@mkdir -p $(dir $@)
+	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ $(FUZZ_BUNDLE_SRC) -ljansson -ldw -lelf -liberty -lz -lcrypto -lpthread -lm
+EXTRA_TEST_DEPS += $(BUILD)/fuzz_bundle
+.PHONY: fuzz-bundle
+fuzz-bundle: $(BUILD)/fuzz_bundle
+	mkdir -p $(BUILD)/fuzz-bundle-corpus && cp -n tests/fuzz/corpus/bundle/* $(BUILD)/fuzz-bundle-corpus/
+	$(BUILD)/fuzz_bundle -max_total_time=$(FUZZ_TIME) -max_len=8192 $(BUILD)/fuzz-bundle-corpus

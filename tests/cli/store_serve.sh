@@ -1,0 +1,73 @@
+#!/bin/bash
+# tracekit serve --ingest: uploads acknowledged only after commit (SIGKILL mid-stream loses no
+# acknowledged report; the client re-sends the rest), bad uploads get their 4xx and store nothing.
+# On SQLite and on a real clickhouse-server.
+. "$TK_ROOT/tests/lib.sh"
+. "$TK_ROOT/tests/store_lib.sh"
+start_clickhouse
+SRV_PID=
+trap 'kill -9 $SRV_PID 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+echo "t0k3n-for-tests" >"$TMP/token"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/v1/reports"
+serve() { # DB: start the server, wait until it listens
+	"$TK" serve --ingest --db "$1" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" 2>>"$TMP/serve.log" &
+	SRV_PID=$!
+	for _ in $(seq 100); do grep -q "serving on" "$TMP/serve.log" 2>/dev/null && curl -s "$URL" >/dev/null && return 0; sleep 0.05; done
+	notok "serve did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
+}
+post() { curl -s -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer ${2:-t0k3n-for-tests}" --data-binary "@$1" "$URL"; }
+count() { "$TK" stats --db "$1" --metric hang.duration --json | python3 -c 'import json,sys; l=sys.stdin.read().strip(); print(json.loads(l)["count"] if l else 0)'; }
+
+for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
+	b=${DB%%:*}
+	G="$TMP/gen-$b"; "$STOREGEN" "$G" 60 2 11 >/dev/null
+	: >"$TMP/serve.log"; serve "$DB"
+	# bad uploads
+	gzip -c "$G/s0000000/records" | head -c 200 >"$TMP/trunc.gz"
+	check_eq "$b: truncated gzip → 400" 400 "$(post "$TMP/trunc.gz")"
+	check "$b: truncated gzip reason" grep -q "truncated gzip" "$TMP/body"
+	gzip -c "$G/s0000000/records" >"$TMP/good.gz"
+	check_eq "$b: wrong token → 401" 401 "$(post "$TMP/good.gz" wrong-token)"
+	head -c 100000000 /dev/zero >"$TMP/big"
+	check_eq "$b: 100 MB body → 413" 413 "$(post "$TMP/big")"
+	printf 'collection,key,value\nhang,1,{"start":1,"duration_ms":"x"}\n' | gzip >"$TMP/bad.gz"
+	check_eq "$b: malformed Records → 400" 400 "$(post "$TMP/bad.gz")"
+	check "$b: malformed Records reason names the field" grep -q "duration_ms" "$TMP/body"
+	head -c 5000 /dev/urandom | gzip | head -c 3000 >"$TMP/junk.gz"; printf '\x1f\x8b' | cat - "$TMP/junk.gz" >"$TMP/junk2.gz"
+	check_eq "$b: corrupt gzip → 400" 400 "$(post "$TMP/junk2.gz")"
+	check_eq "$b: bad uploads stored nothing" 0 "$(count "$DB")"
+	check_eq "$b: a bare gzip'd Records file is accepted" 200 "$(post "$TMP/good.gz")"
+	check_eq "$b: acknowledged with what was stored" '{"stored":2,"duplicates":0,"live":0}' "$(cat "$TMP/body")"
+	post "$TMP/good.gz" >/dev/null
+	check_eq "$b: resending it stores nothing more" '{"stored":0,"duplicates":2,"live":0}' "$(cat "$TMP/body")"
+	# a stream of uploads, the server SIGKILLed in the middle, then restarted
+	rm -f "$G/s0000000/uploaded"
+	"$TK" upload --url "$URL" --token-file "$TMP/token" --retries 60 --retry-delay 100 "$G" 2>"$TMP/up.log" &
+	UP=$!
+	for _ in $(seq 200); do [ "$(ls "$G"/*/uploaded 2>/dev/null | wc -l)" -ge 15 ] && break; sleep 0.02; done
+	kill -9 $SRV_PID; wait $SRV_PID 2>/dev/null
+	acked=$(ls "$G"/*/uploaded | wc -l)
+	# every session acknowledged before the kill is in the store (2 hangs each)
+	want=$((acked * 2 + 2)); have=$(count "$DB")
+	if [ "$have" -ge "$want" ] && [ "$acked" -lt 60 ]; then ok "$b: SIGKILL after $acked acknowledged sessions: all $want of their reports stored"; else notok "$b: acknowledged reports lost" "acked=$acked have=$have"; fi
+	sleep 0.3; serve "$DB"
+	wait $UP; rc=$?
+	check_eq "$b: the client re-sent the rest after the restart (exit 0)" 0 "$rc"
+	check_eq "$b: every session acknowledged" 60 "$(ls "$G"/*/uploaded | wc -l)"
+	# 120 from the bundles + the 2 of the bare upload (no meta.json: other keys, so other reports)
+	check_eq "$b: every report stored exactly once" 122 "$(count "$DB")"
+	kill $SRV_PID; wait $SRV_PID 2>/dev/null
+done
+
+# tracekit monitor --upload: the finished session goes to the server and is marked uploaded
+# (the "program" leaves a generated session's records in its monitor directory)
+G="$TMP/gen-sqlite"; S="$TMP/mon"
+: >"$TMP/serve.log"; serve "sqlite:$TMP/mon.db"
+"$TK" monitor -q -o "$S" --upload "$URL" --token-file "$TMP/token" -- \
+	sh -c "cp '$G/s0000005/records' '$G/s0000005/meta.json' \"\$TK_MONITOR_DIR/\"" 2>"$TMP/mon.err"
+check_eq "monitor --upload: exit 0" 0 $?
+check "monitor --upload: says so" grep -q "session uploaded to" "$TMP/mon.err"
+check "monitor --upload: session marked uploaded, kept on disk" test -f "$S/uploaded" -a -f "$S/records"
+check_eq "monitor --upload: its 2 hangs are in the store" 2 "$(count "sqlite:$TMP/mon.db")"
+kill $SRV_PID; wait $SRV_PID 2>/dev/null

@@ -1,0 +1,62 @@
+# Store test helpers: a real clickhouse-server from Debian on 127.0.0.1, one per test script, in a
+# temporary directory with its own config and users config, stopped by pid at exit. Source after
+# tests/lib.sh. If the server cannot start, the script says so loudly and fails (never skips).
+STOREGEN="$TK_ROOT/${BUILD:-build}/storegen"
+CH_PID=
+# A free TCP port on 127.0.0.1 (the kernel picks it; a race with another process is possible but
+# the server start below then fails loudly rather than silently testing something else).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+start_clickhouse() {
+	local dir="$TMP/clickhouse"
+	mkdir -p "$dir/data" "$dir/tmp" "$dir/log" "$dir/user_files" "$dir/format_schemas"
+	CH_PORT=$(free_port); local tport; tport=$(free_port)
+	cat >"$dir/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/log/server.log</log><errorlog>$dir/log/err.log</errorlog><size>10M</size><count>1</count></logger>
+  <http_port>$CH_PORT</http_port>
+  <tcp_port>$tport</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$dir/data/</path>
+  <tmp_path>$dir/tmp/</tmp_path>
+  <user_files_path>$dir/user_files/</user_files_path>
+  <format_schema_path>$dir/format_schemas/</format_schema_path>
+  <users_config>$dir/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>67108864</mark_cache_size>
+  <timezone>UTC</timezone>
+  <!-- two shards on this one server (databases shard1, shard2), for the scale-out test -->
+  <remote_servers><tk_two>
+    <shard><replica><host>127.0.0.1</host><port>$tport</port><default_database>shard1</default_database></replica></shard>
+    <shard><replica><host>127.0.0.1</host><port>$tport</port><default_database>shard2</default_database></replica></shard>
+  </tk_two></remote_servers>
+</yandex>
+XML
+	cat >"$dir/users.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default></default></quotas>
+</yandex>
+XML
+	if ! command -v clickhouse-server >/dev/null; then
+		notok "clickhouse-server is not installed (make deps installs Debian's clickhouse-server)"; exit 1
+	fi
+	clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
+	CH_PID=$!
+	trap 'stop_clickhouse; rm -rf "$TMP"' EXIT
+	for _ in $(seq 300); do
+		curl -sf "http://127.0.0.1:$CH_PORT/ping" >/dev/null 2>&1 && { CH_URL="clickhouse://127.0.0.1:$CH_PORT"; CH_HTTP="http://127.0.0.1:$CH_PORT/"; return 0; }
+		kill -0 $CH_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	notok "CLICKHOUSE SERVER DID NOT START on 127.0.0.1:$CH_PORT" "$(tail -5 "$dir/log/stdout" "$dir/log/err.log" 2>/dev/null)"
+	exit 1
+}
+
+stop_clickhouse() {
+	if [ -n "$CH_PID" ]; then kill "$CH_PID" 2>/dev/null; for _ in $(seq 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done; kill -9 "$CH_PID" 2>/dev/null; CH_PID=; fi
+}

@@ -1,0 +1,242 @@
+/* lib/store: option parsing, content ids, bundles (made from a session, decoded back to the same
+ * reports), bundle errors, and SQLite put/query on hand-computed values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "tracekit/store.h"
+
+static char tmpdir[] = "/tmp/tk-store-test-XXXXXX";
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* one session: two hangs (1.5 s and 0.25 s), one live hang, a meta.json */
+static const char records[] =
+    "collection,key,value\n"
+    "launch-time,1700000000.000000,1700000000.000000\n"
+    "hang,1700000010.000,{\"start\":1700000010.0,\"duration_ms\":1500,\"threshold_ms\":250,\"tid\":7,"
+    "\"thread\":\"main\",\"samples\":3,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":7,\"name\":\"main\","
+    "\"frames\":[\"0x1010\",\"0x1020\"]}]}\n"
+    "hang,1700000020.000,{\"start\":1700000020.0,\"duration_ms\":250,\"threshold_ms\":250,\"tid\":7,"
+    "\"thread\":\"main\",\"samples\":1,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":7,\"name\":\"main\","
+    "\"frames\":[\"0x1030\"]}]}\n"
+    "hang,1700000030.000,{\"start\":1700000030.0,\"duration_ms\":900,\"threshold_ms\":250,\"tid\":7,"
+    "\"thread\":\"main\",\"samples\":1,\"live\":true,\"suppressed\":0,\"threads\":[]}\n";
+
+static void test_options(void **state)
+{
+	tk_report_meta m = {0};
+	char *owned;
+	tk_error err;
+	assert_int_equal(tk_report_meta_parse(&m, "app=Foo,version=5.2", &owned, &err), 0);
+	assert_string_equal(m.keys[TK_STORE_APP], "Foo");
+	assert_string_equal(m.keys[TK_STORE_VERSION], "5.2");
+	assert_null(m.keys[TK_STORE_OS]);
+	free(owned);
+	assert_int_equal(tk_report_meta_parse(&m, "colour=red", &owned, &err), -1);
+	assert_non_null(strstr(err.msg, "colour"));
+
+	tk_store_query q = {0};
+	assert_int_equal(tk_store_query_by(&q, "app.version,device,version", &err), 0);
+	assert_int_equal(q.nby, 3); /* app, version, device: app.version brings app; no duplicates */
+	assert_int_equal(q.by[0], TK_STORE_APP);
+	assert_int_equal(q.by[1], TK_STORE_VERSION);
+	assert_int_equal(q.by[2], TK_STORE_DEVICE);
+	assert_int_equal(tk_store_query_by(&q, "colour", &err), -1);
+	char w[] = "version=5.2,os=iOS 17";
+	assert_int_equal(tk_store_query_where(&q, w, &err), 0);
+	assert_string_equal(q.where[TK_STORE_VERSION], "5.2");
+	assert_string_equal(q.where[TK_STORE_OS], "iOS 17");
+	assert_int_equal(tk_store_query_since(&q, "7d", 1000000.0, &err), 0);
+	assert_true(q.since == 1000000.0 - 7 * 86400);
+	assert_int_equal(tk_store_query_since(&q, "12h", 100000.0, &err), 0);
+	assert_true(q.since == 100000.0 - 12 * 3600);
+	assert_int_equal(tk_store_query_since(&q, "soon", 0, &err), -1);
+}
+
+static void test_reports_and_bundle(void **state)
+{
+	write_file(tmpdir, "records", records);
+	write_file(tmpdir, "meta.json",
+	           "{\"app\":\"Atlas\",\"version\":\"5.2\",\"device\":\"iPhone15,3\",\"session\":\"S1\"}");
+	tk_report_set a = {0}, b = {0};
+	tk_error err;
+	tk_report_meta given = {.keys = {[TK_STORE_OS] = "iOS 17.5", [TK_STORE_APP] = "NotThis"}};
+	assert_int_equal(tk_reports_from_path(tmpdir, &given, &a, &err), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.live, 1);
+	assert_string_equal(a.v[0].keys[TK_STORE_APP], "Atlas");   /* meta.json before --set */
+	assert_string_equal(a.v[0].keys[TK_STORE_OS], "iOS 17.5"); /* --set fills what is missing */
+	assert_true(a.v[0].duration == 1.5);
+	assert_true(a.v[1].duration == 0.25);
+	assert_string_equal(a.v[0].signature, "0x1010;0x1020"); /* no images: raw addresses, leaf first */
+	assert_int_equal(strlen(a.v[0].id), 64);
+	assert_string_not_equal(a.v[0].id, a.v[1].id);
+
+	void *body;
+	size_t n;
+	assert_int_equal(tk_bundle_make(tmpdir, NULL, &body, &n, &err), 0);
+	assert_int_equal(tk_bundle_reports(body, n, 1 << 20, "t", &given, &b, &err), 0);
+	assert_int_equal(b.n, 2);
+	for (size_t i = 0; i < 2; i++) /* the same reports, so the same ids: resending is harmless */
+		assert_string_equal(a.v[i].id, b.v[i].id);
+	tk_report_set_free(&b);
+	/* truncated: every proper prefix is refused */
+	for (size_t cut = 0; cut < n; cut += 7) {
+		tk_report_set c = {0};
+		assert_int_equal(tk_bundle_reports(body, cut, 1 << 20, "t", NULL, &c, &err), -1);
+		tk_report_set_free(&c);
+	}
+	/* the inflate bound */
+	assert_int_equal(tk_bundle_reports(body, n, 100, "t", NULL, &b, &err), -1);
+	assert_non_null(strstr(err.msg, "inflates past"));
+	free(body);
+	tk_report_set_free(&a);
+}
+
+static void gz(const char *text, void **out, size_t *n)
+{
+	uLongf zn = compressBound(strlen(text)) + 64;
+	unsigned char *z = malloc(zn);
+	z_stream s = {0};
+	deflateInit2(&s, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+	s.next_in = (unsigned char *)text;
+	s.avail_in = (uInt)strlen(text);
+	s.next_out = z;
+	s.avail_out = (uInt)zn;
+	assert_int_equal(deflate(&s, Z_FINISH), Z_STREAM_END);
+	*n = s.total_out;
+	deflateEnd(&s);
+	*out = z;
+}
+
+static void test_bundle_errors(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+	    {"tracekit-bundle 1\nrecords 5\nabc\n", "announced"},
+	    {"tracekit-bundle 1\nrecords x\n", "NAME SIZE"},
+	    {"tracekit-bundle 1\nsecrets 1\nx\n", "unknown file"},
+	    {"tracekit-bundle 1\nmeta.json 2\n{}\n", "no records"},
+	    {"tracekit-bundle 1\nrecords 21\ncollection,key,value\n\nrecords 21\ncollection,key,value\n\n", "repeated"},
+	    {"tracekit-bundle 1\nrecords 21\ncollection,key,value\n\nmeta.json 2\n[]\n", "not a JSON object"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		void *z;
+		size_t n;
+		gz(cases[i].text, &z, &n);
+		tk_report_set s = {0};
+		tk_error err;
+		assert_int_equal(tk_bundle_reports(z, n, 1 << 20, "t", NULL, &s, &err), -1);
+		if (!strstr(err.msg, cases[i].want))
+			fail_msg("case %zu: [%s] lacks [%s]", i, err.msg, cases[i].want);
+		tk_report_set_free(&s);
+		free(z);
+	}
+	tk_report_set s = {0};
+	tk_error err;
+	assert_int_equal(tk_bundle_reports("plain", 5, 1 << 20, "t", NULL, &s, &err), -1);
+	assert_non_null(strstr(err.msg, "not gzip"));
+}
+
+/* SQLite: put twice (second time nothing new), percentiles by hand: values 1, 2, 3, 4 →
+ * p50 = 2.5, p90 = 3.7, mean 2.5 */
+static void test_sqlite(void **state)
+{
+	char url[600];
+	snprintf(url, sizeof url, "sqlite:%s/t.db", tmpdir);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err);
+	assert_non_null(s);
+	assert_string_equal(tk_store_backend(s), "sqlite");
+	tk_report r[4];
+	const char *vers[4] = {"1", "1", "2", "2"};
+	char keys[4][16];
+	for (int i = 0; i < 4; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].kind = "hang";
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			r[i].keys[k] = "";
+		r[i].keys[TK_STORE_VERSION] = vers[i];
+		snprintf(keys[i], sizeof keys[i], "%d", i);
+		r[i].rkey = keys[i];
+		r[i].time = 1000 + i;
+		r[i].duration = i + 1;
+		r[i].avg_cpu = NAN;
+		r[i].thread = "";
+		r[i].signature = i < 3 ? "a" : "b";
+		/* ids are content hashes, made by the library; any distinct hex will do here */
+		snprintf(r[i].id, sizeof r[i].id, "%064d", i);
+	}
+	size_t added;
+	assert_int_equal(tk_store_put(s, r, 4, &added, &err), 0);
+	assert_int_equal(added, 4);
+	assert_int_equal(tk_store_put(s, r, 4, &added, &err), 0);
+	assert_int_equal(added, 0);
+	tk_store_query q = {.metric = "hang.duration"};
+	tk_store_group *g;
+	size_t n;
+	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(g[0].count, 4);
+	assert_true(g[0].mean == 2.5 && g[0].min == 1 && g[0].max == 4);
+	assert_true(g[0].q[0] == 2.5);
+	assert_true(fabs(g[0].q[1] - 3.7) < 1e-15);
+	tk_store_groups_free(g, n);
+	assert_int_equal(tk_store_query_by(&q, "version", &err), 0);
+	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(g[0].keys[0], "1");
+	assert_true(g[0].q[0] == 1.5 && g[1].q[0] == 3.5);
+	tk_store_groups_free(g, n);
+	tk_store_hang *h;
+	tk_store_query all = {0};
+	assert_int_equal(tk_store_top_hangs(s, &all, 10, &h, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(h[0].signature, "a");
+	assert_int_equal(h[0].count, 3);
+	assert_true(h[0].p50 == 2);
+	assert_string_equal(h[0].example, r[0].id);
+	tk_store_hangs_free(h, n);
+	q.metric = "fn.self:x";
+	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), -1);
+	tk_store_close(s);
+	assert_null(tk_store_open("mysql://x/y", &err));
+	assert_null(tk_store_open("clickhouse://", &err));
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_options),
+	    cmocka_unit_test(test_reports_and_bundle),
+	    cmocka_unit_test(test_bundle_errors),
+	    cmocka_unit_test(test_sqlite),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		rc = 1;
+	return rc;
+}
