@@ -23,6 +23,10 @@ int tk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a warning on stderr (never on stdout, which carries data). */
 void tk_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Text from an input (names, attributes) made safe for the terminal: control characters and
+ * invalid UTF-8 become \xHH (util/text.h). Returns s itself when it is clean; otherwise one of a few
+ * rotating buffers, so one printf can take several. */
+const char *tk_cli_shown(const char *s);
 
 /* True if --help or -h is among argv[1..]. */
 int tk_cli_wants_help(int argc, char **argv);

@@ -56,18 +56,7 @@ static const char usage[] =
 /* Where the output goes: standard output or -o's temporary file (util/outfile.h). */
 static FILE *out;
 
-/* Text for the terminal: names come from the records and may hold control characters
- * (util/text.h). A few rotating buffers, so one printf can take several. */
-static const char *S(const char *s)
-{
-	static char bufs[8][4096];
-	static unsigned next;
-	if (!s || tk_text_is_clean(s))
-		return s;
-	char *b = bufs[next++ % 8];
-	tk_text_escape(s, b, sizeof bufs[0], 0);
-	return b;
-}
+#define S(s) tk_cli_shown(s)
 
 static void fmt_time(double unix_s, int use_utc, char *buf, size_t n)
 {
