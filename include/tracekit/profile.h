@@ -17,8 +17,12 @@
  * Two opt-in extras sit beside the aggregates:
  *   sample list  tk_profile_keep_samples(p, 1) before reading: every tk_sample_add also records
  *                (time, weight, thread, stack) in arrival order, for writers that must reproduce the
- *                rows of the input (`tracekit symbolicate`). Off by default: memory then stays bounded
- *                by distinct stacks. Transforms and tk_symbolicate_profile carry it over.
+ *                rows of the input (`tracekit symbolicate`) or their time order (the Firefox
+ *                Profiler's Stack Chart). Off by default: memory then stays bounded by distinct
+ *                stacks. When on it is the one part that grows with the rows, kept delta-coded per
+ *                thread: about 6-9 bytes per row for an Instruments export (time 1 ms after the
+ *                thread's previous one, the same weight). Transforms and tk_symbolicate_profile
+ *                carry it over.
  *   image list   images the trace says were loaded (UUID, path, load address), e.g. from the kdebug
  *                tables of a pre-Xcode 14.3 export, for frames that carry only an address.
  */
@@ -158,11 +162,29 @@ typedef struct tk_sample {
 void tk_profile_keep_samples(tk_profile *p, int on);
 int tk_profile_keeps_samples(const tk_profile *p);
 /* The samples in arrival order (NULL and *n = 0 when the list is off). Samples added with
- * tk_sample_add_n are aggregated only and never appear here. */
+ * tk_sample_add_n are aggregated only and never appear here. This unpacks the list into an array
+ * of 24 bytes per row held by the profile (until the list changes): writers that can walk the
+ * rows once should use tk_sample_iter instead. */
 const tk_sample *tk_profile_sample_list(const tk_profile *p, size_t *n);
 /* Append a record to the list only (no aggregate change): for transforms that rebuild the
- * aggregates from cells and the list from the input's list. Ignored when the list is off. */
+ * aggregates from cells and the list from the input's list. Ignored when the list is off or the
+ * thread does not exist (yet). */
 void tk_sample_list_append(tk_profile *p, const tk_sample *s);
+size_t tk_profile_sample_count(const tk_profile *p); /* rows in the list */
+/* Non-zero unless a listed sample has an unknown time (UINT64_MAX). */
+int tk_profile_sample_times_known(const tk_profile *p);
+size_t tk_thread_sample_count(const tk_profile *p, tk_thread_id t); /* the thread's rows in the list */
+/* Non-zero when the thread's listed samples arrived in time order (non-decreasing, all known),
+ * as they do in xctrace exports: a time-ordered writer then needs no sort. */
+int tk_thread_samples_in_order(const tk_profile *p, tk_thread_id t);
+
+/* Walk the list without unpacking it: one thread's samples in arrival order, or with
+ * TK_ALL_THREADS every sample in arrival order. The profile must not change meanwhile. */
+#define TK_ALL_THREADS UINT32_MAX
+typedef struct tk_sample_iter tk_sample_iter;
+tk_sample_iter *tk_sample_iter_new(const tk_profile *p, tk_thread_id t);
+int tk_sample_iter_next(tk_sample_iter *it, tk_sample *s); /* 0 at the end */
+void tk_sample_iter_free(tk_sample_iter *it);
 
 /* ---- loaded images (for address-only stacks) ---- */
 /* Record an image the trace says was loaded (uuid, path, name, arch, load_addr as in tk_binary;

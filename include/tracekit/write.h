@@ -145,8 +145,9 @@ const tk_writer *tk_writer_for_path(const char *path);
  * categories Other / App / System. `meta.symbolicated` is false when some frame with an image has no
  * name. With o->records, each record's thread starts at the record's start (relative to the earliest),
  * its cells spread over its duration, and it carries one interval marker (TracekitRecord: kind, key,
- * average CPU, samples). Streams: holds only per-frame and per-function tables and, with the sample list, one index
- * per sample. */
+ * average CPU, samples). Streams: holds only per-frame and per-function tables; samples that arrived in time order are
+ * written straight from the compact sample list, and only a thread whose rows go back in time is
+ * unpacked (24 bytes per row of that thread) to be sorted. */
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
 
 #ifdef __cplusplus

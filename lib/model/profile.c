@@ -28,6 +28,77 @@ typedef struct tk_tstate {
 	uint32_t last; /* cell of the previous sample + 1: runs of one stack skip the map */
 } tk_tstate;
 
+/* The per-sample list is kept compact, since it is the one part of the model that grows with
+ * the rows: byte streams in chunks that never move, one per thread, plus one stream of thread
+ * ids in arrival order. A row of a thread is
+ *   varint(zigzag(v - v_prev))   v = time + 1, 0 for an unknown time (mod 2^64, so exact)
+ *   varint(stack << 1 | w)       w = 1 when the weight differs from the thread's previous one
+ *   [varint(weight)]             only when w = 1
+ * which is 5-8 bytes for a typical Instruments row (1 ms apart, the same weight), against 24
+ * for a tk_sample. */
+typedef struct bchunk {
+	uint32_t len, cap;
+	uint8_t data[];
+} bchunk;
+
+typedef struct bstream {
+	bchunk **c;
+	size_t n, cap;
+} bstream;
+
+typedef struct slist {
+	bstream s;
+	size_t n;
+	uint64_t v, w;    /* the previous row's time code and weight */
+	int out_of_order; /* a time went back (or was unknown) */
+} slist;
+
+enum { ROW_MAX = 32, CHUNK_MIN = 256, CHUNK_MAX = 64 * 1024 };
+
+static void bs_append(bstream *b, const uint8_t *row, size_t len)
+{
+	bchunk *last = b->n ? b->c[b->n - 1] : NULL;
+	if (!last || last->cap - last->len < len) {
+		uint32_t cap = last ? last->cap * 2 : CHUNK_MIN;
+		if (cap > CHUNK_MAX)
+			cap = CHUNK_MAX;
+		last = tk_xmalloc(sizeof *last + cap);
+		last->len = 0;
+		last->cap = cap;
+		TK_GROW(b->c, b->cap, b->n + 1);
+		b->c[b->n++] = last;
+	}
+	memcpy(last->data + last->len, row, len);
+	last->len += (uint32_t)len;
+}
+
+static void bs_free(bstream *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->c[i]);
+	free(b->c);
+	*b = (bstream){0};
+}
+
+static size_t bs_memory(const bstream *b)
+{
+	size_t m = b->cap * sizeof *b->c;
+	for (size_t i = 0; i < b->n; i++)
+		m += sizeof *b->c[i] + b->c[i]->cap;
+	return m;
+}
+
+static size_t put_varint(uint8_t *o, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		o[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	o[n++] = (uint8_t)v;
+	return n;
+}
+
 typedef struct meta_kv {
 	char *key, *value;
 } meta_kv;
@@ -59,8 +130,13 @@ struct tk_profile {
 	size_t nmeta, capmeta;
 	/* opt-in per-sample list and the trace's loaded images */
 	int keep_samples;
-	tk_sample *samples;
-	size_t nsamples, capsamples;
+	size_t nsamples;
+	bstream order; /* thread of each sample in arrival order (varint) */
+	slist *slists; /* per thread: its samples, delta-coded (see below) */
+	size_t nslists;
+	int unknown_time; /* a sample has time UINT64_MAX */
+	tk_sample *flat;  /* tk_profile_sample_list's materialized copy (nflat rows), on demand */
+	size_t nflat;
 	tk_binary *images;
 	size_t nimages, capimages;
 	/* Σ every sample's weight: kept below 2^64 so that no total in the model can wrap */
@@ -122,7 +198,7 @@ void tk_profile_free(tk_profile *p)
 		free(p->meta[i].value);
 	}
 	free(p->meta);
-	free(p->samples);
+	tk_profile_keep_samples(p, 0);
 	free(p->images);
 	free(p);
 }
@@ -497,9 +573,16 @@ void tk_profile_keep_samples(tk_profile *p, int on)
 {
 	p->keep_samples = on != 0;
 	if (!on) {
-		free(p->samples);
-		p->samples = NULL;
-		p->nsamples = p->capsamples = 0;
+		for (size_t i = 0; i < p->nslists; i++)
+			bs_free(&p->slists[i].s);
+		free(p->slists);
+		p->slists = NULL;
+		p->nslists = 0;
+		bs_free(&p->order);
+		free(p->flat);
+		p->flat = NULL;
+		p->nflat = p->nsamples = 0;
+		p->unknown_time = 0;
 	}
 }
 
@@ -508,18 +591,175 @@ int tk_profile_keeps_samples(const tk_profile *p)
 	return p->keep_samples;
 }
 
+void tk_sample_list_append(tk_profile *p, const tk_sample *s)
+{
+	if (!p->keep_samples || s->thread >= p->nthreads)
+		return;
+	if (s->thread >= p->nslists) {
+		size_t n = p->nthreads;
+		p->slists = tk_xrealloc(p->slists, n * sizeof *p->slists);
+		memset(p->slists + p->nslists, 0, (n - p->nslists) * sizeof *p->slists);
+		p->nslists = n;
+	}
+	slist *l = &p->slists[s->thread];
+	uint8_t row[ROW_MAX];
+	size_t k = 0;
+	uint64_t v = s->time + 1; /* UINT64_MAX (unknown) -> 0 */
+	uint64_t d = v - l->v;
+	k += put_varint(row + k, (d << 1) ^ (uint64_t) - (int64_t)(d >> 63));
+	int wd = s->weight != l->w;
+	k += put_varint(row + k, (uint64_t)s->stack << 1 | (uint64_t)wd);
+	if (wd)
+		k += put_varint(row + k, s->weight);
+	if (v == 0 || (l->n && v < l->v))
+		l->out_of_order = 1;
+	if (v == 0)
+		p->unknown_time = 1;
+	l->v = v;
+	l->w = s->weight;
+	l->n++;
+	bs_append(&l->s, row, k);
+	k = put_varint(row, s->thread);
+	bs_append(&p->order, row, k);
+	p->nsamples++;
+}
+
+size_t tk_profile_sample_count(const tk_profile *p)
+{
+	return p->nsamples;
+}
+
+int tk_profile_sample_times_known(const tk_profile *p)
+{
+	return !p->unknown_time;
+}
+
+size_t tk_thread_sample_count(const tk_profile *p, tk_thread_id t)
+{
+	return t < p->nslists ? p->slists[t].n : 0;
+}
+
+int tk_thread_samples_in_order(const tk_profile *p, tk_thread_id t)
+{
+	return t >= p->nslists || !p->slists[t].out_of_order;
+}
+
+/* A read position in one stream. */
+typedef struct bcur {
+	const bstream *b;
+	size_t chunk;
+	uint32_t off;
+} bcur;
+
+static inline uint64_t cur_varint(bcur *c)
+{
+	const bchunk *k = c->b->c[c->chunk];
+	if (c->off >= k->len) { /* rows never straddle chunks */
+		k = c->b->c[++c->chunk];
+		c->off = 0;
+	}
+	const uint8_t *d = k->data + c->off;
+	uint64_t v = 0;
+	unsigned sh = 0, i = 0;
+	for (;; sh += 7) {
+		uint8_t b = d[i++];
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			break;
+	}
+	c->off += i;
+	return v;
+}
+
+typedef struct tcur {
+	bcur c;
+	size_t left;
+	uint64_t v, w;
+} tcur;
+
+struct tk_sample_iter {
+	const tk_profile *p;
+	tk_thread_id thread; /* UINT32_MAX: every thread in arrival order */
+	size_t left;
+	bcur order;
+	tcur *t; /* one per thread (one in all for a single thread) */
+};
+
+static void tcur_next(tcur *c, tk_sample *s)
+{
+	uint64_t z = cur_varint(&c->c);
+	c->v += (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+	uint64_t a = cur_varint(&c->c);
+	if (a & 1)
+		c->w = cur_varint(&c->c);
+	c->left--;
+	s->time = c->v - 1;
+	s->weight = c->w;
+	s->stack = (tk_stack_id)(a >> 1);
+}
+
+tk_sample_iter *tk_sample_iter_new(const tk_profile *p, tk_thread_id t)
+{
+	tk_sample_iter *it = tk_xcalloc(1, sizeof *it);
+	it->p = p;
+	it->thread = t;
+	if (t == TK_ALL_THREADS) {
+		it->left = p->nsamples;
+		it->order.b = &p->order;
+		it->t = tk_xcalloc(p->nslists ? p->nslists : 1, sizeof *it->t);
+		for (size_t i = 0; i < p->nslists; i++)
+			it->t[i] = (tcur){{&p->slists[i].s, 0, 0}, p->slists[i].n, 0, 0};
+	} else {
+		it->t = tk_xcalloc(1, sizeof *it->t);
+		if (t < p->nslists)
+			it->t[0] = (tcur){{&p->slists[t].s, 0, 0}, p->slists[t].n, 0, 0};
+		it->left = it->t[0].left;
+	}
+	return it;
+}
+
+int tk_sample_iter_next(tk_sample_iter *it, tk_sample *s)
+{
+	if (!it->left)
+		return 0;
+	it->left--;
+	if (it->thread == TK_ALL_THREADS) {
+		tk_thread_id t = (tk_thread_id)cur_varint(&it->order);
+		tcur_next(&it->t[t], s);
+		s->thread = t;
+	} else {
+		tcur_next(&it->t[0], s);
+		s->thread = it->thread;
+	}
+	return 1;
+}
+
+void tk_sample_iter_free(tk_sample_iter *it)
+{
+	if (!it)
+		return;
+	free(it->t);
+	free(it);
+}
+
 const tk_sample *tk_profile_sample_list(const tk_profile *p, size_t *n)
 {
 	*n = p->nsamples;
-	return p->nsamples ? p->samples : NULL;
-}
-
-void tk_sample_list_append(tk_profile *p, const tk_sample *s)
-{
-	if (!p->keep_samples)
-		return;
-	TK_GROW(p->samples, p->capsamples, p->nsamples + 1);
-	p->samples[p->nsamples++] = *s;
+	if (!p->nsamples)
+		return NULL;
+	if (p->nflat != p->nsamples) {
+		/* The profile is logically unchanged: this is a cache of what the streams hold. */
+		tk_profile *q = (tk_profile *)p;
+		free(q->flat);
+		q->flat = tk_xmalloc(p->nsamples * sizeof *q->flat);
+		tk_sample_iter *it = tk_sample_iter_new(p, TK_ALL_THREADS);
+		size_t i = 0;
+		while (tk_sample_iter_next(it, &q->flat[i]))
+			i++;
+		tk_sample_iter_free(it);
+		q->nflat = p->nsamples;
+	}
+	return p->flat;
 }
 
 size_t tk_profile_image_add(tk_profile *p, const tk_binary *b)
@@ -626,6 +866,9 @@ size_t tk_profile_memory(const tk_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		m += p->threads[i].capcells * sizeof(tk_stack_weight) +
 		     (p->threads[i].map ? (size_t)(p->threads[i].mapmask + 1) * sizeof(uint64_t) : 0);
-	m += p->capsamples * sizeof(tk_sample) + p->capimages * sizeof(tk_binary);
+	m += p->capimages * sizeof(tk_binary);
+	m += bs_memory(&p->order) + p->nslists * sizeof *p->slists + p->nflat * sizeof *p->flat;
+	for (size_t i = 0; i < p->nslists; i++)
+		m += bs_memory(&p->slists[i].s);
 	return m;
 }

@@ -376,17 +376,19 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 			cells[ncells++] = (cell){t, copy_stack(&c, sw[i].stack), sw[i].weight, sw[i].samples};
 	}
 	/* The per-sample list, when the input has one, follows the same stack rewrites. */
-	size_t nsl = 0;
-	const tk_sample *sl = tk_profile_sample_list(in, &nsl);
+	size_t nsl = tk_profile_sample_count(in);
 	uint32_t *ss = NULL;
 	tk_profile_keep_samples(out, tk_profile_keeps_samples(in));
+	tk_sample smp;
 	if (nsl) {
 		uint8_t *kept = tk_xcalloc(nthreads + 1, 1);
 		for (tk_thread_id t = 0; t < nthreads; t++)
 			kept[t] = (uint8_t)thread_kept(in, tk_thread_get(in, t), specs, n);
 		ss = tk_xmalloc(nsl * sizeof *ss);
-		for (size_t i = 0; i < nsl; i++)
-			ss[i] = sl[i].thread < nthreads && kept[sl[i].thread] ? copy_stack(&c, sl[i].stack) : DROP;
+		tk_sample_iter *it = tk_sample_iter_new(in, TK_ALL_THREADS);
+		for (size_t i = 0; i < nsl && tk_sample_iter_next(it, &smp); i++)
+			ss[i] = smp.thread < nthreads && kept[smp.thread] ? copy_stack(&c, smp.stack) : DROP;
+		tk_sample_iter_free(it);
 		free(kept);
 	}
 	free(c.stacks);
@@ -414,9 +416,13 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		tk_sample_add_n(out, cur_out, cells[i].stack, cells[i].weight, cells[i].samples);
 	}
 	/* A kept sample's (thread, stack) cell is kept too, so its thread exists in out. */
-	for (size_t i = 0; i < nsl; i++)
-		if (ss[i] != DROP)
-			tk_sample_list_append(out, &(tk_sample){sl[i].time, sl[i].weight, tmap[sl[i].thread], ss[i]});
+	if (nsl) {
+		tk_sample_iter *it = tk_sample_iter_new(in, TK_ALL_THREADS);
+		for (size_t i = 0; i < nsl && tk_sample_iter_next(it, &smp); i++)
+			if (ss[i] != DROP)
+				tk_sample_list_append(out, &(tk_sample){smp.time, smp.weight, tmap[smp.thread], ss[i]});
+		tk_sample_iter_free(it);
+	}
 	free(tmap);
 	free(ss);
 	free(cells);

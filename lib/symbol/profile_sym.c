@@ -187,8 +187,6 @@ static void expand(xf *x, tk_frame_id id)
 
 static void copy_threads(xf *x, const tk_stack_id *map)
 {
-	size_t nsl = 0;
-	const tk_sample *sl = tk_profile_sample_list(x->in, &nsl);
 	tk_thread_id *tmap = tk_xcalloc(tk_thread_count(x->in) + 1, sizeof *tmap);
 	for (size_t t = 0; t < tk_thread_count(x->in); t++) {
 		const tk_thread *th = tk_thread_get(x->in, (tk_thread_id)t);
@@ -216,10 +214,12 @@ static void copy_threads(xf *x, const tk_stack_id *map)
 	/* The aggregates above came from the cells (tk_sample_add there must not record samples, so the
 	 * list is switched on only now); the list keeps each sample's time and order. */
 	tk_profile_keep_samples(x->out, tk_profile_keeps_samples(x->in));
-	for (size_t i = 0; i < nsl; i++)
-		if (sl[i].thread < tk_thread_count(x->in))
-			tk_sample_list_append(
-			    x->out, &(tk_sample){sl[i].time, sl[i].weight, tmap[sl[i].thread], map[sl[i].stack]});
+	tk_sample_iter *it = tk_sample_iter_new(x->in, TK_ALL_THREADS);
+	tk_sample s;
+	while (tk_sample_iter_next(it, &s))
+		if (s.thread < tk_thread_count(x->in))
+			tk_sample_list_append(x->out, &(tk_sample){s.time, s.weight, tmap[s.thread], map[s.stack]});
+	tk_sample_iter_free(it);
 	free(tmap);
 }
 

@@ -169,6 +169,61 @@ static void put_json(FILE *out, const sstr *s)
 	tk_wu_json_string(out, s->s);
 }
 
+/* The sample arrays are most of the file (three numbers per row): they are formatted into a
+ * buffer of our own and written in blocks, not a character at a time through stdio. */
+typedef struct obuf {
+	FILE *f;
+	size_t n;
+	char b[1 << 16];
+} obuf;
+
+static void ob_flush(obuf *o)
+{
+	fwrite(o->b, 1, o->n, o->f);
+	o->n = 0;
+}
+
+static inline char *ob_room(obuf *o, size_t need)
+{
+	if (sizeof o->b - o->n < need)
+		ob_flush(o);
+	return o->b + o->n;
+}
+
+static inline void ob_lit(obuf *o, const char *s, size_t len)
+{
+	memcpy(ob_room(o, len), s, len);
+	o->n += len;
+}
+
+static inline void ob_u64(obuf *o, uint64_t v)
+{
+	char t[20];
+	int n = 0;
+	do
+		t[19 - n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	memcpy(ob_room(o, 20), t + 20 - n, (size_t)n);
+	o->n += (size_t)n;
+}
+
+/* put_ms into the buffer */
+static inline void ob_ms(obuf *o, uint64_t ns)
+{
+	ob_u64(o, ns / 1000000);
+	uint32_t frac = (uint32_t)(ns % 1000000);
+	if (!frac)
+		return;
+	char *d = ob_room(o, 7);
+	d[0] = '.';
+	int n = 6;
+	while (frac % 10 == 0)
+		frac /= 10, n--;
+	for (int i = n; i >= 1; i--, frac /= 10)
+		d[i] = (char)('0' + frac % 10);
+	o->n += (size_t)n + 1;
+}
+
 static const char *binary_arch(const tk_profile *p, const tk_binary *b)
 {
 	return b && b->arch ? tk_string(p, b->arch) : "";
@@ -479,15 +534,95 @@ static int cmp_threads(const void *a, const void *b)
 	return tx->tid < ty->tid ? -1 : tx->tid > ty->tid;
 }
 
-static const tk_sample *sort_samples;
+/* A sample of a thread whose rows arrived out of time order, with its arrival rank. */
+typedef struct ord_sample {
+	uint64_t time, weight;
+	tk_stack_id stack;
+	uint32_t seq;
+} ord_sample;
 
 static int cmp_sample_time(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t tx = sort_samples[x].time, ty = sort_samples[y].time;
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	return x < y ? -1 : x > y; /* arrival order among equal times */
+	const ord_sample *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq; /* arrival order among equal times */
+}
+
+static void ob_weight(obuf *o, tk_unit u, uint64_t w)
+{
+	if (u == TK_UNIT_NS)
+		ob_ms(o, w);
+	else
+		ob_u64(o, w);
+}
+
+static void ob_stack(obuf *o, tk_stack_id s)
+{
+	if (s)
+		ob_u64(o, s - 1);
+	else
+		ob_lit(o, "null", 4);
+}
+
+/* One thread's samples in time order: the stack, time and weight arrays. Rows that arrived in
+ * order (xctrace exports) are decoded from the compact list once per array, with no copy; only a
+ * thread whose times go back is unpacked (24 bytes per row of that thread) and sorted. */
+static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, tk_unit unit)
+{
+	size_t n = tk_thread_sample_count(p, t);
+	obuf *o = tk_xmalloc(sizeof *o);
+	o->f = out;
+	o->n = 0;
+	ob_lit(o, ",\"length\":", 10);
+	ob_u64(o, n);
+	tk_sample s;
+	if (tk_thread_samples_in_order(p, t)) {
+		static const char *const head[3] = {",\"stack\":[", "],\"time\":[", "],\"weight\":["};
+		for (int pass = 0; pass < 3; pass++) {
+			ob_lit(o, head[pass], strlen(head[pass]));
+			tk_sample_iter *it = tk_sample_iter_new(p, t);
+			for (size_t i = 0; tk_sample_iter_next(it, &s); i++) {
+				if (i)
+					ob_lit(o, ",", 1);
+				if (pass == 0)
+					ob_stack(o, s.stack);
+				else if (pass == 1)
+					ob_ms(o, s.time);
+				else
+					ob_weight(o, unit, s.weight);
+			}
+			tk_sample_iter_free(it);
+		}
+	} else {
+		ord_sample *v = tk_xmalloc((n ? n : 1) * sizeof *v);
+		tk_sample_iter *it = tk_sample_iter_new(p, t);
+		for (size_t i = 0; i < n && tk_sample_iter_next(it, &s); i++)
+			v[i] = (ord_sample){s.time, s.weight, s.stack, (uint32_t)i};
+		tk_sample_iter_free(it);
+		qsort(v, n, sizeof *v, cmp_sample_time);
+		ob_lit(o, ",\"stack\":[", 10);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				ob_lit(o, ",", 1);
+			ob_stack(o, v[i].stack);
+		}
+		ob_lit(o, "],\"time\":[", 10);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				ob_lit(o, ",", 1);
+			ob_ms(o, v[i].time);
+		}
+		ob_lit(o, "],\"weight\":[", 12);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				ob_lit(o, ",", 1);
+			ob_weight(o, unit, v[i].weight);
+		}
+		free(v);
+	}
+	ob_flush(o);
+	free(o);
 }
 
 static void put_weight(FILE *out, tk_unit u, uint64_t w)
@@ -557,12 +692,8 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	gw w = {.out = out, .p = p};
 	build_tables(&w);
 	tk_unit unit = tk_profile_unit(p);
-	size_t nt = tk_thread_count(p), nsl = 0;
-	const tk_sample *sl = tk_profile_sample_list(p, &nsl);
-	int timed = sl && nsl > 0;
-	for (size_t i = 0; timed && i < nsl; i++)
-		if (sl[i].time == UINT64_MAX)
-			timed = 0;
+	size_t nt = tk_thread_count(p);
+	int timed = tk_profile_sample_count(p) > 0 && tk_profile_sample_times_known(p);
 	/* Symbolicated unless a frame with an image has no name: then the profiler asks the symbol
 	 * server (`tracekit open` answers) for the addresses of those libraries. */
 	int symbolicated = 1;
@@ -617,31 +748,6 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	sort_p = p;
 	qsort(ord, nt, sizeof *ord, cmp_threads);
 
-	/* Per-thread sample indices, time-ordered: a counting sort by thread, then by time. */
-	uint32_t *idx = NULL;
-	size_t *start = NULL;
-	if (timed) {
-		start = tk_xcalloc(nt + 1, sizeof *start);
-		for (size_t i = 0; i < nsl; i++)
-			start[sl[i].thread + 1]++;
-		for (size_t t = 0; t < nt; t++)
-			start[t + 1] += start[t];
-		idx = tk_xmalloc(nsl * sizeof *idx);
-		size_t *fill = tk_xmalloc((nt + 1) * sizeof *fill);
-		memcpy(fill, start, (nt + 1) * sizeof *fill);
-		for (size_t i = 0; i < nsl; i++)
-			idx[fill[sl[i].thread]++] = (uint32_t)i;
-		free(fill);
-		sort_samples = sl;
-		for (size_t t = 0; t < nt; t++) { /* exports are mostly in order already: check first */
-			size_t i = start[t] + 1;
-			while (i < start[t + 1] && sl[idx[i - 1]].time <= sl[idx[i]].time)
-				i++;
-			if (i < start[t + 1])
-				qsort(idx + start[t], start[t + 1] - start[t], sizeof *idx, cmp_sample_time);
-		}
-	}
-
 	put_str(out, "\"threads\":[");
 	for (size_t k = 0; k < nt; k++) {
 		tk_thread_id t = ord[k].t;
@@ -649,27 +755,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		const rec_place *rec = have_recs && recs[t].info ? &recs[t] : NULL;
 		thread_header(&w, th, ord[k].main, k == 0, rec);
 		if (timed) {
-			size_t a = start[t], b = start[t + 1];
-			put_str(out, ",\"length\":");
-			put_u64(out, b - a);
-			put_str(out, ",\"stack\":[");
-			for (size_t i = a; i < b; i++) {
-				if (i > a)
-					putc_unlocked(',', out);
-				put_stack(out, sl[idx[i]].stack);
-			}
-			put_str(out, "],\"time\":[");
-			for (size_t i = a; i < b; i++) {
-				if (i > a)
-					putc_unlocked(',', out);
-				put_ms(out, sl[idx[i]].time);
-			}
-			put_str(out, "],\"weight\":[");
-			for (size_t i = a; i < b; i++) {
-				if (i > a)
-					putc_unlocked(',', out);
-				put_weight(out, unit, sl[idx[i]].weight);
-			}
+			write_timed_samples(out, p, t, unit);
 		} else {
 			/* No per-sample times: one sample per distinct stack, laid end to end from the
 			 * thread's first time so the Stack Chart shows each stack once with its width. */
@@ -708,8 +794,6 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		put_str(out, "]}}");
 	}
 	put_str(out, "],\n\"pages\":[],\"counters\":[]}\n");
-	free(idx);
-	free(start);
 	free(ord);
 	free(recs);
 	for (size_t i = 0; i < w.nowned; i++)

@@ -234,14 +234,14 @@ int tk_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
 	fputs("</schema>\n", o);
 	rowst rs = {.cycles = cycles};
 	rs.th = tk_xcalloc(tk_thread_count(p) + 1, sizeof *rs.th);
-	size_t nsl = 0;
-	const tk_sample *sl = tk_profile_sample_list(p, &nsl);
-	if (nsl) {
+	if (tk_profile_sample_count(p)) {
 		/* one row per recorded sample, with its own time and weight, in the original order */
-		for (size_t i = 0; i < nsl; i++)
-			if (sl[i].thread < tk_thread_count(p))
-				write_row(&w, &rs, sl[i].thread, sl[i].stack, sl[i].weight,
-				          sl[i].time == UINT64_MAX ? 0 : sl[i].time);
+		tk_sample_iter *it = tk_sample_iter_new(p, TK_ALL_THREADS);
+		tk_sample s;
+		while (tk_sample_iter_next(it, &s))
+			if (s.thread < tk_thread_count(p))
+				write_row(&w, &rs, s.thread, s.stack, s.weight, s.time == UINT64_MAX ? 0 : s.time);
+		tk_sample_iter_free(it);
 	} else {
 		for (size_t t = 0; t < tk_thread_count(p); t++) {
 			const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
