@@ -101,13 +101,13 @@ int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
  * lib/write/formats.c. Writers stream: they hold the model (and at most a tree built from it),
  * never a DOM of their output. */
 typedef struct tk_convert_options {
-	const char *title;  /* shown by viewers (the input's name); NULL for a default */
-	const char *input;  /* the input's path, for writers that record it; may be NULL */
-	int merge_threads;  /* one merged stack set instead of one per thread (svg, folded) */
-	int inverted;       /* icicle / bottom-up where the format has it (svg) */
-	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
-	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
-	size_t max_frames;  /* svg: at most this many frames, the lightest left out first; 0 = default */
+	const char *title; /* shown by viewers (the input's name); NULL for a default */
+	const char *input; /* the input's path, for writers that record it; may be NULL */
+	int merge_threads; /* one merged stack set instead of one per thread (svg, folded) */
+	int inverted;      /* icicle / bottom-up where the format has it (svg) */
+	double min_width;  /* svg: frames narrower than this many pixels are left out; 0 = default */
+	int binary_ok;     /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+	size_t max_frames; /* svg: at most this many frames, the lightest left out first; 0 = default */
 	/* gecko: the Records the profile was loaded from (tk_records_load_all), so each record's thread
 	 * is placed at its start and gets a marker spanning its duration; NULL otherwise. */
 	const struct tk_records *records;

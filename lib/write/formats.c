@@ -39,12 +39,14 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 int tk_write_svg(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);
 
 static const tk_writer writers[] = {
-	{"gecko", ".gecko.json .fxprof.json", "Firefox Profiler (processed format with per-sample weights)", 0, tk_write_gecko},
-	{"speedscope", ".speedscope.json .speedscope", "speedscope JSON (speedscope.app, offline: npm speedscope)", 0, tk_write_speedscope},
-	{"pprof", ".pb.gz .pprof .pb", "pprof profile.proto, gzip'd (go tool pprof, speedscope)", 1, tk_write_pprof},
-	{"svg", ".svg", "interactive SVG flame graph (any browser, offline)", 0, tk_write_svg},
-	{"folded", ".folded .collapsed .txt", "folded stacks (FlameGraph, inferno, speedscope import)", 0, write_folded},
-	{"json", ".json", "tracekit's call-tree JSON (docs/json-tree.md)", 0, write_tree_json},
+    {"gecko", ".gecko.json .fxprof.json", "Firefox Profiler (processed format with per-sample weights)", 0,
+     tk_write_gecko},
+    {"speedscope", ".speedscope.json .speedscope", "speedscope JSON (speedscope.app, offline: npm speedscope)", 0,
+     tk_write_speedscope},
+    {"pprof", ".pb.gz .pprof .pb", "pprof profile.proto, gzip'd (go tool pprof, speedscope)", 1, tk_write_pprof},
+    {"svg", ".svg", "interactive SVG flame graph (any browser, offline)", 0, tk_write_svg},
+    {"folded", ".folded .collapsed .txt", "folded stacks (FlameGraph, inferno, speedscope import)", 0, write_folded},
+    {"json", ".json", "tracekit's call-tree JSON (docs/json-tree.md)", 0, write_tree_json},
 };
 
 const tk_writer *tk_writers(size_t *n)
