@@ -94,6 +94,15 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
  * writes; tk_symbol_write_xctrace in symbol.h is the same function under its older name). */
 int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
 
+/* ---- a profile's summary (`tracekit info`) ----
+ * file (the input's name as shown), the unit, the reader's metadata (text: schema, stack-encoding,
+ * xcode-form, symbolicated, run, table, xpath, rows, rows-in-time-range, skipped-tables,
+ * kdebug-images; JSON: every key), time span, samples and weight, then each process (pid + name)
+ * and its threads with samples and weight, heaviest first (threads of equal weight by tid). Text
+ * escapes control characters and invalid UTF-8 in names as \xHH. */
+int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_error *err);
+int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and
