@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tracekit/records.h"
 #include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -103,6 +104,23 @@ int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
 int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_error *err);
 int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_error *err);
 
+/* ---- CPU high-load and hang records (`tracekit records`, include/tracekit/records.h) ----
+ * The list: begin with the number of records, add each record with the profile tk_records_load
+ * made of it (p, thread t), end writes the JSON array or the closing line and checks the stream
+ * (abort drops a list after a failure). A row names the record's heaviest leaf; frames without a
+ * name as image+0xOFFSET. Times are local (ISO 8601 with offset) unless use_utc; JSON is UTC. */
+typedef struct tk_record_list tk_record_list;
+tk_record_list *tk_record_list_begin(FILE *out, size_t n, int json, int use_utc);
+void tk_record_list_add(tk_record_list *l, const tk_record_info *ri, const tk_profile *p, tk_thread_id t);
+int tk_record_list_end(tk_record_list *l, tk_error *err);
+void tk_record_list_abort(tk_record_list *l);
+/* One record's call tree of thread t: samples, percent, label and address or image+offset,
+ * file:line, [inlined] and [self N], children heaviest first; subtrees under min_percent are
+ * counted in a closing line. */
+int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double min_percent, tk_error *err);
+/* A hang's captured threads: "thread TID NAME", then the backtrace leaf first (#N 0xADDR name). */
+int tk_write_record_threads(FILE *out, const tk_profile *p, tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and
@@ -110,13 +128,13 @@ int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_erro
  * lib/write/formats.c. Writers stream: they hold the model (and at most a tree built from it),
  * never a DOM of their output. */
 typedef struct tk_convert_options {
-	const char *title;  /* shown by viewers (the input's name); NULL for a default */
-	const char *input;  /* the input's path, for writers that record it; may be NULL */
-	int merge_threads;  /* one merged stack set instead of one per thread (svg, folded) */
-	int inverted;       /* icicle / bottom-up where the format has it (svg) */
-	double min_width;   /* svg: frames narrower than this many pixels are left out; 0 = default */
-	int binary_ok;      /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
-	size_t max_frames;  /* svg: at most this many frames, the lightest left out first; 0 = default */
+	const char *title; /* shown by viewers (the input's name); NULL for a default */
+	const char *input; /* the input's path, for writers that record it; may be NULL */
+	int merge_threads; /* one merged stack set instead of one per thread (svg, folded) */
+	int inverted;      /* icicle / bottom-up where the format has it (svg) */
+	double min_width;  /* svg: frames narrower than this many pixels are left out; 0 = default */
+	int binary_ok;     /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
+	size_t max_frames; /* svg: at most this many frames, the lightest left out first; 0 = default */
 	/* gecko: the Records the profile was loaded from (tk_records_load_all), so each record's thread
 	 * is placed at its start and gets a marker spanning its duration; NULL otherwise. */
 	const struct tk_records *records;
