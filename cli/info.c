@@ -29,15 +29,6 @@ static void usage(FILE *f)
 /* Where the report goes: standard output or -o's temporary file (util/outfile.h). */
 static FILE *out;
 
-#define S(s) tk_cli_shown(s)
-
-/* ---- JSON: the library's one escaper ---- */
-
-static void json_str(FILE *f, const char *s)
-{
-	tk_json_fput(f, s);
-}
-
 /* ---- table exports ---- */
 
 /* in = NULL: read path with tk_read_path (a monitor session directory is not one stream). */
@@ -64,100 +55,9 @@ static int info_toc(tk_input *in, const char *path, int json)
 	tk_toc *toc = tk_toc_read(in, &err);
 	if (!toc)
 		return tk_cli_fail("%s", err.msg);
-	if (json) {
-		fprintf(out, "{\n  \"file\": ");
-		json_str(out, path);
-		fprintf(out, ",\n  \"kind\": \"toc\",\n  \"runs\": [");
-		for (size_t i = 0; i < toc->nruns; i++) {
-			const tk_toc_run *r = &toc->runs[i];
-			fprintf(out, "%s\n    {\"number\": %d", i ? "," : "", r->number);
-			const char *fields[][2] = {{"device_name", r->device_name},
-			                           {"device_model", r->device_model},
-			                           {"platform", r->device_platform},
-			                           {"os_version", r->device_os},
-			                           {"start", r->start_date},
-			                           {"end", r->end_date},
-			                           {"end_reason", r->end_reason},
-			                           {"template", r->template_name},
-			                           {"instruments_version", r->instruments_version}};
-			for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
-				if (fields[f][1]) {
-					fprintf(out, ", \"%s\": ", fields[f][0]);
-					json_str(out, fields[f][1]);
-				}
-			if (r->duration >= 0)
-				fprintf(out, ", \"duration_s\": %.6f", r->duration);
-			fprintf(out, ", \"processes\": [");
-			for (size_t k = 0; k < r->nprocesses; k++) {
-				fprintf(out, "%s{\"pid\": %" PRId64 ", \"name\": ", k ? ", " : "", r->processes[k].pid);
-				json_str(out, r->processes[k].name ? r->processes[k].name : "");
-				if (r->processes[k].path) {
-					fprintf(out, ", \"path\": ");
-					json_str(out, r->processes[k].path);
-				}
-				fprintf(out, "}");
-			}
-			fprintf(out, "], \"tables\": [");
-			for (size_t k = 0; k < r->ntables; k++) {
-				const tk_toc_table *t = &r->tables[k];
-				fprintf(out, "%s\n      {\"position\": %zu, \"schema\": ", k ? "," : "", k + 1);
-				json_str(out, t->schema ? t->schema : "");
-				fprintf(out, ", \"attributes\": {");
-				for (size_t a = 0; a < t->nattrs; a++) {
-					fprintf(out, "%s", a ? ", " : "");
-					json_str(out, t->attrs[a].name);
-					fprintf(out, ": ");
-					json_str(out, t->attrs[a].value);
-				}
-				fprintf(out, "}}");
-			}
-			fprintf(out, "\n    ]}");
-		}
-		fprintf(out, "\n  ]\n}\n");
-	} else {
-		fprintf(out, "file           %s\nkind           table of contents (--toc), %zu run%s\n", S(path),
-		        toc->nruns, toc->nruns == 1 ? "" : "s");
-		for (size_t i = 0; i < toc->nruns; i++) {
-			const tk_toc_run *r = &toc->runs[i];
-			fprintf(out, "\nrun %d\n", r->number);
-			if (r->device_name || r->device_model)
-				fprintf(out, "  device       %s%s%s%s%s%s%s\n", r->device_name ? S(r->device_name) : "",
-				        r->device_model ? " (" : "", r->device_model ? S(r->device_model) : "",
-				        r->device_model ? ")" : "", r->device_platform ? ", " : "",
-				        r->device_platform ? S(r->device_platform) : "", "");
-			if (r->device_os)
-				fprintf(out, "  os           %s\n", S(r->device_os));
-			if (r->template_name)
-				fprintf(out, "  template     %s\n", S(r->template_name));
-			if (r->instruments_version)
-				fprintf(out, "  instruments  %s\n", S(r->instruments_version));
-			if (r->start_date)
-				fprintf(out, "  start        %s\n", S(r->start_date));
-			if (r->duration >= 0)
-				fprintf(out, "  duration     %.3f s\n", r->duration);
-			if (r->end_reason)
-				fprintf(out, "  end reason   %s\n", S(r->end_reason));
-			for (size_t k = 0; k < r->nprocesses; k++)
-				fprintf(out, "  process      %s (%" PRId64 ")%s%s\n",
-				        r->processes[k].name ? S(r->processes[k].name) : "?", r->processes[k].pid,
-				        r->processes[k].path ? " " : "",
-				        r->processes[k].path ? S(r->processes[k].path) : "");
-			fprintf(out, "  tables (%zu)\n", r->ntables);
-			for (size_t k = 0; k < r->ntables; k++) {
-				const tk_toc_table *t = &r->tables[k];
-				fprintf(out, "    [%zu] %s", k + 1, t->schema ? S(t->schema) : "?");
-				for (size_t a = 0; a < t->nattrs; a++) {
-					if (strcmp(t->attrs[a].name, "schema") == 0 ||
-					    strcmp(t->attrs[a].name, "documentation") == 0)
-						continue;
-					fprintf(out, " %s=%s", S(t->attrs[a].name), S(t->attrs[a].value));
-				}
-				fprintf(out, "\n");
-			}
-		}
-	}
+	int rc = json ? tk_write_toc_json(out, toc, path, &err) : tk_write_toc_text(out, toc, path, &err);
 	tk_toc_free(toc);
-	return 0;
+	return rc < 0 ? tk_cli_fail("%s", err.msg) : 0;
 }
 
 int cmd_info(int argc, char **argv)

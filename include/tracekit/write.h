@@ -103,6 +103,10 @@ int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
  * escapes control characters and invalid UTF-8 in names as \xHH. */
 int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_error *err);
 int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_error *err);
+/* A table of contents (tracekit/toc.h) for people (text) or scripts (JSON), file naming it. */
+struct tk_toc;
+int tk_write_toc_text(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
+int tk_write_toc_json(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
 
 /* ---- CPU high-load and hang records (`tracekit records`, include/tracekit/records.h) ----
  * The list: begin with the number of records, add each record with the profile tk_records_load
