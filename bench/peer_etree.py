@@ -7,7 +7,8 @@ peer `tracekit collapse` is benchmarked against, and a second, independent readi
 for the generator's truth.
 
 Output (stdout): folded lines "THREADNAME tid=TID;root;...;leaf WEIGHT", sorted bytewise, identical
-lines merged. Unsymbolicated frames (hex names) print as 0x + lowercase hex of addr; text-addresses
+lines merged. Unsymbolicated frames (hex names) with a <binary> print as 0x + lowercase hex of addr,
+without one as their name (as Instruments shows them); text-addresses
 values print as 0x + lowercase hex of the value (the trailing 0 end marker is dropped); a
 <sentinel/> stack is the thread frame alone.
 
@@ -65,7 +66,9 @@ def main(argv):
             if ch.tag == "frame":
                 f = res(ch)
                 name = f.get("name", "")
-                labels.append("0x%x" % int(f.get("addr"), 16) if HEX_NAME.match(name) else name)
+                if HEX_NAME.match(name) and f.find("binary") is not None:
+                    name = "0x%x" % int(f.get("addr"), 16)
+                labels.append(name)
             elif ch.tag == "text-addresses":
                 labels.extend("0x%x" % int(v) for v in (res(ch).text or "").split())
         if cell.find("text-addresses") is not None and labels and labels[-1] == "0x0":

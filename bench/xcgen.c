@@ -31,7 +31,8 @@
  * (LC_ALL=C sort), identical lines merged:
  *     THREADNAME tid=TID;root;…;leaf WEIGHT
  * where WEIGHT is the summed raw weight (ns, cycles or events); an unsymbolicated frame (hex name) is
- * "0x" + lowercase hex of its addr; a text-addresses frame is "0x" + lowercase hex of the value as
+ * "0x" + lowercase hex of its addr when it has a <binary>, its exported hex name (leaf: addr, caller:
+ * addr - 1) when it has none, as Instruments shows it; a text-addresses frame is "0x" + lowercase hex of the value as
  * recorded (the trailing 0 end marker is not a frame); a sentinel stack is the thread frame alone.
  * FILE.threads gets one line per thread: pid, tid, weight, samples, name (tab separated).
  */
@@ -1188,6 +1189,8 @@ static void write_truth(void)
 					b = xrealloc(b, bcap *= 2);
 				if (f->sym >= 0 && opt.enc != ENC_TEXT)
 					len += (size_t)snprintf(b + len, bcap - len, ";%s", names[f->sym].raw);
+				else if (f->bin < 0 && opt.enc != ENC_TEXT) /* the exported hex name, as Instruments */
+					len += (size_t)snprintf(b + len, bcap - len, ";0x%" PRIx64, f->hexname);
 				else
 					len += (size_t)snprintf(b + len, bcap - len, ";0x%" PRIx64, f->addr);
 			}

@@ -160,7 +160,7 @@ int cmd_convert(int argc, char **argv)
 	const char *to = NULL;
 	const char **inputs = NULL;
 	size_t ninputs = 0, capinputs = 0;
-	int rc = 1;
+	int rc = 2; /* a usage error until the options are checked */
 	for (int i = 1; i < argc;) {
 		int r;
 		const char *arg = argv[i];

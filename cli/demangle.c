@@ -65,8 +65,7 @@ int cmd_demangle(int argc, char **argv)
 			first++;
 			break;
 		} else if (argv[first][0] == '-' && argv[first][1]) {
-			usage(stderr);
-			return tk_cli_fail("demangle: unknown option %s", argv[first]);
+			return tk_cli_usage("demangle", "unknown option '%s'", argv[first]);
 		} else
 			break;
 	}

@@ -172,7 +172,8 @@ int cmd_diff(int argc, char **argv)
 		return usage(), 0;
 	const char **a = calloc((size_t)argc, sizeof *a), **b = calloc((size_t)argc, sizeof *b);
 	size_t na = 0, nb = 0;
-	int json = 0, keep_going = 0, have_limit = 0, seen_sep = 0, rc = 1;
+	int json = 0, keep_going = 0, have_limit = 0, seen_sep = 0;
+	int rc = 2; /* a usage error until the arguments are checked */
 	uint32_t limit = 30;
 	double fail_pct = NAN, min_share = 1;
 	const char *svg = NULL, *output = NULL;
@@ -222,6 +223,7 @@ int cmd_diff(int argc, char **argv)
 		tk_cli_fail("diff: expected A… -- B… (or A B with one run a side); see tracekit diff --help");
 		goto out;
 	}
+	rc = 1;
 	if (json && !have_limit)
 		limit = 0;
 	if (read_side(a, na, &A, svg != NULL, keep_going, "A") || read_side(b, nb, &B, svg != NULL, keep_going, "B"))

@@ -26,7 +26,7 @@ int cmd_flame(int argc, char **argv)
 	tk_analysis_init(&a, "flame");
 	tk_convert_options co;
 	tk_convert_options_init(&co);
-	int rc = 1;
+	int rc = 2; /* a usage error until the options are checked */
 	for (int i = 1; i < argc;) {
 		int r;
 		if ((r = tk_convert_option("flame", &co, argc, argv, &i)) != 0 ||
@@ -40,6 +40,7 @@ int cmd_flame(int argc, char **argv)
 	}
 	if (tk_analysis_check(&a))
 		goto out;
+	rc = 1;
 	const tk_writer *w = tk_writer_find("svg");
 	if (!w) {
 		tk_cli_fail("flame: this build has no svg writer");

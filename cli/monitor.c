@@ -259,11 +259,17 @@ int cmd_monitor(int argc, char **argv)
 			quiet = 1;
 			continue;
 		}
+		if (a[0] != '-')
+			return tk_cli_usage("monitor", "'%s' is not an option; put the command after --", a);
+		size_t k = 0;
+		while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name) != 0)
+			k++;
+		int named = strcmp(a, "-o") == 0 || strcmp(a, "--dir") == 0 || strcmp(a, "--lib") == 0 ||
+		            strcmp(a, "--upload") == 0 || strcmp(a, "--token-file") == 0;
+		if (!named && k == sizeof opts / sizeof opts[0])
+			return tk_cli_usage("monitor", "unknown option '%s'", a);
 		if (i + 1 >= end)
-			return tk_cli_fail("monitor: %s %s (see tracekit monitor --help)", a,
-			                   a[0] == '-' ? "needs a value"
-			                               : "is not an option; put the command after --"),
-			       2;
+			return tk_cli_usage("monitor", "%s needs a value", a);
 		const char *v = argv[++i];
 		if (strcmp(a, "-o") == 0 || strcmp(a, "--dir") == 0) {
 			dir = v;
@@ -274,11 +280,6 @@ int cmd_monitor(int argc, char **argv)
 		} else if (strcmp(a, "--token-file") == 0) {
 			token_file = v;
 		} else {
-			size_t k = 0;
-			while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name) != 0)
-				k++;
-			if (k == sizeof opts / sizeof opts[0])
-				return tk_cli_fail("monitor: unknown option '%s' (see tracekit monitor --help)", a), 2;
 			if (!valid_value(v, opts[k].integer))
 				return tk_cli_fail("monitor: %s wants a positive %s, not '%s'", a,
 				                   opts[k].integer ? "whole number" : "number", v),
@@ -287,7 +288,7 @@ int cmd_monitor(int argc, char **argv)
 		}
 	}
 	if (!cmd || cmd >= argc)
-		return fputs(usage, stderr), 2;
+		return tk_cli_usage("monitor", "no command to run (tracekit monitor [options] -- CMD [ARGS...])");
 
 	char *so = find_lib(lib);
 	if (!so)

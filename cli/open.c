@@ -422,7 +422,7 @@ int cmd_open(int argc, char **argv)
 	tk_analysis_init(&a, "open");
 	a.keep_samples = 1; /* samples in time order: the Stack Chart shows the real sequence */
 	uint32_t port = 0;
-	int no_browser = 0, rc = 1;
+	int no_browser = 0, rc = 2; /* a usage error until the options are checked */
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
@@ -449,6 +449,7 @@ int cmd_open(int argc, char **argv)
 	}
 	if (tk_analysis_check(&a))
 		goto out;
+	rc = 1;
 
 	/* Bind first: a taken port should fail before a long conversion. */
 	int lfd = -1;

@@ -1,9 +1,6 @@
 /* tracekit records — list the CPU and hang records of a monitor session, show one as a tree or folded stacks. */
-#include <jansson.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis.h"
 #include "tracekit/records.h"
@@ -57,79 +54,6 @@ static const char usage[] =
 static FILE *out;
 
 #define S(s) tk_cli_shown(s)
-
-static void fmt_time(double unix_s, int use_utc, char *buf, size_t n)
-{
-	if (!isfinite(unix_s) || unix_s < 0 || unix_s > 1e11) {
-		snprintf(buf, n, "?");
-		return;
-	}
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	if (use_utc)
-		gmtime_r(&t, &tm);
-	else
-		localtime_r(&t, &tm);
-	size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (use_utc || tm.tm_gmtoff == 0) {
-		snprintf(buf + k, n - k, "Z");
-	} else {
-		long off = tm.tm_gmtoff, a = labs(off);
-		snprintf(buf + k, n - k, "%c%02ld:%02ld", off < 0 ? '-' : '+', a / 3600, a / 60 % 60);
-	}
-}
-
-/* The frame with the most samples of its own (the leaf most often sampled), by display name. */
-typedef struct top {
-	char name[256];
-	tk_frame_id frame;
-	uint64_t self, total;
-} top;
-
-static void top_frame(const tk_profile *p, tk_thread_id t, top *res)
-{
-	size_t n;
-	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
-	size_t nf = tk_frame_count(p) + 1;
-	uint64_t *self = calloc(nf, sizeof *self);
-	memset(res, 0, sizeof *res);
-	if (!self)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		const tk_stack_node *s = tk_stack_get(p, cells[i].stack);
-		if (s)
-			self[s->frame] += cells[i].weight;
-		res->total += cells[i].weight;
-	}
-	/* frames sharing a name (one function sampled at several PCs) count together */
-	for (size_t f = 1; f < nf; f++) {
-		if (!self[f])
-			continue;
-		const tk_frame *fr = tk_frame_get(p, (tk_frame_id)f);
-		uint64_t sum = self[f];
-		if (fr->name)
-			for (size_t g = f + 1; g < nf; g++)
-				if (self[g] && tk_frame_get(p, (tk_frame_id)g)->name == fr->name) {
-					sum += self[g];
-					self[g] = 0;
-				}
-		if (sum > res->self) {
-			res->self = sum;
-			res->frame = (tk_frame_id)f;
-		}
-	}
-	if (res->frame) {
-		char buf[32];
-		const tk_frame *f = tk_frame_get(p, res->frame);
-		const tk_binary *b = tk_binary_get(p, f->binary);
-		if (!f->name && b) /* unnamed: say which image and where in it */
-			snprintf(res->name, sizeof res->name, "%s+0x%llx", tk_string(p, b->name),
-			         (unsigned long long)(f->addr - b->load_addr));
-		else
-			snprintf(res->name, sizeof res->name, "%s", tk_frame_label(p, res->frame, buf));
-	}
-	free(self);
-}
 
 /* ---- loading one record (and symbolicating it with dSYMs when asked) ---- */
 
@@ -186,197 +110,31 @@ static void print_warnings(const tk_records *r)
 static int list(tk_records *r, int json, int use_utc, unsigned flags)
 {
 	size_t n = tk_records_count(r);
-	json_t *arr = json ? json_array() : NULL;
-	if (!json && n)
-		fprintf(out, "%-13s %-16s %-25s %10s %8s %8s  %-14s %s\n", "kind", "key",
-		        use_utc ? "start (UTC)" : "start", "duration", "avg CPU", "samples", "thread",
-		        "top frame (self samples)");
+	tk_record_list *l = tk_record_list_begin(out, n, json, use_utc);
+	tk_error err;
 	for (size_t i = 0; i < n; i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
 		tk_profile *p = tk_profile_new();
-		tk_error err;
 		int64_t t = load_record(r, i, &p, flags, &err);
 		if (t < 0) {
 			tk_profile_free(p);
-			json_decref(arr);
+			tk_record_list_abort(l);
 			return tk_cli_fail("%s", err.msg);
 		}
-		top tp;
-		top_frame(p, (tk_thread_id)t, &tp);
-		char when[64], dur[32], cpu[32], thr[64], topbuf[320];
-		fmt_time(ri->start, json || use_utc, when, sizeof when);
-		if (json) {
-			json_t *o = json_object();
-			json_object_set_new(o, "kind", json_string(ri->kind_name));
-			json_object_set_new(o, "key", json_string(ri->key));
-			json_object_set_new(o, "start", isfinite(ri->start) ? json_real(ri->start) : json_null());
-			json_object_set_new(o, "start_utc", json_string(when));
-			json_object_set_new(o, "duration_s",
-			                    isfinite(ri->duration) ? json_real(ri->duration) : json_null());
-			json_object_set_new(o, "avg_cpu_percent",
-			                    isfinite(ri->avg_cpu) ? json_real(ri->avg_cpu) : json_null());
-			json_object_set_new(o, "samples", json_integer((json_int_t)ri->samples));
-			json_object_set_new(o, "tid", json_integer((json_int_t)ri->tid));
-			json_object_set_new(o, "thread", json_string(ri->thread));
-			json_object_set_new(o, "live", json_boolean(ri->live));
-			json_object_set_new(o, "truncated", json_boolean(ri->truncated));
-			if (ri->kind == TK_RECORD_HANG) {
-				json_object_set_new(o, "suppressed", json_integer(ri->suppressed));
-				json_object_set_new(o, "threads_captured", json_integer((json_int_t)ri->nthreads));
-			}
-			if (tp.frame) {
-				const tk_frame *f = tk_frame_get(p, tp.frame);
-				json_t *tf = json_object();
-				char addr[32];
-				snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)f->addr);
-				json_object_set_new(tf, "name", json_string(tp.name));
-				json_object_set_new(tf, "addr", json_string(addr));
-				if (f->file) {
-					json_object_set_new(tf, "file", json_string(tk_string(p, f->file)));
-					json_object_set_new(tf, "line", json_integer(f->line));
-				}
-				json_object_set_new(tf, "self_samples", json_integer((json_int_t)tp.self));
-				json_object_set_new(o, "top_frame", tf);
-			} else {
-				json_object_set_new(o, "top_frame", json_null());
-			}
-			json_object_set_new(o, "where", json_string(ri->where));
-			json_array_append_new(arr, o);
-		} else {
-			snprintf(dur, sizeof dur, isfinite(ri->duration) ? "%.2f s" : "?", ri->duration);
-			snprintf(cpu, sizeof cpu, isfinite(ri->avg_cpu) ? "%.1f %%" : "-", ri->avg_cpu);
-			if (ri->tid && *ri->thread)
-				snprintf(thr, sizeof thr, "%s (%llu)", S(ri->thread), (unsigned long long)ri->tid);
-			else
-				snprintf(thr, sizeof thr, "%s", *ri->thread ? S(ri->thread) : "all");
-			if (tp.frame)
-				snprintf(topbuf, sizeof topbuf, "%s (%.0f %%)", S(tp.name),
-				         tp.total ? 100.0 * (double)tp.self / (double)tp.total : 0.0);
-			else
-				snprintf(topbuf, sizeof topbuf, "-");
-			fprintf(out, "%-13s %-16s %-25s %10s %8s %8llu  %-14s %s%s\n", ri->kind_name, S(ri->key), when,
-			        dur, cpu, (unsigned long long)ri->samples, thr, topbuf,
-			        ri->live        ? "  [live]"
-			        : ri->truncated ? "  [truncated]"
-			                        : "");
-		}
+		tk_record_list_add(l, tk_records_get(r, i), p, (tk_thread_id)t);
 		tk_profile_free(p);
 	}
-	if (json) {
-		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		fprintf(out, "%s\n", s ? s : "[]");
-		free(s);
-		json_decref(arr);
-	} else if (!n) {
-		fprintf(out, "no CPU high-load or hang records\n");
-	}
+	if (tk_record_list_end(l, &err) < 0)
+		return tk_cli_fail("%s", err.msg);
 	return 0;
 }
 
 /* ---- one record as a tree or folded stacks ---- */
 
-typedef struct tree {
-	const tk_profile *p;
-	uint64_t *total, *self;
-	tk_stack_id **kids;
-	size_t *nkids, *capkids;
-	uint64_t all;
-	double min_percent;
-	size_t hidden;
-} tree;
-
-static const tree *sort_tree;
-static int by_total(const void *a, const void *b)
-{
-	tk_stack_id x = *(const tk_stack_id *)a, y = *(const tk_stack_id *)b;
-	if (sort_tree->total[x] != sort_tree->total[y])
-		return sort_tree->total[x] > sort_tree->total[y] ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static void print_node(tree *T, tk_stack_id s, int depth)
-{
-	const tk_profile *p = T->p;
-	double pct = T->all ? 100.0 * (double)T->total[s] / (double)T->all : 0;
-	if (pct < T->min_percent) {
-		T->hidden++;
-		return;
-	}
-	const tk_stack_node *n = tk_stack_get(p, s);
-	const tk_frame *f = tk_frame_get(p, n->frame);
-	char buf[32];
-	fprintf(out, "%8llu %5.1f%%  %*s%s", (unsigned long long)T->total[s], pct, depth * 2, "",
-	        S(tk_frame_label(p, n->frame, buf)));
-	const tk_binary *b = tk_binary_get(p, f->binary);
-	if (f->name)
-		fprintf(out, "  0x%llx", (unsigned long long)f->addr);
-	else if (b) /* unnamed: at least say which image and where in it, as atos -l would need */
-		fprintf(out, "  %s+0x%llx", S(tk_string(p, b->name)), (unsigned long long)(f->addr - b->load_addr));
-	if (f->file)
-		fprintf(out, "  %s:%u", S(tk_string(p, f->file)), f->line);
-	if (f->flags & TK_FRAME_INLINED)
-		fprintf(out, "  [inlined]");
-	if (T->self[s] && T->nkids[s])
-		fprintf(out, "  [self %llu]", (unsigned long long)T->self[s]);
-	putc('\n', out);
-	sort_tree = T;
-	if (T->nkids[s])
-		qsort(T->kids[s], T->nkids[s], sizeof(tk_stack_id), by_total);
-	for (size_t i = 0; i < T->nkids[s]; i++)
-		print_node(T, T->kids[s][i], depth + 1);
-}
-
-static void add_kid(tree *T, tk_stack_id parent, tk_stack_id s)
-{
-	if (T->capkids[parent] == T->nkids[parent]) {
-		T->capkids[parent] = T->capkids[parent] ? 2 * T->capkids[parent] : 4;
-		T->kids[parent] = realloc(T->kids[parent], T->capkids[parent] * sizeof(tk_stack_id));
-		if (!T->kids[parent])
-			abort();
-	}
-	T->kids[parent][T->nkids[parent]++] = s;
-}
-
 static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 {
-	size_t ns = tk_stack_count(p) + 1, n;
-	tree T = {p,
-	          calloc(ns, sizeof(uint64_t)),
-	          calloc(ns, sizeof(uint64_t)),
-	          calloc(ns, sizeof(tk_stack_id *)),
-	          calloc(ns, sizeof(size_t)),
-	          calloc(ns, sizeof(size_t)),
-	          0,
-	          min_percent,
-	          0};
-	if (!T.total || !T.self || !T.kids || !T.nkids || !T.capkids)
-		abort();
-	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
-	for (size_t i = 0; i < n; i++) {
-		T.self[cells[i].stack] += cells[i].weight;
-		T.all += cells[i].weight;
-		for (tk_stack_id s = cells[i].stack; s; s = tk_stack_get(p, s)->parent)
-			T.total[s] += cells[i].weight;
-	}
-	/* the loader made only this record's stacks, so every stack with weight is in its tree */
-	for (tk_stack_id s = 1; s < ns; s++)
-		if (T.total[s])
-			add_kid(&T, tk_stack_get(p, s)->parent, s);
-	fprintf(out, "%s: %llu samples\n", S(tk_string(p, tk_thread_get(p, t)->name)), (unsigned long long)T.all);
-	sort_tree = &T;
-	if (T.nkids[0])
-		qsort(T.kids[0], T.nkids[0], sizeof(tk_stack_id), by_total);
-	for (size_t i = 0; i < T.nkids[0]; i++)
-		print_node(&T, T.kids[0][i], 0);
-	if (T.hidden)
-		fprintf(out, "(%zu subtrees below %g%% hidden; --min-percent 0 shows all)\n", T.hidden, min_percent);
-	for (size_t s = 0; s < ns; s++)
-		free(T.kids[s]);
-	free(T.kids);
-	free(T.nkids);
-	free(T.capkids);
-	free(T.total);
-	free(T.self);
+	tk_error err;
+	if (tk_write_record_tree(out, p, t, min_percent, &err) < 0)
+		return tk_cli_fail("%s", err.msg);
 	return 0;
 }
 
@@ -394,32 +152,9 @@ static int show_folded(const tk_profile *p, tk_thread_id t)
 
 static int show_threads(const tk_profile *p)
 {
-	for (size_t t = 0; t < tk_thread_count(p); t++) {
-		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
-		size_t n;
-		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
-		fprintf(out, "%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid,
-		        S(tk_string(p, th->name)));
-		if (!n)
-			continue;
-		uint32_t d = tk_stack_depth(p, c[0].stack);
-		tk_frame_id *fr = malloc((d ? d : 1) * sizeof *fr);
-		if (!fr)
-			abort();
-		size_t k = tk_stack_frames(p, c[0].stack, fr, d);
-		for (size_t j = k, num = 0; j-- > 0; num++) { /* leaf first, as a backtrace reads */
-			const tk_frame *f = tk_frame_get(p, fr[j]);
-			char buf[32];
-			fprintf(out, "  #%-3zu 0x%016llx  %s", num, (unsigned long long)f->addr,
-			        S(f->name ? tk_string(p, f->name) : tk_frame_label(p, fr[j], buf)));
-			if (f->file)
-				fprintf(out, "  %s:%u", S(tk_string(p, f->file)), f->line);
-			if (f->flags & TK_FRAME_INLINED)
-				fprintf(out, "  [inlined]");
-			putc('\n', out);
-		}
-		free(fr);
-	}
+	tk_error err;
+	if (tk_write_record_threads(out, p, &err) < 0)
+		return tk_cli_fail("%s", err.msg);
 	return 0;
 }
 

@@ -660,8 +660,10 @@ int cmd_stats(int argc, char **argv)
 	char unit[32] = "";
 	const char *metric = NULL;
 	char *sk_metric = NULL, *sk_unit = NULL, *metric_buf = NULL;
-	if (parse_args(argc, argv, &o) < 0)
+	if (parse_args(argc, argv, &o) < 0) {
+		rc = 2; /* a usage error: one line, exit 2 */
 		goto out;
+	}
 	if (o.functions) {
 		rc = run_functions(&o);
 		goto out;

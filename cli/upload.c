@@ -132,7 +132,10 @@ int cmd_upload(int argc, char **argv)
 		}
 	}
 	if (!U.url || !token_file || !first)
-		return fputs(usage, stderr), 2;
+		return tk_cli_usage("upload", "%s is required",
+		                    !U.url        ? "--url URL"
+		                    : !token_file ? "--token-file FILE"
+		                                  : "a session DIR");
 	char token[512] = "";
 	FILE *f = fopen(token_file, "r");
 	if (!f)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tracekit/records.h"
 #include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -93,6 +94,36 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 /* An `xctrace export` time-profile table in the Xcode 14.3+ form (what `tracekit symbolicate`
  * writes; tk_symbol_write_xctrace in symbol.h is the same function under its older name). */
 int tk_write_xctrace(FILE *out, const tk_profile *p, tk_error *err);
+
+/* ---- a profile's summary (`tracekit info`) ----
+ * file (the input's name as shown), the unit, the reader's metadata (text: schema, stack-encoding,
+ * xcode-form, symbolicated, run, table, xpath, rows, rows-in-time-range, skipped-tables,
+ * kdebug-images; JSON: every key), time span, samples and weight, then each process (pid + name)
+ * and its threads with samples and weight, heaviest first (threads of equal weight by tid). Text
+ * escapes control characters and invalid UTF-8 in names as \xHH. */
+int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_error *err);
+int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_error *err);
+/* A table of contents (tracekit/toc.h) for people (text) or scripts (JSON), file naming it. */
+struct tk_toc;
+int tk_write_toc_text(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
+int tk_write_toc_json(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
+
+/* ---- CPU high-load and hang records (`tracekit records`, include/tracekit/records.h) ----
+ * The list: begin with the number of records, add each record with the profile tk_records_load
+ * made of it (p, thread t), end writes the JSON array or the closing line and checks the stream
+ * (abort drops a list after a failure). A row names the record's heaviest leaf; frames without a
+ * name as image+0xOFFSET. Times are local (ISO 8601 with offset) unless use_utc; JSON is UTC. */
+typedef struct tk_record_list tk_record_list;
+tk_record_list *tk_record_list_begin(FILE *out, size_t n, int json, int use_utc);
+void tk_record_list_add(tk_record_list *l, const tk_record_info *ri, const tk_profile *p, tk_thread_id t);
+int tk_record_list_end(tk_record_list *l, tk_error *err);
+void tk_record_list_abort(tk_record_list *l);
+/* One record's call tree of thread t: samples, percent, label and address or image+offset,
+ * file:line, [inlined] and [self N], children heaviest first; subtrees under min_percent are
+ * counted in a closing line. */
+int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double min_percent, tk_error *err);
+/* A hang's captured threads: "thread TID NAME", then the backtrace leaf first (#N 0xADDR name). */
+int tk_write_record_threads(FILE *out, const tk_profile *p, tk_error *err);
 
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *

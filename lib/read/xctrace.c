@@ -273,7 +273,8 @@ typedef struct elem {
 			tk_binary_id binary;
 			uint32_t line;
 			tk_str name, file;
-			int inlined; /* inlined="1" */
+			tk_str hexname; /* name="0x…": the label only when no <binary> follows */
+			int inlined;    /* inlined="1" */
 		} frame;
 		struct {
 			uint64_t tid;
@@ -1026,6 +1027,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			            ad->value);
 		if (nm && nm->value_len && !is_hex_name(nm->value, nm->value_len))
 			e->u.frame.name = tk_intern(r->p, nm->value, nm->value_len);
+		else if (nm && nm->value_len)
+			e->u.frame.hexname = tk_intern(r->p, nm->value, nm->value_len);
 		/* inlined="1": tracekit's own tag for frames an inline expansion made (symbol.h) */
 		const tk_xml_attr *il = attr(at, na, "inlined");
 		e->u.frame.inlined = il && il->value_len == 1 && il->value[0] == '1';
@@ -1183,8 +1186,11 @@ static int finish_value(xr *r, elem *e)
 		break;
 	}
 	case T_FRAME: {
+		/* A hex name with a <binary> stays unnamed so symbolication can name it from the image; without
+		 * one nothing can, and Instruments shows the exported name (a caller's is addr - 1). */
+		tk_str name = e->u.frame.name ? e->u.frame.name : e->u.frame.binary ? 0 : e->u.frame.hexname;
 		tk_frame f = {.addr = e->u.frame.addr,
-		              .name = e->u.frame.name,
+		              .name = name,
 		              .binary = e->u.frame.binary,
 		              .file = e->u.frame.file,
 		              .line = e->u.frame.line,
@@ -1521,7 +1527,8 @@ static void set_meta(xr *r)
 	for (size_t s = 1; s <= tk_stack_count(r->p); s++) {
 		const tk_stack_node *sn = tk_stack_get(r->p, (tk_stack_id)s);
 		const tk_frame *f = tk_frame_get(r->p, sn->frame);
-		if (f && f->name)
+		const char *nm = f && f->name ? tk_string(r->p, f->name) : NULL;
+		if (nm && !is_hex_name(nm, strlen(nm))) /* a hex name kept as the label is not a symbol */
 			named++;
 		else
 			unnamed++;

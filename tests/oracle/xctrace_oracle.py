@@ -6,7 +6,8 @@ usage: xctrace_oracle.py threads FILE   -> "pid tid samples weight" per thread, 
 
 It resolves id/ref by a dict over the whole document (no streaming, no windows), maps cells to
 columns by position and columns by mnemonic, and labels frames by name, or 0x<hex addr> when the
-name is missing or a bare hex address. Written separately from the C reader on purpose.
+name is missing, or is a bare hex address and the frame has a <binary> (a hex name without a binary
+is the label, as Instruments shows it). Written separately from the C reader on purpose.
 """
 import re
 import sys
@@ -33,7 +34,7 @@ def main():
     def frame_label(f):
         f = res(f)
         name = f.attrib.get('name', '')
-        if name and not HEX.match(name):
+        if name and (not HEX.match(name) or f.find('binary') is None):
             return name
         return '0x%x' % int(f.attrib.get('addr', '0x0'), 16)
 
