@@ -531,9 +531,13 @@ static int print_global_item(pr *p, int n)
 			if (i)
 				put(p, ", ", 2);
 			int ch = kid(p, n, i);
-			if (K(p, ch) == SW_SpecFlag || K(p, ch) == SW_FSSpec)
+			if (K(p, ch) == SW_SpecFlag)
 				puttext(p, ch);
-			else if (K(p, ch) == SW_SpecializationParam) {
+			else if (K(p, ch) == SW_FSSpec) {
+				puttext(p, ch);
+				for (int j = 0; j < nk(p, ch); j++)
+					print(p, kid(p, ch, j), 0);
+			} else if (K(p, ch) == SW_SpecializationParam) {
 				print(p, kid(p, ch, 0), 0);
 				for (int j = 1; j < nk(p, ch); j++) {
 					puts_(p, j == 1 ? " with " : " and ");
