@@ -1094,6 +1094,13 @@ static int subscript_or_var(sw_ctx *c, int is_sub)
 		return c->fail = 1, -1;
 	type = pop_generic_sig_type(c, type);
 	int labels = is_sub ? pop_param_labels(c, type) : -1;
+	/* a variable of function type may carry an empty parameter label list; it prints nothing */
+	if (!is_sub && !c->old_fn && type >= 0 && c->nodes[type].kind == SW_Type) {
+		int fk = c->nodes[sw_kid(c, type, 0)].kind;
+		if (fk == SW_FunctionType || fk == SW_NoEscapeFunctionType || fk == SW_CFunctionPointer ||
+		    fk == SW_ObjCBlock)
+			pop_kind(c, SW_EmptyList);
+	}
 	int name = -1;
 	if (is_sub) {
 		int k = top_kind(c);
@@ -1198,18 +1205,7 @@ static int function_entity(sw_ctx *c)
 		int ctx = pop_context(c);
 		return ctx < 0 ? -1 : mk1(c, SW_DefaultArgumentInitializer, ctx);
 	}
-	case 'm': {
-		/* macro */
-		int type = pop_type(c);
-		int name = pop_decl_name(c);
-		int ctx = pop_context(c);
-		int f = sw_new(c, SW_Function);
-		sw_add(c, f, ctx);
-		sw_add(c, f, name);
-		if (type >= 0)
-			sw_add(c, f, type);
-		return f;
-	}
+	case 'm': return entity(c, SW_Function, 1, 1); /* a macro: printed like a function */
 	case 'P': {
 		int v = pop(c);
 		if (v < 0 || c->nodes[v].kind != SW_Variable)
