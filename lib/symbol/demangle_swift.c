@@ -1163,6 +1163,63 @@ static int accessor_op(sw_ctx *c, int storage)
 	return accessor(c, storage, k);
 }
 
+/* 'fM' KIND: a macro expansion, or 'fMX' LINE COLUMN, the place (module, file) one happened. The
+ * node's text says what kind of expansion; its kids are the context, the macro's name, the name
+ * of the declaration an attached macro is attached to, and a freestanding one's file
+ * discriminator. */
+static int macro_expansion(sw_ctx *c)
+{
+	int ch = next(c);
+	const char *what;
+	int attached = 1;
+	switch (ch) {
+	case 'a': what = "accessor"; break;
+	case 'r': what = "member attribute"; break;
+	case 'm': what = "member"; break;
+	case 'p': what = "peer"; break;
+	case 'c': what = "conformance"; break;
+	case 'e': what = "extension"; break;
+	case 'q': what = "preamble"; break;
+	case 'b': what = "body"; break;
+	case 'f': what = "f", attached = 0; break;
+	case 'u': what = "u", attached = 0; break;
+	case 'X': {
+		int64_t line = index_(c), col = index_(c);
+		if (line < 0 || col < 0)
+			return c->fail = 1, -1;
+		int file = pop_kind(c, SW_Identifier);
+		int mod = pop_kind(c, SW_Identifier);
+		if (file < 0 || mod < 0)
+			return c->fail = 1, -1;
+		int n = sw_new(c, SW_ModuleContextLocation);
+		sw_add(c, n, mod);
+		sw_add(c, n, file);
+		sw_add(c, n, sw_new_index(c, SW_Number, (uint64_t)line));
+		sw_add(c, n, sw_new_index(c, SW_Number, (uint64_t)col));
+		return n;
+	}
+	default: return c->fail = 1, -1;
+	}
+	int name = pop_kind(c, SW_Identifier);
+	int priv = ch == 'f' ? pop_kind(c, SW_PrivateDeclName) : -1;
+	int on = attached ? pop_decl_name(c) : -1;
+	if (name < 0 || (attached && on < 0))
+		return c->fail = 1, -1;
+	int ctx = top_kind(c) == SW_ModuleContextLocation ? pop(c) : pop_context(c);
+	int64_t idx = index_(c);
+	if (ctx < 0 || idx < 0)
+		return c->fail = 1, -1;
+	int n = sw_new_text(c, ch == 'u' ? SW_UniqueName : SW_MacroExpansion, what, strlen(what));
+	c->nodes[n].index = (uint64_t)idx;
+	sw_add(c, n, ctx);
+	sw_add(c, n, name);
+	if (on >= 0)
+		sw_add(c, n, on);
+	if (priv >= 0)
+		sw_add(c, n, priv);
+	return n;
+}
+
 static int function_entity(sw_ctx *c)
 {
 	int ch = next(c);
@@ -1206,6 +1263,7 @@ static int function_entity(sw_ctx *c)
 		return ctx < 0 ? -1 : mk1(c, SW_DefaultArgumentInitializer, ctx);
 	}
 	case 'm': return entity(c, SW_Function, 1, 1); /* a macro: printed like a function */
+	case 'M': return macro_expansion(c);
 	case 'P': {
 		int v = pop(c);
 		if (v < 0 || c->nodes[v].kind != SW_Variable)

@@ -746,6 +746,51 @@ static int print(pr *p, int n, int prefix)
 		                   x->kind == SW_ExplicitClosure ? "closure #" : "implicit closure #",
 		                   (long)x->index + 1, NULL);
 		break;
+	case SW_MacroExpansion:
+	case SW_UniqueName: {
+		/* "<what> #N of NAME in CONTEXT": as a context it goes after " in " */
+		if (prefix) {
+			ret = n;
+			break;
+		}
+		int third = kid(p, n, 2);
+		if (x->kind == SW_UniqueName)
+			puts_(p, "unique name #");
+		else if (x->tlen == 1)
+			puts_(p, "freestanding macro expansion #");
+		else {
+			puttext(p, n);
+			puts_(p, " macro @");
+			print(p, kid(p, n, 1), 0);
+			puts_(p, " expansion #");
+		}
+		putnum(p, x->index + 1);
+		puts_(p, " of ");
+		if (x->kind == SW_MacroExpansion && x->tlen > 1)
+			print(p, third, 0);
+		else {
+			print(p, kid(p, n, 1), 0);
+			if (third >= 0)
+				print(p, third, 0);
+		}
+		puts_(p, " in ");
+		print(p, kid(p, n, 0), 0);
+		break;
+	}
+	case SW_ModuleContextLocation:
+		if (prefix) {
+			ret = n;
+			break;
+		}
+		puts_(p, "module ");
+		puttext(p, kid(p, n, 0));
+		puts_(p, " file ");
+		puttext(p, kid(p, n, 1));
+		puts_(p, " line ");
+		putnum(p, c->nodes[kid(p, n, 2)].index);
+		puts_(p, " column ");
+		putnum(p, c->nodes[kid(p, n, 3)].index);
+		break;
 	case SW_DefaultArgumentInitializer:
 		ret = print_entity(p, n, prefix, TP_NONE, 0, "default argument ", (long)x->index, NULL);
 		break;
