@@ -2075,7 +2075,7 @@ static int conformance_op(sw_ctx *c)
 	case 'o':
 		return attr_for(c, "opaque type descriptor runtime record for ",
 		                pop_kind(c, SW_OpaqueTypeDescriptorRef));
-	case 'F': return attr_for(c, "accessible function runtime record for ", pop_any_entity(c));
+	case 'F': return attr(c, "accessible function runtime record for "); /* prefixes thunks too */
 	default: return c->fail = 1, -1;
 	}
 }
@@ -2393,6 +2393,25 @@ static int thunk_op(sw_ctx *c)
 	case 'd': return attr(c, "direct method reference for ");
 	case 'E': return attr(c, "distributed thunk ");
 	case 'F': return attr(c, "distributed accessor for ");
+	case 'K':
+	case 'k': {
+		/* key path getter / setter: the property, the root type, its generic signature */
+		int ser = eat(c, 'q');
+		int sig = pop_kind(c, SW_DependentGenericSignature);
+		int type = pop_type(c);
+		int prop = pop(c);
+		if (type < 0 || prop < 0 || (c->nodes[prop].kind != SW_Variable && c->nodes[prop].kind != SW_Subscript))
+			return c->fail = 1, -1;
+		int n = mktext(c, SW_Thunk, ch == 'K' ? "key path getter for " : "key path setter for ");
+		sw_add(c, n, prop);
+		sw_add(c, n, mktext(c, SW_Text, " : "));
+		sw_add(c, n, type);
+		if (sig >= 0)
+			sw_add(c, n, sig);
+		if (ser)
+			sw_add(c, n, mktext(c, SW_Text, ", serialized"));
+		return n;
+	}
 	case 'A': return mktext(c, SW_PartialApply, "partial apply forwarder");
 	case 'a': return mktext(c, SW_PartialApply, "partial apply ObjC forwarder");
 	case 'm': return attr(c, "merged ");
@@ -2793,7 +2812,7 @@ int sw_parse_new(sw_ctx *c)
 		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
 			; /* a specialization of a symbol given by name */
 		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness &&
-		         k != SW_ReabstractionThunk && k != SW_AutoDiff)
+		         k != SW_ReabstractionThunk && k != SW_AutoDiff && k != SW_Thunk)
 			return -1;
 		sw_add(c, g, n);
 	}

@@ -1108,6 +1108,11 @@ static int print(pr *p, int n, int prefix)
 			print(p, kid(p, n, i), 0);
 		}
 		break;
+	case SW_Thunk:
+		puttext(p, n);
+		for (int i = 0; i < nk(p, n); i++)
+			print(p, kid(p, n, i), 0);
+		break;
 	case SW_ProtocolConformance: print_conformance(p, n); break;
 	case SW_ProtocolWitness:
 		puts_(p, "protocol witness for ");
