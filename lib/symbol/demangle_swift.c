@@ -1335,8 +1335,10 @@ static int pop_assoc_name(sw_ctx *c)
 /* GENERIC-PARAM-INDEX ::= 'z' | INDEX (N+1) | 'd' INDEX INDEX | 's' (Self of a constrained existential) */
 static int gpi(sw_ctx *c)
 {
-	if (eat(c, 'z') || eat(c, 's'))
+	if (eat(c, 'z'))
 		return gen_param(c, 0, 0);
+	if (eat(c, 's'))
+		return mk_type(c, mktext(c, SW_Identifier, "Self"));
 	if (eat(c, 'd')) {
 		int64_t d = index_(c), i = index_(c);
 		if (d < 0 || i < 0)
@@ -2543,6 +2545,19 @@ static int special_type(sw_ctx *c)
 {
 	int ch = next(c);
 	switch (ch) {
+	case 'P': {
+		/* a constrained existential: the existential, then its requirements (on Self) */
+		int reqs = sw_new(c, SW_TypeList), first, nr = 0;
+		do {
+			first = pop_kind(c, SW_FirstElementMarker) >= 0;
+			int k = top_kind(c);
+			if ((k != SW_ConformanceReq && k != SW_SameTypeReq) || ++nr > 64)
+				return c->fail = 1, -1;
+			sw_add(c, reqs, pop(c));
+		} while (!first);
+		reverse_kids(c, reqs, 0);
+		return mk_type(c, mk2(c, SW_ConstrainedExistential, pop_type(c), reqs));
+	}
 	case 'w': return mk_type(c, mk1(c, SW_Weak, pop_type(c)));
 	case 'o': return mk_type(c, mk1(c, SW_Unowned, pop_type(c)));
 	case 'u': return mk_type(c, mk1(c, SW_Unmanaged, pop_type(c)));

@@ -1091,6 +1091,22 @@ static int print(pr *p, int n, int prefix)
 	}
 	case SW_DependentGenericParamType: gen_param_name(p, x->index >> 32, x->index & 0xffffffffu); break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
+	case SW_ConstrainedExistential: {
+		puts_(p, "any ");
+		print(p, kid(p, n, 0), 0);
+		int reqs = kid(p, n, 1);
+		put(p, "<", 1);
+		for (int i = 0; i < nk(p, reqs); i++) {
+			int r = kid(p, reqs, i);
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, r, 0), 0);
+			puts_(p, K(p, r) == SW_SameTypeReq ? " == " : ": ");
+			print(p, kid(p, r, 1), 0);
+		}
+		put(p, ">", 1);
+		break;
+	}
 	case SW_DependentGenericType: {
 		print_signature(p, kid(p, n, 0));
 		int ik = K(p, kid(p, kid(p, n, 1), 0));
