@@ -2545,6 +2545,19 @@ static int special_type(sw_ctx *c)
 {
 	int ch = next(c);
 	switch (ch) {
+	case 'Z': {
+		/* an anonymous context: its context, a name (e.g. an address), generic arguments */
+		int tl = pop_kind(c, SW_EmptyList) >= 0 ? sw_new(c, SW_TypeList) : pop_kind(c, SW_TypeList);
+		int name = pop_kind(c, SW_Identifier);
+		int ctx = pop_context(c);
+		if (tl < 0 || name < 0 || ctx < 0)
+			return c->fail = 1, -1;
+		int n = sw_new(c, SW_AnonymousContext);
+		sw_add(c, n, name);
+		sw_add(c, n, ctx);
+		sw_add(c, n, tl);
+		return n;
+	}
 	case 'P': {
 		/* a constrained existential: the existential, then its requirements (on Self) */
 		int reqs = sw_new(c, SW_TypeList), first, nr = 0;

@@ -1091,6 +1091,18 @@ static int print(pr *p, int n, int prefix)
 	}
 	case SW_DependentGenericParamType: gen_param_name(p, x->index >> 32, x->index & 0xffffffffu); break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
+	case SW_AnonymousContext: {
+		if (p->simp) /* not qualified in the simplified form */
+			break;
+		print(p, kid(p, n, 1), 0);
+		puts_(p, ".(unknown context at ");
+		print(p, kid(p, n, 0), 0);
+		put(p, ")", 1);
+		int tl = kid(p, n, 2);
+		if (nk(p, tl) > 0)
+			print_type_list_args(p, tl);
+		break;
+	}
 	case SW_ConstrainedExistential: {
 		puts_(p, "any ");
 		print(p, kid(p, n, 0), 0);
