@@ -2222,13 +2222,17 @@ static int fs_specialization(sw_ctx *c)
 		const char *enc;
 		int64_t num;
 	} a[64];
-	int na = 0, ret_seen = 0;
+	int na = 0, ret_seen = 0, ret_empty = 0;
+	int fsn[64];
 	for (;;) {
 		if (eat(c, '_')) {
 			if (ret_seen++)
 				return c->fail = 1, -1;
-			/* the return value's kind: only "unmodified" is printed by nobody, so only it is accepted */
-			if (!eat(c, 'n'))
+			/* the return value's kind: "unmodified" prints nothing; a constant function without its
+			 * payload prints an empty "Return = " (as swift-demangle does) */
+			if (eat(c, 'p') && eat(c, 'f'))
+				ret_empty = 1;
+			else if (!eat(c, 'n'))
 				return c->fail = 1, -1;
 			break;
 		}
@@ -2240,6 +2244,7 @@ static int fs_specialization(sw_ctx *c)
 		a[na].num = -1;
 		switch (ch) {
 		case 'n': a[na].text = NULL; break;
+		case 'c': a[na].kind = 5, a[na].text = "[Closure Propagated : "; break;
 		case 'x': a[na].text = "Exploded"; break;
 		case 'i': a[na].text = "Value Promoted from Box"; break;
 		case 's': a[na].text = "Box to Stack"; break;
@@ -2257,6 +2262,8 @@ static int fs_specialization(sw_ctx *c)
 				a[na].kind = 1, a[na].text = "Function";
 			else if (k == 'g')
 				a[na].kind = 2, a[na].text = "Global";
+			else if (k == 'k')
+				a[na].kind = 6, a[na].text = "[Constant Propagated KeyPath : ";
 			else if (k == 's') {
 				int e = next(c);
 				a[na].kind = 3, a[na].text = "String";
@@ -2284,6 +2291,35 @@ static int fs_specialization(sw_ctx *c)
 	const char *ids[64];
 	uint32_t idl[64];
 	for (int i = na - 1; i >= 0; i--) {
+		fsn[i] = -1;
+		if (a[i].kind >= 5) {
+			/* closure / key path: the argument types (on top), then the closure's or key path's name */
+			int ts[16], nt = 0;
+			while (top_kind(c) == SW_Type && nt < 16)
+				ts[nt++] = pop(c);
+			int id = pop_kind(c, SW_Identifier);
+			if (id < 0 || (a[i].kind == 6 && nt != 2))
+				return c->fail = 1, -1;
+			char buf[96];
+			int l = snprintf(buf, sizeof buf, "Arg[%d] = %s", i, a[i].text);
+			char *o = arena_alloc(c, (size_t)l);
+			if (!o)
+				return -1;
+			memcpy(o, buf, (size_t)l);
+			int fs = sw_new_text(c, SW_FSSpec, o, (size_t)l);
+			sw_add(c, fs, id);
+			for (int t = nt - 1; t >= 0; t--) {
+				if (a[i].kind == 5)
+					sw_add(c, fs, mktext(c, SW_Text, t == nt - 1 ? ", Argument Types : [" : ", "));
+				else
+					sw_add(c, fs, mktext(c, SW_Text, t == nt - 1 ? "<" : ","));
+				sw_add(c, fs, ts[t]);
+			}
+			/* swift-demangle closes only one bracket after a closure's types */
+			sw_add(c, fs, mktext(c, SW_Text, a[i].kind == 6 ? ">]" : "]"));
+			fsn[i] = fs;
+			continue;
+		}
 		if (a[i].kind >= 1 && a[i].kind <= 3) {
 			int id = pop_kind(c, SW_Identifier);
 			if (id < 0)
@@ -2297,6 +2333,10 @@ static int fs_specialization(sw_ctx *c)
 	for (int i = 0; i < na; i++) {
 		if (!a[i].text)
 			continue;
+		if (fsn[i] >= 0) {
+			sw_add(c, sp, fsn[i]);
+			continue;
+		}
 		char buf[512];
 		int l;
 		if (a[i].kind == 0)
@@ -2318,6 +2358,8 @@ static int fs_specialization(sw_ctx *c)
 		memcpy(o, buf, (size_t)l);
 		sw_add(c, sp, sw_new_text(c, SW_FSSpec, o, (size_t)l));
 	}
+	if (ret_empty)
+		sw_add(c, sp, mktext(c, SW_FSSpec, "Return = "));
 	return sp;
 }
 
@@ -2545,6 +2587,22 @@ static int special_type(sw_ctx *c)
 {
 	int ch = next(c);
 	switch (ch) {
+	case 'X': {
+		/* a SIL box with its layout: field types (inout ones are "var"), then optionally a generic
+		 * signature and its arguments */
+		int sig = pop_kind(c, SW_DependentGenericSignature);
+		int args = sig >= 0 ? pop_type_list(c) : -1;
+		int fields = pop_type_list(c);
+		if (fields < 0 || (sig >= 0 && args < 0))
+			return c->fail = 1, -1;
+		int box = sw_new(c, SW_SILBoxType);
+		sw_add(c, box, fields);
+		if (sig >= 0) {
+			sw_add(c, box, sig);
+			sw_add(c, box, args);
+		}
+		return mk_type(c, box);
+	}
 	case 'Z': {
 		/* an anonymous context: its context, a name (e.g. an address), generic arguments */
 		int tl = pop_kind(c, SW_EmptyList) >= 0 ? sw_new(c, SW_TypeList) : pop_kind(c, SW_TypeList);

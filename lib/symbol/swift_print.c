@@ -1091,6 +1091,31 @@ static int print(pr *p, int n, int prefix)
 	}
 	case SW_DependentGenericParamType: gen_param_name(p, x->index >> 32, x->index & 0xffffffffu); break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
+	case SW_SILBoxType: {
+		int fields = kid(p, n, 0), sig = kid(p, n, 1);
+		if (sig >= 0) {
+			print_signature(p, sig);
+			put(p, " ", 1);
+		}
+		put(p, "{", 1);
+		for (int i = 0; i < nk(p, fields); i++) {
+			int t = kid(p, fields, i), in = kid(p, t, 0);
+			puts_(p, i ? ", " : " ");
+			if (K(p, in) == SW_InOut) {
+				puts_(p, "var ");
+				print(p, kid(p, in, 0), 0);
+			} else {
+				puts_(p, "let ");
+				print(p, t, 0);
+			}
+		}
+		puts_(p, " }");
+		if (sig >= 0) {
+			put(p, " ", 1);
+			print_type_list_args(p, kid(p, n, 2));
+		}
+		break;
+	}
 	case SW_AnonymousContext: {
 		if (p->simp) /* not qualified in the simplified form */
 			break;
