@@ -2437,6 +2437,7 @@ static int thunk_op(sw_ctx *c)
 	case 'd': return attr(c, "direct method reference for ");
 	case 'E': return attr(c, "distributed thunk ");
 	case 'F': return attr(c, "distributed accessor for ");
+	case 'C': return attr_for(c, "coroutine continuation prototype for ", pop_type(c));
 	case 'K':
 	case 'k': {
 		/* key path getter / setter: the property, the root type, its generic signature */
