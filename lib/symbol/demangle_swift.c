@@ -2754,12 +2754,37 @@ static const char *impl_result_conv(int ch)
 static int impl_function_type(sw_ctx *c)
 {
 	int f = sw_new(c, SW_ImplFunctionType);
+	/* "@substituted" types: the pattern's substitutions (types up to 'y' or '_', under them the
+	 * pattern's signature) and the invocation's; retroactive conformances are not printed */
+	int subs[2] = {-1, -1};
+	for (int w = 0; w < 2; w++) {
+		if (!eat(c, w ? 'I' : 's'))
+			continue;
+		while (top_kind(c) == SW_RetroactiveConformance)
+			pop(c);
+		int tl = sw_new_text(c, SW_TypeList, w ? "i" : "p", 1), ts[64], nt = 0;
+		for (;;) {
+			while (top_kind(c) == SW_Type && nt < 64)
+				ts[nt++] = pop(c);
+			if (pop_kind(c, SW_EmptyList) >= 0)
+				break;
+			if (pop_kind(c, SW_FirstElementMarker) < 0)
+				return c->fail = 1, -1;
+		}
+		if (!w) {
+			int psig = pop_kind(c, SW_DependentGenericSignature);
+			if (psig < 0)
+				return c->fail = 1, -1;
+			sw_add(c, tl, psig);
+		}
+		for (int i = nt - 1; i >= 0; i--)
+			sw_add(c, tl, ts[i]);
+		subs[w] = tl;
+	}
 	int sig = pop_kind(c, SW_DependentGenericSignature);
 	int attrs[16], na = 0;
 #define ATTR(t) (na < 16 ? (attrs[na++] = mktext(c, SW_ImplAttr, t)) : (c->fail = 1))
-	if (peek(c) == 's' || peek(c) == 'I')
-		return c->fail = 1, -1; /* substituted function types: not printed by this demangler */
-	if (eat(c, 'P'))
+	if (eat(c, 'P') && sig < 0)
 		ATTR("@pseudogeneric");
 	if (eat(c, 'e'))
 		ATTR("@escaping");
@@ -2850,6 +2875,9 @@ static int impl_function_type(sw_ctx *c)
 		sw_add(c, f, sig);
 	if (sending_result)
 		sw_add(c, f, sw_new(c, SW_SendingResultFunctionType));
+	for (int w = 0; w < 2; w++)
+		if (subs[w] >= 0)
+			sw_add(c, f, subs[w]);
 	static const int kinds[] = {SW_ImplParameter, SW_ImplResult, SW_ImplYield, SW_ImplErrorResult};
 	for (int i = 0; i < ncv; i++) {
 		int n = sw_new_text(c, kinds[cv[i].kind], cv[i].conv, strlen(cv[i].conv));

@@ -578,7 +578,7 @@ static void print_global(pr *p, int g)
 
 static void print_impl_function(pr *p, int f)
 {
-	int sending = 0, np = 0, nr = 0;
+	int sending = 0, np = 0, nr = 0, subs[2] = {-1, -1};
 	for (int i = 0; i < nk(p, f); i++) {
 		int ch = kid(p, f, i);
 		switch (K(p, ch)) {
@@ -591,7 +591,13 @@ static void print_impl_function(pr *p, int f)
 			put(p, " ", 1);
 			break;
 		case SW_SendingResultFunctionType: sending = 1; break;
+		case SW_TypeList: subs[p->c->nodes[ch].text[0] == 'i'] = ch; break;
 		}
+	}
+	if (subs[0] >= 0) {
+		puts_(p, "@substituted ");
+		print_signature(p, kid(p, subs[0], 0));
+		put(p, " ", 1);
 	}
 	put(p, "(", 1);
 	for (int i = 0; i < nk(p, f); i++) {
@@ -631,6 +637,18 @@ static void print_impl_function(pr *p, int f)
 		print(p, kid(p, ch, 0), 0);
 	}
 	put(p, ")", 1);
+	/* swift-demangle runs the pattern's substitutions together (no separator) */
+	for (int w = 0; w < 2; w++) {
+		if (subs[w] < 0)
+			continue;
+		puts_(p, " for <");
+		for (int i = w ? 0 : 1; i < nk(p, subs[w]); i++) {
+			if (w && i)
+				put(p, ", ", 2);
+			print(p, kid(p, subs[w], i), 0);
+		}
+		put(p, ">", 1);
+	}
 }
 
 static int print(pr *p, int n, int prefix)
