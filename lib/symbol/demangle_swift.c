@@ -2427,6 +2427,65 @@ static int autodiff(sw_ctx *c, int witness)
 	return n;
 }
 
+static const char *autodiff_kind(int k)
+{
+	return k == 'f'   ? "forward-mode derivative"
+	       : k == 'r' ? "reverse-mode derivative"
+	       : k == 'd' ? "differential"
+	       : k == 'p' ? "pullback"
+	                  : NULL;
+}
+
+/* 'TJO' KIND: a self-reordering reabstraction thunk between the two types below it; 'TJS' KIND
+ * params 'p' results 'r' to-params 'P': a subset parameters thunk for what is on the stack (a
+ * function type, or a function and its type). Built as text pieces and the printed nodes. */
+static int autodiff_thunk(sw_ctx *c)
+{
+	int which = next(c);
+	const char *kind = autodiff_kind(next(c));
+	if (!kind)
+		return c->fail = 1, -1;
+	int n = mktext(c, SW_Thunk,
+	               which == 'O' ? "autodiff self-reordering reabstraction thunk for "
+	                            : "autodiff subset parameters thunk for ");
+	sw_add(c, n, mktext(c, SW_Text, kind));
+	if (which == 'O') {
+		int to = pop_type(c), from = pop_type(c);
+		if (to < 0 || from < 0)
+			return c->fail = 1, -1;
+		sw_add(c, n, mktext(c, SW_Text, " from "));
+		sw_add(c, n, from);
+		sw_add(c, n, mktext(c, SW_Text, " to "));
+		sw_add(c, n, to);
+		return n;
+	}
+	int params = index_subset(c, 'p');
+	int results = index_subset(c, 'r');
+	int to = index_subset(c, 'P');
+	if (params < 0 || results < 0 || to < 0 || c->sp < 1 || c->sp > 2)
+		return c->fail = 1, -1;
+	int from[2], nf = 0;
+	while (c->sp) {
+		int x = pop(c);
+		if (c->nodes[x].kind == SW_Entity)
+			x = sw_kid(c, x, 0);
+		from[nf++] = x;
+	}
+	sw_add(c, n, mktext(c, SW_Text, " from "));
+	sw_add(c, n, from[nf - 1]);
+	sw_add(c, n, mktext(c, SW_Text, " with respect to parameters "));
+	sw_add(c, n, params);
+	sw_add(c, n, mktext(c, SW_Text, " and results "));
+	sw_add(c, n, results);
+	sw_add(c, n, mktext(c, SW_Text, " to parameters "));
+	sw_add(c, n, to);
+	if (nf == 2) {
+		sw_add(c, n, mktext(c, SW_Text, " of type "));
+		sw_add(c, n, from[0]);
+	}
+	return n;
+}
+
 static int thunk_op(sw_ctx *c)
 {
 	int ch = next(c);
@@ -2528,7 +2587,7 @@ static int thunk_op(sw_ctx *c)
 	case 'f': return fs_specialization(c);
 	case 'J':
 		if (peek(c) == 'O' || peek(c) == 'S')
-			return c->fail = 1, -1;
+			return autodiff_thunk(c);
 		return autodiff(c, 0);
 	case 'S': return attr(c, "protocol self-conformance witness for ");
 	case 'L': return attr_for(c, "protocol requirements base descriptor for ", pop_protocol(c));
