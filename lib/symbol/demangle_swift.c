@@ -1722,6 +1722,14 @@ static int op(sw_ctx *c)
 	case 'P': return nominal(c, SW_Protocol);
 	case 'Q': {
 		int k = next(c);
+		if (k == 'P') {
+			/* a pack of the types in the list */
+			int tl = pop_type_list(c);
+			if (tl < 0)
+				return c->fail = 1, -1;
+			c->nodes[tl].kind = SW_Pack;
+			return mk_type(c, tl); /* not a substitution candidate */
+		}
 		if (k == 'z' || k == 'y' || k == 'x') {
 			int base;
 			if (k == 'z')
@@ -2041,7 +2049,23 @@ static int conformance_op(sw_ctx *c)
 	int ch = next(c);
 	switch (ch) {
 	case 'P':
-	case 'p': return mk1(c, SW_ProtocolConformanceRef, pop_protocol(c));
+	case 'p': {
+		/* the text says where the conformance is: 'P' the type's module, 'p' the protocol's */
+		int r = mk1(c, SW_ProtocolConformanceRef, pop_protocol(c));
+		if (r >= 0) {
+			c->nodes[r].text = ch == 'P' ? "P" : "p";
+			c->nodes[r].tlen = 1;
+		}
+		return r;
+	}
+	case 'O': {
+		/* a dependent conformance of an opaque type: not printed in names */
+		int t = pop_type(c);
+		int base = pop_kind(c, SW_DependentConformance);
+		if (t < 0 || base < 0)
+			return c->fail = 1, -1;
+		return mk2(c, SW_DependentConformance, base, t);
+	}
 	case 'C': {
 		int list = pop_conformance_list(c);
 		int ref = pop_kind(c, SW_ProtocolConformanceRef);
@@ -2070,7 +2094,15 @@ static int conformance_op(sw_ctx *c)
 			return c->fail = 1, -1;
 		return mk2(c, SW_DependentConformance, base, proto);
 	}
-	case 'X': return pop_conformance_list(c);
+	case 'X': {
+		/* a pack conformance: a list of conformances */
+		int l = pop_conformance_list(c);
+		if (l >= 0) {
+			c->nodes[l].text = "pack";
+			c->nodes[l].tlen = 4;
+		}
+		return l;
+	}
 	case 'r': return attr_for(c, "protocol descriptor runtime record for ", pop_protocol(c));
 	case 'c': return attr_for(c, "protocol conformance descriptor runtime record for ", pop_conformance(c));
 	case 'n': return attr_for(c, "nominal type descriptor runtime record for ", pop_type(c));
@@ -2986,7 +3018,8 @@ int sw_parse_new(sw_ctx *c)
 		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
 			; /* a specialization of a symbol given by name */
 		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness &&
-		         k != SW_ReabstractionThunk && k != SW_AutoDiff && k != SW_Thunk)
+		         k != SW_ReabstractionThunk && k != SW_AutoDiff && k != SW_Thunk &&
+		         k != SW_ConcreteProtocolConformance)
 			return -1;
 		sw_add(c, g, n);
 	}

@@ -1134,6 +1134,44 @@ static int print(pr *p, int n, int prefix)
 		}
 		break;
 	}
+	case SW_ConcreteProtocolConformance: {
+		puts_(p, "concrete protocol conformance ");
+		print(p, kid(p, n, 0), 0);
+		puts_(p, " to ");
+		print(p, kid(p, n, 1), 0);
+		int l = kid(p, n, 2);
+		if (l >= 0 && nk(p, l) > 0) {
+			puts_(p, " with conditional requirements: ");
+			print(p, l, 0);
+		}
+		break;
+	}
+	case SW_ProtocolConformanceRef:
+		puts_(p, !x->text            ? "protocol conformance ref (retroactive) "
+		         : x->text[0] == 'P' ? "protocol conformance ref (type's module) "
+		                             : "protocol conformance ref (protocol's module) ");
+		print(p, kid(p, n, 0), 0);
+		break;
+	case SW_ConformanceList:
+		if (x->text)
+			puts_(p, "pack protocol conformance ");
+		put(p, "(", 1);
+		for (int i = 0; i < nk(p, n); i++) {
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, n, i), 0);
+		}
+		put(p, ")", 1);
+		break;
+	case SW_Pack:
+		puts_(p, "Pack{");
+		for (int i = 0; i < nk(p, n); i++) {
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, n, i), 0);
+		}
+		put(p, "}", 1);
+		break;
 	case SW_AnonymousContext: {
 		if (p->simp) /* not qualified in the simplified form */
 			break;
