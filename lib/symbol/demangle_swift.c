@@ -2170,6 +2170,41 @@ static int witness_op(sw_ctx *c)
 		return attr_for(c, t, pop_any_entity(c));
 	}
 	case 'P': return attr_for(c, "protocol witness table for ", pop_conformance(c));
+	case 'T': {
+		/* associated type witness table accessor: conformance, associated type path, protocol */
+		int proto = pop_type(c);
+		const char *names[16];
+		uint32_t lens[16];
+		int nn = 0, first;
+		size_t total = 0;
+		do {
+			first = pop_kind(c, SW_FirstElementMarker) >= 0;
+			int id = pop_kind(c, SW_Identifier);
+			if (id < 0 || nn >= 16)
+				return c->fail = 1, -1;
+			names[nn] = c->nodes[id].text;
+			lens[nn++] = c->nodes[id].tlen;
+			total += c->nodes[id].tlen + 1;
+		} while (!first);
+		int conf = pop_conformance(c);
+		if (proto < 0 || conf < 0)
+			return c->fail = 1, -1;
+		char *o = arena_alloc(c, total);
+		if (!o)
+			return -1;
+		size_t l = 0;
+		for (int i = nn - 1; i >= 0; i--) {
+			memcpy(o + l, names[i], lens[i]);
+			l += lens[i];
+			if (i)
+				o[l++] = '.';
+		}
+		int n = sw_new_text(c, SW_AssocWitness, "T", 1);
+		sw_add(c, n, conf);
+		sw_add(c, n, sw_new_text(c, SW_Text, o, l));
+		sw_add(c, n, proto);
+		return n;
+	}
 	case 'J': return autodiff(c, 1);
 	case 'p': return attr_for(c, "protocol witness table pattern for ", pop_conformance(c));
 	case 'G': return attr_for(c, "generic protocol witness table for ", pop_conformance(c));
@@ -3019,7 +3054,7 @@ int sw_parse_new(sw_ctx *c)
 			; /* a specialization of a symbol given by name */
 		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness &&
 		         k != SW_ReabstractionThunk && k != SW_AutoDiff && k != SW_Thunk &&
-		         k != SW_ConcreteProtocolConformance)
+		         k != SW_ConcreteProtocolConformance && k != SW_AssocWitness)
 			return -1;
 		sw_add(c, g, n);
 	}
