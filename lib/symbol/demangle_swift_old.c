@@ -431,11 +431,22 @@ static int generic_signature(sw_ctx *c, int is_pseudo)
 		int64_t n;
 		if (eat(c, 'z'))
 			n = 0;
+		else if (eat(c, '_'))
+			n = 1;
 		else {
-			n = index_(c);
-			if (n < 0)
-				return -1;
-			n += 1;
+			/* a count, however large, only names parameters (the printer shows 128 at most):
+			 * saturate instead of refusing */
+			if (!is_digit(peek(c)))
+				return bad(c);
+			n = 0;
+			while (is_digit(peek(c))) {
+				n = n * 10 + (next(c) - '0');
+				if (n > (1LL << 32))
+					n = 1LL << 32;
+			}
+			if (!eat(c, '_'))
+				return bad(c);
+			n += 2;
 		}
 		sw_add(c, sig, sw_new_index(c, SW_GenericParamCount, (uint64_t)n));
 		counts++;

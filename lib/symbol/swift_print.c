@@ -397,6 +397,10 @@ static void print_signature(pr *p, int sig)
 		(void)first;
 		put(p, "<", 1);
 		for (uint64_t j = 0; j < cnt && !p->fail; j++) {
+			if (j >= 128) { /* as swift-demangle: the first 128 names */
+				puts_(p, ", ...");
+				break;
+			}
 			if (j)
 				put(p, ", ", 2);
 			gen_param_name(p, (uint64_t)depth, j);
