@@ -1094,6 +1094,13 @@ static int subscript_or_var(sw_ctx *c, int is_sub)
 		return c->fail = 1, -1;
 	type = pop_generic_sig_type(c, type);
 	int labels = is_sub ? pop_param_labels(c, type) : -1;
+	/* a variable of function type may carry an empty parameter label list; it prints nothing */
+	if (!is_sub && !c->old_fn && type >= 0 && c->nodes[type].kind == SW_Type) {
+		int fk = c->nodes[sw_kid(c, type, 0)].kind;
+		if (fk == SW_FunctionType || fk == SW_NoEscapeFunctionType || fk == SW_CFunctionPointer ||
+		    fk == SW_ObjCBlock)
+			pop_kind(c, SW_EmptyList);
+	}
 	int name = -1;
 	if (is_sub) {
 		int k = top_kind(c);
@@ -1156,6 +1163,63 @@ static int accessor_op(sw_ctx *c, int storage)
 	return accessor(c, storage, k);
 }
 
+/* 'fM' KIND: a macro expansion, or 'fMX' LINE COLUMN, the place (module, file) one happened. The
+ * node's text says what kind of expansion; its kids are the context, the macro's name, the name
+ * of the declaration an attached macro is attached to, and a freestanding one's file
+ * discriminator. */
+static int macro_expansion(sw_ctx *c)
+{
+	int ch = next(c);
+	const char *what;
+	int attached = 1;
+	switch (ch) {
+	case 'a': what = "accessor"; break;
+	case 'r': what = "member attribute"; break;
+	case 'm': what = "member"; break;
+	case 'p': what = "peer"; break;
+	case 'c': what = "conformance"; break;
+	case 'e': what = "extension"; break;
+	case 'q': what = "preamble"; break;
+	case 'b': what = "body"; break;
+	case 'f': what = "f", attached = 0; break;
+	case 'u': what = "u", attached = 0; break;
+	case 'X': {
+		int64_t line = index_(c), col = index_(c);
+		if (line < 0 || col < 0)
+			return c->fail = 1, -1;
+		int file = pop_kind(c, SW_Identifier);
+		int mod = pop_kind(c, SW_Identifier);
+		if (file < 0 || mod < 0)
+			return c->fail = 1, -1;
+		int n = sw_new(c, SW_ModuleContextLocation);
+		sw_add(c, n, mod);
+		sw_add(c, n, file);
+		sw_add(c, n, sw_new_index(c, SW_Number, (uint64_t)line));
+		sw_add(c, n, sw_new_index(c, SW_Number, (uint64_t)col));
+		return n;
+	}
+	default: return c->fail = 1, -1;
+	}
+	int name = pop_kind(c, SW_Identifier);
+	int priv = ch == 'f' ? pop_kind(c, SW_PrivateDeclName) : -1;
+	int on = attached ? pop_decl_name(c) : -1;
+	if (name < 0 || (attached && on < 0))
+		return c->fail = 1, -1;
+	int ctx = top_kind(c) == SW_ModuleContextLocation ? pop(c) : pop_context(c);
+	int64_t idx = index_(c);
+	if (ctx < 0 || idx < 0)
+		return c->fail = 1, -1;
+	int n = sw_new_text(c, ch == 'u' ? SW_UniqueName : SW_MacroExpansion, what, strlen(what));
+	c->nodes[n].index = (uint64_t)idx;
+	sw_add(c, n, ctx);
+	sw_add(c, n, name);
+	if (on >= 0)
+		sw_add(c, n, on);
+	if (priv >= 0)
+		sw_add(c, n, priv);
+	return n;
+}
+
 static int function_entity(sw_ctx *c)
 {
 	int ch = next(c);
@@ -1198,18 +1262,8 @@ static int function_entity(sw_ctx *c)
 		int ctx = pop_context(c);
 		return ctx < 0 ? -1 : mk1(c, SW_DefaultArgumentInitializer, ctx);
 	}
-	case 'm': {
-		/* macro */
-		int type = pop_type(c);
-		int name = pop_decl_name(c);
-		int ctx = pop_context(c);
-		int f = sw_new(c, SW_Function);
-		sw_add(c, f, ctx);
-		sw_add(c, f, name);
-		if (type >= 0)
-			sw_add(c, f, type);
-		return f;
-	}
+	case 'm': return entity(c, SW_Function, 1, 1); /* a macro: printed like a function */
+	case 'M': return macro_expansion(c);
 	case 'P': {
 		int v = pop(c);
 		if (v < 0 || c->nodes[v].kind != SW_Variable)
@@ -1281,8 +1335,10 @@ static int pop_assoc_name(sw_ctx *c)
 /* GENERIC-PARAM-INDEX ::= 'z' | INDEX (N+1) | 'd' INDEX INDEX | 's' (Self of a constrained existential) */
 static int gpi(sw_ctx *c)
 {
-	if (eat(c, 'z') || eat(c, 's'))
+	if (eat(c, 'z'))
 		return gen_param(c, 0, 0);
+	if (eat(c, 's'))
+		return mk_type(c, mktext(c, SW_Identifier, "Self"));
 	if (eat(c, 'd')) {
 		int64_t d = index_(c), i = index_(c);
 		if (d < 0 || i < 0)
@@ -1666,6 +1722,14 @@ static int op(sw_ctx *c)
 	case 'P': return nominal(c, SW_Protocol);
 	case 'Q': {
 		int k = next(c);
+		if (k == 'P') {
+			/* a pack of the types in the list */
+			int tl = pop_type_list(c);
+			if (tl < 0)
+				return c->fail = 1, -1;
+			c->nodes[tl].kind = SW_Pack;
+			return mk_type(c, tl); /* not a substitution candidate */
+		}
 		if (k == 'z' || k == 'y' || k == 'x') {
 			int base;
 			if (k == 'z')
@@ -1985,7 +2049,23 @@ static int conformance_op(sw_ctx *c)
 	int ch = next(c);
 	switch (ch) {
 	case 'P':
-	case 'p': return mk1(c, SW_ProtocolConformanceRef, pop_protocol(c));
+	case 'p': {
+		/* the text says where the conformance is: 'P' the type's module, 'p' the protocol's */
+		int r = mk1(c, SW_ProtocolConformanceRef, pop_protocol(c));
+		if (r >= 0) {
+			c->nodes[r].text = ch == 'P' ? "P" : "p";
+			c->nodes[r].tlen = 1;
+		}
+		return r;
+	}
+	case 'O': {
+		/* a dependent conformance of an opaque type: not printed in names */
+		int t = pop_type(c);
+		int base = pop_kind(c, SW_DependentConformance);
+		if (t < 0 || base < 0)
+			return c->fail = 1, -1;
+		return mk2(c, SW_DependentConformance, base, t);
+	}
 	case 'C': {
 		int list = pop_conformance_list(c);
 		int ref = pop_kind(c, SW_ProtocolConformanceRef);
@@ -2014,14 +2094,22 @@ static int conformance_op(sw_ctx *c)
 			return c->fail = 1, -1;
 		return mk2(c, SW_DependentConformance, base, proto);
 	}
-	case 'X': return pop_conformance_list(c);
+	case 'X': {
+		/* a pack conformance: a list of conformances */
+		int l = pop_conformance_list(c);
+		if (l >= 0) {
+			c->nodes[l].text = "pack";
+			c->nodes[l].tlen = 4;
+		}
+		return l;
+	}
 	case 'r': return attr_for(c, "protocol descriptor runtime record for ", pop_protocol(c));
 	case 'c': return attr_for(c, "protocol conformance descriptor runtime record for ", pop_conformance(c));
 	case 'n': return attr_for(c, "nominal type descriptor runtime record for ", pop_type(c));
 	case 'o':
 		return attr_for(c, "opaque type descriptor runtime record for ",
 		                pop_kind(c, SW_OpaqueTypeDescriptorRef));
-	case 'F': return attr_for(c, "accessible function runtime record for ", pop_any_entity(c));
+	case 'F': return attr(c, "accessible function runtime record for "); /* prefixes thunks too */
 	default: return c->fail = 1, -1;
 	}
 }
@@ -2082,6 +2170,41 @@ static int witness_op(sw_ctx *c)
 		return attr_for(c, t, pop_any_entity(c));
 	}
 	case 'P': return attr_for(c, "protocol witness table for ", pop_conformance(c));
+	case 'T': {
+		/* associated type witness table accessor: conformance, associated type path, protocol */
+		int proto = pop_type(c);
+		const char *names[16];
+		uint32_t lens[16];
+		int nn = 0, first;
+		size_t total = 0;
+		do {
+			first = pop_kind(c, SW_FirstElementMarker) >= 0;
+			int id = pop_kind(c, SW_Identifier);
+			if (id < 0 || nn >= 16)
+				return c->fail = 1, -1;
+			names[nn] = c->nodes[id].text;
+			lens[nn++] = c->nodes[id].tlen;
+			total += c->nodes[id].tlen + 1;
+		} while (!first);
+		int conf = pop_conformance(c);
+		if (proto < 0 || conf < 0)
+			return c->fail = 1, -1;
+		char *o = arena_alloc(c, total);
+		if (!o)
+			return -1;
+		size_t l = 0;
+		for (int i = nn - 1; i >= 0; i--) {
+			memcpy(o + l, names[i], lens[i]);
+			l += lens[i];
+			if (i)
+				o[l++] = '.';
+		}
+		int n = sw_new_text(c, SW_AssocWitness, "T", 1);
+		sw_add(c, n, conf);
+		sw_add(c, n, sw_new_text(c, SW_Text, o, l));
+		sw_add(c, n, proto);
+		return n;
+	}
 	case 'J': return autodiff(c, 1);
 	case 'p': return attr_for(c, "protocol witness table pattern for ", pop_conformance(c));
 	case 'G': return attr_for(c, "generic protocol witness table for ", pop_conformance(c));
@@ -2166,13 +2289,17 @@ static int fs_specialization(sw_ctx *c)
 		const char *enc;
 		int64_t num;
 	} a[64];
-	int na = 0, ret_seen = 0;
+	int na = 0, ret_seen = 0, ret_empty = 0;
+	int fsn[64];
 	for (;;) {
 		if (eat(c, '_')) {
 			if (ret_seen++)
 				return c->fail = 1, -1;
-			/* the return value's kind: only "unmodified" is printed by nobody, so only it is accepted */
-			if (!eat(c, 'n'))
+			/* the return value's kind: "unmodified" prints nothing; a constant function without its
+			 * payload prints an empty "Return = " (as swift-demangle does) */
+			if (eat(c, 'p') && eat(c, 'f'))
+				ret_empty = 1;
+			else if (!eat(c, 'n'))
 				return c->fail = 1, -1;
 			break;
 		}
@@ -2184,6 +2311,7 @@ static int fs_specialization(sw_ctx *c)
 		a[na].num = -1;
 		switch (ch) {
 		case 'n': a[na].text = NULL; break;
+		case 'c': a[na].kind = 5, a[na].text = "[Closure Propagated : "; break;
 		case 'x': a[na].text = "Exploded"; break;
 		case 'i': a[na].text = "Value Promoted from Box"; break;
 		case 's': a[na].text = "Box to Stack"; break;
@@ -2201,6 +2329,8 @@ static int fs_specialization(sw_ctx *c)
 				a[na].kind = 1, a[na].text = "Function";
 			else if (k == 'g')
 				a[na].kind = 2, a[na].text = "Global";
+			else if (k == 'k')
+				a[na].kind = 6, a[na].text = "[Constant Propagated KeyPath : ";
 			else if (k == 's') {
 				int e = next(c);
 				a[na].kind = 3, a[na].text = "String";
@@ -2228,6 +2358,35 @@ static int fs_specialization(sw_ctx *c)
 	const char *ids[64];
 	uint32_t idl[64];
 	for (int i = na - 1; i >= 0; i--) {
+		fsn[i] = -1;
+		if (a[i].kind >= 5) {
+			/* closure / key path: the argument types (on top), then the closure's or key path's name */
+			int ts[16], nt = 0;
+			while (top_kind(c) == SW_Type && nt < 16)
+				ts[nt++] = pop(c);
+			int id = pop_kind(c, SW_Identifier);
+			if (id < 0 || (a[i].kind == 6 && nt != 2))
+				return c->fail = 1, -1;
+			char buf[96];
+			int l = snprintf(buf, sizeof buf, "Arg[%d] = %s", i, a[i].text);
+			char *o = arena_alloc(c, (size_t)l);
+			if (!o)
+				return -1;
+			memcpy(o, buf, (size_t)l);
+			int fs = sw_new_text(c, SW_FSSpec, o, (size_t)l);
+			sw_add(c, fs, id);
+			for (int t = nt - 1; t >= 0; t--) {
+				if (a[i].kind == 5)
+					sw_add(c, fs, mktext(c, SW_Text, t == nt - 1 ? ", Argument Types : [" : ", "));
+				else
+					sw_add(c, fs, mktext(c, SW_Text, t == nt - 1 ? "<" : ","));
+				sw_add(c, fs, ts[t]);
+			}
+			/* swift-demangle closes only one bracket after a closure's types */
+			sw_add(c, fs, mktext(c, SW_Text, a[i].kind == 6 ? ">]" : "]"));
+			fsn[i] = fs;
+			continue;
+		}
 		if (a[i].kind >= 1 && a[i].kind <= 3) {
 			int id = pop_kind(c, SW_Identifier);
 			if (id < 0)
@@ -2241,6 +2400,10 @@ static int fs_specialization(sw_ctx *c)
 	for (int i = 0; i < na; i++) {
 		if (!a[i].text)
 			continue;
+		if (fsn[i] >= 0) {
+			sw_add(c, sp, fsn[i]);
+			continue;
+		}
 		char buf[512];
 		int l;
 		if (a[i].kind == 0)
@@ -2262,6 +2425,8 @@ static int fs_specialization(sw_ctx *c)
 		memcpy(o, buf, (size_t)l);
 		sw_add(c, sp, sw_new_text(c, SW_FSSpec, o, (size_t)l));
 	}
+	if (ret_empty)
+		sw_add(c, sp, mktext(c, SW_FSSpec, "Return = "));
 	return sp;
 }
 
@@ -2329,6 +2494,65 @@ static int autodiff(sw_ctx *c, int witness)
 	return n;
 }
 
+static const char *autodiff_kind(int k)
+{
+	return k == 'f'   ? "forward-mode derivative"
+	       : k == 'r' ? "reverse-mode derivative"
+	       : k == 'd' ? "differential"
+	       : k == 'p' ? "pullback"
+	                  : NULL;
+}
+
+/* 'TJO' KIND: a self-reordering reabstraction thunk between the two types below it; 'TJS' KIND
+ * params 'p' results 'r' to-params 'P': a subset parameters thunk for what is on the stack (a
+ * function type, or a function and its type). Built as text pieces and the printed nodes. */
+static int autodiff_thunk(sw_ctx *c)
+{
+	int which = next(c);
+	const char *kind = autodiff_kind(next(c));
+	if (!kind)
+		return c->fail = 1, -1;
+	int n = mktext(c, SW_Thunk,
+	               which == 'O' ? "autodiff self-reordering reabstraction thunk for "
+	                            : "autodiff subset parameters thunk for ");
+	sw_add(c, n, mktext(c, SW_Text, kind));
+	if (which == 'O') {
+		int to = pop_type(c), from = pop_type(c);
+		if (to < 0 || from < 0)
+			return c->fail = 1, -1;
+		sw_add(c, n, mktext(c, SW_Text, " from "));
+		sw_add(c, n, from);
+		sw_add(c, n, mktext(c, SW_Text, " to "));
+		sw_add(c, n, to);
+		return n;
+	}
+	int params = index_subset(c, 'p');
+	int results = index_subset(c, 'r');
+	int to = index_subset(c, 'P');
+	if (params < 0 || results < 0 || to < 0 || c->sp < 1 || c->sp > 2)
+		return c->fail = 1, -1;
+	int from[2], nf = 0;
+	while (c->sp) {
+		int x = pop(c);
+		if (c->nodes[x].kind == SW_Entity)
+			x = sw_kid(c, x, 0);
+		from[nf++] = x;
+	}
+	sw_add(c, n, mktext(c, SW_Text, " from "));
+	sw_add(c, n, from[nf - 1]);
+	sw_add(c, n, mktext(c, SW_Text, " with respect to parameters "));
+	sw_add(c, n, params);
+	sw_add(c, n, mktext(c, SW_Text, " and results "));
+	sw_add(c, n, results);
+	sw_add(c, n, mktext(c, SW_Text, " to parameters "));
+	sw_add(c, n, to);
+	if (nf == 2) {
+		sw_add(c, n, mktext(c, SW_Text, " of type "));
+		sw_add(c, n, from[0]);
+	}
+	return n;
+}
+
 static int thunk_op(sw_ctx *c)
 {
 	int ch = next(c);
@@ -2339,6 +2563,26 @@ static int thunk_op(sw_ctx *c)
 	case 'd': return attr(c, "direct method reference for ");
 	case 'E': return attr(c, "distributed thunk ");
 	case 'F': return attr(c, "distributed accessor for ");
+	case 'C': return attr_for(c, "coroutine continuation prototype for ", pop_type(c));
+	case 'K':
+	case 'k': {
+		/* key path getter / setter: the property, the root type, its generic signature */
+		int ser = eat(c, 'q');
+		int sig = pop_kind(c, SW_DependentGenericSignature);
+		int type = pop_type(c);
+		int prop = pop(c);
+		if (type < 0 || prop < 0 || (c->nodes[prop].kind != SW_Variable && c->nodes[prop].kind != SW_Subscript))
+			return c->fail = 1, -1;
+		int n = mktext(c, SW_Thunk, ch == 'K' ? "key path getter for " : "key path setter for ");
+		sw_add(c, n, prop);
+		sw_add(c, n, mktext(c, SW_Text, " : "));
+		sw_add(c, n, type);
+		if (sig >= 0)
+			sw_add(c, n, sig);
+		if (ser)
+			sw_add(c, n, mktext(c, SW_Text, ", serialized"));
+		return n;
+	}
 	case 'A': return mktext(c, SW_PartialApply, "partial apply forwarder");
 	case 'a': return mktext(c, SW_PartialApply, "partial apply ObjC forwarder");
 	case 'm': return attr(c, "merged ");
@@ -2410,7 +2654,7 @@ static int thunk_op(sw_ctx *c)
 	case 'f': return fs_specialization(c);
 	case 'J':
 		if (peek(c) == 'O' || peek(c) == 'S')
-			return c->fail = 1, -1;
+			return autodiff_thunk(c);
 		return autodiff(c, 0);
 	case 'S': return attr(c, "protocol self-conformance witness for ");
 	case 'L': return attr_for(c, "protocol requirements base descriptor for ", pop_protocol(c));
@@ -2470,6 +2714,48 @@ static int special_type(sw_ctx *c)
 {
 	int ch = next(c);
 	switch (ch) {
+	case 'X': {
+		/* a SIL box with its layout: field types (inout ones are "var"), then optionally a generic
+		 * signature and its arguments */
+		int sig = pop_kind(c, SW_DependentGenericSignature);
+		int args = sig >= 0 ? pop_type_list(c) : -1;
+		int fields = pop_type_list(c);
+		if (fields < 0 || (sig >= 0 && args < 0))
+			return c->fail = 1, -1;
+		int box = sw_new(c, SW_SILBoxType);
+		sw_add(c, box, fields);
+		if (sig >= 0) {
+			sw_add(c, box, sig);
+			sw_add(c, box, args);
+		}
+		return mk_type(c, box);
+	}
+	case 'Z': {
+		/* an anonymous context: its context, a name (e.g. an address), generic arguments */
+		int tl = pop_kind(c, SW_EmptyList) >= 0 ? sw_new(c, SW_TypeList) : pop_kind(c, SW_TypeList);
+		int name = pop_kind(c, SW_Identifier);
+		int ctx = pop_context(c);
+		if (tl < 0 || name < 0 || ctx < 0)
+			return c->fail = 1, -1;
+		int n = sw_new(c, SW_AnonymousContext);
+		sw_add(c, n, name);
+		sw_add(c, n, ctx);
+		sw_add(c, n, tl);
+		return n;
+	}
+	case 'P': {
+		/* a constrained existential: the existential, then its requirements (on Self) */
+		int reqs = sw_new(c, SW_TypeList), first, nr = 0;
+		do {
+			first = pop_kind(c, SW_FirstElementMarker) >= 0;
+			int k = top_kind(c);
+			if ((k != SW_ConformanceReq && k != SW_SameTypeReq) || ++nr > 64)
+				return c->fail = 1, -1;
+			sw_add(c, reqs, pop(c));
+		} while (!first);
+		reverse_kids(c, reqs, 0);
+		return mk_type(c, mk2(c, SW_ConstrainedExistential, pop_type(c), reqs));
+	}
 	case 'w': return mk_type(c, mk1(c, SW_Weak, pop_type(c)));
 	case 'o': return mk_type(c, mk1(c, SW_Unowned, pop_type(c)));
 	case 'u': return mk_type(c, mk1(c, SW_Unmanaged, pop_type(c)));
@@ -2594,12 +2880,37 @@ static const char *impl_result_conv(int ch)
 static int impl_function_type(sw_ctx *c)
 {
 	int f = sw_new(c, SW_ImplFunctionType);
+	/* "@substituted" types: the pattern's substitutions (types up to 'y' or '_', under them the
+	 * pattern's signature) and the invocation's; retroactive conformances are not printed */
+	int subs[2] = {-1, -1};
+	for (int w = 0; w < 2; w++) {
+		if (!eat(c, w ? 'I' : 's'))
+			continue;
+		while (top_kind(c) == SW_RetroactiveConformance)
+			pop(c);
+		int tl = sw_new_text(c, SW_TypeList, w ? "i" : "p", 1), ts[64], nt = 0;
+		for (;;) {
+			while (top_kind(c) == SW_Type && nt < 64)
+				ts[nt++] = pop(c);
+			if (pop_kind(c, SW_EmptyList) >= 0)
+				break;
+			if (pop_kind(c, SW_FirstElementMarker) < 0)
+				return c->fail = 1, -1;
+		}
+		if (!w) {
+			int psig = pop_kind(c, SW_DependentGenericSignature);
+			if (psig < 0)
+				return c->fail = 1, -1;
+			sw_add(c, tl, psig);
+		}
+		for (int i = nt - 1; i >= 0; i--)
+			sw_add(c, tl, ts[i]);
+		subs[w] = tl;
+	}
 	int sig = pop_kind(c, SW_DependentGenericSignature);
 	int attrs[16], na = 0;
 #define ATTR(t) (na < 16 ? (attrs[na++] = mktext(c, SW_ImplAttr, t)) : (c->fail = 1))
-	if (peek(c) == 's' || peek(c) == 'I')
-		return c->fail = 1, -1; /* substituted function types: not printed by this demangler */
-	if (eat(c, 'P'))
+	if (eat(c, 'P') && sig < 0)
 		ATTR("@pseudogeneric");
 	if (eat(c, 'e'))
 		ATTR("@escaping");
@@ -2690,6 +3001,9 @@ static int impl_function_type(sw_ctx *c)
 		sw_add(c, f, sig);
 	if (sending_result)
 		sw_add(c, f, sw_new(c, SW_SendingResultFunctionType));
+	for (int w = 0; w < 2; w++)
+		if (subs[w] >= 0)
+			sw_add(c, f, subs[w]);
 	static const int kinds[] = {SW_ImplParameter, SW_ImplResult, SW_ImplYield, SW_ImplErrorResult};
 	for (int i = 0; i < ncv; i++) {
 		int n = sw_new_text(c, kinds[cv[i].kind], cv[i].conv, strlen(cv[i].conv));
@@ -2739,7 +3053,8 @@ int sw_parse_new(sw_ctx *c)
 		else if (k == SW_Identifier && c->nodes[g].nkids > 0)
 			; /* a specialization of a symbol given by name */
 		else if (!is_context_kind(k) && k != SW_AttrFor && k != SW_ProtocolWitness &&
-		         k != SW_ReabstractionThunk && k != SW_AutoDiff)
+		         k != SW_ReabstractionThunk && k != SW_AutoDiff && k != SW_Thunk &&
+		         k != SW_ConcreteProtocolConformance && k != SW_AssocWitness)
 			return -1;
 		sw_add(c, g, n);
 	}

@@ -431,11 +431,22 @@ static int generic_signature(sw_ctx *c, int is_pseudo)
 		int64_t n;
 		if (eat(c, 'z'))
 			n = 0;
+		else if (eat(c, '_'))
+			n = 1;
 		else {
-			n = index_(c);
-			if (n < 0)
-				return -1;
-			n += 1;
+			/* a count, however large, only names parameters (the printer shows 128 at most):
+			 * saturate instead of refusing */
+			if (!is_digit(peek(c)))
+				return bad(c);
+			n = 0;
+			while (is_digit(peek(c))) {
+				n = n * 10 + (next(c) - '0');
+				if (n > (1LL << 32))
+					n = 1LL << 32;
+			}
+			if (!eat(c, '_'))
+				return bad(c);
+			n += 2;
 		}
 		sw_add(c, sig, sw_new_index(c, SW_GenericParamCount, (uint64_t)n));
 		counts++;
@@ -950,9 +961,59 @@ static int conformance(sw_ctx *c)
 	return n;
 }
 
-/* '_TTSf' PASS (ARG-KINDS '_')* '_' '_T' global: function signature specialization. Argument
- * kinds: 'n' unchanged, 'd' dead, 'g' owned to guaranteed, 'o' guaranteed to owned, 's' exploded,
- * 'i' value promoted from box; closures and constants ('c…') are not printed here. */
+static int arena_text(sw_ctx *c, int kind, const char *buf, size_t l)
+{
+	if (c->narena + l > SW_ARENA)
+		return bad(c);
+	char *o = c->arena + c->narena;
+	c->narena += l;
+	memcpy(o, buf, l);
+	return sw_new_text(c, kind, o, l);
+}
+
+/* A payload that is itself a mangled name ("_TF…" of a closure or function): its demangling when
+ * that works and uses all of it, else the raw text, as swift-demangle prints it. The inner name
+ * has its own substitutions. */
+static int mangled_payload(sw_ctx *c)
+{
+	int64_t len = natural(c);
+	if (len <= 0 || (size_t)len > c->n - c->pos)
+		return bad(c);
+	size_t from = c->pos, to = c->pos + (size_t)len;
+	int raw = sw_new_text(c, SW_Text, c->s + from, (size_t)len);
+	if (c->fail)
+		return -1;
+	if (len > 2 && c->s[from] == '_' && c->s[from + 1] == 'T' && c->nsubst <= 64) {
+		int saved[64];
+		int ns = c->nsubst, depth = c->depth, nnodes = c->nnodes;
+		size_t n = c->n, narena = c->narena;
+		memcpy(saved, c->subst, (size_t)ns * sizeof *saved);
+		c->n = to;
+		c->pos = from + 2;
+		c->nsubst = 0;
+		int g = sw_new(c, SW_Global);
+		int ok = global(c, g) >= 0 && !c->fail && c->pos == to;
+		c->n = n;
+		c->pos = to;
+		c->depth = depth;
+		c->nsubst = ns;
+		memcpy(c->subst, saved, (size_t)ns * sizeof *saved);
+		if (ok)
+			return g;
+		/* forget what the failed attempt built (its nodes are unreferenced) */
+		c->fail = 0;
+		c->nnodes = nnodes;
+		c->narena = narena;
+	}
+	c->pos = to;
+	return raw;
+}
+
+/* '_TTSf' PASS (ARG '_')* '_' '_T' global: function signature specialization. Argument kinds:
+ * 'n' unchanged, 'd' dead, 'g' owned to guaranteed, 'o' guaranteed to owned, 's' exploded, 'i'
+ * value promoted from box (several may combine); "cl" NAME TYPE* '_' a propagated closure; "cp…"
+ * a propagated constant (fr function, g global, i integer, fl float, se string), whose payload
+ * ends with its own '_'. */
 static int fs_specialization(sw_ctx *c)
 {
 	int sp = mktext(c, SW_Specialization, "function signature specialization ");
@@ -969,6 +1030,79 @@ static int fs_specialization(sw_ctx *c)
 		size_t l = 0;
 		l += (size_t)snprintf(buf, sizeof buf, "Arg[%d] = ", arg);
 		size_t start = l;
+		if (peek(c) == 'c') {
+			c->pos++;
+			int k = next(c);
+			const char *what = NULL;
+			int payload = -1, fs;
+			if (k == 'l') {
+				l += (size_t)snprintf(buf + l, sizeof buf - l, "[Closure Propagated : ");
+				fs = arena_text(c, SW_FSSpec, buf, l);
+				sw_add(c, fs, mangled_payload(c));
+				int nt = 0;
+				while (!eat(c, '_')) {
+					if (c->fail || c->pos >= c->n || nt > 64)
+						return bad(c);
+					sw_add(c, fs, mktext(c, SW_Text, nt++ ? ", " : ", Argument Types : ["));
+					sw_add(c, fs, type(c));
+				}
+				sw_add(c, fs, mktext(c, SW_Text, "]")); /* swift-demangle closes only one bracket */
+			} else if (k == 'p') {
+				int k2 = next(c);
+				if (k2 == 'f' && eat(c, 'r'))
+					what = "Function", payload = 1;
+				else if (k2 == 'g')
+					what = "Global", payload = 1;
+				else if (k2 == 'i')
+					what = "Integer", payload = 0;
+				else if (k2 == 'f' && eat(c, 'l'))
+					what = "Float", payload = 0;
+				else if (k2 == 's' && eat(c, 'e'))
+					what = "String", payload = 2;
+				else
+					return bad(c);
+				l += (size_t)snprintf(buf + l, sizeof buf - l, "[Constant Propagated %s : ", what);
+				if (payload == 0) {
+					/* the literal as written, up to '_' */
+					size_t b = c->pos;
+					while (c->pos < c->n && c->s[c->pos] != '_')
+						c->pos++;
+					if (c->pos == b || c->pos - b > 64 || !eat(c, '_'))
+						return bad(c);
+					l += (size_t)snprintf(buf + l, sizeof buf - l, "%.*s]", (int)(c->pos - 1 - b),
+					                      c->s + b);
+					fs = arena_text(c, SW_FSSpec, buf, l);
+				} else if (payload == 1) {
+					fs = arena_text(c, SW_FSSpec, buf, l);
+					sw_add(c, fs, mangled_payload(c));
+					sw_add(c, fs, mktext(c, SW_Text, "]"));
+					if (!eat(c, '_'))
+						return bad(c);
+				} else {
+					int enc = next(c);
+					const char *e = enc == '0'   ? "u8"
+					                : enc == '1' ? "u16"
+					                : enc == '2' ? "objc"
+					                             : NULL;
+					if (!e || !eat(c, 'v'))
+						return bad(c);
+					l += (size_t)snprintf(buf + l, sizeof buf - l, "%s'", e);
+					fs = arena_text(c, SW_FSSpec, buf, l);
+					int id = identifier(c);
+					if (id < 0 || !eat(c, '_'))
+						return bad(c);
+					sw_n(c, id)->kind = SW_Text;
+					sw_add(c, fs, id);
+					sw_add(c, fs, mktext(c, SW_Text, "']"));
+				}
+			} else
+				return bad(c);
+			if (c->fail)
+				return -1;
+			sw_add(c, sp, fs);
+			arg++;
+			continue;
+		}
 		int printed = 0;
 		while (!eat(c, '_')) {
 			const char *t;
@@ -988,14 +1122,8 @@ static int fs_specialization(sw_ctx *c)
 			if (l >= sizeof buf - 1)
 				return bad(c);
 		}
-		if (printed) {
-			if (c->narena + l > SW_ARENA)
-				return bad(c);
-			char *o = c->arena + c->narena;
-			c->narena += l;
-			memcpy(o, buf, l);
-			sw_add(c, sp, sw_new_text(c, SW_FSSpec, o, l));
-		}
+		if (printed)
+			sw_add(c, sp, arena_text(c, SW_FSSpec, buf, l));
 		arg++;
 	}
 	if (!eat(c, '_') || !eat(c, 'T'))

@@ -142,6 +142,15 @@ static inline void sw_add(sw_ctx *c, int p, int k)
 			c->kidpool[n->kids + n->nkids++] = (uint32_t)k;
 			return;
 		}
+		/* the first child (most nodes have one or two): room for two, without a call */
+		if (n->cap == 0 && c->nkidpool + 2 <= SW_MAX_KIDS) {
+			n->kids = (uint32_t)c->nkidpool;
+			n->cap = 2;
+			c->nkidpool += 2;
+			c->kidpool[n->kids] = (uint32_t)k;
+			n->nkids = 1;
+			return;
+		}
 	}
 	sw_add_slow(c, p, k);
 }

@@ -397,6 +397,10 @@ static void print_signature(pr *p, int sig)
 		(void)first;
 		put(p, "<", 1);
 		for (uint64_t j = 0; j < cnt && !p->fail; j++) {
+			if (j >= 128) { /* as swift-demangle: the first 128 names */
+				puts_(p, ", ...");
+				break;
+			}
 			if (j)
 				put(p, ", ", 2);
 			gen_param_name(p, (uint64_t)depth, j);
@@ -531,9 +535,13 @@ static int print_global_item(pr *p, int n)
 			if (i)
 				put(p, ", ", 2);
 			int ch = kid(p, n, i);
-			if (K(p, ch) == SW_SpecFlag || K(p, ch) == SW_FSSpec)
+			if (K(p, ch) == SW_SpecFlag)
 				puttext(p, ch);
-			else if (K(p, ch) == SW_SpecializationParam) {
+			else if (K(p, ch) == SW_FSSpec) {
+				puttext(p, ch);
+				for (int j = 0; j < nk(p, ch); j++)
+					print(p, kid(p, ch, j), 0);
+			} else if (K(p, ch) == SW_SpecializationParam) {
 				print(p, kid(p, ch, 0), 0);
 				for (int j = 1; j < nk(p, ch); j++) {
 					puts_(p, j == 1 ? " with " : " and ");
@@ -574,7 +582,7 @@ static void print_global(pr *p, int g)
 
 static void print_impl_function(pr *p, int f)
 {
-	int sending = 0, np = 0, nr = 0;
+	int sending = 0, np = 0, nr = 0, subs[2] = {-1, -1};
 	for (int i = 0; i < nk(p, f); i++) {
 		int ch = kid(p, f, i);
 		switch (K(p, ch)) {
@@ -587,7 +595,13 @@ static void print_impl_function(pr *p, int f)
 			put(p, " ", 1);
 			break;
 		case SW_SendingResultFunctionType: sending = 1; break;
+		case SW_TypeList: subs[p->c->nodes[ch].text[0] == 'i'] = ch; break;
 		}
+	}
+	if (subs[0] >= 0) {
+		puts_(p, "@substituted ");
+		print_signature(p, kid(p, subs[0], 0));
+		put(p, " ", 1);
 	}
 	put(p, "(", 1);
 	for (int i = 0; i < nk(p, f); i++) {
@@ -627,6 +641,18 @@ static void print_impl_function(pr *p, int f)
 		print(p, kid(p, ch, 0), 0);
 	}
 	put(p, ")", 1);
+	/* swift-demangle runs the pattern's substitutions together (no separator) */
+	for (int w = 0; w < 2; w++) {
+		if (subs[w] < 0)
+			continue;
+		puts_(p, " for <");
+		for (int i = w ? 0 : 1; i < nk(p, subs[w]); i++) {
+			if (w && i)
+				put(p, ", ", 2);
+			print(p, kid(p, subs[w], i), 0);
+		}
+		put(p, ">", 1);
+	}
 }
 
 static int print(pr *p, int n, int prefix)
@@ -741,6 +767,51 @@ static int print(pr *p, int n, int prefix)
 		ret = print_entity(p, n, prefix, p->simp ? TP_NONE : TP_FUNC, 0,
 		                   x->kind == SW_ExplicitClosure ? "closure #" : "implicit closure #",
 		                   (long)x->index + 1, NULL);
+		break;
+	case SW_MacroExpansion:
+	case SW_UniqueName: {
+		/* "<what> #N of NAME in CONTEXT": as a context it goes after " in " */
+		if (prefix) {
+			ret = n;
+			break;
+		}
+		int third = kid(p, n, 2);
+		if (x->kind == SW_UniqueName)
+			puts_(p, "unique name #");
+		else if (x->tlen == 1)
+			puts_(p, "freestanding macro expansion #");
+		else {
+			puttext(p, n);
+			puts_(p, " macro @");
+			print(p, kid(p, n, 1), 0);
+			puts_(p, " expansion #");
+		}
+		putnum(p, x->index + 1);
+		puts_(p, " of ");
+		if (x->kind == SW_MacroExpansion && x->tlen > 1)
+			print(p, third, 0);
+		else {
+			print(p, kid(p, n, 1), 0);
+			if (third >= 0)
+				print(p, third, 0);
+		}
+		puts_(p, " in ");
+		print(p, kid(p, n, 0), 0);
+		break;
+	}
+	case SW_ModuleContextLocation:
+		if (prefix) {
+			ret = n;
+			break;
+		}
+		puts_(p, "module ");
+		puttext(p, kid(p, n, 0));
+		puts_(p, " file ");
+		puttext(p, kid(p, n, 1));
+		puts_(p, " line ");
+		putnum(p, c->nodes[kid(p, n, 2)].index);
+		puts_(p, " column ");
+		putnum(p, c->nodes[kid(p, n, 3)].index);
 		break;
 	case SW_DefaultArgumentInitializer:
 		ret = print_entity(p, n, prefix, TP_NONE, 0, "default argument ", (long)x->index, NULL);
@@ -1042,6 +1113,97 @@ static int print(pr *p, int n, int prefix)
 	}
 	case SW_DependentGenericParamType: gen_param_name(p, x->index >> 32, x->index & 0xffffffffu); break;
 	case SW_DependentMemberType: print_dependent_member(p, n); break;
+	case SW_SILBoxType: {
+		int fields = kid(p, n, 0), sig = kid(p, n, 1);
+		if (sig >= 0) {
+			print_signature(p, sig);
+			put(p, " ", 1);
+		}
+		put(p, "{", 1);
+		for (int i = 0; i < nk(p, fields); i++) {
+			int t = kid(p, fields, i), in = kid(p, t, 0);
+			puts_(p, i ? ", " : " ");
+			if (K(p, in) == SW_InOut) {
+				puts_(p, "var ");
+				print(p, kid(p, in, 0), 0);
+			} else {
+				puts_(p, "let ");
+				print(p, t, 0);
+			}
+		}
+		puts_(p, " }");
+		if (sig >= 0) {
+			put(p, " ", 1);
+			print_type_list_args(p, kid(p, n, 2));
+		}
+		break;
+	}
+	case SW_ConcreteProtocolConformance: {
+		puts_(p, "concrete protocol conformance ");
+		print(p, kid(p, n, 0), 0);
+		puts_(p, " to ");
+		print(p, kid(p, n, 1), 0);
+		int l = kid(p, n, 2);
+		if (l >= 0 && nk(p, l) > 0) {
+			puts_(p, " with conditional requirements: ");
+			print(p, l, 0);
+		}
+		break;
+	}
+	case SW_ProtocolConformanceRef:
+		puts_(p, !x->text            ? "protocol conformance ref (retroactive) "
+		         : x->text[0] == 'P' ? "protocol conformance ref (type's module) "
+		                             : "protocol conformance ref (protocol's module) ");
+		print(p, kid(p, n, 0), 0);
+		break;
+	case SW_ConformanceList:
+		if (x->text)
+			puts_(p, "pack protocol conformance ");
+		put(p, "(", 1);
+		for (int i = 0; i < nk(p, n); i++) {
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, n, i), 0);
+		}
+		put(p, ")", 1);
+		break;
+	case SW_Pack:
+		puts_(p, "Pack{");
+		for (int i = 0; i < nk(p, n); i++) {
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, n, i), 0);
+		}
+		put(p, "}", 1);
+		break;
+	case SW_AnonymousContext: {
+		if (p->simp) /* not qualified in the simplified form */
+			break;
+		print(p, kid(p, n, 1), 0);
+		puts_(p, ".(unknown context at ");
+		print(p, kid(p, n, 0), 0);
+		put(p, ")", 1);
+		int tl = kid(p, n, 2);
+		if (nk(p, tl) > 0)
+			print_type_list_args(p, tl);
+		break;
+	}
+	case SW_ConstrainedExistential: {
+		puts_(p, "any ");
+		print(p, kid(p, n, 0), 0);
+		int reqs = kid(p, n, 1);
+		put(p, "<", 1);
+		for (int i = 0; i < nk(p, reqs); i++) {
+			int r = kid(p, reqs, i);
+			if (i)
+				put(p, ", ", 2);
+			print(p, kid(p, r, 0), 0);
+			puts_(p, K(p, r) == SW_SameTypeReq ? " == " : ": ");
+			print(p, kid(p, r, 1), 0);
+		}
+		put(p, ">", 1);
+		break;
+	}
 	case SW_DependentGenericType: {
 		print_signature(p, kid(p, n, 0));
 		int ik = K(p, kid(p, kid(p, n, 1), 0));
@@ -1058,6 +1220,11 @@ static int print(pr *p, int n, int prefix)
 				puts_(p, " and conformance ");
 			print(p, kid(p, n, i), 0);
 		}
+		break;
+	case SW_Thunk:
+		puttext(p, n);
+		for (int i = 0; i < nk(p, n); i++)
+			print(p, kid(p, n, i), 0);
 		break;
 	case SW_ProtocolConformance: print_conformance(p, n); break;
 	case SW_ProtocolWitness:
