@@ -20,61 +20,64 @@
 #define SW_ARENA 8192
 #define SW_MAX_DEPTH 96
 
-#define SW_KINDS(X)                                                                                                                                  \
-	X(Global)                                                                                                                                    \
-	X(Suffix) X(Type) X(Module) X(Identifier) X(Class) X(Structure) X(Enum) X(Protocol) X(TypeAlias) X(                                          \
-	    OtherNominal) X(BuiltinType) X(Function) X(Variable) X(Subscript) X(Constructor) X(Allocator)                                            \
-	    X(Destructor) X(Deallocator) X(IsolatedDeallocator) X(ExplicitClosure) X(ImplicitClosure) X(Static) X(                                   \
-	        Extension) X(LocalDeclName) X(PrivateDeclName) X(RelatedEntityDeclName) X(InfixOperator) X(PrefixOperator) X(PostfixOperator)        \
-	        X(LabelList) X(FunctionType) X(NoEscapeFunctionType) X(CFunctionPointer) X(ObjCBlock) X(                                             \
-	            AutoClosureType) X(ThinFunctionType) X(EscapingAutoClosureType) X(ArgumentTuple) X(ReturnType)                                   \
-	            X(Tuple) X(TupleElement) X(TupleElementName) X(VariadicMarker) X(ThrowsAnnotation) X(TypedThrowsAnnotation) X(                   \
-	                AsyncAnnotation) X(ConcurrentFunctionType) X(GlobalActorFunctionType) X(IsolatedAnyFunctionType)                             \
-	                X(NonIsolatedCallerFunctionType) X(SendingResultFunctionType) X(DifferentiableFunctionType) X(InOut) X(                      \
-	                    Shared) X(Owned) X(Isolated) X(Sending) X(CompileTimeLiteral) X(NoDerivative)                                            \
-	                    X(BoundGenericClass) X(BoundGenericStructure) X(BoundGenericEnum) X(BoundGenericProtocol) X(BoundGenericOtherNominal) X( \
-	                        BoundGenericTypeAlias) X(TypeList) X(EmptyList) X(FirstElementMarker) X(DependentGenericParamType)                   \
-	                        X(DependentMemberType) X(DependentAssociatedTypeRef) X(DependentGenericSignature) X(DependentGenericType) X(         \
-	                            GenericParamCount) X(ConformanceReq) X(SameTypeReq) X(LayoutReq)                                                 \
-	                            X(InverseReq) X(LayoutConstraint) X(Metatype) X(ExistentialMetatype) X(ProtocolList) X(ProtocolListWithClass) X( \
-	                                ProtocolListWithAnyObject) X(ConstrainedExistential) X(OpaqueReturnType) X(OpaqueType)                       \
-	                                X(OpaqueTypeDescriptorRef) X(Weak) X(Unowned) X(Unmanaged) X(DynamicSelf) X(                                 \
-	                                    ErrorType) X(Getter) X(Setter) X(ModifyAccessor) X(ReadAccessor) X(Modify2) X(Read2)                     \
-	                                    X(WillSet) X(DidSet) X(GlobalGetter) X(MaterializeForSet) X(UnsafeAddressor) X(                          \
-	                                        UnsafeMutableAddressor) X(OwningAddressor) X(OwningMutableAddressor)                                 \
-	                                        X(NativeOwningAddressor) X(NativeOwningMutableAddressor) X(NativePinningAddressor) X(                \
-	                                            NativePinningMutableAddressor) X(InitAccessor) X(Initializer)                                    \
-	                                            X(DefaultArgumentInitializer) X(IVarInitializer) X(IVarDestroyer) X(                             \
-	                                                Number) X(Index) X(Attr) X(AttrFor) X(AttrOf) X(Text)                                        \
-	                                                X(Specialization) X(SpecializationParam) X(SpecializationPassID) X(SpecFlag) X(              \
-	                                                    FunctionSignatureSpecialization) X(FSSParam) X(FSSParamKind) X(FSSParamPayload)          \
-	                                                    X(Thunk) X(ReabstractionThunk) X(ReabstractionThunkHelper) X(                            \
-	                                                        ProtocolWitness) X(ProtocolConformance)                                              \
-	                                                        X(ConcreteProtocolConformance) X(ValueWitness) X(                                    \
-	                                                            FieldOffset) X(ImplFunctionType) X(ImplParameter)                                \
-	                                                            X(ImplResult) X(ImplErrorResult) X(ImplYield) X(                                 \
-	                                                                ImplConvention) X(ImplAttr) X(ImplEscaping)                                  \
-	                                                                X(ImplFunctionConvention) X(AsyncPartial) X(                                 \
-	                                                                    OutlinedVariable) X(OutlinedBridged)                                     \
-	                                                                    X(MergedFunction) X(DispatchThunk) X(                                    \
-	                                                                        PartialApply) X(AnonymousContext)                                    \
-	                                                                        X(ModuleContextLocation) X(MacroExpansion) X(                        \
-	                                                                            UniqueName) X(AccessibleFunctionRecord) X(Pack)                  \
-	                                                                            X(PackExpansion) X(                                              \
-	                                                                                Integer) X(NegativeInteger) X(SILBoxType)                    \
-	                                                                                X(ClangType) X(ObjCAttr) X(                                  \
-	                                                                                    NonObjCAttr) X(DynamicAttr)                              \
-	                                                                                    X(DirectMethodRefAttr) X(                                \
-	                                                                                        CoroFuncPtr) X(DefaultOverride)                      \
-	                                                                                        X(Entity) X(AssocWitness) X(                         \
-	                                                                                            RetroactiveConformance)                          \
-	                                                                                            X(ProtocolConformanceRef) X(                     \
-	                                                                                                DependentConformance)                        \
-	                                                                                                X(ConformanceList)                           \
-	                                                                                                    X(FSSpec) X(                             \
-	                                                                                                        BoundGenericFunction)                \
-	                                                                                                        X(AutoDiff)                          \
-	                                                                                                            X(SugaredInlineArray)
+#define SW_KINDS(X)                                                                                                                             \
+	X(Global)                                                                                                                               \
+	X(Suffix)                                                                                                                               \
+	X(Type) X(Module) X(Identifier) X(Class) X(Structure) X(Enum) X(Protocol) X(TypeAlias) X(OtherNominal) X(                               \
+	    BuiltinType) X(Function) X(Variable) X(Subscript) X(Constructor) X(Allocator) X(Destructor) X(Deallocator)                          \
+	    X(IsolatedDeallocator) X(ExplicitClosure) X(ImplicitClosure) X(Static) X(Extension) X(LocalDeclName) X(                             \
+	        PrivateDeclName) X(RelatedEntityDeclName) X(InfixOperator) X(PrefixOperator) X(PostfixOperator)                                 \
+	        X(LabelList) X(FunctionType) X(NoEscapeFunctionType) X(CFunctionPointer) X(ObjCBlock) X(                                        \
+	            AutoClosureType) X(ThinFunctionType) X(EscapingAutoClosureType) X(ArgumentTuple) X(ReturnType)                              \
+	            X(Tuple) X(TupleElement) X(TupleElementName) X(VariadicMarker) X(ThrowsAnnotation) X(                                       \
+	                TypedThrowsAnnotation) X(AsyncAnnotation) X(ConcurrentFunctionType) X(GlobalActorFunctionType)                          \
+	                X(IsolatedAnyFunctionType) X(NonIsolatedCallerFunctionType) X(SendingResultFunctionType) X(                             \
+	                    DifferentiableFunctionType) X(InOut) X(Shared) X(Owned) X(Isolated) X(Sending)                                      \
+	                    X(CompileTimeLiteral) X(NoDerivative) X(BoundGenericClass) X(BoundGenericStructure) X(                              \
+	                        BoundGenericEnum) X(BoundGenericProtocol) X(BoundGenericOtherNominal)                                           \
+	                        X(BoundGenericTypeAlias) X(TypeList) X(EmptyList) X(FirstElementMarker) X(                                      \
+	                            DependentGenericParamType) X(DependentMemberType) X(DependentAssociatedTypeRef)                             \
+	                            X(DependentGenericSignature) X(DependentGenericType) X(GenericParamCount) X(                                \
+	                                ConformanceReq) X(SameTypeReq) X(LayoutReq) X(InverseReq) X(LayoutConstraint)                           \
+	                                X(Metatype) X(ExistentialMetatype) X(ProtocolList) X(ProtocolListWithClass) X(                          \
+	                                    ProtocolListWithAnyObject) X(ConstrainedExistential) X(OpaqueReturnType) X(OpaqueType)              \
+	                                    X(OpaqueTypeDescriptorRef) X(Weak) X(Unowned) X(Unmanaged) X(DynamicSelf) X(                        \
+	                                        ErrorType) X(Getter) X(Setter) X(ModifyAccessor) X(ReadAccessor) X(Modify2) X(Read2)            \
+	                                        X(WillSet) X(DidSet) X(GlobalGetter) X(MaterializeForSet) X(UnsafeAddressor) X(                 \
+	                                            UnsafeMutableAddressor) X(OwningAddressor) X(OwningMutableAddressor)                        \
+	                                            X(NativeOwningAddressor) X(NativeOwningMutableAddressor) X(NativePinningAddressor) X(       \
+	                                                NativePinningMutableAddressor) X(InitAccessor) X(Initializer)                           \
+	                                                X(DefaultArgumentInitializer) X(IVarInitializer) X(IVarDestroyer) X(                    \
+	                                                    Number) X(Index) X(Attr) X(AttrFor) X(AttrOf) X(Text)                               \
+	                                                    X(Specialization) X(SpecializationParam) X(SpecializationPassID) X(SpecFlag) X(     \
+	                                                        FunctionSignatureSpecialization) X(FSSParam) X(FSSParamKind) X(FSSParamPayload) \
+	                                                        X(Thunk) X(ReabstractionThunk) X(ReabstractionThunkHelper) X(                   \
+	                                                            ProtocolWitness) X(ProtocolConformance)                                     \
+	                                                            X(ConcreteProtocolConformance) X(ValueWitness) X(                           \
+	                                                                FieldOffset) X(ImplFunctionType) X(ImplParameter)                       \
+	                                                                X(ImplResult) X(ImplErrorResult) X(ImplYield) X(                        \
+	                                                                    ImplConvention) X(ImplAttr) X(ImplEscaping)                         \
+	                                                                    X(ImplFunctionConvention) X(AsyncPartial) X(                        \
+	                                                                        OutlinedVariable) X(OutlinedBridged)                            \
+	                                                                        X(MergedFunction) X(DispatchThunk) X(                           \
+	                                                                            PartialApply) X(AnonymousContext)                           \
+	                                                                            X(ModuleContextLocation) X(MacroExpansion) X(               \
+	                                                                                UniqueName) X(AccessibleFunctionRecord) X(Pack)         \
+	                                                                                X(PackExpansion) X(                                     \
+	                                                                                    Integer) X(NegativeInteger) X(SILBoxType)           \
+	                                                                                    X(ClangType) X(ObjCAttr) X(                         \
+	                                                                                        NonObjCAttr) X(DynamicAttr)                     \
+	                                                                                        X(DirectMethodRefAttr) X(                       \
+	                                                                                            CoroFuncPtr) X(DefaultOverride)             \
+	                                                                                            X(Entity) X(AssocWitness) X(                \
+	                                                                                                RetroactiveConformance)                 \
+	                                                                                                X(ProtocolConformanceRef) X(            \
+	                                                                                                    DependentConformance)               \
+	                                                                                                    X(ConformanceList)                  \
+	                                                                                                        X(FSSpec) X(                    \
+	                                                                                                            BoundGenericFunction)       \
+	                                                                                                            X(AutoDiff)                 \
+	                                                                                                                X(SugaredInlineArray)
 
 enum sw_kind {
 #define SW_ENUM(n) SW_##n,
