@@ -20,6 +20,9 @@ static const char usage[] =
     "recursively) as one report each, with app, version, build, device, OS and session taken from\n"
     "each session's meta.json, the records themselves, then --set. A report's id is the SHA-256 of\n"
     "its content: ingesting the same input twice stores it once. Each batch is one transaction.\n"
+    "Any other input the readers take (xctrace exports: .xml and .xml.gz in a tree) is stored as one\n"
+    "profile report: its weight, unit, threads and every function's self and total weight, for\n"
+    "`tracekit stats --db URL --metric profile.weight|fn.self:NAME|fn.total:NAME`; keys from --set.\n"
     "\n"
     "options:\n"
     "  --db URL          sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or\n"
@@ -42,7 +45,7 @@ typedef struct ingest {
 	unsigned jobs;
 	char **paths; /* inputs found, in order */
 	size_t npaths, cap;
-	size_t inputs, reports, added, live, bad;
+	size_t inputs, reports, added, live, bad, profiles, padded;
 	int keep_going;
 	struct timespec t0;
 } ingest;
@@ -77,7 +80,8 @@ static int run_chunk(ingest *g, size_t from, size_t n)
 		abort();
 	tk_reports_from_paths((const char *const *)g->paths + from, n, g->meta, g->jobs, sets, rc, errs);
 	tk_report *all = NULL;
-	size_t total = 0, cap = 0;
+	tk_profile_report *profs = NULL;
+	size_t total = 0, cap = 0, nprof = 0, pcap = 0;
 	int fail = 0;
 	for (size_t i = 0; i < n && !fail; i++) {
 		if (rc[i]) {
@@ -97,10 +101,27 @@ static int run_chunk(ingest *g, size_t from, size_t n)
 		}
 		memcpy(all + total, sets[i].v, sets[i].n * sizeof *all);
 		total += sets[i].n;
+		if (nprof + sets[i].pn > pcap) {
+			pcap = (nprof + sets[i].pn) * 2;
+			profs = realloc(profs, pcap * sizeof *profs);
+			if (!profs)
+				abort();
+		}
+		memcpy(profs + nprof, sets[i].pv, sets[i].pn * sizeof *profs);
+		nprof += sets[i].pn;
 	}
 	if (!fail)
 		fail = put(g, all, total);
+	if (!fail && nprof) {
+		size_t added;
+		tk_error err;
+		if (tk_store_put_profiles(g->s, profs, nprof, &added, &err))
+			fail = tk_cli_fail("ingest: %s", err.msg);
+		g->profiles += nprof;
+		g->padded += added;
+	}
 	free(all);
+	free(profs);
 	for (size_t i = 0; i < n; i++)
 		tk_report_set_free(&sets[i]);
 	free(sets), free(rc), free(errs);
@@ -172,9 +193,12 @@ static int find(ingest *g, const char *path, int top)
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct stat s2;
-		/* inside a tree, only sessions and Records files named "records" are inputs */
-		if (!rc && stat(names[i], &s2) == 0 &&
-		    (S_ISDIR(s2.st_mode) || strcmp(strrchr(names[i], '/') + 1, "records") == 0))
+		/* inside a tree, only sessions, Records files named "records" and exports (.xml, .xml.gz)
+		 * are inputs */
+		const char *base = strrchr(names[i], '/') + 1;
+		size_t bl = strlen(base);
+		int xml = (bl > 4 && strcmp(base + bl - 4, ".xml") == 0) || (bl > 7 && strcmp(base + bl - 7, ".xml.gz") == 0);
+		if (!rc && stat(names[i], &s2) == 0 && (S_ISDIR(s2.st_mode) || strcmp(base, "records") == 0 || xml))
 			rc = find(g, names[i], 0);
 		free(names[i]);
 	}
@@ -301,6 +325,9 @@ int cmd_ingest(int argc, char **argv)
 		        g.reports == 1 ? "" : "s", g.inputs, g.inputs == 1 ? "" : "s", g.added, g.reports - g.added);
 		if (g.live)
 			fprintf(stderr, ", %zu still live (not stored until finished)", g.live);
+		if (g.profiles)
+			fprintf(stderr, "; %zu profile%s: %zu new, %zu already stored", g.profiles,
+			        g.profiles == 1 ? "" : "s", g.padded, g.profiles - g.padded);
 		fprintf(stderr, " (%s)\n", db);
 	}
 	tk_store_close(g.s);
