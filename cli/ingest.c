@@ -1,5 +1,6 @@
 /* tracekit ingest — store the reports of Records files and session directories in a fleet store. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,61 +71,124 @@ static int put(ingest *g, const tk_report *v, size_t n)
 	return 0;
 }
 
-/* Parse a chunk of inputs on all jobs, then store their reports in batches, in input order. */
-static int run_chunk(ingest *g, size_t from, size_t n)
+/* A parsed chunk of inputs, waiting to be stored. */
+typedef struct chunk {
+	ingest *g;
+	tk_report_set *sets;
+	size_t nsets;
+	tk_report *all;
+	tk_profile_report *profs;
+	size_t total, nprof;
+	int fail;
+} chunk;
+
+static void chunk_free(chunk *c)
 {
+	free(c->all);
+	free(c->profs);
+	for (size_t i = 0; i < c->nsets; i++)
+		tk_report_set_free(&c->sets[i]);
+	free(c->sets);
+	free(c);
+}
+
+/* Parse a chunk of inputs on all jobs; their reports in input order. */
+static chunk *parse_chunk(ingest *g, size_t from, size_t n)
+{
+	chunk *c = calloc(1, sizeof *c);
 	tk_report_set *sets = calloc(n, sizeof *sets);
 	int *rc = calloc(n, sizeof *rc);
 	tk_error *errs = calloc(n, sizeof *errs);
-	if (!sets || !rc || !errs)
+	if (!c || !sets || !rc || !errs)
 		abort();
+	c->g = g;
+	c->sets = sets;
+	c->nsets = n;
 	tk_reports_from_paths((const char *const *)g->paths + from, n, g->meta, g->jobs, sets, rc, errs);
-	tk_report *all = NULL;
-	tk_profile_report *profs = NULL;
-	size_t total = 0, cap = 0, nprof = 0, pcap = 0;
-	int fail = 0;
-	for (size_t i = 0; i < n && !fail; i++) {
+	size_t cap = 0, pcap = 0;
+	for (size_t i = 0; i < n && !c->fail; i++) {
 		if (rc[i]) {
 			g->bad++;
 			tk_cli_fail("ingest: %s", errs[i].msg);
 			if (!g->keep_going)
-				fail = 1;
+				c->fail = 1;
 			continue;
 		}
 		g->inputs++;
 		g->live += sets[i].live;
-		if (total + sets[i].n > cap) {
-			cap = (total + sets[i].n) * 2;
-			all = realloc(all, cap * sizeof *all);
-			if (!all)
+		if (c->total + sets[i].n > cap) {
+			cap = (c->total + sets[i].n) * 2;
+			c->all = realloc(c->all, cap * sizeof *c->all);
+			if (!c->all)
 				abort();
 		}
-		memcpy(all + total, sets[i].v, sets[i].n * sizeof *all);
-		total += sets[i].n;
-		if (nprof + sets[i].pn > pcap) {
-			pcap = (nprof + sets[i].pn) * 2;
-			profs = realloc(profs, pcap * sizeof *profs);
-			if (!profs)
+		memcpy(c->all + c->total, sets[i].v, sets[i].n * sizeof *c->all);
+		c->total += sets[i].n;
+		if (c->nprof + sets[i].pn > pcap) {
+			pcap = (c->nprof + sets[i].pn) * 2;
+			c->profs = realloc(c->profs, pcap * sizeof *c->profs);
+			if (!c->profs)
 				abort();
 		}
-		memcpy(profs + nprof, sets[i].pv, sets[i].pn * sizeof *profs);
-		nprof += sets[i].pn;
+		memcpy(c->profs + c->nprof, sets[i].pv, sets[i].pn * sizeof *c->profs);
+		c->nprof += sets[i].pn;
 	}
-	if (!fail)
-		fail = put(g, all, total);
-	if (!fail && nprof) {
+	free(rc), free(errs);
+	return c;
+}
+
+/* Store a parsed chunk in batches (on the store thread while the next chunk is parsed). */
+static void *store_chunk(void *arg)
+{
+	chunk *c = arg;
+	ingest *g = c->g;
+	if (!c->fail)
+		c->fail = put(g, c->all, c->total);
+	if (!c->fail && c->nprof) {
 		size_t added;
 		tk_error err;
-		if (tk_store_put_profiles(g->s, profs, nprof, &added, &err))
-			fail = tk_cli_fail("ingest: %s", err.msg);
-		g->profiles += nprof;
+		if (tk_store_put_profiles(g->s, c->profs, c->nprof, &added, &err))
+			c->fail = tk_cli_fail("ingest: %s", err.msg);
+		g->profiles += c->nprof;
 		g->padded += added;
 	}
-	free(all);
-	free(profs);
-	for (size_t i = 0; i < n; i++)
-		tk_report_set_free(&sets[i]);
-	free(sets), free(rc), free(errs);
+	return NULL;
+}
+
+/* Parse chunk k + 1 while chunk k is being stored: on two cores the store's share of the time
+ * (SQLite's B-tree work, or the ClickHouse round trips) no longer adds to parsing's. The store
+ * handle is used by one thread at a time (the join orders them). */
+static int run_chunks(ingest *g)
+{
+	chunk *prev = NULL;
+	pthread_t tid;
+	int fail = 0;
+	for (size_t at = 0; at < g->npaths && !fail; at += 512) {
+		chunk *c = parse_chunk(g, at, g->npaths - at < 512 ? g->npaths - at : 512);
+		if (prev) {
+			pthread_join(tid, NULL);
+			fail = prev->fail;
+			chunk_free(prev);
+			prev = NULL;
+		}
+		if (fail || c->fail) {
+			fail = 1;
+			chunk_free(c);
+			break;
+		}
+		if (pthread_create(&tid, NULL, store_chunk, c) != 0) {
+			store_chunk(c);
+			fail = c->fail;
+			chunk_free(c);
+			continue;
+		}
+		prev = c;
+	}
+	if (prev) {
+		pthread_join(tid, NULL);
+		fail |= prev->fail;
+		chunk_free(prev);
+	}
 	return fail;
 }
 
@@ -313,8 +377,8 @@ int cmd_ingest(int argc, char **argv)
 	int rc = 0;
 	for (int i = first; i < argc && !rc; i++)
 		rc = find(&g, argv[i], 1);
-	for (size_t at = 0; at < g.npaths && !rc; at += 512)
-		rc = run_chunk(&g, at, g.npaths - at < 512 ? g.npaths - at : 512);
+	if (!rc)
+		rc = run_chunks(&g);
 	for (size_t i = 0; i < g.npaths; i++)
 		free(g.paths[i]);
 	free(g.paths);

@@ -213,8 +213,13 @@ static void sha256_hex(const void *data, size_t n, char *hex, int bytes)
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdn = 0;
 	EVP_Digest(data, n, md, &mdn, EVP_sha256(), NULL);
-	for (int i = 0; i < bytes && i < (int)mdn; i++)
-		sprintf(hex + 2 * i, "%02x", md[i]);
+	static const char digits[] = "0123456789abcdef";
+	int i;
+	for (i = 0; i < bytes && i < (int)mdn; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * i] = 0;
 }
 
 void tk_report_set_id(tk_report *r)
