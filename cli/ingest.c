@@ -52,7 +52,8 @@ typedef struct ingest {
 	struct timespec t0;
 } ingest;
 
-static int put(ingest *g, const tk_report *v, size_t n)
+/* inputs: how many were parsed when this chunk was (the parse thread owns g->inputs) */
+static int put(ingest *g, const tk_report *v, size_t n, size_t inputs)
 {
 	for (size_t at = 0; at < n; at += g->batch) {
 		size_t k = n - at < g->batch ? n - at : g->batch, added;
@@ -66,7 +67,7 @@ static int put(ingest *g, const tk_report *v, size_t n)
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double dt = (double)(now.tv_sec - g->t0.tv_sec) + (double)(now.tv_nsec - g->t0.tv_nsec) / 1e9;
-		fprintf(stderr, "\r%zu inputs, %zu reports (%.0f/s)   ", g->inputs, g->reports,
+		fprintf(stderr, "\r%zu inputs, %zu reports (%.0f/s)   ", inputs, g->reports,
 		        dt > 0 ? (double)g->reports / dt : 0);
 	}
 	return 0;
@@ -79,7 +80,7 @@ typedef struct chunk {
 	size_t nsets;
 	tk_report *all;
 	tk_profile_report *profs;
-	size_t total, nprof;
+	size_t total, nprof, inputs;
 	int fail;
 } chunk;
 
@@ -135,6 +136,7 @@ static chunk *parse_chunk(ingest *g, size_t from, size_t n)
 		c->nprof += sets[i].pn;
 	}
 	free(rc), free(errs);
+	c->inputs = g->inputs;
 	return c;
 }
 
@@ -144,7 +146,7 @@ static void *store_chunk(void *arg)
 	chunk *c = arg;
 	ingest *g = c->g;
 	if (!c->fail)
-		c->fail = put(g, c->all, c->total);
+		c->fail = put(g, c->all, c->total, c->inputs);
 	if (!c->fail && c->nprof) {
 		size_t added;
 		tk_error err;
