@@ -124,7 +124,8 @@ static chunk *parse_chunk(ingest *g, size_t from, size_t n)
 			if (!c->all)
 				abort();
 		}
-		memcpy(c->all + c->total, sets[i].v, sets[i].n * sizeof *c->all);
+		if (sets[i].n)
+			memcpy(c->all + c->total, sets[i].v, sets[i].n * sizeof *c->all);
 		c->total += sets[i].n;
 		if (c->nprof + sets[i].pn > pcap) {
 			pcap = (c->nprof + sets[i].pn) * 2;
@@ -132,7 +133,8 @@ static chunk *parse_chunk(ingest *g, size_t from, size_t n)
 			if (!c->profs)
 				abort();
 		}
-		memcpy(c->profs + c->nprof, sets[i].pv, sets[i].pn * sizeof *c->profs);
+		if (sets[i].pn)
+			memcpy(c->profs + c->nprof, sets[i].pv, sets[i].pn * sizeof *c->profs);
 		c->nprof += sets[i].pn;
 	}
 	free(rc), free(errs);
