@@ -266,7 +266,8 @@ static int find(ingest *g, const char *path, int top)
 		 * are inputs */
 		const char *base = strrchr(names[i], '/') + 1;
 		size_t bl = strlen(base);
-		int xml = (bl > 4 && strcmp(base + bl - 4, ".xml") == 0) || (bl > 7 && strcmp(base + bl - 7, ".xml.gz") == 0);
+		int xml =
+		    (bl > 4 && strcmp(base + bl - 4, ".xml") == 0) || (bl > 7 && strcmp(base + bl - 7, ".xml.gz") == 0);
 		if (!rc && stat(names[i], &s2) == 0 && (S_ISDIR(s2.st_mode) || strcmp(base, "records") == 0 || xml))
 			rc = find(g, names[i], 0);
 		free(names[i]);

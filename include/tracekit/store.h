@@ -96,8 +96,8 @@ typedef struct tk_profile_report {
 typedef struct tk_report_set {
 	tk_report *v;
 	size_t n, cap;
-	size_t live; /* records skipped because the writer still had them open */
-	void *arena; /* owned strings */
+	size_t live;           /* records skipped because the writer still had them open */
+	void *arena;           /* owned strings */
 	tk_profile_report *pv; /* profile inputs' summaries */
 	size_t pn, pcap;
 } tk_report_set;
@@ -146,8 +146,8 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 
 /* What to select: a metric, optional grouping and filters. */
 typedef struct tk_store_query {
-	const char *metric; /* "hang.duration", "cpu.duration", "cpu.average" (reports); "profile.weight",
-	                     * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
+	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" (reports); "profile.weight",
+	                         * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
 	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */

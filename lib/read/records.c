@@ -814,11 +814,11 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 		if (f->p >= f->end || *f->p++ != ':')
 			return 0;
 		fast_ws(f);
-		int bit = kn == 5 && memcmp(k, "frame", 5) == 0        ? 1
-		          : kn == 5 && memcmp(k, "count", 5) == 0      ? 2
+		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
+		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
 		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
-		          : kn == 8 && memcmp(k, "children", 8) == 0   ? 8
-		                                                       : 0;
+		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
+		                                                         : 0;
 		if (!bit || (seen & bit))
 			return 0;
 		seen |= bit;

@@ -542,8 +542,9 @@ static void source_sql(buf *b, const tk_store_metric *m, const char *metric)
 		bprintf(b, "reports");
 		return;
 	}
-	bprintf(b, "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, ts, unit, %s AS value "
-	           "FROM profiles",
+	bprintf(b,
+	        "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, ts, unit, %s AS value "
+	        "FROM profiles",
 	        m->profile == 1 ? "weight" : "v");
 	if (m->profile >= 2) {
 		tk_store_fnsel f;
@@ -632,7 +633,8 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		g->max = strtod(x[3], NULL);
 		for (int k = 0; k < TK_STORE_NQ; k++)
 			g->q[k] = type7_value(g->count, x + 4 + 3 * k, tk_summary_pct_den[k]);
-		if (m->profile && tk_store_unit_check(*out, *n - 1, x[4 + 3 * TK_STORE_NQ], x[5 + 3 * TK_STORE_NQ], err)) {
+		if (m->profile &&
+		    tk_store_unit_check(*out, *n - 1, x[4 + 3 * TK_STORE_NQ], x[5 + 3 * TK_STORE_NQ], err)) {
 			tk_store_groups_free(*out, *n);
 			*out = NULL, *n = 0;
 			free(res.p);

@@ -182,10 +182,11 @@ static void *sq_open(const char *path, tk_error *err)
 	                       "time, duration, avg_cpu, samples, thread, signature, rkey, ingested) "
 	                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
 	                       -1, &s->ins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db,
-	                       "INSERT OR IGNORE INTO profiles (id, app, version, build, device, os, session, time, "
-	                       "unit, weight, threads, source, ingested) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
-	                       -1, &s->pins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+	        s->db,
+	        "INSERT OR IGNORE INTO profiles (id, app, version, build, device, os, session, time, "
+	        "unit, weight, threads, source, ingested) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
+	        -1, &s->pins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 	                       "INSERT INTO functions (profile, ord, name, binary, self, total) VALUES (?,?,?,?,?,?)",
 	                       -1, &s->fins, NULL) != SQLITE_OK) {
@@ -318,8 +319,9 @@ static char *source_sql(const tk_store_metric *m, const char *metric)
 	if (!m->profile)
 		return sqlite3_mprintf("reports");
 	if (m->profile == 1)
-		return sqlite3_mprintf("(SELECT 'profile' AS kind, app, version, build, device, os, session, time, unit, "
-		                       "weight AS value FROM profiles)");
+		return sqlite3_mprintf(
+		    "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, unit, "
+		    "weight AS value FROM profiles)");
 	tk_store_fnsel f;
 	tk_store_fnsel_parse(metric, &f);
 	char *bin = f.binary ? sqlite3_mprintf(" AND f.binary = %Q", f.binary) : sqlite3_mprintf("%s", "");
@@ -367,9 +369,9 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
-	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", keys, q->nby ? ", " : "", m->column,
-	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
-	                            keys, q->nby ? " ORDER BY " : "", keys);
+	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", keys, q->nby ? ", " : "",
+	                            m->column, m->profile ? ", min(unit), max(unit)" : "", src, where,
+	                            q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -389,8 +391,9 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		for (size_t i = 0; i < q->nby; i++)
 			g->keys[i] = tk_xstrdup((const char *)sqlite3_column_text(st, (int)i));
 		unpack(blob, g);
-		if (m->profile && tk_store_unit_check(*out, *n - 1, (const char *)sqlite3_column_text(st, (int)q->nby + 1),
-		                                      (const char *)sqlite3_column_text(st, (int)q->nby + 2), err)) {
+		if (m->profile &&
+		    tk_store_unit_check(*out, *n - 1, (const char *)sqlite3_column_text(st, (int)q->nby + 1),
+		                        (const char *)sqlite3_column_text(st, (int)q->nby + 2), err)) {
 			sqlite3_finalize(st);
 			tk_store_groups_free(*out, *n);
 			*out = NULL;

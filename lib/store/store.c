@@ -126,10 +126,12 @@ void tk_store_fnsel_free(tk_store_fnsel *f)
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err)
 {
 	if (strcmp(umin, umax) != 0)
-		return tk_error_set(err, "the selected profiles hold weights in %s and in %s (select one unit with --where)",
+		return tk_error_set(err,
+		                    "the selected profiles hold weights in %s and in %s (select one unit with --where)",
 		                    umin, umax);
 	if (n && strcmp(g[0].unit, umin) != 0)
-		return tk_error_set(err, "the selected profiles hold weights in %s and in %s (select one unit with --where)",
+		return tk_error_set(err,
+		                    "the selected profiles hold weights in %s and in %s (select one unit with --where)",
 		                    g[0].unit, umin);
 	snprintf(g[n].unit, sizeof g[n].unit, "%s", umin);
 	return 0;
@@ -162,7 +164,7 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	if (!m->profile)
 		for (size_t i = 0; i < *n; i++)
-			snprintf((*out)[i].unit, sizeof (*out)[i].unit, "%s", m->unit);
+			snprintf((*out)[i].unit, sizeof(*out)[i].unit, "%s", m->unit);
 	return 0;
 }
 
