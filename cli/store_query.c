@@ -159,7 +159,9 @@ static const char stats_usage[] =
     "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n"
     "\n"
     "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
-    "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%)\n"
+    "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%);\n"
+    "                    of profile inputs (xctrace exports): profile.weight, fn.self:NAME, fn.total:NAME\n"
+    "                    (in the profiles' unit; a function absent from a profile weighs 0 there)\n"
     "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
     "                    session; comma-separated\n"
     "  --where K=V,...   only reports whose keys match\n"
@@ -189,7 +191,6 @@ int tk_cli_stats_db(int argc, char **argv)
 		free(o.where);
 		return tk_cli_fail("stats: %s", err.msg);
 	}
-	const char *unit = tk_store_metric_unit(o.q.metric);
 	rc = 0;
 	if (!o.json) {
 		for (size_t k = 0; k < o.q.nby; k++)
@@ -210,7 +211,7 @@ int tk_cli_stats_db(int argc, char **argv)
 			char *obj = NULL;
 			size_t len = 0;
 			FILE *mem = open_memstream(&obj, &len);
-			if (!mem || tk_summary_write_json(mem, o.q.metric, unit, &sum, &err) || fclose(mem)) {
+			if (!mem || tk_summary_write_json(mem, o.q.metric, g[i].unit, &sum, &err) || fclose(mem)) {
 				free(obj);
 				rc = tk_cli_fail("stats: %s", err.msg);
 				break;

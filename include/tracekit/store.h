@@ -70,12 +70,36 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 
 /* ---- reports from inputs ---- */
 
+/* One function of a profile: self and total weight in the profile's unit (tk_top: total counted once
+ * per sample), as `tracekit stats --metric fn.self:NAME|fn.total:NAME` reads them (tk_fntable). */
+typedef struct tk_store_fn {
+	const char *name, *binary; /* the symbol (or 0x… address); "" when no binary */
+	double self, total;
+} tk_store_fn;
+
+/* A profile report: the summary of one profile input (an xctrace export, or anything the readers of
+ * tk_read_path take) — its weight, unit and threads, and every function's self and total weight, in
+ * tk_fntable order (fn.self:NAME without a binary picks the first function so named, as stats does). */
+typedef struct tk_profile_report {
+	char id[65];                      /* hex SHA-256 of the input's bytes and keys */
+	const char *keys[TK_STORE_NKEYS]; /* from --set; "" when unknown */
+	const char *source;               /* the input's name */
+	const char *unit;                 /* tk_unit_name: "ns", "cycles", "events", "samples" … */
+	double time;                      /* the input's modification time, Unix seconds (0 if unknown) */
+	double weight;                    /* tk_profile_weight */
+	uint64_t threads;
+	tk_store_fn *fns;
+	size_t nfns;
+} tk_profile_report;
+
 /* The reports of one input, owning their strings. */
 typedef struct tk_report_set {
 	tk_report *v;
 	size_t n, cap;
-	size_t live; /* records skipped because the writer still had them open */
-	void *arena; /* owned strings */
+	size_t live;           /* records skipped because the writer still had them open */
+	void *arena;           /* owned strings */
+	tk_profile_report *pv; /* profile inputs' summaries */
+	size_t pn, pcap;
 } tk_report_set;
 
 void tk_report_set_free(tk_report_set *s);
@@ -83,7 +107,8 @@ void tk_report_set_free(tk_report_set *s);
 /* Frames that make a hang's stack signature (first N app frames). */
 #define TK_STORE_SIGNATURE_FRAMES 5
 
-/* Reports of a Records file or session directory (ours or MTHawkeye's). The session's meta.json
+/* Reports of a Records file or session directory (ours or MTHawkeye's), or, for any other file the
+ * readers take (an xctrace export …), one profile report (out->pv). The session's meta.json
  * (if any: {"app":…,"version":…,…}) is read, then `given` fills keys still empty; the session key
  * defaults to a hash of the launch time, pid and process. Appends to out. Returns 0 or -1 with err. */
 int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
@@ -121,7 +146,8 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 
 /* What to select: a metric, optional grouping and filters. */
 typedef struct tk_store_query {
-	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" */
+	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" (reports); "profile.weight",
+	                         * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
 	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
@@ -134,7 +160,8 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err);
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err); /* spec is split in place */
 int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err);
 
-/* The unit a metric is stored and reported in ("s", "%"), or NULL for an unknown metric. */
+/* The unit a metric is stored and reported in ("s", "%"), "" for profile metrics (their unit is the
+ * profiles': tk_store_group.unit), or NULL for an unknown metric. */
 const char *tk_store_metric_unit(const char *metric);
 
 #define TK_STORE_NQ 5
@@ -144,6 +171,7 @@ typedef struct tk_store_group {
 	char *keys[TK_STORE_NKEYS]; /* values of q->by[i], in that order */
 	uint64_t count;
 	double mean, min, max, q[TK_STORE_NQ];
+	char unit[24]; /* the metric's unit (for profile metrics, the profiles' unit) */
 } tk_store_group;
 
 /* One group per distinct by-key tuple (one in all when nby = 0 and there are reports; none when
@@ -162,6 +190,9 @@ typedef struct tk_store_hang {
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err);
 void tk_store_hangs_free(tk_store_hang *h, size_t n);
+
+/* Store profile reports atomically; those already present (same id) are skipped. */
+int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);

@@ -729,16 +729,204 @@ static int field_error(const tk_records *r, const entry *e, const char *field, t
 	                    field);
 }
 
+/* ---- a fast path for well-formed proportion trees ----
+ * Checking a tree with jansson builds a DOM (a hash table per node) only to look at three fields:
+ * most of the CPU of ingesting a hang report. tree_fast checks the common shape directly: nodes are
+ * objects with the keys frame (a plain ASCII string), count (digits), proportion (a plain decimal)
+ * and children (an array or null), each at most once, JSON whitespace between tokens. It accepts
+ * only text jansson accepts and computes what check_tree would; anything else (escapes, other keys
+ * or value types, exponents, signs, long numbers, deep nesting, any error) returns "not sure" and
+ * the jansson path decides, with its error messages. So validation stays complete. */
+typedef struct fast {
+	const char *p, *end;
+} fast;
+
+static void fast_ws(fast *f)
+{
+	while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' || *f->p == '\n' || *f->p == '\r'))
+		f->p++;
+}
+
+/* A plain string: printable ASCII without quote or backslash. */
+static int fast_str(fast *f, const char **s, size_t *n)
+{
+	if (f->p >= f->end || *f->p != '"')
+		return 0;
+	const char *a = ++f->p;
+	while (f->p < f->end && *f->p != '"') {
+		unsigned char c = (unsigned char)*f->p;
+		if (c < 0x20 || c > 0x7e || c == '\\')
+			return 0;
+		f->p++;
+	}
+	if (f->p >= f->end)
+		return 0;
+	*s = a;
+	*n = (size_t)(f->p++ - a);
+	return 1;
+}
+
+/* Digits (no leading zero unless alone, at most 18: a JSON integer jansson holds), optionally
+ * a fraction when frac is allowed. *v gets the integer part. */
+static int fast_num(fast *f, int frac, uint64_t *v)
+{
+	const char *a = f->p;
+	uint64_t x = 0;
+	while (f->p < f->end && *f->p >= '0' && *f->p <= '9')
+		x = x * 10 + (uint64_t)(*f->p++ - '0');
+	size_t nd = (size_t)(f->p - a);
+	if (nd == 0 || nd > 18 || (nd > 1 && *a == '0'))
+		return 0;
+	if (f->p < f->end && *f->p == '.') {
+		if (!frac)
+			return 0;
+		const char *b = ++f->p;
+		while (f->p < f->end && *f->p >= '0' && *f->p <= '9')
+			f->p++;
+		if (f->p == b || f->p - b > 17)
+			return 0;
+	}
+	if (f->p < f->end && (*f->p == 'e' || *f->p == 'E' || *f->p == '-' || *f->p == '+'))
+		return 0;
+	*v = x;
+	return 1;
+}
+
+static int fast_nodes(fast *f, int depth, uint64_t *sum);
+
+static int fast_node(fast *f, int depth, uint64_t *count)
+{
+	if (f->p >= f->end || *f->p != '{')
+		return 0;
+	f->p++;
+	int seen = 0; /* bits: frame, count, proportion, children */
+	uint64_t c = 0, kids = 0, addr, ignored;
+	fast_ws(f);
+	if (f->p < f->end && *f->p == '}')
+		return 0; /* no frame: an error jansson's path words */
+	for (;;) {
+		const char *k, *v;
+		size_t kn, vn;
+		fast_ws(f);
+		if (!fast_str(f, &k, &kn))
+			return 0;
+		fast_ws(f);
+		if (f->p >= f->end || *f->p++ != ':')
+			return 0;
+		fast_ws(f);
+		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
+		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
+		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
+		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
+		                                                         : 0;
+		if (!bit || (seen & bit))
+			return 0;
+		seen |= bit;
+		if (bit == 1) {
+			if (!fast_str(f, &v, &vn) || parse_hex(v, vn, &addr))
+				return 0;
+		} else if (bit == 2) {
+			if (!fast_num(f, 0, &c))
+				return 0;
+		} else if (bit == 4) {
+			if (!fast_num(f, 1, &ignored))
+				return 0;
+		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
+			f->p += 4;
+		} else if (!fast_nodes(f, depth + 1, &kids)) {
+			return 0;
+		}
+		fast_ws(f);
+		if (f->p >= f->end)
+			return 0;
+		if (*f->p == ',') {
+			f->p++;
+			continue;
+		}
+		if (*f->p++ != '}')
+			return 0;
+		break;
+	}
+	if (!(seen & 1) || !(seen & 2) || kids > c)
+		return 0;
+	*count = c;
+	return 1;
+}
+
+/* "[node, …]": *sum gets the nodes' counts added up. */
+static int fast_nodes(fast *f, int depth, uint64_t *sum)
+{
+	if (depth > 512 || f->p >= f->end || *f->p != '[')
+		return 0;
+	f->p++;
+	*sum = 0;
+	fast_ws(f);
+	if (f->p < f->end && *f->p == ']') {
+		f->p++;
+		return 1;
+	}
+	for (;;) {
+		uint64_t c;
+		fast_ws(f);
+		if (!fast_node(f, depth, &c))
+			return 0;
+		*sum += c; /* each count < 10^18; a wrapped sum goes to jansson's path */
+		if (*sum < c)
+			return 0;
+		fast_ws(f);
+		if (f->p >= f->end)
+			return 0;
+		if (*f->p == ',') {
+			f->p++;
+			continue;
+		}
+		if (*f->p++ != ']')
+			return 0;
+		return 1;
+	}
+}
+
+/* 1 with *total when the tree is well formed (the fast shape), 0 when jansson must decide. */
+static int tree_fast(const char *s, size_t n, uint64_t *total)
+{
+	fast f = {s, s + n};
+	fast_ws(&f);
+	if (!fast_nodes(&f, 1, total))
+		return 0;
+	fast_ws(&f);
+	return f.p == f.end;
+}
+
 /* Validate the tree now (so opening reports every error and knows the sample count) but keep only
  * its text: a parsed jansson tree costs ~10× the text, and a session may hold hundreds of trees of
  * thousands of nodes. Loading parses it again. */
 static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
 {
+	uint64_t fast_total;
+	int fast_ok = tree_fast(te->value, te->vlen, &fast_total);
+#ifndef TK_RECORDS_TREE_DIFF
+	if (fast_ok) {
+		x->info.samples = fast_total;
+		x->tree_src = te->value;
+		x->tree_len = te->vlen;
+		te->value = NULL;
+		return 0;
+	}
+#endif
 	json_t *tree;
-	if (json_value(r, te, &tree, err))
+	if (json_value(r, te, &tree, err)) {
+#ifdef TK_RECORDS_TREE_DIFF
+		if (fast_ok) /* the fuzzer's differential build: the fast path accepted what jansson refuses */
+			abort();
+#endif
 		return -1;
+	}
 	int rc = check_tree(r, te, tree, &x->info.samples, err);
 	json_decref(tree);
+#ifdef TK_RECORDS_TREE_DIFF
+	if (fast_ok && (rc || x->info.samples != fast_total))
+		abort();
+#endif
 	if (rc)
 		return -1;
 	x->tree_src = te->value; /* taken over from the line table */

@@ -176,7 +176,32 @@ static const char *const migrations[] = {
     " session String, time Float64, ts DateTime, duration Nullable(Float64), avg_cpu Nullable(Float64),"
     " samples UInt64, thread String, signature String, rkey String, ingested DateTime)"
     " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (kind, id)",
+    /* 1 → 2: profile reports. Statements of one migration are split at ";\n". Functions are ordered
+     * by name: fn.self:NAME reads one name's rows. */
+    "CREATE TABLE IF NOT EXISTS profiles ("
+    " id String, app String, version String, build String, device String, os String, session String,"
+    " time Float64, ts DateTime, unit String, weight Float64, threads UInt64, source String, ingested DateTime)"
+    " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY id;\n"
+    "CREATE TABLE IF NOT EXISTS functions ("
+    " id String, ts DateTime, ord UInt32, name String, bin String, fself Float64, ftotal Float64)"
+    " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (name, id)",
 };
+
+/* Run the statements of one migration (the HTTP interface takes one per request). */
+static int run_many(ch *c, const char *sqls, tk_error *err)
+{
+	for (const char *p = sqls; *p;) {
+		const char *end = strstr(p, ";\n");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *one = tk_xstrndup(p, len);
+		int rc = run(c, one, NULL, err);
+		free(one);
+		if (rc)
+			return -1;
+		p += len + (end ? 2 : 0);
+	}
+	return 0;
+}
 
 static void ch_close(void *h)
 {
@@ -207,7 +232,7 @@ static int migrate(ch *c, tk_error *err)
 	for (int v = have; v < want; v++) {
 		char sql[128];
 		snprintf(sql, sizeof sql, "INSERT INTO tracekit_schema VALUES (%d)", v + 1);
-		if (run(c, migrations[v], NULL, err) || run(c, sql, NULL, err))
+		if (run_many(c, migrations[v], err) || run(c, sql, NULL, err))
 			return -1;
 	}
 	return 0;
@@ -339,6 +364,92 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	return 0;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	return strcmp((*(const tk_profile_report *const *)a)->id, (*(const tk_profile_report *const *)b)->id);
+}
+
+static unsigned long long day_ts(double t)
+{
+	t = isfinite(t) && t > 0 ? t : 0;
+	return (unsigned long long)floor(t < 4294967295.0 ? t : 4294967295.0);
+}
+
+/* Functions go in before their profile rows: a profile is visible only once its functions are
+ * stored, and a retry after a failure between the two inserts only repeats function rows, which
+ * the queries read with argMin (identical duplicates give the same value). */
+static int ch_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
+{
+	ch *c = h;
+	const tk_profile_report **ord = tk_xmalloc(n * sizeof *ord);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = &v[i];
+	qsort(ord, n, sizeof *ord, cmp_pid);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!m || strcmp(ord[m - 1]->id, ord[i]->id) != 0)
+			ord[m++] = ord[i];
+	buf ids = {0};
+	for (size_t i = 0; i < m; i++)
+		bprintf(&ids, "%s\n", ord[i]->id);
+	buf have = {0};
+	static const char check[] = "SELECT id FROM profiles WHERE id IN ids ORDER BY id FORMAT TabSeparated";
+	int rc = post_ext(c, NULL, check, sizeof check - 1, &ids, &have, err);
+	free(ids.p);
+	if (rc) {
+		free(ord);
+		return -1;
+	}
+	buf prof = {0}, fns = {0};
+	size_t add = 0;
+	const char *h_at = have.p ? have.p : "";
+	time_t now = time(NULL);
+	for (size_t i = 0; i < m; i++) {
+		const tk_profile_report *r = ord[i];
+		int cmp = 1;
+		while (*h_at && (cmp = strncmp(h_at, r->id, 64)) < 0)
+			h_at += strcspn(h_at, "\n") + 1;
+		if (*h_at && cmp == 0)
+			continue;
+		add++;
+		unsigned long long ts = day_ts(r->time);
+		bprintf(&prof, "%s", r->id);
+		for (int k = 0; k < TK_STORE_NKEYS; k++) {
+			bput(&prof, "\t", 1);
+			put_tsv(&prof, r->keys[k]);
+		}
+		bprintf(&prof, "\t%.17g\t%llu\t", r->time, ts);
+		put_tsv(&prof, r->unit);
+		bprintf(&prof, "\t%.17g\t%llu\t", r->weight, (unsigned long long)r->threads);
+		put_tsv(&prof, r->source);
+		bprintf(&prof, "\t%lld\n", (long long)now);
+		for (size_t f = 0; f < r->nfns; f++) {
+			bprintf(&fns, "%s\t%llu\t%zu\t", r->id, ts, f);
+			put_tsv(&fns, r->fns[f].name);
+			bput(&fns, "\t", 1);
+			put_tsv(&fns, r->fns[f].binary);
+			bprintf(&fns, "\t%.17g\t%.17g\n", r->fns[f].self, r->fns[f].total);
+		}
+	}
+	free(have.p);
+	free(ord);
+	rc = 0;
+	if (fns.n)
+		rc = post(c, "INSERT INTO functions (id, ts, ord, name, bin, fself, ftotal) FORMAT TabSeparated", fns.p,
+		          fns.n, NULL, err);
+	if (!rc && add)
+		rc = post(c,
+		          "INSERT INTO profiles (id, app, version, build, device, os, session, time, ts, unit, weight, "
+		          "threads, source, ingested) FORMAT TabSeparated",
+		          prof.p, prof.n, NULL, err);
+	free(prof.p);
+	free(fns.p);
+	if (rc)
+		return -1;
+	*added = add;
+	return 0;
+}
+
 /* ---- queries ---- */
 
 static void put_quoted(buf *b, const char *s)
@@ -423,11 +534,44 @@ static double exact_mean(const char *terms, uint64_t n)
 	return (double)((sum.s + sum.c) / n);
 }
 
+/* The rows a metric reads: reports, or one row per profile with its value (the function's weight, 0
+ * where the profile lacks it: a LEFT JOIN fills the default), as tk_fntable has it. */
+static void source_sql(buf *b, const tk_store_metric *m, const char *metric)
+{
+	if (!m->profile) {
+		bprintf(b, "reports");
+		return;
+	}
+	bprintf(b,
+	        "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, ts, unit, %s AS value "
+	        "FROM profiles",
+	        m->profile == 1 ? "weight" : "v");
+	if (m->profile >= 2) {
+		tk_store_fnsel f;
+		tk_store_fnsel_parse(metric, &f);
+		bprintf(b, " ANY LEFT JOIN (SELECT id, argMin(%s, ord) AS v FROM functions WHERE name = ",
+		        m->profile == 2 ? "fself" : "ftotal");
+		put_quoted(b, f.name);
+		if (f.binary) {
+			bprintf(b, " AND bin = ");
+			put_quoted(b, f.binary);
+		}
+		bprintf(b, " GROUP BY id) USING (id)");
+		tk_store_fnsel_free(&f);
+	}
+	bprintf(b, ")");
+}
+
 static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	ch *c = h;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
-	buf keys = {0}, sql = {0};
+	buf keys = {0}, sql = {0}, src = {0}, unit = {0};
+	source_sql(&src, m, q->metric);
+	if (m->profile)
+		bprintf(&unit, "unit");
+	else
+		put_quoted(&unit, m->unit);
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
 	/* the two halves (order statistics, exact sum) are joined on the group keys; one constant
@@ -439,15 +583,17 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		bput(&sql, ", ", 2);
 		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
 	}
-	bprintf(&sql, " FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s FROM reports",
-	        KSEL, m->column);
+	bprintf(&sql,
+	        ", umin, umax FROM (SELECT %s, count() AS n, arraySort(groupArray(assumeNotNull(%s))) AS s, min(%s) AS "
+	        "umin, max(%s) AS umax FROM %s",
+	        KSEL, m->column, unit.p, unit.p, src.p);
 	where_sql(&sql, q, m->kinds, m->column);
 	bprintf(
 	    &sql,
 	    " GROUP BY %s) ANY INNER JOIN (SELECT %s, groupArray((neg, e, hi, lo)) AS total FROM (SELECT %s, neg, e, "
 	    "sum(hi) AS hi, sum(lo) AS lo FROM (SELECT %s, %s FROM (SELECT %s, "
-	    "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM reports",
-	    K, K, K, K, exact_sum_cols, KSEL, m->column);
+	    "reinterpretAsUInt64(reinterpretAsString(assumeNotNull(%s))) AS b FROM %s",
+	    K, K, K, K, exact_sum_cols, KSEL, m->column, src.p);
 	where_sql(&sql, q, m->kinds, m->column);
 	bprintf(&sql, ")) GROUP BY %s, neg, e) GROUP BY %s) USING (%s) WHERE n > 0", K, K, K);
 	if (q->nby)
@@ -457,6 +603,8 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	free(keys.p);
+	free(src.p);
+	free(unit.p);
 	if (rc)
 		return -1;
 	size_t cap = 0;
@@ -464,9 +612,9 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		char *f[TK_STORE_NKEYS + 4 + 3 * TK_STORE_NQ];
+		char *f[TK_STORE_NKEYS + 6 + 3 * TK_STORE_NQ];
 		size_t nf = split_tsv(line, f, sizeof f / sizeof f[0]);
-		if (nf != q->nby + 4 + 3 * TK_STORE_NQ) {
+		if (nf != q->nby + 6 + 3 * TK_STORE_NQ) {
 			tk_store_groups_free(*out, *n);
 			*out = NULL, *n = 0;
 			free(res.p);
@@ -485,6 +633,13 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		g->max = strtod(x[3], NULL);
 		for (int k = 0; k < TK_STORE_NQ; k++)
 			g->q[k] = type7_value(g->count, x + 4 + 3 * k, tk_summary_pct_den[k]);
+		if (m->profile &&
+		    tk_store_unit_check(*out, *n - 1, x[4 + 3 * TK_STORE_NQ], x[5 + 3 * TK_STORE_NQ], err)) {
+			tk_store_groups_free(*out, *n);
+			*out = NULL, *n = 0;
+			free(res.p);
+			return -1;
+		}
 	}
 	free(res.p);
 	return 0;
@@ -550,4 +705,5 @@ const tk_store_ops tk_store_clickhouse = {
     .percentiles = ch_percentiles,
     .top_hangs = ch_top_hangs,
     .count = ch_count,
+    .put_profiles = ch_put_profiles,
 };

@@ -13,17 +13,31 @@ typedef struct tk_store_ops {
 	int (*percentiles)(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
 	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
 	int (*count)(void *h, uint64_t *n, tk_error *err);
+	int (*put_profiles)(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
 
 void tk_report_set_id(tk_report *r);
+/* A copy of str owned by the set. */
+const char *tk_report_set_keep(tk_report_set *s, const char *str);
+/* tk_reports_from_path for a Records file or session directory. */
+int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
 	const char *name, *kinds, *column, *unit;
+	int profile; /* 0: reports; 1: profile.weight; 2: fn.self:; 3: fn.total: (arg after the colon) */
 } tk_store_metric;
+/* A profile metric's function: fn_name/fn_binary (binary NULL = any, first in tk_fntable order). */
+typedef struct tk_store_fnsel {
+	char *name, *binary;
+} tk_store_fnsel;
+void tk_store_fnsel_parse(const char *metric, tk_store_fnsel *f);
+void tk_store_fnsel_free(tk_store_fnsel *f);
+/* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
+int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
 const tk_store_metric *tk_store_metric_find(const char *name);
 
@@ -34,6 +48,6 @@ double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den);
 void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
 
 /* Schema version both backends create and migrate to. */
-#define TK_STORE_SCHEMA_VERSION 1
+#define TK_STORE_SCHEMA_VERSION 2
 
 #endif

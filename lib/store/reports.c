@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@ typedef struct block {
 	char data[];
 } block;
 
-static const char *keep(tk_report_set *s, const char *str)
+const char *tk_report_set_keep(tk_report_set *s, const char *str)
 {
 	size_t n = strlen(str);
 	block *b = tk_xmalloc(sizeof *b + n + 1);
@@ -50,6 +49,9 @@ void tk_report_set_free(tk_report_set *s)
 		free(b);
 	}
 	free(s->v);
+	for (size_t i = 0; i < s->pn; i++)
+		free(s->pv[i].fns);
+	free(s->pv);
 	memset(s, 0, sizeof *s);
 }
 
@@ -211,8 +213,13 @@ static void sha256_hex(const void *data, size_t n, char *hex, int bytes)
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdn = 0;
 	EVP_Digest(data, n, md, &mdn, EVP_sha256(), NULL);
-	for (int i = 0; i < bytes && i < (int)mdn; i++)
-		sprintf(hex + 2 * i, "%02x", md[i]);
+	static const char digits[] = "0123456789abcdef";
+	int i;
+	for (i = 0; i < bytes && i < (int)mdn; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * i] = 0;
 }
 
 void tk_report_set_id(tk_report *r)
@@ -280,7 +287,7 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 	}
 	const char *kept[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
-		kept[k] = keep(out, keys[k]);
+		kept[k] = tk_report_set_keep(out, keys[k]);
 	for (size_t i = 0; i < tk_records_count(r); i++) {
 		const tk_record_info *ri = tk_records_get(r, i);
 		if (ri->live) {
@@ -293,15 +300,15 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 		TK_GROW(out->v, out->cap, out->n + 1);
 		tk_report *rep = &out->v[out->n++];
 		memset(rep, 0, sizeof *rep);
-		rep->kind = keep(out, ri->kind_name);
+		rep->kind = tk_report_set_keep(out, ri->kind_name);
 		memcpy(rep->keys, kept, sizeof kept);
-		rep->rkey = keep(out, ri->key);
+		rep->rkey = tk_report_set_keep(out, ri->key);
 		rep->time = ri->start;
 		rep->duration = ri->duration;
 		rep->avg_cpu = ri->avg_cpu;
 		rep->samples = ri->samples;
-		rep->thread = keep(out, ri->thread ? ri->thread : "");
-		rep->signature = keep(out, sig);
+		rep->thread = tk_report_set_keep(out, ri->thread ? ri->thread : "");
+		rep->signature = tk_report_set_keep(out, sig);
 		free(sig);
 		tk_report_set_id(rep);
 	}
@@ -333,7 +340,7 @@ static char *slurp(const char *path, size_t *n)
 	return buf;
 }
 
-int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
+int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
 {
 	tk_records *r = tk_records_open(path, err);
 	if (!r)
@@ -396,52 +403,4 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 	free_keys(keys);
 	tk_records_free(r);
 	return rc;
-}
-
-/* ---- many inputs at once ---- */
-
-typedef struct par {
-	const char *const *paths;
-	size_t n;
-	const tk_report_meta *given;
-	tk_report_set *out;
-	tk_error *errs;
-	int *rc;
-	size_t next; /* guarded by mu */
-	pthread_mutex_t mu;
-} par;
-
-static void *worker(void *arg)
-{
-	par *P = arg;
-	for (;;) {
-		pthread_mutex_lock(&P->mu);
-		size_t i = P->next++;
-		pthread_mutex_unlock(&P->mu);
-		if (i >= P->n)
-			return NULL;
-		P->rc[i] = tk_reports_from_path(P->paths[i], P->given, &P->out[i], &P->errs[i]);
-	}
-}
-
-void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
-                           tk_report_set *out, int *rc, tk_error *errs)
-{
-	par P = {.paths = paths, .n = n, .given = given, .out = out, .errs = errs, .rc = rc};
-	if (given && given->name_frames)
-		threads = 1;
-	memset(out, 0, n * sizeof *out);
-	if (threads > 64)
-		threads = 64;
-	pthread_mutex_init(&P.mu, NULL);
-	json_object_seed(0); /* jansson's hash seed is set once, before threads use it */
-	pthread_t tid[64];
-	unsigned started = 0;
-	for (unsigned t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, worker, &P) == 0)
-			started++;
-	worker(&P); /* this thread works too */
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
-	pthread_mutex_destroy(&P.mu);
 }

@@ -11,7 +11,7 @@
 
 typedef struct sq {
 	sqlite3 *db;
-	sqlite3_stmt *ins;
+	sqlite3_stmt *ins, *pins, *fins;
 	char *path;
 } sq;
 
@@ -28,6 +28,16 @@ static const char *const migrations[] = {
     /* a covering index for the grouped percentile query (P99 by version reads no table rows);
      * top hangs scan the table instead: an index on signatures cost 35 % of the insert time */
     "CREATE INDEX reports_version ON reports(kind, version, duration);",
+    /* 1 → 2: profile reports (xctrace exports …): one row per profile, one per function in it */
+    "CREATE TABLE profiles ("
+    " id BLOB NOT NULL, app TEXT NOT NULL, version TEXT NOT NULL, build TEXT NOT NULL, device TEXT NOT NULL,"
+    " os TEXT NOT NULL, session TEXT NOT NULL, time REAL NOT NULL, unit TEXT NOT NULL, weight REAL NOT NULL,"
+    " threads INTEGER NOT NULL, source TEXT NOT NULL, ingested REAL NOT NULL);"
+    "CREATE UNIQUE INDEX profiles_id ON profiles(id);"
+    "CREATE TABLE functions (profile BLOB NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,"
+    " binary TEXT NOT NULL, self REAL NOT NULL, total REAL NOT NULL);"
+    /* fn.self:NAME looks a name up per profile: (name, profile, ord) answers from the index */
+    "CREATE INDEX functions_name ON functions(name, profile, ord);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -94,6 +104,8 @@ static void sq_close(void *h)
 	if (!s)
 		return;
 	sqlite3_finalize(s->ins);
+	sqlite3_finalize(s->pins);
+	sqlite3_finalize(s->fins);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -169,7 +181,15 @@ static void *sq_open(const char *path, tk_error *err)
 	                       "INSERT OR IGNORE INTO reports (id, kind, app, version, build, device, os, session, "
 	                       "time, duration, avg_cpu, samples, thread, signature, rkey, ingested) "
 	                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
-	                       -1, &s->ins, NULL) != SQLITE_OK) {
+	                       -1, &s->ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+	        s->db,
+	        "INSERT OR IGNORE INTO profiles (id, app, version, build, device, os, session, time, "
+	        "unit, weight, threads, source, ingested) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
+	        -1, &s->pins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+	                       "INSERT INTO functions (profile, ord, name, binary, self, total) VALUES (?,?,?,?,?,?)",
+	                       -1, &s->fins, NULL) != SQLITE_OK) {
 		fail(s, err, "preparing the insert");
 		sq_close(s);
 		return NULL;
@@ -232,6 +252,89 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	return 0;
 }
 
+static void hex_id(const char *hex, unsigned char id[32])
+{
+	for (int b = 0; b < 32; b++)
+		id[b] = (unsigned char)(nibble(hex[2 * b]) << 4 | nibble(hex[2 * b + 1]));
+}
+
+static int sq_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
+{
+	sq *s = h;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	size_t add = 0;
+	for (size_t i = 0; i < n; i++) {
+		const tk_profile_report *r = &v[i];
+		unsigned char id[32];
+		hex_id(r->id, id);
+		sqlite3_stmt *st = s->pins;
+		sqlite3_reset(st);
+		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_TRANSIENT);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			sqlite3_bind_text(st, 2 + k, r->keys[k], -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 8, r->time);
+		sqlite3_bind_text(st, 9, r->unit, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 10, r->weight);
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)r->threads);
+		sqlite3_bind_text(st, 12, r->source, -1, SQLITE_STATIC);
+		int ok = sqlite3_step(st) == SQLITE_DONE;
+		int fresh = ok && sqlite3_changes(s->db) == 1;
+		for (size_t f = 0; ok && fresh && f < r->nfns; f++) {
+			sqlite3_stmt *fs = s->fins;
+			sqlite3_reset(fs);
+			sqlite3_bind_blob(fs, 1, id, sizeof id, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(fs, 2, (sqlite3_int64)f);
+			sqlite3_bind_text(fs, 3, r->fns[f].name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(fs, 4, r->fns[f].binary, -1, SQLITE_STATIC);
+			sqlite3_bind_double(fs, 5, r->fns[f].self);
+			sqlite3_bind_double(fs, 6, r->fns[f].total);
+			ok = sqlite3_step(fs) == SQLITE_DONE;
+		}
+		if (!ok) {
+			fail(s, err, "insert");
+			sqlite3_reset(s->pins);
+			sqlite3_reset(s->fins);
+			exec(s, "ROLLBACK", NULL);
+			return -1;
+		}
+		add += (size_t)fresh;
+	}
+	sqlite3_reset(s->pins);
+	sqlite3_clear_bindings(s->pins);
+	sqlite3_reset(s->fins);
+	sqlite3_clear_bindings(s->fins);
+	if (exec(s, "COMMIT", err)) {
+		exec(s, "ROLLBACK", NULL);
+		return -1;
+	}
+	*added = add;
+	return 0;
+}
+
+/* The rows a metric reads: the reports table, or for a profile metric one row per profile with its
+ * value (the function's weight, 0 where the profile lacks it, as tk_fntable has it). sqlite3_free it. */
+static char *source_sql(const tk_store_metric *m, const char *metric)
+{
+	if (!m->profile)
+		return sqlite3_mprintf("reports");
+	if (m->profile == 1)
+		return sqlite3_mprintf(
+		    "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, unit, "
+		    "weight AS value FROM profiles)");
+	tk_store_fnsel f;
+	tk_store_fnsel_parse(metric, &f);
+	char *bin = f.binary ? sqlite3_mprintf(" AND f.binary = %Q", f.binary) : sqlite3_mprintf("%s", "");
+	char *sql = sqlite3_mprintf(
+	    "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, unit, "
+	    "coalesce((SELECT f.%s FROM functions f WHERE f.name = %Q AND f.profile = p.id%s ORDER BY f.ord LIMIT 1), "
+	    "0.0) AS value FROM profiles p)",
+	    m->profile == 2 ? "self" : "total", f.name, bin);
+	sqlite3_free(bin);
+	tk_store_fnsel_free(&f);
+	return sql;
+}
+
 /* WHERE for a query: kind, filters, since; parameters bound in this order by bind_where. */
 static void where_sql(const tk_store_query *q, const char *kinds, const char *col, char *buf, size_t n)
 {
@@ -259,16 +362,21 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 {
 	sq *s = h;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
-	char keys[256] = "", where[512], sql[2048];
+	char keys[256] = "", where[512];
 	size_t kl = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		kl +=
 		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
-	snprintf(sql, sizeof sql, "SELECT %s%stk_summary(%s) FROM reports%s%s%s%s%s", keys, q->nby ? ", " : "",
-	         m->column, where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	char *src = source_sql(m, q->metric);
+	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", keys, q->nby ? ", " : "",
+	                            m->column, m->profile ? ", min(unit), max(unit)" : "", src, where,
+	                            q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	sqlite3_free(src);
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
 		return fail(s, err, "percentile query");
 	bind_where(st, q);
 	size_t cap = 0;
@@ -283,6 +391,15 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 		for (size_t i = 0; i < q->nby; i++)
 			g->keys[i] = tk_xstrdup((const char *)sqlite3_column_text(st, (int)i));
 		unpack(blob, g);
+		if (m->profile &&
+		    tk_store_unit_check(*out, *n - 1, (const char *)sqlite3_column_text(st, (int)q->nby + 1),
+		                        (const char *)sqlite3_column_text(st, (int)q->nby + 2), err)) {
+			sqlite3_finalize(st);
+			tk_store_groups_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -355,4 +472,5 @@ const tk_store_ops tk_store_sqlite = {
     .percentiles = sq_percentiles,
     .top_hangs = sq_top_hangs,
     .count = sq_count,
+    .put_profiles = sq_put_profiles,
 };

@@ -68,6 +68,17 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 	return s->b->put(s->h, v, n, added, err);
 }
 
+int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
+{
+	size_t dummy;
+	if (!added)
+		added = &dummy;
+	*added = 0;
+	if (n == 0)
+		return 0;
+	return s->b->put_profiles(s->h, v, n, added, err);
+}
+
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 {
 	return s->b->count(s->h, n, err);
@@ -77,17 +88,53 @@ int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 
 static const tk_store_metric metrics[] = {
     /* as `tracekit stats` takes them: MTHawkeye's ANR records are hangs too */
-    {"hang.duration", "('hang', 'anr')", "duration", "s"},
-    {"cpu.duration", "('cpu-highload')", "duration", "s"},
-    {"cpu.average", "('cpu-highload')", "avg_cpu", "%"},
+    {"hang.duration", "('hang', 'anr')", "duration", "s", 0},
+    {"cpu.duration", "('cpu-highload')", "duration", "s", 0},
+    {"cpu.average", "('cpu-highload')", "avg_cpu", "%", 0},
+    /* profile reports: one value per profile, the function's weight 0 where it is absent */
+    {"profile.weight", "('profile')", "value", "", 1},
+    {"fn.self:", "('profile')", "value", "", 2},
+    {"fn.total:", "('profile')", "value", "", 3},
 };
 
 const tk_store_metric *tk_store_metric_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
-		if (strcmp(metrics[i].name, name) == 0)
+	for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+		size_t n = strlen(metrics[i].name);
+		if (metrics[i].profile >= 2 ? strncmp(metrics[i].name, name, n) == 0 && name[n]
+		                            : strcmp(metrics[i].name, name) == 0)
 			return &metrics[i];
+	}
 	return NULL;
+}
+
+void tk_store_fnsel_parse(const char *metric, tk_store_fnsel *f)
+{
+	const char *arg = strchr(metric, ':') + 1;
+	/* as tk_fntable_find: BINARY`SYMBOL names one binary's function, a bare name the first so named */
+	const char *tick = strchr(arg, '`');
+	f->binary = tick ? tk_xstrndup(arg, (size_t)(tick - arg)) : NULL;
+	f->name = tk_xstrdup(tick ? tick + 1 : arg);
+}
+
+void tk_store_fnsel_free(tk_store_fnsel *f)
+{
+	free(f->name);
+	free(f->binary);
+}
+
+int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err)
+{
+	if (strcmp(umin, umax) != 0)
+		return tk_error_set(err,
+		                    "the selected profiles hold weights in %s and in %s (select one unit with --where)",
+		                    umin, umax);
+	if (n && strcmp(g[0].unit, umin) != 0)
+		return tk_error_set(err,
+		                    "the selected profiles hold weights in %s and in %s (select one unit with --where)",
+		                    g[0].unit, umin);
+	snprintf(g[n].unit, sizeof g[n].unit, "%s", umin);
+	return 0;
 }
 
 const char *tk_store_metric_unit(const char *metric)
@@ -99,7 +146,9 @@ const char *tk_store_metric_unit(const char *metric)
 static int check_metric(const tk_store_query *q, tk_error *err)
 {
 	if (!q->metric || !tk_store_metric_find(q->metric))
-		return tk_error_set(err, "--metric %s: the store answers hang.duration, cpu.duration and cpu.average",
+		return tk_error_set(err,
+		                    "--metric %s: the store answers hang.duration, cpu.duration, cpu.average, "
+		                    "profile.weight, fn.self:NAME and fn.total:NAME",
 		                    q->metric ? q->metric : "(none)");
 	return 0;
 }
@@ -110,7 +159,13 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 	*n = 0;
 	if (check_metric(q, err))
 		return -1;
-	return s->b->percentiles(s->h, q, out, n, err);
+	if (s->b->percentiles(s->h, q, out, n, err))
+		return -1;
+	const tk_store_metric *m = tk_store_metric_find(q->metric);
+	if (!m->profile)
+		for (size_t i = 0; i < *n; i++)
+			snprintf((*out)[i].unit, sizeof(*out)[i].unit, "%s", m->unit);
+	return 0;
 }
 
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,

@@ -216,7 +216,11 @@ static void test_sqlite(void **state)
 	assert_true(h[0].p50 == 2);
 	assert_string_equal(h[0].example, r[0].id);
 	tk_store_hangs_free(h, n);
-	q.metric = "fn.self:x";
+	q.metric = "fn.self:x"; /* a profile metric: no profiles stored, so no group */
+	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), 0);
+	assert_int_equal(n, 0);
+	tk_store_groups_free(g, n);
+	q.metric = "thread.weight:x";
 	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), -1);
 	tk_store_close(s);
 	assert_null(tk_store_open("mysql://x/y", &err));
