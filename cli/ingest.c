@@ -353,7 +353,7 @@ int cmd_ingest(int argc, char **argv)
 		}
 	}
 	if (!first || first >= argc)
-		return fputs(usage, stderr), 2;
+		return tk_cli_usage("ingest", "no input given");
 	tk_report_meta meta = {0};
 	char *owned = NULL;
 	tk_error err;

@@ -185,6 +185,10 @@ static int frame(perf *x, const char *s, size_t n)
 				se = k - 1;
 			break;
 		}
+	/* perf pads nothing inside a symbol, so blanks before "+0x" are not part of the name (and a
+	 * name ending in blanks would not survive folded output, whose reader trims before the count) */
+	while (se > i && (s[se - 1] == ' ' || s[se - 1] == '\t'))
+		se--;
 	if (se > i && !(se - i == 9 && memcmp(s + i, "[unknown]", 9) == 0))
 		f.name = tk_intern(x->p, s + i, se - i);
 	if (dso && dlen && !(dlen == 9 && memcmp(dso, "[unknown]", 9) == 0)) {

@@ -26,7 +26,6 @@ usage_err "atos -l not-hex" "$TK" atos -o "$X" -l zz 0x1
 
 # Every subcommand, with an unknown option and with an option whose value is missing (or no argument
 # at all where one is required): exit 2, one line, nothing on stdout. CMD|VALUE-OPTION|NO-ARGUMENT
-# (`ingest` with no INPUT still prints its whole usage: cli/ingest.c is being reworked elsewhere.)
 export TRACEKIT_DB="sqlite:$TMP/usage.db" # a usage error must not get as far as a store; never ./tracekit.db
 while IFS='|' read -r c valopt noarg; do
 	usage_err "$c --no-such-option" "$TK" $c --no-such-option "$X"
@@ -47,7 +46,7 @@ flame|--title|-
 open|--port|-
 stats|--metric|-
 diff|--limit|-
-ingest|--db|
+ingest|--db|-
 serve|--listen|-
 top-hangs|--db|
 upload|--url|-
