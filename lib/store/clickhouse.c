@@ -281,9 +281,61 @@ static void *ch_open(const char *rest, tk_error *err)
 
 /* ---- put ---- */
 
-static int cmp_id(const void *a, const void *b)
+static unsigned long long day_ts(double t)
 {
-	return strcmp((*(const tk_report *const *)a)->id, (*(const tk_report *const *)b)->id);
+	t = isfinite(t) && t > 0 ? t : 0;
+	return (unsigned long long)floor(t < 4294967295.0 ? t : 4294967295.0);
+}
+
+static int cmp_row_id(const void *a, const void *b, void *id_of)
+{
+	const char *(*id)(const void *) = (const char *(*)(const void *))id_of;
+	return strcmp(id(*(const void *const *)a), id(*(const void *const *)b));
+}
+
+/* The rows of a batch to insert into table (reports or profiles): ord holds pointers to the
+ * batch's rows; they are sorted by id, repeated ids dropped, and the ids the table already has
+ * dropped too, leaving the new rows in ord. Returns how many, or -1 with err. */
+static long new_rows(ch *c, const char *table, const void **ord, size_t n, const char *(*id_of)(const void *),
+                     tk_error *err)
+{
+	qsort_r(ord, n, sizeof *ord, cmp_row_id, (void *)id_of);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!m || strcmp(id_of(ord[m - 1]), id_of(ord[i])) != 0)
+			ord[m++] = ord[i];
+	buf ids = {0};
+	for (size_t i = 0; i < m; i++)
+		bprintf(&ids, "%s\n", id_of(ord[i])); /* ids are hex: nothing to escape */
+	buf have = {0}, check = {0};
+	bprintf(&check, "SELECT id FROM %s WHERE id IN ids ORDER BY id FORMAT TabSeparated", table);
+	int rc = post_ext(c, NULL, check.p, check.n, &ids, &have, err);
+	free(ids.p);
+	free(check.p);
+	if (rc)
+		return -1;
+	/* both lists are sorted: a merge finds the new ones */
+	const char *h_at = have.p ? have.p : "";
+	size_t add = 0;
+	for (size_t i = 0; i < m; i++) {
+		int cmp = 1;
+		while (*h_at && (cmp = strncmp(h_at, id_of(ord[i]), 64)) < 0)
+			h_at += strcspn(h_at, "\n") + 1;
+		if (!*h_at || cmp != 0)
+			ord[add++] = ord[i];
+	}
+	free(have.p);
+	return (long)add;
+}
+
+static const char *report_id(const void *r)
+{
+	return ((const tk_report *)r)->id;
+}
+
+static const char *profile_id(const void *r)
+{
+	return ((const tk_profile_report *)r)->id;
 }
 
 static void put_num(buf *b, double v)
@@ -297,47 +349,25 @@ static void put_num(buf *b, double v)
 static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
-	/* distinct ids of the batch, then those already stored */
 	const tk_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
-	qsort(ord, n, sizeof *ord, cmp_id);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!m || strcmp(ord[m - 1]->id, ord[i]->id) != 0)
-			ord[m++] = ord[i];
-	buf ids = {0};
-	for (size_t i = 0; i < m; i++)
-		bprintf(&ids, "%s\n", ord[i]->id); /* ids are hex: nothing to escape */
-	buf have = {0};
-	static const char check[] = "SELECT id FROM reports WHERE id IN ids ORDER BY id FORMAT TabSeparated";
-	int rc = post_ext(c, NULL, check, sizeof check - 1, &ids, &have, err);
-	free(ids.p);
-	if (rc) {
+	long add = new_rows(c, "reports", (const void **)ord, n, report_id, err);
+	if (add < 0) {
 		free(ord);
 		return -1;
 	}
-	/* both lists are sorted: a merge finds the new ones */
 	buf data = {0};
-	size_t add = 0;
-	const char *h_at = have.p ? have.p : "";
 	time_t now = time(NULL);
-	for (size_t i = 0; i < m; i++) {
+	for (long i = 0; i < add; i++) {
 		const tk_report *r = ord[i];
-		int cmp = 1;
-		while (*h_at && (cmp = strncmp(h_at, r->id, 64)) < 0)
-			h_at += strcspn(h_at, "\n") + 1;
-		if (*h_at && cmp == 0)
-			continue;
-		add++;
 		bprintf(&data, "%s\t", r->id);
 		put_tsv(&data, r->kind);
 		for (int k = 0; k < TK_STORE_NKEYS; k++) {
 			bput(&data, "\t", 1);
 			put_tsv(&data, r->keys[k]);
 		}
-		double t = isfinite(r->time) && r->time > 0 ? r->time : 0;
-		bprintf(&data, "\t%.17g\t%lld", r->time, (long long)floor(t < 4294967295.0 ? t : 4294967295.0));
+		bprintf(&data, "\t%.17g\t%llu", r->time, day_ts(r->time));
 		put_num(&data, r->duration);
 		put_num(&data, r->avg_cpu);
 		bprintf(&data, "\t%llu\t", (unsigned long long)r->samples);
@@ -348,9 +378,8 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		put_tsv(&data, r->rkey);
 		bprintf(&data, "\t%lld\n", (long long)now);
 	}
-	free(have.p);
 	free(ord);
-	rc = 0;
+	int rc = 0;
 	if (add)
 		rc =
 		    post(c,
@@ -364,17 +393,6 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	return 0;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-	return strcmp((*(const tk_profile_report *const *)a)->id, (*(const tk_profile_report *const *)b)->id);
-}
-
-static unsigned long long day_ts(double t)
-{
-	t = isfinite(t) && t > 0 ? t : 0;
-	return (unsigned long long)floor(t < 4294967295.0 ? t : 4294967295.0);
-}
-
 /* Functions go in before their profile rows: a profile is visible only once its functions are
  * stored, and a retry after a failure between the two inserts only repeats function rows, which
  * the queries read with argMin (identical duplicates give the same value). */
@@ -384,34 +402,15 @@ static int ch_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t
 	const tk_profile_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
-	qsort(ord, n, sizeof *ord, cmp_pid);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!m || strcmp(ord[m - 1]->id, ord[i]->id) != 0)
-			ord[m++] = ord[i];
-	buf ids = {0};
-	for (size_t i = 0; i < m; i++)
-		bprintf(&ids, "%s\n", ord[i]->id);
-	buf have = {0};
-	static const char check[] = "SELECT id FROM profiles WHERE id IN ids ORDER BY id FORMAT TabSeparated";
-	int rc = post_ext(c, NULL, check, sizeof check - 1, &ids, &have, err);
-	free(ids.p);
-	if (rc) {
+	long add = new_rows(c, "profiles", (const void **)ord, n, profile_id, err);
+	if (add < 0) {
 		free(ord);
 		return -1;
 	}
 	buf prof = {0}, fns = {0};
-	size_t add = 0;
-	const char *h_at = have.p ? have.p : "";
 	time_t now = time(NULL);
-	for (size_t i = 0; i < m; i++) {
+	for (long i = 0; i < add; i++) {
 		const tk_profile_report *r = ord[i];
-		int cmp = 1;
-		while (*h_at && (cmp = strncmp(h_at, r->id, 64)) < 0)
-			h_at += strcspn(h_at, "\n") + 1;
-		if (*h_at && cmp == 0)
-			continue;
-		add++;
 		unsigned long long ts = day_ts(r->time);
 		bprintf(&prof, "%s", r->id);
 		for (int k = 0; k < TK_STORE_NKEYS; k++) {
@@ -431,9 +430,8 @@ static int ch_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t
 			bprintf(&fns, "\t%.17g\t%.17g\n", r->fns[f].self, r->fns[f].total);
 		}
 	}
-	free(have.p);
 	free(ord);
-	rc = 0;
+	int rc = 0;
 	if (fns.n)
 		rc = post(c, "INSERT INTO functions (id, ts, ord, name, bin, fself, ftotal) FORMAT TabSeparated", fns.p,
 		          fns.n, NULL, err);
