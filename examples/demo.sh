@@ -29,6 +29,22 @@ step tracekit tree --json "$IN" -o "$OUT/java.tree.json"
 $TK tree --json "$IN" -o "$OUT/java.tree.json"
 echo "wrote $OUT/java.tree.json ($(wc -c < "$OUT/java.tree.json") bytes); schema in docs/json-tree.md"
 
+step tracekit flame "$IN" -o "$OUT/java.svg"
+$TK flame "$IN" -o "$OUT/java.svg"
+echo "wrote $OUT/java.svg ($(wc -c < "$OUT/java.svg") bytes): open it in any browser (click to zoom, Ctrl-F to search)"
+
+step tracekit convert "$IN" -o "$OUT/java.speedscope.json"
+$TK convert "$IN" -o "$OUT/java.speedscope.json"
+step tracekit convert "$IN" --to gecko -o "$OUT/java.gecko.json"
+$TK convert "$IN" --to gecko -o "$OUT/java.gecko.json"
+echo "wrote $OUT/java.speedscope.json and $OUT/java.gecko.json (load in speedscope.app / profiler.firefox.com, or: tracekit open)"
+
+step tracekit diff "$IN" "$IN" --limit 3
+$TK diff "$IN" "$IN" --limit 3
+
+step 'tracekit demangle '"'"'$s5MyApp14ViewControllerC11viewDidLoadyyF'"'"' _ZN3foo3barEv'
+$TK demangle '$s5MyApp14ViewControllerC11viewDidLoadyyF' _ZN3foo3barEv
+
 # Symbolication without a Mac: a dSYM bundle around the generated test dylib's DWARF
 # (tests/fixtures/symbol/SOURCES.md), then atos and a pre-Xcode-14.3 export made readable.
 DSYM=$OUT/libtks-arm64.dylib.dSYM
