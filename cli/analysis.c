@@ -258,6 +258,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 		tk_profile_keep_samples(p, 1);
 	a->read.progress = tk_cli_progress;
 	int rc = tk_read_path(p, a->input, &a->read, &err);
+	if (rc == 0)
+		rc = tk_elf_name_session(&p, NULL, &err); /* a Linux monitor session's frames */
 	tk_cli_progress_done();
 	if (rc < 0) {
 		tk_cli_fail("%s", err.msg);

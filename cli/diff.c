@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "tracekit/stats.h"
+#include "tracekit/symbol.h"
 
 TK_COMMAND(diff, "compare runs A and B per function: change, Mann-Whitney p, bootstrap interval")
 
@@ -138,6 +139,8 @@ static int read_side(const char **paths, size_t n, side *s, int want_merged, int
 		tk_read_options ro;
 		tk_read_options_init(&ro);
 		int r = tk_read_path(p, paths[i], &ro, &err);
+		if (r == 0)
+			r = tk_elf_name_session(&p, NULL, &err);
 		if (r == 0)
 			r = tk_fntable_add(s->ft, p, paths[i], &err) < 0 ? -1 : 0;
 		if (r == 0 && want_merged)

@@ -63,8 +63,30 @@ static struct {
 	int mthawkeye;
 #ifdef TK_HAVE_SYMBOL
 	tk_symbolicator *s;
+	tk_elf_namer *elf; /* names Linux sessions' frames from their ELF files, one cache for all records */
 #endif
 } sym;
+
+/* Frames of the session's own images (files of this machine) get their names. */
+static int name_elf(tk_profile **pp, tk_error *err)
+{
+#ifdef TK_HAVE_SYMBOL
+	size_t n = 0;
+	tk_profile_images(*pp, &n);
+	if (!n)
+		return 0;
+	if (!sym.elf)
+		sym.elf = tk_elf_namer_new();
+	tk_profile *q = tk_elf_name_profile(*pp, sym.elf, err);
+	if (!q)
+		return -1;
+	tk_profile_free(*pp);
+	*pp = q;
+#else
+	(void)pp, (void)err;
+#endif
+	return 0;
+}
 
 #ifdef TK_HAVE_SYMBOL
 static void sym_warn(void *ctx, const char *message)
@@ -79,6 +101,8 @@ static void sym_warn(void *ctx, const char *message)
 static int64_t load_record(tk_records *r, size_t i, tk_profile **pp, unsigned flags, tk_error *err)
 {
 	int64_t t = tk_records_load(r, i, *pp, flags, err);
+	if (t >= 0 && name_elf(pp, err) < 0)
+		return -1;
 	if (t < 0 || !sym.n || !sym.mthawkeye || (flags & TK_RECORDS_NO_SYMBOLS))
 		return t;
 #ifdef TK_HAVE_SYMBOL
@@ -105,6 +129,10 @@ static void print_warnings(const tk_records *r)
 {
 	for (size_t i = 0; i < tk_records_warning_count(r); i++)
 		tk_cli_warn("%s", tk_records_warning(r, i));
+#ifdef TK_HAVE_SYMBOL
+	for (size_t i = 0; sym.elf && i < tk_elf_namer_warning_count(sym.elf); i++)
+		tk_cli_warn("%s", tk_elf_namer_warning(sym.elf, i));
+#endif
 }
 
 static int list(tk_records *r, int json, int use_utc, unsigned flags)
@@ -257,6 +285,8 @@ int cmd_records(int argc, char **argv)
 			tk_profile *p = tk_profile_new();
 			if (threads_key) {
 				int n = tk_records_load_threads(r, (size_t)i, p, flags, &err);
+				if (n > 0 && name_elf(&p, &err) < 0)
+					n = -1;
 				if (n < 0)
 					rc = tk_cli_fail("%s", err.msg);
 				else if (n == 0)
@@ -286,6 +316,7 @@ int cmd_records(int argc, char **argv)
 	tk_records_free(r);
 #ifdef TK_HAVE_SYMBOL
 	tk_symbolicator_free(sym.s);
+	tk_elf_namer_free(sym.elf);
 #endif
 	free(sym.paths);
 	return rc;

@@ -12,6 +12,7 @@
 #include "tracekit/calltree.h"
 #include "tracekit/records.h"
 #include "tracekit/stats.h"
+#include "tracekit/symbol.h"
 
 TK_COMMAND(stats, "percentiles of a metric across many reports and runs; the spread of functions")
 
@@ -209,7 +210,7 @@ static int add_profile(tk_values *v, metric_kind k, const char *arg, int share, 
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
 	tk_read_options_init(&ro);
-	if (tk_read_path(p, path, &ro, err) < 0) {
+	if (tk_read_path(p, path, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
 	}
@@ -614,7 +615,8 @@ static int run_functions(const opts *o)
 		tk_profile *p = tk_profile_new();
 		tk_read_options ro;
 		tk_read_options_init(&ro);
-		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0 || tk_fntable_add(ft, p, o->inputs[i], &err) < 0) {
+		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0 || tk_elf_name_session(&p, NULL, &err) < 0 ||
+		    tk_fntable_add(ft, p, o->inputs[i], &err) < 0) {
 			progress_end(&pr);
 			if (o->keep_going)
 				tk_cli_warn("stats: skipped: %s", err.msg), bad++;

@@ -160,6 +160,8 @@ int cmd_symbolicate(int argc, char **argv)
 	tk_read_options_init(&ro);
 	ro.progress = tk_cli_progress;
 	int r = tk_read_path(p, in, &ro, &err);
+	if (r == 0)
+		r = tk_elf_name_session(&p, NULL, &err);
 	tk_cli_progress_done();
 	if (r < 0) {
 		rc = tk_cli_fail("%s", err.msg);

@@ -19,7 +19,7 @@ $(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit.a
 # libFuzzer harness over the upload bundle decoder (lib/store/bundle.c + reports.c + the Records
 # reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
 FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/read/records.c \
-                   lib/symbol/elf.c lib/model/profile.c lib/read/input.c $(wildcard lib/symbol/demangle*.c lib/symbol/swift_*.c lib/util/*.c)
+                   lib/symbol/elf.c lib/symbol/elf_name.c lib/model/derive.c lib/model/profile.c lib/read/input.c $(wildcard lib/symbol/demangle*.c lib/symbol/swift_*.c lib/util/*.c)
 $(BUILD)/fuzz_bundle: $(FUZZ_BUNDLE_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

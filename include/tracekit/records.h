@@ -22,9 +22,11 @@
  * Loading a record makes one synthetic thread in a tk_profile whose samples are the tree's paths
  * (frames by raw address, root first), weighted in TK_UNIT_SAMPLES: a node's own weight is its
  * count minus its children's counts. Addresses are looked up as recorded: the leaf is the sampled
- * PC and every caller is already its return address minus one (MTHawkeye's and our convention). Frames are named from
- * images.json through the ELF files on this machine (symbol tables, DWARF lines); MTHawkeye frames get their image
- * (UUID, load address) attached so a dSYM symbolicator can name them later.
+ * PC and every caller is already its return address minus one (MTHawkeye's and our convention). Frames carry
+ * their image (path, build-id or UUID, load address) and no name: reading links no symbol code. The images of
+ * images.json are also listed in the profile (tk_profile_images), and tk_elf_name_profile (tracekit/symbol.h)
+ * names their frames from the ELF files on this machine (symbol tables, DWARF lines); MTHawkeye frames (dyld-images,
+ * not listed) are named later from dSYMs (tk_symbolicate_profile).
  */
 #ifndef TRACEKIT_RECORDS_H
 #define TRACEKIT_RECORDS_H
@@ -90,7 +92,7 @@ const char *tk_records_meta(const tk_records *r, const char *key);
 int tk_records_load_images(tk_records *r, const char *path, tk_error *err);
 
 enum {
-	TK_RECORDS_NO_SYMBOLS = 1u << 0, /* keep frames as raw addresses */
+	TK_RECORDS_NO_SYMBOLS = 1u << 0, /* list no images: tk_elf_name_profile leaves the frames as raw addresses */
 };
 
 /* Add record i to p as one synthetic thread (tid = i + 1, name like "cpu-highload 2019-03-25
@@ -109,8 +111,8 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
  * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */
 int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err);
 
-/* Problems that did not stop reading (an image whose file changed since the recording, …), one
- * line each, in the order met. */
+/* Problems that did not stop reading, one line each, in the order met. (Images whose files cannot be
+ * used are reported by the naming pass: tk_elf_namer_warning.) */
 size_t tk_records_warning_count(const tk_records *r);
 const char *tk_records_warning(const tk_records *r, size_t i);
 

@@ -209,6 +209,30 @@ size_t tk_swift_demangle(const char *in, size_t len, char *out, size_t cap, int 
  * understood). */
 char *tk_demangle_any(const char *symbol, int flags);
 
+/* ---- naming frames from the ELF files of this machine (Linux monitor sessions) ----
+ *
+ * The records reader (tracekit/records.h) leaves frames as (image, address) and lists the
+ * session's images that are files of this machine in the profile (tk_profile_images). This pass
+ * names the frames of those images from their symbol tables and DWARF (separate debug files found
+ * the standard way), inlined calls as extra frames flagged TK_FRAME_INLINED, each with file:line;
+ * an image whose build-id differs from the recorded one is not used. Recorded addresses are call
+ * sites already and are looked up as they are. A namer keeps the opened files and its warnings
+ * across profiles of one session (one namer per thread). */
+typedef struct tk_elf_namer tk_elf_namer;
+tk_elf_namer *tk_elf_namer_new(void);
+void tk_elf_namer_free(tk_elf_namer *z);
+/* Images that could not be used (missing, not ELF, another build-id), one line each; each image
+ * is reported once per namer, beyond ten per profile with one line counting the rest. */
+size_t tk_elf_namer_warning_count(const tk_elf_namer *z);
+const char *tk_elf_namer_warning(const tk_elf_namer *z, size_t i);
+/* A new profile with the listed images' unnamed frames named; everything else (threads, weights,
+ * metadata, image list, per-sample list) as in. NULL with err only when out of options to go on. */
+tk_profile *tk_elf_name_profile(const tk_profile *in, tk_elf_namer *z, tk_error *err);
+/* What readers of sessions do after tk_read_path: when *p came from Records (meta "format" is
+ * "tracekit" or "mthawkeye") and lists images, replace it by its named copy. z may be NULL (a
+ * namer for this call; its warnings are dropped). Returns 0, or -1 with err. */
+int tk_elf_name_session(tk_profile **p, tk_elf_namer *z, tk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,3 +80,41 @@ tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t)
 	return tk_thread_get_or_add(d->out, th->pid, th->tid, tk_derive_str(d, th->name),
 	                            tk_derive_str(d, th->process));
 }
+
+void tk_derive_samples(tk_derive *d, const tk_stack_id *map)
+{
+	tk_thread_id *tmap = tk_xcalloc(tk_thread_count(d->in) + 1, sizeof *tmap);
+	for (size_t t = 0; t < tk_thread_count(d->in); t++) {
+		const tk_thread *th = tk_thread_get(d->in, (tk_thread_id)t);
+		tk_thread_id nt = tk_derive_thread(d, (tk_thread_id)t);
+		tmap[t] = nt;
+		size_t n = 0;
+		const tk_stack_weight *c = tk_thread_stacks(d->in, (tk_thread_id)t, &n);
+		int need_min = th->t_min <= th->t_max, need_max = need_min && th->t_max != th->t_min;
+		for (size_t i = 0; i < n; i++) {
+			tk_stack_id st = map[c[i].stack];
+			uint64_t w = c[i].weight, s = c[i].samples;
+			/* the model keeps time bounds only through tk_sample_add: place them on real samples */
+			if (need_min && s) {
+				tk_sample_add(d->out, nt, st, w, th->t_min);
+				w = 0, s--, need_min = 0;
+			}
+			if (need_max && s) {
+				tk_sample_add(d->out, nt, st, w, th->t_max);
+				w = 0, s--, need_max = 0;
+			}
+			if (s || w)
+				tk_sample_add_n(d->out, nt, st, w, s);
+		}
+	}
+	/* The aggregates above came from the cells (tk_sample_add there must not record samples, so the
+	 * list is switched on only now); the list keeps each sample's time and order. */
+	tk_profile_keep_samples(d->out, tk_profile_keeps_samples(d->in));
+	tk_sample_iter *it = tk_sample_iter_new(d->in, TK_ALL_THREADS);
+	tk_sample s;
+	while (tk_sample_iter_next(it, &s))
+		if (s.thread < tk_thread_count(d->in))
+			tk_sample_list_append(d->out, &(tk_sample){s.time, s.weight, tmap[s.thread], map[s.stack]});
+	tk_sample_iter_free(it);
+	free(tmap);
+}

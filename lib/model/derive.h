@@ -32,5 +32,8 @@ tk_binary_id tk_derive_binary(tk_derive *d, tk_binary_id b);
 tk_frame_id tk_derive_frame(tk_derive *d, tk_frame_id f);
 /* The input thread's identity (pid, tid, name, process) in the output; no samples. */
 tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t);
+/* Every thread's samples (weights, counts, time bounds, the per-sample list) onto the output,
+ * input stack s becoming map[s]; threads are derived (tk_derive_thread) in input order. */
+void tk_derive_samples(tk_derive *d, const tk_stack_id *map);
 
 #endif

@@ -139,6 +139,7 @@ struct tk_profile {
 	size_t nflat;
 	tk_binary *images;
 	size_t nimages, capimages;
+	tk_hidx image_index; /* a monitor session may list 100,000 images */
 	/* Σ every sample's weight: kept below 2^64 so that no total in the model can wrap */
 	uint64_t total_weight;
 	int weight_overflow;
@@ -200,6 +201,7 @@ void tk_profile_free(tk_profile *p)
 	free(p->meta);
 	tk_profile_keep_samples(p, 0);
 	free(p->images);
+	tk_hidx_free(&p->image_index);
 	free(p);
 }
 
@@ -762,17 +764,23 @@ const tk_sample *tk_profile_sample_list(const tk_profile *p, size_t *n)
 	return p->flat;
 }
 
+static int image_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const tk_binary *o = &((const tk_profile *)ctx)->images[idx], *b = key;
+	return o->uuid == b->uuid && o->path == b->path && o->name == b->name && o->arch == b->arch &&
+	       o->load_addr == b->load_addr;
+}
+
 size_t tk_profile_image_add(tk_profile *p, const tk_binary *b)
 {
-	/* few images (hundreds), added once each: a linear scan is enough */
-	for (size_t i = 0; i < p->nimages; i++) {
-		const tk_binary *o = &p->images[i];
-		if (o->uuid == b->uuid && o->path == b->path && o->name == b->name && o->arch == b->arch &&
-		    o->load_addr == b->load_addr)
-			return i;
-	}
+	uint64_t h = tk_hash_u64(((uint64_t)b->uuid << 32 | b->path) ^ tk_hash_u64(b->load_addr) ^
+	                         ((uint64_t)b->name << 32 | b->arch) * 0x9e3779b97f4a7c15ULL);
+	uint32_t at = tk_hidx_find(&p->image_index, h, image_eq, p, b);
+	if (at != UINT32_MAX)
+		return at;
 	TK_GROW(p->images, p->capimages, p->nimages + 1);
 	p->images[p->nimages] = *b;
+	tk_hidx_insert(&p->image_index, h, (uint32_t)p->nimages);
 	return p->nimages++;
 }
 
@@ -867,6 +875,7 @@ size_t tk_profile_memory(const tk_profile *p)
 		m += p->threads[i].capcells * sizeof(tk_stack_weight) +
 		     (p->threads[i].map ? (size_t)(p->threads[i].mapmask + 1) * sizeof(uint64_t) : 0);
 	m += p->capimages * sizeof(tk_binary);
+	m += tk_hidx_memory(&p->image_index);
 	m += bs_memory(&p->order) + p->nslists * sizeof *p->slists + p->nflat * sizeof *p->flat;
 	for (size_t i = 0; i < p->nslists; i++)
 		m += bs_memory(&p->slists[i].s);

@@ -15,10 +15,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "symbol/elf.h"
 #include "tracekit/read.h"
 #include "tracekit/records.h"
-#include "tracekit/symbol.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -64,8 +62,7 @@ typedef struct imgset {
 typedef struct image {
 	char *path, *build_id, *uuid;
 	uint64_t base;
-	int dyld;   /* from MTHawkeye dyld-images: no sizes, symbolicated later from dSYMs */
-	int broken; /* the file could not be used for symbols (warned once) */
+	int dyld; /* from MTHawkeye dyld-images: no sizes, symbolicated later from dSYMs */
 } image;
 
 struct tk_records {
@@ -87,8 +84,6 @@ struct tk_records {
 	char **warnings;
 	size_t nwarnings, capwarnings;
 	int mthawkeye;
-	size_t images_checked; /* images [0, images_checked) were opened once (warn_images) */
-	tk_elf_cache *elf;
 	char *arch;
 };
 
@@ -115,18 +110,6 @@ const char *tk_records_meta(const tk_records *r, const char *key)
 		if (strcmp(r->meta_kv[i][0], key) == 0)
 			return r->meta_kv[i][1];
 	return NULL;
-}
-
-static void warn(tk_records *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(tk_records *r, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	TK_GROW(r->warnings, r->capwarnings, r->nwarnings + 1);
-	r->warnings[r->nwarnings++] = tk_xstrdup(buf);
 }
 
 size_t tk_records_warning_count(const tk_records *r)
@@ -423,6 +406,16 @@ static const image *image_of(const tk_records *r, const segvec *sv, uint64_t add
 	if (lo == 0 || addr >= sv->v[lo - 1].hi)
 		return NULL;
 	return &r->images[sv->v[lo - 1].image];
+}
+
+/* The binary a frame of image im carries: ELF images by build-id, dyld images by UUID. */
+static void image_binary(const tk_records *r, tk_profile *p, const image *im, tk_binary *b)
+{
+	*b = (tk_binary){.name = tk_intern_cstr(p, base_name(im->path)),
+	                 .path = tk_intern_cstr(p, im->path),
+	                 .uuid = tk_intern_cstr(p, im->dyld ? im->uuid : im->build_id),
+	                 .arch = tk_intern_cstr(p, r->arch),
+	                 .load_addr = im->base};
 }
 
 static int hex_field(json_t *o, const char *name, uint64_t *out, int required)
@@ -1235,9 +1228,7 @@ static int build(tk_records *r, tk_error *err)
 
 static tk_records *new_records(void)
 {
-	tk_records *r = tk_xcalloc(1, sizeof *r);
-	r->elf = tk_elf_cache_new();
-	return r;
+	return tk_xcalloc(1, sizeof(tk_records));
 }
 
 void tk_records_free(tk_records *r)
@@ -1282,7 +1273,6 @@ void tk_records_free(tk_records *r)
 	for (size_t i = 0; i < r->nwarnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
-	tk_elf_cache_free(r->elf);
 	free(r->arch);
 	free(r);
 }
@@ -1461,54 +1451,21 @@ typedef struct loader {
 	const segvec *segs; /* the record's images */
 } loader;
 
-/* Push the frames for a recorded address under parent and return the innermost stack. Both
- * MTHawkeye and our monitor store a stack as the interrupted PC followed by return addresses
- * minus one (addresses inside the call instructions), so every address is looked up as it is
- * (docs/records-format.md); only the leaf is flagged as a sampled PC. Inlined calls at the
- * address become frames of their own (TK_FRAME_INLINED), outermost first, all with the address. */
+/* Push the frame for a recorded address under parent and return its stack. Both MTHawkeye and our
+ * monitor store a stack as the interrupted PC followed by return addresses minus one (addresses
+ * inside the call instructions), so every address is to be looked up as it is
+ * (docs/records-format.md); only the leaf is flagged as a sampled PC. Frames carry their image
+ * (path, build-id or UUID, load address) and stay unnamed: naming them from the ELF files of this
+ * machine is a pass of its own (tk_elf_name_profile), so reading links no symbol code. */
 static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int leaf)
 {
-	tk_records *r = L->r;
 	tk_profile *p = L->p;
 	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
-	const image *im = image_of(r, L->segs, addr);
+	const image *im = image_of(L->r, L->segs, addr);
 	if (im) {
-		tk_binary b = {.name = tk_intern_cstr(p, base_name(im->path)),
-		               .path = tk_intern_cstr(p, im->path),
-		               .uuid = tk_intern_cstr(p, im->dyld ? im->uuid : im->build_id),
-		               .arch = tk_intern_cstr(p, r->arch),
-		               .load_addr = im->base};
+		tk_binary b;
+		image_binary(L->r, p, im, &b);
 		f.binary = tk_binary_add(p, &b);
-		if (!im->dyld && !im->broken && !(L->flags & TK_RECORDS_NO_SYMBOLS)) {
-			tk_elf_loc loc[16];
-			tk_error e;
-			uint64_t a = addr - im->base;
-			int n = tk_elf_lookup_frames(r->elf, im->path, a, loc, 16, &e);
-			for (int i = n - 1; i >= 0; i--) {
-				tk_frame g = f;
-				/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is not part of the name;
-				 * C++ and Rust names are shown demangled, as llvm-symbolizer and perf show them,
-				 * Swift names as atos and Instruments show them */
-				if (loc[i].func) {
-					char *plain = tk_xstrndup(loc[i].func, strcspn(loc[i].func, "@"));
-					char *dem = tk_demangle_any(plain, TK_DEMANGLE_SIMPLIFIED);
-					if (dem && tk_symbol_is_swift(plain))
-						g.flags |= TK_FRAME_SWIFT;
-					g.name = tk_intern_cstr(p, dem ? dem : plain);
-					free(dem);
-					free(plain);
-				} else {
-					g.name = 0;
-				}
-				g.file = tk_intern_cstr(p, loc[i].file);
-				g.line = loc[i].file ? loc[i].line : 0;
-				if (loc[i].inlined)
-					g.flags |= TK_FRAME_INLINED;
-				parent = tk_stack_push(p, parent, tk_frame_add(p, &g));
-			}
-			if (n > 0)
-				return parent;
-		}
 	}
 	return tk_stack_push(p, parent, tk_frame_add(p, &f));
 }
@@ -1578,27 +1535,17 @@ static void utc(double unix_s, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-/* Open every image file once, before the first lookup, so each unusable one gets one warning;
- * beyond the first few, one line counts the rest (a session may list 100,000 images). */
-#define MAX_IMAGE_WARNINGS 10
-static void warn_images(tk_records *r)
+/* The profile's image list gets every image of the session that is a file of this machine (not
+ * MTHawkeye's dyld images, named later from dSYMs): the ELF naming pass (tk_elf_name_profile) names
+ * the frames of these images and reports the ones it cannot use, referenced or not. */
+static void list_images(tk_records *r, tk_profile *p)
 {
-	size_t broken = 0;
-	for (size_t i = r->images_checked; i < r->nimages; i++) {
-		image *im = &r->images[i];
-		if (im->dyld || im->broken || im->path[0] != '/')
-			continue;
-		tk_error e;
-		if (tk_elf_open(r->elf, im->path, im->build_id, &e)) {
-			im->broken = 1;
-			if (++broken <= MAX_IMAGE_WARNINGS)
-				warn(r, "%s; its frames stay unnamed", e.msg);
+	for (size_t i = 0; i < r->nimages; i++)
+		if (!r->images[i].dyld) {
+			tk_binary b;
+			image_binary(r, p, &r->images[i], &b);
+			tk_profile_image_add(p, &b);
 		}
-	}
-	if (broken > MAX_IMAGE_WARNINGS)
-		warn(r, "%zu more images cannot be used either; their frames stay unnamed",
-		     broken - MAX_IMAGE_WARNINGS);
-	r->images_checked = r->nimages;
 }
 
 int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
@@ -1606,7 +1553,7 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	if (i >= r->nrecs)
 		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
 	if (!(flags & TK_RECORDS_NO_SYMBOLS))
-		warn_images(r);
+		list_images(r, p);
 	rec *x = &r->recs[i];
 	char when[64], name[256];
 	utc(x->info.start, when, sizeof when);
@@ -1750,7 +1697,7 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 	if (!json_is_array(ths))
 		return 0;
 	if (!(flags & TK_RECORDS_NO_SYMBOLS))
-		warn_images(r);
+		list_images(r, p);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};

@@ -13,6 +13,7 @@
 #include "store/internal.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
+#include "tracekit/symbol.h"
 #include "util/mem.h"
 
 /* ---- profiles (xctrace exports and whatever else the readers take) → one profile report ---- */
@@ -52,7 +53,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
 	tk_read_options_init(&ro);
-	if (tk_read_path(p, path, &ro, err) < 0) {
+	if (tk_read_path(p, path, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
 	}

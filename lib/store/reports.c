@@ -12,6 +12,7 @@
 
 #include "store/internal.h"
 #include "tracekit/records.h"
+#include "tracekit/symbol.h"
 #include "util/mem.h"
 
 const char *const tk_store_key_names[TK_STORE_NKEYS] = {"app", "version", "build", "device", "os", "session"};
@@ -158,8 +159,17 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
  * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
 /* MTHawkeye frames carry their image's UUID: the caller's namer (dSYMs) can name them. Our own
  * sessions were named from their ELF files when read. */
-static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *given, tk_error *err)
+static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *given, tk_elf_namer *z, tk_error *err)
 {
+	size_t nim = 0;
+	tk_profile_images(*p, &nim);
+	if (nim) { /* a Linux session's own images, files of this machine */
+		tk_profile *q = tk_elf_name_profile(*p, z, err);
+		if (!q)
+			return -1;
+		tk_profile_free(*p);
+		*p = q;
+	}
 	const char *format = tk_records_meta(r, "format");
 	if (!given || !given->name_frames || !format || strcmp(format, "mthawkeye") != 0)
 		return 0;
@@ -167,13 +177,13 @@ static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *give
 }
 
 static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri, const tk_report_meta *given,
-                              tk_error *err)
+                              tk_elf_namer *z, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	char *sig = NULL;
 	if (ri->kind == TK_RECORD_HANG && ri->nthreads) {
 		int n = tk_records_load_threads(r, i, p, 0, err);
-		if (n < 0 || name_frames(r, &p, given, err))
+		if (n < 0 || name_frames(r, &p, given, z, err))
 			goto out;
 		for (size_t t = 0; t < tk_thread_count(p) && !sig; t++) {
 			tk_stack_id s = heaviest(p, (tk_thread_id)t);
@@ -185,7 +195,7 @@ static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri,
 		tk_profile_free(p);
 		p = tk_profile_new();
 		int64_t t = tk_records_load(r, i, p, 0, err);
-		if (t < 0 || name_frames(r, &p, given, err))
+		if (t < 0 || name_frames(r, &p, given, z, err))
 			goto out;
 		tk_stack_id s = heaviest(p, (tk_thread_id)t);
 		if (s)
@@ -288,15 +298,16 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 	const char *kept[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		kept[k] = tk_report_set_keep(out, keys[k]);
+	tk_elf_namer *z = tk_elf_namer_new(); /* one cache of ELF files for the session's records */
 	for (size_t i = 0; i < tk_records_count(r); i++) {
 		const tk_record_info *ri = tk_records_get(r, i);
 		if (ri->live) {
 			out->live++;
 			continue;
 		}
-		char *sig = record_signature(r, i, ri, given, err);
+		char *sig = record_signature(r, i, ri, given, z, err);
 		if (!sig)
-			return -1;
+			return tk_elf_namer_free(z), -1;
 		TK_GROW(out->v, out->cap, out->n + 1);
 		tk_report *rep = &out->v[out->n++];
 		memset(rep, 0, sizeof *rep);
@@ -312,6 +323,7 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 		free(sig);
 		tk_report_set_id(rep);
 	}
+	tk_elf_namer_free(z);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * elf.h — look up ELF virtual addresses in files on this machine (elfutils libdwfl).
  *
- * Internal to libtracekit: the records reader uses it to name the frames a Linux monitor recorded.
+ * Internal to libtracekit: the ELF naming pass (elf_name.c, tk_elf_name_profile) uses it to name
+ * the frames a Linux monitor recorded.
  * Each file is opened once and kept (with its DWARF, if any) until the cache is freed. Separate
  * debug files are found the standard way (.gnu_debuglink, /usr/lib/debug/.build-id/xx/yyyy.debug).
  */

@@ -185,44 +185,6 @@ static void expand(xf *x, tk_frame_id id)
 	}
 }
 
-static void copy_threads(xf *x, const tk_stack_id *map)
-{
-	tk_thread_id *tmap = tk_xcalloc(tk_thread_count(x->in) + 1, sizeof *tmap);
-	for (size_t t = 0; t < tk_thread_count(x->in); t++) {
-		const tk_thread *th = tk_thread_get(x->in, (tk_thread_id)t);
-		tk_thread_id nt = tk_derive_thread(&x->d, (tk_thread_id)t);
-		tmap[t] = nt;
-		size_t n = 0;
-		const tk_stack_weight *c = tk_thread_stacks(x->in, (tk_thread_id)t, &n);
-		int need_min = th->t_min <= th->t_max, need_max = need_min && th->t_max != th->t_min;
-		for (size_t i = 0; i < n; i++) {
-			tk_stack_id st = map[c[i].stack];
-			uint64_t w = c[i].weight, s = c[i].samples;
-			/* the model keeps time bounds only through tk_sample_add: place them on real samples */
-			if (need_min && s) {
-				tk_sample_add(x->out, nt, st, w, th->t_min);
-				w = 0, s--, need_min = 0;
-			}
-			if (need_max && s) {
-				tk_sample_add(x->out, nt, st, w, th->t_max);
-				w = 0, s--, need_max = 0;
-			}
-			if (s || w)
-				tk_sample_add_n(x->out, nt, st, w, s);
-		}
-	}
-	/* The aggregates above came from the cells (tk_sample_add there must not record samples, so the
-	 * list is switched on only now); the list keeps each sample's time and order. */
-	tk_profile_keep_samples(x->out, tk_profile_keeps_samples(x->in));
-	tk_sample_iter *it = tk_sample_iter_new(x->in, TK_ALL_THREADS);
-	tk_sample s;
-	while (tk_sample_iter_next(it, &s))
-		if (s.thread < tk_thread_count(x->in))
-			tk_sample_list_append(x->out, &(tk_sample){s.time, s.weight, tmap[s.thread], map[s.stack]});
-	tk_sample_iter_free(it);
-	free(tmap);
-}
-
 /* Does any frame carry only an address (the pre-Xcode 14.3 form)? Only then are images needed. */
 static int has_address_only_frames(const tk_profile *p)
 {
@@ -334,7 +296,7 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 		map[id] = cur;
 		run_ok[id] = f <= nf && x.exp_ok[f];
 	}
-	copy_threads(&x, map);
+	tk_derive_samples(&x.d, map);
 	tk_profile_set_meta(x.out, "symbolicated", "tracekit");
 	if (o->resolved)
 		*o->resolved = x.resolved;
