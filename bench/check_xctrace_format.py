@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_xctrace_format.py — check an xctrace export against the invariants seen in every real file
-(../shared/reference/xctrace-format.md §2–§5). Used to keep bench/xcgen honest; also runs on the
+(docs/xctrace-format.md §2–§5). Used to keep bench/xcgen honest; also runs on the
 real fixtures, which must pass too (except the re-indented ones, with --reindented).
 
 Checks: byte skeleton (declaration, <trace-query-result>, <node xpath='…'> with single quotes, one

@@ -1,7 +1,7 @@
 /*
  * xcgen — a fast, deterministic generator of large `xctrace export` XML (time-profile, cpu-profile,
  * counters-profile tables) that follows the real format byte for byte (see
- * ../shared/reference/xctrace-format.md), plus the ground truth computed by the generator itself.
+ * docs/xctrace-format.md), plus the ground truth computed by the generator itself.
  *
  * Why a generator: the real exports we have are 20 KB – 1.8 MB. Benchmarks need 100 MB – 1 GB files
  * whose expected output is known without trusting any parser, and tests need every Xcode encoding ×

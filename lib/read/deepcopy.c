@@ -16,7 +16,7 @@
  * sample counts, so each node with self weight counts as one sample. Root rows may be processes
  * ("example_app (40414)") and threads ("Main Thread  0x1ee7", "Main Thread (0x9ec1)"): they become
  * the profile's processes and threads instead of frames. The format is in
- * ../shared/reference/xctrace-format.md §13.
+ * docs/xctrace-format.md §13.
  */
 #include <stdio.h>
 #include <stdlib.h>

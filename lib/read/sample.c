@@ -22,7 +22,7 @@
  * Images come after the call graph, so the graph is held as a node list (one per line, i.e. per
  * distinct stack) until the images are known; then frames get binaries with path, UUID, arch and
  * load address, and every image also goes to the profile's image list (for `???` frames).
- * Format notes: ../shared/reference/xctrace-format.md §14.
+ * Format notes: docs/xctrace-format.md §14.
  */
 #include <stdio.h>
 #include <stdlib.h>

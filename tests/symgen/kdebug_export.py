@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Append `kdebug` and `kdebug-strings` tables to an xctrace export, as an xpath union would
-(../shared/reference/xctrace-format.md §1, §10), so tests can exercise image loads from kdebug.
+(docs/xctrace-format.md §1, §10), so tests can exercise image loads from kdebug.
 
 No real export with kdebug rows is public: the element shapes follow the documented ones
 (<kdebug-class/subclass/code/func>, four <kdebug-arg> cells with the hex in fmt, <kdebug-string>
