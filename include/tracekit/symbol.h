@@ -233,6 +233,43 @@ tk_profile *tk_elf_name_profile(const tk_profile *in, tk_elf_namer *z, tk_error 
  * namer for this call; its warnings are dropped). Returns 0, or -1 with err. */
 int tk_elf_name_session(tk_profile **p, tk_elf_namer *z, tk_error *err);
 
+/* ---- atos-compatible answers (lib/write/atos.c; `tracekit atos`) ---- */
+typedef enum tk_atos_mode {
+	TK_ATOS_FILE_ADDR = 0, /* addresses are the image's own (file) addresses */
+	TK_ATOS_LOAD,          /* runtime addresses, the image loaded at load (atos -l) */
+	TK_ATOS_SLIDE,         /* runtime = file address + slide (atos -s) */
+	TK_ATOS_OFFSET,        /* offsets from the start of the image (atos -offset) */
+} tk_atos_mode;
+
+typedef struct tk_atos_options {
+	tk_atos_mode mode;
+	uint64_t load, slide;
+	int inlined;     /* every inlined frame, innermost first, one line each (atos -i) */
+	int json;        /* one JSON object per address: address, file_address, image, frames */
+	int full_names;  /* Swift names in swift-demangle's full form instead of atos's short one */
+	int interactive; /* a stream is answered line by line (a terminal), not in chunks */
+	/* Called for an address that is not hex and an image that cannot be used (batch mode). */
+	void (*warn)(void *ctx, const char *message);
+	void *warn_ctx;
+} tk_atos_options;
+
+/* Answers written to out: the image is im (addresses per o->mode), or, with im NULL, named by the
+ * first token of each line of tk_atos_batch (a UUID or path, optionally :ARCH and @LOADADDR).
+ * o must outlive the tk_atos. Every writing call returns 0, or -1 with err when out failed. */
+typedef struct tk_atos tk_atos;
+tk_atos *tk_atos_new(tk_symbolicator *s, tk_symbol_image *im, FILE *out, const tk_atos_options *o);
+void tk_atos_free(tk_atos *a);
+/* The addresses given (e.g. on the command line), answered in order. */
+int tk_atos_args(tk_atos *a, char *const *addrs, size_t n, tk_error *err);
+/* Whitespace-separated addresses from in, answered in input order. */
+int tk_atos_stream(tk_atos *a, FILE *in, tk_error *err);
+/* Lines `IMAGE ADDRESS…` from in (atos --search). */
+int tk_atos_batch(tk_atos *a, FILE *in, tk_error *err);
+/* Addresses answered with no function so far (unknown, or not hex). */
+size_t tk_atos_unknown(const tk_atos *a);
+/* Hex with or without 0x, at most 64 bits: 0, or -1 when s is not that. */
+int tk_atos_parse_hex(const char *s, uint64_t *v);
+
 #ifdef __cplusplus
 }
 #endif
