@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/store.h"
 #include "tracekit/symbol.h"
 
@@ -307,8 +307,9 @@ int cmd_ingest(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ingest g = {.batch = 0, .jobs = ncpu > 0 ? (unsigned)ncpu : 1};
 	int quiet = 0, first = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	static const char *const with_value[] = {"--db", "--set", "--symbols", "--jobs", "--batch"};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
 		if (strcmp(a, "--") == 0) {
 			first = i + 1;
 			break;
@@ -317,39 +318,43 @@ int cmd_ingest(int argc, char **argv)
 			first = i;
 			break;
 		}
-		if (strcmp(a, "--keep-going") == 0) {
-			g.keep_going = 1;
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			quiet = 1;
-		} else if (i + 1 < argc && strcmp(a, "--db") == 0) {
-			db = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
-			set = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--symbols") == 0) {
-			if (nsym < sizeof symbols / sizeof symbols[0])
-				symbols[nsym++] = argv[++i];
+		int r = 0;
+		size_t k = 0;
+		for (; k < sizeof with_value / sizeof with_value[0]; k++)
+			if ((r = tk_cli_opt("ingest", argc, argv, &i, with_value[k], NULL, &v)) != 0)
+				break;
+		if (r < 0)
+			return 2;
+		if (r == 0) {
+			if (strcmp(a, "--keep-going") == 0)
+				g.keep_going = 1;
+			else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+				quiet = 1;
 			else
-				return tk_cli_fail("ingest: at most 64 --symbols paths"), 2;
-		} else if (i + 1 < argc && strcmp(a, "--jobs") == 0) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 1 || v > 64)
-				return tk_cli_fail("ingest: --jobs wants a whole number from 1 to 64, not '%s'",
-				                   argv[i]),
-				       2;
-			g.jobs = (unsigned)v;
-		} else if (i + 1 < argc && strcmp(a, "--batch") == 0) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 1 || v > 10000000)
-				return tk_cli_fail("ingest: --batch wants a whole number from 1 to 10000000, not '%s'",
-				                   argv[i]),
-				       2;
-			g.batch = (size_t)v;
-		} else {
-			return tk_cli_fail("ingest: unknown option or missing value: %s (see tracekit ingest --help)",
-			                   a),
-			       2;
+				return tk_cli_usage("ingest", "unknown option '%s'", a);
+			i++;
+			continue;
+		}
+		char *end;
+		long n = k >= 3 ? strtol(v, &end, 10) : 0;
+		switch (k) {
+		case 0: db = v; break;
+		case 1: set = v; break;
+		case 2:
+			if (nsym == sizeof symbols / sizeof symbols[0])
+				return tk_cli_usage("ingest", "at most 64 --symbols paths");
+			symbols[nsym++] = v;
+			break;
+		case 3:
+			if (!*v || *end || n < 1 || n > 64)
+				return tk_cli_usage("ingest", "--jobs wants a whole number from 1 to 64, not '%s'", v);
+			g.jobs = (unsigned)n;
+			break;
+		default:
+			if (!*v || *end || n < 1 || n > 10000000)
+				return tk_cli_usage("ingest",
+				                    "--batch wants a whole number from 1 to 10000000, not '%s'", v);
+			g.batch = (size_t)n;
 		}
 	}
 	if (!first || first >= argc)

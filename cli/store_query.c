@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/stats.h"
 #include "tracekit/store.h"
 
@@ -62,17 +62,22 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 	o->db = db && *db ? db : "sqlite:tracekit.db";
 	o->limit = 10;
 	tk_error err;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	static const char *const with_value[] = {"--db", "--metric", "--by", "--where", "--since", "--limit"};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
 		if (strcmp(a, "--json") == 0) {
 			o->json = 1;
+			i++;
 			continue;
 		}
-		if (!v)
-			return tk_cli_fail("%s: unknown option or missing value: %s (see tracekit %s --help)", name, a,
-			                   name),
-			       2;
-		i++;
+		int r = 0;
+		for (size_t k = 0; k < sizeof with_value / sizeof with_value[0] && r == 0; k++)
+			if ((r = tk_cli_opt(name, argc, argv, &i, with_value[k], NULL, &v)) > 0)
+				a = with_value[k];
+		if (r < 0)
+			return 2;
+		if (r == 0)
+			return tk_cli_usage(name, "unknown option '%s'", a);
 		if (strcmp(a, "--db") == 0) {
 			o->db = v;
 		} else if (stats && strcmp(a, "--metric") == 0) {
@@ -97,7 +102,7 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 				       2;
 			o->limit = (size_t)n;
 		} else {
-			return tk_cli_fail("%s: unknown option %s (see tracekit %s --help)", name, a, name), 2;
+			return tk_cli_usage(name, "%s is not an option of %s", a, name);
 		}
 	}
 	return 0;
