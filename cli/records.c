@@ -71,21 +71,13 @@ static struct {
 static int name_elf(tk_profile **pp, tk_error *err)
 {
 #ifdef TK_HAVE_SYMBOL
-	size_t n = 0;
-	tk_profile_images(*pp, &n);
-	if (!n)
-		return 0;
 	if (!sym.elf)
 		sym.elf = tk_elf_namer_new();
-	tk_profile *q = tk_elf_name_profile(*pp, sym.elf, err);
-	if (!q)
-		return -1;
-	tk_profile_free(*pp);
-	*pp = q;
+	return tk_elf_name_listed(pp, sym.elf, err);
 #else
 	(void)pp, (void)err;
-#endif
 	return 0;
+#endif
 }
 
 #ifdef TK_HAVE_SYMBOL

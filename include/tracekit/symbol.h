@@ -228,6 +228,10 @@ const char *tk_elf_namer_warning(const tk_elf_namer *z, size_t i);
 /* A new profile with the listed images' unnamed frames named; everything else (threads, weights,
  * metadata, image list, per-sample list) as in. NULL with err only when out of options to go on. */
 tk_profile *tk_elf_name_profile(const tk_profile *in, tk_elf_namer *z, tk_error *err);
+/* In place: *p is replaced by its named copy when one of its listed images can be used, and left
+ * as it is otherwise (a session read on another machine: nothing to name, nothing copied). Returns
+ * 0, or -1 with err. z may be NULL (a namer for this call; its warnings are dropped). */
+int tk_elf_name_listed(tk_profile **p, tk_elf_namer *z, tk_error *err);
 /* What readers of sessions do after tk_read_path: when *p came from Records (meta "format" is
  * "tracekit" or "mthawkeye") and lists images, replace it by its named copy. z may be NULL (a
  * namer for this call; its warnings are dropped). Returns 0, or -1 with err. */

@@ -161,15 +161,8 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
  * sessions were named from their ELF files when read. */
 static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *given, tk_elf_namer *z, tk_error *err)
 {
-	size_t nim = 0;
-	tk_profile_images(*p, &nim);
-	if (nim) { /* a Linux session's own images, files of this machine */
-		tk_profile *q = tk_elf_name_profile(*p, z, err);
-		if (!q)
-			return -1;
-		tk_profile_free(*p);
-		*p = q;
-	}
+	if (tk_elf_name_listed(p, z, err) < 0) /* a Linux session's own images, files of this machine */
+		return -1;
 	const char *format = tk_records_meta(r, "format");
 	if (!given || !given->name_frames || !format || strcmp(format, "mthawkeye") != 0)
 		return 0;

@@ -6,6 +6,7 @@
  * looked up once however many stacks share it.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,9 @@
 
 struct tk_elf_namer {
 	tk_elf_cache *elf;
-	char **checked; /* "path\0build-id" of every image already opened once (warned at most once) */
-	size_t nchecked, capchecked;
+	char **checked;  /* "path\0build-id" of every image already opened once (warned at most once) */
+	uint8_t *usable; /* per checked image: its file could be opened */
+	size_t nchecked, capchecked, capusable;
 	tk_hidx checked_index;
 	char **warnings;
 	size_t nwarnings, capwarnings;
@@ -43,6 +45,7 @@ void tk_elf_namer_free(tk_elf_namer *z)
 	for (size_t i = 0; i < z->nchecked; i++)
 		free(z->checked[i]);
 	free(z->checked);
+	free(z->usable);
 	tk_hidx_free(&z->checked_index);
 	for (size_t i = 0; i < z->nwarnings; i++)
 		free(z->warnings[i]);
@@ -84,38 +87,51 @@ static int checked_eq(const void *ctx, uint32_t idx, const void *k)
 	return strcmp(c, q->path) == 0 && strcmp(c + q->plen + 1, q->build_id) == 0;
 }
 
-/* Has this image (path and build-id) been opened by this namer before? Records it if not. */
-static int seen_before(tk_elf_namer *z, const char *path, const char *build_id)
+/* The index of this image (path and build-id) among those this namer has opened, or -1 with *at
+ * set to the index it gets now. */
+static ptrdiff_t seen_before(tk_elf_namer *z, const char *path, const char *build_id, size_t *at)
 {
 	key k = {path, build_id, strlen(path), strlen(build_id)};
 	uint64_t h = tk_hash_bytes(build_id, k.blen, tk_hash_bytes(path, k.plen, 5));
-	if (tk_hidx_find(&z->checked_index, h, checked_eq, z, &k) != UINT32_MAX)
-		return 1;
+	uint32_t i = tk_hidx_find(&z->checked_index, h, checked_eq, z, &k);
+	if (i != UINT32_MAX)
+		return (ptrdiff_t)i;
 	char *c = tk_xmalloc(k.plen + k.blen + 2);
 	memcpy(c, path, k.plen + 1);
 	memcpy(c + k.plen + 1, build_id, k.blen + 1);
 	TK_GROW(z->checked, z->capchecked, z->nchecked + 1);
+	TK_GROW(z->usable, z->capusable, z->nchecked + 1);
 	tk_hidx_insert(&z->checked_index, h, (uint32_t)z->nchecked);
+	*at = z->nchecked;
 	z->checked[z->nchecked++] = c;
-	return 0;
+	return -1;
 }
 
 /* Open every listed image file once, before the first lookup, so each unusable one gets one
- * warning (whether or not a frame uses it: a changed file is worth knowing about). */
-static void check_images(tk_elf_namer *z, const tk_profile *p, const tk_binary *im, size_t n)
+ * warning (whether or not a frame uses it: a changed file is worth knowing about). Returns whether
+ * any listed file can be used (opening is cached: asking again per profile is cheap). */
+static int check_images(tk_elf_namer *z, const tk_profile *p, const tk_binary *im, size_t n)
 {
-	size_t broken = 0;
+	size_t broken = 0, at = 0;
+	int usable = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *path = tk_string(p, im[i].path), *bid = tk_string(p, im[i].uuid);
-		if (path[0] != '/' || seen_before(z, path, bid))
+		ptrdiff_t seen = seen_before(z, path, bid, &at);
+		if (seen >= 0) {
+			usable |= z->usable[seen];
 			continue;
+		}
 		tk_error e;
-		if (tk_elf_open(z->elf, path, bid, &e) && ++broken <= MAX_IMAGE_WARNINGS)
+		z->usable[at] = tk_elf_open(z->elf, path, bid, &e) == 0;
+		usable |= z->usable[at];
+		/* a relative path names no file of this machine for sure: tried, never reported */
+		if (!z->usable[at] && path[0] == '/' && ++broken <= MAX_IMAGE_WARNINGS)
 			warn(z, "%s; its frames stay unnamed", e.msg);
 	}
 	if (broken > MAX_IMAGE_WARNINGS)
 		warn(z, "%zu more images cannot be used either; their frames stay unnamed",
 		     broken - MAX_IMAGE_WARNINGS);
+	return usable;
 }
 
 static int image_eq(const void *ctx, uint32_t idx, const void *k)
@@ -230,19 +246,31 @@ tk_profile *tk_elf_name_profile(const tk_profile *in, tk_elf_namer *z, tk_error 
 	return x.out;
 }
 
+int tk_elf_name_listed(tk_profile **p, tk_elf_namer *z, tk_error *err)
+{
+	size_t nim = 0;
+	const tk_binary *im = tk_profile_images(*p, &nim);
+	if (!nim)
+		return 0;
+	tk_elf_namer *own = z ? NULL : tk_elf_namer_new();
+	int rc = 0;
+	/* no listed file can be used (a session read on another machine): nothing to copy */
+	if (check_images(z ? z : own, *p, im, nim)) {
+		tk_profile *q = tk_elf_name_profile(*p, z ? z : own, err);
+		if (q) {
+			tk_profile_free(*p);
+			*p = q;
+		} else
+			rc = -1;
+	}
+	tk_elf_namer_free(own);
+	return rc;
+}
+
 int tk_elf_name_session(tk_profile **p, tk_elf_namer *z, tk_error *err)
 {
 	const char *format = tk_profile_meta(*p, "format");
-	size_t nim = 0;
-	tk_profile_images(*p, &nim);
-	if (!nim || !format || (strcmp(format, "tracekit") != 0 && strcmp(format, "mthawkeye") != 0))
+	if (!format || (strcmp(format, "tracekit") != 0 && strcmp(format, "mthawkeye") != 0))
 		return 0;
-	tk_elf_namer *own = z ? NULL : tk_elf_namer_new();
-	tk_profile *q = tk_elf_name_profile(*p, z ? z : own, err);
-	tk_elf_namer_free(own);
-	if (!q)
-		return -1;
-	tk_profile_free(*p);
-	*p = q;
-	return 0;
+	return tk_elf_name_listed(p, z, err);
 }
