@@ -1,0 +1,99 @@
+#!/bin/bash
+# The monitor library's uploader, for real: examples/monitor/upload (linked with
+# libtracekit-monitor, its hangs sent by tk_monitor_http_upload from the monitor's own thread) against
+# a `tracekit serve --ingest` on 127.0.0.1 that is down for the first attempts, then up. The store
+# must end with exactly the hangs, each once — the very reports `tracekit ingest` of the session
+# stores — acknowledged bundles removed, unacknowledged ones kept on disk and sent by the next run,
+# rejected ones set aside, retries spaced by the back-off, and the queue cap respected.
+. "$TK_ROOT/tests/lib.sh"
+. "$TK_ROOT/tests/store_lib.sh"
+P="$TK_ROOT/$BUILD/examples/monitor/upload"
+SRV_PID=
+PROG=
+trap 'kill -9 $SRV_PID $PROG 2>/dev/null; rm -rf "$TMP"' EXIT
+echo "t0k3n-for-tests" >"$TMP/token"
+echo "wrong-token-here" >"$TMP/bad"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/v1/reports"
+DB="sqlite:$TMP/up.db"
+serve() {
+	: >"$TMP/serve.log"
+	"$TK" serve --ingest --db "$DB" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" 2>>"$TMP/serve.log" &
+	SRV_PID=$!
+	for _ in $(seq 100); do grep -q "serving on" "$TMP/serve.log" 2>/dev/null && return 0; sleep 0.05; done
+	notok "serve did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
+}
+unserve() { kill $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=; }
+bundles() { ls "$1"/outbox/*.bundle 2>/dev/null | wc -l; }
+ids() { sqlite3 "$1" 'SELECT hex(id), kind, duration, signature FROM reports ORDER BY 1'; }
+
+# 1. The server is down while the program hangs three times; it comes up after a few failed attempts.
+S="$TMP/s1"
+"$P" "$S" "$URL" "$TMP/token" 3 400 60 200 >"$TMP/p1.out" 2>&1 &
+PROG=$!
+for _ in $(seq 400); do [ "$(grep -c ' retry ' "$TMP/p1.out")" -ge 4 ] && [ "$(bundles "$S")" -ge 2 ] && break; sleep 0.05; done
+check "server down: the first attempts fail and are retried (>= 4 refused)" test "$(grep -c ' 0 retry .*refused' "$TMP/p1.out")" -ge 4
+check "server down: the finished hangs wait in DIR/outbox" test "$(bundles "$S")" -ge 2
+serve
+wait $PROG; rc=$?; PROG=
+check_eq "the program ends with nothing pending (exit 0)" 0 "$rc"
+check_eq "it saw 3 final hangs and left no bundle" "hangs 3, pending 0" "$(tail -1 "$TMP/p1.out")"
+check_eq "acknowledged bundles are removed" 0 "$(bundles "$S")"
+check_eq "each bundle acknowledged once, after commit (3 acks, 1 report each)" 3 "$(grep -c ' 200 acked {"stored":1,"duplicates":0' "$TMP/p1.out")"
+check_eq "the store holds exactly the 3 hangs" 3 "$(sqlite3 "$TMP/up.db" "SELECT count(*) FROM reports WHERE kind = 'hang'")"
+# the truth: the session directory the monitor wrote, ingested locally
+"$TK" ingest -q --db "sqlite:$TMP/local1.db" "$S"
+ids "$TMP/local1.db" >"$TMP/local1.ids"; ids "$TMP/up.db" >"$TMP/up1.ids"
+check_same_file "the uploaded reports are those \`tracekit ingest\` of the session stores (ids, durations, signatures)" "$TMP/local1.ids" "$TMP/up1.ids"
+"$TK" stats --db "sqlite:$TMP/local1.db" --metric hang.duration --json >"$TMP/local1.json"
+"$TK" stats --db "$DB" --metric hang.duration --json >"$TMP/up1.json"
+check_same_file "stats --db --json equal" "$TMP/local1.json" "$TMP/up1.json"
+# back-off: each wait at least half the nominal delay (200 ms doubling, at most 1600 ms; jitter adds
+# up to the other half), and the delays grow
+grep ' retry ' "$TMP/p1.out" | awk '{print $2}' >"$TMP/times"
+check "retries are spaced by exponential back-off with jitter" python3 -c "
+t = [float(x) for x in open('$TMP/times')]
+gaps = [b - a for a, b in zip(t, t[1:])]
+assert len(gaps) >= 3, gaps
+for i, g in enumerate(gaps):
+    nominal = min(200 * 2 ** i, 1600)
+    assert nominal / 2 - 30 <= g <= nominal + 400, (i, g, gaps)
+assert gaps[2] > gaps[0], gaps"
+
+# 2. Unacknowledged bundles stay on disk: the server is away for the whole run.
+unserve
+S="$TMP/s2"
+"$P" "$S" "$URL" "$TMP/token" 2 300 2 100 >"$TMP/p2.out" 2>&1
+check_eq "server away: the program says 2 are still pending (exit 3)" "3 hangs 2, pending 2" "$? $(tail -1 "$TMP/p2.out")"
+check_eq "server away: both bundles kept in the outbox" 2 "$(bundles "$S")"
+# the truth for these hangs: the session as this run left it (the next run on the same directory
+# adds its own launch-time and images, which a whole-directory ingest would key every record by)
+cp -r "$S" "$TMP/s2-as-left"
+# ... and the next run of the app sends them (no new hang in it)
+serve
+"$P" "$S" "$URL" "$TMP/token" 0 300 30 100 >"$TMP/p3.out" 2>&1
+check_eq "the next run sends what the last one left (exit 0)" "0 hangs 0, pending 0" "$? $(tail -1 "$TMP/p3.out")"
+check_eq "… and removes them" 0 "$(bundles "$S")"
+"$TK" ingest -q --db "sqlite:$TMP/local1.db" "$TMP/s2-as-left"
+ids "$TMP/local1.db" >"$TMP/local2.ids"; ids "$TMP/up.db" >"$TMP/up2.ids"
+check_same_file "the store holds both runs' hangs, each once, as \`tracekit ingest\` stores them" "$TMP/local2.ids" "$TMP/up2.ids"
+check_eq "5 hangs in all" 5 "$(wc -l <"$TMP/up2.ids")"
+
+# 3. A refusal is final: a wrong token → 401 → set aside in outbox/rejected, never retried.
+S="$TMP/s3"
+"$P" "$S" "$URL" "$TMP/bad" 1 300 30 100 >"$TMP/p4.out" 2>&1
+check_eq "rejected: nothing pending (exit 0)" "0 hangs 1, pending 0" "$? $(tail -1 "$TMP/p4.out")"
+check_eq "rejected: one attempt, 401" 1 "$(grep -c ' 401 rejected missing or wrong bearer token' "$TMP/p4.out")"
+check_eq "rejected: the bundle is kept in outbox/rejected" 1 "$(ls "$S"/outbox/rejected/*.bundle 2>/dev/null | wc -l)"
+check_eq "rejected: nothing stored" 5 "$(sqlite3 "$TMP/up.db" 'SELECT count(*) FROM reports')"
+unserve
+
+# 4. The queue cap: with a 100-byte cap nothing is queued; the hangs stay in DIR/records and the
+# session says how many were left out.
+S="$TMP/s4"
+"$P" "$S" "$URL" "$TMP/token" 2 300 1 100 100 >"$TMP/p5.out" 2>&1
+check_eq "cap: nothing queued, nothing pending" "0 hangs 2, pending 0" "$? $(tail -1 "$TMP/p5.out")"
+check "cap: the session notes the records left out of the outbox" grep -q '"event":"upload-queue-full","count":2' "$S/records"
+check_eq "cap: the hangs are still in the session's records" 2 "$("$TK" ingest --db "sqlite:$TMP/cap.db" "$S" 2>&1 | sed -n 's/^tracekit: \([0-9]*\) reports.*/\1/p')"
+check_fails "an empty session directory name is refused" "$P" "" "$URL" "$TMP/token" 0
+check_fails "an https URL is refused by the built-in uploader (TLS is the app's callback)" "$P" "$TMP/s5" "https://127.0.0.1:$PORT/v1/reports" "$TMP/token" 0
