@@ -151,7 +151,7 @@ int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void *
 	int gz = n >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
 	void *part = data;
 	size_t pn = n;
-	if (!gz && gzip_bytes(data, n, 6, path, &part, &pn, err)) {
+	if (!gz && gzip_bytes(data, n, 1, path, &part, &pn, err)) {
 		free(data);
 		return -1;
 	}
