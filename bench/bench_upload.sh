@@ -3,8 +3,9 @@
 # `tracekit upload` to a `tracekit serve --ingest` on 127.0.0.1 (one gzip'd bundle per session or
 # profile, one HTTP request and one committed transaction each, acknowledged after the commit)
 # against `tracekit ingest` straight into the store (batches of 5000 reports, parsing on every CPU).
-# The ratio is what the network path costs per report; the target is that one serve instance keeps
-# up with a fleet's upload rate (≥ 5 k reports/s on this machine; more servers scale on ClickHouse).
+# The ratio is what the network path costs per report. Issue 9 sets no target for serve; what bounds
+# it here is the durable commit behind every acknowledgement (SQLite synchronous=FULL: one fsync per
+# upload, plus the client's fsync of SESSION/uploaded), so the rate is mostly this disk's fsync time.
 #
 #   bench/bench_upload.sh [--quick]     (full: 2000 sessions × 20 hangs + 200 exports; --quick: 500 + 50)
 set -eu
@@ -18,7 +19,7 @@ make --no-print-directory -s BUILD="$BUILD" "$BUILD/storegen" >/dev/null
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
 SRV=
-trap 'kill $SRV 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill $SRV 2>/dev/null || true; rm -rf "$TMP"' EXIT
 export TK_ROOT=$ROOT TMP
 . "$ROOT/tests/store_lib.sh"
 T="$TMP/time"
@@ -71,7 +72,7 @@ printf '%-34s %8s s %9s reports/s  (client CPU %s s, serve CPU %s s)\n' "traceki
 ratio=$(awk -v a="$UW" -v b="$IW" 'BEGIN { printf "%.1f×", a / b }')
 sum upload "$R reports in $SESSIONS sessions → SQLite: upload → serve vs ingest" \
 	"$(rate $R "$UW") reports/s ($(rate $SESSIONS "$UW") sessions/s)" "ingest $(rate $R "$IW") reports/s" \
-	"upload $ratio slower" "≥ 5 k reports/s through one serve"
+	"upload $ratio slower" "no target; one fsync'd commit per acknowledged upload"
 # profiles
 run "$TK" ingest -q --db "sqlite:$TMP/pdirect.db" --set app=Bench "$X"
 IW=$WALL
