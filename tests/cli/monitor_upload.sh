@@ -97,3 +97,25 @@ check "cap: the session notes the records left out of the outbox" grep -q '"even
 check_eq "cap: the hangs are still in the session's records" 2 "$("$TK" ingest --db "sqlite:$TMP/cap.db" "$S" 2>&1 | sed -n 's/^tracekit: \([0-9]*\) reports.*/\1/p')"
 check_fails "an empty session directory name is refused" "$P" "" "$URL" "$TMP/token" 0
 check_fails "an https URL is refused by the built-in uploader (TLS is the app's callback)" "$P" "$TMP/s5" "https://127.0.0.1:$PORT/v1/reports" "$TMP/token" 0
+
+# 5. ThreadSanitizer over the whole library while it uploads: server away first (retries, the outbox
+# kept at stop), then up (the next run sends what was left).
+TS="$TK_ROOT/$BUILD/tsan/monitor_upload"
+if [ -x "$TS" ]; then
+	S="$TMP/s6"
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$TS" "$S" "$URL" "$TMP/token" 2 300 2 100 >"$TMP/t1.out" 2>"$TMP/t1.err"
+	t1=$?
+	serve
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$TS" "$S" "$URL" "$TMP/token" 1 300 30 100 >"$TMP/t2.out" 2>"$TMP/t2.err"
+	t2=$?
+	unserve
+	if [ $t1 -eq 3 ] && [ $t2 -eq 0 ] && ! grep -q ThreadSanitizer "$TMP/t1.err" "$TMP/t2.err"; then
+		ok "ThreadSanitizer: no race in the monitor while it queues, retries and uploads"
+	else
+		notok "ThreadSanitizer: no race in the monitor while it queues, retries and uploads" \
+			"rc=$t1/$t2 $(grep -h -m1 -A12 'WARNING: ThreadSanitizer' "$TMP/t1.err" "$TMP/t2.err" | head -30)"
+	fi
+	check_eq "ThreadSanitizer build: all 3 hangs stored" 8 "$(sqlite3 "$TMP/up.db" "SELECT count(*) FROM reports")"
+else
+	notok "ThreadSanitizer build of the upload example" "missing $TS (make $BUILD/tsan/monitor_upload)"
+fi
