@@ -119,3 +119,28 @@ if [ -x "$TS" ]; then
 else
 	notok "ThreadSanitizer build of the upload example" "missing $TS (make $BUILD/tsan/monitor_upload)"
 fi
+
+# 6. The preloaded library (no code change in the program): TK_MONITOR_UPLOAD_URL and
+# TK_MONITOR_UPLOAD_TOKEN_FILE. The CPU record of a run that is busy until it exits finishes at exit,
+# so it waits in the outbox (server away); the next run sends it at once.
+B="$TK_ROOT/$BUILD"
+S="$TMP/s7"
+busy() { env TK_MONITOR_DIR="$S" TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100 \
+	TK_MONITOR_CPU_DURATION_MS=1000 TK_MONITOR_UPLOAD_URL="$URL" TK_MONITOR_UPLOAD_TOKEN_FILE="$TMP/token" \
+	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" "$1"; }
+check "preload: a busy run with the server away" busy 2.5
+check_eq "preload: its CPU record waits in the outbox" 1 "$(bundles "$S")"
+cp -r "$S" "$TMP/s7-as-left"
+serve
+check "preload: the next run" busy 2
+unserve
+"$TK" ingest -q --db "sqlite:$TMP/local7.db" "$TMP/s7-as-left"
+first=$(sqlite3 "$TMP/local7.db" "SELECT hex(id) FROM reports WHERE kind = 'cpu-highload'")
+check_eq "preload: the first run's CPU record was sent by the second run, as ingest stores it" 1 \
+	"$(sqlite3 "$TMP/up.db" "SELECT count(*) FROM reports WHERE hex(id) = '${first:-none}'")"
+# the second run's own record finished when its threads stopped (sent) or at exit (waiting)
+check_eq "preload: the second run's record is stored or waits in the outbox, once" 2 \
+	$(($(sqlite3 "$TMP/up.db" "SELECT count(*) FROM reports WHERE kind = 'cpu-highload'") + $(bundles "$S")))
+env TK_MONITOR_DIR="$TMP/s8" TK_MONITOR_UPLOAD_URL="$URL" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 0.1 >"$TMP/s8.out" 2>&1
+check_eq "preload: an upload URL without a token file: the program runs (exit 0)" 0 $?
+check "preload: … and one line says why it is not monitored" grep -q "^tracekit-monitor: not monitoring: monitor: TK_MONITOR_UPLOAD_URL needs TK_MONITOR_UPLOAD_TOKEN_FILE" "$TMP/s8.out"
