@@ -46,6 +46,9 @@
  *   TK_MONITOR_THREAD_CPU             "clock" (default) or "schedstat": how per-thread CPU is read
  *   TK_MONITOR_PERF                   "0": CPU-trace stacks by signal only (default 1: from perf_event
  *                                     samples where the kernel permits it, see docs/monitor.md)
+ *   TK_MONITOR_UPLOAD_URL             Linux: send finished records to this `tracekit serve --ingest`
+ *                                     (tk_monitor_http_upload; DIR/outbox until acknowledged)
+ *   TK_MONITOR_UPLOAD_TOKEN_FILE      its bearer token (first line); required with the URL
  */
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
