@@ -124,6 +124,8 @@ fi
 # TK_MONITOR_UPLOAD_TOKEN_FILE. The CPU record of a run that is busy until it exits finishes at exit,
 # so it waits in the outbox (server away); the next run sends it at once.
 B="$TK_ROOT/$BUILD"
+# the sanitized build's busy carries the ASan runtime itself, ahead of the preloaded library
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 S="$TMP/s7"
 busy() { env TK_MONITOR_DIR="$S" TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100 \
 	TK_MONITOR_CPU_DURATION_MS=1000 TK_MONITOR_UPLOAD_URL="$URL" TK_MONITOR_UPLOAD_TOKEN_FILE="$TMP/token" \
