@@ -17,8 +17,10 @@ static const char usage[] =
     "\n"
     "Accepts POST /v1/reports with a gzip'd bundle (docs/store.md: a session's records, meta.json\n"
     "and images.json, as `tracekit monitor --upload` and `tracekit upload` send them; a gzip'd bare\n"
-    "Records file is accepted too) and an `Authorization: Bearer TOKEN` header. A bundle is stored in\n"
-    "one batch and answered 200 {\"stored\":N,\"duplicates\":M} only after the store committed it, so\n"
+    "Records file is accepted too; or one profile, an xctrace export or any input `tracekit ingest`\n"
+    "stores as a profile report, as `tracekit upload FILE` sends it) and an `Authorization: Bearer\n"
+    "TOKEN` header. A bundle is stored in one batch and answered 200 {\"stored\":N,\"duplicates\":M}\n"
+    "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
     "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
     "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
     "413 body or inflated bundle too large, 503 the store failed (retry later).\n"
@@ -28,7 +30,7 @@ static const char usage[] =
     "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
     "  --token-file FILE   the bearer token (first line of FILE); required\n"
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
-    "                      that, capped at 256 MiB\n"
+    "                      that, capped at 256 MiB; an uploaded profile's own gzip to 8× more\n"
     "\n"
     "It prints \"tracekit: serving on http://ADDR:PORT/v1/reports\" on stderr once it accepts uploads,\n"
     "and stops on SIGINT or SIGTERM.\n";
@@ -37,7 +39,7 @@ typedef struct server {
 	tk_store *store;
 	char token[512];
 	size_t max_body, max_inflated;
-	unsigned long long stored, requests;
+	unsigned long long stored, profiles, requests;
 } server;
 
 typedef struct upload {
@@ -130,6 +132,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, status, "%s", err.msg);
 	}
 	size_t added = 0;
+	if (set.pn) { /* a profile bundle: one profile report, nothing else */
+		if (tk_store_put_profiles(S->store, set.pv, set.pn, &added, &err)) {
+			tk_report_set_free(&set);
+			tk_cli_warn("serve: %s", err.msg);
+			return reply(c, 503, "the store failed: %s", err.msg);
+		}
+		S->profiles += added;
+		enum MHD_Result rc = reply(c, 200, "{\"profiles\":%zu,\"duplicates\":%zu}", added, set.pn - added);
+		tk_report_set_free(&set);
+		return rc;
+	}
 	if (tk_store_put(S->store, set.v, set.n, &added, &err)) {
 		tk_report_set_free(&set);
 		tk_cli_warn("serve: %s", err.msg);
@@ -239,7 +252,7 @@ int cmd_serve(int argc, char **argv)
 	sigwait(&sigs, &sig);
 	MHD_stop_daemon(d);
 	tk_store_close(S.store);
-	fprintf(stderr, "tracekit: stopped (%s): %llu uploads, %llu reports stored\n", strsignal(sig), S.requests,
-	        S.stored);
+	fprintf(stderr, "tracekit: stopped (%s): %llu uploads, %llu reports and %llu profiles stored\n", strsignal(sig),
+	        S.requests, S.stored, S.profiles);
 	return 0;
 }

@@ -11,13 +11,17 @@
 TK_COMMAND(upload, "send monitor sessions to a `tracekit serve --ingest` endpoint, retrying until acknowledged")
 
 static const char usage[] =
-    "usage: tracekit upload --url URL --token-file FILE [options] DIR...\n"
+    "usage: tracekit upload --url URL --token-file FILE [options] DIR|PROFILE...\n"
     "\n"
     "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
     "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
     "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
     "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
     "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
+    "A PROFILE (an xctrace export, or any other file `tracekit ingest` stores as a profile report; in a\n"
+    "directory tree, files named *.xml and *.xml.gz) is sent too, with --set's keys, and stored exactly\n"
+    "as `tracekit ingest --set … PROFILE` stores it; nothing is written beside it (resending is\n"
+    "harmless: the server keeps one copy).\n"
     "\n"
     "options:\n"
     "  --set K=V,...      keys for sessions without meta.json (app, version, build, device, os, session)\n"
@@ -29,8 +33,29 @@ typedef struct up {
 	const char *url;
 	tk_upload_options o;
 	int force;
-	size_t sent, skipped, rejected, failed;
+	size_t sent, profiles, skipped, rejected, failed;
 } up;
+
+static int is_export_name(const char *path)
+{
+	size_t n = strlen(path);
+	return (n > 4 && strcmp(path + n - 4, ".xml") == 0) || (n > 7 && strcmp(path + n - 7, ".xml.gz") == 0);
+}
+
+static void profile(up *U, const char *path)
+{
+	tk_error err;
+	int rc = tk_upload_profile(U->url, path, &U->o, &err);
+	if (rc == 0) {
+		U->profiles++;
+	} else {
+		tk_cli_fail("upload: %s", err.msg);
+		if (rc > 0)
+			U->rejected++;
+		else
+			U->failed++;
+	}
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -47,8 +72,12 @@ static int has(const char *dir, const char *name)
 static void one(up *U, const char *dir)
 {
 	struct stat st;
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode) && tk_store_is_profile_input(dir)) {
+		profile(U, dir); /* an xctrace export or another profile input, as `tracekit ingest` takes it */
+		return;
+	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		tk_cli_fail("upload: %s: not a session directory", dir);
+		tk_cli_fail("upload: %s: not a session directory or a profile (an xctrace export …)", dir);
 		U->failed++;
 		return;
 	}
@@ -69,7 +98,9 @@ static void one(up *U, const char *dir)
 			closedir(d);
 		qsort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
-			if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+			/* inside a tree, as `tracekit ingest` walks it: sessions, and exports (.xml, .xml.gz) */
+			if (stat(names[i], &st) == 0 &&
+			    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && is_export_name(names[i]))))
 				one(U, names[i]);
 			free(names[i]);
 		}
@@ -154,7 +185,10 @@ int cmd_upload(int argc, char **argv)
 	for (int i = first; i < argc; i++)
 		one(&U, argv[i]);
 	free(owned);
-	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded, %zu rejected, %zu not delivered\n",
-	        U.sent, U.sent == 1 ? "" : "s", U.skipped, U.rejected, U.failed);
+	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded", U.sent, U.sent == 1 ? "" : "s",
+	        U.skipped);
+	if (U.profiles)
+		fprintf(stderr, ", %zu profile%s uploaded", U.profiles, U.profiles == 1 ? "" : "s");
+	fprintf(stderr, ", %zu rejected, %zu not delivered\n", U.rejected, U.failed);
 	return U.rejected || U.failed ? 1 : 0;
 }

@@ -51,3 +51,11 @@ $(BUILD)/tests/monitor/%: tests/monitor/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TK) $(MON_FP_FLAGS) -o $@ $< -lpthread
 EXTRA_TEST_DEPS += $(MON_HOSTS)
+
+# ThreadSanitizer build of examples/monitor/upload.c over the monitor's sources (uploader thread,
+# outbox lock, monitor threads); tests/cli/monitor_upload.sh runs it against a real serve.
+$(BUILD)/tsan/monitor_upload: examples/monitor/upload.c $(wildcard monitor/*.c monitor/*.h monitor/linux/*.c) include/tracekit/monitor.h
+	@mkdir -p $(dir $@)
+	clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=thread $(MON_FP_FLAGS) -Iinclude -o $@ $< \
+	  $(wildcard monitor/*.c monitor/linux/*.c) -lpthread -ldl -lm
+EXTRA_TEST_DEPS += $(BUILD)/tsan/monitor_upload

@@ -82,4 +82,19 @@ unsigned tkm_fd_lost_count(void);
 /* Read up to n-1 bytes of a small file through a checked descriptor, NUL-terminated; -1 on error. */
 ssize_t tkm_fd_read_small(const char *path, char *buf, size_t n);
 
+/* The outbox (upload.c): finished records as upload bundles in DIR/outbox/ until the host's upload
+ * callback acknowledges them, sent from a thread of its own with back-off and jitter. */
+struct tk_monitor_config;
+typedef struct tkm_outbox tkm_outbox;
+tkm_outbox *tkm_outbox_start(const char *session_dir, const struct tk_monitor_config *c, char *err, size_t errlen);
+/* Queue one finished record: records is a whole Records text (header, launch-time, the record's two
+ * lines); meta.json and the run's images file (images_name) are read from session_dir. Returns 0,
+ * 1 when the outbox is over its byte cap (nothing queued), -1 on an I/O error. */
+int tkm_outbox_put(tkm_outbox *o, const char *session_dir, const char *records, size_t n, const char *images_name);
+void tkm_outbox_stop(tkm_outbox *o); /* joins the thread; the files stay */
+int64_t tkm_outbox_tid(tkm_outbox *o);
+uint32_t tkm_outbox_dropped(tkm_outbox *o);
+/* data as one gzip member of stored deflate blocks (what the bundle format asks: gzip, any level). */
+int tkm_gzip_stored(const void *data, size_t n, tkm_buf *out);
+
 #endif

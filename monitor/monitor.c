@@ -57,6 +57,9 @@ struct tk_monitor {
 	bool cpu_started, hang_started;
 	_Atomic int64_t cpu_tid, hang_tid;
 	living cpu, hang;
+	double launch;          /* the launch-time line's value */
+	tkm_outbox *outbox;     /* cfg.upload: finished records waiting for the callback's acknowledgement */
+	uint32_t dropped_noted; /* outbox-full events already noted in the records */
 	/* heartbeat / ping state, written by the watched loop */
 	_Atomic uint64_t beat_ns;
 	_Atomic int busy;
@@ -175,6 +178,10 @@ static int check_config(const tk_monitor_config *c, char *err, size_t errlen)
 		return snprintf(err, errlen, "monitor: max_nodes and max_frames must be positive"), -1;
 	if (!c->dir && !c->callback)
 		return snprintf(err, errlen, "monitor: no sink: set dir (TK_MONITOR_DIR) or a callback"), -1;
+	if (c->upload && !c->dir)
+		return snprintf(err, errlen,
+		                "monitor: upload needs dir: records wait in DIR/outbox until acknowledged"),
+		       -1;
 	return 0;
 }
 
@@ -509,6 +516,33 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 	                           .suppressed = l->suppressed};
 }
 
+/* A finished record goes to the outbox as a Records text of its own: the header, this run's
+ * launch-time (with images.json's pid and process it makes the same session key as the whole
+ * session) and the record's two lines. Caller holds m->lock. */
+static void queue_upload(tk_monitor *m, const emitted *e)
+{
+	tkm_buf t = {0};
+	tkm_buf_printf(&t, "collection,key,value\nlaunch-time,%.6f,%.6f\n", m->launch, m->launch);
+	tkm_buf_put(&t, e->lines.p, e->lines.n);
+	if (!t.oom && tkm_outbox_put(m->outbox, m->dir, t.p, t.n, m->images_name) == 1) {
+		uint32_t dropped = tkm_outbox_dropped(m->outbox);
+		if (dropped != m->dropped_noted && records_ready(m)) {
+			char line[400];
+			double now = tkm_unix_now();
+			int k =
+			    snprintf(line, sizeof line,
+			             "monitor-event,%.6f,{\"time\":%.6f,\"event\":\"upload-queue-full\",\"count\":%u,"
+			             "\"message\":\"%u finished record(s) not queued for upload: the outbox is over "
+			             "upload_max_queued_bytes; they are in this file (tracekit upload sends it)\"}\n",
+			             now, now, dropped, dropped);
+			if (k > 0 && (size_t)k < sizeof line && tkm_fd_ours(&m->records) &&
+			    write_all(m->records.fd, line, (size_t)k) == 0)
+				m->dropped_noted = dropped;
+		}
+	}
+	tkm_buf_free(&t);
+}
+
 /* Persist a living record: write it (under the lock), then call back (outside it, so the callback
  * may call into the monitor). Called with m->lock held; returns with it held. */
 static void persist(tk_monitor *m, living *l, bool live)
@@ -522,6 +556,8 @@ static void persist(tk_monitor *m, living *l, bool live)
 		build_hang(m, live, &e);
 	if (!e.lines.oom)
 		append_lines(m, e.lines.p, e.lines.n);
+	if (!live && m->outbox && !e.lines.oom)
+		queue_upload(m, &e);
 	if (m->cfg.callback && !e.lines.oom) {
 		e.ev.key = e.key.p;
 		e.ev.record = e.record.p;
@@ -560,6 +596,7 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 	double launch = tkm_process_start_unix();
 	if (launch <= 0)
 		launch = tkm_unix_now();
+	m->launch = launch;
 	tkm_buf_printf(&b, "launch-time,%.6f,%.6f\n", launch, launch);
 	if (!b.oom && write_all(m->records.fd, b.p, b.n) != 0) {
 		snprintf(err, errlen, "monitor: %s/records: %s", m->dir, strerror(errno));
@@ -575,7 +612,8 @@ static int open_session(tk_monitor *m, char *err, size_t errlen)
 
 static bool own_thread(tk_monitor *m, int64_t tid)
 {
-	return tid == atomic_load(&m->cpu_tid) || tid == atomic_load(&m->hang_tid);
+	return tid == atomic_load(&m->cpu_tid) || tid == atomic_load(&m->hang_tid) ||
+	       (m->outbox && tid == tkm_outbox_tid(m->outbox));
 }
 
 /* Threads above the share threshold, from two sorted snapshots of cumulative CPU. */
@@ -1061,6 +1099,10 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 		tkm_backend_release();
 		goto fail;
 	}
+	if (c.upload && !(m->outbox = tkm_outbox_start(m->dir, &c, err, errlen))) {
+		tkm_backend_release();
+		goto fail;
+	}
 	reg_add(m);
 	int rc = 0;
 	/* Our threads are created with every signal blocked: a process-directed signal (SIGTERM, SIGCHLD,
@@ -1124,6 +1166,8 @@ void tk_monitor_stop(tk_monitor *m)
 	if (tkm_fd_lost_count() != m->lost_noted)
 		records_ready(m); /* say so even when no record was written since */
 	pthread_mutex_unlock(&m->lock);
+	/* after the last records are queued: they wait on disk for the next run's uploader */
+	tkm_outbox_stop(m->outbox);
 	tkm_backend_release();
 	tkm_fd_close(&m->records);
 	tkm_tree_free(&m->cpu.tree);

@@ -23,6 +23,34 @@
 #include "tracekit/monitor.h"
 
 static tk_monitor *preloaded;
+#if defined(__linux__)
+static tk_monitor_http *preload_http;
+
+/* TK_MONITOR_UPLOAD_URL and TK_MONITOR_UPLOAD_TOKEN_FILE: finished records go to that `tracekit
+ * serve --ingest` as they finish (DIR/outbox until acknowledged; what a run leaves, the next sends). */
+static int preload_upload(tk_monitor_config *cfg, char *err, size_t errlen)
+{
+	const char *url = getenv("TK_MONITOR_UPLOAD_URL"), *tf = getenv("TK_MONITOR_UPLOAD_TOKEN_FILE");
+	if (!url || !*url)
+		return 0;
+	if (!tf || !*tf)
+		return snprintf(err, errlen, "monitor: TK_MONITOR_UPLOAD_URL needs TK_MONITOR_UPLOAD_TOKEN_FILE"), -1;
+	char token[512];
+	int fd = open(tf, O_RDONLY | O_CLOEXEC);
+	ssize_t r = fd >= 0 ? read(fd, token, sizeof token - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (r <= 0)
+		return snprintf(err, errlen, "monitor: TK_MONITOR_UPLOAD_TOKEN_FILE=%s: cannot read the token", tf), -1;
+	token[r] = 0;
+	token[strcspn(token, "\r\n")] = 0;
+	if (!(preload_http = tk_monitor_http_new(url, token, err, errlen)))
+		return -1;
+	cfg->upload = tk_monitor_http_upload;
+	cfg->upload_ctx = preload_http;
+	return 0;
+}
+#endif
 
 tk_monitor *tk_monitor_preloaded(void)
 {
@@ -73,7 +101,12 @@ __attribute__((constructor)) static void tk_monitor_preload_start(void)
 	tk_monitor_config cfg;
 	char err[512];
 	tk_monitor_config_default(&cfg);
-	if (tk_monitor_config_from_env(&cfg, err, sizeof err) == 0)
+	int rc = tk_monitor_config_from_env(&cfg, err, sizeof err);
+#if defined(__linux__)
+	if (rc == 0)
+		rc = preload_upload(&cfg, err, sizeof err);
+#endif
+	if (rc == 0)
 		preloaded = tk_monitor_start(&cfg, err, sizeof err);
 	if (!preloaded)
 		fprintf(stderr, "tracekit-monitor: not monitoring: %s\n", err);
@@ -84,4 +117,8 @@ __attribute__((destructor)) static void tk_monitor_preload_stop(void)
 	tk_monitor *m = preloaded;
 	preloaded = NULL;
 	tk_monitor_stop(m);
+#if defined(__linux__)
+	tk_monitor_http_free(preload_http);
+	preload_http = NULL;
+#endif
 }

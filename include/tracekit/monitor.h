@@ -46,6 +46,9 @@
  *   TK_MONITOR_THREAD_CPU             "clock" (default) or "schedstat": how per-thread CPU is read
  *   TK_MONITOR_PERF                   "0": CPU-trace stacks by signal only (default 1: from perf_event
  *                                     samples where the kernel permits it, see docs/monitor.md)
+ *   TK_MONITOR_UPLOAD_URL             Linux: send finished records to this `tracekit serve --ingest`
+ *                                     (tk_monitor_http_upload; DIR/outbox until acknowledged)
+ *   TK_MONITOR_UPLOAD_TOKEN_FILE      its bearer token (first line); required with the URL
  */
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
@@ -86,6 +89,42 @@ typedef struct tk_monitor_event {
  * tk_monitor_flush (which would call it again). */
 typedef void (*tk_monitor_callback)(const tk_monitor_event *ev, void *ctx);
 
+/* ---- uploading finished records (optional) ----
+ *
+ * With cfg.dir and cfg.upload set, every finished record (a hang when it ends; a CPU high-load
+ * period when the load drops or the monitor stops) is also written, durably (write, fsync, rename),
+ * as one upload bundle in DIR/outbox/ — gzip'd, the format `tracekit serve --ingest` takes
+ * (docs/store.md), the same reports `tracekit ingest DIR` would store — and the monitor's own
+ * uploader thread hands each file to cfg.upload, oldest first:
+ *
+ *   TK_MONITOR_UPLOAD_ACKED     the server committed it (HTTP 2xx): the file is deleted.
+ *   TK_MONITOR_UPLOAD_RETRY     not now (no network, timeout, 5xx, 408, 429): the file stays; the
+ *                               next attempt comes after a back-off that starts at upload_retry_ms and
+ *                               doubles per failure up to upload_retry_max_ms, with jitter (half the
+ *                               delay fixed, half random), then the whole outbox is tried again.
+ *   TK_MONITOR_UPLOAD_REJECTED  refused for good (another 4xx): moved to DIR/outbox/rejected/, kept
+ *                               for a human, never sent again.
+ *
+ * The callback runs on the uploader thread only (never on the app's threads, never on the monitor's
+ * sampling threads), one file at a time, and may block (its own timeouts bound tk_monitor_stop,
+ * which waits for a call in progress). Resending is harmless: the server stores a report once.
+ * Files stay on disk until acknowledged: records finished at tk_monitor_stop, or while the server
+ * is away, are sent by the next tk_monitor_start on the same dir (or by `tracekit upload DIR`, which
+ * sends the whole session). Past upload_max_queued_bytes in the outbox, a new finished record is
+ * not queued (it stays in DIR/records; a `monitor-event` line says how many were left out).
+ *
+ * On iOS the app owns networking: give a callback that sends the body with URLSession (TLS, the
+ * app's certificate policy and background session rules) and answers from the HTTP status. On
+ * Linux, tk_monitor_http_upload below is ready-made: plain HTTP/1.1 over a socket. */
+typedef enum tk_monitor_upload_result {
+	TK_MONITOR_UPLOAD_ACKED = 0,
+	TK_MONITOR_UPLOAD_RETRY = 1,
+	TK_MONITOR_UPLOAD_REJECTED = 2,
+} tk_monitor_upload_result;
+
+/* path: the bundle's file (for logs); body, n: its bytes (POST them as they are, they are gzip'd). */
+typedef tk_monitor_upload_result (*tk_monitor_upload_fn)(const char *path, const void *body, size_t n, void *ctx);
+
 /* Runs fn(arg) on the watched event loop, later (asynchronously). Must not block. */
 typedef void (*tk_monitor_post_fn)(void (*fn)(void *arg), void *arg, void *host_ctx);
 
@@ -124,6 +163,13 @@ typedef struct tk_monitor_config {
 	int use_schedstat; /* Linux: 0 = per-thread CPU clocks (default), 1 = /proc/…/schedstat descriptors */
 	int no_perf;       /* Linux: 1 = CPU-trace stacks always by signal, never from perf_event samples
 	                    * (default 0: perf_event where the kernel permits it; TK_MONITOR_PERF=0) */
+
+	/* uploader (see above; needs dir) */
+	tk_monitor_upload_fn upload; /* NULL = no outbox */
+	void *upload_ctx;
+	uint32_t upload_retry_ms;         /* 2000: first back-off */
+	uint32_t upload_retry_max_ms;     /* 300000: longest back-off */
+	uint64_t upload_max_queued_bytes; /* 16 MiB of bundles in the outbox at most */
 } tk_monitor_config;
 
 /* Fill cfg with the defaults above. */
@@ -155,6 +201,26 @@ void tk_monitor_watch_this_thread(tk_monitor *m);
 
 /* The process-wide monitor started by the LD_PRELOAD constructor, or NULL. */
 tk_monitor *tk_monitor_preloaded(void);
+
+#if defined(__linux__)
+/* The ready-made uploader for Linux builds: POSTs each bundle to URL ("http://HOST:PORT/PATH", e.g.
+ * http://127.0.0.1:8470/v1/reports of `tracekit serve --ingest`) with "Authorization: Bearer
+ * TOKEN", plain HTTP/1.1 over a socket (no TLS: put a TLS-terminating proxy in front of serve, or
+ * give your own callback), 5 s to connect, 30 s per read or write. 2xx → ACKED; 408, 429, 5xx, no
+ * connection → RETRY; other 4xx → REJECTED.
+ *
+ *   tk_monitor_http *h = tk_monitor_http_new("http://127.0.0.1:8470/v1/reports", token, err, sizeof err);
+ *   cfg.upload = tk_monitor_http_upload; cfg.upload_ctx = h;
+ *   … tk_monitor_stop(m); tk_monitor_http_free(h);
+ *
+ * Returns NULL with a one-line message in err for a URL it cannot use (https, no port …). */
+typedef struct tk_monitor_http tk_monitor_http;
+tk_monitor_http *tk_monitor_http_new(const char *url, const char *token, char *err, size_t errlen);
+void tk_monitor_http_free(tk_monitor_http *h);
+tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *body, size_t n, void *ctx);
+/* What the last call got: the HTTP status (0 = no answer) and a one-line reason. */
+int tk_monitor_http_last(const tk_monitor_http *h, char *reason, size_t n);
+#endif
 
 #ifdef __cplusplus
 }

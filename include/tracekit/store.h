@@ -127,7 +127,16 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
  * A bundle is gzip'd text: "tracekit-bundle 1\n", then for each file "NAME SIZE\n" + SIZE bytes +
  * "\n", NAME one of records, meta.json, images.json. A gzip'd bare Records file is accepted too. */
 int tk_bundle_make(const char *session_dir, const tk_report_meta *given, void **out, size_t *n, tk_error *err);
-/* Decode a received body (gzip'd) into reports. max_inflated bounds the decompressed size.
+/* A bundle of one profile input (an xctrace export, or any file tk_store_is_profile_input accepts):
+ * "profile" (the file, gzip'd here unless it already is), "profile.json" ({"name": path,
+ * "mtime_sec", "mtime_nsec", "encoding": "gzip" when gzip'd here, else "none"}) and meta.json from
+ * given's keys. The server stores the same profile report `tracekit ingest --set … PATH` stores (same
+ * id, keys, time, source, weights), reading the profile streamed from the body. */
+int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void **out, size_t *n, tk_error *err);
+/* Is path a file `tracekit ingest` stores as a profile report (a readable file, not a Records file)? */
+int tk_store_is_profile_input(const char *path);
+/* Decode a received body (gzip'd) into reports (out->v) or one profile report (out->pv).
+ * max_inflated bounds the decompressed bundle, and 8× max_inflated a profile's own inflated bytes.
  * Returns 0, or -1 with err (the message is the reason sent back in the 400 reply). */
 int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const char *name, const tk_report_meta *given,
                       tk_report_set *out, tk_error *err);
@@ -210,6 +219,9 @@ typedef struct tk_upload_options {
 	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
 } tk_upload_options;
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
+/* The same for one profile input (tk_bundle_make_profile); nothing is written beside the file
+ * (resending is harmless: the server stores a profile once). Same return values. */
+int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,19 +6,28 @@
  *   images.json 789\n<789 bytes>\n
  *
  * A plain framing rather than tar: three known files, sizes up front, nothing to unpack to disk,
- * and a decoder small enough to read whole. A gzip'd bare Records file is accepted too. */
+ * and a decoder small enough to read whole. A gzip'd bare Records file is accepted too.
+ *
+ * A profile (an xctrace export or any other input `tracekit ingest` stores as a profile report)
+ * travels as "profile" (the file, gzip'd by the uploader unless it already was) with
+ * "profile.json" (its name, modification time and that encoding) and meta.json (the --set keys),
+ * so the server stores exactly what a local ingest of the same file stores. */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "store/internal.h"
 #include "util/mem.h"
 
 static const char magic[] = "tracekit-bundle 1\n";
-static const char *const files[] = {"records", "meta.json", "images.json"};
-enum { F_RECORDS, F_META, F_IMAGES, NFILES };
+static const char *const files[] = {"records", "meta.json", "images.json", "profile", "profile.json"};
+enum { F_RECORDS, F_META, F_IMAGES, F_PROFILE, F_PROFILE_JSON, NFILES };
+enum { NSESSION = 3 }; /* the files tk_bundle_make reads from a session directory */
 
 static char *slurp(const char *path, size_t *n, int *missing)
 {
@@ -43,6 +52,65 @@ static char *slurp(const char *path, size_t *n, int *missing)
 	return b;
 }
 
+/* Append "NAME SIZE\n" + data + "\n" to the bundle text. */
+static void put_part(char **raw, size_t *rcap, size_t *rn, const char *name, const void *data, size_t n)
+{
+	char head[64];
+	int hl = snprintf(head, sizeof head, "%s %zu\n", name, n);
+	TK_GROW(*raw, *rcap, *rn + (size_t)hl + n + 1);
+	memcpy(*raw + *rn, head, (size_t)hl);
+	memcpy(*raw + *rn + hl, data, n);
+	(*raw)[*rn + (size_t)hl + n] = '\n';
+	*rn += (size_t)hl + n + 1;
+}
+
+/* The uploader's --set keys as a meta.json (for inputs that have none). */
+static char *meta_from_given(const tk_report_meta *given, size_t *n)
+{
+	char m[4096];
+	size_t ml = (size_t)snprintf(m, sizeof m, "{");
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (given->keys[k]) {
+			ml += (size_t)snprintf(m + ml, sizeof m - ml, "%s\"%s\":\"", ml > 1 ? "," : "",
+			                       tk_store_key_names[k]);
+			for (const char *c = given->keys[k]; *c && ml < sizeof m - 8; c++) {
+				if (*c == '"' || *c == '\\')
+					m[ml++] = '\\';
+				if ((unsigned char)*c >= 0x20)
+					m[ml++] = *c;
+			}
+			ml += (size_t)snprintf(m + ml, sizeof m - ml, "\"");
+		}
+	ml += (size_t)snprintf(m + ml, sizeof m - ml, "}");
+	*n = ml;
+	return tk_xstrndup(m, ml);
+}
+
+/* gzip n bytes (one member) into a new buffer. */
+static int gzip_bytes(const void *in, size_t n, int level, const char *name, void **out, size_t *outn, tk_error *err)
+{
+	uLongf zn = compressBound((uLong)n) + 32;
+	unsigned char *z = tk_xmalloc(zn);
+	z_stream s = {0};
+	if (deflateInit2(&s, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(z);
+		return tk_error_set(err, "%s: zlib: cannot start compressing", name);
+	}
+	s.next_in = (unsigned char *)in;
+	s.avail_in = (uInt)n;
+	s.next_out = z;
+	s.avail_out = (uInt)zn;
+	int rc = deflate(&s, Z_FINISH);
+	deflateEnd(&s);
+	if (rc != Z_STREAM_END) {
+		free(z);
+		return tk_error_set(err, "%s: zlib: compression failed", name);
+	}
+	*out = z;
+	*outn = s.total_out;
+	return 0;
+}
+
 int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, size_t *outn, tk_error *err)
 {
 	char *raw = NULL;
@@ -50,7 +118,7 @@ int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, siz
 	TK_GROW(raw, rcap, sizeof magic);
 	memcpy(raw, magic, sizeof magic - 1);
 	rn = sizeof magic - 1;
-	for (int i = 0; i < NFILES; i++) {
+	for (int i = 0; i < NSESSION; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
 		size_t n = 0;
@@ -60,58 +128,64 @@ int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, siz
 			free(raw);
 			return tk_error_set(err, "%s: %s", path, strerror(missing ? ENOENT : errno));
 		}
-		if (!data && i == F_META && given) {
-			/* no meta.json: the uploader's --set keys travel as one */
-			char m[4096];
-			size_t ml = (size_t)snprintf(m, sizeof m, "{");
-			for (int k = 0; k < TK_STORE_NKEYS; k++)
-				if (given->keys[k]) {
-					ml += (size_t)snprintf(m + ml, sizeof m - ml, "%s\"%s\":\"", ml > 1 ? "," : "",
-					                       tk_store_key_names[k]);
-					for (const char *c = given->keys[k]; *c && ml < sizeof m - 8; c++) {
-						if (*c == '"' || *c == '\\')
-							m[ml++] = '\\';
-						if ((unsigned char)*c >= 0x20)
-							m[ml++] = *c;
-					}
-					ml += (size_t)snprintf(m + ml, sizeof m - ml, "\"");
-				}
-			ml += (size_t)snprintf(m + ml, sizeof m - ml, "}");
-			data = tk_xstrndup(m, ml);
-			n = ml;
-		}
+		if (!data && i == F_META && given)
+			data = meta_from_given(given, &n); /* no meta.json: the uploader's --set keys travel as one */
 		if (!data)
 			continue;
-		char head[64];
-		int hl = snprintf(head, sizeof head, "%s %zu\n", files[i], n);
-		TK_GROW(raw, rcap, rn + (size_t)hl + n + 1);
-		memcpy(raw + rn, head, (size_t)hl);
-		memcpy(raw + rn + hl, data, n);
-		raw[rn + (size_t)hl + n] = '\n';
-		rn += (size_t)hl + n + 1;
+		put_part(&raw, &rcap, &rn, files[i], data, n);
 		free(data);
 	}
-	uLongf zn = compressBound(rn) + 32;
-	unsigned char *z = tk_xmalloc(zn);
-	z_stream s = {0};
-	if (deflateInit2(&s, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(raw), free(z);
-		return tk_error_set(err, "%s: zlib: cannot start compressing", dir);
-	}
-	s.next_in = (unsigned char *)raw;
-	s.avail_in = (uInt)rn;
-	s.next_out = z;
-	s.avail_out = (uInt)zn;
-	int rc = deflate(&s, Z_FINISH);
-	deflateEnd(&s);
+	int rc = gzip_bytes(raw, rn, 6, dir, out, outn, err);
 	free(raw);
-	if (rc != Z_STREAM_END) {
-		free(z);
-		return tk_error_set(err, "%s: zlib: compression failed", dir);
+	return rc;
+}
+
+int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void **out, size_t *outn, tk_error *err)
+{
+	struct stat st;
+	size_t n = 0;
+	int missing;
+	char *data = stat(path, &st) == 0 ? slurp(path, &n, &missing) : NULL;
+	if (!data)
+		return tk_error_set(err, "%s: %s", path, strerror(errno));
+	int gz = n >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+	void *part = data;
+	size_t pn = n;
+	if (!gz && gzip_bytes(data, n, 1, path, &part, &pn, err)) {
+		free(data);
+		return -1;
 	}
-	*out = z;
-	*outn = s.total_out;
-	return 0;
+	json_t *pj = json_pack("{s:s, s:I, s:I, s:s}", "name", path, "mtime_sec", (json_int_t)st.st_mtim.tv_sec,
+	                       "mtime_nsec", (json_int_t)st.st_mtim.tv_nsec, "encoding", gz ? "none" : "gzip");
+	char *pjson = pj ? json_dumps(pj, JSON_COMPACT) : NULL;
+	json_decref(pj);
+	if (!pjson) {
+		if (part != data)
+			free(part);
+		free(data);
+		return tk_error_set(err, "%s: cannot describe the profile (its name is not UTF-8?)", path);
+	}
+	char *raw = NULL;
+	size_t rn = 0, rcap = 0;
+	TK_GROW(raw, rcap, sizeof magic);
+	memcpy(raw, magic, sizeof magic - 1);
+	rn = sizeof magic - 1;
+	put_part(&raw, &rcap, &rn, "profile.json", pjson, strlen(pjson));
+	free(pjson);
+	if (given) {
+		size_t mn;
+		char *m = meta_from_given(given, &mn);
+		put_part(&raw, &rcap, &rn, "meta.json", m, mn);
+		free(m);
+	}
+	put_part(&raw, &rcap, &rn, "profile", part, pn);
+	if (part != data)
+		free(part);
+	free(data);
+	/* the profile part is compressed already: the outer layer only has to be gzip */
+	int rc = gzip_bytes(raw, rn, 1, path, out, outn, err);
+	free(raw);
+	return rc;
 }
 
 /* Inflate a whole gzip member (one or more, as gzip allows), at most max bytes out. */
@@ -198,7 +272,8 @@ int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const cha
 			if (f < 0 || part[f]) {
 				rc = tk_error_set(
 				    err,
-				    "%s: bundle: %s file '%s' (expected records, meta.json, images.json once each)",
+				    "%s: bundle: %s file '%s' (expected records, meta.json, images.json, profile, "
+				    "profile.json once each)",
 				    name, f < 0 ? "unknown" : "repeated", fname);
 				break;
 			}
@@ -206,13 +281,24 @@ int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const cha
 			plen[f] = size;
 			at += size + 1;
 		}
-		if (!rc && !part[F_RECORDS])
-			rc = tk_error_set(err, "%s: bundle has no records file", name);
+		if (!rc && part[F_PROFILE] && (part[F_RECORDS] || part[F_IMAGES]))
+			rc = tk_error_set(err, "%s: bundle holds a profile and a session's files: send them apart",
+			                  name);
+		else if (!rc && !part[F_PROFILE] != !part[F_PROFILE_JSON])
+			rc = tk_error_set(err, "%s: bundle: profile and profile.json go together", name);
+		else if (!rc && !part[F_RECORDS] && !part[F_PROFILE])
+			rc = tk_error_set(err, "%s: bundle has no records or profile file", name);
 	} else {
 		part[F_RECORDS] = raw;
 		plen[F_RECORDS] = rn;
 	}
-	if (!rc)
+	/* a profile inflates again as it is read (streamed, never whole): bound that too */
+	size_t max_profile = max_inflated > SIZE_MAX / 8 ? SIZE_MAX : max_inflated * 8;
+	if (!rc && part[F_PROFILE])
+		rc =
+		    tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON], plen[F_PROFILE_JSON],
+		                           part[F_META], plen[F_META], name, max_profile, out, err);
+	else if (!rc)
 		rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META], part[F_IMAGES],
 		                           plen[F_IMAGES], name, given, out, err);
 	free(raw);

@@ -48,46 +48,65 @@ static int profile_id(const char *path, const char *const keys[TK_STORE_NKEYS], 
 	return 0;
 }
 
-static int add_profile(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
+/* One profile report from an opened input: keys, time and id are the caller's (from the file on
+ * disk for `tracekit ingest`, from the bundle for `tracekit serve --ingest`), so both give the
+ * same stored row for the same file. */
+static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
+                             const char id[65], tk_report_set *out, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
 	tk_read_options_init(&ro);
-	if (tk_read_path(p, path, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
+	if (tk_read_input(p, in, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
 	}
 	/* the function table `tracekit stats --metric fn.…` builds for one input, so the values agree */
 	tk_fntable *ft = tk_fntable_new();
-	if (tk_fntable_add(ft, p, path, err) < 0) {
+	if (tk_fntable_add(ft, p, source, err) < 0) {
 		tk_fntable_free(ft);
 		tk_profile_free(p);
 		return -1;
 	}
 	tk_profile_report r = {0};
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
-		r.keys[k] = tk_report_set_keep(out, given && given->keys[k] ? given->keys[k] : "");
-	struct stat st;
-	r.time = stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 : 0;
-	int rc = profile_id(path, r.keys, r.id, err);
-	if (rc == 0) {
-		r.source = tk_report_set_keep(out, path);
-		r.unit = tk_report_set_keep(out, tk_unit_name(tk_profile_unit(p)));
-		r.weight = (double)tk_profile_weight(p);
-		r.threads = tk_thread_count(p);
-		r.nfns = tk_fntable_nfunctions(ft);
-		r.fns = tk_xcalloc(r.nfns ? r.nfns : 1, sizeof *r.fns);
-		for (size_t f = 0; f < r.nfns; f++) {
-			r.fns[f].name = tk_report_set_keep(out, tk_fntable_name(ft, f));
-			r.fns[f].binary = tk_report_set_keep(out, tk_fntable_binary(ft, f));
-			tk_fntable_values(ft, f, 0, &r.fns[f].self);
-			tk_fntable_values(ft, f, 1, &r.fns[f].total);
-		}
-		TK_GROW(out->pv, out->pcap, out->pn + 1);
-		out->pv[out->pn++] = r;
+		r.keys[k] = tk_report_set_keep(out, keys[k]);
+	r.time = time;
+	memcpy(r.id, id, 65);
+	r.source = tk_report_set_keep(out, source);
+	r.unit = tk_report_set_keep(out, tk_unit_name(tk_profile_unit(p)));
+	r.weight = (double)tk_profile_weight(p);
+	r.threads = tk_thread_count(p);
+	r.nfns = tk_fntable_nfunctions(ft);
+	r.fns = tk_xcalloc(r.nfns ? r.nfns : 1, sizeof *r.fns);
+	for (size_t f = 0; f < r.nfns; f++) {
+		r.fns[f].name = tk_report_set_keep(out, tk_fntable_name(ft, f));
+		r.fns[f].binary = tk_report_set_keep(out, tk_fntable_binary(ft, f));
+		tk_fntable_values(ft, f, 0, &r.fns[f].self);
+		tk_fntable_values(ft, f, 1, &r.fns[f].total);
 	}
+	TK_GROW(out->pv, out->pcap, out->pn + 1);
+	out->pv[out->pn++] = r;
 	tk_fntable_free(ft);
 	tk_profile_free(p);
+	return 0;
+}
+
+static int add_profile(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
+{
+	const char *keys[TK_STORE_NKEYS];
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		keys[k] = given && given->keys[k] ? given->keys[k] : "";
+	struct stat st;
+	double time = stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 : 0;
+	char id[65];
+	if (profile_id(path, keys, id, err))
+		return -1;
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
+		return -1;
+	int rc = add_profile_input(in, path, keys, time, id, out, err);
+	tk_input_close(in);
 	return rc;
 }
 
@@ -106,6 +125,125 @@ static int is_profile_input(const char *path)
 	int records = tk_reader_records.sniff(head, n);
 	tk_input_close(in);
 	return !records;
+}
+
+int tk_store_is_profile_input(const char *path)
+{
+	return is_profile_input(path);
+}
+
+/* ---- a profile uploaded in a bundle (docs/store.md) ---- */
+
+static int keys_from_meta(const char *data, size_t n, const char *name, char *keys[TK_STORE_NKEYS], tk_error *err)
+{
+	json_error_t je;
+	json_t *root = json_loadb(data, n, 0, &je);
+	if (!root || !json_is_object(root)) {
+		json_decref(root);
+		return tk_error_set(err, "%s: meta.json is not a JSON object", name);
+	}
+	int rc = 0;
+	for (int k = 0; k < TK_STORE_NKEYS && !rc; k++) {
+		json_t *v = json_object_get(root, tk_store_key_names[k]);
+		if (v && !json_is_string(v))
+			rc = tk_error_set(err, "%s: meta.json: \"%s\" is not a string", name, tk_store_key_names[k]);
+		else if (v)
+			keys[k] = tk_xstrdup(json_string_value(v));
+	}
+	json_decref(root);
+	return rc;
+}
+
+int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
+                           const char *name, size_t max_inflated, tk_report_set *out, tk_error *err)
+{
+	/* profile.json: {"name":…, "mtime_sec":…, "mtime_nsec":…, "encoding":"gzip"|"none"} */
+	json_error_t je;
+	json_t *root = json_loadb(pjson, pn, 0, &je);
+	json_t *jname = json_object_get(root, "name"), *jsec = json_object_get(root, "mtime_sec"),
+	       *jnsec = json_object_get(root, "mtime_nsec"), *jenc = json_object_get(root, "encoding");
+	if (!root || !json_is_object(root) || !json_is_string(jname) || !json_is_integer(jsec) ||
+	    !json_is_integer(jnsec) || !json_is_string(jenc) || json_integer_value(jnsec) < 0 ||
+	    json_integer_value(jnsec) > 999999999 ||
+	    (strcmp(json_string_value(jenc), "gzip") != 0 && strcmp(json_string_value(jenc), "none") != 0)) {
+		json_decref(root);
+		return tk_error_set(err,
+		                    "%s: bundle: profile.json must be {\"name\":STRING, \"mtime_sec\":INT, "
+		                    "\"mtime_nsec\":0..999999999, \"encoding\":\"gzip\"|\"none\"}",
+		                    name);
+	}
+	char *source = tk_xstrdup(json_string_value(jname));
+	int uploader_gzip = strcmp(json_string_value(jenc), "gzip") == 0;
+	double time = (double)json_integer_value(jsec) + (double)json_integer_value(jnsec) / 1e9;
+	json_decref(root);
+
+	char *mkeys[TK_STORE_NKEYS] = {0};
+	const char *keys[TK_STORE_NKEYS];
+	int rc = meta ? keys_from_meta(meta, mn, name, mkeys, err) : 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		keys[k] = mkeys[k] ? mkeys[k] : "";
+	tk_input *in = NULL;
+	/* First pass: the id (SHA-256 of the file as it was on the device: the bytes sent, or, when the
+	 * uploader gzip'd it, the inflated bytes), the inflated size bounded, and what it is. The
+	 * profile is streamed from memory twice, never inflated whole. */
+	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
+		rc = -1;
+	if (!rc && uploader_gzip && !tk_input_is_gzip(in))
+		rc = tk_error_set(err, "%s: bundle: profile.json says gzip but the profile is not gzip'd", name);
+	if (!rc) {
+		size_t hn;
+		const unsigned char *head = tk_input_head(in, &hn);
+		if (tk_reader_records.sniff(head, hn))
+			rc = tk_error_set(
+			    err, "%s: bundle: the profile is a Records file (send it as a session's records)", name);
+		else if (!tk_reader_find(head, hn))
+			rc = tk_error_set(err, "%s: bundle: the profile is in no format tracekit reads", name);
+	}
+	char id[65] = "";
+	if (!rc) {
+		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+		EVP_DigestUpdate(ctx, "profile", 8);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			EVP_DigestUpdate(ctx, keys[k], strlen(keys[k]) + 1);
+		if (!uploader_gzip)
+			EVP_DigestUpdate(ctx, data, n);
+		static const size_t chunk = 1 << 16;
+		char *buf = tk_xmalloc(chunk);
+		size_t total = 0;
+		ptrdiff_t got;
+		while ((got = tk_input_read(in, buf, chunk, err)) > 0) {
+			total += (size_t)got;
+			if (total > max_inflated) {
+				rc = tk_error_set(err, "%s: the profile inflates past %zu bytes", name, max_inflated);
+				break;
+			}
+			if (uploader_gzip)
+				EVP_DigestUpdate(ctx, buf, (size_t)got);
+		}
+		if (got < 0)
+			rc = -1;
+		free(buf);
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int mdn = 0;
+		EVP_DigestFinal_ex(ctx, md, &mdn);
+		EVP_MD_CTX_free(ctx);
+		for (unsigned i = 0; i < 32 && i < mdn; i++)
+			sprintf(id + 2 * i, "%02x", md[i]);
+	}
+	if (in)
+		tk_input_close(in);
+	in = NULL;
+	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
+		rc = -1;
+	if (!rc)
+		rc = add_profile_input(in, source, keys, time, id, out, err);
+	if (in)
+		tk_input_close(in);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		free(mkeys[k]);
+	free(source);
+	return rc;
 }
 
 int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)

@@ -25,6 +25,11 @@ const char *tk_report_set_keep(tk_report_set *s, const char *str);
 /* tk_reports_from_path for a Records file or session directory. */
 int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
+/* A profile uploaded in a bundle: its bytes (profile), profile.json and the optional meta.json
+ * (inputs.c, so bundle.c's framing stays free of the readers for anyone who only needs Records). */
+int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
+                           const char *name, size_t max_inflated, tk_report_set *out, tk_error *err);
+
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
 	const char *name, *kinds, *column, *unit;

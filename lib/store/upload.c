@@ -51,22 +51,18 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 	return 0;
 }
 
-int tk_upload_session(const char *url, const char *dir, const tk_upload_options *o, tk_error *err)
+/* POST body with retries; on a 2xx the answer's first line is in ack. Returns 0, 1 (4xx) or -1. */
+static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
+                size_t ackn, tk_error *err)
 {
-	void *body;
-	size_t n;
-	if (tk_bundle_make(dir, o->meta, &body, &n, err))
-		return -1;
 	static int inited;
 	if (!inited) {
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		inited = 1;
 	}
 	CURL *c = curl_easy_init();
-	if (!c) {
-		free(body);
+	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
-	}
 	char auth[1024];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", o->token ? o->token : "");
 	struct curl_slist *hdr = curl_slist_append(NULL, auth);
@@ -95,19 +91,20 @@ int tk_upload_session(const char *url, const char *dir, const tk_upload_options 
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 		r.text[strcspn(r.text, "\n")] = 0;
 		if (cc == CURLE_OK && status >= 200 && status < 300) {
-			rc = mark_uploaded(dir, r.text, err);
+			snprintf(ack, ackn, "%s", r.text);
+			rc = 0;
 			break;
 		}
 		if (cc == CURLE_OK && status >= 400 && status < 500) {
-			tk_error_set(err, "%s: %s rejected it: HTTP %ld: %s", dir, url, status, r.text);
+			tk_error_set(err, "%s: %s rejected it: HTTP %ld: %s", what, url, status, r.text);
 			rc = 1;
 			break;
 		}
 		if (cc != CURLE_OK)
-			tk_error_set(err, "%s: %s: %s (after %u attempt%s)", dir, url, curl_easy_strerror(cc), a,
+			tk_error_set(err, "%s: %s: %s (after %u attempt%s)", what, url, curl_easy_strerror(cc), a,
 			             a == 1 ? "" : "s");
 		else
-			tk_error_set(err, "%s: %s: HTTP %ld: %s (after %u attempt%s)", dir, url, status, r.text, a,
+			tk_error_set(err, "%s: %s: HTTP %ld: %s (after %u attempt%s)", what, url, status, r.text, a,
 			             a == 1 ? "" : "s");
 		if (a >= attempts)
 			break;
@@ -116,6 +113,31 @@ int tk_upload_session(const char *url, const char *dir, const tk_upload_options 
 	}
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(c);
+	return rc;
+}
+
+int tk_upload_session(const char *url, const char *dir, const tk_upload_options *o, tk_error *err)
+{
+	void *body;
+	size_t n;
+	if (tk_bundle_make(dir, o->meta, &body, &n, err))
+		return -1;
+	char ack[512];
+	int rc = post(url, dir, body, n, o, ack, sizeof ack, err);
+	free(body);
+	if (rc == 0)
+		rc = mark_uploaded(dir, ack, err);
+	return rc;
+}
+
+int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err)
+{
+	void *body;
+	size_t n;
+	if (tk_bundle_make_profile(path, o->meta, &body, &n, err))
+		return -1;
+	char ack[512];
+	int rc = post(url, path, body, n, o, ack, sizeof ack, err);
 	free(body);
 	return rc;
 }

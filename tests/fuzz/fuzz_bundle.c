@@ -1,8 +1,9 @@
 /* libFuzzer harness for upload bundles (what `tracekit serve --ingest` decodes from the network):
  * the input is gzip'd here, so the fuzzer explores the framing, meta.json, images.json and Records
- * inside; the raw input is also decoded as a body (the gzip layer: truncated, corrupt, not gzip).
- * Any bytes must give reports or a tk_error — never a crash, a leak or a sanitizer report — and every
- * report must carry a 64-hex-digit id and non-NULL keys. */
+ * inside, and a "profile" part through every reader and the function table (tests/fuzz/corpus/bundle
+ * has a folded and an xctrace profile); the raw input is also decoded as a body (the gzip layer: truncated, corrupt,
+ * not gzip). Any bytes must give reports or a tk_error — never a crash, a leak or a sanitizer report — and every report
+ * must carry a 64-hex-digit id and non-NULL keys. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,13 @@ static void decode(const void *body, size_t n)
 				if (!set.v[i].keys[k])
 					abort();
 		}
+	for (size_t i = 0; i < set.pn; i++) {
+		if (strlen(set.pv[i].id) != 64 || !set.pv[i].unit || !set.pv[i].source)
+			abort();
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			if (!set.pv[i].keys[k])
+				abort();
+	}
 	tk_report_set_free(&set);
 }
 

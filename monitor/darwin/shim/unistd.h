@@ -7,4 +7,5 @@ ssize_t read(int, void *, size_t);
 ssize_t write(int, const void *, size_t);
 int close(int);
 int unlink(const char *);
+int fsync(int);
 #endif
