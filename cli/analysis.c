@@ -36,7 +36,7 @@ int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 	if (strcmp(arg, name) != 0 && !(alias && strcmp(arg, alias) == 0))
 		return 0;
 	if (*i + 1 >= argc) {
-		tk_cli_fail("%s: %s needs a value", cmd, arg);
+		tk_cli_usage(cmd, "%s needs a value", arg);
 		return -1;
 	}
 	*val = argv[*i + 1];

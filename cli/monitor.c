@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/records.h"
 #include "tracekit/store.h"
 
@@ -253,39 +253,37 @@ int cmd_monitor(int argc, char **argv)
 	const char *set[sizeof opts / sizeof opts[0]] = {0};
 	int quiet = 0;
 	int end = cmd ? cmd - 1 : argc;
-	for (int i = 1; i < end; i++) {
-		const char *a = argv[i];
+	for (int i = 1; i < end;) {
+		const char *a = argv[i], *v = NULL;
+		int r;
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			quiet = 1;
+			i++;
 			continue;
 		}
 		if (a[0] != '-')
 			return tk_cli_usage("monitor", "'%s' is not an option; put the command after --", a);
-		size_t k = 0;
-		while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name) != 0)
-			k++;
-		int named = strcmp(a, "-o") == 0 || strcmp(a, "--dir") == 0 || strcmp(a, "--lib") == 0 ||
-		            strcmp(a, "--upload") == 0 || strcmp(a, "--token-file") == 0;
-		if (!named && k == sizeof opts / sizeof opts[0])
-			return tk_cli_usage("monitor", "unknown option '%s'", a);
-		if (i + 1 >= end)
-			return tk_cli_usage("monitor", "%s needs a value", a);
-		const char *v = argv[++i];
-		if (strcmp(a, "-o") == 0 || strcmp(a, "--dir") == 0) {
-			dir = v;
-		} else if (strcmp(a, "--lib") == 0) {
-			lib = v;
-		} else if (strcmp(a, "--upload") == 0) {
-			upload = v;
-		} else if (strcmp(a, "--token-file") == 0) {
-			token_file = v;
-		} else {
-			if (!valid_value(v, opts[k].integer))
-				return tk_cli_fail("monitor: %s wants a positive %s, not '%s'", a,
-				                   opts[k].integer ? "whole number" : "number", v),
-				       2;
-			set[k] = v;
+		/* options end at "--": the command's own arguments are never taken as values */
+		if ((r = tk_cli_opt("monitor", end, argv, &i, "--dir", "-o", &dir)) ||
+		    (r = tk_cli_opt("monitor", end, argv, &i, "--lib", NULL, &lib)) ||
+		    (r = tk_cli_opt("monitor", end, argv, &i, "--upload", NULL, &upload)) ||
+		    (r = tk_cli_opt("monitor", end, argv, &i, "--token-file", NULL, &token_file))) {
+			if (r < 0)
+				return 2;
+			continue;
 		}
+		size_t k = 0;
+		while (k < sizeof opts / sizeof opts[0] &&
+		       (r = tk_cli_opt("monitor", end, argv, &i, opts[k].name, NULL, &v)) == 0)
+			k++;
+		if (k == sizeof opts / sizeof opts[0])
+			return tk_cli_usage("monitor", "unknown option '%s'", a);
+		if (r < 0)
+			return 2;
+		if (!valid_value(v, opts[k].integer))
+			return tk_cli_usage("monitor", "%s wants a positive %s, not '%s'", opts[k].name,
+			                    opts[k].integer ? "whole number" : "number", v);
+		set[k] = v;
 	}
 	if (!cmd || cmd >= argc)
 		return tk_cli_usage("monitor", "no command to run (tracekit monitor [options] -- CMD [ARGS...])");

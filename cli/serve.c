@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/store.h"
 
 TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest)")
@@ -176,27 +176,28 @@ int cmd_serve(int argc, char **argv)
 		db = "sqlite:tracekit.db";
 	int ingest = 0;
 	server S = {.max_body = 16u << 20};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
+		int r;
 		if (strcmp(a, "--ingest") == 0) {
 			ingest = 1;
-		} else if (i + 1 < argc && strcmp(a, "--db") == 0) {
-			db = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--listen") == 0) {
-			listen = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--token-file") == 0) {
-			token_file = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--max-body") == 0) {
+			i++;
+		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--db", NULL, &db)) ||
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--listen", NULL, &listen)) ||
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file))) {
+			if (r < 0)
+				return 2;
+		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--max-body", NULL, &v))) {
+			if (r < 0)
+				return 2;
 			char *end;
-			unsigned long long v = strtoull(argv[++i], &end, 10);
-			if (*end || v < 1024 || v > (1ull << 32))
-				return tk_cli_fail("serve: --max-body wants bytes from 1024 to 4294967296, not '%s'",
-				                   argv[i]),
-				       2;
-			S.max_body = (size_t)v;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (!*v || *end || v[0] == '-' || n < 1024 || n > (1ull << 32))
+				return tk_cli_usage("serve", "--max-body wants bytes from 1024 to 4294967296, not '%s'",
+				                    v);
+			S.max_body = (size_t)n;
 		} else {
-			return tk_cli_fail("serve: unknown option or missing value: %s (see tracekit serve --help)", a),
-			       2;
+			return tk_cli_usage("serve", "unknown option '%s'", a);
 		}
 	}
 	if (!ingest)

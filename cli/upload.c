@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "tracekit/store.h"
 
 TK_COMMAND(upload, "send monitor sessions to a `tracekit serve --ingest` endpoint, retrying until acknowledged")
@@ -133,33 +133,35 @@ int cmd_upload(int argc, char **argv)
 	up U = {0};
 	const char *token_file = NULL, *set = NULL;
 	int first = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i], *v = NULL;
+		int r;
 		if (a[0] != '-') {
 			first = i;
 			break;
 		}
 		if (strcmp(a, "--force") == 0) {
 			U.force = 1;
-		} else if (i + 1 < argc && strcmp(a, "--url") == 0) {
-			U.url = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--token-file") == 0) {
-			token_file = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--set") == 0) {
-			set = argv[++i];
-		} else if (i + 1 < argc && (strcmp(a, "--retries") == 0 || strcmp(a, "--retry-delay") == 0)) {
+			i++;
+		} else if ((r = tk_cli_opt("upload", argc, argv, &i, "--url", NULL, &U.url)) ||
+		           (r = tk_cli_opt("upload", argc, argv, &i, "--token-file", NULL, &token_file)) ||
+		           (r = tk_cli_opt("upload", argc, argv, &i, "--set", NULL, &set))) {
+			if (r < 0)
+				return 2;
+		} else if ((r = tk_cli_opt("upload", argc, argv, &i, "--retries", NULL, &v)) ||
+		           (r = tk_cli_opt("upload", argc, argv, &i, "--retry-delay", NULL, &v))) {
+			if (r < 0)
+				return 2;
 			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 1 || v > 1000000)
-				return tk_cli_fail("upload: %s wants a positive whole number, not '%s'", a, argv[i]), 2;
-			if (a[8] == 's')
-				U.o.max_attempts = (unsigned)v;
+			long n = strtol(v, &end, 10);
+			if (!*v || *end || n < 1 || n > 1000000)
+				return tk_cli_usage("upload", "%s wants a positive whole number, not '%s'", a, v);
+			if (strncmp(a, "--retries", 9) == 0)
+				U.o.max_attempts = (unsigned)n;
 			else
-				U.o.first_delay_ms = (unsigned)v;
+				U.o.first_delay_ms = (unsigned)n;
 		} else {
-			return tk_cli_fail("upload: unknown option or missing value: %s (see tracekit upload --help)",
-			                   a),
-			       2;
+			return tk_cli_usage("upload", "unknown option '%s'", a);
 		}
 	}
 	if (!U.url || !token_file || !first)

@@ -55,6 +55,14 @@ EOF2
 usage_err "monitor without a command after --" "$TK" monitor --
 usage_err "upload without --token-file" "$TK" upload --url http://127.0.0.1:1/ "$TMP"
 usage_err "diff with one side" "$TK" diff "$X" --
+# NAME=VALUE works like NAME VALUE everywhere (one option parser): the value is seen and checked
+usage_err "serve --max-body=12 (value read from NAME=VALUE)" "$TK" serve --ingest --max-body=12
+usage_err "upload --retries=0" "$TK" upload --retries=0 --url http://127.0.0.1:1/ "$TMP"
+usage_err "monitor --max-frames=abc" "$TK" monitor --max-frames=abc -- true
+usage_err "monitor: the command's arguments are not option values" "$TK" monitor --dir -- true
+if "$TK" monitor -q --dir="$TMP/mon=" --cpu-threshold=50 -- true 2>"$TMP/me" && [ -d "$TMP/mon=" ]; then
+	ok "monitor --dir=PATH --cpu-threshold=N run"
+else notok "monitor --dir=PATH --cpu-threshold=N run" "$(head -c 300 "$TMP/me")"; fi
 
 # a full disk on standard output is an error, for every command that writes there
 full() { "$@" >/dev/full; }
