@@ -272,7 +272,18 @@ static void *ch_open(const char *rest, tk_error *err)
 	int rc = run(c, sql.p, NULL, err);
 	free(sql.p);
 	c->db = tk_xstrdup(db);
-	if (rc || migrate(c, err)) {
+	/* tracekit_schema is a TinyLog table, which takes no concurrent writer: two ingesters creating
+	 * the same new store at once can see a transient error (measured: "File not found
+	 * …/tracekit_schema/tmp_sizes.json"). Every migration step is idempotent, so try again. */
+	for (int attempt = 0; !rc && attempt < 5; attempt++) {
+		if (!(rc = migrate(c, err)))
+			break;
+		if (attempt < 4) {
+			rc = 0;
+			nanosleep(&(struct timespec){0, 200000000L * (attempt + 1)}, NULL);
+		}
+	}
+	if (rc) {
 		ch_close(c);
 		return NULL;
 	}
@@ -532,17 +543,30 @@ static double exact_mean(const char *terms, uint64_t n)
 	return (double)((sum.s + sum.c) / n);
 }
 
+/* The reports a query reads, each once: two ingesters racing on the same new report can both find
+ * it absent and both insert it (ClickHouse has no unique key, and Debian's 18.16 no insert
+ * deduplication outside replicated tables), so every query reads one row per (kind, id), filtered
+ * first. Measured on 250 k reports: the grouped percentile query 0.07 s → 0.14 s. */
+static void reports_sql(buf *b, const tk_store_query *q, const char *kinds, const char *col)
+{
+	bprintf(b, "(SELECT kind, id, app, version, build, device, os, session, time, ts, duration, avg_cpu, "
+	           "signature FROM reports");
+	where_sql(b, q, kinds, col);
+	bprintf(b, " LIMIT 1 BY kind, id)");
+}
+
 /* The rows a metric reads: reports, or one row per profile with its value (the function's weight, 0
  * where the profile lacks it: a LEFT JOIN fills the default), as tk_fntable has it. */
-static void source_sql(buf *b, const tk_store_metric *m, const char *metric)
+static void source_sql(buf *b, const tk_store_metric *m, const char *metric, const tk_store_query *q)
 {
 	if (!m->profile) {
-		bprintf(b, "reports");
+		reports_sql(b, q, m->kinds, m->column);
 		return;
 	}
 	bprintf(b,
 	        "(SELECT 'profile' AS kind, app, version, build, device, os, session, time, ts, unit, %s AS value "
-	        "FROM profiles",
+	        "FROM (SELECT id, app, version, build, device, os, session, time, ts, unit, weight FROM profiles "
+	        "LIMIT 1 BY id)",
 	        m->profile == 1 ? "weight" : "v");
 	if (m->profile >= 2) {
 		tk_store_fnsel f;
@@ -565,7 +589,7 @@ static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	ch *c = h;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	buf keys = {0}, sql = {0}, src = {0}, unit = {0};
-	source_sql(&src, m, q->metric);
+	source_sql(&src, m, q->metric, q);
 	if (m->profile)
 		bprintf(&unit, "unit");
 	else
@@ -652,8 +676,8 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	bput(&sql, ", ", 2);
 	type7_sql(&sql, 95, 100);
 	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
-	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM reports");
-	where_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
+	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM ");
+	reports_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);
@@ -688,7 +712,7 @@ static int ch_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 static int ch_count(void *h, uint64_t *n, tk_error *err)
 {
 	buf res = {0};
-	if (run(h, "SELECT count() FROM reports", &res, err))
+	if (run(h, "SELECT count() FROM (SELECT kind, id FROM reports LIMIT 1 BY kind, id)", &res, err))
 		return -1;
 	*n = res.p ? strtoull(res.p, NULL, 10) : 0;
 	free(res.p);
