@@ -349,12 +349,48 @@ static const char *profile_id(const void *r)
 	return ((const tk_profile_report *)r)->id;
 }
 
-static void put_num(buf *b, double v)
+/* RowBinary: numbers as their little-endian bytes, strings as a LEB128 length and the bytes. No
+ * number formatting (printf's %.17g of three doubles a report was 17 % of the client's instructions
+ * with TabSeparated) and no escaping; the server reads it with less work too. */
+static void rb_u(buf *b, uint64_t v, int bytes)
 {
-	if (isfinite(v))
-		bprintf(b, "\t%.17g", v);
-	else
-		bput(b, "\t\\N", 3);
+	char le[8];
+	for (int i = 0; i < bytes; i++)
+		le[i] = (char)(v >> (8 * i));
+	bput(b, le, (size_t)bytes);
+}
+
+static void rb_f64(buf *b, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	rb_u(b, bits, 8);
+}
+
+static void rb_str(buf *b, const char *s)
+{
+	size_t n = strlen(s);
+	char len[10];
+	int k = 0;
+	for (size_t v = n;; v >>= 7) {
+		len[k++] = (char)((v & 127) | (v >= 128 ? 128 : 0));
+		if (v < 128)
+			break;
+	}
+	bput(b, len, (size_t)k);
+	bput(b, s, n);
+}
+
+/* Nullable(Float64): a null flag byte, then the value when there is one (non-finite is stored as
+ * NULL, as the TabSeparated path wrote \N). */
+static void rb_num(buf *b, double v)
+{
+	if (isfinite(v)) {
+		bput(b, "\0", 1);
+		rb_f64(b, v);
+	} else {
+		bput(b, "\1", 1);
+	}
 }
 
 static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
@@ -369,25 +405,22 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		return -1;
 	}
 	buf data = {0};
-	time_t now = time(NULL);
+	uint64_t now = (uint64_t)time(NULL);
 	for (long i = 0; i < add; i++) {
 		const tk_report *r = ord[i];
-		bprintf(&data, "%s\t", r->id);
-		put_tsv(&data, r->kind);
-		for (int k = 0; k < TK_STORE_NKEYS; k++) {
-			bput(&data, "\t", 1);
-			put_tsv(&data, r->keys[k]);
-		}
-		bprintf(&data, "\t%.17g\t%llu", r->time, day_ts(r->time));
-		put_num(&data, r->duration);
-		put_num(&data, r->avg_cpu);
-		bprintf(&data, "\t%llu\t", (unsigned long long)r->samples);
-		put_tsv(&data, r->thread);
-		bput(&data, "\t", 1);
-		put_tsv(&data, r->signature);
-		bput(&data, "\t", 1);
-		put_tsv(&data, r->rkey);
-		bprintf(&data, "\t%lld\n", (long long)now);
+		rb_str(&data, r->id);
+		rb_str(&data, r->kind);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			rb_str(&data, r->keys[k]);
+		rb_f64(&data, r->time);
+		rb_u(&data, day_ts(r->time), 4);
+		rb_num(&data, r->duration);
+		rb_num(&data, r->avg_cpu);
+		rb_u(&data, r->samples, 8);
+		rb_str(&data, r->thread);
+		rb_str(&data, r->signature);
+		rb_str(&data, r->rkey);
+		rb_u(&data, now, 4);
 	}
 	free(ord);
 	int rc = 0;
@@ -395,7 +428,7 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		rc =
 		    post(c,
 		         "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, duration, "
-		         "avg_cpu, samples, thread, signature, rkey, ingested) FORMAT TabSeparated",
+		         "avg_cpu, samples, thread, signature, rkey, ingested) FORMAT RowBinary",
 		         data.p, data.n, NULL, err);
 	free(data.p);
 	if (rc)

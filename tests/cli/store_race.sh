@@ -94,3 +94,11 @@ sqlite3 "$TMP/v2.db" 'DROP INDEX reports_sid; ALTER TABLE reports DROP COLUMN si
 "$TK" top-hangs --db "sqlite:$TMP/v2.db" --limit 1000 --json >"$TMP/v2.top"
 check_same_file "sqlite: schema 2 → 3 migration builds the summary, same top hangs" "$TMP/sqlite.ref.top" "$TMP/v2.top"
 check_eq "sqlite: migrated file is schema 3" "3" "$(sqlite3 "$TMP/v2.db" 'PRAGMA user_version')"
+
+# A hang with its thread snapshot but no tree (hang_fast's common shape) and one whose only thread
+# could not be captured (jansson's path): both stored, the first signed by its snapshot's frames.
+cp "$TK_ROOT/tests/fuzz/corpus/records/hang-no-tree" "$TMP/hnt.records"
+check "ingest: hangs without a tree" "$TK" ingest -q --db "sqlite:$TMP/hnt.db" "$TMP/hnt.records"
+check_eq "ingest: hangs without a tree keep thread, numbers and signature" \
+	"hang|main|1700000010.5|2.5|4|0x10;0x20;0x30 hang|main|1700000020.0|0.3|1|" \
+	"$(sqlite3 "$TMP/hnt.db" 'SELECT kind, thread, time, duration, samples, signature FROM reports ORDER BY time' | tr '\n' ' ' | sed 's/ $//')"
