@@ -4,6 +4,8 @@
 # engine's own way of answering the same question.
 #
 #   bench/bench_store.sh [--quick]        (full: 1 M reports; --quick: 100 k)
+#   TK_OLD=/path/to/old/tracekit bench/bench_store.sh   also runs that binary's ingest on the same
+#                                        input in the same run (side by side with a previous build)
 #
 # 1. end to end: `tracekit ingest` over generated session directories (storegen: records +
 #    images.json + meta.json, 50 hangs a session), i.e. parsing the Records files included;
@@ -63,8 +65,19 @@ sq_ingest_wall=$WALL sq_ingest_cpu=$CPU
 c0=$(server_cpu)
 run "$TK" ingest -q --db "$DB_CH" "$G"
 ch_ingest_wall=$WALL ch_ingest_cpu=$CPU ch_ingest_srv=$(awk -v a="$c0" -v b="$(server_cpu)" 'BEGIN { printf "%.2f", b - a }')
-echo "ingest (parse + store) sqlite:     $R in $sq_ingest_wall s = $(rate $R "$sq_ingest_wall")/s (CPU $sq_ingest_cpu s)"
+echo "ingest (parse + store) sqlite:     $R in $sq_ingest_wall s = $(rate $R "$sq_ingest_wall")/s (CPU $sq_ingest_cpu s; load $(cut -d' ' -f1 /proc/loadavg))"
 echo "ingest (parse + store) clickhouse: $R in $ch_ingest_wall s = $(rate $R "$ch_ingest_wall")/s (CPU $ch_ingest_cpu s + server $ch_ingest_srv s)"
+if [ -n "${TK_OLD:-}" ]; then
+	run "$TK_OLD" ingest -q --db "sqlite:$TMP/old.db" "$G"
+	old_sq_wall=$WALL old_sq_cpu=$CPU
+	c0=$(server_cpu)
+	run "$TK_OLD" ingest -q --db "$CH_URL/bench_old" "$G"
+	old_ch_wall=$WALL old_ch_cpu=$CPU old_ch_srv=$(awk -v a="$c0" -v b="$(server_cpu)" 'BEGIN { printf "%.2f", b - a }')
+	echo "previous build ($TK_OLD) sqlite:     $R in $old_sq_wall s = $(rate $R "$old_sq_wall")/s (CPU $old_sq_cpu s; load $(cut -d' ' -f1 /proc/loadavg))"
+	echo "previous build ($TK_OLD) clickhouse: $R in $old_ch_wall s = $(rate $R "$old_ch_wall")/s (CPU $old_ch_cpu s + server $old_ch_srv s)"
+	sum store "ingest $R end to end, sqlite: this build vs TK_OLD" "$(rate $R "$sq_ingest_wall")/s, CPU $sq_ingest_cpu s" "$(rate $R "$old_sq_wall")/s, CPU $old_sq_cpu s" "$(awk -v a="$old_sq_cpu" -v b="$sq_ingest_cpu" 'BEGIN { printf "%.2f× CPU", a / b }')" "≥ 20 k/s"
+	sum store "ingest $R end to end, clickhouse: this build vs TK_OLD" "$(rate $R "$ch_ingest_wall")/s, CPU $ch_ingest_cpu s + server $ch_ingest_srv s" "$(rate $R "$old_ch_wall")/s, CPU $old_ch_cpu s + server $old_ch_srv s" "$(awk -v a="$old_ch_cpu" -v b="$ch_ingest_cpu" 'BEGIN { printf "%.2f× client CPU", a / b }')" "≥ 100 k/s"
+fi
 
 run "$ROOT/$BUILD/bench/store_put" "sqlite:$TMP/put.db" "$N" 100000
 sq_put_wall=$WALL sq_put_cpu=$CPU

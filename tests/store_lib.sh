@@ -57,6 +57,16 @@ XML
 	exit 1
 }
 
+# Always succeeds: callers run it from EXIT traps of `set -e` scripts (bench_store.sh), where a
+# failing kill of a server that had already stopped made the script exit 1 after printing all its
+# results and skip the rm -rf of its temporary directory.
 stop_clickhouse() {
-	if [ -n "$CH_PID" ]; then kill "$CH_PID" 2>/dev/null; for _ in $(seq 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done; kill -9 "$CH_PID" 2>/dev/null; CH_PID=; fi
+	if [ -n "$CH_PID" ]; then
+		kill "$CH_PID" 2>/dev/null || true
+		for _ in $(seq 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$CH_PID" 2>/dev/null || true
+		wait "$CH_PID" 2>/dev/null || true
+		CH_PID=
+	fi
+	return 0
 }

@@ -7,13 +7,29 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "util/hidx.h"
 #include "util/mem.h"
+
+/* Signatures this connection has seen, with their row in hang_sigs: most reports repeat a
+ * signature, so its id costs a hash lookup, not a query. delta: hangs this batch adds to it. */
+typedef struct sig {
+	char *text;
+	sqlite3_int64 sid;
+	sqlite3_int64 delta;
+} sig;
 
 typedef struct sq {
 	sqlite3 *db;
-	sqlite3_stmt *ins, *pins, *fins;
+	sqlite3_stmt *ins, *pins, *fins, *sig_find, *sig_add, *sig_bump;
 	char *path;
+	sig *sigs; /* the cache; cleared when it grows past SIG_CACHE or a batch rolls back */
+	size_t nsigs, sigcap;
+	tk_hidx sigidx;
+	uint32_t *touched; /* cache entries with a delta in this batch */
+	size_t ntouched, touchcap;
 } sq;
+
+#define SIG_CACHE 200000
 
 /* Migration i brings the schema from version i to i + 1. Never edit one that has shipped: add. */
 static const char *const migrations[] = {
@@ -38,6 +54,16 @@ static const char *const migrations[] = {
     " binary TEXT NOT NULL, self REAL NOT NULL, total REAL NOT NULL);"
     /* fn.self:NAME looks a name up per profile: (name, profile, ord) answers from the index */
     "CREATE INDEX functions_name ON functions(name, profile, ord);",
+    /* 2 → 3: top hangs from a maintained summary. Each distinct signature is one row of hang_sigs
+     * with the number of hangs (kinds hang and anr, with a duration) stored under it; a report
+     * points at its signature's row (an integer: an index on it costs far less per insert than
+     * one on the signature text), so the top signatures' rows are found by index. */
+    "CREATE TABLE hang_sigs (sid INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE, n INTEGER NOT NULL);"
+    "INSERT INTO hang_sigs (signature, n) SELECT signature,"
+    " sum(kind IN ('hang', 'anr') AND duration IS NOT NULL) FROM reports GROUP BY signature;"
+    "ALTER TABLE reports ADD COLUMN sid INTEGER;"
+    "UPDATE reports SET sid = (SELECT h.sid FROM hang_sigs h WHERE h.signature = reports.signature);"
+    "CREATE INDEX reports_sid ON reports(sid);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -106,6 +132,14 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->ins);
 	sqlite3_finalize(s->pins);
 	sqlite3_finalize(s->fins);
+	sqlite3_finalize(s->sig_find);
+	sqlite3_finalize(s->sig_add);
+	sqlite3_finalize(s->sig_bump);
+	for (size_t i = 0; i < s->nsigs; i++)
+		free(s->sigs[i].text);
+	free(s->sigs);
+	free(s->touched);
+	tk_hidx_free(&s->sigidx);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -167,11 +201,23 @@ static void *sq_open(const char *path, tk_error *err)
 	 * written before COMMIT returns); FULL also survives power loss, at a cost per batch. */
 	/* mmap and a 256 MiB page cache: a batch's index pages stay in memory, and scans avoid a read
 	 * call per page */
-	if (exec(s,
-	         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-262144; "
-	         "PRAGMA mmap_size=4294967296; PRAGMA temp_store=MEMORY",
-	         err) ||
-	    migrate(s, err)) {
+	/* Two processes opening a new file at once: switching it to WAL takes a lock that SQLite does
+	 * not wait for with the busy timeout, so one of them gets SQLITE_BUSY ("database is locked",
+	 * seen with two concurrent ingests): wait and try again, as the busy timeout would. */
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = exec(s,
+		          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-262144; "
+		          "PRAGMA mmap_size=4294967296; PRAGMA temp_store=MEMORY",
+		          err) ||
+		     migrate(s, err);
+		int busy =
+		    (sqlite3_errcode(s->db) & 0xff) == SQLITE_BUSY || (sqlite3_errcode(s->db) & 0xff) == SQLITE_LOCKED;
+		if (!rc || !busy || attempt == 100)
+			break;
+		sqlite3_sleep(100);
+	}
+	if (rc) {
 		sq_close(s);
 		return NULL;
 	}
@@ -179,8 +225,8 @@ static void *sq_open(const char *path, tk_error *err)
 	                        agg_final);
 	if (sqlite3_prepare_v2(s->db,
 	                       "INSERT OR IGNORE INTO reports (id, kind, app, version, build, device, os, session, "
-	                       "time, duration, avg_cpu, samples, thread, signature, rkey, ingested) "
-	                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
+	                       "time, duration, avg_cpu, samples, thread, signature, rkey, sid, ingested) "
+	                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,julianday('now'))",
 	                       -1, &s->ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 	        s->db,
@@ -189,7 +235,13 @@ static void *sq_open(const char *path, tk_error *err)
 	        -1, &s->pins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 	                       "INSERT INTO functions (profile, ord, name, binary, self, total) VALUES (?,?,?,?,?,?)",
-	                       -1, &s->fins, NULL) != SQLITE_OK) {
+	                       -1, &s->fins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "SELECT sid FROM hang_sigs WHERE signature = ?", -1, &s->sig_find, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO hang_sigs (signature, n) VALUES (?, 0)", -1, &s->sig_add, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "UPDATE hang_sigs SET n = n + ? WHERE sid = ?", -1, &s->sig_bump, NULL) !=
+	        SQLITE_OK) {
 		fail(s, err, "preparing the insert");
 		sq_close(s);
 		return NULL;
@@ -210,14 +262,94 @@ static unsigned nibble(char c)
 	return c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 0;
 }
 
+static void sig_cache_clear(sq *s)
+{
+	for (size_t i = 0; i < s->nsigs; i++)
+		free(s->sigs[i].text);
+	s->nsigs = 0;
+	s->ntouched = 0;
+	tk_hidx_free(&s->sigidx);
+	memset(&s->sigidx, 0, sizeof s->sigidx);
+}
+
+static int sig_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((const sq *)ctx)->sigs[idx].text, key) == 0;
+}
+
+/* The cache entry of a signature, its hang_sigs row found or made inside the current
+ * transaction; UINT32_MAX on a database error. */
+static uint32_t sig_get(sq *s, const char *text)
+{
+	uint64_t hash = tk_hash_bytes(text, strlen(text), 0);
+	uint32_t at = tk_hidx_find(&s->sigidx, hash, sig_eq, s, text);
+	if (at != UINT32_MAX)
+		return at;
+	sqlite3_int64 sid = -1;
+	sqlite3_reset(s->sig_find);
+	sqlite3_bind_text(s->sig_find, 1, text, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s->sig_find);
+	if (rc == SQLITE_ROW)
+		sid = sqlite3_column_int64(s->sig_find, 0);
+	sqlite3_reset(s->sig_find);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return UINT32_MAX;
+	if (sid < 0) {
+		sqlite3_reset(s->sig_add);
+		sqlite3_bind_text(s->sig_add, 1, text, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s->sig_add);
+		sqlite3_reset(s->sig_add);
+		if (rc != SQLITE_DONE)
+			return UINT32_MAX;
+		sid = sqlite3_last_insert_rowid(s->db);
+	}
+	TK_GROW(s->sigs, s->sigcap, s->nsigs + 1);
+	s->sigs[s->nsigs] = (sig){tk_xstrdup(text), sid, 0};
+	tk_hidx_insert(&s->sigidx, hash, (uint32_t)s->nsigs);
+	return (uint32_t)s->nsigs++;
+}
+
+/* The batch's hang counts go to hang_sigs before COMMIT (one UPDATE per signature touched). */
+static int sig_flush(sq *s)
+{
+	for (size_t i = 0; i < s->ntouched; i++) {
+		sig *g = &s->sigs[s->touched[i]];
+		sqlite3_reset(s->sig_bump);
+		sqlite3_bind_int64(s->sig_bump, 1, g->delta);
+		sqlite3_bind_int64(s->sig_bump, 2, g->sid);
+		int rc = sqlite3_step(s->sig_bump);
+		sqlite3_reset(s->sig_bump);
+		if (rc != SQLITE_DONE)
+			return -1;
+		g->delta = 0;
+	}
+	s->ntouched = 0;
+	return 0;
+}
+
+static int is_hang_kind(const char *kind)
+{
+	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
+}
+
 static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	sq *s = h;
 	if (exec(s, "BEGIN IMMEDIATE", err))
 		return -1;
+	/* a row made in a rolled-back batch would be cached with an id that no longer exists */
+	if (s->nsigs > SIG_CACHE)
+		sig_cache_clear(s);
 	size_t add = 0;
 	for (size_t i = 0; i < n; i++) {
 		const tk_report *r = &v[i];
+		uint32_t g = sig_get(s, r->signature);
+		if (g == UINT32_MAX) {
+			fail(s, err, "signature summary");
+			exec(s, "ROLLBACK", NULL);
+			sig_cache_clear(s);
+			return -1;
+		}
 		sqlite3_stmt *st = s->ins;
 		sqlite3_reset(st);
 		unsigned char id[32];
@@ -234,18 +366,35 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		sqlite3_bind_text(st, 13, r->thread, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 14, r->signature, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 15, r->rkey, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 16, s->sigs[g].sid);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			fail(s, err, "insert");
 			sqlite3_reset(st);
 			exec(s, "ROLLBACK", NULL);
+			sig_cache_clear(s);
 			return -1;
 		}
-		add += (size_t)sqlite3_changes(s->db);
+		int fresh = sqlite3_changes(s->db) == 1;
+		add += (size_t)fresh;
+		if (fresh && isfinite(r->duration) && is_hang_kind(r->kind)) {
+			if (!s->sigs[g].delta) {
+				TK_GROW(s->touched, s->touchcap, s->ntouched + 1);
+				s->touched[s->ntouched++] = g;
+			}
+			s->sigs[g].delta++;
+		}
 	}
 	sqlite3_reset(s->ins);
 	sqlite3_clear_bindings(s->ins);
+	if (sig_flush(s)) {
+		fail(s, err, "signature summary");
+		exec(s, "ROLLBACK", NULL);
+		sig_cache_clear(s);
+		return -1;
+	}
 	if (exec(s, "COMMIT", err)) {
 		exec(s, "ROLLBACK", NULL);
+		sig_cache_clear(s);
 		return -1;
 	}
 	*added = add;
@@ -411,9 +560,68 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
+/* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
+ * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
+ * the same counts, order and values). */
+static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+{
+	sqlite3_stmt *top, *one;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT sid, signature, n FROM hang_sigs WHERE n > 0 ORDER BY n DESC, signature LIMIT ?",
+	                       -1, &top, NULL) != SQLITE_OK)
+		return fail(s, err, "top-hangs query");
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) FROM reports "
+	                       "INDEXED BY reports_sid WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
+	                       " AND duration IS NOT NULL",
+	                       -1, &one, NULL) != SQLITE_OK) {
+		sqlite3_finalize(top);
+		return fail(s, err, "top-hangs query");
+	}
+	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_hang *x = &(*out)[(*n)++];
+		memset(x, 0, sizeof *x);
+		x->signature = tk_xstrdup((const char *)sqlite3_column_text(top, 1));
+		x->count = (uint64_t)sqlite3_column_int64(top, 2);
+		x->p50 = x->p95 = NAN;
+		sqlite3_reset(one);
+		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
+		if ((rc = sqlite3_step(one)) != SQLITE_ROW)
+			break;
+		x->sessions = (uint64_t)sqlite3_column_int64(one, 0);
+		const void *blob = sqlite3_column_blob(one, 1);
+		if (blob && sqlite3_column_bytes(one, 1) == (int)((4 + TK_STORE_NQ) * sizeof(double))) {
+			tk_store_group g;
+			unpack(blob, &g);
+			x->p50 = g.q[0];
+			x->p95 = g.q[2];
+		}
+		const char *ex = (const char *)sqlite3_column_text(one, 2);
+		x->example = tk_xstrdup(ex ? ex : "");
+	}
+	sqlite3_finalize(top);
+	sqlite3_finalize(one);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(s, err, "top-hangs query");
+	}
+	return 0;
+}
+
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	int filtered = q->since > 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		filtered |= q->where[k] != NULL;
+	if (!filtered)
+		return top_from_summary(s, limit, out, n, err);
 	char where[512], sql[2048];
 	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
