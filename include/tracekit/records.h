@@ -63,6 +63,10 @@ typedef struct tk_record_info {
 	size_t nthreads;       /* hang: threads whose stacks were taken at detection (tk_records_load_threads) */
 	uint32_t suppressed;   /* hang: identical hangs not reported since the previous report (back-off) */
 	const char *where;     /* "file:line" of the line holding its tree (or its metadata) */
+	/* The run that wrote it, in a session directory reused by several runs: the value of the
+	 * launch-time line before it (NULL if none) and the pid of its own images file (-1 if unknown). */
+	const char *launch_time;
+	long long run_pid;
 } tk_record_info;
 
 typedef struct tk_records tk_records;

@@ -48,7 +48,8 @@ typedef struct rec {
 	size_t tree_len;
 	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
 	char *key, *thread, *where;
-	int set; /* index of its run's own images file in tk_records.sets, -1 = the session's */
+	char *images; /* a hang read by hang_fast: its "images" (its run's images file), else NULL */
+	int set;      /* index of its run's own images file in tk_records.sets, -1 = the session's */
 } rec;
 
 typedef struct seg {
@@ -89,6 +90,8 @@ struct tk_records {
 	segvec *cur;  /* where add_seg adds: &segs, or a run's set while it is being loaded */
 	imgset *sets; /* per-run images files, loaded with the session */
 	size_t nsets, capsets;
+	char **launches; /* every launch-time value, in file order (records point at their run's) */
+	size_t nlaunches, caplaunches;
 	char *meta_kv[16][2];
 	size_t nmeta;
 	char **warnings;
@@ -715,6 +718,7 @@ static rec *new_rec(tk_records *r, tk_record_kind kind, const char *key)
 	x->info.duration = NAN;
 	x->info.avg_cpu = NAN;
 	x->info.thread = "";
+	x->info.run_pid = -1;
 	return x;
 }
 
@@ -949,9 +953,9 @@ static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
 typedef struct hang_fields {
 	double start, ms, tid, samples, suppressed;
 	int has_start, has_ms, has_tid, has_samples, has_suppressed, live, truncated;
-	const char *thread;
-	size_t thread_len;
-	int has_thread, has_threads;
+	const char *thread, *images;
+	size_t thread_len, images_len;
+	int has_thread, has_threads, has_images;
 	hthread *ths;
 	size_t nths;
 } hang_fields;
@@ -1022,6 +1026,41 @@ static int fast_next(fast *f, char close)
 }
 
 #define KEY_IS(lit) (kn == sizeof lit - 1 && memcmp(k, lit, kn) == 0)
+
+/* A hang's "blocked_in": {"syscall": N (-1 = running in user space), "wchan": "…"}. The reader
+ * does not use it; it is only validated, so that Linux hangs (which all carry it) stay on the
+ * fast path. */
+static int fast_blocked(fast *f)
+{
+	if (f->p >= f->end || *f->p++ != '{')
+		return 0;
+	fast_ws(f);
+	if (f->p < f->end && *f->p == '}')
+		return f->p++, 1;
+	int seen = 0;
+	for (int more = 1; more == 1;) {
+		const char *k, *v;
+		size_t kn, vn;
+		double d;
+		if (!fast_key(f, &k, &kn))
+			return 0;
+		int bit = KEY_IS("syscall") ? 1 : KEY_IS("wchan") ? 2 : 0;
+		if (!bit || (seen & bit))
+			return 0;
+		seen |= bit;
+		if (bit == 1) {
+			if (f->p < f->end && *f->p == '-')
+				f->p++;
+			if (!fast_double(f, &d))
+				return 0;
+		} else if (!fast_str(f, &v, &vn)) {
+			return 0;
+		}
+		if (!(more = fast_next(f, '}')))
+			return 0;
+	}
+	return 1;
+}
 
 static int fast_thread(fast *f, hthread *t)
 {
@@ -1100,6 +1139,9 @@ static int hang_fast(const char *s, size_t n, hang_fields *h)
 		               : KEY_IS("suppressed")   ? 128u
 		               : KEY_IS("threads")      ? 256u
 		               : KEY_IS("truncated")    ? 512u
+		               : KEY_IS("images")       ? 1024u
+		               : KEY_IS("blocked_in")   ? 2048u
+		               : KEY_IS("unsampled")    ? 4096u
 		                                        : 0;
 		if (!bit || (seen & bit))
 			goto no;
@@ -1124,6 +1166,9 @@ static int hang_fast(const char *s, size_t n, hang_fields *h)
 			break;
 		}
 		case 128: ok = h->has_suppressed = fast_double(&f, &h->suppressed); break;
+		case 1024: ok = h->has_images = fast_str(&f, &h->images, &h->images_len); break;
+		case 2048: ok = fast_blocked(&f); break;
+		case 4096: ok = fast_double(&f, &ignored); break;
 		case 256: {
 			h->has_threads = 1;
 			if (f.p >= f.end || *f.p++ != '[')
@@ -1279,6 +1324,7 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 		x->info.suppressed = sup < 4e9 ? (uint32_t)sup : UINT32_MAX;
 		x->ths = hf.ths;
 		x->nths = hf.nths;
+		x->images = hf.has_images ? tk_xstrndup(hf.images, hf.images_len) : NULL;
 		x->info.nthreads = hf.nths;
 		json_me = 0; /* read */
 	}
@@ -1318,6 +1364,10 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 		           (!hf.has_thread || memcmp(x->thread, hf.thread, hf.thread_len) == 0);
 		double sup = hf.has_suppressed ? hf.suppressed : 0;
 		same = same && x->info.suppressed == (sup < 4e9 ? (uint32_t)sup : UINT32_MAX);
+		const char *jim = json_string_value(json_object_get(x->meta, "images"));
+		same = same && (hf.has_images ? jim && strlen(jim) == hf.images_len &&
+		                                    memcmp(jim, hf.images, hf.images_len) == 0
+		                              : !jim);
 		json_t *ths = json_object_get(x->meta, "threads");
 		for (size_t t = 0; same && t < hf.nths; t++) {
 			json_t *jt = json_array_get(ths, t), *fr = json_object_get(jt, "frames");
@@ -1475,8 +1525,10 @@ static int build(tk_records *r, tk_error *err)
 	anr_part *parts = NULL;
 	size_t nparts = 0, capparts = 0;
 	int rc = 0;
+	const char *launch = NULL; /* the run being read: its launch-time line precedes its records */
 	for (size_t i = 0; i < r->nents && rc == 0; i++) {
 		entry *e = &r->ents[i];
+		size_t had = r->nrecs;
 		if (strcmp(e->coll, "cpu-highload") == 0)
 			rc = build_cpu(r, e, find_ent(r, "cpu-highload-stackframe", e->key), err);
 		else if (strcmp(e->coll, "cpu-highload-stackframe") == 0 && !find_ent(r, "cpu-highload", e->key))
@@ -1485,8 +1537,11 @@ static int build(tk_records *r, tk_error *err)
 			rc = build_hang(r, e, find_ent(r, "hang-stackframe", e->key), err);
 		else if (strcmp(e->coll, "hang-stackframe") == 0 && !find_ent(r, "hang", e->key))
 			rc = build_hang(r, NULL, e, err);
-		else if (strcmp(e->coll, "launch-time") == 0)
+		else if (strcmp(e->coll, "launch-time") == 0) {
 			set_meta(r, "launch-time", e->value);
+			TK_GROW(r->launches, r->caplaunches, r->nlaunches + 1);
+			launch = r->launches[r->nlaunches++] = tk_xstrdup(e->value);
+		}
 		else if (strcmp(e->coll, "monitor-event") == 0)
 			monitor_event(r, e);
 		else if (strcmp(e->coll, "anr") == 0) {
@@ -1499,6 +1554,8 @@ static int build(tk_records *r, tk_error *err)
 			parts[nparts++] =
 			    (anr_part){e, us ? tk_xstrndup(e->key, (size_t)(us - e->key)) : tk_xstrdup(e->key), idx};
 		}
+		for (size_t k = had; k < r->nrecs; k++)
+			r->recs[k].info.launch_time = launch;
 	}
 	if (rc == 0 && nparts) {
 		qsort(parts, nparts, sizeof *parts, anr_cmp);
@@ -1560,6 +1617,7 @@ void tk_records_free(tk_records *r)
 		json_decref(r->recs[i].stacks);
 		free(r->recs[i].key);
 		free(r->recs[i].thread);
+		free(r->recs[i].images);
 		free(r->recs[i].where);
 	}
 	free(r->recs);
@@ -1575,6 +1633,9 @@ void tk_records_free(tk_records *r)
 		free(r->sets[i].segs.v);
 	}
 	free(r->sets);
+	for (size_t i = 0; i < r->nlaunches; i++)
+		free(r->launches[i]);
+	free(r->launches);
 	for (size_t i = 0; i < r->nmeta; i++) {
 		free(r->meta_kv[i][0]);
 		free(r->meta_kv[i][1]);
@@ -1634,7 +1695,9 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 	free(dyld);
 	for (size_t i = 0; i < r->nrecs && rc == 0 && !r->mthawkeye; i++) {
 		rec *x = &r->recs[i];
-		const char *name = x->meta ? json_string_value(json_object_get(x->meta, "images")) : NULL;
+		const char *name = x->images ? x->images
+		                   : x->meta ? json_string_value(json_object_get(x->meta, "images"))
+		                             : NULL;
 		if (!run_images_name(name))
 			continue;
 		size_t k = 0;
@@ -1654,6 +1717,7 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 			free(path);
 		}
 		x->set = (int)k;
+		x->info.run_pid = r->sets[k].pid;
 	}
 	return rc;
 }

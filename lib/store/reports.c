@@ -305,25 +305,35 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 		keys[TK_STORE_APP] = tk_records_meta(r, "process");
 	if (!*keys[TK_STORE_OS] && tk_records_meta(r, "os"))
 		keys[TK_STORE_OS] = tk_records_meta(r, "os");
-	char session[40];
-	if (!*keys[TK_STORE_SESSION]) {
-		/* a session recorded without an id: the same run always hashes to the same one */
-		const char *lt = tk_records_meta(r, "launch-time"), *pid = tk_records_meta(r, "pid");
-		const char *proc = tk_records_meta(r, "process");
-		char buf[512];
-		snprintf(buf, sizeof buf, "%s|%s|%s", lt ? lt : "", pid ? pid : "", proc ? proc : "");
-		sha256_hex(buf, strlen(buf), session, 8);
-		keys[TK_STORE_SESSION] = session;
-	}
+	/* A session recorded without an id: the same run always hashes to the same one — each record
+	 * its own run's (launch time, pid), so a directory reused by several runs gives each run's
+	 * reports the key that run's own upload bundles get. */
+	int derive_session = !*keys[TK_STORE_SESSION];
+	const char *lt0 = tk_records_meta(r, "launch-time"), *pid0 = tk_records_meta(r, "pid");
+	const char *proc = tk_records_meta(r, "process"), *last_lt = NULL;
+	long long last_pid = -2;
+	char session[40] = "";
 	const char *kept[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
-		kept[k] = tk_report_set_keep(out, keys[k]);
+		kept[k] = derive_session && k == TK_STORE_SESSION ? NULL : tk_report_set_keep(out, keys[k]);
 	tk_elf_namer *z = tk_elf_namer_new(); /* one cache of ELF files for the session's records */
 	for (size_t i = 0; i < tk_records_count(r); i++) {
 		const tk_record_info *ri = tk_records_get(r, i);
 		if (ri->live) {
 			out->live++;
 			continue;
+		}
+		if (derive_session && (!kept[TK_STORE_SESSION] || ri->launch_time != last_lt || ri->run_pid != last_pid)) {
+			const char *lt = ri->launch_time ? ri->launch_time : lt0;
+			char buf[512], pidbuf[24];
+			if (ri->run_pid >= 0)
+				snprintf(pidbuf, sizeof pidbuf, "%lld", ri->run_pid);
+			snprintf(buf, sizeof buf, "%s|%s|%s", lt ? lt : "", ri->run_pid >= 0 ? pidbuf : pid0 ? pid0 : "",
+			         proc ? proc : "");
+			sha256_hex(buf, strlen(buf), session, 8);
+			kept[TK_STORE_SESSION] = tk_report_set_keep(out, session);
+			last_lt = ri->launch_time;
+			last_pid = ri->run_pid;
 		}
 		char *sig = record_signature(r, i, ri, given, z, err);
 		if (!sig)
