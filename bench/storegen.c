@@ -73,19 +73,27 @@ int main(int argc, char **argv)
 		        "\"session\":\"gen-%llu-%ld\"}\n",
 		        versions[v], versions[v], 100 + v, devices[dev], oses[os], (unsigned long long)seed, s);
 		fclose(f);
-		snprintf(path, sizeof path, "%s/s%07ld/images.json", out, s);
-		if (!(f = fopen(path, "w")))
-			return perror(path), 1;
-		fprintf(
-		    f,
-		    "{\"os\":\"%s\",\"arch\":\"arm64\",\"pid\":%ld,\"images\":["
-		    "{\"path\":\"/var/containers/Bundle/Application/Atlas.app/Atlas\",\"base\":\"0x%llx\","
-		    "\"build_id\":\"a71a5000\",\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x400000\",\"offset\":\"0x0\","
-		    "\"flags\":\"r-x\"}]},"
-		    "{\"path\":\"/usr/lib/system/libsystem_kernel.dylib\",\"base\":\"0x%llx\",\"build_id\":\"5e5e5e\","
-		    "\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x100000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}\n",
-		    oses[os], 1000 + s, (unsigned long long)app_base, (unsigned long long)sys_base);
-		fclose(f);
+		/* as the Linux monitor leaves a session: the run's own images file, named by every record of
+		 * the run, and images.json with the same content */
+		char run_images[64];
+		snprintf(run_images, sizeof run_images, "images-%ld-%.0f.json", 1000 + s, launch * 1e6);
+		for (int copy = 0; copy < 2; copy++) {
+			snprintf(path, sizeof path, "%s/s%07ld/%s", out, s, copy ? "images.json" : run_images);
+			if (!(f = fopen(path, "w")))
+				return perror(path), 1;
+			fprintf(f,
+			        "{\"os\":\"%s\",\"arch\":\"arm64\",\"pid\":%ld,\"images\":["
+			        "{\"path\":\"/var/containers/Bundle/Application/Atlas.app/Atlas\",\"base\":\"0x%llx\","
+			        "\"build_id\":\"a71a5000\",\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x400000\","
+			        "\"offset\":\"0x0\","
+			        "\"flags\":\"r-x\"}]},"
+			        "{\"path\":\"/usr/lib/system/"
+			        "libsystem_kernel.dylib\",\"base\":\"0x%llx\",\"build_id\":\"5e5e5e\","
+			        "\"loads\":[{\"vaddr\":\"0x0\",\"memsz\":\"0x100000\",\"offset\":\"0x0\",\"flags\":\"r-"
+			        "x\"}]}]}\n",
+			        oses[os], 1000 + s, (unsigned long long)app_base, (unsigned long long)sys_base);
+			fclose(f);
+		}
 		snprintf(path, sizeof path, "%s/s%07ld/records", out, s);
 		if (!(f = fopen(path, "w")))
 			return perror(path), 1;
@@ -107,11 +115,12 @@ int main(int argc, char **argv)
 				                       (unsigned long long)(app_base + stacks[site][d]));
 			fprintf(f,
 			        "hang,%.3f,{\"start\":%.3f,\"duration_ms\":%ld,\"threshold_ms\":250,\"tid\":%ld,"
-			        "\"thread\":\"main\","
+			        "\"thread\":\"main\",\"images\":\"%s\","
+			        "\"blocked_in\":{\"syscall\":202,\"wchan\":\"futex_wait_queue\"},"
 			        "\"samples\":%ld,\"live\":false,\"suppressed\":0,\"threads\":[{\"tid\":%ld,\"name\":"
 			        "\"main\","
 			        "\"frames\":[%s]}]}\n",
-			        t, t, ms, 1000 + s, samples, 1000 + s, frames);
+			        t, t, ms, 1000 + s, run_images, samples, 1000 + s, frames);
 			/* the tree: root = outermost frame, one path down to the leaf */
 			fprintf(f, "hang-stackframe,%.3f,", t);
 			for (int d = DEPTH - 1; d >= 0; d--)
