@@ -31,7 +31,7 @@ static const char usage[] =
     "  --set K=V,...     fill keys the inputs lack: app, version, build, device, os, session\n"
     "  --symbols PATH    dSYMs (a directory, .dSYM, .app or file; repeat for several) that name\n"
     "                    MTHawkeye frames by image UUID, so hang signatures carry function names\n"
-    "  --batch N         reports per transaction (default: all the reports of 512 inputs in one\n"
+    "  --batch N         reports per transaction (default: all the reports of 2048 inputs in one\n"
     "                    transaction or INSERT; smaller batches cost SQLite a WAL write of every\n"
     "                    index page they touch, and ClickHouse merges)\n"
     "  --jobs N          inputs parsed in parallel (default: the number of CPUs)\n"
@@ -161,6 +161,13 @@ static void *store_chunk(void *arg)
 	return NULL;
 }
 
+/* Inputs parsed, then stored in one transaction or INSERT, at a time. Measured on 1 M generated
+ * reports (20 000 sessions, load ~4.7): 512 → 2048 inputs cut ClickHouse's server CPU from 13.7 s
+ * to 6.1 s (each batch's id checks read the id column once; fewer, larger batches read it fewer
+ * times) and SQLite's wall time from 29.7 s to 20.9 s, for 216 MB instead of 85 MB of client RSS
+ * on ClickHouse (two chunks live at once: one parsed, one stored). */
+#define TK_INGEST_CHUNK 2048
+
 /* Parse chunk k + 1 while chunk k is being stored: on two cores the store's share of the time
  * (SQLite's B-tree work, or the ClickHouse round trips) no longer adds to parsing's. The store
  * handle is used by one thread at a time (the join orders them). */
@@ -169,8 +176,9 @@ static int run_chunks(ingest *g)
 	chunk *prev = NULL;
 	pthread_t tid;
 	int fail = 0;
-	for (size_t at = 0; at < g->npaths && !fail; at += 512) {
-		chunk *c = parse_chunk(g, at, g->npaths - at < 512 ? g->npaths - at : 512);
+	const size_t per = TK_INGEST_CHUNK;
+	for (size_t at = 0; at < g->npaths && !fail; at += per) {
+		chunk *c = parse_chunk(g, at, g->npaths - at < per ? g->npaths - at : per);
 		if (prev) {
 			pthread_join(tid, NULL);
 			fail = prev->fail;
