@@ -93,18 +93,53 @@ static int system_binary(const char *path)
 	return 0;
 }
 
+/* Appends to a name of at most n - 1 bytes, cutting as snprintf(buf, n, …) would: frame names go
+ * into signatures, so the bytes must stay what the snprintf of earlier versions made (5 calls a
+ * report cost ~5 k instructions in vfprintf). */
+typedef struct namebuf {
+	char *buf;
+	size_t len, n;
+} namebuf;
+
+static void nb_put(namebuf *b, const char *s, size_t len)
+{
+	if (b->len + len > b->n - 1)
+		len = b->n - 1 - b->len;
+	memcpy(b->buf + b->len, s, len);
+	b->len += len;
+}
+
+static void nb_hex(namebuf *b, uint64_t v) /* as %llx: lowercase, no leading zeros */
+{
+	char d[16];
+	int i = 16;
+	do
+		d[--i] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	nb_put(b, d + i, (size_t)(16 - i));
+}
+
 /* A frame's name in a signature: the symbol, else image+offset (the same on every device, unlike
- * the slid address), else the raw address. */
-static void frame_name(const tk_profile *p, tk_frame_id id, char *buf, size_t n)
+ * the slid address), else the raw address. Returns its length (at most n - 1). */
+static size_t frame_name(const tk_profile *p, tk_frame_id id, char *buf, size_t n)
 {
 	const tk_frame *f = tk_frame_get(p, id);
 	const tk_binary *b = tk_binary_get(p, f->binary);
-	if (f->name)
-		snprintf(buf, n, "%s", tk_string(p, f->name));
-	else if (b && f->addr >= b->load_addr)
-		snprintf(buf, n, "%s+0x%llx", tk_string(p, b->name), (unsigned long long)(f->addr - b->load_addr));
-	else
-		snprintf(buf, n, "0x%llx", (unsigned long long)f->addr);
+	namebuf nb = {buf, 0, n};
+	if (f->name) {
+		const char *s = tk_string(p, f->name);
+		nb_put(&nb, s, strlen(s));
+	} else if (b && f->addr >= b->load_addr) {
+		const char *s = tk_string(p, b->name);
+		nb_put(&nb, s, strlen(s));
+		nb_put(&nb, "+0x", 3);
+		nb_hex(&nb, f->addr - b->load_addr);
+	} else {
+		nb_put(&nb, "0x", 2);
+		nb_hex(&nb, f->addr);
+	}
+	buf[nb.len] = 0;
+	return nb.len;
 }
 
 /* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack, leaf first; all frames when none
@@ -115,8 +150,9 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 	size_t depth = tk_stack_frames(p, stack, fr, 256);
 	if (depth > 256)
 		depth = 256;
-	char *out = tk_xcalloc(1, 2048);
+	char *out = tk_xmalloc(2048);
 	size_t len = 0;
+	out[0] = 0;
 	for (int pass = 0; pass < 2 && len == 0; pass++) {
 		int taken = 0;
 		for (size_t i = depth; i-- > 0 && taken < TK_STORE_SIGNATURE_FRAMES;) {
@@ -127,8 +163,7 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 			if (pass == 0 && b && system_binary(tk_string(p, b->path)))
 				continue;
 			char name[512];
-			frame_name(p, fr[i], name, sizeof name);
-			size_t nl = strlen(name);
+			size_t nl = frame_name(p, fr[i], name, sizeof name);
 			if (len + nl + 2 >= 2048)
 				break;
 			if (len)
@@ -204,14 +239,6 @@ out:
 
 /* ---- content hash ---- */
 
-static void add(char **b, size_t *n, size_t *cap, const char *s, size_t len)
-{
-	TK_GROW(*b, *cap, *n + len + 1);
-	memcpy(*b + *n, s, len);
-	*n += len;
-	(*b)[(*n)++] = 0; /* a separator that no field holds */
-}
-
 /* SHA-256 from OpenSSL (SHA-NI where the CPU has it). EVP_Digest(…, EVP_sha256(), …) looks the
  * algorithm up and makes a context on every call: ~7 k instructions a report on top of ~4 k of
  * hashing (callgrind). The algorithm is fetched once and each thread keeps its context. */
@@ -252,21 +279,161 @@ static void sha256_hex(const void *data, size_t n, char *hex, int bytes)
 	hex[2 * i] = 0;
 }
 
+/* printf("%.17g", v) for the doubles reports carry (1e-4 <= |v| < 1e17, zero), without printf
+ * (~4.5 k instructions a number in glibc): v = m * 2^e exactly, so v * 10^(16 - X) is an exact
+ * 128-bit integer over a power of two, rounded to nearest, ties to even, as glibc rounds in the
+ * default mode; X is the exponent after rounding, as %g defines it. Any other value goes to
+ * snprintf. test_store_api compares the two on millions of doubles. out holds 32 bytes. */
+int tk_store_fmt_g17(double v, char *out)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	int bexp = (int)(bits >> 52 & 0x7ff);
+	uint64_t m = bits & ((1ull << 52) - 1);
+	char *o = out;
+	if (bexp == 0 && m == 0) {
+		if (bits >> 63)
+			*o++ = '-';
+		*o++ = '0';
+		*o = 0;
+		return (int)(o - out);
+	}
+	double a = fabs(v);
+	if (bexp == 0 || bexp == 0x7ff || !(a >= 1e-4) || !(a < 1e17))
+		return snprintf(out, 32, "%.17g", v);
+	static const uint64_t p10[20] = {1ull,
+	                                 10ull,
+	                                 100ull,
+	                                 1000ull,
+	                                 10000ull,
+	                                 100000ull,
+	                                 1000000ull,
+	                                 10000000ull,
+	                                 100000000ull,
+	                                 1000000000ull,
+	                                 10000000000ull,
+	                                 100000000000ull,
+	                                 1000000000000ull,
+	                                 10000000000000ull,
+	                                 100000000000000ull,
+	                                 1000000000000000ull,
+	                                 10000000000000000ull,
+	                                 100000000000000000ull,
+	                                 1000000000000000000ull,
+	                                 10000000000000000000ull};
+	m |= 1ull << 52;
+	int e = bexp - 1075; /* a = m * 2^e */
+	int X = 0;           /* an estimate of the decimal exponent, corrected below */
+	if (a >= 1)
+		while (X < 16 && a >= (double)p10[X + 1])
+			X++;
+	else
+		while (X > -4 && a < 1.0 / (double)p10[-X])
+			X--;
+	uint64_t q = 0;
+	for (int tries = 0;; tries++) {
+		if (X < -4 || X > 16 || tries > 3)
+			return snprintf(out, 32, "%.17g", v);
+		int k = 16 - X;                                                    /* 0 … 20 */
+		unsigned __int128 n = (unsigned __int128)m * p10[k < 19 ? k : 19]; /* < 2^120 */
+		if (k == 20)                                                       /* 10^20 does not fit 64 bits */
+			n *= 10;
+		if (e >= 0) {
+			if (e > 12) /* a < 1e17 < 2^57 and m >= 2^52: never, kept for safety */
+				return snprintf(out, 32, "%.17g", v);
+			n <<= e;
+			if (n >> 64)
+				return snprintf(out, 32, "%.17g", v);
+			q = (uint64_t)n;
+		} else {
+			int sh = -e; /* a >= 1e-4 and m < 2^53: sh <= 66 */
+			if (sh > 120)
+				return snprintf(out, 32, "%.17g", v);
+			unsigned __int128 one = 1, rem = n & ((one << sh) - 1), half = one << (sh - 1);
+			unsigned __int128 qq = n >> sh;
+			if (rem > half || (rem == half && (qq & 1)))
+				qq++;
+			if (qq >> 64)
+				return snprintf(out, 32, "%.17g", v);
+			q = (uint64_t)qq;
+		}
+		if (q >= p10[17])
+			X++;
+		else if (q < p10[16])
+			X--;
+		else
+			break;
+	}
+	char d[17];
+	for (int i = 17; i-- > 0; q /= 10)
+		d[i] = (char)('0' + q % 10);
+	int last = 16; /* the last significant digit */
+	while (last > 0 && d[last] == '0')
+		last--;
+	if (v < 0)
+		*o++ = '-';
+	if (X >= 0) {
+		memcpy(o, d, (size_t)X + 1);
+		o += X + 1;
+		if (last > X) {
+			*o++ = '.';
+			memcpy(o, d + X + 1, (size_t)(last - X));
+			o += last - X;
+		}
+	} else {
+		*o++ = '0';
+		*o++ = '.';
+		for (int i = -1; i > X; i--)
+			*o++ = '0';
+		memcpy(o, d, (size_t)last + 1);
+		o += last + 1;
+	}
+	*o = 0;
+	return (int)(o - out);
+}
+
+static char *put_field(char *o, const char *s, size_t len)
+{
+	memcpy(o, s, len);
+	o[len] = 0; /* a separator that no field holds */
+	return o + len + 1;
+}
+
+/* The hashed text: each field and a NUL; the numbers as "%.17g|%.17g|%.17g|%llu". Stored ids are
+ * hashes of exactly these bytes, so the text never changes. */
 void tk_report_set_id(tk_report *r)
 {
-	char *b = NULL, num[160];
-	size_t n = 0, cap = 0;
-	add(&b, &n, &cap, r->kind, strlen(r->kind));
+	const char *f[TK_STORE_NKEYS + 4] = {r->kind};
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
-		add(&b, &n, &cap, r->keys[k], strlen(r->keys[k]));
-	add(&b, &n, &cap, r->rkey, strlen(r->rkey));
-	int len = snprintf(num, sizeof num, "%.17g|%.17g|%.17g|%llu", r->time, r->duration, r->avg_cpu,
-	                   (unsigned long long)r->samples);
-	add(&b, &n, &cap, num, (size_t)len);
-	add(&b, &n, &cap, r->thread, strlen(r->thread));
-	add(&b, &n, &cap, r->signature, strlen(r->signature));
-	sha256_hex(b, n, r->id, 32);
-	free(b);
+		f[1 + k] = r->keys[k];
+	f[TK_STORE_NKEYS + 1] = r->rkey;
+	f[TK_STORE_NKEYS + 2] = r->thread;
+	f[TK_STORE_NKEYS + 3] = r->signature;
+	size_t fl[TK_STORE_NKEYS + 4], total = 3 * 32 + 24 + 1; /* and the numbers */
+	for (int i = 0; i < TK_STORE_NKEYS + 4; i++)
+		total += (fl[i] = strlen(f[i])) + 1;
+	char stack[4096];
+	char *b = total <= sizeof stack ? stack : tk_xmalloc(total), *o = b;
+	for (int i = 0; i < TK_STORE_NKEYS + 2; i++) /* kind, keys, record key */
+		o = put_field(o, f[i], fl[i]);
+	o += tk_store_fmt_g17(r->time, o);
+	*o++ = '|';
+	o += tk_store_fmt_g17(r->duration, o);
+	*o++ = '|';
+	o += tk_store_fmt_g17(r->avg_cpu, o);
+	*o++ = '|';
+	char dd[24];
+	int i = 24;
+	unsigned long long s = (unsigned long long)r->samples;
+	do
+		dd[--i] = (char)('0' + s % 10);
+	while (s /= 10);
+	o = put_field(o, dd + i, (size_t)(24 - i));
+	o = put_field(o, f[TK_STORE_NKEYS + 2], fl[TK_STORE_NKEYS + 2]);
+	o = put_field(o, f[TK_STORE_NKEYS + 3], fl[TK_STORE_NKEYS + 3]);
+	sha256_hex(b, (size_t)(o - b), r->id, 32);
+	if (b != stack)
+		free(b);
 }
 
 /* ---- meta.json ---- */

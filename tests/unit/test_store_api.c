@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "store/internal.h"
 #include "tracekit/store.h"
 
 static char tmpdir[] = "/tmp/tk-store-test-XXXXXX";
@@ -227,15 +228,93 @@ static void test_sqlite(void **state)
 	assert_null(tk_store_open("clickhouse://", &err));
 }
 
+/* Report ids hash "%.17g" of the numbers: tk_store_fmt_g17 must give snprintf's bytes for every
+ * double, so stores made before it dedupe against new ingests. Oracle: glibc's snprintf. */
+static uint64_t g17_state = 0x9e3779b97f4a7c15ull;
+static uint64_t g17_rand(void)
+{
+	g17_state ^= g17_state << 13;
+	g17_state ^= g17_state >> 7;
+	g17_state ^= g17_state << 17;
+	return g17_state;
+}
+
+static void g17_check(double v)
+{
+	char want[64], got[64];
+	int wn = snprintf(want, sizeof want, "%.17g", v);
+	int gn = tk_store_fmt_g17(v, got);
+	if (wn != gn || strcmp(want, got) != 0) {
+		uint64_t u;
+		memcpy(&u, &v, sizeof u);
+		fail_msg("%s (bits %016llx): got '%s'", want, (unsigned long long)u, got);
+	}
+}
+
+static void test_fmt_g17(void **state)
+{
+	(void)state;
+	static const double fixed[] = {0.0,
+	                               -0.0,
+	                               1.0,
+	                               -1.0,
+	                               0.5,
+	                               0.1,
+	                               0.25,
+	                               1e-4,
+	                               1e-5,
+	                               9.9999e-5,
+	                               1e16,
+	                               1e17,
+	                               1e18,
+	                               123.456,
+	                               0.859,
+	                               99.5,
+	                               100.0,
+	                               0.0001,
+	                               1e-300,
+	                               1e300,
+	                               4.9e-324,
+	                               2.2250738585072014e-308,
+	                               1795436782.643,
+	                               1700000010.0,
+	                               9007199254740993.0};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		g17_check(fixed[i]);
+		g17_check(-fixed[i]);
+	}
+	g17_check(INFINITY);
+	g17_check(-INFINITY);
+	g17_check(NAN);
+	for (int k = -6; k <= 18; k++) { /* around every power of ten, where the exponent changes */
+		double p = pow(10, k), x = p;
+		int j;
+		for (j = 0; j < 40; j++, x = nextafter(x, 0))
+			g17_check(x);
+		for (x = p, j = 0; j < 40; j++, x = nextafter(x, INFINITY))
+			g17_check(x);
+	}
+	for (int i = 0; i < 300000; i++) {
+		uint64_t u = g17_rand();
+		double d;
+		memcpy(&d, &u, sizeof d);
+		g17_check(d);                                                           /* any bits */
+		g17_check(1.6e9 + (double)(g17_rand() % 400000000000ull) / 1e3);        /* start times, ms */
+		g17_check((double)(g17_rand() % 100000000) / 1e3);                      /* durations */
+		g17_check((double)(g17_rand() % 1000000) / 1e4);                        /* CPU percentages */
+		g17_check(ldexp((double)(g17_rand() >> 11), -(int)(g17_rand() % 120))); /* dyadic, ties */
+		g17_check((double)(g17_rand() >> (g17_rand() % 64)));                   /* integers */
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_options),
-	    cmocka_unit_test(test_reports_and_bundle),
-	    cmocka_unit_test(test_bundle_errors),
-	    cmocka_unit_test(test_sqlite),
+	    cmocka_unit_test(test_options),       cmocka_unit_test(test_reports_and_bundle),
+	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
+	    cmocka_unit_test(test_fmt_g17),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
