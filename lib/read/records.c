@@ -1758,6 +1758,9 @@ typedef struct loader {
 	tk_thread_id t;
 	unsigned flags;
 	const segvec *segs; /* the record's images */
+	/* the binary of each of the first images, once added: interning an image's four strings for
+	 * every frame was half of loading a hang's stacks (tk_binary_add gives the same id anyway) */
+	tk_binary_id bins[64];
 } loader;
 
 /* Push the frame for a recorded address under parent and return its stack. Both MTHawkeye and our
@@ -1772,9 +1775,16 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
 	const image *im = image_of(L->r, L->segs, addr);
 	if (im) {
-		tk_binary b;
-		image_binary(L->r, p, im, &b);
-		f.binary = tk_binary_add(p, &b);
+		size_t k = (size_t)(im - L->r->images);
+		if (k < sizeof L->bins / sizeof L->bins[0] && L->bins[k]) {
+			f.binary = L->bins[k];
+		} else {
+			tk_binary b;
+			image_binary(L->r, p, im, &b);
+			f.binary = tk_binary_add(p, &b);
+			if (k < sizeof L->bins / sizeof L->bins[0])
+				L->bins[k] = f.binary;
+		}
 	}
 	return tk_stack_push(p, parent, tk_frame_add(p, &f));
 }
@@ -1878,7 +1888,7 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	/* a record's thread is numbered by the record's position, not a real tid (writers say so) */
 	tk_profile_set_meta(p, "thread-tid", "record");
-	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	loader L = {.r = r, .p = p, .flags = flags, .segs = x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
 	long long run_pid = x->set >= 0 ? r->sets[x->set].pid : -1;
 	L.t = tk_thread_get_or_add(p,
 	                           run_pid >= 0 ? run_pid
@@ -2009,7 +2019,7 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		list_images(r, p);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
-	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	loader L = {.r = r, .p = p, .flags = flags, .segs = x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
 	char run_pid[32];
 	if (x->set >= 0 && r->sets[x->set].pid >= 0) {
 		snprintf(run_pid, sizeof run_pid, "%lld", r->sets[x->set].pid);
