@@ -191,28 +191,42 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
 	return best;
 }
 
-/* A hang's signature comes from the blocked thread's stack when the hang was detected (the
- * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
+/* What the signatures of one session's records share. */
+typedef struct signer {
+	tk_records *r;
+	const tk_report_meta *given;
+	tk_elf_namer *z; /* one cache of ELF files for the session's records */
+	int dsyms;       /* the caller's namer (dSYMs) names this session's frames */
+	/* The first record found no image the session lists usable on this machine (the usual case:
+	 * reports from devices). Every record lists the same images and z remembers each verdict, so
+	 * later records list none and skip the ELF pass: ~4 k instructions a report. Not when the
+	 * caller's namer runs: the symbolicator reads a profile's listed images. */
+	int no_elf;
+} signer;
+
 /* MTHawkeye frames carry their image's UUID: the caller's namer (dSYMs) can name them. Our own
  * sessions were named from their ELF files when read. */
-static int name_frames(tk_records *r, tk_profile **p, const tk_report_meta *given, tk_elf_namer *z, tk_error *err)
+static int name_frames(signer *S, tk_profile **p, tk_error *err)
 {
-	if (tk_elf_name_listed(p, z, err) < 0) /* a Linux session's own images, files of this machine */
-		return -1;
-	const char *format = tk_records_meta(r, "format");
-	if (!given || !given->name_frames || !format || strcmp(format, "mthawkeye") != 0)
-		return 0;
-	return given->name_frames(given->name_frames_ctx, p, err);
+	if (!S->no_elf) {
+		const tk_profile *before = *p;
+		if (tk_elf_name_listed(p, S->z, err) < 0) /* a Linux session's own images, files of this machine */
+			return -1;
+		if (*p == before && !S->dsyms) /* named, it would be a new profile */
+			S->no_elf = 1;
+	}
+	return S->dsyms ? S->given->name_frames(S->given->name_frames_ctx, p, err) : 0;
 }
 
-static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri, const tk_report_meta *given,
-                              tk_elf_namer *z, tk_error *err)
+/* A hang's signature comes from the blocked thread's stack when the hang was detected (the
+ * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
+static char *record_signature(signer *S, size_t i, const tk_record_info *ri, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	char *sig = NULL;
 	if (ri->kind == TK_RECORD_HANG && ri->nthreads) {
-		int n = tk_records_load_threads(r, i, p, 0, err);
-		if (n < 0 || name_frames(r, &p, given, z, err))
+		int n = tk_records_load_threads(S->r, i, p, S->no_elf ? TK_RECORDS_NO_SYMBOLS : 0, err);
+		if (n < 0 || name_frames(S, &p, err))
 			goto out;
 		for (size_t t = 0; t < tk_thread_count(p) && !sig; t++) {
 			tk_stack_id s = heaviest(p, (tk_thread_id)t);
@@ -223,8 +237,8 @@ static char *record_signature(tk_records *r, size_t i, const tk_record_info *ri,
 	if (!sig && ri->has_tree) {
 		tk_profile_free(p);
 		p = tk_profile_new();
-		int64_t t = tk_records_load(r, i, p, 0, err);
-		if (t < 0 || name_frames(r, &p, given, z, err))
+		int64_t t = tk_records_load(S->r, i, p, S->no_elf ? TK_RECORDS_NO_SYMBOLS : 0, err);
+		if (t < 0 || name_frames(S, &p, err))
 			goto out;
 		tk_stack_id s = heaviest(p, (tk_thread_id)t);
 		if (s)
@@ -485,16 +499,20 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 	const char *kept[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		kept[k] = tk_report_set_keep(out, keys[k]);
-	tk_elf_namer *z = tk_elf_namer_new(); /* one cache of ELF files for the session's records */
+	const char *format = tk_records_meta(r, "format");
+	signer S = {.r = r,
+	            .given = given,
+	            .z = tk_elf_namer_new(),
+	            .dsyms = given && given->name_frames && format && strcmp(format, "mthawkeye") == 0};
 	for (size_t i = 0; i < tk_records_count(r); i++) {
 		const tk_record_info *ri = tk_records_get(r, i);
 		if (ri->live) {
 			out->live++;
 			continue;
 		}
-		char *sig = record_signature(r, i, ri, given, z, err);
+		char *sig = record_signature(&S, i, ri, err);
 		if (!sig)
-			return tk_elf_namer_free(z), -1;
+			return tk_elf_namer_free(S.z), -1;
 		TK_GROW(out->v, out->cap, out->n + 1);
 		tk_report *rep = &out->v[out->n++];
 		memset(rep, 0, sizeof *rep);
@@ -510,7 +528,7 @@ static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_repo
 		free(sig);
 		tk_report_set_id(rep);
 	}
-	tk_elf_namer_free(z);
+	tk_elf_namer_free(S.z);
 	return 0;
 }
 
