@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2006,6 +2007,35 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 }
 
 const tk_reader tk_reader_records = {"records", sniff_records, read_records};
+
+int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, const uint64_t **frames,
+                        size_t *nframes)
+{
+	if (i >= r->nrecs)
+		return -1;
+	const rec *x = &r->recs[i];
+	/* as tk_records_load_threads decides between its two loops */
+	if ((x->meta && x->info.kind == TK_RECORD_HANG && json_object_get(x->meta, "threads")) || !x->ths)
+		return -1;
+	if (k < x->nths) {
+		*tid = (uint64_t)x->ths[k].tid;
+		*frames = x->ths[k].frames;
+		*nframes = x->ths[k].nframes;
+	}
+	return x->nths > INT_MAX ? -1 : (int)x->nths;
+}
+
+const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, uint64_t *base)
+{
+	if (i >= r->nrecs)
+		return NULL;
+	const rec *x = &r->recs[i];
+	const image *im = image_of(r, x->set >= 0 ? &r->sets[x->set].segs : &r->segs, addr);
+	if (!im)
+		return NULL;
+	*base = im->base;
+	return im->path;
+}
 
 int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
 {

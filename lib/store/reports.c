@@ -87,6 +87,8 @@ static int system_binary(const char *path)
 {
 	static const char *const prefix[] = {"/lib/",         "/lib64/",     "/usr/lib/",  "/usr/lib64/", "/System/",
 	                                     "/usr/libexec/", "/Developer/", "linux-vdso", "[vdso]"};
+	if (path[0] != '/' && path[0] != 'l' && path[0] != '[') /* what every prefix starts with */
+		return 0;
 	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
 		if (strncmp(path, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
@@ -119,21 +121,26 @@ static void nb_hex(namebuf *b, uint64_t v) /* as %llx: lowercase, no leading zer
 	nb_put(b, d + i, (size_t)(16 - i));
 }
 
+/* A frame as a signature sees it, from a profile or straight from a record's snapshot. */
+typedef struct sigframe {
+	const char *name;  /* its symbol, or NULL */
+	const char *image; /* its binary's name (NULL: no binary) */
+	const char *path;  /* and path */
+	uint64_t load_addr, addr;
+	int synthetic;
+} sigframe;
+
 /* A frame's name in a signature: the symbol, else image+offset (the same on every device, unlike
  * the slid address), else the raw address. Returns its length (at most n - 1). */
-static size_t frame_name(const tk_profile *p, tk_frame_id id, char *buf, size_t n)
+static size_t frame_name(const sigframe *f, char *buf, size_t n)
 {
-	const tk_frame *f = tk_frame_get(p, id);
-	const tk_binary *b = tk_binary_get(p, f->binary);
 	namebuf nb = {buf, 0, n};
 	if (f->name) {
-		const char *s = tk_string(p, f->name);
-		nb_put(&nb, s, strlen(s));
-	} else if (b && f->addr >= b->load_addr) {
-		const char *s = tk_string(p, b->name);
-		nb_put(&nb, s, strlen(s));
+		nb_put(&nb, f->name, strlen(f->name));
+	} else if (f->image && f->addr >= f->load_addr) {
+		nb_put(&nb, f->image, strlen(f->image));
 		nb_put(&nb, "+0x", 3);
-		nb_hex(&nb, f->addr - b->load_addr);
+		nb_hex(&nb, f->addr - f->load_addr);
 	} else {
 		nb_put(&nb, "0x", 2);
 		nb_hex(&nb, f->addr);
@@ -142,28 +149,23 @@ static size_t frame_name(const tk_profile *p, tk_frame_id id, char *buf, size_t 
 	return nb.len;
 }
 
-/* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack, leaf first; all frames when none
- * is an app frame. */
-static char *signature_of(const tk_profile *p, tk_stack_id stack)
+/* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack (leaf first), leaf first; all frames
+ * when none is an app frame. */
+static char *signature_build(const sigframe *fr, size_t depth)
 {
-	tk_frame_id fr[256];
-	size_t depth = tk_stack_frames(p, stack, fr, 256);
-	if (depth > 256)
-		depth = 256;
 	char *out = tk_xmalloc(2048);
 	size_t len = 0;
 	out[0] = 0;
 	for (int pass = 0; pass < 2 && len == 0; pass++) {
 		int taken = 0;
-		for (size_t i = depth; i-- > 0 && taken < TK_STORE_SIGNATURE_FRAMES;) {
-			const tk_frame *f = tk_frame_get(p, fr[i]);
-			const tk_binary *b = tk_binary_get(p, f->binary);
-			if (f->flags & TK_FRAME_SYNTHETIC)
+		for (size_t i = 0; i < depth && taken < TK_STORE_SIGNATURE_FRAMES; i++) {
+			const sigframe *f = &fr[i];
+			if (f->synthetic)
 				continue;
-			if (pass == 0 && b && system_binary(tk_string(p, b->path)))
+			if (pass == 0 && f->image && system_binary(f->path))
 				continue;
 			char name[512];
-			size_t nl = frame_name(p, fr[i], name, sizeof name);
+			size_t nl = frame_name(f, name, sizeof name);
 			if (len + nl + 2 >= 2048)
 				break;
 			if (len)
@@ -174,6 +176,27 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 		}
 	}
 	return out;
+}
+
+/* The signature of a profile's stack. */
+static char *signature_of(const tk_profile *p, tk_stack_id stack)
+{
+	tk_frame_id fr[256];
+	size_t depth = tk_stack_frames(p, stack, fr, 256);
+	if (depth > 256)
+		depth = 256;
+	sigframe sf[256];
+	for (size_t i = 0; i < depth; i++) { /* fr is root first */
+		const tk_frame *f = tk_frame_get(p, fr[depth - 1 - i]);
+		const tk_binary *b = tk_binary_get(p, f->binary);
+		sf[i] = (sigframe){.name = f->name ? tk_string(p, f->name) : NULL,
+		                   .image = b ? tk_string(p, b->name) : NULL,
+		                   .path = b ? tk_string(p, b->path) : NULL,
+		                   .load_addr = b ? b->load_addr : 0,
+		                   .addr = f->addr,
+		                   .synthetic = (f->flags & TK_FRAME_SYNTHETIC) != 0};
+	}
+	return signature_build(sf, depth);
 }
 
 /* The heaviest stack of thread t (ties: the first seen). */
@@ -218,12 +241,63 @@ static int name_frames(signer *S, tk_profile **p, tk_error *err)
 	return S->dsyms ? S->given->name_frames(S->given->name_frames_ctx, p, err) : 0;
 }
 
+/* The signature tk_records_load_threads and signature_of would give a snapshot whose frames
+ * nothing names, read from the record without a profile (~60 % of a report's signature cost):
+ * threads in order, each with its one stack; the first with frames signs. A profile would merge
+ * threads of one tid, and signature_of reads at most 256 frames: those go the long way (-1). */
+static int snapshot_signature(signer *S, size_t i, char **sig)
+{
+	uint64_t tid;
+	const uint64_t *fr;
+	size_t nfr;
+	int n = tk_records_snapshot(S->r, i, 0, &tid, &fr, &nfr);
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	int first = -1;
+	uint64_t tids[64];
+	if (n > 64)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		tk_records_snapshot(S->r, i, (size_t)k, &tids[k], &fr, &nfr);
+		for (int j = 0; j < k; j++)
+			if (tids[j] == tids[k])
+				return -1;
+		if (nfr && first < 0) {
+			if (nfr > 256)
+				return -1;
+			first = k;
+		}
+	}
+	if (first < 0)
+		return 0;
+	tk_records_snapshot(S->r, i, (size_t)first, &tid, &fr, &nfr);
+	sigframe sf[256];
+	const char *last = NULL, *lastname = NULL;
+	for (size_t j = 0; j < nfr; j++) { /* leaf first, as recorded */
+		uint64_t base = 0;
+		const char *path = tk_records_image_at(S->r, i, fr[j], &base);
+		if (path != last) { /* its binary's name, as the reader interns it */
+			const char *slash = path ? strrchr(path, '/') : NULL;
+			lastname = slash ? slash + 1 : path;
+			last = path;
+		}
+		sf[j] = (sigframe){.image = path ? lastname : NULL, .path = path, .load_addr = base, .addr = fr[j]};
+	}
+	*sig = signature_build(sf, nfr);
+	return 0;
+}
+
 /* A hang's signature comes from the blocked thread's stack when the hang was detected (the
  * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
 static char *record_signature(signer *S, size_t i, const tk_record_info *ri, tk_error *err)
 {
-	tk_profile *p = tk_profile_new();
 	char *sig = NULL;
+	/* nothing names this session's frames: no profile needed (a snapshot without frames falls
+	 * back to the tree as below) */
+	if (S->no_elf && !S->dsyms && ri->kind == TK_RECORD_HANG && ri->nthreads &&
+	    snapshot_signature(S, i, &sig) == 0 && (sig || !ri->has_tree))
+		return sig ? sig : tk_xcalloc(1, 1);
+	tk_profile *p = tk_profile_new();
 	if (ri->kind == TK_RECORD_HANG && ri->nthreads) {
 		int n = tk_records_load_threads(S->r, i, p, S->no_elf ? TK_RECORDS_NO_SYMBOLS : 0, err);
 		if (n < 0 || name_frames(S, &p, err))
