@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -228,6 +229,52 @@ static void test_sqlite(void **state)
 	assert_null(tk_store_open("clickhouse://", &err));
 }
 
+/* Signatures: the first record of a session is signed through a profile (the ELF pass decides then
+ * that none of the session's images is a file here); later ones straight from the record. Both must
+ * give the hand-computed names: leaf first, system images skipped, image+offset, raw addresses
+ * outside every image, at most 5 frames, all frames when none is an app frame. */
+static void test_signatures(void **state)
+{
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s/sig", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_file(dir, "images.json",
+	           "{\"os\":\"iOS 17.2\",\"arch\":\"arm64\",\"pid\":10,\"images\":["
+	           "{\"path\":\"/var/nowhere/App.app/App\",\"base\":\"0x100000\",\"build_id\":\"ab\",\"loads\":"
+	           "[{\"vaddr\":\"0x0\",\"memsz\":\"0x10000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]},"
+	           "{\"path\":\"/usr/lib/system/libsys.dylib\",\"base\":\"0x200000\",\"build_id\":\"cd\",\"loads\":"
+	           "[{\"vaddr\":\"0x0\",\"memsz\":\"0x10000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}");
+	static const char *const stacks[] = {
+	    /* an empty first thread; then system leaf, app, unmapped, app */
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[]},"
+	    "{\"tid\":2,\"name\":\"b\",\"frames\":[\"0x200010\",\"0x100abc\",\"0x7000\",\"0x10fff0\"]}",
+	    NULL, /* the same again: signed without a profile */
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[\"0x200010\",\"0x200020\"]}",
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[\"0x100001\",\"0x100002\",\"0x100003\",\"0x100004\",\"0x200000\","
+	    "\"0x100005\",\"0x100006\"]}",
+	};
+	static const char *const want[] = {"App+0xabc;0x7000;App+0xfff0", "App+0xabc;0x7000;App+0xfff0",
+	                                   "libsys.dylib+0x10;libsys.dylib+0x20",
+	                                   "App+0x1;App+0x2;App+0x3;App+0x4;App+0x5"};
+	char rec[8192] = "collection,key,value\nlaunch-time,1700000000.000000,1700000000.000000\n";
+	for (int i = 0; i < 4; i++) {
+		size_t len = strlen(rec);
+		snprintf(
+		    rec + len, sizeof rec - len,
+		    "hang,1700000%03d.000,{\"start\":1700000%03d.0,\"duration_ms\":500,\"threshold_ms\":250,\"tid\":1,"
+		    "\"thread\":\"a\",\"samples\":1,\"live\":false,\"suppressed\":0,\"threads\":[%s]}\n",
+		    i, i, stacks[i] ? stacks[i] : stacks[0]);
+	}
+	write_file(dir, "records", rec);
+	tk_report_set a = {0};
+	tk_error err;
+	assert_int_equal(tk_reports_from_path(dir, NULL, &a, &err), 0);
+	assert_int_equal(a.n, 4);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(a.v[i].signature, want[i]);
+	tk_report_set_free(&a);
+}
+
 /* Report ids hash "%.17g" of the numbers: tk_store_fmt_g17 must give snprintf's bytes for every
  * double, so stores made before it dedupe against new ingests. Oracle: glibc's snprintf. */
 static uint64_t g17_state = 0x9e3779b97f4a7c15ull;
@@ -314,7 +361,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_options),       cmocka_unit_test(test_reports_and_bundle),
 	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
-	    cmocka_unit_test(test_fmt_g17),
+	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
