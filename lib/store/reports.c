@@ -85,12 +85,20 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 /* System code is not where a hang's cause is told apart: skip it in signatures. */
 static int system_binary(const char *path)
 {
-	static const char *const prefix[] = {"/lib/",         "/lib64/",     "/usr/lib/",  "/usr/lib64/", "/System/",
-	                                     "/usr/libexec/", "/Developer/", "linux-vdso", "[vdso]"};
+#define P(s)                                                                                                           \
+	{                                                                                                              \
+		s, sizeof s - 1                                                                                        \
+	}
+	static const struct {
+		const char *s;
+		size_t n;
+	} prefix[] = {P("/lib/"),         P("/lib64/"),     P("/usr/lib/"),  P("/usr/lib64/"), P("/System/"),
+	              P("/usr/libexec/"), P("/Developer/"), P("linux-vdso"), P("[vdso]")};
+#undef P
 	if (path[0] != '/' && path[0] != 'l' && path[0] != '[') /* what every prefix starts with */
 		return 0;
 	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
-		if (strncmp(path, prefix[i], strlen(prefix[i])) == 0)
+		if (strncmp(path, prefix[i].s, prefix[i].n) == 0)
 			return 1;
 	return 0;
 }
@@ -156,13 +164,19 @@ static char *signature_build(const sigframe *fr, size_t depth)
 	char *out = tk_xmalloc(2048);
 	size_t len = 0;
 	out[0] = 0;
+	const char *seen = NULL; /* the last path asked about (frames of one image share it) */
+	int seen_system = 0;
 	for (int pass = 0; pass < 2 && len == 0; pass++) {
 		int taken = 0;
 		for (size_t i = 0; i < depth && taken < TK_STORE_SIGNATURE_FRAMES; i++) {
 			const sigframe *f = &fr[i];
 			if (f->synthetic)
 				continue;
-			if (pass == 0 && f->image && system_binary(f->path))
+			if (pass == 0 && f->image && f->path != seen) {
+				seen = f->path;
+				seen_system = system_binary(f->path);
+			}
+			if (pass == 0 && f->image && seen_system)
 				continue;
 			char name[512];
 			size_t nl = frame_name(f, name, sizeof name);
