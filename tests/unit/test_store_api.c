@@ -333,6 +333,22 @@ static void test_fmt_g17(void **state)
 	g17_check(INFINITY);
 	g17_check(-INFINITY);
 	g17_check(NAN);
+	/* exact halves at the 17th digit: v = q / 2^(17 - X), q odd (glibc rounds them to even) */
+	g17_check(0.500003814697265625);
+	for (int x = -4; x <= 15; x++) {
+		int k = 16 - x;
+		double lo = pow(10, x), hi = pow(10, x + 1), step = floor(ldexp(hi - lo, k + 1) / 4000);
+		for (int t = 0; t < 2000; t++) {
+			double q = floor(ldexp(lo, k + 1)) + 2 * t * (step + 1) + 1;
+			if (fmod(q, 2) == 0)
+				q += 1;
+			double v = ldexp(q, -(k + 1));
+			if (v >= hi || q >= 9007199254740992.0)
+				break;
+			g17_check(v);
+			g17_check(-v);
+		}
+	}
 	for (int k = -6; k <= 18; k++) { /* around every power of ten, where the exponent changes */
 		double p = pow(10, k), x = p;
 		int j;
