@@ -85,20 +85,12 @@ int tk_report_meta_parse(tk_report_meta *meta, const char *spec, char **owned, t
 /* System code is not where a hang's cause is told apart: skip it in signatures. */
 static int system_binary(const char *path)
 {
-#define P(s)                                                                                                           \
-	{                                                                                                              \
-		s, sizeof s - 1                                                                                        \
-	}
-	static const struct {
-		const char *s;
-		size_t n;
-	} prefix[] = {P("/lib/"),         P("/lib64/"),     P("/usr/lib/"),  P("/usr/lib64/"), P("/System/"),
-	              P("/usr/libexec/"), P("/Developer/"), P("linux-vdso"), P("[vdso]")};
-#undef P
+	static const char *const prefix[] = {"/lib/",         "/lib64/",     "/usr/lib/",  "/usr/lib64/", "/System/",
+	                                     "/usr/libexec/", "/Developer/", "linux-vdso", "[vdso]"};
 	if (path[0] != '/' && path[0] != 'l' && path[0] != '[') /* what every prefix starts with */
 		return 0;
 	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
-		if (strncmp(path, prefix[i].s, prefix[i].n) == 0)
+		if (strncmp(path, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
 	return 0;
 }
@@ -157,8 +149,8 @@ static size_t frame_name(const sigframe *f, char *buf, size_t n)
 	return nb.len;
 }
 
-/* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack (leaf first), leaf first; all frames
- * when none is an app frame. */
+/* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack given leaf first, leaf first; all
+ * frames when none is an app frame. */
 static char *signature_build(const sigframe *fr, size_t depth)
 {
 	char *out = tk_xmalloc(2048);
