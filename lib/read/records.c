@@ -2008,21 +2008,42 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 
 const tk_reader tk_reader_records = {"records", sniff_records, read_records};
 
-int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, const uint64_t **frames,
+int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, uint64_t *frames, size_t cap,
                         size_t *nframes)
 {
 	if (i >= r->nrecs)
 		return -1;
 	const rec *x = &r->recs[i];
-	/* as tk_records_load_threads decides between its two loops */
-	if ((x->meta && x->info.kind == TK_RECORD_HANG && json_object_get(x->meta, "threads")) || !x->ths)
+	/* read as tk_records_load_threads reads it, in either of its two loops */
+	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
+	if (ths) {
+		if (!json_is_array(ths) || json_array_size(ths) > INT_MAX)
+			return -1;
+		json_t *t = json_array_get(ths, k);
+		if (t) {
+			double d = 0;
+			get_num(t, "tid", &d);
+			*tid = (uint64_t)d;
+			json_t *fr = json_object_get(t, "frames");
+			size_t n = json_array_size(fr);
+			for (size_t j = 0; j < n && j < cap; j++) {
+				uint64_t addr = 0;
+				json_t *f = json_array_get(fr, j);
+				parse_hex(json_string_value(f), json_string_length(f), &addr);
+				frames[j] = addr;
+			}
+			*nframes = n;
+		}
+		return (int)json_array_size(ths);
+	}
+	if (!x->ths || x->nths > INT_MAX)
 		return -1;
 	if (k < x->nths) {
 		*tid = (uint64_t)x->ths[k].tid;
-		*frames = x->ths[k].frames;
+		memcpy(frames, x->ths[k].frames, (x->ths[k].nframes < cap ? x->ths[k].nframes : cap) * sizeof *frames);
 		*nframes = x->ths[k].nframes;
 	}
-	return x->nths > INT_MAX ? -1 : (int)x->nths;
+	return (int)x->nths;
 }
 
 const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, uint64_t *base)

@@ -253,10 +253,9 @@ static int name_frames(signer *S, tk_profile **p, tk_error *err)
  * threads of one tid, and signature_of reads at most 256 frames: those go the long way (-1). */
 static int snapshot_signature(signer *S, size_t i, char **sig)
 {
-	uint64_t tid;
-	const uint64_t *fr;
-	size_t nfr;
-	int n = tk_records_snapshot(S->r, i, 0, &tid, &fr, &nfr);
+	uint64_t tid, fr[256];
+	size_t nfr = 0;
+	int n = tk_records_snapshot(S->r, i, 0, &tid, fr, 0, &nfr);
 	if (n <= 0)
 		return n < 0 ? -1 : 0;
 	int first = -1;
@@ -264,7 +263,8 @@ static int snapshot_signature(signer *S, size_t i, char **sig)
 	if (n > 64)
 		return -1;
 	for (int k = 0; k < n; k++) {
-		tk_records_snapshot(S->r, i, (size_t)k, &tids[k], &fr, &nfr);
+		nfr = 0;
+		tk_records_snapshot(S->r, i, (size_t)k, &tids[k], fr, 0, &nfr);
 		for (int j = 0; j < k; j++)
 			if (tids[j] == tids[k])
 				return -1;
@@ -276,7 +276,7 @@ static int snapshot_signature(signer *S, size_t i, char **sig)
 	}
 	if (first < 0)
 		return 0;
-	tk_records_snapshot(S->r, i, (size_t)first, &tid, &fr, &nfr);
+	tk_records_snapshot(S->r, i, (size_t)first, &tid, fr, 256, &nfr);
 	sigframe sf[256];
 	const char *last = NULL, *lastname = NULL;
 	for (size_t j = 0; j < nfr; j++) { /* leaf first, as recorded */
