@@ -2039,9 +2039,12 @@ int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, 
 	if (!x->ths || x->nths > INT_MAX)
 		return -1;
 	if (k < x->nths) {
-		*tid = (uint64_t)x->ths[k].tid;
-		memcpy(frames, x->ths[k].frames, (x->ths[k].nframes < cap ? x->ths[k].nframes : cap) * sizeof *frames);
-		*nframes = x->ths[k].nframes;
+		const hthread *h = &x->ths[k];
+		*tid = (uint64_t)h->tid;
+		size_t n = h->nframes < cap ? h->nframes : cap;
+		if (n) /* a thread without frames may have no array */
+			memcpy(frames, h->frames, n * sizeof *frames);
+		*nframes = h->nframes;
 	}
 	return (int)x->nths;
 }
