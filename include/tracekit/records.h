@@ -110,6 +110,15 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
  * one thread each (its real tid and name) with one sample. Returns the number of threads (0 when
  * the record has none), or -1 with err. */
 int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err);
+/* The same snapshot without a profile: thread k's tid (as tk_records_load_threads keys its thread)
+ * in *tid, the number of its frames in *nframes and the first cap of their addresses, leaf first,
+ * in frames. Returns the number of threads, or -1 when the record holds its snapshot in a shape
+ * only tk_records_load_threads reads. */
+int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, uint64_t *frames, size_t cap,
+                        size_t *nframes);
+/* The image of record i's run that holds addr, as tk_records_load_threads gives its frames: its path
+ * (borrowed from r) and load address in *base; NULL when no image holds addr. */
+const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, uint64_t *base);
 
 /* Open path, load every record (tk_records_load_all), close: what tk_read_path does for a session
  * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1822,6 +1823,9 @@ typedef struct loader {
 	tk_thread_id t;
 	unsigned flags;
 	const segvec *segs; /* the record's images */
+	/* the binary of each of the first images, once added: interning an image's four strings for
+	 * every frame was half of loading a hang's stacks (tk_binary_add gives the same id anyway) */
+	tk_binary_id bins[64];
 } loader;
 
 /* Push the frame for a recorded address under parent and return its stack. Both MTHawkeye and our
@@ -1836,9 +1840,16 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
 	const image *im = image_of(L->r, L->segs, addr);
 	if (im) {
-		tk_binary b;
-		image_binary(L->r, p, im, &b);
-		f.binary = tk_binary_add(p, &b);
+		size_t k = (size_t)(im - L->r->images);
+		if (k < sizeof L->bins / sizeof L->bins[0] && L->bins[k]) {
+			f.binary = L->bins[k];
+		} else {
+			tk_binary b;
+			image_binary(L->r, p, im, &b);
+			f.binary = tk_binary_add(p, &b);
+			if (k < sizeof L->bins / sizeof L->bins[0])
+				L->bins[k] = f.binary;
+		}
 	}
 	return tk_stack_push(p, parent, tk_frame_add(p, &f));
 }
@@ -1942,7 +1953,7 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	/* a record's thread is numbered by the record's position, not a real tid (writers say so) */
 	tk_profile_set_meta(p, "thread-tid", "record");
-	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	loader L = {.r = r, .p = p, .flags = flags, .segs = x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
 	long long run_pid = x->set >= 0 ? r->sets[x->set].pid : -1;
 	L.t = tk_thread_get_or_add(p,
 	                           run_pid >= 0 ? run_pid
@@ -2061,6 +2072,59 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 
 const tk_reader tk_reader_records = {"records", sniff_records, read_records};
 
+int tk_records_snapshot(const tk_records *r, size_t i, size_t k, uint64_t *tid, uint64_t *frames, size_t cap,
+                        size_t *nframes)
+{
+	if (i >= r->nrecs)
+		return -1;
+	const rec *x = &r->recs[i];
+	/* read as tk_records_load_threads reads it, in either of its two loops */
+	json_t *ths = x->meta && x->info.kind == TK_RECORD_HANG ? json_object_get(x->meta, "threads") : NULL;
+	if (ths) {
+		if (!json_is_array(ths) || json_array_size(ths) > INT_MAX)
+			return -1;
+		json_t *t = json_array_get(ths, k);
+		if (t) {
+			double d = 0;
+			get_num(t, "tid", &d);
+			*tid = (uint64_t)d;
+			json_t *fr = json_object_get(t, "frames");
+			size_t n = json_array_size(fr);
+			for (size_t j = 0; j < n && j < cap; j++) {
+				uint64_t addr = 0;
+				json_t *f = json_array_get(fr, j);
+				parse_hex(json_string_value(f), json_string_length(f), &addr);
+				frames[j] = addr;
+			}
+			*nframes = n;
+		}
+		return (int)json_array_size(ths);
+	}
+	if (!x->ths || x->nths > INT_MAX)
+		return -1;
+	if (k < x->nths) {
+		const hthread *h = &x->ths[k];
+		*tid = (uint64_t)h->tid;
+		size_t n = h->nframes < cap ? h->nframes : cap;
+		if (n) /* a thread without frames may have no array */
+			memcpy(frames, h->frames, n * sizeof *frames);
+		*nframes = h->nframes;
+	}
+	return (int)x->nths;
+}
+
+const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, uint64_t *base)
+{
+	if (i >= r->nrecs)
+		return NULL;
+	const rec *x = &r->recs[i];
+	const image *im = image_of(r, x->set >= 0 ? &r->sets[x->set].segs : &r->segs, addr);
+	if (!im)
+		return NULL;
+	*base = im->base;
+	return im->path;
+}
+
 int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
 {
 	if (i >= r->nrecs)
@@ -2073,7 +2137,7 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		list_images(r, p);
 	const char *pid = tk_records_meta(r, "pid");
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
-	loader L = {r, p, 0, flags, x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
+	loader L = {.r = r, .p = p, .flags = flags, .segs = x->set >= 0 ? &r->sets[x->set].segs : &r->segs};
 	char run_pid[32];
 	if (x->set >= 0 && r->sets[x->set].pid >= 0) {
 		snprintf(run_pid, sizeof run_pid, "%lld", r->sets[x->set].pid);

@@ -20,6 +20,8 @@ extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
 
 void tk_report_set_id(tk_report *r);
+/* snprintf(out, 32, "%.17g", v), the same bytes, faster for the numbers reports hold. */
+int tk_store_fmt_g17(double v, char *out);
 /* A copy of str owned by the set. */
 const char *tk_report_set_keep(tk_report_set *s, const char *str);
 /* tk_reports_from_path for a Records file or session directory. */

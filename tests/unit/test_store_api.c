@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
 
+#include "store/internal.h"
 #include "tracekit/store.h"
 
 static char tmpdir[] = "/tmp/tk-store-test-XXXXXX";
@@ -227,15 +229,155 @@ static void test_sqlite(void **state)
 	assert_null(tk_store_open("clickhouse://", &err));
 }
 
+/* Signatures: the first record of a session is signed through a profile (the ELF pass decides then
+ * that none of the session's images is a file here); later ones straight from the record. Both must
+ * give the hand-computed names: leaf first, system images skipped, image+offset, raw addresses
+ * outside every image, at most 5 frames, all frames when none is an app frame. */
+static void test_signatures(void **state)
+{
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s/sig", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_file(dir, "images.json",
+	           "{\"os\":\"iOS 17.2\",\"arch\":\"arm64\",\"pid\":10,\"images\":["
+	           "{\"path\":\"/var/nowhere/App.app/App\",\"base\":\"0x100000\",\"build_id\":\"ab\",\"loads\":"
+	           "[{\"vaddr\":\"0x0\",\"memsz\":\"0x10000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]},"
+	           "{\"path\":\"/usr/lib/system/libsys.dylib\",\"base\":\"0x200000\",\"build_id\":\"cd\",\"loads\":"
+	           "[{\"vaddr\":\"0x0\",\"memsz\":\"0x10000\",\"offset\":\"0x0\",\"flags\":\"r-x\"}]}]}");
+	static const char *const stacks[] = {
+	    /* an empty first thread; then system leaf, app, unmapped, app */
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[]},"
+	    "{\"tid\":2,\"name\":\"b\",\"frames\":[\"0x200010\",\"0x100abc\",\"0x7000\",\"0x10fff0\"]}",
+	    NULL, /* the same again: signed without a profile */
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[\"0x200010\",\"0x200020\"]}",
+	    "{\"tid\":1,\"name\":\"a\",\"frames\":[\"0x100001\",\"0x100002\",\"0x100003\",\"0x100004\",\"0x200000\","
+	    "\"0x100005\",\"0x100006\"]}",
+	};
+	static const char *const want[] = {"App+0xabc;0x7000;App+0xfff0", "App+0xabc;0x7000;App+0xfff0",
+	                                   "libsys.dylib+0x10;libsys.dylib+0x20",
+	                                   "App+0x1;App+0x2;App+0x3;App+0x4;App+0x5"};
+	char rec[8192] = "collection,key,value\nlaunch-time,1700000000.000000,1700000000.000000\n";
+	for (int i = 0; i < 5; i++) { /* the last: a key the fast scanner leaves to jansson */
+		size_t len = strlen(rec);
+		snprintf(
+		    rec + len, sizeof rec - len,
+		    "hang,1700000%03d.000,{\"start\":1700000%03d.0,\"duration_ms\":500,\"threshold_ms\":250,\"tid\":1,"
+		    "\"thread\":\"a\",\"samples\":1,\"live\":false,\"suppressed\":0,%s\"threads\":[%s]}\n",
+		    i, i, i == 4 ? "\"blocked_in\":{\"syscall\":202}," : "", stacks[i % 4] ? stacks[i % 4] : stacks[0]);
+	}
+	write_file(dir, "records", rec);
+	tk_report_set a = {0};
+	tk_error err;
+	assert_int_equal(tk_reports_from_path(dir, NULL, &a, &err), 0);
+	assert_int_equal(a.n, 5);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(a.v[i].signature, want[i % 4]);
+	tk_report_set_free(&a);
+}
+
+/* Report ids hash "%.17g" of the numbers: tk_store_fmt_g17 must give snprintf's bytes for every
+ * double, so stores made before it dedupe against new ingests. Oracle: glibc's snprintf. */
+static uint64_t g17_state = 0x9e3779b97f4a7c15ull;
+static uint64_t g17_rand(void)
+{
+	g17_state ^= g17_state << 13;
+	g17_state ^= g17_state >> 7;
+	g17_state ^= g17_state << 17;
+	return g17_state;
+}
+
+static void g17_check(double v)
+{
+	char want[64], got[64];
+	int wn = snprintf(want, sizeof want, "%.17g", v);
+	int gn = tk_store_fmt_g17(v, got);
+	if (wn != gn || strcmp(want, got) != 0) {
+		uint64_t u;
+		memcpy(&u, &v, sizeof u);
+		fail_msg("%s (bits %016llx): got '%s'", want, (unsigned long long)u, got);
+	}
+}
+
+static void test_fmt_g17(void **state)
+{
+	(void)state;
+	static const double fixed[] = {0.0,
+	                               -0.0,
+	                               1.0,
+	                               -1.0,
+	                               0.5,
+	                               0.1,
+	                               0.25,
+	                               1e-4,
+	                               1e-5,
+	                               9.9999e-5,
+	                               1e16,
+	                               1e17,
+	                               1e18,
+	                               123.456,
+	                               0.859,
+	                               99.5,
+	                               100.0,
+	                               0.0001,
+	                               1e-300,
+	                               1e300,
+	                               4.9e-324,
+	                               2.2250738585072014e-308,
+	                               1795436782.643,
+	                               1700000010.0,
+	                               9007199254740993.0};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		g17_check(fixed[i]);
+		g17_check(-fixed[i]);
+	}
+	g17_check(INFINITY);
+	g17_check(-INFINITY);
+	g17_check(NAN);
+	/* exact halves at the 17th digit: v = q / 2^(17 - X), q odd (glibc rounds them to even) */
+	g17_check(0.500003814697265625);
+	for (int x = -4; x <= 15; x++) {
+		int k = 16 - x;
+		double lo = pow(10, x), hi = pow(10, x + 1), step = floor(ldexp(hi - lo, k + 1) / 4000);
+		for (int t = 0; t < 2000; t++) {
+			double q = floor(ldexp(lo, k + 1)) + 2 * t * (step + 1) + 1;
+			if (fmod(q, 2) == 0)
+				q += 1;
+			double v = ldexp(q, -(k + 1));
+			if (v >= hi || q >= 9007199254740992.0)
+				break;
+			g17_check(v);
+			g17_check(-v);
+		}
+	}
+	for (int k = -6; k <= 18; k++) { /* around every power of ten, where the exponent changes */
+		double p = pow(10, k), x = p;
+		int j;
+		for (j = 0; j < 40; j++, x = nextafter(x, 0))
+			g17_check(x);
+		for (x = p, j = 0; j < 40; j++, x = nextafter(x, INFINITY))
+			g17_check(x);
+	}
+	for (int i = 0; i < 300000; i++) {
+		uint64_t u = g17_rand();
+		double d;
+		memcpy(&d, &u, sizeof d);
+		g17_check(d);                                                           /* any bits */
+		g17_check(1.6e9 + (double)(g17_rand() % 400000000000ull) / 1e3);        /* start times, ms */
+		g17_check((double)(g17_rand() % 100000000) / 1e3);                      /* durations */
+		g17_check((double)(g17_rand() % 1000000) / 1e4);                        /* CPU percentages */
+		g17_check(ldexp((double)(g17_rand() >> 11), -(int)(g17_rand() % 120))); /* dyadic, ties */
+		g17_check((double)(g17_rand() >> (g17_rand() % 64)));                   /* integers */
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_options),
-	    cmocka_unit_test(test_reports_and_bundle),
-	    cmocka_unit_test(test_bundle_errors),
-	    cmocka_unit_test(test_sqlite),
+	    cmocka_unit_test(test_options),       cmocka_unit_test(test_reports_and_bundle),
+	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
+	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
