@@ -42,19 +42,24 @@ static int is_export_name(const char *path)
 	return (n > 4 && strcmp(path + n - 4, ".xml") == 0) || (n > 7 && strcmp(path + n - 7, ".xml.gz") == 0);
 }
 
+/* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent). */
+static void tally(up *U, int rc, const tk_error *err, size_t *sent)
+{
+	if (rc == 0) {
+		(*sent)++;
+		return;
+	}
+	tk_cli_fail("upload: %s", err->msg);
+	if (rc > 0)
+		U->rejected++;
+	else
+		U->failed++;
+}
+
 static void profile(up *U, const char *path)
 {
 	tk_error err;
-	int rc = tk_upload_profile(U->url, path, &U->o, &err);
-	if (rc == 0) {
-		U->profiles++;
-	} else {
-		tk_cli_fail("upload: %s", err.msg);
-		if (rc > 0)
-			U->rejected++;
-		else
-			U->failed++;
-	}
+	tally(U, tk_upload_profile(U->url, path, &U->o, &err), &err, &U->profiles);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -112,16 +117,7 @@ static void one(up *U, const char *dir)
 		return;
 	}
 	tk_error err;
-	int rc = tk_upload_session(U->url, dir, &U->o, &err);
-	if (rc == 0) {
-		U->sent++;
-	} else {
-		tk_cli_fail("upload: %s", err.msg);
-		if (rc > 0)
-			U->rejected++;
-		else
-			U->failed++;
-	}
+	tally(U, tk_upload_session(U->url, dir, &U->o, &err), &err, &U->sent);
 }
 
 int cmd_upload(int argc, char **argv)

@@ -5,6 +5,7 @@
 #ifndef TK_MONITOR_INTERNAL_H
 #define TK_MONITOR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,5 +97,8 @@ int64_t tkm_outbox_tid(tkm_outbox *o);
 uint32_t tkm_outbox_dropped(tkm_outbox *o);
 /* data as one gzip member of stored deflate blocks (what the bundle format asks: gzip, any level). */
 int tkm_gzip_stored(const void *data, size_t n, tkm_buf *out);
+
+/* A timed wait (holding l) until tkm_mono_ns() reaches until; on Linux c must use CLOCK_MONOTONIC. */
+void tkm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *l, uint64_t until);
 
 #endif

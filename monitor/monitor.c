@@ -244,20 +244,25 @@ static void reg_remove(tk_monitor *m)
 
 /* ---------- time ---------- */
 
-/* One timed wait on m->cond (holding m->lock) until the backend's monotonic time `until`. Linux: an
- * absolute CLOCK_MONOTONIC deadline (the condition variable is set to that clock, the same one as
- * tkm_mono_ns). Darwin has no pthread_condattr_setclock: a relative wait. */
-static void cond_wait_until(tk_monitor *m, uint64_t until)
+/* One timed wait on a condition variable (holding its lock) until the backend's monotonic time
+ * `until`. Linux: an absolute CLOCK_MONOTONIC deadline (the condition variable must be set to that
+ * clock, the same one as tkm_mono_ns). Darwin has no pthread_condattr_setclock: a relative wait. */
+void tkm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *l, uint64_t until)
 {
 #if defined(__APPLE__)
 	uint64_t now = tkm_mono_ns();
 	uint64_t rel = until > now ? until - now : 0;
 	struct timespec ts = {(time_t)(rel / 1000000000u), (long)(rel % 1000000000u)};
-	pthread_cond_timedwait_relative_np(&m->cond, &m->lock, &ts);
+	pthread_cond_timedwait_relative_np(c, l, &ts);
 #else
 	struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-	pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+	pthread_cond_timedwait(c, l, &ts);
 #endif
+}
+
+static void cond_wait_until(tk_monitor *m, uint64_t until)
+{
+	tkm_cond_wait_until(&m->cond, &m->lock, until);
 }
 
 /* Wait (holding m->lock) until the monotonic time `until` or stop. Returns true when stopping. */

@@ -280,19 +280,6 @@ int tkm_outbox_put(tkm_outbox *o, const char *session_dir, const char *records, 
 
 /* ---- the uploader thread ---- */
 
-static void ob_wait_until(tkm_outbox *o, uint64_t until)
-{
-#if defined(__APPLE__)
-	uint64_t now = tkm_mono_ns();
-	uint64_t rel = until > now ? until - now : 0;
-	struct timespec ts = {(time_t)(rel / 1000000000u), (long)(rel % 1000000000u)};
-	pthread_cond_timedwait_relative_np(&o->cond, &o->lock, &ts);
-#else
-	struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-	pthread_cond_timedwait(&o->cond, &o->lock, &ts);
-#endif
-}
-
 static uint64_t next_random(tkm_outbox *o)
 {
 	/* xorshift64*: jitter only needs to differ between devices, not to be unpredictable */
@@ -369,7 +356,7 @@ static void *upload_main(void *arg)
 		bool due = next_try ? now >= next_try : o->kicked;
 		if (!due) {
 			/* idle: rescan once a minute anyway (files another run of the app left) */
-			ob_wait_until(o, next_try ? next_try : now + 60000000000ull);
+			tkm_cond_wait_until(&o->cond, &o->lock, next_try ? next_try : now + 60000000000ull);
 			if (!next_try && !o->kicked && tkm_mono_ns() >= now + 60000000000ull)
 				o->kicked = true;
 			continue;
