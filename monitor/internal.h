@@ -100,5 +100,7 @@ int tkm_gzip_stored(const void *data, size_t n, tkm_buf *out);
 
 /* A timed wait (holding l) until tkm_mono_ns() reaches until; on Linux c must use CLOCK_MONOTONIC. */
 void tkm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *l, uint64_t until);
+/* Initialize c for tkm_cond_wait_until (on Linux: CLOCK_MONOTONIC). */
+void tkm_cond_init_mono(pthread_cond_t *c);
 
 #endif

@@ -260,6 +260,19 @@ void tkm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *l, uint64_t until)
 #endif
 }
 
+void tkm_cond_init_mono(pthread_cond_t *c)
+{
+#if defined(__APPLE__)
+	pthread_cond_init(c, NULL);
+#else
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
+#endif
+}
+
 static void cond_wait_until(tk_monitor *m, uint64_t until)
 {
 	tkm_cond_wait_until(&m->cond, &m->lock, until);
@@ -1077,15 +1090,7 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 	}
 	m->cfg.dir = m->dir;
 	pthread_mutex_init(&m->lock, NULL);
-#if defined(__APPLE__)
-	pthread_cond_init(&m->cond, NULL);
-#else
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->cond, &ca);
-	pthread_condattr_destroy(&ca);
-#endif
+	tkm_cond_init_mono(&m->cond);
 	tkm_tree_init(&m->cpu.tree, c.max_nodes);
 	tkm_tree_init(&m->hang.tree, c.max_nodes);
 	tkm_backend_opts bo = {.signal = c.signal,

@@ -408,15 +408,7 @@ tkm_outbox *tkm_outbox_start(const char *session_dir, const struct tk_monitor_co
 	if (!o->rng)
 		o->rng = 1;
 	pthread_mutex_init(&o->lock, NULL);
-#if defined(__APPLE__)
-	pthread_cond_init(&o->cond, NULL);
-#else
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&o->cond, &ca);
-	pthread_condattr_destroy(&ca);
-#endif
+	tkm_cond_init_mono(&o->cond);
 	/* created with every signal blocked, like the monitor's other threads */
 	sigset_t all, old;
 	sigfillset(&all);
