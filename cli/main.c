@@ -59,13 +59,7 @@ static void say(const char *what, const char *fmt, va_list ap)
 
 const char *tk_cli_shown(const char *s)
 {
-	static char bufs[8][4096];
-	static unsigned next;
-	if (!s || tk_text_is_clean(s))
-		return s;
-	char *b = bufs[next++ % 8];
-	tk_text_escape(s, b, sizeof bufs[0], 0);
-	return b;
+	return tk_text_shown(s);
 }
 
 int tk_cli_fail(const char *fmt, ...)

@@ -133,3 +133,14 @@ void tk_json_fput(FILE *f, const char *s)
 	}
 	putc('"', f);
 }
+
+const char *tk_text_shown(const char *s)
+{
+	static _Thread_local char bufs[8][4096];
+	static _Thread_local unsigned next;
+	if (!s || tk_text_is_clean(s))
+		return s;
+	char *b = bufs[next++ % 8];
+	tk_text_escape(s, b, sizeof bufs[0], 0);
+	return b;
+}

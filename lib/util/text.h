@@ -19,6 +19,9 @@ size_t tk_text_escape(const char *s, char *out, size_t cap, int newline_space);
 void tk_text_fput(FILE *f, const char *s);
 /* Non-zero when s needs no escaping. */
 int tk_text_is_clean(const char *s);
+/* s as a terminal may show it: s itself when clean (or NULL), else escaped (tk_text_escape) into one
+ * of 8 rotating per-thread buffers, so several may appear in one printf; longer text is cut. */
+const char *tk_text_shown(const char *s);
 
 /* The one JSON string escaper: s as a JSON string literal, quotes included (" \\ \n \r \t as
  * short escapes, other controls as \u00XX, bytes >= 0x80 as they are: input is UTF-8).

@@ -14,19 +14,7 @@
 #include "util/text.h"
 #include "write/wutil.h"
 
-/* s as a terminal may show it: s itself when clean, else escaped into one of a few rotating
- * buffers (several may appear in one printf) */
-static const char *shown(const char *s)
-{
-	static _Thread_local char bufs[8][4096];
-	static _Thread_local unsigned next;
-	if (!s || tk_text_is_clean(s))
-		return s;
-	char *b = bufs[next++ % 8];
-	tk_text_escape(s, b, sizeof bufs[0], 0);
-	return b;
-}
-#define SH(s) shown(s)
+#define SH(s) tk_text_shown(s)
 
 static void fmt_time(double unix_s, int use_utc, char *buf, size_t n)
 {
