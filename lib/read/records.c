@@ -800,6 +800,16 @@ static int fast_num(fast *f, int frac, uint64_t *v)
 	return 1;
 }
 
+/* After a member: 1 at ',' (more follow), 2 at the closing bracket, 0 otherwise. */
+static int fast_next(fast *f, char close)
+{
+	fast_ws(f);
+	if (f->p >= f->end)
+		return 0;
+	char c = *f->p++;
+	return c == ',' ? 1 : c == close ? 2 : 0;
+}
+
 static int fast_nodes(fast *f, int depth, uint64_t *sum);
 
 static int fast_node(fast *f, int depth, uint64_t *count)
@@ -844,16 +854,11 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 		} else if (!fast_nodes(f, depth + 1, &kids)) {
 			return 0;
 		}
-		fast_ws(f);
-		if (f->p >= f->end)
+		int m = fast_next(f, '}');
+		if (!m)
 			return 0;
-		if (*f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (*f->p++ != '}')
-			return 0;
-		break;
+		if (m == 2)
+			break;
 	}
 	if (!(seen & 1) || !(seen & 2) || kids > c)
 		return 0;
@@ -881,16 +886,9 @@ static int fast_nodes(fast *f, int depth, uint64_t *sum)
 		*sum += c; /* each count < 10^18; a wrapped sum goes to jansson's path */
 		if (*sum < c)
 			return 0;
-		fast_ws(f);
-		if (f->p >= f->end)
-			return 0;
-		if (*f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (*f->p++ != ']')
-			return 0;
-		return 1;
+		int m = fast_next(f, ']');
+		if (m != 1)
+			return m == 2;
 	}
 }
 
@@ -1014,16 +1012,6 @@ static int fast_key(fast *f, const char **k, size_t *kn)
 		return 0;
 	fast_ws(f);
 	return 1;
-}
-
-/* After a member: 1 at ',' (more follow), 2 at the closing bracket, 0 otherwise. */
-static int fast_next(fast *f, char close)
-{
-	fast_ws(f);
-	if (f->p >= f->end)
-		return 0;
-	char c = *f->p++;
-	return c == ',' ? 1 : c == close ? 2 : 0;
 }
 
 #define KEY_IS(lit) (kn == sizeof lit - 1 && memcmp(k, lit, kn) == 0)
@@ -1366,9 +1354,9 @@ static int build_hang(tk_records *r, entry *me, entry *te, tk_error *err)
 		double sup = hf.has_suppressed ? hf.suppressed : 0;
 		same = same && x->info.suppressed == (sup < 4e9 ? (uint32_t)sup : UINT32_MAX);
 		const char *jim = json_string_value(json_object_get(x->meta, "images"));
-		same = same && (hf.has_images ? jim && strlen(jim) == hf.images_len &&
-		                                    memcmp(jim, hf.images, hf.images_len) == 0
-		                              : !jim);
+		same = same && (hf.has_images
+		                    ? jim && strlen(jim) == hf.images_len && memcmp(jim, hf.images, hf.images_len) == 0
+		                    : !jim);
 		json_t *ths = json_object_get(x->meta, "threads");
 		for (size_t t = 0; same && t < hf.nths; t++) {
 			json_t *jt = json_array_get(ths, t), *fr = json_object_get(jt, "frames");
@@ -1542,8 +1530,7 @@ static int build(tk_records *r, tk_error *err)
 			set_meta(r, "launch-time", e->value);
 			TK_GROW(r->launches, r->caplaunches, r->nlaunches + 1);
 			launch = r->launches[r->nlaunches++] = tk_xstrdup(e->value);
-		}
-		else if (strcmp(e->coll, "monitor-event") == 0)
+		} else if (strcmp(e->coll, "monitor-event") == 0)
 			monitor_event(r, e);
 		else if (strcmp(e->coll, "anr") == 0) {
 			TK_GROW(parts, capparts, nparts + 1);
