@@ -150,9 +150,11 @@ int cmd_upload(int argc, char **argv)
 				return 2;
 			char *end;
 			long n = strtol(v, &end, 10);
+			int retries = strncmp(a, "--retries", 9) == 0;
 			if (!*v || *end || n < 1 || n > 1000000)
-				return tk_cli_usage("upload", "%s wants a positive whole number, not '%s'", a, v);
-			if (strncmp(a, "--retries", 9) == 0)
+				return tk_cli_usage("upload", "%s wants a positive whole number, not '%s'",
+				                    retries ? "--retries" : "--retry-delay", v);
+			if (retries)
 				U.o.max_attempts = (unsigned)n;
 			else
 				U.o.first_delay_ms = (unsigned)n;
