@@ -57,9 +57,11 @@ usage_err "upload without --token-file" "$TK" upload --url http://127.0.0.1:1/ "
 usage_err "diff with one side" "$TK" diff "$X" --
 # NAME=VALUE works like NAME VALUE everywhere (one option parser): the value is seen and checked
 usage_err "serve --max-body=12 (value read from NAME=VALUE)" "$TK" serve --ingest --max-body=12
+check "serve --max-body=12: the value was read and checked" grep -q "^tracekit: serve: --max-body wants bytes from 1024" "$TMP/ue"
 usage_err "upload --retries=0" "$TK" upload --retries=0 --url http://127.0.0.1:1/ "$TMP"
 check_eq "upload --retries=0 names the option, not NAME=VALUE" "tracekit: upload: --retries wants a positive whole number, not '0' (see tracekit upload --help)" "$(cat "$TMP/ue")"
 usage_err "monitor --max-frames=abc" "$TK" monitor --max-frames=abc -- true
+check "monitor --max-frames=abc: the value was read and checked" grep -q "^tracekit: monitor: --max-frames wants a positive whole number, not 'abc'" "$TMP/ue"
 usage_err "monitor: the command's arguments are not option values" "$TK" monitor --dir -- true
 if "$TK" monitor -q --dir="$TMP/mon=" --cpu-threshold=50 -- true 2>"$TMP/me" && [ -d "$TMP/mon=" ]; then
 	ok "monitor --dir=PATH --cpu-threshold=N run"
