@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "tracekit/calltree.h"
 #include "tracekit/records.h"
 #include "tracekit/stats.h"
@@ -394,21 +395,6 @@ static int cmp_worst(const void *a, const void *b)
 	return (x->f > y->f) - (x->f < y->f);
 }
 
-static void json_s(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* Type 7 quantile of n values of which the first n − nz are 0 and the rest nz (ascending, > 0). */
 static double at_sparse(const double *nz, size_t k, size_t n, size_t i)
 {
@@ -483,15 +469,15 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 	size_t lim = o->limit && o->limit < nf ? o->limit : nf;
 	if (o->json) {
 		fprintf(out, "{\"unit\": ");
-		json_s(out, tk_fntable_unit(ft));
+		tk_json_fput(out, tk_fntable_unit(ft));
 		fprintf(out, ", \"profiles\": %zu, \"functions\": [", np);
 		for (size_t i = 0; i < lim; i++) {
 			static const char *keys[8] = {"self_p50",  "self_p95",  "self_p99",  "self_max",
 			                              "total_p50", "total_p95", "total_p99", "total_max"};
 			fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-			json_s(out, tk_fntable_name(ft, rows[i].f));
+			tk_json_fput(out, tk_fntable_name(ft, rows[i].f));
 			fputs(", \"binary\": ", out);
-			json_s(out, tk_fntable_binary(ft, rows[i].f));
+			tk_json_fput(out, tk_fntable_binary(ft, rows[i].f));
 			for (int q = 0; q < 8; q++)
 				fprintf(out, ", \"%s\": %s", keys[q], tk_stats_fmt_double(rows[i].q[q], b));
 			fputc('}', out);
@@ -500,7 +486,7 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 		for (size_t k = 0, n = 0; k < np; k++)
 			if (tk_fntable_profile_weight(ft, k) >= thr) {
 				fputs(n++ ? ", " : "", out);
-				json_s(out, tk_fntable_profile_name(ft, k));
+				tk_json_fput(out, tk_fntable_profile_name(ft, k));
 			}
 		fputs("], \"functions\": [", out);
 	} else {
@@ -512,8 +498,8 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 			for (int q = 0; q < 8; q++)
 				fprintf(out, "%7.2f %s", rows[i].q[q], q == 3 ? "  " : "");
 			const char *bin = tk_fntable_binary(ft, rows[i].f);
-			fprintf(out, " %s%s%s%s\n", tk_fntable_name(ft, rows[i].f), *bin ? "  [" : "", bin,
-			        *bin ? "]" : "");
+			fprintf(out, " %s%s%s%s\n", tk_cli_shown(tk_fntable_name(ft, rows[i].f)), *bin ? "  [" : "",
+			        tk_cli_shown(bin), *bin ? "]" : "");
 		}
 		fprintf(out,
 		        "\nHeaviest 5 %% of inputs: %zu input%s with weight ≥ %s %s; functions by self share there\n",
@@ -526,14 +512,15 @@ static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
 		const char *bin = tk_fntable_binary(ft, rows[i].f);
 		if (o->json) {
 			fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-			json_s(out, tk_fntable_name(ft, rows[i].f));
+			tk_json_fput(out, tk_fntable_name(ft, rows[i].f));
 			fputs(", \"binary\": ", out);
-			json_s(out, bin);
+			tk_json_fput(out, bin);
 			fprintf(out, ", \"self_share\": %s", tk_stats_fmt_double(rows[i].worst, b));
 			fprintf(out, ", \"self_share_all\": %s}", tk_stats_fmt_double(rows[i].all, b));
 		} else {
 			fprintf(out, "  %8.2f %8.2f  %s%s%s%s\n", rows[i].worst, rows[i].all,
-			        tk_fntable_name(ft, rows[i].f), *bin ? "  [" : "", bin, *bin ? "]" : "");
+			        tk_cli_shown(tk_fntable_name(ft, rows[i].f)), *bin ? "  [" : "", tk_cli_shown(bin),
+			        *bin ? "]" : "");
 		}
 	}
 	if (o->json)

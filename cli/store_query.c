@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "tracekit/stats.h"
 #include "tracekit/store.h"
+#include "util/text.h"
 
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
 
@@ -30,21 +31,6 @@ static void put_num(double v)
 {
 	char buf[32];
 	fputs(tk_stats_fmt_double(v, buf), stdout);
-}
-
-static void put_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 /* Options shared by both commands. Returns 0, 2 (usage) or 1. */
@@ -135,19 +121,19 @@ int cmd_top_hangs(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		if (o.json) {
 			fputs("{\"signature\": ", stdout);
-			put_str(h[i].signature);
+			tk_json_fput(stdout, h[i].signature);
 			printf(", \"count\": %llu, \"sessions\": %llu, \"p50\": ", (unsigned long long)h[i].count,
 			       (unsigned long long)h[i].sessions);
 			put_num(h[i].p50);
 			fputs(", \"p95\": ", stdout);
 			put_num(h[i].p95);
 			fputs(", \"example\": ", stdout);
-			put_str(h[i].example);
+			tk_json_fput(stdout, h[i].example);
 			fputs("}\n", stdout);
 		} else {
 			printf("%8llu %9llu %9.3f %9.3f  %-16.16s  %s\n", (unsigned long long)h[i].count,
-			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, h[i].example,
-			       *h[i].signature ? h[i].signature : "(no stack)");
+			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, tk_cli_shown(h[i].example),
+			       *h[i].signature ? tk_cli_shown(h[i].signature) : "(no stack)");
 		}
 	}
 	tk_store_hangs_free(h, n);
@@ -223,16 +209,16 @@ int tk_cli_stats_db(int argc, char **argv)
 			}
 			putchar('{');
 			for (size_t k = 0; k < o.q.nby; k++) {
-				put_str(tk_store_key_names[o.q.by[k]]);
+				tk_json_fput(stdout, tk_store_key_names[o.q.by[k]]);
 				fputs(": ", stdout);
-				put_str(g[i].keys[k]);
+				tk_json_fput(stdout, g[i].keys[k]);
 				fputs(", ", stdout);
 			}
 			fputs(obj + 1, stdout);
 			free(obj);
 		} else {
 			for (size_t k = 0; k < o.q.nby; k++)
-				printf("%-14s ", g[i].keys[k]);
+				printf("%-14s ", tk_cli_shown(g[i].keys[k]));
 			printf("%9llu", (unsigned long long)g[i].count);
 			double v[8] = {g[i].mean, g[i].min,  g[i].q[0], g[i].q[1],
 			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};

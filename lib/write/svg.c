@@ -20,6 +20,7 @@
 #include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/wutil.h"
 
 #define FRAME_H 16  /* pixels per depth level */
@@ -39,39 +40,7 @@ void tk_flame_options_init(tk_flame_options *o)
  * in XML 1.0) and bytes that are not UTF-8 replaced, so any symbol yields a well-formed document. */
 static void xml_text(FILE *out, const char *s, size_t maxchars)
 {
-	const unsigned char *c = (const unsigned char *)s;
-	size_t used = 0;
-	while (*c && used < maxchars) {
-		unsigned char b = *c;
-		size_t len = b < 0x80             ? 1
-		             : (b & 0xE0) == 0xC0 ? 2
-		             : (b & 0xF0) == 0xE0 ? 3
-		             : (b & 0xF8) == 0xF0 ? 4
-		                                  : 0;
-		int valid = len > 0;
-		for (size_t k = 1; valid && k < len; k++)
-			valid = (c[k] & 0xC0) == 0x80;
-		if (valid && len == 2 && b < 0xC2)
-			valid = 0; /* overlong */
-		if (!valid) {
-			putc('?', out);
-			c++;
-		} else if (len > 1) {
-			fwrite(c, 1, len, out);
-			c += len;
-		} else {
-			switch (b) {
-			case '&': fputs("&amp;", out); break;
-			case '<': fputs("&lt;", out); break;
-			case '>': fputs("&gt;", out); break;
-			case '"': fputs("&quot;", out); break;
-			case '\'': fputs("&apos;", out); break;
-			default: putc(b < 0x20 && b != '\t' ? '?' : b, out);
-			}
-			c++;
-		}
-		used++;
-	}
+	tk_xml_fput(out, s, maxchars);
 }
 
 /* Number of UTF-8 characters in s. */
