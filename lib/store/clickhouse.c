@@ -5,6 +5,7 @@
  * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile
  * SQL is the type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for operation, so the
  * doubles come out bit-identical; they travel back as shortest round-trip text. */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -159,8 +160,19 @@ static size_t split_tsv(char *line, char **field, size_t max)
 				break;
 			start = w;
 		} else if (*r == '\\' && r[1]) {
-			r++;
-			*w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r == '0' ? '\0' : *r;
+			/* every escape ClickHouse writes (\b \f \r \n \t \0 \' \\) or reads (\a \v \xHH):
+			 * a key or signature must come back as it went in */
+			static const char from[] = "bfrnt0av", to[] = "\b\f\r\n\t\0\a\v";
+			const char *k = strchr(from, *++r);
+			if (*r && k) {
+				*w++ = to[k - from];
+			} else if (*r == 'x' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2])) {
+				char hex[3] = {r[1], r[2], 0};
+				*w++ = (char)strtol(hex, NULL, 16);
+				r += 2;
+			} else {
+				*w++ = *r;
+			}
 		} else {
 			*w++ = *r;
 		}
