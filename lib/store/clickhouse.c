@@ -272,6 +272,15 @@ static void *ch_open(const char *rest, tk_error *err)
 	buf b = {0};
 	bprintf(&b, "clickhouse://%s", rest);
 	c->url = b.p;
+	/* the host part goes into an http:// URL: a ? or # there would pass settings to the server or
+	 * cut tracekit's own parameters, an @ would be taken as a user */
+	size_t ok = strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]");
+	if (ok < hl) {
+		tk_error_set(err, "%s: '%c' is not allowed in the host part '%.*s' (expected clickhouse://HOST:PORT/DB)",
+		             c->url, rest[ok], (int)hl, rest);
+		ch_close(c);
+		return NULL;
+	}
 	if (!hl || !*db ||
 	    strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(db)) {
 		tk_error_set(err, "%s: expected clickhouse://HOST:PORT/DB with DB made of letters, digits and _",
