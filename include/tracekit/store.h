@@ -201,6 +201,20 @@ int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_st
 void tk_store_hangs_free(tk_store_hang *h, size_t n);
 
 /* Store profile reports atomically; those already present (same id) are skipped. */
+/* ---- maintenance (`tracekit store compact`, docs/store.md) ---- */
+typedef struct tk_store_compact_result {
+	uint64_t duplicates; /* ClickHouse: extra copies of reports (what racing ingesters left) removed */
+	uint64_t pruned;     /* ClickHouse: ingest batches dropped from tracekit_ingests */
+	uint64_t open;       /* ClickHouse: batches still not closed clean afterwards (in flight, or raced
+	                      * during the compaction): while > 0 queries read each report once */
+	int64_t bytes_before, bytes_after; /* SQLite: the database's size (pages × page size) */
+} tk_store_compact_result;
+/* ClickHouse: every report stored once (the extra copies racing ingesters left removed, concurrent
+ * ingests kept), parts merged, tracekit_ingests pruned to the batches that still matter, so grouped
+ * queries no longer pay for reading each report once. SQLite: ANALYZE, VACUUM and a WAL checkpoint.
+ * Returns 0 or -1 with err. */
+int tk_store_compact(tk_store *s, tk_store_compact_result *r, tk_error *err);
+
 int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */

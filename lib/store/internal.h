@@ -14,6 +14,7 @@ typedef struct tk_store_ops {
 	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
 	int (*count)(void *h, uint64_t *n, tk_error *err);
 	int (*put_profiles)(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
+	int (*compact)(void *h, tk_store_compact_result *r, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;

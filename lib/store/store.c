@@ -79,6 +79,12 @@ int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, siz
 	return s->b->put_profiles(s->h, v, n, added, err);
 }
 
+int tk_store_compact(tk_store *s, tk_store_compact_result *r, tk_error *err)
+{
+	*r = (tk_store_compact_result){0};
+	return s->b->compact(s->h, r, err);
+}
+
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 {
 	return s->b->count(s->h, n, err);
