@@ -233,6 +233,15 @@ typedef struct tk_upload_options {
 	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
 } tk_upload_options;
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
+/* Send what the monitor library left in session_dir/outbox (finished records as bundles, which its
+ * uploader had not got acknowledged before the program ended), oldest first, one POST each with the
+ * retries above: an acknowledged bundle is removed, a rejected one (4xx) moved to outbox/rejected/,
+ * and sending stops at the first that cannot be delivered (it stays, as do those after it). When
+ * the outbox ends empty and nothing was ever rejected, writes session_dir/uploaded as
+ * tk_upload_session does. *sent and *left (may be NULL) get the counts. Returns 0 (outbox empty),
+ * 1 (some rejected) or -1 (some left, err says why). */
+int tk_upload_outbox(const char *url, const char *session_dir, const tk_upload_options *o, size_t *sent,
+                     size_t *left, tk_error *err);
 /* The same for one profile input (tk_bundle_make_profile); nothing is written beside the file
  * (resending is harmless: the server stores a profile once). Same return values. */
 int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err);

@@ -1,10 +1,12 @@
 /* The device side of `tracekit serve --ingest`: POST a session's bundle, retry with back-off,
  * and mark the session uploaded only once the server acknowledged it (after its commit). */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,5 +141,98 @@ int tk_upload_profile(const char *url, const char *path, const tk_upload_options
 	char ack[512];
 	int rc = post(url, path, body, n, o, ack, sizeof ack, err);
 	free(body);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *read_whole(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *b = NULL;
+	size_t cap = 0, got = 0, r;
+	do {
+		TK_GROW(b, cap, got + 65536);
+		r = fread(b + got, 1, cap - got, f);
+		got += r;
+	} while (r > 0);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(b);
+		return NULL;
+	}
+	*n = got;
+	return b;
+}
+
+int tk_upload_outbox(const char *url, const char *dir, const tk_upload_options *o, size_t *sent, size_t *left,
+                     tk_error *err)
+{
+	size_t dummy_sent, dummy_left;
+	sent = sent ? sent : &dummy_sent;
+	left = left ? left : &dummy_left;
+	*sent = *left = 0;
+	char box[4096], rej[4200];
+	snprintf(box, sizeof box, "%s/outbox", dir);
+	snprintf(rej, sizeof rej, "%s/rejected", box);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d = opendir(box);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len < 8 || strcmp(e->d_name + len - 7, ".bundle") != 0)
+			continue;
+		TK_GROW(names, cap, n + 1);
+		names[n++] = tk_xstrdup(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	int rc = 0;
+	char ack[512] = "";
+	for (size_t i = 0; i < n; i++) {
+		char path[8300];
+		snprintf(path, sizeof path, "%s/%s", box, names[i]);
+		size_t len;
+		void *body = rc < 0 ? NULL : read_whole(path, &len);
+		if (!body) {
+			if (rc >= 0)
+				rc = -1, tk_error_set(err, "%s: cannot read: %m", path);
+			(*left)++;
+			continue;
+		}
+		int r = post(url, path, body, len, o, ack, sizeof ack, err);
+		free(body);
+		if (r == 0) {
+			unlink(path);
+			(*sent)++;
+		} else if (r == 1) {
+			char to[8400];
+			snprintf(to, sizeof to, "%s/%s", rej, names[i]);
+			mkdir(rej, 0755);
+			if (rename(path, to) != 0)
+				unlink(path);
+			rc = rc < 0 ? rc : 1;
+		} else {
+			rc = -1;
+			(*left)++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	struct stat st;
+	if (rc == 0 && stat(rej, &st) != 0) {
+		char mark[600];
+		snprintf(mark, sizeof mark, "outbox: %zu record bundle%s acknowledged at exit%s%s\n", *sent,
+		         *sent == 1 ? "" : "s", *ack ? "; last answer " : "", ack);
+		rc = mark_uploaded(dir, mark, err);
+	}
 	return rc;
 }

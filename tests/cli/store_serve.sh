@@ -60,14 +60,4 @@ for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
 	kill $SRV_PID; wait $SRV_PID 2>/dev/null
 done
 
-# tracekit monitor --upload: the finished session goes to the server and is marked uploaded
-# (the "program" leaves a generated session's records in its monitor directory)
-G="$TMP/gen-sqlite"; S="$TMP/mon"
-: >"$TMP/serve.log"; serve "sqlite:$TMP/mon.db"
-"$TK" monitor -q -o "$S" --upload "$URL" --token-file "$TMP/token" -- \
-	sh -c "cp '$G/s0000005/records' '$G/s0000005/meta.json' \"\$TK_MONITOR_DIR/\"" 2>"$TMP/mon.err"
-check_eq "monitor --upload: exit 0" 0 $?
-check "monitor --upload: says so" grep -q "session uploaded to" "$TMP/mon.err"
-check "monitor --upload: session marked uploaded, kept on disk" test -f "$S/uploaded" -a -f "$S/records"
-check_eq "monitor --upload: its 2 hangs are in the store" 2 "$(count "sqlite:$TMP/mon.db")"
-kill $SRV_PID; wait $SRV_PID 2>/dev/null
+# tracekit monitor --upload (records through the outbox as they finish): tests/cli/monitor_upload_cli.sh
