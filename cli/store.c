@@ -47,7 +47,8 @@ int cmd_store(int argc, char **argv)
 		return tk_cli_fail("store compact: %s", err.msg);
 	}
 	if (strcmp(tk_store_backend(s), "sqlite") == 0)
-		printf("compacted %s: %.1f MB -> %.1f MB\n", tk_cli_shown(db), r.bytes_before / 1e6, r.bytes_after / 1e6);
+		printf("compacted %s: %.1f MB -> %.1f MB\n", tk_cli_shown(db), r.bytes_before / 1e6,
+		       r.bytes_after / 1e6);
 	else
 		printf("compacted %s: %llu extra report copies removed, %llu ingest batches pruned, %s\n",
 		       tk_cli_shown(db), (unsigned long long)r.duplicates, (unsigned long long)r.pruned,

@@ -240,8 +240,8 @@ int tk_upload_session(const char *url, const char *session_dir, const tk_upload_
  * the outbox ends empty and nothing was ever rejected, writes session_dir/uploaded as
  * tk_upload_session does. *sent and *left (may be NULL) get the counts. Returns 0 (outbox empty),
  * 1 (some rejected) or -1 (some left, err says why). */
-int tk_upload_outbox(const char *url, const char *session_dir, const tk_upload_options *o, size_t *sent,
-                     size_t *left, tk_error *err);
+int tk_upload_outbox(const char *url, const char *session_dir, const tk_upload_options *o, size_t *sent, size_t *left,
+                     tk_error *err);
 /* The same for one profile input (tk_bundle_make_profile); nothing is written beside the file
  * (resending is harmless: the server stores a profile once). Same return values. */
 int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err);

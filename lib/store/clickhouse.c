@@ -276,7 +276,8 @@ static void *ch_open(const char *rest, tk_error *err)
 	 * cut tracekit's own parameters, an @ would be taken as a user */
 	size_t ok = strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]");
 	if (ok < hl) {
-		tk_error_set(err, "%s: '%c' is not allowed in the host part '%.*s' (expected clickhouse://HOST:PORT/DB)",
+		tk_error_set(err,
+		             "%s: '%c' is not allowed in the host part '%.*s' (expected clickhouse://HOST:PORT/DB)",
 		             c->url, rest[ok], (int)hl, rest);
 		ch_close(c);
 		return NULL;
@@ -949,12 +950,15 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 			return -1;
 		/* batches opened until the swap may be inserting into the old table: wait for them to close
 		 * (open for over an hour: crashed), then copy what they added */
-		snprintf(sql, sizeof sql,
-		         "SELECT count() FROM (SELECT max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) "
-		         "WHERE s = 0 AND a <= toDateTime(%llu) + 1 AND a > now() - 3600",
-		         t1);
-		if (wait_zero(c, sql, "ingest batches in flight during the compaction (their rows are kept in "
-		                      "tracekit_compact_old)", err) ||
+		snprintf(
+		    sql, sizeof sql,
+		    "SELECT count() FROM (SELECT max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) "
+		    "WHERE s = 0 AND a <= toDateTime(%llu) + 1 AND a > now() - 3600",
+		    t1);
+		if (wait_zero(c, sql,
+		              "ingest batches in flight during the compaction (their rows are kept in "
+		              "tracekit_compact_old)",
+		              err) ||
 		    run_many(c,
 		             "INSERT INTO reports SELECT * FROM tracekit_compact_old WHERE (kind, id) NOT IN "
 		             "(SELECT kind, id FROM reports) LIMIT 1 BY kind, id;\n"

@@ -676,8 +676,8 @@ static int64_t db_bytes(sq *s)
 {
 	sqlite3_stmt *st;
 	int64_t n = 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", -1,
-	                       &st, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(s->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", -1, &st,
+	                       NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

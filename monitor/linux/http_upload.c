@@ -237,8 +237,8 @@ tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *bo
 	resp[got] = 0;
 	int status = 0;
 	if (timed_out && !strstr(resp, "\r\n\r\n")) {
-		snprintf(u->last_reason, sizeof u->last_reason, "%s:%s: no complete answer within %u ms", u->host, u->port,
-		         u->timeout_ms);
+		snprintf(u->last_reason, sizeof u->last_reason, "%s:%s: no complete answer within %u ms", u->host,
+		         u->port, u->timeout_ms);
 		return TK_MONITOR_UPLOAD_RETRY;
 	}
 	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1) {

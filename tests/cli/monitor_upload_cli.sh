@@ -49,5 +49,5 @@ check "the session is marked uploaded and kept" test -f "$S/uploaded" -a -f "$S/
 "$TK" ingest -q --db "sqlite:$TMP/local.db" "$S"
 q="SELECT hex(id), kind, duration, avg_cpu, signature FROM reports ORDER BY 1"
 check_eq "the store holds the reports \`tracekit ingest\` of the session stores (all of them)" "$(sqlite3 "$TMP/local.db" "$q")" "$(sqlite3 "$TMP/up.db" "$q")"
-check_fails "--upload without --token-file: usage error" "$TK" monitor --upload "$URL" -- true
+check_fails "--upload without --token-file: usage error" "$TK" monitor -o "$TMP/x" --upload "$URL" -- true
 kill $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=

@@ -71,8 +71,14 @@ static void utf8(void **state)
 	assert_int_equal(n, 3);
 	char out[256];
 	/* the example of Unicode 15 Table 3-8: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64 */
-	tk_json_quote(out, "a\xf1\x80\x80\xe1\x80\xc2" "b\x80" "c\x80\xbf" "d");
-	assert_string_equal(out, "\"a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd" "d\"");
+	tk_json_quote(out, "a\xf1\x80\x80\xe1\x80\xc2"
+	                   "b\x80"
+	                   "c\x80\xbf"
+	                   "d");
+	assert_string_equal(out, "\"a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	                         "b\xef\xbf\xbd"
+	                         "c\xef\xbf\xbd\xef\xbf\xbd"
+	                         "d\"");
 	char *d = tk_utf8_dup("\xc0\xafok\xe2\x82\xac");
 	assert_string_equal(d, "\xef\xbf\xbd\xef\xbf\xbdok\xe2\x82\xac");
 	free(d);
