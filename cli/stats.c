@@ -9,7 +9,6 @@
 
 #include "analysis.h"
 #include "util/mem.h"
-#include "util/text.h"
 #include "tracekit/calltree.h"
 #include "tracekit/records.h"
 #include "tracekit/stats.h"
@@ -366,169 +365,6 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-typedef struct fnrow {
-	size_t f;
-	double q[8]; /* self p50 p95 p99 max, total p50 p95 p99 max */
-	double worst, all;
-} fnrow;
-
-static int cmp_row(const void *a, const void *b)
-{
-	const fnrow *x = a, *y = b;
-	for (int i = 0; i < 4; i++)
-		if (x->q[i] != y->q[i])
-			return x->q[i] < y->q[i] ? 1 : -1;
-	return (x->f > y->f) - (x->f < y->f);
-}
-
-static int cmp_worst(const void *a, const void *b)
-{
-	const fnrow *x = a, *y = b;
-	if (x->worst != y->worst)
-		return x->worst < y->worst ? 1 : -1;
-	return (x->f > y->f) - (x->f < y->f);
-}
-
-/* Type 7 quantile of n values of which the first n − nz are 0 and the rest nz (ascending, > 0). */
-static double at_sparse(const double *nz, size_t k, size_t n, size_t i)
-{
-	return i < n - k ? 0 : nz[i - (n - k)];
-}
-
-static double q7_sparse(const double *nz, size_t k, size_t n, uint64_t num, uint64_t den)
-{
-	if (num >= den)
-		return at_sparse(nz, k, n, n - 1);
-	unsigned __int128 prod = (unsigned __int128)(n - 1) * num;
-	size_t j = (size_t)(prod / den);
-	if (j + 1 >= n)
-		return at_sparse(nz, k, n, n - 1);
-	double two[2] = {at_sparse(nz, k, n, j), at_sparse(nz, k, n, j + 1)};
-	return tk_quantile7(two, 2, (uint64_t)(prod % den), den); /* h = delta/den between the two */
-}
-
-static int functions_report(const opts *o, FILE *out, tk_fntable *ft)
-{
-	char b[32];
-	size_t np = tk_fntable_nprofiles(ft), nf = tk_fntable_nfunctions(ft);
-	double *vals = malloc((np ? np : 1) * sizeof *vals), *wts = malloc((np ? np : 1) * sizeof *wts);
-	fnrow *rows = calloc(nf ? nf : 1, sizeof *rows);
-	if (!vals || !wts || !rows) {
-		free(vals), free(wts), free(rows);
-		return tk_cli_fail("stats: out of memory");
-	}
-	/* The heaviest 5 %: inputs at or above the type 7 p95 of the inputs' weights (at least one). */
-	for (size_t k = 0; k < np; k++)
-		wts[k] = tk_fntable_profile_weight(ft, k);
-	qsort(wts, np, sizeof *wts, cmp_double);
-	double thr = np ? tk_quantile7(wts, np, 95, 100) : 0, wsum_worst = 0, wsum_all = 0;
-	size_t nworst = 0;
-	for (size_t k = 0; k < np; k++) {
-		double w = tk_fntable_profile_weight(ft, k);
-		wsum_all += w;
-		if (w >= thr)
-			wsum_worst += w, nworst++;
-	}
-	double *pw = wts; /* reused: each input's weight, by index */
-	for (size_t k = 0; k < np; k++)
-		pw[k] = tk_fntable_profile_weight(ft, k);
-	for (size_t f = 0; f < nf; f++) {
-		rows[f].f = f;
-		size_t nc;
-		const tk_fn_cell *c = tk_fntable_cells(ft, f, &nc);
-		for (int tot = 0; tot < 2; tot++) {
-			/* Most functions are absent from most inputs: work on the inputs that have them; the
-			 * np − nz others are zeros at the start of the sorted shares. */
-			double ws = 0;
-			size_t nz = 0;
-			for (size_t i = 0; i < nc; i++) {
-				double w = pw[c[i].profile], v = tot ? c[i].total : c[i].self;
-				if (!tot && w >= thr)
-					ws += v;
-				if (w > 0 && v != 0)
-					vals[nz++] = 100 * v / w;
-			}
-			if (!tot) {
-				rows[f].worst = wsum_worst > 0 ? 100 * ws / wsum_worst : 0;
-				rows[f].all = wsum_all > 0 ? 100 * tk_fntable_sum(ft, f, 0) / wsum_all : 0;
-			}
-			tk_sort_doubles(vals, nz);
-			rows[f].q[4 * tot + 0] = q7_sparse(vals, nz, np, 50, 100);
-			rows[f].q[4 * tot + 1] = q7_sparse(vals, nz, np, 95, 100);
-			rows[f].q[4 * tot + 2] = q7_sparse(vals, nz, np, 99, 100);
-			rows[f].q[4 * tot + 3] = q7_sparse(vals, nz, np, 1, 1);
-		}
-	}
-	qsort(rows, nf, sizeof *rows, cmp_row);
-	size_t lim = o->limit && o->limit < nf ? o->limit : nf;
-	if (o->json) {
-		fprintf(out, "{\"unit\": ");
-		tk_json_fput(out, tk_fntable_unit(ft));
-		fprintf(out, ", \"profiles\": %zu, \"functions\": [", np);
-		for (size_t i = 0; i < lim; i++) {
-			static const char *keys[8] = {"self_p50",  "self_p95",  "self_p99",  "self_max",
-			                              "total_p50", "total_p95", "total_p99", "total_max"};
-			fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-			tk_json_fput(out, tk_fntable_name(ft, rows[i].f));
-			fputs(", \"binary\": ", out);
-			tk_json_fput(out, tk_fntable_binary(ft, rows[i].f));
-			for (int q = 0; q < 8; q++)
-				fprintf(out, ", \"%s\": %s", keys[q], tk_stats_fmt_double(rows[i].q[q], b));
-			fputc('}', out);
-		}
-		fprintf(out, "],\n \"worst\": {\"threshold\": %s, \"profiles\": [", tk_stats_fmt_double(thr, b));
-		for (size_t k = 0, n = 0; k < np; k++)
-			if (tk_fntable_profile_weight(ft, k) >= thr) {
-				fputs(n++ ? ", " : "", out);
-				tk_json_fput(out, tk_fntable_profile_name(ft, k));
-			}
-		fputs("], \"functions\": [", out);
-	} else {
-		fprintf(out, "Function spread over %zu inputs (%% of each input's weight; %zu functions)\n", np, nf);
-		fprintf(out, "  %7s %7s %7s %7s   %7s %7s %7s %7s  %s\n", "Self50", "Self95", "Self99", "SelfMax",
-		        "Tot50", "Tot95", "Tot99", "TotMax", "Function");
-		for (size_t i = 0; i < lim; i++) {
-			fputs("  ", out);
-			for (int q = 0; q < 8; q++)
-				fprintf(out, "%7.2f %s", rows[i].q[q], q == 3 ? "  " : "");
-			const char *bin = tk_fntable_binary(ft, rows[i].f);
-			fprintf(out, " %s%s%s%s\n", tk_cli_shown(tk_fntable_name(ft, rows[i].f)), *bin ? "  [" : "",
-			        tk_cli_shown(bin), *bin ? "]" : "");
-		}
-		fprintf(out,
-		        "\nHeaviest 5 %% of inputs: %zu input%s with weight ≥ %s %s; functions by self share there\n",
-		        nworst, nworst == 1 ? "" : "s", tk_stats_fmt_double(thr, b), tk_fntable_unit(ft));
-		fprintf(out, "  %8s %8s  %s\n", "There%", "All%", "Function");
-	}
-	qsort(rows, nf, sizeof *rows, cmp_worst);
-	size_t wl = nf < 10 ? nf : 10;
-	for (size_t i = 0; i < wl; i++) {
-		const char *bin = tk_fntable_binary(ft, rows[i].f);
-		if (o->json) {
-			fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-			tk_json_fput(out, tk_fntable_name(ft, rows[i].f));
-			fputs(", \"binary\": ", out);
-			tk_json_fput(out, bin);
-			fprintf(out, ", \"self_share\": %s", tk_stats_fmt_double(rows[i].worst, b));
-			fprintf(out, ", \"self_share_all\": %s}", tk_stats_fmt_double(rows[i].all, b));
-		} else {
-			fprintf(out, "  %8.2f %8.2f  %s%s%s%s\n", rows[i].worst, rows[i].all,
-			        tk_cli_shown(tk_fntable_name(ft, rows[i].f)), *bin ? "  [" : "", tk_cli_shown(bin),
-			        *bin ? "]" : "");
-		}
-	}
-	if (o->json)
-		fputs("]}}\n", out);
-	free(vals), free(wts), free(rows);
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, opts *o)
 {
 	for (int i = 1; i < argc;) {
@@ -624,7 +460,11 @@ static int run_functions(const opts *o)
 		if (!out)
 			rc = tk_cli_fail("stats: %s", err.msg);
 		else {
-			rc = functions_report(o, out, ft);
+			tk_fn_spread sp;
+			if (tk_fn_spread_build(ft, &sp, &err) < 0 ||
+			    tk_write_fn_spread(out, ft, &sp, o->limit, o->json, &err) < 0)
+				rc = tk_cli_fail("stats: %s", err.msg);
+			tk_fn_spread_free(&sp);
 			if (out_close(&of, rc != 0, &err) < 0 && rc == 0)
 				rc = tk_cli_fail("stats: %s", err.msg);
 		}
