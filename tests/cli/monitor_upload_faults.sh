@@ -34,14 +34,16 @@ while True:
 PY
 TRICKLE=$!
 for _ in $(seq 200); do [ -f "$TMP/trickle.ready" ] && break; sleep 0.05; done
-# one hang, then at most 1 s of waiting: the program must then stop, its upload attempt included
-TK_MONITOR_UPLOAD_TIMEOUT_MS=1500 "$P" "$TMP/s1" "http://127.0.0.1:$TPORT/v1/reports" "$TMP/token" 1 300 1 60000 \
+# one hang, then 10 s of waiting (time for the upload attempt to start): the program must then
+# stop, its upload attempt included (one attempt: the next would come after 60 s)
+TK_MONITOR_UPLOAD_TIMEOUT_MS=1500 "$P" "$TMP/s1" "http://127.0.0.1:$TPORT/v1/reports" "$TMP/token" 1 300 10 60000 \
 	>"$TMP/p1.out" 2>&1 &
 PROG=$!
-# a watchdog far beyond the deadline (the old per-read timeout kept it for 1023 × 0.3 s)
-for _ in $(seq 1200); do kill -0 $PROG 2>/dev/null || break; sleep 0.1; done
+# a watchdog far beyond 10 s + the deadline (the old per-read timeout kept it for 1023 × 0.3 s)
+SECONDS=0
+while [ $SECONDS -lt 150 ] && kill -0 $PROG 2>/dev/null; do sleep 0.1; done
 if kill -0 $PROG 2>/dev/null; then
-	notok "trickling server: the program exits (still running after 120 s)"
+	notok "trickling server: the program exits (still running after 150 s)"
 	kill -9 $PROG
 else
 	ok "trickling server: the program exits"
@@ -61,7 +63,8 @@ S="$TMP/s2"
 mkdir -p "$S"; : >"$S/outbox" # a file where the outbox directory should be
 "$P" "$S" "$URL" "$TMP/token" 3 400 30 100 >"$TMP/p2.out" 2>&1 &
 PROG=$!
-for _ in $(seq 600); do grep -q upload-queue-error "$S/records" 2>/dev/null && break; sleep 0.05; done
+SECONDS=0
+while [ $SECONDS -lt 120 ] && ! grep -q upload-queue-error "$S/records" 2>/dev/null; do sleep 0.05; done
 check "unwritable outbox: the failure is a monitor-event in the records" grep -q '"event":"upload-queue-error".*Not a directory' "$S/records"
 rm -f "$S/outbox"; mkdir "$S/outbox"
 wait $PROG; PROG=
