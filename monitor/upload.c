@@ -225,7 +225,7 @@ static int write_bundle(tkm_outbox *o, const tkm_buf *gz)
 	snprintf(tmpname, sizeof tmpname, ".%s", name);
 	char *tmp = path_join(o->dir, tmpname), *dst = path_join(o->dir, name);
 	tkm_fd f = {-1, 0, 0};
-	if (rc == 0 && tmp && dst && tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
+	if (tmp && dst && tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
 		rc = tkm_fd_ours(&f) ? write_all(f.fd, gz->p, gz->n) : -1;
 		/* durable before it is visible: a crash leaves the whole bundle or none */
 		if (rc == 0 && (!tkm_fd_ours(&f) || fsync(f.fd) != 0))
@@ -260,8 +260,10 @@ static size_t flush_held(tkm_outbox *o)
 		o->held_bytes -= o->held[done].n;
 		tkm_buf_free(&o->held[done++]);
 	}
-	memmove(o->held, o->held + done, (o->nheld - done) * sizeof *o->held);
-	o->nheld -= done;
+	if (done) {
+		memmove(o->held, o->held + done, (o->nheld - done) * sizeof *o->held);
+		o->nheld -= done;
+	}
 	size_t left = o->nheld;
 	pthread_mutex_unlock(&o->hold_lock);
 	return left;

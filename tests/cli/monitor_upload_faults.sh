@@ -61,7 +61,8 @@ SRV_PID=$!
 for _ in $(seq 200); do grep -q "serving on" "$TMP/serve.log" 2>/dev/null && break; sleep 0.05; done
 S="$TMP/s2"
 mkdir -p "$S"; : >"$S/outbox" # a file where the outbox directory should be
-"$P" "$S" "$URL" "$TMP/token" 3 400 30 100 >"$TMP/p2.out" 2>&1 &
+# hangs of 1.5 s: after the first one fails to queue, seconds pass before the program stops
+"$P" "$S" "$URL" "$TMP/token" 3 1500 30 100 >"$TMP/p2.out" 2>&1 &
 PROG=$!
 SECONDS=0
 while [ $SECONDS -lt 120 ] && ! grep -q upload-queue-error "$S/records" 2>/dev/null; do sleep 0.05; done
