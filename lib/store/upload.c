@@ -190,7 +190,8 @@ int tk_upload_outbox(const char *url, const char *dir, const tk_upload_options *
 	}
 	if (d)
 		closedir(d);
-	qsort(names, n, sizeof *names, cmp_str);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
 	int rc = 0;
 	char ack[512] = "";
 	for (size_t i = 0; i < n; i++) {
