@@ -18,7 +18,6 @@
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
 #include "tracekit/read.h"
-#include "tracekit/records.h"
 #include "tracekit/stats.h"
 #include "tracekit/store.h"
 #include "tracekit/symbol.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "store/internal.h"
-#include "tracekit/records.h"
+#include "read/records.h" /* TEMP: until the store reads events */
 #include "tracekit/symbol.h"
 #include "util/mem.h"
 
