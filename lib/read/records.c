@@ -2116,7 +2116,8 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 	}
 	const char *name = tk_input_name(in);
 	tk_records *r = new_records();
-	char *dir = is_file(name) ? dir_of(name) : NULL; /* a file of a session: its images are next to it */
+	/* a file of a session: its images are next to it (bytes in memory have no session) */
+	char *dir = !tk_input_in_memory(in) && is_file(name) ? dir_of(name) : NULL;
 	char *dyld = dir ? join(dir, "dyld-images") : NULL, *imgs = dir ? join(dir, "images.json") : NULL;
 	r->mthawkeye = strncmp(base_name(name), "records.m", 9) == 0 || (dir && is_file(dyld) && !is_file(imgs));
 	free(dyld);

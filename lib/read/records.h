@@ -132,6 +132,10 @@ int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *e
 struct tk_read_options;
 int tk_records_read_with(tk_profile *p, const char *path, const struct tk_read_options *o, tk_error *err);
 
+/* Is the stream over bytes in memory (tk_input_open_mem), not a file? (lib/read/input.c) */
+struct tk_input;
+int tk_input_in_memory(const struct tk_input *in);
+
 /* Problems that did not stop reading, one line each, in the order met. (Images whose files cannot be
  * used are reported by the naming pass: tk_elf_namer_warning.) */
 size_t tk_records_warning_count(const tk_records *r);

@@ -26,6 +26,12 @@ int tk_store_fmt_g17(double v, char *out);
 const char *tk_report_set_keep(tk_report_set *s, const char *str);
 /* tk_reports_from_path for a Records file or session directory. */
 int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
+/* Every event of *p (read through the reader registry, context threads included) as a report:
+ * frames named first (ELF files listed by the reader, then given->name_frames for MTHawkeye
+ * sessions; may replace *p), keys from mkeys (meta.json; NULL or "" = unknown), then given, then
+ * the event's attributes. Appends to out. Returns 0 or -1 with err. */
+int tk_store_event_reports(tk_profile **p, char *const mkeys[TK_STORE_NKEYS], const tk_report_meta *given,
+                           tk_report_set *out, tk_error *err);
 
 /* A profile uploaded in a bundle: its bytes (profile), profile.json and the optional meta.json
  * (inputs.c, so bundle.c's framing stays free of the readers for anyone who only needs Records). */
