@@ -903,6 +903,118 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 	return f.p == f.end;
 }
 
+/* ---- loading a tree without jansson ----
+ * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
+ * a flat list of nodes in pre-order (address, count, parent, children's counts) instead of a jansson
+ * document (a hash table and several allocations a node), then loaded in that order, which is the
+ * order load_node visits. Anything else goes through jansson as before. */
+typedef struct fnode {
+	uint64_t addr, count, kids;
+	uint32_t parent; /* index + 1; 0 for a root */
+} fnode;
+
+typedef struct fnodes {
+	fnode *v;
+	size_t n, cap;
+} fnodes;
+
+static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
+
+static int flat_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
+{
+	if (f->p >= f->end || *f->p != '{')
+		return 0;
+	f->p++;
+	TK_GROW(out->v, out->cap, out->n + 1);
+	size_t me = out->n++;
+	out->v[me] = (fnode){0, 0, 0, parent};
+	int seen = 0;
+	uint64_t c = 0, kids = 0, addr = 0, ignored;
+	for (;;) {
+		const char *k, *v;
+		size_t kn, vn;
+		fast_ws(f);
+		if (!fast_str(f, &k, &kn))
+			return 0;
+		fast_ws(f);
+		if (f->p >= f->end || *f->p++ != ':')
+			return 0;
+		fast_ws(f);
+		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
+		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
+		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
+		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
+		                                                         : 0;
+		if (!bit || (seen & bit))
+			return 0;
+		seen |= bit;
+		if (bit == 1) {
+			if (!fast_str(f, &v, &vn) || parse_hex(v, vn, &addr))
+				return 0;
+		} else if (bit == 2) {
+			if (!fast_num(f, 0, &c))
+				return 0;
+		} else if (bit == 4) {
+			if (!fast_num(f, 1, &ignored))
+				return 0;
+		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
+			f->p += 4;
+		} else if (!flat_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
+			return 0;
+		}
+		int m = fast_next(f, '}');
+		if (!m)
+			return 0;
+		if (m == 2)
+			break;
+	}
+	if (!(seen & 1) || !(seen & 2) || kids > c)
+		return 0;
+	out->v[me].addr = addr;
+	out->v[me].count = c;
+	out->v[me].kids = kids;
+	*count = c;
+	return 1;
+}
+
+static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
+{
+	if (depth > 512 || f->p >= f->end || *f->p != '[')
+		return 0;
+	f->p++;
+	*sum = 0;
+	fast_ws(f);
+	if (f->p < f->end && *f->p == ']') {
+		f->p++;
+		return 1;
+	}
+	for (;;) {
+		uint64_t c;
+		fast_ws(f);
+		if (!flat_node(f, depth, parent, out, &c))
+			return 0;
+		*sum += c;
+		if (*sum < c)
+			return 0;
+		int m = fast_next(f, ']');
+		if (m != 1)
+			return m == 2;
+	}
+}
+
+/* The tree's nodes in pre-order, 1 when it has the fast shape (else 0: use jansson). */
+static int tree_flat(const char *s, size_t n, fnodes *out)
+{
+	fast f = {s, s + n};
+	uint64_t total;
+	out->n = 0;
+	fast_ws(&f);
+	if (!flat_nodes(&f, 1, 0, out, &total))
+		return 0;
+	fast_ws(&f);
+	return f.p == f.end;
+}
+
 /* Validate the tree now (so opening reports every error and knows the sample count) but keep only
  * its text: a parsed jansson tree costs ~10× the text, and a session may hold hundreds of trees of
  * thousands of nodes. Loading parses it again. */
@@ -1999,7 +2111,21 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	                           : pid        ? strtoll(pid, NULL, 10)
 	                                        : -1,
 	                           i + 1, tk_intern_cstr(p, name), tk_intern_cstr(p, tk_records_meta(r, "process")));
-	if (x->tree_src) {
+	fnodes fl = {0};
+	if (x->tree_src && tree_flat(x->tree_src, x->tree_len, &fl)) {
+		/* pre-order, as load_node visits: a node's own samples, then its children */
+		tk_stack_id *st = tk_xmalloc((fl.n ? fl.n : 1) * sizeof *st);
+		for (size_t k = 0; k < fl.n; k++) {
+			const fnode *nd = &fl.v[k];
+			int leaf = nd->count > nd->kids; /* its samples did not all continue into children */
+			st[k] = push_frames(&L, nd->parent ? st[nd->parent - 1] : 0, nd->addr, leaf);
+			if (leaf)
+				tk_sample_add_n(p, L.t, st[k], nd->count - nd->kids, nd->count - nd->kids);
+		}
+		free(st);
+		free(fl.v);
+	} else if (x->tree_src) {
+		free(fl.v);
 		json_error_t je;
 		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
 		if (!tree) /* validated at open: only running out of memory gets here */
