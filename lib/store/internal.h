@@ -52,6 +52,9 @@ void tk_store_fnsel_free(tk_store_fnsel *f);
 /* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
+/* The stored kinds (an SQL list) of a top-diagnostics kind (tk_store_query.kind; NULL = hangs:
+ * TK_STORE_HANG_KINDS itself), or NULL if unknown. */
+const char *tk_store_kinds_sql(const char *kind);
 const tk_store_metric *tk_store_metric_find(const char *name);
 
 /* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly
