@@ -120,7 +120,10 @@ typedef struct tk_reader {
 
 /* The readers the registry knows. */
 extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
-extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
+/* Records files and session directories (tracekit monitor, MTHawkeye; docs/records-format.md): each
+ * CPU high-load, hang or ANR record is an event of the profile (profile.h) with its stacks as one
+ * thread (tid = its position, 1, 2, …); with event_context, a hang's snapshot as context threads. */
+extern const tk_reader tk_reader_records;
 /* Text formats (one file each in lib/read/, described there and in README's "Input formats"):
  * Instruments Deep Copy call trees, macOS `sample` reports, folded stacks (ours, FlameGraph's,
  * inferno's) and Linux `perf script` text. Each rejects what it cannot read with FILE:LINE. */
