@@ -8,6 +8,7 @@
 # (top-hangs, stats --db, and the rows themselves).
 #
 #   OLD=/path/to/old/tracekit NEW=build/tracekit bench/compare_builds.sh [--no-clickhouse]
+#   (STORE_ONLY=1: the store part alone; about 10 minutes in all on a loaded 2-CPU machine)
 #
 # Prints "same NAME" or "DIFF NAME" (with the first differing lines) per output and ends with
 # "N same, N different"; exits non-zero when anything differs. Outputs are kept in $KEEP if set.
@@ -76,6 +77,7 @@ run() { # NAME ARGS…: run both builds (stdout + stderr + status), compare
 }
 
 n=0
+[ -n "${STORE_ONLY:-}" ] && inputs=() # STORE_ONLY=1: only the store part
 for f in "${inputs[@]}"; do
 	n=$((n + 1)); b="$n-$(basename "$f")"
 	run "$b.info" info "$f"
@@ -109,18 +111,20 @@ for f in "${inputs[@]}"; do
 	esac
 done
 # stats over many inputs at once
-run "stats.hang.all" stats --metric hang.duration --json "$IN"/hangs/s*
-run "stats.cpu.all" stats --metric cpu.average --json "$IN"/cpu/s* "$IN/mthawkeye.records"
+[ -z "${STORE_ONLY:-}" ] && run "stats.hang.all" stats --metric hang.duration --json "$IN"/hangs/s*
+[ -z "${STORE_ONLY:-}" ] && run "stats.cpu.all" stats --metric cpu.average --json "$IN"/cpu/s* "$IN/mthawkeye.records"
 
 # ---- the store: the same inputs ingested by each build; the stored rows compared ----
 store_dump_sqlite() { # DB OUT
-	sqlite3 "$1" ".mode tabs" "SELECT * FROM reports ORDER BY id" >"$2" 2>&1
+	# every column but the ingest time (when each build ran), the id in hex
+	sqlite3 "$1" ".mode tabs" "SELECT lower(hex(id)), kind, app, version, build, device, os, session, time, duration,
+		avg_cpu, samples, thread, signature, rkey, sid FROM reports ORDER BY id" >"$2" 2>&1
 	sqlite3 "$1" ".mode tabs" "SELECT name, sql FROM sqlite_master ORDER BY name" >>"$2" 2>&1
 }
 for which in old new; do
 	bin=$OLD; [ $which = new ] && bin=$NEW
 	(cd "$IN" && "$bin" ingest --db "sqlite:$TMP/$which.db" hangs cpu mthawkeye.records mth-session \
-		>"$TMP/out/$which/store.sqlite.ingest" 2>&1)
+		2>&1 | sed "s|$TMP/$which.db|DB|" >"$TMP/out/$which/store.sqlite.ingest")
 	store_dump_sqlite "$TMP/$which.db" "$TMP/out/$which/store.sqlite.rows"
 	"$bin" top-hangs --db "sqlite:$TMP/$which.db" >"$TMP/out/$which/store.sqlite.top" 2>&1
 	"$bin" stats --db "sqlite:$TMP/$which.db" --metric hang.duration --by version --json \
@@ -132,17 +136,18 @@ if [ $CLICKHOUSE = 1 ]; then
 	for which in old new; do
 		bin=$OLD; [ $which = new ] && bin=$NEW
 		(cd "$IN" && "$bin" ingest --db "$CH_URL/cmp_$which" hangs cpu mthawkeye.records mth-session \
-			>"$TMP/out/$which/store.ch.ingest" 2>&1)
-		curl -s "${CH_HTTP}?database=cmp_$which" --data-binary \
-			"SELECT * EXCEPT (ingested) FROM reports ORDER BY id FORMAT TabSeparated" \
-			>"$TMP/out/$which/store.ch.rows" 2>&1 ||
-			curl -s "${CH_HTTP}?database=cmp_$which" --data-binary \
-				"SELECT * FROM reports ORDER BY id FORMAT TabSeparated" >"$TMP/out/$which/store.ch.rows"
+			2>&1 | sed "s|/cmp_$which|/DB|" >"$TMP/out/$which/store.ch.ingest")
+		curl -sf "${CH_HTTP}?database=cmp_$which" --data-binary \
+			"SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread,
+			 signature, rkey FROM reports ORDER BY id FORMAT TabSeparated" \
+			>"$TMP/out/$which/store.ch.rows" 2>&1 || echo "the rows query failed" >>"$TMP/out/$which/store.ch.rows"
+		echo "$(wc -l <"$TMP/out/$which/store.ch.rows") rows" >>"$TMP/out/$which/store.ch.rows"
 		"$bin" top-hangs --db "$CH_URL/cmp_$which" >"$TMP/out/$which/store.ch.top" 2>&1
 		"$bin" stats --db "$CH_URL/cmp_$which" --metric hang.duration --by version --json \
 			>"$TMP/out/$which/store.ch.stats" 2>&1
 	done
 	for x in ingest rows top stats; do cmp_one "store.ch.$x"; done
+	grep -q "the rows query failed" "$TMP"/out/*/store.ch.rows && { diff=$((diff + 1)); echo "DIFF store.ch.rows: the query failed"; }
 fi
 echo "$same same, $diff different ($n inputs; old $OLD, new $NEW)"
 [ "$diff" -eq 0 ]
