@@ -81,14 +81,14 @@ typedef struct gw {
 	uint32_t *files; /* sources table: strs indices */
 	size_t nfiles, capfiles;
 	tk_hidx file_idx;
-	int nostack;          /* a sample has the empty stack: the extra "(no stack)" frame and stack */
-	uint32_t nostack_fn;  /* its function */
-	uint32_t *inl_depth;  /* per model frame (index fid-1): inlineDepth */
-	int32_t *frame_sym;   /* per model frame: nativeSymbols row, -1 none */
+	int nostack;            /* a sample has the empty stack: the extra "(no stack)" frame and stack */
+	uint32_t nostack_fn;    /* its function */
+	uint32_t *inl_depth;    /* per model frame (index fid-1): inlineDepth */
+	int32_t *frame_sym;     /* per model frame: nativeSymbols row, -1 none */
 	tk_frame_id *inl_outer; /* per inlined model frame: its chain's outer frame (its address), 0 none */
-	uint32_t *sym_name;   /* nativeSymbols: name (strs index) */
-	int32_t *sym_lib;     /* and lib */
-	uint64_t *sym_addr;   /* and lowest address seen (relative to the lib) */
+	uint32_t *sym_name;     /* nativeSymbols: name (strs index) */
+	int32_t *sym_lib;       /* and lib */
+	uint64_t *sym_addr;     /* and lowest address seen (relative to the lib) */
 	size_t nsyms;
 } gw;
 
@@ -428,8 +428,7 @@ static void build_tables(gw *w)
 }
 
 /* cpu_unit: the unit of samples.threadCPUDelta ("ns", "variable CPU cycles"), NULL when not written */
-static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uint64_t interval_ns,
-                       const char *cpu_unit)
+static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uint64_t interval_ns, const char *cpu_unit)
 {
 	FILE *out = w->out;
 	const char *title = o && o->title ? o->title : "tracekit";
@@ -921,7 +920,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	/* The CPU a sample stands for (its weight) since the thread's previous sample: in ns for time
 	 * profiles, in cycles for cycle profiles (the profiler takes the busiest thread as 100 %). Events
 	 * and plain counts are not CPU time. */
-	const char *cpu_unit = !timed                  ? NULL
+	const char *cpu_unit = !timed                   ? NULL
 	                       : unit == TK_UNIT_NS     ? "ns"
 	                       : unit == TK_UNIT_CYCLES ? "variable CPU cycles"
 	                                                : NULL;
