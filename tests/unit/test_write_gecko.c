@@ -100,12 +100,17 @@ static void test_samples_in_time_order_with_weights(void **state)
 	build(&f, 1);
 	json_t *j = write_json(f.p);
 	json_t *m = thread_named(j, "Main Thread"), *s = json_object_get(m, "samples");
-	/* stacks are the model's ids - 1; times and weights in exact decimal milliseconds */
-	ASSERT_JSON("[2,null,1,1]", json_object_get(s, "stack"));
+	/* stacks are the model's ids - 1, the empty stack the extra "(no stack)" row after them (3);
+	 * times and weights in exact decimal milliseconds */
+	ASSERT_JSON("[2,3,1,1]", json_object_get(s, "stack"));
 	ASSERT_JSON("[10,20,30,40.000001]", json_object_get(s, "time"));
 	ASSERT_JSON("[2,0.5,1.13,1]", json_object_get(s, "weight"));
 	ASSERT_JSON("\"tracing-ms\"", json_object_get(s, "weightType"));
 	ASSERT_JSON("4", json_object_get(s, "length"));
+	/* the CPU each sample stands for, in ns (meta.sampleUnits) */
+	ASSERT_JSON("[2000000,500000,1130000,1000000]", json_object_get(s, "threadCPUDelta"));
+	ASSERT_JSON("\"ns\"",
+	            json_object_get(json_object_get(json_object_get(j, "meta"), "sampleUnits"), "threadCPUDelta"));
 	ASSERT_JSON("\"10\"", json_object_get(m, "pid"));
 	ASSERT_JSON("100", json_object_get(m, "tid"));
 	ASSERT_JSON("true", json_object_get(m, "isMainThread"));
@@ -127,19 +132,23 @@ static void test_shared_tables(void **state)
 	json_t *sh = json_object_get(j, "shared");
 	json_t *st = json_object_get(sh, "stackTable"), *ft = json_object_get(sh, "frameTable"),
 	       *fn = json_object_get(sh, "funcTable"), *S = json_object_get(sh, "stringArray");
-	ASSERT_JSON("[0,1,2]", json_object_get(st, "frame"));
-	ASSERT_JSON("[null,0,0]", json_object_get(st, "prefix"));
+	/* the model's stacks, then "(no stack)" (a root: frame 3, function 3, category Other) */
+	ASSERT_JSON("[0,1,2,3]", json_object_get(st, "frame"));
+	ASSERT_JSON("[null,0,0,null]", json_object_get(st, "prefix"));
 	/* main: return address 0x100001005 - 1 - load; the unsymbolicated arm64 leaf 0x100002009 & ~3;
 	 * memcpy's arm64e leaf 0x180000101 & ~3 - 0x180000000 */
-	ASSERT_JSON("[4100,8200,256]", json_object_get(ft, "address"));
-	ASSERT_JSON("[12,null,null]", json_object_get(ft, "line"));
-	ASSERT_JSON("[1,1,2]", json_object_get(ft, "category")); /* App, App, System */
-	ASSERT_JSON("[0,1,2]", json_object_get(ft, "func"));
+	ASSERT_JSON("[4100,8200,256,-1]", json_object_get(ft, "address"));
+	ASSERT_JSON("[12,null,null,null]", json_object_get(ft, "line"));
+	ASSERT_JSON("[1,1,2,0]", json_object_get(ft, "category")); /* App, App, System, Other */
+	ASSERT_JSON("[0,1,2,3]", json_object_get(ft, "func"));
+	ASSERT_JSON("[0,0,0,0]", json_object_get(ft, "inlineDepth"));
+	ASSERT_JSON("\"(no stack)\"",
+	            json_array_get(S, json_integer_value(json_array_get(json_object_get(fn, "name"), 3))));
 	/* function names through the string table; the unsymbolicated one is its hex address */
 	json_t *names = json_object_get(fn, "name");
 	ASSERT_JSON("\"main\"", json_array_get(S, json_integer_value(json_array_get(names, 0))));
 	ASSERT_JSON("\"0x100002009\"", json_array_get(S, json_integer_value(json_array_get(names, 1))));
-	ASSERT_JSON("[0,0,1]", json_object_get(fn, "resource"));
+	ASSERT_JSON("[0,0,1,-1]", json_object_get(fn, "resource"));
 	json_t *src = json_object_get(fn, "source");
 	ASSERT_JSON("null", json_array_get(src, 1));
 	json_int_t file = json_integer_value(json_array_get(src, 0));
@@ -165,7 +174,7 @@ static void test_cells_without_sample_list(void **state)
 	json_t *j = write_json(f.p);
 	json_t *s = json_object_get(thread_named(j, "Main Thread"), "samples");
 	/* one sample per distinct stack in first-seen order, laid end to end from the first time (10 ms) */
-	ASSERT_JSON("[1,2,null]", json_object_get(s, "stack"));
+	ASSERT_JSON("[1,2,3]", json_object_get(s, "stack"));
 	ASSERT_JSON("[2.13,2,0.5]", json_object_get(s, "weight"));
 	ASSERT_JSON("[10,12.13,14.13]", json_object_get(s, "time"));
 	json_decref(j);
