@@ -81,8 +81,9 @@ S2=$TMP/s2
 env TK_MONITOR_DIR="$S2" "${BUSY_ENV[@]}" TK_MONITOR_CPU_DURATION_MS=800 TK_MONITOR_PERSIST_INTERVAL_MS=300 \
 	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 30 &
 pid=$!
-for _ in $(seq 1 60); do grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
+# killed once both the live record and its tree are on disk (however long a loaded machine takes)
+until grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null &&
+	grep -q '^cpu-highload-stackframe,' "$S2/records"; do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 kill -9 $pid; wait $pid 2>/dev/null
 check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
 share2=($($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin))
@@ -120,7 +121,7 @@ check_eq "bad variable is named" "tracekit-monitor: not monitoring: monitor: TK_
 S5=$TMP/s5
 env TK_MONITOR_DIR="$S5" "${BUSY_ENV[@]}" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 1.5 >/dev/null &
 pid=$!
-sleep 0.3
+until grep -q '^launch-time' "$S5/records" 2>/dev/null; do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 run_busy "$S5" 0.3 >/dev/null
 wait $pid
 check_eq "child of the same session did not record" 1 "$(grep -c '^launch-time' "$S5/records")"
