@@ -15,5 +15,5 @@ mkdir -p "$TMP/seeds"
 i=0
 cat "$TK_ROOT"/tests/fixtures/swift-demangle/*.txt | sed -n 's/^\([^ ]*\) ---> .*/\1/p' | sort -u |
 	while IFS= read -r s; do i=$((i + 1)); printf '%s' "$s" >"$TMP/seeds/v$i"; done
-check "fuzz_swift_demangle: RUNS runs, no crash" \
-	"$F" -runs=RUNS -timeout=300 -rss_limit_mb=1024 -max_len=512 -seed=1 "$TMP/seeds"
+check "fuzz_swift_demangle: 100000 runs, no crash" \
+	"$F" -runs=100000 -timeout=300 -rss_limit_mb=1024 -max_len=512 -seed=1 "$TMP/seeds"
