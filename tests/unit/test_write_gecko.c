@@ -181,6 +181,41 @@ static void test_cells_without_sample_list(void **state)
 	tk_profile_free(f.p);
 }
 
+/* An inline chain (what --symbols makes of one address): the outer frame at depth 0, the frames
+ * inlined into it at 1 and 2, all at the outer frame's address and sharing one nativeSymbol. */
+static void test_inline_chain(void **state)
+{
+	tk_profile *p = tk_profile_new();
+	tk_profile_keep_samples(p, 1);
+	tk_binary app = {tk_intern_cstr(p, "App"), tk_intern_cstr(p, "/App"),
+	                 tk_intern_cstr(p, "4C4C44D7-5555-3144-A1A5-753F1442BA46"), tk_intern_cstr(p, "x86_64"),
+	                 0x100000000ULL};
+	tk_binary_id ba = tk_binary_add(p, &app);
+	tk_frame caller = {0x100000101, tk_intern_cstr(p, "main"), ba, 0, 0, 0};
+	tk_frame outer = {0x100002001, tk_intern_cstr(p, "f"), ba, 0, 0, 0};
+	tk_frame in1 = {0x100002001, tk_intern_cstr(p, "g"), ba, 0, 0, TK_FRAME_INLINED};
+	tk_frame in2 = {0x100002001, tk_intern_cstr(p, "h"), ba, 0, 0, TK_FRAME_INLINED | TK_FRAME_LEAF_PC};
+	tk_stack_id s = tk_stack_push(p, 0, tk_frame_add(p, &caller));
+	s = tk_stack_push(p, s, tk_frame_add(p, &outer));
+	s = tk_stack_push(p, s, tk_frame_add(p, &in1));
+	s = tk_stack_push(p, s, tk_frame_add(p, &in2));
+	tk_thread_id t = tk_thread_get_or_add(p, 1, 1, tk_intern_cstr(p, "main"), tk_intern_cstr(p, "App"));
+	tk_sample_add(p, t, s, 1000000, 1000000);
+	json_t *j = write_json(p);
+	json_t *sh = json_object_get(j, "shared"), *ft = json_object_get(sh, "frameTable");
+	ASSERT_JSON("[0,0,1,2]", json_object_get(ft, "inlineDepth"));
+	ASSERT_JSON("[null,0,0,0]", json_object_get(ft, "nativeSymbol"));
+	ASSERT_JSON("[256,8192,8192,8192]", json_object_get(ft, "address"));
+	json_t *ns = json_object_get(sh, "nativeSymbols");
+	ASSERT_JSON("1", json_object_get(ns, "length"));
+	ASSERT_JSON("[8192]", json_object_get(ns, "address"));
+	ASSERT_JSON("[0]", json_object_get(ns, "libIndex"));
+	ASSERT_JSON("\"f\"", json_array_get(json_object_get(sh, "stringArray"),
+	                                    json_integer_value(json_array_get(json_object_get(ns, "name"), 0))));
+	json_decref(j);
+	tk_profile_free(p);
+}
+
 static void test_write_error_is_reported(void **state)
 {
 	fixture f;
@@ -211,6 +246,7 @@ int main(void)
 	    cmocka_unit_test(test_samples_in_time_order_with_weights),
 	    cmocka_unit_test(test_shared_tables),
 	    cmocka_unit_test(test_cells_without_sample_list),
+	    cmocka_unit_test(test_inline_chain),
 	    cmocka_unit_test(test_write_error_is_reported),
 	    cmocka_unit_test(test_format_table),
 	};
