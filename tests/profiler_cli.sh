@@ -2,9 +2,11 @@
 # putting tests/js/node_modules/.bin on PATH).
 # `profiler-cli load` starts a daemon and gives it 500 ms to come up, which a loaded machine misses.
 # So the daemon is started here, in the background (`profiler-cli.js --daemon FILE --session ID`, the
-# command `load` runs), and waited for as long as it lives: ready when a command on its session
-# succeeds, failed when the profiler reports a load error or the daemon exits. No deadline: the
-# result depends on the file, not on the machine's load.
+# command `load` runs), and waited for as long as it lives: ready when its log says the profile is
+# loaded, failed when the log says the load failed or the daemon exits. No deadline: the result
+# depends on the file, not on the machine's load. (No client command is sent meanwhile: a client
+# that finds the session's socket not yet listening removes the session's files, and the daemon is
+# then unreachable.)
 #
 #   pc_load FILE [--symbol-server URL]   load FILE into a new current session; 0 on success, else 1
 #                                        (what went wrong in $PC_OUT); the session's id in
@@ -23,15 +25,17 @@ pc_load() {
 	local pid=$!
 	PC_PIDS+=("$pid")
 	PC_SESSION=$s PC_PID=$pid
-	until profiler-cli status --session "$s" >"$PC_OUT" 2>&1; do
-		if grep -q 'Profile load failed' "$PC_OUT" || ! kill -0 "$pid" 2>/dev/null; then
-			cat "$PC_OUT.daemon" >>"$PC_OUT"
+	local log="${PROFILER_CLI_SESSION_DIR:-$HOME/.profiler-cli}/$s.log"
+	until grep -q 'Profile loaded successfully' "$log" 2>/dev/null; do
+		if grep -q 'Failed to load profile' "$log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; then
+			cat "$log" "$PC_OUT.daemon" >"$PC_OUT" 2>/dev/null
 			kill "$pid" 2>/dev/null
 			return 1
 		fi
 		sleep 0.05
 	done
 	profiler-cli session use "$s" >/dev/null 2>&1
+	profiler-cli status --session "$s" >"$PC_OUT" 2>&1
 }
 pc_stop_all() {
 	local p
