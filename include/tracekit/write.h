@@ -55,11 +55,13 @@ int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 /* ---- flame graphs (SVG) ----
  *
  * tk_write_flamegraph draws a call tree as a self-contained, interactive SVG: one graph per group
- * of the tree (thread, process or all), each as wide as the image, frames ordered as the tree's
- * children (heaviest first). It opens in any browser without network: click a frame to zoom into
- * it, "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the URL)
- * highlights matches and prints the matched share of all weight (each sample counted once),
- * hovering shows name, binary, total, self and percent. Text is XML-escaped; bytes that are not
+ * of the tree (thread, process or all), all to one scale (the heaviest group as wide as the image,
+ * each other as wide as its weight next to it), frames ordered as the tree's children (heaviest
+ * first). It opens in any browser without network: click a frame to zoom into it (it then fills
+ * the width), "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the
+ * URL) highlights matches and prints the matched share ("of all threads", each sample counted once;
+ * while a frame is zoomed, the share of that frame), hovering shows name, binary, total, self and
+ * percent of the group, on one line cut before the matched share. Text is XML-escaped; bytes that are not
  * UTF-8 become '?'. Frames narrower than min_width pixels are left out with their subtrees, and
  * when more than max_frames frames are left the narrowest go too (the subtitle says how many), so
  * the file stays at a few MB (about 230 bytes per frame) whatever the input's size.
