@@ -272,6 +272,7 @@ static int dtrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	if (!x.keys)
 		return tk_error_set(err, "%s: no stacks", x.name);
 	tk_profile_set_meta(p, "format", "dtrace-aggregation");
+	tk_profile_set_meta(p, "folded-threads", "none"); /* no threads: collapse writes no thread frame */
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.keys);
 	tk_profile_set_meta(p, "rows", buf);
