@@ -90,6 +90,18 @@ typedef struct tk_stack_weight {
 	uint64_t samples;
 } tk_stack_weight;
 
+typedef uint32_t tk_event_id; /* 1-based index into the profile's events; 0 = no event */
+
+/* How a thread's samples relate to its event (tk_thread_set_event). */
+typedef enum tk_thread_role {
+	TK_ROLE_NONE = 0,   /* not part of an event */
+	TK_ROLE_OWNED,      /* its samples are stacks of the event: counted in the event's weight */
+	TK_ROLE_ATTRIBUTED, /* owned, and the thread the event is about (the blocked, crashed or
+	                       attributed thread); at most one per event by convention */
+	TK_ROLE_CONTEXT,    /* a snapshot taken at the event (every thread when a hang was detected):
+	                       shown with it, never counted in its weight */
+} tk_thread_role;
+
 typedef struct tk_thread {
 	int64_t pid; /* -1 if unknown */
 	uint64_t tid;
@@ -98,6 +110,8 @@ typedef struct tk_thread {
 	uint64_t weight; /* Σ weights of its samples, sentinel (empty) stacks included */
 	uint64_t samples;
 	uint64_t t_min, t_max; /* sample time bounds in ns since run start; t_min > t_max if none */
+	tk_event_id event;     /* the event whose stacks these samples are; 0 if none */
+	tk_thread_role role;   /* how (TK_ROLE_NONE when event is 0) */
 } tk_thread;
 
 typedef struct tk_profile tk_profile;
@@ -191,6 +205,96 @@ void tk_sample_iter_free(tk_sample_iter *it);
  * strings of this profile). Identical records are kept once. Returns the image's index. */
 size_t tk_profile_image_add(tk_profile *p, const tk_binary *b);
 const tk_binary *tk_profile_images(const tk_profile *p, size_t *n);
+
+/* ---- events: what happened, with the stacks it owns ----
+ *
+ * An event is an interval or an instant the input reports as a unit: a period of high CPU load or a
+ * hang from an in-process monitor, a MetricKit diagnostic, a crash, spindump or `sample` report, a
+ * signpost. Events live in the profile beside the samples, so every consumer (writers, the store,
+ * stats) reads them from the profile and never from the input.
+ *
+ * An event owns stacks through threads: tk_thread_set_event(p, t, e, role) gives thread t's samples
+ * to e. A record of a monitor is one synthetic thread owned by its event; a crash report is an event
+ * whose threads each hold one sample; a MetricKit diagnostic owns one thread per call stack (or one
+ * aggregated pseudo-thread). Invariants the model keeps:
+ *   - e.weight and e.samples are Σ over the threads e owns (roles OWNED and ATTRIBUTED), kept up to
+ *     date as samples are added; CONTEXT threads are shown with e but never counted;
+ *   - times are in the profile's clock (ns since run start, as sample times are); an input that only
+ *     knows wall-clock time says so in `wall` (Unix seconds) and leaves start UINT64_MAX;
+ *   - events are kept in the order added (readers add them in start order when they can).
+ *
+ * Attributes are key/value facts, each a string or a number, set again to replace. Names readers
+ * and consumers share (others are free; keys are lower-case words joined by '.'):
+ *   app, app.version, app.build, bundle, device, os, arch, session, process, pid, incident
+ *   where            "file:line" of the input that holds it
+ *   cpu.average      average CPU of the period, percent of one core (may exceed 100)
+ *   cpu.time         CPU time consumed, seconds;    sampled.time   time covered by the stacks, s
+ *   disk.writes      bytes written;                 exception.type / exception.code / signal
+ *   termination.reason, launch.duration (s), hang.duration (s, when it differs from the interval)
+ */
+typedef enum tk_event_kind {
+	TK_EVENT_MARKER = 0,    /* a named instant or interval with no meaning of its own (signposts) */
+	TK_EVENT_CPU_HIGHLOAD,  /* sustained CPU load (monitor cpu-highload records) */
+	TK_EVENT_HANG,          /* the main thread blocked (monitor hang, MTHawkeye ANR, MetricKit, spindump) */
+	TK_EVENT_CRASH,         /* a crash report or crash diagnostic */
+	TK_EVENT_CPU_EXCEPTION, /* CPU resource limit hit (MetricKit cpuException, .ips cpu_resource) */
+	TK_EVENT_DISK_WRITE,    /* disk-write limit hit (MetricKit diskWriteException) */
+	TK_EVENT_LAUNCH,        /* a slow launch (MetricKit appLaunch) */
+	TK_EVENT_KIND_COUNT
+} tk_event_kind;
+
+/* "marker", "cpu-highload", "hang", "crash", "cpu-exception", "disk-write", "launch". */
+const char *tk_event_kind_name(tk_event_kind k);
+/* The kind named (those names, or the short forms "cpu", "disk"); -1 if none. */
+int tk_event_kind_parse(const char *name, tk_event_kind *out);
+
+enum {
+	TK_EVENT_LIVE = 1u << 0,      /* the writer marked it as still going on when it wrote it */
+	TK_EVENT_TRUNCATED = 1u << 1, /* its stacks were cut by the writer's bound (weights still exact) */
+};
+
+typedef struct tk_event {
+	tk_event_kind kind;
+	tk_str name;         /* what the input calls it ("cpu-highload", "anr", "hangDiagnostics") */
+	tk_str key;          /* the input's identifier (Records key, incident id …); 0 if none */
+	uint64_t start;      /* ns since run start; UINT64_MAX if unknown */
+	uint64_t duration;   /* ns; 0 for an instant; UINT64_MAX if unknown */
+	double wall;         /* wall-clock start, Unix seconds; NAN if unknown */
+	uint32_t flags;      /* TK_EVENT_* */
+	tk_thread_id thread; /* the thread it is drawn on; TK_NO_THREAD for the whole process */
+	uint64_t weight;     /* Σ weights of the samples it owns (kept by the model) */
+	uint64_t samples;    /* Σ their sample counts (kept by the model) */
+} tk_event;
+
+#define TK_NO_THREAD UINT32_MAX
+
+/* Add an event (weight and samples are ignored: the model keeps them). Returns its id. */
+tk_event_id tk_event_add(tk_profile *p, const tk_event *e);
+const tk_event *tk_event_get(const tk_profile *p, tk_event_id e); /* NULL for 0 or unknown */
+size_t tk_event_count(const tk_profile *p);                       /* ids are 1 … count */
+/* Set the thread an event is drawn on (e.g. once its synthetic thread exists). */
+void tk_event_set_thread(tk_profile *p, tk_event_id e, tk_thread_id t);
+/* Give thread t's samples (those it has and those added later) to event e with a role; e = 0
+ * takes them back. */
+void tk_thread_set_event(tk_profile *p, tk_thread_id t, tk_event_id e, tk_thread_role role);
+
+/* Attributes (see above). Strings are copied (interned in the profile). */
+void tk_event_set_str(tk_profile *p, tk_event_id e, const char *key, const char *value);
+void tk_event_set_num(tk_profile *p, tk_event_id e, const char *key, double value);
+const char *tk_event_str(const tk_profile *p, tk_event_id e, const char *key); /* NULL: unset or a number */
+double tk_event_num(const tk_profile *p, tk_event_id e, const char *key);      /* NAN: unset or a string */
+typedef struct tk_event_attr {
+	const char *key;
+	const char *str; /* NULL for a number */
+	double num;      /* NAN for a string */
+} tk_event_attr;
+size_t tk_event_attr_count(const tk_profile *p, tk_event_id e);
+tk_event_attr tk_event_attr_at(const tk_profile *p, tk_event_id e, size_t i); /* in the order first set */
+
+/* Copy event e of src into dst with its attributes (strings re-interned), drawn on dst's thread t
+ * (TK_NO_THREAD for none); weight and samples start at 0 until dst's threads are given to it. For
+ * transforms and passes that build a new profile from an old one. Returns the new id. */
+tk_event_id tk_event_copy(tk_profile *dst, const tk_profile *src, tk_event_id e, tk_thread_id t);
 
 /* ---- profile metadata ---- */
 void tk_profile_set_unit(tk_profile *p, tk_unit u);

@@ -2,6 +2,7 @@
  * The profile model: interned strings, deduplicated binaries and frames, a prefix tree of stacks,
  * and per-thread maps stack → weight. See include/tracekit/profile.h for the contract.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,18 @@ typedef struct meta_kv {
 	char *key, *value;
 } meta_kv;
 
+/* An event's attribute: key and string interned in the profile; str 0 marks a number. */
+typedef struct event_attr {
+	tk_str key, str;
+	double num;
+} event_attr;
+
+typedef struct event_state {
+	tk_event e;
+	event_attr *attrs;
+	size_t nattrs, capattrs;
+} event_state;
+
 struct tk_profile {
 	/* strings */
 	char **chunks;
@@ -140,6 +153,9 @@ struct tk_profile {
 	tk_binary *images;
 	size_t nimages, capimages;
 	tk_hidx image_index; /* a monitor session may list 100,000 images */
+	/* events (slot i holds id i + 1) */
+	event_state *events;
+	size_t nevents, capevents;
 	/* Σ every sample's weight: kept below 2^64 so that no total in the model can wrap */
 	uint64_t total_weight;
 	int weight_overflow;
@@ -202,6 +218,9 @@ void tk_profile_free(tk_profile *p)
 	tk_profile_keep_samples(p, 0);
 	free(p->images);
 	tk_hidx_free(&p->image_index);
+	for (size_t i = 0; i < p->nevents; i++)
+		free(p->events[i].attrs);
+	free(p->events);
 	free(p);
 }
 
@@ -548,6 +567,11 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 	ts->cells[c].samples += n;
 	ts->t.weight += weight;
 	ts->t.samples += n;
+	if (ts->t.event && ts->t.role != TK_ROLE_CONTEXT) {
+		tk_event *e = &p->events[ts->t.event - 1].e;
+		e->weight += weight;
+		e->samples += n;
+	}
 }
 
 void tk_thread_note_time(tk_profile *p, tk_thread_id t, uint64_t time)
@@ -835,14 +859,19 @@ uint64_t tk_profile_samples(const tk_profile *p)
 
 void tk_profile_set_meta(tk_profile *p, const char *key, const char *value)
 {
+	/* Allocate before anything points at it: an allocation that fails under an out-of-memory guard
+	 * (util/mem.h) must leave the profile as it was. */
+	char *v = tk_xstrdup(value);
 	for (size_t i = 0; i < p->nmeta; i++)
 		if (strcmp(p->meta[i].key, key) == 0) {
 			free(p->meta[i].value);
-			p->meta[i].value = tk_xstrdup(value);
+			p->meta[i].value = v;
 			return;
 		}
+	char *k = tk_xstrdup(key);
 	TK_GROW(p->meta, p->capmeta, p->nmeta + 1);
-	p->meta[p->nmeta++] = (meta_kv){tk_xstrdup(key), tk_xstrdup(value)};
+	p->meta[p->nmeta] = (meta_kv){k, v};
+	p->nmeta++;
 }
 
 const char *tk_profile_meta(const tk_profile *p, const char *key)
@@ -864,6 +893,194 @@ void tk_profile_meta_at(const tk_profile *p, size_t i, const char **key, const c
 	*value = i < p->nmeta ? p->meta[i].value : NULL;
 }
 
+/* ---- events ---- */
+
+const char *tk_event_kind_name(tk_event_kind k)
+{
+	switch (k) {
+	case TK_EVENT_MARKER: return "marker";
+	case TK_EVENT_CPU_HIGHLOAD: return "cpu-highload";
+	case TK_EVENT_HANG: return "hang";
+	case TK_EVENT_CRASH: return "crash";
+	case TK_EVENT_CPU_EXCEPTION: return "cpu-exception";
+	case TK_EVENT_DISK_WRITE: return "disk-write";
+	case TK_EVENT_LAUNCH: return "launch";
+	case TK_EVENT_KIND_COUNT: break;
+	}
+	return "?";
+}
+
+int tk_event_kind_parse(const char *name, tk_event_kind *out)
+{
+	for (int k = 0; k < TK_EVENT_KIND_COUNT; k++)
+		if (strcmp(name, tk_event_kind_name((tk_event_kind)k)) == 0) {
+			*out = (tk_event_kind)k;
+			return 0;
+		}
+	if (strcmp(name, "cpu") == 0) {
+		*out = TK_EVENT_CPU_EXCEPTION;
+		return 0;
+	}
+	if (strcmp(name, "disk") == 0) {
+		*out = TK_EVENT_DISK_WRITE;
+		return 0;
+	}
+	return -1;
+}
+
+static event_state *event_at(const tk_profile *p, tk_event_id e)
+{
+	return e && e <= p->nevents ? &p->events[e - 1] : NULL;
+}
+
+tk_event_id tk_event_add(tk_profile *p, const tk_event *e)
+{
+	TK_GROW(p->events, p->capevents, p->nevents + 1);
+	event_state *es = &p->events[p->nevents];
+	memset(es, 0, sizeof *es);
+	es->e = *e;
+	es->e.weight = 0;
+	es->e.samples = 0;
+	return (tk_event_id)++p->nevents;
+}
+
+const tk_event *tk_event_get(const tk_profile *p, tk_event_id e)
+{
+	event_state *es = event_at(p, e);
+	return es ? &es->e : NULL;
+}
+
+size_t tk_event_count(const tk_profile *p)
+{
+	return p->nevents;
+}
+
+void tk_event_set_thread(tk_profile *p, tk_event_id e, tk_thread_id t)
+{
+	event_state *es = event_at(p, e);
+	if (es)
+		es->e.thread = t;
+}
+
+static int counts_in_event(tk_thread_role r)
+{
+	return r == TK_ROLE_OWNED || r == TK_ROLE_ATTRIBUTED;
+}
+
+void tk_thread_set_event(tk_profile *p, tk_thread_id t, tk_event_id e, tk_thread_role role)
+{
+	if (t >= p->nthreads || (e && !event_at(p, e)))
+		return;
+	tk_thread *th = &p->threads[t].t;
+	event_state *old = event_at(p, th->event);
+	if (old && counts_in_event(th->role)) { /* the samples it has move with it */
+		old->e.weight -= th->weight;
+		old->e.samples -= th->samples;
+	}
+	th->event = e;
+	th->role = e ? role : TK_ROLE_NONE;
+	event_state *now = event_at(p, e);
+	if (now && counts_in_event(th->role)) {
+		now->e.weight += th->weight;
+		now->e.samples += th->samples;
+	}
+}
+
+static event_attr *attr_slot(tk_profile *p, event_state *es, const char *key)
+{
+	tk_str k = tk_intern_cstr(p, key);
+	for (size_t i = 0; i < es->nattrs; i++)
+		if (es->attrs[i].key == k)
+			return &es->attrs[i];
+	TK_GROW(es->attrs, es->capattrs, es->nattrs + 1);
+	es->attrs[es->nattrs] = (event_attr){k, 0, NAN};
+	return &es->attrs[es->nattrs++];
+}
+
+static const event_attr *attr_find(const tk_profile *p, tk_event_id e, const char *key)
+{
+	event_state *es = event_at(p, e);
+	if (!es)
+		return NULL;
+	for (size_t i = 0; i < es->nattrs; i++)
+		if (strcmp(tk_string(p, es->attrs[i].key), key) == 0)
+			return &es->attrs[i];
+	return NULL;
+}
+
+void tk_event_set_str(tk_profile *p, tk_event_id e, const char *key, const char *value)
+{
+	event_state *es = event_at(p, e);
+	if (!es || !key || !value)
+		return;
+	/* str 0 (the empty string) marks a number, so an empty value is kept as UINT32_MAX. */
+	event_attr *a = attr_slot(p, es, key);
+	a->str = value[0] ? tk_intern_cstr(p, value) : UINT32_MAX;
+	a->num = NAN;
+}
+
+void tk_event_set_num(tk_profile *p, tk_event_id e, const char *key, double value)
+{
+	event_state *es = event_at(p, e);
+	if (!es || !key)
+		return;
+	event_attr *a = attr_slot(p, es, key);
+	a->str = 0;
+	a->num = value;
+}
+
+static const char *attr_str(const tk_profile *p, const event_attr *a)
+{
+	return a->str == UINT32_MAX ? "" : a->str ? tk_string(p, a->str) : NULL;
+}
+
+const char *tk_event_str(const tk_profile *p, tk_event_id e, const char *key)
+{
+	const event_attr *a = attr_find(p, e, key);
+	return a ? attr_str(p, a) : NULL;
+}
+
+double tk_event_num(const tk_profile *p, tk_event_id e, const char *key)
+{
+	const event_attr *a = attr_find(p, e, key);
+	return a && !a->str ? a->num : NAN;
+}
+
+size_t tk_event_attr_count(const tk_profile *p, tk_event_id e)
+{
+	event_state *es = event_at(p, e);
+	return es ? es->nattrs : 0;
+}
+
+tk_event_attr tk_event_attr_at(const tk_profile *p, tk_event_id e, size_t i)
+{
+	event_state *es = event_at(p, e);
+	if (!es || i >= es->nattrs)
+		return (tk_event_attr){NULL, NULL, NAN};
+	const event_attr *a = &es->attrs[i];
+	return (tk_event_attr){tk_string(p, a->key), attr_str(p, a), a->str ? NAN : a->num};
+}
+
+tk_event_id tk_event_copy(tk_profile *dst, const tk_profile *src, tk_event_id e, tk_thread_id t)
+{
+	const tk_event *se = tk_event_get(src, e);
+	if (!se)
+		return 0;
+	tk_event ne = *se;
+	ne.name = tk_intern_cstr(dst, tk_string(src, se->name));
+	ne.key = tk_intern_cstr(dst, tk_string(src, se->key));
+	ne.thread = t;
+	tk_event_id id = tk_event_add(dst, &ne);
+	for (size_t i = 0, n = tk_event_attr_count(src, e); i < n; i++) {
+		tk_event_attr a = tk_event_attr_at(src, e, i);
+		if (a.str)
+			tk_event_set_str(dst, id, a.key, a.str);
+		else
+			tk_event_set_num(dst, id, a.key, a.num);
+	}
+	return id;
+}
+
 size_t tk_profile_memory(const tk_profile *p)
 {
 	size_t m = sizeof *p + p->nchunks * STR_CHUNK + p->capstrs * sizeof(strref) + tk_hidx_memory(&p->str_index);
@@ -879,5 +1096,8 @@ size_t tk_profile_memory(const tk_profile *p)
 	m += bs_memory(&p->order) + p->nslists * sizeof *p->slists + p->nflat * sizeof *p->flat;
 	for (size_t i = 0; i < p->nslists; i++)
 		m += bs_memory(&p->slists[i].s);
+	m += p->capevents * sizeof *p->events;
+	for (size_t i = 0; i < p->nevents; i++)
+		m += p->events[i].capattrs * sizeof(event_attr);
 	return m;
 }
