@@ -174,7 +174,7 @@ static int dtrace_sniff(const unsigned char *head, size_t n)
 		at += len + 1;
 		if (len && s[len - 1] == '\r')
 			len--;
-		size_t i = indent(s, len), e = trim_end(s, len);
+		size_t i = indent(s, len), e = i + trim_end(s + i, len - i);
 		if (i == e) {
 			in_table = 0;
 			continue;
@@ -212,7 +212,7 @@ static int dtrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	size_t n;
 	int rc, in_table = 0;
 	while ((rc = tk_lines_next(&l, &s, &n, err)) > 0) {
-		size_t i = indent(s, n), e = trim_end(s, n);
+		size_t i = indent(s, n), e = i + trim_end(s + i, n - i);
 		unsigned long long ln = (unsigned long long)l.lineno;
 		if (i == e) {
 			in_table = 0; /* a blank line inside a key separates its stacks: keep collecting */
