@@ -56,7 +56,12 @@ for kind in perf dtrace; do
 		f="$OUT/$kind-prof-$MB.txt"
 		size=$(stat -c %s "$f")
 		cat "$f" >/dev/null
-		read -r wall cpu rss < <(measure "$TK" info "$f")
+		if ! r=$(measure "$TK" info "$f"); then
+			echo "$kind: tracekit info failed: $(head -c 300 "$OUT/time.txt")"
+			printf 'profilers\t%s → model\t(failed)\t-\t-\t-\n' "$label" >>"$SUMMARY"
+			continue
+		fi
+		read -r wall cpu rss <<<"$r"
 		echo "$kind $((size / 1000000)) MB: tracekit info ${wall} s wall, ${cpu} s CPU, $((rss / 1024)) MB RSS ($(mbs "$size" "$wall") MB/s wall, $(mbs "$size" "$cpu") MB/s CPU)"
 		peer="(not installed)" ratio=-
 		if [ -x "$SV/node_modules/.bin/$tool" ]; then

@@ -158,6 +158,29 @@ static int probe_table_header(const char *s, size_t n)
 	return n >= 3 && memcmp(s, "CPU", 3) == 0 && memmem(s, n, "FUNCTION:NAME", 13);
 }
 
+/* A probe line, " 30  76446                       :tick-10ms": CPU, probe id, FUNCTION:NAME. dtrace
+ * prints one each time a probe without -q fires (a tick that printa()s the aggregation, END). */
+static int probe_line(const char *s, size_t n)
+{
+	size_t i = 0, field = 0;
+	while (i < n) {
+		while (i < n && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == n)
+			break;
+		size_t b = i;
+		int digits = 1, colon = 0;
+		for (; i < n && s[i] != ' ' && s[i] != '\t'; i++) {
+			digits &= is_digit(s[i]);
+			colon |= s[i] == ':';
+		}
+		if ((field < 2 && !digits) || (field == 2 && !colon) || field > 2 || i == b)
+			return 0;
+		field++;
+	}
+	return field == 3;
+}
+
 static int dtrace_message(const char *s, size_t n)
 {
 	return n >= 8 && memcmp(s, "dtrace: ", 8) == 0;
@@ -183,7 +206,7 @@ static int dtrace_sniff(const unsigned char *head, size_t n)
 			in_table = probe_table_header(s, len);
 			continue;
 		}
-		if (in_table && !frames)
+		if ((in_table || probe_line(s, len)) && !frames)
 			continue; /* " 30  76446   :tick-10ms" */
 		if (i == 0)
 			return 0; /* everything of an aggregation is indented */
@@ -218,11 +241,13 @@ static int dtrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			in_table = 0; /* a blank line inside a key separates its stacks: keep collecting */
 			continue;
 		}
-		if (!x.nframes && !x.keys && (probe_table_header(s, n) || dtrace_message(s, n))) {
+		/* between keys: the header and probe lines of ticks that printa() (several printouts in one
+		 * file add up), and dtrace's own messages when stderr was kept */
+		if (!x.nframes && (probe_table_header(s, n) || dtrace_message(s, n))) {
 			in_table = probe_table_header(s, n);
 			continue;
 		}
-		if (in_table && !x.nframes && !x.keys)
+		if (!x.nframes && (in_table || probe_line(s, n)))
 			continue;
 		if (distribution_header(s, n)) {
 			rc = tk_error_set(err,

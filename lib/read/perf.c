@@ -34,6 +34,7 @@
 
 #include "read/lines.h"
 #include "tracekit/read.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 #define MAX_EVENTS 32
@@ -57,7 +58,34 @@ typedef struct perf {
 	perf_event events[MAX_EVENTS];
 	size_t nevents, more_events; /* more_events: distinct events past MAX_EVENTS (not listed) */
 	int chosen;                  /* index of the event read, -1 until one is seen (or matches --event) */
+	/* Frame lines repeat from sample to sample: their text (and whether it is the leaf) maps straight
+	 * to the frame, one lookup instead of interning name, DSO, binary and frame. Grows with distinct
+	 * frame lines, as the model does. */
+	tk_hidx fidx;
+	struct fkey {
+		size_t off;
+		uint32_t len;
+		uint32_t leaf;
+		tk_frame_id id;
+	} *fkeys;
+	size_t nfkeys, capfkeys;
+	char *ftext;
+	size_t nftext, capftext;
 } perf;
+
+typedef struct fprobe {
+	const char *s;
+	size_t n;
+	uint32_t leaf;
+} fprobe;
+
+static int fkey_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const perf *x = ctx;
+	const fprobe *k = key;
+	const struct fkey *e = &x->fkeys[idx];
+	return e->len == k->n && e->leaf == k->leaf && memcmp(x->ftext + e->off, k->s, k->n) == 0;
+}
 
 static int is_digit(char c)
 {
@@ -158,7 +186,32 @@ static int find_tid(const tok *t, int ti, int64_t *pid, uint64_t *tid)
 }
 
 /* "ADDR SYMBOL+0xOFF (DSO)" with the leading whitespace removed. 1 = a frame, 0 = not one. */
+static int frame_parse(perf *x, const char *s, size_t n);
+
 static int frame(perf *x, const char *s, size_t n)
+{
+	fprobe k = {s, n, x->nframes == 0};
+	uint64_t h = tk_hash_bytes(s, n, k.leaf);
+	uint32_t idx = n <= UINT32_MAX ? tk_hidx_find(&x->fidx, h, fkey_eq, x, &k) : UINT32_MAX;
+	if (idx != UINT32_MAX) {
+		TK_GROW(x->frames, x->capframes, x->nframes + 1);
+		x->frames[x->nframes++] = x->fkeys[idx].id;
+		return 1;
+	}
+	if (!frame_parse(x, s, n))
+		return 0;
+	if (n > UINT32_MAX)
+		return 1;
+	TK_GROW(x->ftext, x->capftext, x->nftext + n + 1);
+	memcpy(x->ftext + x->nftext, s, n);
+	TK_GROW(x->fkeys, x->capfkeys, x->nfkeys + 1);
+	x->fkeys[x->nfkeys] = (struct fkey){x->nftext, (uint32_t)n, k.leaf, x->frames[x->nframes - 1]};
+	x->nftext += n;
+	tk_hidx_insert(&x->fidx, h, (uint32_t)x->nfkeys++);
+	return 1;
+}
+
+static int frame_parse(perf *x, const char *s, size_t n)
 {
 	size_t i = 0;
 	while (i < n && is_hex(s[i]))
@@ -587,6 +640,9 @@ static int perf_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_e
 		finish(&x);
 	tk_lines_free(&l);
 	free(x.frames);
+	free(x.fkeys);
+	free(x.ftext);
+	tk_hidx_free(&x.fidx);
 	if (rc < 0)
 		return -1;
 	char list[1024];
