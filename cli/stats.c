@@ -49,7 +49,8 @@ static void usage(void)
 	    "  --sketch-out FILE     write the sketch of this run (mergeable across machines)\n"
 	    "  --sketch-in FILE      merge a sketch written by --sketch-out; repeat for several\n"
 	    "  --keep-going          report bad inputs on stderr and skip them (default: stop at the first)\n"
-	    "  -o, --output FILE     write there instead of standard output\n\n"
+	    "  -o, --output FILE     write there instead of standard output\n"
+	    TK_READ_OPTIONS_HELP "\n"
 	    "function spread (--functions):\n"
 	    "  every function's self and total share of each input's weight: p50, p95, p99 and max across\n"
 	    "  the inputs, then the functions that dominate the heaviest 5 %% of inputs (by total weight).\n"
@@ -211,13 +212,15 @@ static int add_records(tk_values *v, metric_kind k, const char *path, size_t *ad
 	return rc;
 }
 
+/* --event / --weight, for every profile input */
+static tk_read_options read_opts;
+
 /* One value per profile input. */
 static int add_profile(tk_values *v, metric_kind k, const char *arg, int share, const char *path, char *unit,
                        size_t unitsz, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
-	tk_read_options ro;
-	tk_read_options_init(&ro);
+	tk_read_options ro = read_opts;
 	if (tk_read_path(p, path, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
@@ -375,11 +378,15 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 
 static int parse_args(int argc, char **argv, opts *o)
 {
+	tk_read_options_init(&read_opts);
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
 		const char *a = argv[i];
-		if (strcmp(a, "--json") == 0)
+		if ((r = tk_cli_read_option("stats", argc, argv, &i, &read_opts)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if (strcmp(a, "--json") == 0)
 			o->json = 1, i++;
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = 1, i++;
@@ -444,8 +451,7 @@ static int run_functions(const opts *o)
 	for (size_t i = 0; i < o->ninputs && rc == 0; i++) {
 		tk_error err = {{0}};
 		tk_profile *p = tk_profile_new();
-		tk_read_options ro;
-		tk_read_options_init(&ro);
+		tk_read_options ro = read_opts;
 		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0 || tk_elf_name_session(&p, NULL, &err) < 0 ||
 		    tk_fntable_add(ft, p, o->inputs[i], &err) < 0) {
 			progress_end(&pr);

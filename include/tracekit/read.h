@@ -68,9 +68,19 @@ typedef struct tk_read_options {
 	/* The reader for an input no reader recognises (e.g. &tk_reader_records, so that its own error
 	 * names the line at fault); NULL: such an input is an error. */
 	const struct tk_reader *fallback;
+	/* Sampling profilers' text (perf script, simpleperf): which event to read when a file holds
+	 * several (`perf record -e cycles,instructions`); samples of different events are never added
+	 * together. NULL = the first event in the file. A name matches with or without perf's
+	 * modifiers ("cycles" matches "cycles:u"); a name the file lacks is an error listing its events. */
+	const char *event;
+	/* TK_READ_WEIGHT_SAMPLES (default: each sample weighs 1, unit "samples") or
+	 * TK_READ_WEIGHT_PERIOD (each weighs its period, as FlameGraph and inferno sum it: ns for
+	 * cpu-clock/task-clock, cycles for cycles, events otherwise). Formats without a period ignore it. */
+	int weight;
 } tk_read_options;
 
 enum { TK_READ_TOKENIZER_FAST = 0, TK_READ_TOKENIZER_LIBXML2 = 1 };
+enum { TK_READ_WEIGHT_SAMPLES = 0, TK_READ_WEIGHT_PERIOD = 1 };
 
 void tk_read_options_init(tk_read_options *o); /* everything kept, no progress */
 
@@ -131,6 +141,12 @@ extern const tk_reader tk_reader_deepcopy;
 extern const tk_reader tk_reader_sample;
 extern const tk_reader tk_reader_folded;
 extern const tk_reader tk_reader_perf;
+/* Android simpleperf's `report-sample` text (sample:/callchain: blocks); its perf-script-like
+ * report_sample.py output is read by tk_reader_perf. */
+extern const tk_reader tk_reader_simpleperf;
+/* DTrace aggregations of stacks (`@[ustack()] = count();`, stack(), several stacks per key): the
+ * input of FlameGraph's stackcollapse.pl and inferno's collapse-dtrace. */
+extern const tk_reader tk_reader_dtrace;
 /* The reader whose sniff() accepts head, or NULL. */
 const tk_reader *tk_reader_find(const unsigned char *head, size_t n);
 /* The i-th registered reader, NULL past the end (for listings and tests). */

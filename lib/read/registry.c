@@ -19,6 +19,8 @@ static const tk_reader *const readers[] = {
     &tk_reader_deepcopy,
     &tk_reader_sample,
     &tk_reader_perf,
+    &tk_reader_simpleperf,
+    &tk_reader_dtrace,
     &tk_reader_xctrace,
     &tk_reader_folded,
 };

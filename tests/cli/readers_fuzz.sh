@@ -1,10 +1,10 @@
 #!/bin/bash
-# Bounded fuzzing of the text readers (Deep Copy, sample, folded, perf script), about 5 s each
+# Bounded fuzzing of the text readers (Deep Copy, sample, folded, perf script, simpleperf, DTrace), about 5 s each
 # under ASan+UBSan, with the folded round-trip invariant of tests/fuzz/fuzz_text.c.
 # Longer runs: `make fuzz-readers FUZZ_TIME=600`.
 . "$TK_ROOT/tests/lib.sh"
 F="$TK_ROOT/$BUILD/fuzz"
-for r in deepcopy sample folded perf; do
+for r in deepcopy sample folded perf simpleperf dtrace; do
 	t="fuzz_$r"
 	if [ ! -x "$F/$t" ]; then notok "$t built" "missing $F/$t"; continue; fi
 	mkdir -p "$TMP/$t"
