@@ -28,6 +28,7 @@ typedef struct out {
 	size_t n, cap;
 	char *scratch; /* for one string: repaired, then quoted */
 	size_t scap;
+	size_t max; /* the answer's bound */
 } out;
 
 static void put(out *o, const char *s, size_t n)
@@ -221,6 +222,11 @@ static int job(tk_symbolicator *s, json_t *jb, out *o)
 				}
 			}
 			put(o, "}", 1);
+			if (o->n > o->max) { /* long module names repeat in every frame */
+				free(base);
+				free(ims);
+				return 1;
+			}
 		}
 		put(o, "]", 1);
 		free(base);
@@ -260,17 +266,21 @@ int tk_symbolicate_v5(tk_symbolicator *s, const void *request, size_t n, const t
 		             req ? "" : jerr.text);
 		return -1;
 	}
-	out o = {0};
+	out o = {.max = lim && lim->max_response ? lim->max_response : TK_SYMBOLICATE_V5_MAX_RESPONSE};
 	puts_(&o, "{\"results\":[");
 	for (size_t i = 0; i < json_array_size(jobs); i++) {
 		if (i)
 			put(&o, ",", 1);
-		if (job(s, json_array_get(jobs, i), &o) < 0) {
+		int rc = job(s, json_array_get(jobs, i), &o);
+		if (rc) {
 			free(o.b);
 			free(o.scratch);
 			json_decref(req);
-			tk_error_set(err, "job %zu: expected {\"memoryMap\":[…], \"stacks\":[…]}", i);
-			return -1;
+			if (rc > 0)
+				tk_error_set(err, "the answer to this symbolication request would pass %zu bytes", o.max);
+			else
+				tk_error_set(err, "job %zu: expected {\"memoryMap\":[…], \"stacks\":[…]}", i);
+			return rc;
 		}
 	}
 	puts_(&o, "]}");
