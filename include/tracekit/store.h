@@ -136,10 +136,22 @@ int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void *
 /* Is path a file `tracekit ingest` stores as a profile report (a readable file, not a Records file)? */
 int tk_store_is_profile_input(const char *path);
 /* Decode a received body (gzip'd) into reports (out->v) or one profile report (out->pv).
- * max_inflated bounds the decompressed bundle, and 8× max_inflated a profile's own inflated bytes.
+ * max_inflated bounds the decompressed bundle, and separately a profile's own inflated bytes (a
+ * profile gzip'd inside the gzip'd bundle inflates at most max_inflated twice, never more).
  * Returns 0, or -1 with err (the message is the reason sent back in the 400 reply). */
 int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const char *name, const tk_report_meta *given,
                       tk_report_set *out, tk_error *err);
+/* What one upload may cost a server (tk_bundle_decode): a small body can inflate to much, and a
+ * profile of many distinct stacks costs ~1.5 KB of model per stack, so each is bounded. */
+typedef struct tk_bundle_limits {
+	size_t max_inflated; /* as tk_bundle_reports */
+	size_t max_stacks;   /* distinct stacks (call-tree nodes) an uploaded profile may build; 0 = no bound */
+	double max_seconds;  /* wall time to decode the body; 0 = no bound */
+} tk_bundle_limits;
+/* tk_bundle_reports under lim. Returns 0; -1 with err for a bad bundle (HTTP 400); 1 with err when it
+ * is over a limit (HTTP 413). */
+int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                     const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
 /* ---- the store ---- */
 
@@ -202,6 +214,19 @@ void tk_store_hangs_free(tk_store_hang *h, size_t n);
 
 /* Store profile reports atomically; those already present (same id) are skipped. */
 int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
+
+/* Group commit: several uploads' reports and profiles stored together, each batch's newly stored
+ * counts in added / padded. SQLite: one transaction (one fsync) for all, stored whole or not at all;
+ * a report in two batches is counted new in the first. ClickHouse: one insert per batch, in order
+ * (a failure leaves the earlier batches stored; resending them is harmless). Returns 0 or -1 with err. */
+typedef struct tk_store_batch {
+	const tk_report *v;
+	size_t n;
+	const tk_profile_report *pv;
+	size_t pn;
+	size_t added, padded; /* out: reports and profiles newly stored */
+} tk_store_batch;
+int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
