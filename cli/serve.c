@@ -250,6 +250,13 @@ static void *committer(void *arg)
 		}
 		S->groups++;
 		S->grouped += n;
+		if (S->verbose && !rc) {
+			size_t nr = 0, np = 0, ar = 0, ap = 0;
+			for (size_t k = 0; k < n; k++)
+				nr += b[k].n, np += b[k].pn, ar += b[k].added, ap += b[k].padded;
+			fprintf(stderr, "tracekit: serve: commit: %zu upload(s) in one transaction, %zu of %zu reports and %zu of %zu profiles new\n",
+			        n, ar, nr, ap, np);
+		}
 		free(b);
 		pthread_cond_broadcast(&S->done_cv);
 	}
@@ -338,6 +345,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, drc > 0 ? 413 : 400, "%s", err.msg);
 	}
 	/* into the next group commit; answered once it committed */
+	logline(S, c, "POST /v1/reports: %zu report(s), %zu profile(s) decoded, waiting for the group commit", set.n,
+	        set.pn);
 	pending q = {.b = {.v = set.v, .n = set.n, .pv = set.pv, .pn = set.pn}};
 	pthread_mutex_lock(&S->mu);
 	if (S->tail)

@@ -2,6 +2,7 @@
  * and mark the session uploaded only once the server acknowledged it (after its commit). */
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,15 +52,17 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 	return 0;
 }
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 /* POST body with retries; on a 2xx the answer's first line is in ack. Returns 0, 1 (4xx) or -1. */
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
 {
-	static int inited;
-	if (!inited) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		inited = 1;
-	}
+	pthread_once(&curl_once, curl_init); /* uploads may run on several threads at once */
 	CURL *c = curl_easy_init();
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
