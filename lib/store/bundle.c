@@ -136,7 +136,7 @@ int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, siz
 		put_part(&raw, &rcap, &rn, files[i], data, n);
 		free(data);
 	}
-	int rc = gzip_bytes(raw, rn, 6, dir, out, outn, err);
+	int rc = gzip_bytes(raw, rn, 1, dir, out, outn, err);
 	free(raw);
 	return rc;
 }
