@@ -85,19 +85,23 @@ static void add_item(up *U, const char *path, int is_profile)
 static void *sender(void *arg)
 {
 	up *U = arg;
+	tk_upload_options o = U->o;
+	o.conn = tk_upload_conn_new(); /* this thread's uploads share one kept-alive connection */
 	for (;;) {
 		pthread_mutex_lock(&U->mu);
 		size_t i = U->next++;
 		pthread_mutex_unlock(&U->mu);
 		if (i >= U->nitems)
-			return NULL;
+			break;
 		tk_error err;
 		const item *it = &U->items[i];
 		if (it->profile)
-			tally(U, tk_upload_profile(U->url, it->path, &U->o, &err), &err, &U->profiles);
+			tally(U, tk_upload_profile(U->url, it->path, &o, &err), &err, &U->profiles);
 		else
-			tally(U, tk_upload_session(U->url, it->path, &U->o, &err), &err, &U->sent);
+			tally(U, tk_upload_session(U->url, it->path, &o, &err), &err, &U->sent);
 	}
+	tk_upload_conn_free(o.conn);
+	return NULL;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -236,13 +236,19 @@ int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
  * with exponential back-off (first_delay_ms doubling, at most max_delay_ms) until max_attempts;
  * a 4xx is final. On the server's acknowledgement (2xx, after commit) writes session_dir/uploaded.
  * Returns 0 (acknowledged), 1 (rejected: 4xx, err holds the server's reason), -1 (gave up). */
+typedef struct tk_upload_conn tk_upload_conn;
 typedef struct tk_upload_options {
 	const char *token;
 	unsigned max_attempts;      /* 0 = 8 */
 	unsigned first_delay_ms;    /* 0 = 500 */
 	unsigned max_delay_ms;      /* 0 = 30000 */
 	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
+	tk_upload_conn *conn;       /* optional: one thread's connection kept open between its uploads */
 } tk_upload_options;
+/* A connection for tk_upload_options.conn (HTTP keep-alive: no new TCP connection per upload). One
+ * per thread; free it after the thread's last upload. */
+tk_upload_conn *tk_upload_conn_new(void);
+void tk_upload_conn_free(tk_upload_conn *conn);
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
 /* The same for one profile input (tk_bundle_make_profile); nothing is written beside the file
  * (resending is harmless: the server stores a profile once). Same return values. */

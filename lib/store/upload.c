@@ -63,7 +63,7 @@ static int post(const char *url, const char *what, const void *body, size_t n, c
                 size_t ackn, tk_error *err)
 {
 	pthread_once(&curl_once, curl_init); /* uploads may run on several threads at once */
-	CURL *c = curl_easy_init();
+	CURL *c = o->conn ? (CURL *)o->conn : curl_easy_init(); /* a kept connection: reset below keeps it open */
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
 	char auth[1024];
@@ -115,8 +115,21 @@ static int post(const char *url, const char *what, const void *body, size_t n, c
 		delay = delay * 2 > max_delay ? max_delay : delay * 2;
 	}
 	curl_slist_free_all(hdr);
-	curl_easy_cleanup(c);
+	if (!o->conn)
+		curl_easy_cleanup(c);
 	return rc;
+}
+
+tk_upload_conn *tk_upload_conn_new(void)
+{
+	pthread_once(&curl_once, curl_init);
+	return (tk_upload_conn *)curl_easy_init();
+}
+
+void tk_upload_conn_free(tk_upload_conn *conn)
+{
+	if (conn)
+		curl_easy_cleanup((CURL *)conn);
 }
 
 int tk_upload_session(const char *url, const char *dir, const tk_upload_options *o, tk_error *err)
