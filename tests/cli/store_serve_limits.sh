@@ -58,11 +58,11 @@ w = sys.stdout.write
 for i in range(1000000):
     w("main;run;f%07d 1\n" % i)' >"$TMP/distinct.folded"
 profile_bundle "$TMP/distinct.bundle" "$TMP/distinct.folded" 9
-# 40 k distinct stacks, each sampled 25 times: legitimate, and slow to decode (~1 M lines)
+# 40 k distinct stacks, each sampled 10 times: legitimate, and slow to decode (400 k lines)
 python3 -c '
 import sys
 w = sys.stdout.write
-for r in range(25):
+for r in range(10):
     for i in range(40000):
         w("main;run;work%02d;g%06d 1\n" % (i % 97, i))' >"$TMP/slow.folded"
 profile_bundle "$TMP/slow.bundle" "$TMP/slow.folded" 6
