@@ -278,6 +278,45 @@ static void test_batches(void **state)
 	tk_store_close(s);
 }
 
+/* tk_bundle_decode's bounds on an uploaded profile: distinct stacks and decoding time (a deadline
+ * already passed stops the first read), each answered as "over a limit" (1), not a bad bundle. */
+static void test_bundle_limits(void **state)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/three.folded", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("main;a 5\nmain;b 3\nmain;c;d 2\n", f);
+	fclose(f);
+	void *body;
+	size_t n;
+	tk_error err;
+	assert_int_equal(tk_bundle_make_profile(path, NULL, &body, &n, &err), 0);
+	tk_report_set set = {0};
+	tk_bundle_limits lim = {.max_inflated = 1 << 20};
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 0);
+	assert_int_equal(set.pn, 1);
+	assert_true(set.pv[0].weight == 10);
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_stacks = 2; /* main, main;a, main;b, main;c, main;c;d: 5 call-tree nodes */
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	assert_non_null(strstr(err.msg, "more than 2 distinct stacks"));
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_stacks = 0;
+	lim.max_seconds = 1e-9;
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	assert_non_null(strstr(err.msg, "--max-seconds"));
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_seconds = 0;
+	lim.max_inflated = 40; /* the bundle itself inflates past it: over a limit too */
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	tk_report_set_free(&set);
+	free(body);
+}
+
 /* Signatures: the first record of a session is signed through a profile (the ELF pass decides then
  * that none of the session's images is a file here); later ones straight from the record. Both must
  * give the hand-computed names: leaf first, system images skipped, image+offset, raw addresses
@@ -427,7 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_options),       cmocka_unit_test(test_reports_and_bundle),
 	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
 	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
-	    cmocka_unit_test(test_batches),
+	    cmocka_unit_test(test_batches),       cmocka_unit_test(test_bundle_limits),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
