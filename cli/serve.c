@@ -40,7 +40,7 @@ static const char usage[] =
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
     "                      that, capped at 256 MiB, and an uploaded profile's own gzip to the same\n"
     "  --max-stacks N      distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)\n"
-    "  --max-seconds N     time to decode one upload (default 60)\n"
+    "  --max-seconds N     time to read an uploaded profile (default 60; Records are bounded by size)\n"
     "  --workers N         uploads decoded at once (default: the CPUs, 2 to 8)\n"
     "  --header-timeout N  seconds a client has to send a request's headers (default 10)\n"
     "  --max-per-address N connections from one IP address (default 16; 0: no limit)\n"
