@@ -101,8 +101,7 @@ static void logreq(const server *s, struct MHD_Connection *c, const char *method
 	        shown == url ? "" : "/TOKEN", tk_cli_shown(shown), status, in, out, ms, from);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *text,
-                             size_t len)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *text, size_t len)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!r)
@@ -170,7 +169,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		tk_error err = {{0}};
 		int rc = b->too_big ? tk_error_set(&err, "symbolication request of more than %u bytes: the limit",
 		                                   TK_SYMBOLICATE_V5_MAX_REQUEST),
-		         1 : tk_symbolicate_v5(s->sym, b->data ? b->data : "", b->len, NULL, &resp, &rn, &err);
+		    1               : tk_symbolicate_v5(s->sym, b->data ? b->data : "", b->len, NULL, &resp, &rn, &err);
 		if (rc != 0) {
 			char msg[sizeof err.msg + 2];
 			snprintf(msg, sizeof msg, "%s\n", err.msg);
@@ -380,7 +379,9 @@ int cmd_open(int argc, char **argv)
 	const char *tmpdir = getenv("TMPDIR");
 	s.profile_fd = unnamed_file(tmpdir && *tmpdir ? tmpdir : "/tmp", &err);
 	FILE *f = s.profile_fd >= 0 ? fdopen(dup(s.profile_fd), "w") : NULL;
-	int w = f ? write_profile(p, a.input, f, &err) : s.profile_fd < 0 ? -1 : tk_error_set(&err, "open: %s", strerror(errno));
+	int w = f                  ? write_profile(p, a.input, f, &err)
+	        : s.profile_fd < 0 ? -1
+	                           : tk_error_set(&err, "open: %s", strerror(errno));
 	if (f && fclose(f) != 0 && w == 0)
 		w = tk_error_set(&err, "temporary profile: %s", strerror(errno));
 	tk_profile_free(p);

@@ -55,8 +55,8 @@ static const char usage[] =
 typedef struct conn {
 	struct conn *prev, *next;
 	int fd;
-	double since;    /* start of the current request's headers */
-	int in_request;  /* headers complete: the deadline no longer applies */
+	double since;   /* start of the current request's headers */
+	int in_request; /* headers complete: the deadline no longer applies */
 	int shut;
 } conn;
 
@@ -153,7 +153,8 @@ static conn *conn_of(struct MHD_Connection *c)
 	return ci ? ci->socket_context : NULL;
 }
 
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx, enum MHD_ConnectionNotificationCode code)
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
 {
 	server *S = cls;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -254,7 +255,9 @@ static void *committer(void *arg)
 			size_t nr = 0, np = 0, ar = 0, ap = 0;
 			for (size_t k = 0; k < n; k++)
 				nr += b[k].n, np += b[k].pn, ar += b[k].added, ap += b[k].padded;
-			fprintf(stderr, "tracekit: serve: commit: %zu upload(s) in one transaction, %zu of %zu reports and %zu of %zu profiles new\n",
+			fprintf(stderr,
+			        "tracekit: serve: commit: %zu upload(s) in one transaction, %zu of %zu reports and %zu "
+			        "of %zu profiles new\n",
 			        n, ar, nr, ap, np);
 		}
 		free(b);
@@ -332,8 +335,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	pthread_mutex_unlock(&S->mu);
 	tk_report_set set = {0};
 	tk_error err;
-	tk_bundle_limits lim = {.max_inflated = S->max_inflated, .max_stacks = S->max_stacks,
-	                        .max_seconds = S->max_seconds};
+	tk_bundle_limits lim = {
+	    .max_inflated = S->max_inflated, .max_stacks = S->max_stacks, .max_seconds = S->max_seconds};
 	int drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
 	pthread_mutex_lock(&S->mu);
 	S->slots++;
@@ -363,10 +366,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		logline(S, c, "POST /v1/reports: 503 %s", q.err);
 		rc = reply(c, 503, "the store failed: %s", q.err);
 	} else if (set.pn) { /* a profile bundle: one profile report, nothing else */
-		logline(S, c, "POST /v1/reports: 200, %zu profile(s) stored (%.1f ms)", q.b.padded, (now_s() - u->t0) * 1e3);
+		logline(S, c, "POST /v1/reports: 200, %zu profile(s) stored (%.1f ms)", q.b.padded,
+		        (now_s() - u->t0) * 1e3);
 		rc = reply(c, 200, "{\"profiles\":%zu,\"duplicates\":%zu}", q.b.padded, set.pn - q.b.padded);
 	} else {
-		logline(S, c, "POST /v1/reports: 200, %zu report(s) stored (%.1f ms)", q.b.added, (now_s() - u->t0) * 1e3);
+		logline(S, c, "POST /v1/reports: 200, %zu report(s) stored (%.1f ms)", q.b.added,
+		        (now_s() - u->t0) * 1e3);
 		rc = reply(c, 200, "{\"stored\":%zu,\"duplicates\":%zu,\"live\":%zu}", q.b.added, set.n - q.b.added,
 		           set.live);
 	}
@@ -543,7 +548,8 @@ int cmd_serve(int argc, char **argv)
 		int sig;
 		sigwait(&sigs, &sig);
 		MHD_stop_daemon(d); /* waits for the connections, whose uploads the committer still commits */
-		fprintf(stderr, "tracekit: stopped (%s): %llu uploads, %llu reports and %llu profiles stored (%llu commits)\n",
+		fprintf(stderr,
+		        "tracekit: stopped (%s): %llu uploads, %llu reports and %llu profiles stored (%llu commits)\n",
 		        strsignal(sig), S.requests, S.stored, S.profiles, S.groups);
 	}
 	pthread_mutex_lock(&S.mu);

@@ -136,9 +136,9 @@ int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arc
  * function_offset (from the lowest requested address of the same function in its stack), file, line
  * and inlines (innermost first). Text that is not valid UTF-8 is answered with U+FFFD. The request is
  * bounded before it is parsed: at most max_request bytes and max_arrays JSON arrays (one per frame,
- * stack and module), and the answer at max_response bytes; 0 means the default. On 0, *response is the JSON answer (malloc'd, NUL-terminated,
- * *response_n bytes). Returns 0; -1 with err for a malformed request (HTTP 400); 1 with err when the
- * request is over a limit (HTTP 413). */
+ * stack and module), and the answer at max_response bytes; 0 means the default. On 0, *response is the JSON answer
+ * (malloc'd, NUL-terminated, *response_n bytes). Returns 0; -1 with err for a malformed request (HTTP 400); 1 with err
+ * when the request is over a limit (HTTP 413). */
 #define TK_SYMBOLICATE_V5_MAX_REQUEST (16u << 20)
 #define TK_SYMBOLICATE_V5_MAX_ARRAYS 500000u
 #define TK_SYMBOLICATE_V5_MAX_RESPONSE (256u << 20)

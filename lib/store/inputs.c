@@ -63,12 +63,14 @@ static int bound_check(void *ctx, tk_error *err)
 	bounded_read *r = ctx;
 	if (r->b->max_stacks && tk_stack_count(r->p) > r->b->max_stacks) {
 		r->b->over = 1;
-		return tk_error_set(err, "%s: the profile has more than %zu distinct stacks (the server's --max-stacks)",
+		return tk_error_set(err,
+		                    "%s: the profile has more than %zu distinct stacks (the server's --max-stacks)",
 		                    r->name, r->b->max_stacks);
 	}
 	if (r->b->deadline > 0 && tk_store_now() > r->b->deadline) {
 		r->b->over = 1;
-		return tk_error_set(err, "%s: the profile takes too long to read (the server's --max-seconds)", r->name);
+		return tk_error_set(err, "%s: the profile takes too long to read (the server's --max-seconds)",
+		                    r->name);
 	}
 	return 0;
 }

@@ -62,7 +62,8 @@ static void curl_init(void)
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
 {
-	pthread_once(&curl_once, curl_init); /* uploads may run on several threads at once */
+	/* uploads may run on several threads at once */
+	pthread_once(&curl_once, curl_init);
 	CURL *c = o->conn ? (CURL *)o->conn : curl_easy_init(); /* a kept connection: reset below keeps it open */
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);

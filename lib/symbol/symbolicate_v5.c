@@ -170,7 +170,8 @@ static int job(tk_symbolicator *s, json_t *jb, out *o)
 			json_int_t mi = json_integer_value(json_array_get(fr, 0));
 			json_int_t off = json_integer_value(json_array_get(fr, 1));
 			if (mi >= 0 && (size_t)mi < nmod && lookup(ims[mi], off, &r))
-				nm[nnamed++] = (named){name_hash(r.frames[r.nframes - 1].function), (uint64_t)off, mi, f};
+				nm[nnamed++] =
+				    (named){name_hash(r.frames[r.nframes - 1].function), (uint64_t)off, mi, f};
 		}
 		qsort(nm, nnamed, sizeof *nm, cmp_named);
 		for (size_t k = 0; k < nnamed;) {
@@ -189,7 +190,8 @@ static int job(tk_symbolicator *s, json_t *jb, out *o)
 			json_int_t mi = json_integer_value(json_array_get(fr, 0));
 			json_int_t off = json_integer_value(json_array_get(fr, 1));
 			int known = mi >= 0 && (size_t)mi < nmod;
-			const char *modname = known ? json_string_value(json_array_get(json_array_get(mm, mi), 0)) : NULL;
+			const char *modname =
+			    known ? json_string_value(json_array_get(json_array_get(mm, mi), 0)) : NULL;
 			put_fmt(o, f ? ",{\"frame\":%llu" : "{\"frame\":%llu", (unsigned long long)f);
 			put_fmt(o, ",\"module_offset\":\"0x%llx\"", (unsigned long long)off);
 			put(o, ",", 1);
@@ -253,8 +255,8 @@ int tk_symbolicate_v5(tk_symbolicator *s, const void *request, size_t n, const t
 	for (const char *p = request, *end = p + n; (p = memchr(p, '[', (size_t)(end - p))) != NULL; p++)
 		arrays++;
 	if (arrays > max_arrays) {
-		tk_error_set(err, "symbolication request with %zu frames, stacks and modules: the limit is %zu",
-		             arrays, max_arrays);
+		tk_error_set(err, "symbolication request with %zu frames, stacks and modules: the limit is %zu", arrays,
+		             max_arrays);
 		return 1;
 	}
 	json_error_t jerr;
@@ -277,7 +279,8 @@ int tk_symbolicate_v5(tk_symbolicator *s, const void *request, size_t n, const t
 			free(o.scratch);
 			json_decref(req);
 			if (rc > 0)
-				tk_error_set(err, "the answer to this symbolication request would pass %zu bytes", o.max);
+				tk_error_set(err, "the answer to this symbolication request would pass %zu bytes",
+				             o.max);
 			else
 				tk_error_set(err, "job %zu: expected {\"memoryMap\":[…], \"stacks\":[…]}", i);
 			return rc;
