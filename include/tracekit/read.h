@@ -105,6 +105,9 @@ void tk_input_close(tk_input *in);
 /* Read up to n bytes into buf. Returns the number read, 0 at the end, or -1 with err set
  * (I/O error, corrupt or truncated gzip). */
 ptrdiff_t tk_input_read(tk_input *in, void *buf, size_t n, tk_error *err);
+/* Call check(ctx, err) before every read: a non-zero return fails that read (-1) with check's err.
+ * Lets a caller bound what a reader builds (stacks, time) while it reads, e.g. for an upload. */
+void tk_input_set_check(tk_input *in, int (*check)(void *ctx, tk_error *err), void *ctx);
 /* The first bytes of the (decompressed) stream, up to TK_INPUT_HEAD, without consuming them;
  * valid only before the first tk_input_read. */
 #define TK_INPUT_HEAD 4096

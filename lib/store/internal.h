@@ -14,6 +14,8 @@ typedef struct tk_store_ops {
 	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
 	int (*count)(void *h, uint64_t *n, tk_error *err);
 	int (*put_profiles)(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
+	/* optional: tk_store_put_batches in one transaction (else one put per batch) */
+	int (*put_batches)(void *h, tk_store_batch *b, size_t n, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
@@ -37,8 +39,14 @@ int tk_store_event_reports(tk_profile **p, char *const mkeys[TK_STORE_NKEYS], co
 
 /* A profile uploaded in a bundle: its bytes (profile), profile.json and the optional meta.json
  * (inputs.c, so bundle.c's framing stays free of the readers for anyone who only needs Records). */
+typedef struct tk_bundle_bounds {
+	size_t max_inflated, max_stacks;
+	double deadline; /* CLOCK_MONOTONIC seconds; 0 = none */
+	int over;        /* set when a bound stopped the decoding */
+} tk_bundle_bounds;
+double tk_store_now(void); /* CLOCK_MONOTONIC, seconds */
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, size_t max_inflated, tk_report_set *out, tk_error *err);
+                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err);
 
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {

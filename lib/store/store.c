@@ -79,6 +79,21 @@ int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, siz
 	return s->b->put_profiles(s->h, v, n, added, err);
 }
 
+int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err)
+{
+	if (n == 0)
+		return 0;
+	if (s->b->put_batches)
+		return s->b->put_batches(s->h, b, n, err);
+	for (size_t i = 0; i < n; i++) {
+		b[i].added = b[i].padded = 0;
+		if (tk_store_put(s, b[i].v, b[i].n, &b[i].added, err) ||
+		    tk_store_put_profiles(s, b[i].pv, b[i].pn, &b[i].padded, err))
+			return -1;
+	}
+	return 0;
+}
+
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 {
 	return s->b->count(s->h, n, err);

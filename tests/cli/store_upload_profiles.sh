@@ -137,8 +137,8 @@ PY
 	rows "$REMOTE" >"$TMP/$be.after.rows"
 	check_same_file "$be: bad profile bundles stored nothing" "$TMP/$be.local.rows" "$TMP/$be.after.rows"
 	kill $SRV_PID; wait $SRV_PID 2>/dev/null
-	# a profile whose own gzip inflates past 8× the bundle's inflated limit: 413 (--max-body 64 kB:
-	# bundles inflate to 512 kB, a profile inside to 4 MB; the 20 MB of blanks go past it)
+	# a profile whose own gzip inflates past the bundle's inflated limit: 413 (--max-body 64 kB:
+	# bundles inflate to 512 kB, a profile inside to 512 kB too; the 20 MB of blanks go past it)
 	"$TK" serve --ingest --db "$REMOTE" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" --max-body 65536 2>>"$TMP/serve.log" &
 	SRV_PID=$!
 	while kill -0 $SRV_PID 2>/dev/null; do curl -s "$URL" >/dev/null && break; sleep 0.05; done
