@@ -125,6 +125,32 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 	return -1;
 }
 
+int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+{
+	const char *val;
+	int r;
+	if ((r = tk_cli_opt(cmd, argc, argv, i, "--event", NULL, &val)) != 0) {
+		if (r < 0)
+			return -1;
+		if (!*val)
+			return tk_cli_usage(cmd, "--event needs a non-empty value"), -1;
+		o->event = val;
+		return 1;
+	}
+	if ((r = tk_cli_opt(cmd, argc, argv, i, "--weight", NULL, &val)) != 0) {
+		if (r < 0)
+			return -1;
+		if (strcmp(val, "samples") == 0)
+			o->weight = TK_READ_WEIGHT_SAMPLES;
+		else if (strcmp(val, "period") == 0)
+			o->weight = TK_READ_WEIGHT_PERIOD;
+		else
+			return tk_cli_usage(cmd, "--weight '%s': expected samples or period", val), -1;
+		return 1;
+	}
+	return 0;
+}
+
 static void add_spec(tk_analysis *a, tk_transform_kind kind, const char *pattern)
 {
 	TK_GROW(a->specs, a->capspecs, a->nspecs + 1);
@@ -180,6 +206,8 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 			return 1;
 		}
 	}
+	if ((r = tk_cli_read_option(a->cmd, argc, argv, i, &a->read)) != 0)
+		return r;
 	if ((r = tk_cli_opt(a->cmd, argc, argv, i, "--symbols", NULL, &val)) != 0) {
 		if (r < 0)
 			return -1;

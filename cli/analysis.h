@@ -27,6 +27,13 @@ typedef struct tk_analysis {
 	tk_outfile of;
 } tk_analysis;
 
+/* --event / --weight (tk_cli_read_option): every command that reads profiles takes them. */
+#define TK_READ_OPTIONS_HELP                                                                                           \
+	"  --event NAME          perf script / simpleperf with several events (-e a,b): read NAME's samples\n"     \
+	"                        (default: the first event; `tracekit info` lists them). Never added together\n"     \
+	"  --weight samples|period  count each sample once (default), or sum each sample's period as\n"              \
+	"                        FlameGraph and inferno do (ns for cpu-clock, cycles, events)\n"
+
 #define TK_ANALYSIS_HELP                                                                                               \
 	"input:\n"                                                                                                     \
 	"  FILE                  an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS\n"         \
@@ -38,6 +45,7 @@ typedef struct tk_analysis {
 	"  --time-to T           keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm\n"                \
 	"  --thread T            keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several\n"       \
 	"  --process P           keep threads of processes whose pid or name is P; repeat for several\n"               \
+	TK_READ_OPTIONS_HELP                                                                                           \
 	"transforms (applied in the order given, after the filters):\n"                                                \
 	"  --focus FUNC          keep samples that go through FUNC, re-rooted at its outermost call\n"                 \
 	"  --exclude FUNC        drop samples that go through FUNC\n"                                                  \
@@ -61,6 +69,10 @@ int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 /* Parse a non-negative integer / percentage option value; print and return -1 when malformed. */
 int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out);
 int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *out);
+
+/* --event NAME / --weight samples|period into o. Returns 1 if argv[*i] was one (advancing *i), 0 if
+ * not, -1 on a malformed value (message printed). */
+int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
 
 /* Consume argv[*i] if it is a shared option or the input. Returns 1 if consumed (advancing *i),
  * 0 if unknown to it, -1 on a malformed value (message printed). */

@@ -12,7 +12,7 @@ TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc docum
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [-o OUT] FILE\n\n"
+	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [-o OUT] FILE\n\n"
 	           "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
 	           "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
 	           "is accepted.\n\n"
@@ -23,7 +23,9 @@ static void usage(FILE *f)
 	           "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
 	           "  --json                 machine-readable output\n"
 	           "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n"
-	           "  -o, --output OUT       write there (whole or not at all) instead of standard output\n");
+	           "%s"
+	           "  -o, --output OUT       write there (whole or not at all) instead of standard output\n",
+	        TK_READ_OPTIONS_HELP);
 }
 
 /* Where the report goes: standard output or -o's temporary file (util/outfile.h). */
@@ -85,6 +87,9 @@ int cmd_info(int argc, char **argv)
 				o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
 			else
 				return tk_cli_usage("info", "--tokenizer '%s': expected fast or libxml2", val);
+		} else if ((r = tk_cli_read_option("info", argc, argv, &i, &o)) != 0) {
+			if (r < 0)
+				return 2;
 		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--output", "-o", &val)) != 0) {
 			if (r < 0)
 				return 2;

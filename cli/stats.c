@@ -10,7 +10,7 @@
 #include "analysis.h"
 #include "util/mem.h"
 #include "tracekit/calltree.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
 
@@ -49,7 +49,8 @@ static void usage(void)
 	    "  --sketch-out FILE     write the sketch of this run (mergeable across machines)\n"
 	    "  --sketch-in FILE      merge a sketch written by --sketch-out; repeat for several\n"
 	    "  --keep-going          report bad inputs on stderr and skip them (default: stop at the first)\n"
-	    "  -o, --output FILE     write there instead of standard output\n\n"
+	    "  -o, --output FILE     write there instead of standard output\n"
+	    TK_READ_OPTIONS_HELP "\n"
 	    "function spread (--functions):\n"
 	    "  every function's self and total share of each input's weight: p50, p95, p99 and max across\n"
 	    "  the inputs, then the functions that dominate the heaviest 5 %% of inputs (by total weight).\n"
@@ -177,39 +178,49 @@ static int match_thread(const tk_profile *p, const tk_thread *t, const char *nam
 	return *name && !*end && !errno && tid == t->tid;
 }
 
-/* Values of one input for a per-record metric: add them, with their weights. */
+/* Values of one input for a per-event metric (its events: Records' cpu-highload and hang records,
+ * or any other input's): add them, with their weights. */
 static int add_records(tk_values *v, metric_kind k, const char *path, size_t *added, tk_error *err)
 {
-	tk_records *r = tk_records_open(path, err);
-	if (!r)
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, path, NULL, err) < 0) {
+		tk_profile_free(p);
 		return -1;
+	}
 	int rc = 0;
-	for (size_t i = 0; i < tk_records_count(r) && rc == 0; i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
+	for (tk_event_id e = 1; e <= tk_event_count(p) && rc == 0; e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		double dur = tk_event_num(p, e, "duration"); /* seconds as recorded */
+		if (dur != dur && ev->duration != UINT64_MAX)
+			dur = (double)ev->duration / 1e9;
 		double x = NAN, w = 1;
 		int weighted = 0;
-		if (k == M_CPU_DURATION && ri->kind == TK_RECORD_CPU)
-			x = ri->duration;
-		else if (k == M_CPU_AVERAGE && ri->kind == TK_RECORD_CPU)
-			x = ri->avg_cpu, w = ri->duration, weighted = isfinite(w);
-		else if (k == M_HANG_DURATION && (ri->kind == TK_RECORD_HANG || ri->kind == TK_RECORD_ANR))
-			x = ri->duration;
+		if (k == M_CPU_DURATION && ev->kind == TK_EVENT_CPU_HIGHLOAD)
+			x = dur;
+		else if (k == M_CPU_AVERAGE && ev->kind == TK_EVENT_CPU_HIGHLOAD)
+			x = tk_event_num(p, e, "cpu.average"), w = dur, weighted = isfinite(w);
+		else if (k == M_HANG_DURATION && ev->kind == TK_EVENT_HANG) {
+			double hd = tk_event_num(p, e, "hang.duration");
+			x = hd == hd ? hd : dur;
+		}
 		if (!isfinite(x))
 			continue;
 		rc = weighted ? tk_values_add_w(v, x, w, err) : tk_values_add(v, x, err);
 		(*added)++;
 	}
-	tk_records_free(r);
+	tk_profile_free(p);
 	return rc;
 }
+
+/* --event / --weight, for every profile input */
+static tk_read_options read_opts;
 
 /* One value per profile input. */
 static int add_profile(tk_values *v, metric_kind k, const char *arg, int share, const char *path, char *unit,
                        size_t unitsz, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
-	tk_read_options ro;
-	tk_read_options_init(&ro);
+	tk_read_options ro = read_opts;
 	if (tk_read_path(p, path, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
@@ -367,11 +378,15 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 
 static int parse_args(int argc, char **argv, opts *o)
 {
+	tk_read_options_init(&read_opts);
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
 		const char *a = argv[i];
-		if (strcmp(a, "--json") == 0)
+		if ((r = tk_cli_read_option("stats", argc, argv, &i, &read_opts)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if (strcmp(a, "--json") == 0)
 			o->json = 1, i++;
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = 1, i++;
@@ -436,8 +451,7 @@ static int run_functions(const opts *o)
 	for (size_t i = 0; i < o->ninputs && rc == 0; i++) {
 		tk_error err = {{0}};
 		tk_profile *p = tk_profile_new();
-		tk_read_options ro;
-		tk_read_options_init(&ro);
+		tk_read_options ro = read_opts;
 		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0 || tk_elf_name_session(&p, NULL, &err) < 0 ||
 		    tk_fntable_add(ft, p, o->inputs[i], &err) < 0) {
 			progress_end(&pr);

@@ -7,7 +7,7 @@ DEPS_PKGS += linux-perf python3 gzip
 # `make check` runs each for a few seconds through tests/cli/readers_fuzz.sh; `make fuzz-readers
 # FUZZ_TIME=600` runs longer. Each is the reader alone (called without its sniffer) plus the folded
 # reader and writer for the round-trip check in tests/fuzz/fuzz_text.c.
-TEXT_READERS     := deepcopy sample folded perf
+TEXT_READERS     := deepcopy sample folded perf simpleperf dtrace
 FUZZ_TEXT_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c17 -D_GNU_SOURCE \
                     -Iinclude -Ilib
 FUZZ_TEXT_COMMON := lib/read/input.c lib/read/lines.c lib/read/folded.c lib/model/profile.c lib/model/calltree.c \

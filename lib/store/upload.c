@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +58,10 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
 {
+	/* uploads may run on several threads at once: curl is set up once per process */
 	if (tk_store_curl_init() < 0)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
-	CURL *c = curl_easy_init();
+	CURL *c = o->conn ? (CURL *)o->conn : curl_easy_init(); /* a kept connection: reset below keeps it open */
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
 	char auth[1024];
@@ -111,8 +113,22 @@ static int post(const char *url, const char *what, const void *body, size_t n, c
 		delay = delay * 2 > max_delay ? max_delay : delay * 2;
 	}
 	curl_slist_free_all(hdr);
-	curl_easy_cleanup(c);
+	if (!o->conn)
+		curl_easy_cleanup(c);
 	return rc;
+}
+
+tk_upload_conn *tk_upload_conn_new(void)
+{
+	if (tk_store_curl_init() < 0)
+		return NULL;
+	return (tk_upload_conn *)curl_easy_init();
+}
+
+void tk_upload_conn_free(tk_upload_conn *conn)
+{
+	if (conn)
+		curl_easy_cleanup((CURL *)conn);
 }
 
 int tk_upload_session(const char *url, const char *dir, const tk_upload_options *o, tk_error *err)

@@ -55,6 +55,41 @@ int tk_text_is_clean(const char *s)
 	return 1;
 }
 
+/* Length of the valid UTF-8 character at s (controls included), 0 for a byte that starts none. */
+static size_t utf8_char(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	size_t n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90) ||
+	    (c == 0xed && s[1] >= 0xa0))
+		return 0;
+	return n;
+}
+
+size_t tk_utf8_repair(char *out, const char *s)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_char(p);
+		if (n) {
+			memcpy(out + o, p, n);
+			o += n, p += n;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD */
+			o += 3, p++;
+		}
+	}
+	out[o] = 0;
+	return o;
+}
+
 size_t tk_text_escape(const char *s, char *out, size_t cap, int newline_space)
 {
 	static const char hex[] = "0123456789abcdef";

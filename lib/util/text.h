@@ -20,6 +20,10 @@ size_t tk_text_escape(const char *s, char *out, size_t cap, int newline_space);
 void tk_text_fput(FILE *f, const char *s);
 /* Non-zero when s needs no escaping. */
 int tk_text_is_clean(const char *s);
+/* s with every byte that starts no valid UTF-8 character (stray continuation, overlong form,
+ * surrogate, beyond U+10FFFF, cut sequence) replaced by U+FFFD, into out (3 * strlen(s) + 1
+ * bytes). Returns the length. */
+size_t tk_utf8_repair(char *out, const char *s);
 /* s as a terminal may show it: s itself when clean (or NULL), else escaped (tk_text_escape) into one
  * of 8 rotating per-thread buffers, so several may appear in one printf; longer text is cut. */
 const char *tk_text_shown(const char *s);

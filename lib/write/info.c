@@ -139,7 +139,9 @@ int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_erro
 	/* what a reader may have set, in the order people read it (unit after schema) */
 	static const char *const meta_keys[] = {
 	    "schema", "stack-encoding", "xcode-form",         "symbolicated",   "run",          "table",
-	    "xpath",  "rows",           "rows-in-time-range", "skipped-tables", "kdebug-images"};
+	    "xpath",  "rows",           "rows-in-time-range", "skipped-tables", "kdebug-images",
+	    /* sampling profilers' text (perf script, simpleperf, DTrace) */
+	    "events", "event", "weight", "time", "rows-read"};
 	summary s;
 	summarize(p, &s);
 	tk_unit u = tk_profile_unit(p);

@@ -18,12 +18,18 @@ static const char *expected_reader(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
+	if (strstr(b, ".folded")) /* peers' expected outputs beside their inputs */
+		return "folded";
 	if (strncmp(b, "deep-copy_", 10) == 0)
 		return "instruments-deep-copy";
 	if (strncmp(b, "sample_", 7) == 0)
 		return "macos-sample";
-	if (strncmp(b, "perf-script_", 12) == 0)
+	if (strncmp(b, "perf-script_", 12) == 0 || strncmp(b, "simpleperf-report_sample-py", 27) == 0)
 		return "perf-script";
+	if (strncmp(b, "simpleperf-report-sample", 24) == 0)
+		return "simpleperf";
+	if (strncmp(b, "dtrace-", 7) == 0)
+		return "dtrace";
 	if (strstr(b, ".folded"))
 		return "folded";
 	if (strstr(b, ".xml"))
@@ -61,7 +67,8 @@ static void test_sniffers_exclusive(void **state)
 	const char *pats[] = {
 	    "tests/fixtures/other/*",       "tests/fixtures/xctrace/*.xml", "tests/fixtures/xctrace/oracles/*.folded",
 	    "tests/fixtures/symbol/*.xml",  "tests/fuzz/corpus/folded/*",   "tests/fuzz/corpus/perf/*",
-	    "tests/fuzz/corpus/deepcopy/*", "tests/fuzz/corpus/sample/*"};
+	    "tests/fuzz/corpus/deepcopy/*", "tests/fuzz/corpus/sample/*",
+	    "tests/fixtures/perf/*",        "tests/fuzz/corpus/dtrace/*",   "tests/fuzz/corpus/simpleperf/*"};
 	size_t checked = 0;
 	for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
 		glob_t g;
@@ -72,8 +79,10 @@ static void test_sniffers_exclusive(void **state)
 				continue; /* fuzzer-made inputs: only their reader must survive them */
 			const char *want = expected_reader(g.gl_pathv[i]);
 			if (!want && strstr(pats[k], "corpus/"))
-				want = strstr(pats[k], "folded")     ? "folded"
-				       : strstr(pats[k], "perf")     ? "perf-script"
+				want = strstr(pats[k], "folded")       ? "folded"
+				       : strstr(pats[k], "simpleperf") ? "simpleperf"
+				       : strstr(pats[k], "dtrace")     ? "dtrace"
+				       : strstr(pats[k], "perf")       ? "perf-script"
 				       : strstr(pats[k], "deepcopy") ? "instruments-deep-copy"
 				                                     : "macos-sample";
 			if (!want)
@@ -194,7 +203,7 @@ static void test_perf_forms(void **state)
 	              "\n"
 	              "# comment\n"
 	              "bash 7 10.4: PERF_RECORD_COMM exec: bash:7/7\n"
-	              "bash 7 10.5: 250000 cpu-clock:ppp: \n"
+	              "bash 7 10.5: 250000 cycles:ppp: \n" /* the same event as "cycles:" */
 	              "\t  4010 leaf+0x10 (/bin/bash)\n"
 	              "\t     0 [unknown] ([unknown])\n"
 	              "\n");
@@ -348,7 +357,8 @@ static void test_errors(void **state)
 	     "\n\tzzz not a frame\n",
 	     "mem.txt:5: expected a frame `ADDR SYMBOL+0xOFF (DSO)`"},
 	    {"sleep 27215   435.267174:     250000 cpu-clock:ppp: \n\t1 a (b)\n\nnot a header\n\t2 c (d)\n",
-	     "mem.txt:4: expected a sample header `COMM PID/TID [CPU] SECONDS: EVENT:`"},
+	     "mem.txt:4: expected a sample header `COMM TID [CPU] [SECONDS:] [PERIOD] EVENT:` or an indented frame "
+	     "`ADDR SYMBOL (DSO)`"},
 	    {"sleep 27215   435.267174: 1 cpu-clock: \n\t1 a (b)\n\x01\x02\0junk\n",
 	     "mem.txt:3: NUL byte: not a text file"},
 	};
