@@ -7,12 +7,17 @@
 
 #include "tracekit/read.h"
 #include "tracekit/records.h"
+#include "tracekit/report.h"
 
 static const tk_reader *const readers[] = {
     /* Order matters only when two sniffers could both accept; the binary formats (whose magic is
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
+    /* Apple reports (tracekit/report.h): anchored on an ips header line or a report's first lines */
+    &tk_reader_ips,
+    &tk_reader_crash,
+    &tk_reader_spindump,
     /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
      * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
     &tk_reader_deepcopy,
