@@ -12,13 +12,13 @@
  *   Binary Images:
  *          0x100ec4000 -        0x100ec7fff MyApp arm64  <ab9b94f96cdf3b8eb140fae3cb13d327> /path/MyApp
  *
- * Every line is kept (tk_report.lines) so the writer can give the report back with only the frame
+ * Every line is kept (tk_apple_report.lines) so the writer can give the report back with only the frame
  * lines changed. Frames find their image by address range, else by name.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/report_int.h"
+#include "read/apple_report_int.h"
 #include "util/mem.h"
 
 static int is_arch(const char *s, size_t n)
@@ -32,14 +32,14 @@ static int is_arch(const char *s, size_t n)
 }
 
 /* "       0x19cc3e000 -        0x19cc76feb libsystem_kernel.dylib (*) <b889…> /usr/lib/…" */
-static int image_line(tk_report *r, const char *s, size_t n)
+static int image_line(tk_apple_report *r, const char *s, size_t n)
 {
 	size_t i = 0;
 	while (i < n && s[i] == ' ')
 		i++;
 	uint64_t lo, hi = 0;
 	size_t used;
-	if (!tk_report_starts(s + i, n - i, "0x") || tk_report_hex(s + i, n - i, &lo, &used) < 0)
+	if (!tk_apple_report_starts(s + i, n - i, "0x") || tk_apple_report_hex(s + i, n - i, &lo, &used) < 0)
 		return 0;
 	i += used;
 	while (i < n && s[i] == ' ')
@@ -49,9 +49,9 @@ static int image_line(tk_report *r, const char *s, size_t n)
 	i++;
 	while (i < n && s[i] == ' ')
 		i++;
-	if (tk_report_starts(s + i, n - i, "0x") && tk_report_hex(s + i, n - i, &hi, &used) == 0)
+	if (tk_apple_report_starts(s + i, n - i, "0x") && tk_apple_report_hex(s + i, n - i, &hi, &used) == 0)
 		i += used;
-	else if (tk_report_starts(s + i, n - i, "???"))
+	else if (tk_apple_report_starts(s + i, n - i, "???"))
 		i += 3;
 	else
 		return 0;
@@ -63,8 +63,8 @@ static int image_line(tk_report *r, const char *s, size_t n)
 	size_t nl = (size_t)(lt - nm);
 	while (nl && (*nm == ' ' || *nm == '+'))
 		nm++, nl--;
-	nl = tk_report_trim(nm, nl);
-	tk_report_image *im = tk_report_add_image(r);
+	nl = tk_apple_report_trim(nm, nl);
+	tk_apple_report_image *im = tk_apple_report_add_image(r);
 	im->base = lo;
 	im->size = hi > lo ? hi - lo + 1 : 0;
 	if (nl && nm[nl - 1] == ')') { /* "(*)", "(1.0 - 1)" */
@@ -72,27 +72,27 @@ static int image_line(tk_report *r, const char *s, size_t n)
 		while (k && nm[k - 1] != '(')
 			k--;
 		if (k)
-			nl = tk_report_trim(nm, k - 1);
+			nl = tk_apple_report_trim(nm, k - 1);
 	}
 	size_t sp = nl;
 	while (sp && nm[sp - 1] != ' ')
 		sp--;
 	if (sp && is_arch(nm + sp, nl - sp)) {
 		im->arch = tk_xstrndup(nm + sp, nl - sp);
-		nl = tk_report_trim(nm, sp);
+		nl = tk_apple_report_trim(nm, sp);
 	}
 	im->name = tk_xstrndup(nm, nl);
-	im->uuid = tk_report_uuid(lt + 1, (size_t)(gt - lt - 1));
+	im->uuid = tk_apple_report_uuid(lt + 1, (size_t)(gt - lt - 1));
 	const char *p = gt + 1;
 	while (p < s + n && *p == ' ')
 		p++;
 	if (p < s + n)
-		im->path = tk_xstrndup(p, tk_report_trim(p, (size_t)(s + n - p)));
+		im->path = tk_xstrndup(p, tk_apple_report_trim(p, (size_t)(s + n - p)));
 	return 1;
 }
 
 /* "N   Binary<pad>\t0xADDR rest": 1 and the frame filled, 0 if the line is not a frame. */
-static int frame_line(tk_report_thread *t, const char *s, size_t n, size_t line_no)
+static int frame_line(tk_apple_report_thread *t, const char *s, size_t n, size_t line_no)
 {
 	size_t i = 0;
 	while (i < n && s[i] >= '0' && s[i] <= '9')
@@ -108,27 +108,19 @@ static int frame_line(tk_report_thread *t, const char *s, size_t n, size_t line_
 		return 0;
 	uint64_t addr;
 	size_t used;
-	if (tk_report_hex(s + a + 1, n - a - 1, &addr, &used) < 0)
+	if (tk_apple_report_hex(s + a + 1, n - a - 1, &addr, &used) < 0)
 		return 0;
-	tk_report_frame *f = tk_report_add_frame(t);
+	tk_apple_report_frame *f = tk_apple_report_add_frame(t);
 	f->addr = addr;
 	f->line_no = line_no;
 	const char *rest = s + a + 1 + used;
 	size_t rl = (size_t)(s + n - rest);
 	while (rl && *rest == ' ')
 		rest++, rl--;
-	rl = tk_report_trim(rest, rl);
-	/* binary name for the image lookup: kept as the symbol's owner via the image later */
-	const char *bn = s + i;
-	size_t bl = a - i;
-	while (bl && (*bn == ' ' || *bn == '\t'))
-		bn++, bl--;
-	bl = tk_report_trim(bn, bl);
-	f->file = NULL;
-	/* stash the binary name in symbol temporarily? no: resolved by the caller through f->addr */
-	(void)bn;
-	(void)bl;
-	if (tk_report_starts(rest, rl, "0x")) /* "0xBASE + OFF": unsymbolicated */
+	rl = tk_apple_report_trim(rest, rl);
+	f->sym_at = (size_t)(rest - s);
+	f->sym_end = f->sym_at + rl;
+	if (tk_apple_report_starts(rest, rl, "0x")) /* "0xBASE + OFF": unsymbolicated */
 		return 1;
 	/* "symbol + N (file:line)", "symbol (in Bin) (file:line)", "symbol + N" */
 	size_t end = rl;
@@ -137,10 +129,10 @@ static int frame_line(tk_report_thread *t, const char *s, size_t n, size_t line_
 		while (k && rest[k] != '(')
 			k--;
 		const char *colon = memchr(rest + k, ':', end - k);
-		if (k && colon && rest[k - 1] == ' ' && !tk_report_starts(rest + k, end - k, "(in ")) {
+		if (k && colon && rest[k - 1] == ' ' && !tk_apple_report_starts(rest + k, end - k, "(in ")) {
 			f->file = tk_xstrndup(rest + k + 1, (size_t)(colon - rest - k - 1));
 			f->line = (uint32_t)strtoul(colon + 1, NULL, 10);
-			end = tk_report_trim(rest, k - 1);
+			end = tk_apple_report_trim(rest, k - 1);
 		}
 	}
 	const char *in = NULL;
@@ -168,70 +160,70 @@ static int frame_line(tk_report_thread *t, const char *s, size_t n, size_t line_
 	return 1;
 }
 
-static void header_field(tk_report *r, const char *s, size_t n)
+static void header_field(tk_apple_report *r, const char *s, size_t n)
 {
 	size_t vl;
 	const char *v;
-	if ((v = tk_report_field(s, n, "Incident Identifier", &vl)))
-		tk_report_set_attr(r, "incident", v, vl);
-	else if ((v = tk_report_field(s, n, "Hardware Model", &vl)))
-		tk_report_set_attr(r, "device", v, vl);
-	else if ((v = tk_report_field(s, n, "Process", &vl))) {
+	if ((v = tk_apple_report_field(s, n, "Incident Identifier", &vl)))
+		tk_apple_report_set_attr(r, "incident", v, vl);
+	else if ((v = tk_apple_report_field(s, n, "Hardware Model", &vl)))
+		tk_apple_report_set_attr(r, "device", v, vl);
+	else if ((v = tk_apple_report_field(s, n, "Process", &vl))) {
 		const char *br = NULL;
 		for (size_t k = 0; k + 1 < vl; k++)
 			if (v[k] == ' ' && v[k + 1] == '[')
 				br = v + k;
-		tk_report_set_attr(r, "process", v, br ? (size_t)(br - v) : vl);
+		tk_apple_report_set_attr(r, "process", v, br ? (size_t)(br - v) : vl);
 		if (br)
-			tk_report_set_attr(r, "pid", br + 2, strspn(br + 2, "0123456789"));
-		if (!tk_report_attr(r, "app"))
-			tk_report_set_attr(r, "app", v, br ? (size_t)(br - v) : vl);
-	} else if ((v = tk_report_field(s, n, "Identifier", &vl))) {
-		if (!tk_report_attr(r, "bundle"))
-			tk_report_set_attr(r, "bundle", v, vl);
-	} else if ((v = tk_report_field(s, n, "Version", &vl))) {
+			tk_apple_report_set_attr(r, "pid", br + 2, strspn(br + 2, "0123456789"));
+		if (!tk_apple_report_attr(r, "app"))
+			tk_apple_report_set_attr(r, "app", v, br ? (size_t)(br - v) : vl);
+	} else if ((v = tk_apple_report_field(s, n, "Identifier", &vl))) {
+		if (!tk_apple_report_attr(r, "bundle"))
+			tk_apple_report_set_attr(r, "bundle", v, vl);
+	} else if ((v = tk_apple_report_field(s, n, "Version", &vl))) {
 		/* "1.4.2 (142)": short version, then the build */
 		const char *p = memchr(v, '(', vl);
 		if (p && v[vl - 1] == ')') {
-			if (!tk_report_attr(r, "app.version"))
-				tk_report_set_attr(r, "app.version", v, (size_t)(p - v));
-			if (!tk_report_attr(r, "app.build"))
-				tk_report_set_attr(r, "app.build", p + 1, (size_t)(v + vl - 1 - p - 1));
+			if (!tk_apple_report_attr(r, "app.version"))
+				tk_apple_report_set_attr(r, "app.version", v, (size_t)(p - v));
+			if (!tk_apple_report_attr(r, "app.build"))
+				tk_apple_report_set_attr(r, "app.build", p + 1, (size_t)(v + vl - 1 - p - 1));
 		}
-	} else if ((v = tk_report_field(s, n, "Code Type", &vl))) {
-		const char *a = tk_report_arch_name(v, vl);
+	} else if ((v = tk_apple_report_field(s, n, "Code Type", &vl))) {
+		const char *a = tk_apple_report_arch_name(v, vl);
 		if (a)
-			tk_report_set_attr(r, "arch", a, strlen(a));
-	} else if ((v = tk_report_field(s, n, "OS Version", &vl))) {
-		if (!tk_report_attr(r, "os"))
-			tk_report_set_attr(r, "os", v, vl);
-	} else if ((v = tk_report_field(s, n, "Exception Type", &vl))) {
+			tk_apple_report_set_attr(r, "arch", a, strlen(a));
+	} else if ((v = tk_apple_report_field(s, n, "OS Version", &vl))) {
+		if (!tk_apple_report_attr(r, "os"))
+			tk_apple_report_set_attr(r, "os", v, vl);
+	} else if ((v = tk_apple_report_field(s, n, "Exception Type", &vl))) {
 		const char *p = memchr(v, '(', vl);
-		tk_report_set_attr(r, "exception.type", v, p ? tk_report_trim(v, (size_t)(p - v)) : vl);
+		tk_apple_report_set_attr(r, "exception.type", v, p ? tk_apple_report_trim(v, (size_t)(p - v)) : vl);
 		if (p && v[vl - 1] == ')')
-			tk_report_set_attr(r, "signal", p + 1, (size_t)(v + vl - 1 - p - 1));
-	} else if ((v = tk_report_field(s, n, "Exception Codes", &vl))) {
-		if (tk_report_starts(v, vl, "0x"))
-			tk_report_set_attr(r, "exception.code", v, vl);
-	} else if ((v = tk_report_field(s, n, "Termination Reason", &vl)))
-		tk_report_set_attr(r, "termination.reason", v, vl);
-	else if ((v = tk_report_field(s, n, "Date/Time", &vl))) {
-		double w = tk_report_parse_time(v, vl);
+			tk_apple_report_set_attr(r, "signal", p + 1, (size_t)(v + vl - 1 - p - 1));
+	} else if ((v = tk_apple_report_field(s, n, "Exception Codes", &vl))) {
+		if (tk_apple_report_starts(v, vl, "0x"))
+			tk_apple_report_set_attr(r, "exception.code", v, vl);
+	} else if ((v = tk_apple_report_field(s, n, "Termination Reason", &vl)))
+		tk_apple_report_set_attr(r, "termination.reason", v, vl);
+	else if ((v = tk_apple_report_field(s, n, "Date/Time", &vl))) {
+		double w = tk_apple_report_parse_time(v, vl);
 		if (w == w && r->wall != r->wall)
 			r->wall = w;
 	}
 }
 
-int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, tk_error *err)
+int tk_apple_report_parse_crash(tk_apple_report *r, const char *buf, size_t n, size_t body, tk_error *err)
 {
-	tk_report_split_lines(r, buf, n);
+	tk_apple_report_split_lines(r, buf, n);
 	r->kind = TK_EVENT_CRASH;
 	r->event_name = tk_xstrdup("crash");
 	size_t first = 0; /* the first line of the body */
 	for (size_t k = 0; k < body && k < n; k++)
 		first += buf[k] == '\n';
 	enum { HEADER, THREAD, STATE, IMAGES, OTHER } where = HEADER;
-	tk_report_thread *t = NULL;
+	tk_apple_report_thread *t = NULL;
 	long crashed = -1;
 	/* thread names come before the thread's frames ("Thread 3 name:" then "Thread 3:") */
 	char *pending_name = NULL;
@@ -244,7 +236,7 @@ int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, 
 				where = OTHER;
 			continue;
 		}
-		if (tk_report_starts(s, sn, "Binary Images:")) {
+		if (tk_apple_report_starts(s, sn, "Binary Images:")) {
 			where = IMAGES;
 			continue;
 		}
@@ -255,17 +247,17 @@ int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, 
 		}
 		size_t vl;
 		const char *v;
-		if ((v = tk_report_field(s, sn, "Triggered by Thread", &vl)) ||
-		    (v = tk_report_field(s, sn, "Crashed Thread", &vl))) {
+		if ((v = tk_apple_report_field(s, sn, "Triggered by Thread", &vl)) ||
+		    (v = tk_apple_report_field(s, sn, "Crashed Thread", &vl))) {
 			crashed = strtol(v, NULL, 10);
 			continue;
 		}
-		if (tk_report_starts(s, sn, "Thread ") && s[7] >= '0' && s[7] <= '9') {
+		if (tk_apple_report_starts(s, sn, "Thread ") && s[7] >= '0' && s[7] <= '9') {
 			char *e;
 			long num = strtol(s + 7, &e, 10);
 			const char *rest = e;
-			if (tk_report_starts(rest, strlen(rest), " name:") || tk_report_starts(rest, strlen(rest), "::") ||
-			    tk_report_starts(rest, strlen(rest), " Crashed::")) {
+			if (tk_apple_report_starts(rest, strlen(rest), " name:") || tk_apple_report_starts(rest, strlen(rest), "::") ||
+			    tk_apple_report_starts(rest, strlen(rest), " Crashed::")) {
 				/* "Thread 0 name:  Dispatch queue: x" / macOS "Thread 0::  Dispatch queue: x" */
 				const char *nm = strchr(rest, ':');
 				nm = nm[1] == ':' ? nm + 2 : nm + 1;
@@ -274,19 +266,19 @@ int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, 
 				free(pending_name);
 				pending_name = *nm ? tk_xstrdup(nm) : NULL;
 				pending_for = num;
-				if (tk_report_starts(rest, strlen(rest), " name:"))
+				if (tk_apple_report_starts(rest, strlen(rest), " name:"))
 					continue;
 			} else if (!(!strcmp(rest, ":") || !strcmp(rest, " Crashed:"))) {
 				if (strstr(rest, "Thread State") || strstr(rest, "thread state"))
 					where = STATE;
 				continue;
 			}
-			t = tk_report_add_thread(r);
+			t = tk_apple_report_add_thread(r);
 			t->id = (uint64_t)num;
 			t->crashed = strstr(rest, "Crashed") != NULL || num == crashed;
 			if (pending_name && pending_for == num) {
 				const char *q = pending_name;
-				if (tk_report_starts(q, strlen(q), "Dispatch queue:")) {
+				if (tk_apple_report_starts(q, strlen(q), "Dispatch queue:")) {
 					q += 15;
 					while (*q == ' ')
 						q++;
@@ -299,7 +291,7 @@ int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, 
 			where = THREAD;
 			continue;
 		}
-		if (tk_report_starts(s, sn, "Last Exception Backtrace:")) {
+		if (tk_apple_report_starts(s, sn, "Last Exception Backtrace:")) {
 			t = NULL;
 			where = OTHER;
 			continue;
@@ -323,36 +315,36 @@ int tk_report_parse_crash(tk_report *r, const char *buf, size_t n, size_t body, 
 	/* frames → images: by address range */
 	for (size_t i = 0; i < r->nthreads; i++)
 		for (size_t k = 0; k < r->threads[i].nframes; k++) {
-			tk_report_frame *f = &r->threads[i].frames[k];
+			tk_apple_report_frame *f = &r->threads[i].frames[k];
 			for (size_t m = 0; m < r->nimages; m++) {
-				const tk_report_image *im = &r->images[m];
+				const tk_apple_report_image *im = &r->images[m];
 				if (f->addr >= im->base && (im->size ? f->addr - im->base < im->size : f->addr == im->base)) {
 					f->image = (uint32_t)m + 1;
 					break;
 				}
 			}
 		}
-	if (!tk_report_attr(r, "arch"))
+	if (!tk_apple_report_attr(r, "arch"))
 		for (size_t m = 0; m < r->nimages; m++)
 			if (r->images[m].arch) {
-				tk_report_set_attr(r, "arch", r->images[m].arch, strlen(r->images[m].arch));
+				tk_apple_report_set_attr(r, "arch", r->images[m].arch, strlen(r->images[m].arch));
 				break;
 			}
 	for (size_t m = 0; m < r->nimages; m++)
-		if (!r->images[m].arch && tk_report_attr(r, "arch"))
-			r->images[m].arch = tk_xstrdup(tk_report_attr(r, "arch"));
+		if (!r->images[m].arch && tk_apple_report_attr(r, "arch"))
+			r->images[m].arch = tk_xstrdup(tk_apple_report_attr(r, "arch"));
 	return 0;
 }
 
 static int sniff(const unsigned char *h, size_t n)
 {
-	return tk_report_sniff(h, n) == TK_REPORT_CRASH;
+	return tk_apple_report_sniff(h, n) == TK_APPLE_CRASH;
 }
 
 static int read_crash(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	(void)o;
-	return tk_report_read_profile(p, in, err);
+	return tk_apple_report_read_profile(p, in, err);
 }
 
 const tk_reader tk_reader_crash = {"crash", sniff, read_crash};

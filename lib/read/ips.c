@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/report_int.h"
+#include "read/apple_report_int.h"
 #include "util/mem.h"
 
 /* Integers of 19 or more digits become the string "\x1e" "BIG:" DIGITS (the writer turns them back
@@ -106,14 +106,14 @@ static char *str_dup(json_t *v)
 	return json_is_string(v) ? tk_xstrndup(json_string_value(v), json_string_length(v)) : NULL;
 }
 
-static void attr(tk_report *r, const char *key, json_t *v)
+static void attr(tk_apple_report *r, const char *key, json_t *v)
 {
 	if (json_is_string(v))
-		tk_report_set_attr(r, key, json_string_value(v), json_string_length(v));
+		tk_apple_report_set_attr(r, key, json_string_value(v), json_string_length(v));
 	else if (json_is_integer(v)) {
 		char b[32];
 		snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
-		tk_report_set_attr(r, key, b, strlen(b));
+		tk_apple_report_set_attr(r, key, b, strlen(b));
 	}
 }
 
@@ -132,7 +132,7 @@ static tk_event_kind kind_of(const char *bug_type, json_t *body)
 	return TK_EVENT_HANG;
 }
 
-static int frames_of(tk_report *r, json_t *frames, tk_report_thread *t, const char *where, tk_error *err)
+static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread *t, const char *where, tk_error *err)
 {
 	size_t k;
 	json_t *f;
@@ -140,7 +140,7 @@ static int frames_of(tk_report *r, json_t *frames, tk_report_thread *t, const ch
 	{
 		if (!json_is_object(f))
 			return tk_error_set(err, "%s: %s.frames[%zu] is not an object", r->name, where, k);
-		tk_report_frame *fr = tk_report_add_frame(t);
+		tk_apple_report_frame *fr = tk_apple_report_add_frame(t);
 		uint64_t idx = 0, off = 0;
 		int neg;
 		json_t *ji = json_object_get(f, "imageIndex"), *jo = json_object_get(f, "imageOffset");
@@ -171,7 +171,7 @@ static int frames_of(tk_report *r, json_t *frames, tk_report_thread *t, const ch
 	return 0;
 }
 
-int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error *err)
+int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t body, tk_error *err)
 {
 	if (!r->json_header)
 		return tk_error_set(err, "%s:1: an .ips report starts with its JSON header line", r->name);
@@ -191,37 +191,37 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 	r->kind = kind_of(r->bug_type, b);
 	r->event_name = tk_xstrdup(r->kind == TK_EVENT_CRASH ? "crash" : tk_event_kind_name(r->kind));
 
-	/* attributes: the header's first (tk_report_header_attrs), completed from the body */
-	if (!tk_report_attr(r, "app"))
+	/* attributes: the header's first (tk_apple_report_header_attrs), completed from the body */
+	if (!tk_apple_report_attr(r, "app"))
 		attr(r, "app", json_object_get(b, "procName"));
 	json_t *bi = json_object_get(b, "bundleInfo");
-	if (!tk_report_attr(r, "app.version"))
+	if (!tk_apple_report_attr(r, "app.version"))
 		attr(r, "app.version", json_object_get(bi, "CFBundleShortVersionString"));
-	if (!tk_report_attr(r, "app.build"))
+	if (!tk_apple_report_attr(r, "app.build"))
 		attr(r, "app.build", json_object_get(bi, "CFBundleVersion"));
-	if (!tk_report_attr(r, "bundle"))
+	if (!tk_apple_report_attr(r, "bundle"))
 		attr(r, "bundle", json_object_get(bi, "CFBundleIdentifier"));
 	attr(r, "device", json_object_get(b, "modelCode"));
 	json_t *ov = json_object_get(b, "osVersion");
-	if (!tk_report_attr(r, "os") && json_is_object(ov)) {
+	if (!tk_apple_report_attr(r, "os") && json_is_object(ov)) {
 		json_t *train = json_object_get(ov, "train"), *build = json_object_get(ov, "build");
 		if (json_is_string(train)) {
 			char o[256];
 			snprintf(o, sizeof o, "%s%s%s%s", json_string_value(train),
 			         json_string_length(build) ? " (" : "", json_string_length(build) ? json_string_value(build) : "",
 			         json_string_length(build) ? ")" : "");
-			tk_report_set_attr(r, "os", o, strlen(o));
+			tk_apple_report_set_attr(r, "os", o, strlen(o));
 		}
 	}
 	json_t *ct = json_object_get(b, "cpuType");
 	if (json_is_string(ct)) {
-		const char *a = tk_report_arch_name(json_string_value(ct), json_string_length(ct));
+		const char *a = tk_apple_report_arch_name(json_string_value(ct), json_string_length(ct));
 		if (a)
-			tk_report_set_attr(r, "arch", a, strlen(a));
+			tk_apple_report_set_attr(r, "arch", a, strlen(a));
 	}
 	attr(r, "process", json_object_get(b, "procName"));
 	attr(r, "pid", json_object_get(b, "pid"));
-	if (!tk_report_attr(r, "incident"))
+	if (!tk_apple_report_attr(r, "incident"))
 		attr(r, "incident", json_object_get(b, "incident"));
 	json_t *ex = json_object_get(b, "exception");
 	if (json_is_object(ex)) {
@@ -238,11 +238,11 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 		                 json_is_integer(code) ? (long long)json_integer_value(code) : 0LL, json_is_string(ind) ? " " : "",
 		                 json_is_string(ind) ? json_string_value(ind) : "");
 		if (json_is_string(ns) && l > 0)
-			tk_report_set_attr(r, "termination.reason", o, strlen(o));
+			tk_apple_report_set_attr(r, "termination.reason", o, strlen(o));
 	}
 	json_t *ct2 = json_object_get(b, "captureTime");
 	if (json_is_string(ct2)) {
-		double w = tk_report_parse_time(json_string_value(ct2), json_string_length(ct2));
+		double w = tk_apple_report_parse_time(json_string_value(ct2), json_string_length(ct2));
 		if (w == w)
 			r->wall = w;
 	}
@@ -256,7 +256,7 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 	{
 		if (!json_is_object(v))
 			return tk_error_set(err, "%s: usedImages[%zu] is not an object", r->name, i);
-		tk_report_image *im = tk_report_add_image(r);
+		tk_apple_report_image *im = tk_apple_report_add_image(r);
 		int neg;
 		json_t *base = json_object_get(v, "base"), *size = json_object_get(v, "size");
 		if ((base && (get_u64(base, &im->base, &neg) < 0 || neg)) ||
@@ -265,7 +265,7 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 			                    i);
 		json_t *u = json_object_get(v, "uuid");
 		if (json_is_string(u)) {
-			im->uuid = tk_report_uuid(json_string_value(u), json_string_length(u));
+			im->uuid = tk_apple_report_uuid(json_string_value(u), json_string_length(u));
 			if (im->uuid && !strcmp(im->uuid, "00000000-0000-0000-0000-000000000000")) {
 				free(im->uuid);
 				im->uuid = NULL;
@@ -287,7 +287,7 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 	{
 		if (!json_is_object(v))
 			return tk_error_set(err, "%s: threads[%zu] is not an object", r->name, i);
-		tk_report_thread *t = tk_report_add_thread(r);
+		tk_apple_report_thread *t = tk_apple_report_add_thread(r);
 		t->json_index = i;
 		uint64_t id = i;
 		int neg;
@@ -315,13 +315,13 @@ int tk_report_parse_ips(tk_report *r, char *buf, size_t n, size_t body, tk_error
 
 static int sniff(const unsigned char *h, size_t n)
 {
-	return tk_report_sniff(h, n) == TK_REPORT_IPS;
+	return tk_apple_report_sniff(h, n) == TK_APPLE_IPS;
 }
 
 static int read_ips(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	(void)o;
-	return tk_report_read_profile(p, in, err);
+	return tk_apple_report_read_profile(p, in, err);
 }
 
 const tk_reader tk_reader_ips = {"ips", sniff, read_ips};

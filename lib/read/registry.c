@@ -7,14 +7,14 @@
 
 #include "tracekit/read.h"
 #include "tracekit/records.h"
-#include "tracekit/report.h"
+#include "tracekit/apple_report.h"
 
 static const tk_reader *const readers[] = {
     /* Order matters only when two sniffers could both accept; the binary formats (whose magic is
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
-    /* Apple reports (tracekit/report.h): anchored on an ips header line or a report's first lines */
+    /* Apple reports (tracekit/apple_report.h): anchored on an ips header line or a report's first lines */
     &tk_reader_ips,
     &tk_reader_crash,
     &tk_reader_spindump,

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/report_int.h"
+#include "read/apple_report_int.h"
 #include "util/mem.h"
 
 typedef struct open_frame {
@@ -33,14 +33,14 @@ typedef struct open_frame {
 } open_frame;
 
 /* Binary image line, as in crash reports but with "???" ends and no arch. */
-static int image_line(tk_report *r, const char *s, size_t n)
+static int image_line(tk_apple_report *r, const char *s, size_t n)
 {
 	size_t i = 0;
 	while (i < n && s[i] == ' ')
 		i++;
 	uint64_t lo, hi = 0;
 	size_t used;
-	if (!tk_report_starts(s + i, n - i, "0x") || tk_report_hex(s + i, n - i, &lo, &used) < 0)
+	if (!tk_apple_report_starts(s + i, n - i, "0x") || tk_apple_report_hex(s + i, n - i, &lo, &used) < 0)
 		return 0;
 	i += used;
 	while (i < n && s[i] == ' ')
@@ -50,9 +50,9 @@ static int image_line(tk_report *r, const char *s, size_t n)
 	i++;
 	while (i < n && s[i] == ' ')
 		i++;
-	if (tk_report_starts(s + i, n - i, "0x") && tk_report_hex(s + i, n - i, &hi, &used) == 0)
+	if (tk_apple_report_starts(s + i, n - i, "0x") && tk_apple_report_hex(s + i, n - i, &hi, &used) == 0)
 		i += used;
-	else if (tk_report_starts(s + i, n - i, "???"))
+	else if (tk_apple_report_starts(s + i, n - i, "???"))
 		i += 3;
 	else
 		return 0;
@@ -64,29 +64,29 @@ static int image_line(tk_report *r, const char *s, size_t n)
 	size_t nl = (size_t)(lt - nm);
 	while (nl && (*nm == ' ' || *nm == '+'))
 		nm++, nl--;
-	nl = tk_report_trim(nm, nl);
+	nl = tk_apple_report_trim(nm, nl);
 	if (nl && nm[nl - 1] == ')') { /* "name 1.0 (1)" version */
 		size_t k = nl;
 		while (k && nm[k - 1] != '(')
 			k--;
 		if (k)
-			nl = tk_report_trim(nm, k - 1);
+			nl = tk_apple_report_trim(nm, k - 1);
 	}
-	tk_report_image *im = tk_report_add_image(r);
+	tk_apple_report_image *im = tk_apple_report_add_image(r);
 	im->base = lo;
 	im->size = hi > lo ? hi - lo + 1 : 0;
 	im->name = tk_xstrndup(nm, nl);
-	im->uuid = tk_report_uuid(lt + 1, (size_t)(gt - lt - 1));
+	im->uuid = tk_apple_report_uuid(lt + 1, (size_t)(gt - lt - 1));
 	const char *p = gt + 1;
 	while (p < s + n && *p == ' ')
 		p++;
 	if (p < s + n)
-		im->path = tk_xstrndup(p, tk_report_trim(p, (size_t)(s + n - p)));
+		im->path = tk_xstrndup(p, tk_apple_report_trim(p, (size_t)(s + n - p)));
 	return 1;
 }
 
 /* Frame text after the count: "sym + off (lib + off) [0xaddr] …" */
-static void frame_text(tk_report_frame *f, const char *s, size_t n, char **lib, uint64_t *liboff)
+static void frame_text(tk_apple_report_frame *f, const char *s, size_t n, char **lib, uint64_t *liboff, size_t at)
 {
 	*lib = NULL;
 	*liboff = 0;
@@ -97,9 +97,9 @@ static void frame_text(tk_report_frame *f, const char *s, size_t n, char **lib, 
 	size_t end = n;
 	if (br) {
 		size_t used;
-		if (tk_report_hex(br + 1, (size_t)(s + n - br - 1), &f->addr, &used) < 0)
+		if (tk_apple_report_hex(br + 1, (size_t)(s + n - br - 1), &f->addr, &used) < 0)
 			f->addr = 0;
-		end = tk_report_trim(s, (size_t)(br - s));
+		end = tk_apple_report_trim(s, (size_t)(br - s));
 	}
 	/* the last "(lib + off)" before the address */
 	if (end && s[end - 1] == ')') {
@@ -113,9 +113,11 @@ static void frame_text(tk_report_frame *f, const char *s, size_t n, char **lib, 
 		if (s[k] == '(' && pl) {
 			*lib = tk_xstrndup(s + k + 1, (size_t)(pl - s - k - 1));
 			*liboff = strtoull(pl + 3, NULL, 10);
-			end = tk_report_trim(s, k);
+			end = tk_apple_report_trim(s, k);
 		}
 	}
+	f->sym_at = at;
+	f->sym_end = at + end;
 	if (end >= 3 && !memcmp(s, "???", 3))
 		return;
 	const char *plus = NULL;
@@ -137,11 +139,11 @@ static void frame_text(tk_report_frame *f, const char *s, size_t n, char **lib, 
 
 static tk_event_kind kind_of(const char *ev, size_t n)
 {
-	if (tk_report_starts(ev, n, "hang"))
+	if (tk_apple_report_starts(ev, n, "hang"))
 		return TK_EVENT_HANG;
-	if (tk_report_starts(ev, n, "cpu usage") || tk_report_starts(ev, n, "wakeups"))
+	if (tk_apple_report_starts(ev, n, "cpu usage") || tk_apple_report_starts(ev, n, "wakeups"))
 		return TK_EVENT_CPU_EXCEPTION;
-	if (tk_report_starts(ev, n, "disk writes"))
+	if (tk_apple_report_starts(ev, n, "disk writes"))
 		return TK_EVENT_DISK_WRITE;
 	return TK_EVENT_MARKER;
 }
@@ -156,9 +158,9 @@ static void proc_name(const char *v, size_t vl, char **name, int64_t *pid)
 	*pid = br ? strtoll(br + 2, NULL, 10) : -1;
 }
 
-int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t body, tk_error *err)
+int tk_apple_report_parse_spindump(tk_apple_report *r, const char *buf, size_t n, size_t body, tk_error *err)
 {
-	tk_report_split_lines(r, buf, n);
+	tk_apple_report_split_lines(r, buf, n);
 	size_t first = 0;
 	for (size_t k = 0; k < body && k < n; k++)
 		first += buf[k] == '\n';
@@ -167,7 +169,7 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 	uint64_t *liboffs = NULL;
 	size_t nlibs = 0, caplibs = 0;
 	enum { HEADER, HEAVIEST, PROC, IMAGES } where = HEADER;
-	tk_report_thread *t = NULL;
+	tk_apple_report_thread *t = NULL;
 	open_frame *open = NULL;
 	size_t nopen = 0, capopen = 0;
 	char *command = NULL;
@@ -175,7 +177,7 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 	int have_event = 0;
 	for (size_t ln = first; ln < r->nlines; ln++) {
 		const char *s = r->lines[ln];
-		size_t sn = tk_report_trim(s, strlen(s));
+		size_t sn = tk_apple_report_trim(s, strlen(s));
 		size_t ind = 0;
 		while (ind < sn && s[ind] == ' ')
 			ind++;
@@ -188,18 +190,18 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 				where = HEADER;
 			continue;
 		}
-		if ((v = tk_report_field(b, bn, "Process", &vl)) || (v = tk_report_field(b, bn, "Powerstats for", &vl))) {
-			tk_report_process *p = tk_report_add_process(r);
+		if ((v = tk_apple_report_field(b, bn, "Process", &vl)) || (v = tk_apple_report_field(b, bn, "Powerstats for", &vl))) {
+			tk_apple_report_process *p = tk_apple_report_add_process(r);
 			proc_name(v, vl, &p->name, &p->pid);
 			where = PROC;
 			t = NULL;
 			nopen = 0;
 			continue;
 		}
-		if (tk_report_starts(b, bn, "Binary Images:")) {
+		if (tk_apple_report_starts(b, bn, "Binary Images:")) {
 			where = IMAGES;
 			if (!r->nprocesses)
-				tk_report_add_process(r); /* a report with one global list */
+				tk_apple_report_add_process(r); /* a report with one global list */
 			continue;
 		}
 		if (where == IMAGES) {
@@ -209,53 +211,53 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 			}
 			where = HEADER;
 		}
-		if (tk_report_starts(b, bn, "Heaviest stack for the target process:")) {
+		if (tk_apple_report_starts(b, bn, "Heaviest stack for the target process:")) {
 			where = HEAVIEST;
 			continue;
 		}
 		if (where == HEAVIEST)
 			continue;
 		if (where == HEADER && ind == 0) {
-			if ((v = tk_report_field(b, bn, "Command", &vl))) {
+			if ((v = tk_apple_report_field(b, bn, "Command", &vl))) {
 				free(command);
 				command = tk_xstrndup(v, vl);
-				tk_report_set_attr(r, "process", v, vl);
-				if (!tk_report_attr(r, "app"))
-					tk_report_set_attr(r, "app", v, vl);
-			} else if ((v = tk_report_field(b, bn, "PID", &vl))) {
+				tk_apple_report_set_attr(r, "process", v, vl);
+				if (!tk_apple_report_attr(r, "app"))
+					tk_apple_report_set_attr(r, "app", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "PID", &vl))) {
 				target_pid = strtoll(v, NULL, 10);
-				tk_report_set_attr(r, "pid", v, vl);
-			} else if ((v = tk_report_field(b, bn, "Event", &vl))) {
+				tk_apple_report_set_attr(r, "pid", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "Event", &vl))) {
 				r->kind = kind_of(v, vl);
 				free(r->event_name);
 				r->event_name = tk_xstrndup(v, vl);
 				have_event = 1;
-			} else if ((v = tk_report_field(b, bn, "Duration", &vl))) {
+			} else if ((v = tk_apple_report_field(b, bn, "Duration", &vl))) {
 				r->duration = strtod(v, NULL);
-			} else if ((v = tk_report_field(b, bn, "Identifier", &vl))) {
-				if (!tk_report_attr(r, "bundle"))
-					tk_report_set_attr(r, "bundle", v, vl);
-			} else if ((v = tk_report_field(b, bn, "Version", &vl))) {
+			} else if ((v = tk_apple_report_field(b, bn, "Identifier", &vl))) {
+				if (!tk_apple_report_attr(r, "bundle"))
+					tk_apple_report_set_attr(r, "bundle", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "Version", &vl))) {
 				const char *p = memchr(v, '(', vl);
 				if (p && v[vl - 1] == ')') {
-					if (!tk_report_attr(r, "app.version"))
-						tk_report_set_attr(r, "app.version", v, tk_report_trim(v, (size_t)(p - v)));
-					if (!tk_report_attr(r, "app.build"))
-						tk_report_set_attr(r, "app.build", p + 1, (size_t)(v + vl - 1 - p - 1));
+					if (!tk_apple_report_attr(r, "app.version"))
+						tk_apple_report_set_attr(r, "app.version", v, tk_apple_report_trim(v, (size_t)(p - v)));
+					if (!tk_apple_report_attr(r, "app.build"))
+						tk_apple_report_set_attr(r, "app.build", p + 1, (size_t)(v + vl - 1 - p - 1));
 				}
-			} else if ((v = tk_report_field(b, bn, "OS Version", &vl))) {
-				if (!tk_report_attr(r, "os"))
-					tk_report_set_attr(r, "os", v, vl);
-			} else if ((v = tk_report_field(b, bn, "Hardware model", &vl)))
-				tk_report_set_attr(r, "device", v, vl);
-			else if ((v = tk_report_field(b, bn, "Incident Identifier", &vl))) {
-				if (!tk_report_attr(r, "incident"))
-					tk_report_set_attr(r, "incident", v, vl);
-			} else if ((v = tk_report_field(b, bn, "Architecture", &vl))) {
-				if (!tk_report_attr(r, "arch"))
-					tk_report_set_attr(r, "arch", v, vl);
-			} else if ((v = tk_report_field(b, bn, "Date/Time", &vl))) {
-				double w = tk_report_parse_time(v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "OS Version", &vl))) {
+				if (!tk_apple_report_attr(r, "os"))
+					tk_apple_report_set_attr(r, "os", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "Hardware model", &vl)))
+				tk_apple_report_set_attr(r, "device", v, vl);
+			else if ((v = tk_apple_report_field(b, bn, "Incident Identifier", &vl))) {
+				if (!tk_apple_report_attr(r, "incident"))
+					tk_apple_report_set_attr(r, "incident", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "Architecture", &vl))) {
+				if (!tk_apple_report_attr(r, "arch"))
+					tk_apple_report_set_attr(r, "arch", v, vl);
+			} else if ((v = tk_apple_report_field(b, bn, "Date/Time", &vl))) {
+				double w = tk_apple_report_parse_time(v, vl);
 				if (w == w && r->wall != r->wall)
 					r->wall = w;
 			}
@@ -263,11 +265,11 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 		}
 		if (where != PROC)
 			continue;
-		if (tk_report_starts(b, bn, "Thread 0x")) {
-			t = tk_report_add_thread(r);
+		if (tk_apple_report_starts(b, bn, "Thread 0x")) {
+			t = tk_apple_report_add_thread(r);
 			uint64_t tid = 0;
 			size_t used;
-			tk_report_hex(b + 7, bn - 7, &tid, &used);
+			tk_apple_report_hex(b + 7, bn - 7, &tid, &used);
 			t->id = tid;
 			const char *q = strstr(b, "DispatchQueue \"");
 			if (q) {
@@ -298,7 +300,7 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 		while (i < bn && b[i] == ' ')
 			i++;
 		if (!t) { /* microstackshot: the process's stacks without thread rows */
-			t = tk_report_add_thread(r);
+			t = tk_apple_report_add_thread(r);
 			t->name = tk_xstrdup("(all threads)");
 			nopen = 0;
 		}
@@ -308,14 +310,14 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 		open[nopen].col = ind;
 		open[nopen].depth = (uint32_t)nopen + 1;
 		nopen++;
-		tk_report_frame *f = tk_report_add_frame(t);
+		tk_apple_report_frame *f = tk_apple_report_add_frame(t);
 		f->count = count;
 		f->depth = (uint32_t)nopen;
 		f->kernel = kernel;
 		f->line_no = ln;
 		TK_GROW(libs, caplibs, nlibs + 1);
 		liboffs = tk_xrealloc(liboffs, caplibs * sizeof *liboffs);
-		frame_text(f, b + i, bn - i, &libs[nlibs], &liboffs[nlibs]);
+		frame_text(f, b + i, bn - i, &libs[nlibs], &liboffs[nlibs], ind + i);
 		nlibs++;
 	}
 	free(open);
@@ -328,16 +330,16 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 	/* frames → images: by name among the process's images, else by address */
 	size_t fi = 0;
 	for (size_t ti = 0; ti < r->nthreads; ti++) {
-		tk_report_thread *th = &r->threads[ti];
-		const tk_report_process *p = th->process < r->nprocesses ? &r->processes[th->process] : NULL;
+		tk_apple_report_thread *th = &r->threads[ti];
+		const tk_apple_report_process *p = th->process < r->nprocesses ? &r->processes[th->process] : NULL;
 		for (size_t k = 0; k < th->nframes; k++, fi++) {
-			tk_report_frame *f = &th->frames[k];
+			tk_apple_report_frame *f = &th->frames[k];
 			const char *lib = libs[fi];
 			for (int pass = 0; pass < 2 && !f->image; pass++) {
 				size_t lo = pass == 0 && p ? p->first_image : 0;
 				size_t hi = pass == 0 && p ? p->first_image + p->nimages : r->nimages;
 				for (size_t m = lo; m < hi && m < r->nimages; m++) {
-					const tk_report_image *im = &r->images[m];
+					const tk_apple_report_image *im = &r->images[m];
 					if (lib ? (im->name && !strcmp(im->name, lib))
 					        : (f->addr >= im->base && im->size && f->addr - im->base < im->size)) {
 						f->image = (uint32_t)m + 1;
@@ -364,20 +366,20 @@ int tk_report_parse_spindump(tk_report *r, const char *buf, size_t n, size_t bod
 		return tk_error_set(err, "%s: no sampled stacks (no \"Process:\" or \"Powerstats for:\" section with frames)",
 		                    r->name);
 	for (size_t m = 0; m < r->nimages; m++)
-		if (!r->images[m].arch && tk_report_attr(r, "arch"))
-			r->images[m].arch = tk_xstrdup(tk_report_attr(r, "arch"));
+		if (!r->images[m].arch && tk_apple_report_attr(r, "arch"))
+			r->images[m].arch = tk_xstrdup(tk_apple_report_attr(r, "arch"));
 	return 0;
 }
 
 static int sniff(const unsigned char *h, size_t n)
 {
-	return tk_report_sniff(h, n) == TK_REPORT_SPINDUMP;
+	return tk_apple_report_sniff(h, n) == TK_APPLE_SPINDUMP;
 }
 
 static int read_spindump(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	(void)o;
-	return tk_report_read_profile(p, in, err);
+	return tk_apple_report_read_profile(p, in, err);
 }
 
 const tk_reader tk_reader_spindump = {"spindump", sniff, read_spindump};

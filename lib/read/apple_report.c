@@ -1,20 +1,23 @@
 /*
- * Apple's reports (tracekit/report.h): what the three report readers share — sniffing, the
- * tk_report they fill, and turning a report into a profile with its event.
+ * Apple's reports (tracekit/apple_report.h): what the three report readers share — sniffing, the
+ * tk_apple_report they fill, and turning a report into a profile with its event.
  * Format notes: docs/apple-reports.md.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-#include "read/report_int.h"
+#include "read/apple_report_int.h"
 #include "util/mem.h"
 
 #define REPORT_MAX_BYTES ((size_t)512 << 20)
 
-char *tk_report_slurp(tk_input *in, size_t *n, int allow_nul, tk_error *err)
+char *tk_apple_report_slurp(tk_input *in, size_t *n, int allow_nul, tk_error *err)
 {
 	size_t cap = 1 << 16, len = 0;
 	char *buf = tk_xmalloc(cap);
@@ -54,7 +57,7 @@ char *tk_report_slurp(tk_input *in, size_t *n, int allow_nul, tk_error *err)
 	return buf;
 }
 
-void tk_report_split_lines(tk_report *r, const char *buf, size_t n)
+void tk_apple_report_split_lines(tk_apple_report *r, const char *buf, size_t n)
 {
 	size_t cap = 0;
 	for (size_t i = 0; i < n;) {
@@ -69,7 +72,7 @@ void tk_report_split_lines(tk_report *r, const char *buf, size_t n)
 	}
 }
 
-void tk_report_set_attr(tk_report *r, const char *key, const char *value, size_t len)
+void tk_apple_report_set_attr(tk_apple_report *r, const char *key, const char *value, size_t len)
 {
 	if (!value)
 		return;
@@ -89,7 +92,7 @@ void tk_report_set_attr(tk_report *r, const char *key, const char *value, size_t
 	r->nattr++;
 }
 
-const char *tk_report_attr(const tk_report *r, const char *key)
+const char *tk_apple_report_attr(const tk_apple_report *r, const char *key)
 {
 	for (size_t i = 0; i < r->nattr; i++)
 		if (!strcmp(r->attr[2 * i], key))
@@ -97,46 +100,46 @@ const char *tk_report_attr(const tk_report *r, const char *key)
 	return NULL;
 }
 
-tk_report_thread *tk_report_add_thread(tk_report *r)
+tk_apple_report_thread *tk_apple_report_add_thread(tk_apple_report *r)
 {
 	r->threads = tk_xrealloc(r->threads, (r->nthreads + 1) * sizeof *r->threads);
-	tk_report_thread *t = &r->threads[r->nthreads++];
+	tk_apple_report_thread *t = &r->threads[r->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->process = r->nprocesses ? r->nprocesses - 1 : 0;
 	return t;
 }
 
-tk_report_frame *tk_report_add_frame(tk_report_thread *t)
+tk_apple_report_frame *tk_apple_report_add_frame(tk_apple_report_thread *t)
 {
 	if ((t->nframes & (t->nframes - 1)) == 0) /* grow at powers of two */
 		t->frames = tk_xrealloc(t->frames, (t->nframes ? 2 * t->nframes : 1) * sizeof *t->frames);
-	tk_report_frame *f = &t->frames[t->nframes++];
+	tk_apple_report_frame *f = &t->frames[t->nframes++];
 	memset(f, 0, sizeof *f);
 	f->count = 1;
 	f->line_no = SIZE_MAX;
 	return f;
 }
 
-tk_report_image *tk_report_add_image(tk_report *r)
+tk_apple_report_image *tk_apple_report_add_image(tk_apple_report *r)
 {
 	if ((r->nimages & (r->nimages - 1)) == 0)
 		r->images = tk_xrealloc(r->images, (r->nimages ? 2 * r->nimages : 1) * sizeof *r->images);
-	tk_report_image *im = &r->images[r->nimages++];
+	tk_apple_report_image *im = &r->images[r->nimages++];
 	memset(im, 0, sizeof *im);
 	return im;
 }
 
-tk_report_process *tk_report_add_process(tk_report *r)
+tk_apple_report_process *tk_apple_report_add_process(tk_apple_report *r)
 {
 	r->processes = tk_xrealloc(r->processes, (r->nprocesses + 1) * sizeof *r->processes);
-	tk_report_process *p = &r->processes[r->nprocesses++];
+	tk_apple_report_process *p = &r->processes[r->nprocesses++];
 	memset(p, 0, sizeof *p);
 	p->pid = -1;
 	p->first_image = r->nimages;
 	return p;
 }
 
-char *tk_report_uuid(const char *s, size_t n)
+char *tk_apple_report_uuid(const char *s, size_t n)
 {
 	char hex[32];
 	size_t k = 0;
@@ -162,7 +165,7 @@ char *tk_report_uuid(const char *s, size_t n)
 	return o;
 }
 
-double tk_report_parse_time(const char *s, size_t n)
+double tk_apple_report_parse_time(const char *s, size_t n)
 {
 	char b[64];
 	if (n >= sizeof b)
@@ -198,7 +201,7 @@ double tk_report_parse_time(const char *s, size_t n)
 	return (double)timegm(&t) - tz + frac;
 }
 
-const char *tk_report_arch_name(const char *s, size_t n)
+const char *tk_apple_report_arch_name(const char *s, size_t n)
 {
 	static const char *const map[][2] = {{"ARM-64", "arm64"}, {"ARM64", "arm64"},    {"ARM64E", "arm64e"},
 	                                     {"X86-64", "x86_64"}, {"x86_64", "x86_64"}, {"arm64e", "arm64e"},
@@ -212,20 +215,20 @@ const char *tk_report_arch_name(const char *s, size_t n)
 	return NULL;
 }
 
-int tk_report_starts(const char *s, size_t n, const char *lit)
+int tk_apple_report_starts(const char *s, size_t n, const char *lit)
 {
 	size_t l = strlen(lit);
 	return n >= l && memcmp(s, lit, l) == 0;
 }
 
-size_t tk_report_trim(const char *s, size_t n)
+size_t tk_apple_report_trim(const char *s, size_t n)
 {
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
 		n--;
 	return n;
 }
 
-const char *tk_report_field(const char *s, size_t n, const char *key, size_t *vlen)
+const char *tk_apple_report_field(const char *s, size_t n, const char *key, size_t *vlen)
 {
 	size_t l = strlen(key);
 	if (n < l + 1 || memcmp(s, key, l) != 0 || s[l] != ':')
@@ -233,11 +236,11 @@ const char *tk_report_field(const char *s, size_t n, const char *key, size_t *vl
 	size_t i = l + 1;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	*vlen = tk_report_trim(s + i, n - i);
+	*vlen = tk_apple_report_trim(s + i, n - i);
 	return s + i;
 }
 
-int tk_report_hex(const char *s, size_t n, uint64_t *v, size_t *used)
+int tk_apple_report_hex(const char *s, size_t n, uint64_t *v, size_t *used)
 {
 	size_t i = 0;
 	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
@@ -261,22 +264,22 @@ int tk_report_hex(const char *s, size_t n, uint64_t *v, size_t *used)
 	return 0;
 }
 
-static void attr_json(tk_report *r, const char *key, json_t *v)
+static void attr_json(tk_apple_report *r, const char *key, json_t *v)
 {
 	if (json_is_string(v))
-		tk_report_set_attr(r, key, json_string_value(v), json_string_length(v));
+		tk_apple_report_set_attr(r, key, json_string_value(v), json_string_length(v));
 	else if (json_is_integer(v)) {
 		char b[32];
 		snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
-		tk_report_set_attr(r, key, b, strlen(b));
+		tk_apple_report_set_attr(r, key, b, strlen(b));
 	}
 }
 
-void tk_report_header_attrs(tk_report *r, void *hv)
+void tk_apple_report_header_attrs(tk_apple_report *r, void *hv)
 {
 	json_t *h = hv;
 	attr_json(r, "app", json_object_get(h, "app_name"));
-	if (!tk_report_attr(r, "app"))
+	if (!tk_apple_report_attr(r, "app"))
 		attr_json(r, "app", json_object_get(h, "name"));
 	attr_json(r, "app.version", json_object_get(h, "app_version"));
 	attr_json(r, "app.build", json_object_get(h, "build_version"));
@@ -290,10 +293,10 @@ void tk_report_header_attrs(tk_report *r, void *hv)
 	}
 	json_t *ts = json_object_get(h, "timestamp");
 	if (json_is_string(ts))
-		r->wall = tk_report_parse_time(json_string_value(ts), json_string_length(ts));
+		r->wall = tk_apple_report_parse_time(json_string_value(ts), json_string_length(ts));
 }
 
-long tk_report_read_header(tk_report *r, const char *buf, size_t n, tk_error *err)
+long tk_apple_report_read_header(tk_apple_report *r, const char *buf, size_t n, tk_error *err)
 {
 	size_t i = 0;
 	while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
@@ -309,7 +312,7 @@ long tk_report_read_header(tk_report *r, const char *buf, size_t n, tk_error *er
 		return tk_error_set(err, "%s:1:%d: the report's header line is not a JSON object: %s", r->name,
 		                    je.column + (int)i, h ? "not an object" : je.text);
 	}
-	tk_report_header_attrs(r, h);
+	tk_apple_report_header_attrs(r, h);
 	r->json_header = h;
 	return (long)(nl ? e + 1 : e);
 }
@@ -334,8 +337,8 @@ static int text_is_crash(const char *s, size_t n)
 		i++;
 	s += i;
 	n -= i;
-	if (!(tk_report_starts(s, n, "Incident Identifier:") || tk_report_starts(s, n, "Process:") ||
-	      tk_report_starts(s, n, "Hardware Model:") || tk_report_starts(s, n, "CrashReporter Key:")))
+	if (!(tk_apple_report_starts(s, n, "Incident Identifier:") || tk_apple_report_starts(s, n, "Process:") ||
+	      tk_apple_report_starts(s, n, "Hardware Model:") || tk_apple_report_starts(s, n, "CrashReporter Key:")))
 		return 0;
 	return memstr(s, n, "\nException Type:") || memstr(s, n, "\nCrashed Thread:") ||
 	       memstr(s, n, "\nTriggered by Thread:") || memstr(s, n, "\nThread 0");
@@ -348,13 +351,13 @@ static int text_is_spindump(const char *s, size_t n)
 		i++;
 	s += i;
 	n -= i;
-	if (!tk_report_starts(s, n, "Date/Time:"))
+	if (!tk_apple_report_starts(s, n, "Date/Time:"))
 		return 0;
 	return memstr(s, n, "\nData Source:") || memstr(s, n, "\nSteps:") || memstr(s, n, "\nEvent:") ||
 	       memstr(s, n, "\nCommand:") || memstr(s, n, "\nReport Version:");
 }
 
-tk_report_format tk_report_sniff(const unsigned char *head, size_t n)
+tk_apple_report_format tk_apple_report_sniff(const unsigned char *head, size_t n)
 {
 	const char *s = (const char *)head;
 	size_t i = 0;
@@ -371,27 +374,27 @@ tk_report_format tk_report_sniff(const unsigned char *head, size_t n)
 		while (b < n && (s[b] == ' ' || s[b] == '\n' || s[b] == '\r' || s[b] == '\t'))
 			b++;
 		if (b >= n)
-			return TK_REPORT_IPS; /* header only so far: the reader says what is missing */
+			return TK_APPLE_IPS; /* header only so far: the reader says what is missing */
 		if (s[b] == '{')
-			return TK_REPORT_IPS;
+			return TK_APPLE_IPS;
 		if (text_is_crash(s + b, n - b))
-			return TK_REPORT_CRASH;
+			return TK_APPLE_CRASH;
 		if (text_is_spindump(s + b, n - b))
-			return TK_REPORT_SPINDUMP;
+			return TK_APPLE_SPINDUMP;
 		return 0;
 	}
 	if (text_is_crash(s, n))
-		return TK_REPORT_CRASH;
+		return TK_APPLE_CRASH;
 	if (text_is_spindump(s, n))
-		return TK_REPORT_SPINDUMP;
+		return TK_APPLE_SPINDUMP;
 	return 0;
 }
 
 /* ---- reading ---- */
 
-static tk_report *report_new(const char *name)
+static tk_apple_report *report_new(const char *name)
 {
-	tk_report *r = tk_xcalloc(1, sizeof *r);
+	tk_apple_report *r = tk_xcalloc(1, sizeof *r);
 	r->name = tk_xstrdup(name);
 	r->wall = NAN;
 	r->duration = NAN;
@@ -399,11 +402,11 @@ static tk_report *report_new(const char *name)
 	return r;
 }
 
-tk_report *tk_report_read(tk_input *in, tk_error *err)
+tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 {
 	size_t hn;
 	const unsigned char *head = tk_input_head(in, &hn);
-	tk_report_format f = tk_report_sniff(head, hn);
+	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
 	if (!hn) {
 		tk_error_set(err, "%s: empty input", tk_input_name(in));
 		return NULL;
@@ -416,38 +419,38 @@ tk_report *tk_report_read(tk_input *in, tk_error *err)
 		return NULL;
 	}
 	size_t n;
-	char *buf = tk_report_slurp(in, &n, 0, err);
+	char *buf = tk_apple_report_slurp(in, &n, 0, err);
 	if (!buf)
 		return NULL;
-	tk_report *r = report_new(tk_input_name(in));
+	tk_apple_report *r = report_new(tk_input_name(in));
 	r->format = f;
-	long body = tk_report_read_header(r, buf, n, err);
+	long body = tk_apple_report_read_header(r, buf, n, err);
 	int rc = body < 0 ? -1
-	         : f == TK_REPORT_IPS   ? tk_report_parse_ips(r, buf, n, (size_t)body, err)
-	         : f == TK_REPORT_CRASH ? tk_report_parse_crash(r, buf, n, (size_t)body, err)
-	                                : tk_report_parse_spindump(r, buf, n, (size_t)body, err);
+	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, err)
+	         : f == TK_APPLE_CRASH ? tk_apple_report_parse_crash(r, buf, n, (size_t)body, err)
+	                                : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
 	free(buf);
 	if (rc < 0) {
-		tk_report_free(r);
+		tk_apple_report_free(r);
 		return NULL;
 	}
 	return r;
 }
 
-tk_report *tk_report_read_path(const char *path, tk_error *err)
+tk_apple_report *tk_apple_report_read_path(const char *path, tk_error *err)
 {
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return NULL;
-	tk_report *r = tk_report_read(in, err);
+	tk_apple_report *r = tk_apple_report_read(in, err);
 	tk_input_close(in);
 	return r;
 }
 
-static void free_frames(tk_report_thread *t)
+static void free_frames(tk_apple_report_thread *t)
 {
 	for (size_t i = 0; i < t->nframes; i++) {
-		tk_report_frame *f = &t->frames[i];
+		tk_apple_report_frame *f = &t->frames[i];
 		free(f->symbol);
 		free(f->file);
 		for (size_t k = 0; k < f->nsym; k++) {
@@ -459,7 +462,7 @@ static void free_frames(tk_report_thread *t)
 	free(t->frames);
 }
 
-void tk_report_free(tk_report *r)
+void tk_apple_report_free(tk_apple_report *r)
 {
 	if (!r)
 		return;
@@ -476,7 +479,7 @@ void tk_report_free(tk_report *r)
 	}
 	free(r->threads);
 	for (size_t i = 0; i < r->nimages; i++) {
-		tk_report_image *im = &r->images[i];
+		tk_apple_report_image *im = &r->images[i];
 		free(im->name);
 		free(im->path);
 		free(im->uuid);
@@ -497,12 +500,12 @@ void tk_report_free(tk_report *r)
 
 /* ---- into a profile ---- */
 
-static const char *format_name(tk_report_format f)
+static const char *format_name(tk_apple_report_format f)
 {
-	return f == TK_REPORT_IPS ? "ips" : f == TK_REPORT_CRASH ? "crash" : "spindump";
+	return f == TK_APPLE_IPS ? "ips" : f == TK_APPLE_CRASH ? "crash" : "spindump";
 }
 
-int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
+int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error *err)
 {
 	(void)err;
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
@@ -511,7 +514,7 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 		tk_profile_set_meta(p, "bug-type", r->bug_type);
 	tk_binary_id *bins = tk_xcalloc(r->nimages + 1, sizeof *bins);
 	for (size_t i = 0; i < r->nimages; i++) {
-		const tk_report_image *im = &r->images[i];
+		const tk_apple_report_image *im = &r->images[i];
 		tk_binary b = {0};
 		b.name = tk_intern_cstr(p, im->name ? im->name : "");
 		b.path = tk_intern_cstr(p, im->path ? im->path : "");
@@ -525,7 +528,7 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 	tk_event ev = {0};
 	ev.kind = r->kind;
 	ev.name = tk_intern_cstr(p, r->event_name ? r->event_name : tk_event_kind_name(r->kind));
-	const char *inc = tk_report_attr(r, "incident");
+	const char *inc = tk_apple_report_attr(r, "incident");
 	ev.key = inc ? tk_intern_cstr(p, inc) : 0;
 	ev.start = UINT64_MAX;
 	ev.duration = isnan(r->duration) ? (r->kind == TK_EVENT_CRASH ? 0 : UINT64_MAX)
@@ -546,17 +549,17 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 	tk_stack_id *path = tk_xmalloc(cap * sizeof *path);
 	uint64_t *child = tk_xmalloc(cap * sizeof *child);
 	for (size_t i = 0; i < r->nthreads; i++) {
-		const tk_report_thread *t = &r->threads[i];
-		const tk_report_process *pr = t->process < r->nprocesses ? &r->processes[t->process] : NULL;
+		const tk_apple_report_thread *t = &r->threads[i];
+		const tk_apple_report_process *pr = t->process < r->nprocesses ? &r->processes[t->process] : NULL;
 		int64_t pid = pr ? pr->pid : -1;
-		const char *pname = pr && pr->name ? pr->name : tk_report_attr(r, "process");
-		if (pid < 0 && tk_report_attr(r, "pid"))
-			pid = strtoll(tk_report_attr(r, "pid"), NULL, 10);
+		const char *pname = pr && pr->name ? pr->name : tk_apple_report_attr(r, "process");
+		if (pid < 0 && tk_apple_report_attr(r, "pid"))
+			pid = strtoll(tk_apple_report_attr(r, "pid"), NULL, 10);
 		const char *tname = t->name ? t->name : t->queue;
 		tk_thread_id th = tk_thread_get_or_add(p, pid, t->id, tname ? tk_intern_cstr(p, tname) : 0,
 		                                       pname ? tk_intern_cstr(p, pname) : 0);
 		tk_thread_role role;
-		if (r->format == TK_REPORT_SPINDUMP) {
+		if (r->format == TK_APPLE_SPINDUMP) {
 			if (r->target_process != SIZE_MAX && t->process != r->target_process)
 				role = TK_ROLE_NONE;
 			else
@@ -574,9 +577,9 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 			path = tk_xrealloc(path, (cap + 1) * sizeof *path);
 			child = tk_xrealloc(child, (cap + 1) * sizeof *child);
 		}
-		if (r->format != TK_REPORT_SPINDUMP) {
+		if (r->format != TK_APPLE_SPINDUMP) {
 			for (size_t k = 0; k < t->nframes; k++) {
-				const tk_report_frame *f = &t->frames[k];
+				const tk_apple_report_frame *f = &t->frames[k];
 				tk_frame fr = {0};
 				fr.addr = f->addr;
 				fr.name = f->symbol ? tk_intern_cstr(p, f->symbol) : 0;
@@ -609,7 +612,7 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 			}
 			if (k == t->nframes)
 				break;
-			const tk_report_frame *f = &t->frames[k];
+			const tk_apple_report_frame *f = &t->frames[k];
 			tk_frame fr = {0};
 			fr.addr = f->addr;
 			fr.name = f->symbol ? tk_intern_cstr(p, f->symbol) : 0;
@@ -637,12 +640,101 @@ int tk_report_to_profile(const tk_report *r, tk_profile *p, tk_error *err)
 }
 
 /* The registry's readers (ips.c, crash.c, spindump.c) share this one. */
-int tk_report_read_profile(tk_profile *p, tk_input *in, tk_error *err)
+int tk_apple_report_read_profile(tk_profile *p, tk_input *in, tk_error *err)
 {
-	tk_report *r = tk_report_read(in, err);
+	tk_apple_report *r = tk_apple_report_read(in, err);
 	if (!r)
 		return -1;
-	int rc = tk_report_to_profile(r, p, err);
-	tk_report_free(r);
+	int rc = tk_apple_report_to_profile(r, p, err);
+	tk_apple_report_free(r);
 	return rc;
+}
+
+/* ---- batch inputs ---- */
+
+typedef struct plist {
+	char **v;
+	size_t n, cap;
+} plist;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk(const char *dir, plist *l, int depth, tk_error *err)
+{
+	if (depth > 64)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return tk_error_set(err, "%s: %s", dir, strerror(errno));
+	struct dirent *e;
+	plist here = {0};
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		size_t len = strlen(dir) + strlen(e->d_name) + 2;
+		char *p = tk_xmalloc(len);
+		snprintf(p, len, "%s/%s", dir, e->d_name);
+		TK_GROW(here.v, here.cap, here.n + 1);
+		here.v[here.n++] = p;
+	}
+	closedir(d);
+	qsort(here.v, here.n, sizeof *here.v, cmp_str);
+	int rc = 0;
+	for (size_t i = 0; i < here.n; i++) {
+		struct stat st;
+		char *p = here.v[i];
+		if (rc == 0 && stat(p, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				size_t pl = strlen(p);
+				/* symbol bundles hold no reports */
+				if (!(pl > 5 && !strcmp(p + pl - 5, ".dSYM")))
+					rc = walk(p, l, depth + 1, err);
+			} else if (S_ISREG(st.st_mode)) {
+				tk_error e2;
+				tk_input *in = tk_input_open(p, &e2);
+				size_t hn = 0;
+				const unsigned char *h = in ? tk_input_head(in, &hn) : NULL;
+				int is = h && tk_apple_report_sniff(h, hn) != 0;
+				tk_input_close(in);
+				if (is) {
+					TK_GROW(l->v, l->cap, l->n + 1);
+					l->v[l->n++] = p;
+					continue;
+				}
+			}
+		}
+		free(p);
+	}
+	free(here.v);
+	return rc;
+}
+
+int tk_apple_report_list(const char *const *paths, size_t n, char ***out, size_t *nout, tk_error *err)
+{
+	plist l = {0};
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) != 0) {
+			tk_error_set(err, "%s: %s", paths[i], strerror(errno));
+			goto fail;
+		}
+		if (strcmp(paths[i], "-") != 0 && S_ISDIR(st.st_mode)) {
+			if (walk(paths[i], &l, 0, err) < 0)
+				goto fail;
+		} else {
+			TK_GROW(l.v, l.cap, l.n + 1);
+			l.v[l.n++] = tk_xstrdup(paths[i]);
+		}
+	}
+	*out = l.v;
+	*nout = l.n;
+	return 0;
+fail:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	return -1;
 }
