@@ -156,12 +156,14 @@ static int reg_at(json_t *arr, size_t i, uint64_t *v)
 	return 0;
 }
 
+/* Header values start at column 21 in iOS reports, 23 in macOS ones. */
+static int hdr_width = 23;
 static void hdr(FILE *o, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void hdr(FILE *o, const char *key, const char *fmt, ...)
 {
 	char k[64];
 	snprintf(k, sizeof k, "%s:", key);
-	fprintf(o, "%-23s", k);
+	fprintf(o, "%-*s", hdr_width, k);
 	va_list ap;
 	va_start(ap, fmt);
 	vfprintf(o, fmt, ap);
@@ -267,6 +269,7 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 			crashed = i;
 			break;
 		}
+	hdr_width = ios ? 21 : 23;
 	if (ios) {
 		hdr(o, "Incident Identifier", "%s", tk_apple_report_attr(r, "incident") ? tk_apple_report_attr(r, "incident") : "");
 		if (sget(b, "crashReporterKey"))
