@@ -82,6 +82,15 @@ static int image_line(tk_apple_report *r, const char *s, size_t n)
 		p++;
 	if (p < s + n)
 		im->path = tk_xstrndup(p, tk_apple_report_trim(p, (size_t)(s + n - p)));
+	/* the name column may be a bundle id and version ("com.apple.Safari 17.0 (…)"); frames say the
+	 * file's name ("(Safari + 123)"), which the path ends with */
+	if (im->path && im->path[0] == '/') {
+		const char *b = strrchr(im->path, '/') + 1;
+		if (*b) {
+			free(im->name);
+			im->name = tk_xstrdup(b);
+		}
+	}
 	return 1;
 }
 

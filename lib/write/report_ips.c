@@ -27,10 +27,13 @@ static void fill(json_t *o, const tk_apple_report_sym *s)
 /* Write s, turning "\u001eBIG:DIGITS" strings back into DIGITS. */
 static void put_unmarked(FILE *out, const char *s)
 {
-	const char *mark = "\"\\u001eBIG:";
+	/* jansson writes the control as \u001E; the reader's own pass wrote \u001e */
+	const char *mark = "\"\\u001EBIG:", *mark2 = "\"\\u001eBIG:";
 	size_t ml = strlen(mark);
 	for (;;) {
-		const char *m = strstr(s, mark);
+		const char *m = strstr(s, mark), *m2 = strstr(s, mark2);
+		if (!m || (m2 && m2 < m))
+			m = m2;
 		if (!m) {
 			fputs(s, out);
 			return;
