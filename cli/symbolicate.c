@@ -106,6 +106,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	}
 	int failed = 0;
 	size_t total_res = 0, total_unres = 0;
+	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
 	for (size_t i = 0; i < nfiles; i++) {
 		tk_apple_report *r = tk_apple_report_read_path(files[i], &err);
 		if (!r) {
@@ -114,7 +115,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			continue;
 		}
 		tk_apple_report_sym_stats sst;
-		if (tk_apple_report_symbolicate(r, s, &sst, &err) < 0) {
+		if (tk_apple_report_symbolicate(r, rs, &sst, &err) < 0) {
 			tk_cli_warn("symbolicate: %s: %s", tk_cli_shown(files[i]), err.msg);
 			tk_apple_report_free(r);
 			failed++;
@@ -146,6 +147,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		free(dest);
 		tk_apple_report_free(r);
 	}
+	tk_apple_report_symbols_free(rs);
 	if (nfiles > 1)
 		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n", nfiles,
 		        (size_t)failed, total_res, total_unres);

@@ -145,12 +145,21 @@ typedef struct tk_apple_report_sym_stats {
 	size_t unresolved; /* left as the report has them */
 } tk_apple_report_sym_stats;
 
+/* The images of many reports: each (UUID, arch) is asked of the symbolicator once, its handle (or
+ * why there is none) kept for the next reports, so a batch pays the search and the open once per
+ * image. One per thread, like the symbolicator it uses (which must outlive it). */
+typedef struct tk_apple_report_symbols tk_apple_report_symbols;
+tk_apple_report_symbols *tk_apple_report_symbols_new(tk_symbolicator *s);
+void tk_apple_report_symbols_free(tk_apple_report_symbols *rs);
+
 /* Look every frame up in the images' dSYMs (by UUID and arch). The first frame of each thread is
  * its PC and is looked up as is; the others are return addresses, looked up at addr − 1 (the
- * caller-frame rule). Frames of images with no symbols keep what the report says; such images get
- * symbols = -1 and why ("no image with UUID … under the --symbols paths"). Returns 0, or -1 with err
- * when the symbolicator failed for another reason than a missing image. */
-int tk_apple_report_symbolicate(tk_apple_report *r, tk_symbolicator *s, tk_apple_report_sym_stats *st, tk_error *err);
+ * caller-frame rule; in a spindump tree, frames without children are PCs). Frames of images with
+ * no symbols keep what the report says; such images get symbols = -1 and why ("no dSYM or binary
+ * with UUID … in the search paths"). Returns 0 (-1 with err is reserved for failures other than a
+ * missing image). */
+int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
+                                tk_error *err);
 
 /* ---- writers (lib/write/report_*.c) ---- */
 /* The report as Apple's tools print it: for .ips and .crash the crash-report text Xcode writes

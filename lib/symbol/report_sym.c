@@ -18,8 +18,90 @@ typedef struct fref {
 
 static int cmp_image(const void *a, const void *b)
 {
+	/* by image, then by address: neighbouring lookups share the cache's blocks */
 	const fref *x = a, *y = b;
-	return x->f->image < y->f->image ? -1 : x->f->image > y->f->image;
+	if (x->f->image != y->f->image)
+		return x->f->image < y->f->image ? -1 : 1;
+	return x->f->addr < y->f->addr ? -1 : x->f->addr > y->f->addr;
+}
+
+/* ---- image handles by (UUID, arch), kept across reports ---- */
+typedef struct memo {
+	char *key; /* "UUID/arch" */
+	tk_symbol_image *im;
+	char *why; /* im NULL: why */
+} memo;
+
+struct tk_apple_report_symbols {
+	tk_symbolicator *s;
+	memo *slot; /* open addressing, power-of-two size */
+	size_t cap, n;
+};
+
+tk_apple_report_symbols *tk_apple_report_symbols_new(tk_symbolicator *s)
+{
+	tk_apple_report_symbols *rs = tk_xcalloc(1, sizeof *rs);
+	rs->s = s;
+	rs->cap = 64;
+	rs->slot = tk_xcalloc(rs->cap, sizeof *rs->slot);
+	return rs;
+}
+
+void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->cap; i++) {
+		free(rs->slot[i].key);
+		free(rs->slot[i].why);
+	}
+	free(rs->slot);
+	free(rs);
+}
+
+static uint64_t fnv(const char *k)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ull;
+	return h;
+}
+
+static memo *memo_find(tk_apple_report_symbols *rs, const char *key)
+{
+	size_t m = rs->cap - 1, i = fnv(key) & m;
+	while (rs->slot[i].key && strcmp(rs->slot[i].key, key))
+		i = (i + 1) & m;
+	return &rs->slot[i];
+}
+
+static memo *image_for(tk_apple_report_symbols *rs, const tk_apple_report_image *im)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s/%s", im->uuid, im->arch ? im->arch : "");
+	memo *e = memo_find(rs, key);
+	if (e->key)
+		return e;
+	if (2 * (rs->n + 1) > rs->cap) { /* grow and rehash */
+		memo *old = rs->slot;
+		size_t oc = rs->cap;
+		rs->cap *= 2;
+		rs->slot = tk_xcalloc(rs->cap, sizeof *rs->slot);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].key)
+				*memo_find(rs, old[i].key) = old[i];
+		free(old);
+		e = memo_find(rs, key);
+	}
+	tk_error err;
+	e->key = tk_xstrdup(key);
+	e->im = tk_symbolicator_image(rs->s, im->uuid, NULL, im->arch, &err);
+	if (!e->im && im->arch) /* the report's arch may name the slice differently (arm64 / arm64e) */
+		e->im = tk_symbolicator_image(rs->s, im->uuid, NULL, NULL, &err);
+	if (!e->im)
+		e->why = tk_xstrdup(err.msg);
+	rs->n++;
+	return e;
 }
 
 static char *base_dup(const char *path)
@@ -30,7 +112,8 @@ static char *base_dup(const char *path)
 	return tk_xstrdup(b ? b + 1 : path);
 }
 
-int tk_apple_report_symbolicate(tk_apple_report *r, tk_symbolicator *s, tk_apple_report_sym_stats *st, tk_error *err)
+int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
+                                tk_error *err)
 {
 	(void)err;
 	tk_apple_report_sym_stats local = {0};
@@ -65,12 +148,12 @@ int tk_apple_report_symbolicate(tk_apple_report *r, tk_symbolicator *s, tk_apple
 		while (b < k && refs[b].f->image == refs[a].f->image)
 			b++;
 		tk_apple_report_image *im = &r->images[refs[a].f->image - 1];
-		tk_error e;
-		tk_symbol_image *si = tk_symbolicator_image(s, im->uuid, NULL, im->arch, &e);
+		const memo *mm = image_for(rs, im);
+		tk_symbol_image *si = mm->im;
 		if (!si) {
 			im->symbols = -1;
 			free(im->why);
-			im->why = tk_xstrdup(e.msg);
+			im->why = tk_xstrdup(mm->why);
 			st->unresolved += b - a;
 			a = b;
 			continue;
