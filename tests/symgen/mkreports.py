@@ -37,6 +37,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--formats", default="ips,crash,spin")
     ap.add_argument("--system", type=int, default=1)
+    ap.add_argument("--branchy", action="store_true",
+                    help="spindump: one hung main thread whose 200 samples split over a random tree "
+                         "(for pictures; no truth rows)")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     imgs = [read_layout(s) for s in a.image]
@@ -137,7 +140,39 @@ def main():
                 for u in used:
                     o.write("%#18x - %#18x %s %s  <%s> %s\n" % (u["base"], u["base"] + u["size"] - 1, u["name"], arch,
                                                               u["uuid"].replace("-", "").lower(), u["path"]))
-        if "spin" in formats:
+        if "spin" in formats and a.branchy:
+            def addr_in(rng, leaf):
+                im = imgs[0]
+                off = im["text"] + (rng.randrange(0, im["size"] - 8) & ~3) + (0 if leaf else 4)
+                return off - im["vmaddr"] + im["load"]
+
+            def tree(o, n, depth, rng):
+                leaf = depth >= 9 or n < 4 or rng.random() < 0.12
+                addr = addr_in(rng, leaf)
+                o.write("  %s%d  ??? (%s + %d) [0x%x]\n" % ("  " * depth, n, used[0]["name"], addr - used[0]["base"], addr))
+                if leaf:
+                    return
+                parts, left = [], n
+                while left > 0 and len(parts) < 3:
+                    k = left if len(parts) == 2 or rng.random() < 0.4 else rng.randrange(1, left + 1)
+                    parts.append(k)
+                    left -= k
+                for k in parts:
+                    tree(o, k, depth + 1, rng)
+
+            with open(os.path.join(a.out, name + ".spin"), "w") as o:
+                o.write("Date/Time:        2026-11-20 10:00:00.000 +0000\nOS Version:       %s\n"
+                        "Architecture:     %s\nReport Version:   35.1\n\nCommand:          TKApp\nPID:              %d\n\n"
+                        "Event:            hang\nDuration:         2.00s\nSteps:            200 (10ms sampling interval)\n\n"
+                        "Process:          TKApp [%d]\n" % (osv, arch, 400 + r, 400 + r))
+                o.write('  Thread 0x103    DispatchQueue "com.apple.main-thread"(1)    200 samples (1-200)    '
+                        'priority 47 (base 47)\n')
+                tree(o, 200, 0, rnd)
+                o.write("\n  Binary Images:\n")
+                for u in used:
+                    o.write("  %#18x - %#18x  %s  <%s>  %s\n" % (u["base"], u["base"] + u["size"] - 1, u["name"],
+                                                                u["uuid"], u["path"]))
+        elif "spin" in formats:
             # one thread per stack: a chain whose every frame has the same count (a leaf at the end)
             with open(os.path.join(a.out, name + ".spin"), "w") as o:
                 o.write("Date/Time:        2026-11-20 10:00:00.000 +0000\nEnd time:         2026-11-20 10:00:02.000 +0000\n"
