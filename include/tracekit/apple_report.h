@@ -102,6 +102,9 @@ struct tk_apple_report {
 	size_t target_process; /* spindump: the process the report is about; SIZE_MAX none */
 	tk_apple_report_thread *threads;
 	size_t nthreads;
+	/* .ips: lastExceptionBacktrace (the frames of an uncaught exception), NULL if none; not a thread
+	 * of the profile, but symbolicated and written ("Last Exception Backtrace:") */
+	tk_apple_report_thread *leb;
 	tk_apple_report_image *images;
 	size_t nimages;
 	tk_apple_report_process *processes;

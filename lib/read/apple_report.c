@@ -478,6 +478,10 @@ void tk_apple_report_free(tk_apple_report *r)
 		free(r->threads[i].queue);
 	}
 	free(r->threads);
+	if (r->leb) {
+		free_frames(r->leb);
+		free(r->leb);
+	}
 	for (size_t i = 0; i < r->nimages; i++) {
 		tk_apple_report_image *im = &r->images[i];
 		free(im->name);

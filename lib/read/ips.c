@@ -139,23 +139,23 @@ static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread 
 	json_array_foreach(frames, k, f)
 	{
 		if (!json_is_object(f))
-			return tk_error_set(err, "%s: %s.frames[%zu] is not an object", r->name, where, k);
+			return tk_error_set(err, "%s: %s[%zu] is not an object", r->name, where, k);
 		tk_apple_report_frame *fr = tk_apple_report_add_frame(t);
 		uint64_t idx = 0, off = 0;
 		int neg;
 		json_t *ji = json_object_get(f, "imageIndex"), *jo = json_object_get(f, "imageOffset");
 		if (ji) {
 			if (get_u64(ji, &idx, &neg) < 0 || neg)
-				return tk_error_set(err, "%s: %s.frames[%zu].imageIndex is not a non-negative integer", r->name,
+				return tk_error_set(err, "%s: %s[%zu].imageIndex is not a non-negative integer", r->name,
 				                    where, k);
 			if (idx >= r->nimages)
-				return tk_error_set(err, "%s: %s.frames[%zu].imageIndex %llu is out of range (%zu usedImages)",
+				return tk_error_set(err, "%s: %s[%zu].imageIndex %llu is out of range (%zu usedImages)",
 				                    r->name, where, k, (unsigned long long)idx, r->nimages);
 			fr->image = (uint32_t)idx + 1;
 		}
 		if (jo) {
 			if (get_u64(jo, &off, &neg) < 0 || neg)
-				return tk_error_set(err, "%s: %s.frames[%zu].imageOffset is not a non-negative integer", r->name,
+				return tk_error_set(err, "%s: %s[%zu].imageOffset is not a non-negative integer", r->name,
 				                    where, k);
 		}
 		fr->addr = (fr->image ? r->images[fr->image - 1].base : 0) + off;
@@ -302,9 +302,15 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 		json_t *frames = json_object_get(v, "frames");
 		if (frames && !json_is_array(frames))
 			return tk_error_set(err, "%s: threads[%zu].frames is not an array", r->name, i);
-		char where[32];
-		snprintf(where, sizeof where, "threads[%zu]", i);
+		char where[48];
+		snprintf(where, sizeof where, "threads[%zu].frames", i);
 		if (frames_of(r, frames, t, where, err) < 0)
+			return -1;
+	}
+	json_t *leb = json_object_get(b, "lastExceptionBacktrace");
+	if (json_is_array(leb)) {
+		r->leb = tk_xcalloc(1, sizeof *r->leb);
+		if (frames_of(r, leb, r->leb, "lastExceptionBacktrace", err) < 0)
 			return -1;
 	}
 	if (!r->nthreads)

@@ -120,13 +120,15 @@ int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof *st);
-	size_t n = 0;
+	size_t n = r->leb ? r->leb->nframes : 0;
 	for (size_t i = 0; i < r->nthreads; i++)
 		n += r->threads[i].nframes;
 	fref *refs = tk_xmalloc((n ? n : 1) * sizeof *refs);
 	size_t k = 0;
-	for (size_t i = 0; i < r->nthreads; i++) {
-		tk_apple_report_thread *t = &r->threads[i];
+	for (size_t i = 0; i <= r->nthreads; i++) {
+		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+		if (!t)
+			break;
 		for (size_t j = 0; j < t->nframes; j++) {
 			tk_apple_report_frame *f = &t->frames[j];
 			if (!f->image || !r->images[f->image - 1].uuid || f->kernel)

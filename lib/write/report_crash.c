@@ -361,6 +361,12 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 	}
 	if (sget(b, "vmRegionInfo"))
 		fprintf(o, "VM Region Info: %s\n\n", sget(b, "vmRegionInfo"));
+	if (r->leb) {
+		fputs("Last Exception Backtrace:\n", o);
+		for (size_t k = 0; k < r->leb->nframes; k++)
+			frame_lines(o, r, &r->leb->frames[k], k);
+		fputc('\n', o);
+	}
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const tk_apple_report_thread *t = &r->threads[i];
 		char title[512] = "";

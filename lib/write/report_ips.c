@@ -55,9 +55,12 @@ int tk_apple_report_write_ips(FILE *out, const tk_apple_report *r, tk_error *err
 	if (!b)
 		return tk_error_set(err, "out of memory");
 	json_t *threads = json_object_get(b, "threads");
-	for (size_t i = 0; i < r->nthreads; i++) {
-		const tk_apple_report_thread *t = &r->threads[i];
-		json_t *frames = json_object_get(json_array_get(threads, t->json_index), "frames");
+	for (size_t i = 0; i <= r->nthreads; i++) {
+		const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+		if (!t)
+			break;
+		json_t *frames = i < r->nthreads ? json_object_get(json_array_get(threads, t->json_index), "frames")
+		                                 : json_object_get(b, "lastExceptionBacktrace");
 		if (!json_is_array(frames))
 			continue;
 		json_t *nf = json_array();
@@ -81,7 +84,10 @@ int tk_apple_report_write_ips(FILE *out, const tk_apple_report *r, tk_error *err
 			}
 			json_array_append_new(nf, c);
 		}
-		json_object_set_new(json_array_get(threads, t->json_index), "frames", nf);
+		if (i < r->nthreads)
+			json_object_set_new(json_array_get(threads, t->json_index), "frames", nf);
+		else
+			json_object_set_new(b, "lastExceptionBacktrace", nf);
 	}
 	char *h = json_dumps(r->json_header, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	char *s = json_dumps(b, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

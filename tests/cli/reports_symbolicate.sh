@@ -103,3 +103,18 @@ printf 'Incident Identifier: X\nException Type: EXC_CRASH\n\nBinary Images:\n' >
 check_eq "a .crash without threads: one line" 1 "$("$TK" collapse "$TMP/nothreads.crash" 2>&1 | grep -c 'no "Thread N:" section')"
 check_fails "symbolicate: several reports need -o DIR" "$TK" symbolicate "$TMP/ra/r000.ips" "$TMP/ra/r001.ips" --symbols "$TMP/none"
 check_fails "--json is for .ips" "$TK" symbolicate "$PAIR.crash" --symbols "$TMP/none" --json
+
+# ---- lastExceptionBacktrace: written as "Last Exception Backtrace:", named like a thread's frames
+python3 - "$TMP/ra/r000.ips" "$TMP/leb.ips" <<'PY'
+import json, sys
+h, b = open(sys.argv[1]).read().split("\n", 1)
+body = json.loads(b)
+body["lastExceptionBacktrace"] = body["threads"][0]["frames"]
+open(sys.argv[2], "w").write(h + "\n" + json.dumps(body, indent=1) + "\n")
+PY
+"$TK" symbolicate "$TMP/leb.ips" --symbols "$TMP/a64" -o "$TMP/leb.txt" 2>/dev/null
+check_eq "Last Exception Backtrace: its frames named as the same frames of thread 0" \
+	"$(sed -n '/^Thread 0:$/,/^$/p' "$TMP/leb.txt" | sed 1d)" \
+	"$(sed -n '/^Last Exception Backtrace:$/,/^$/p' "$TMP/leb.txt" | sed 1d)"
+check "Last Exception Backtrace: names from the dSYM" bash -c \
+	"grep -A1 '^Last Exception Backtrace:\$' '$TMP/leb.txt' | tail -1 | grep -q ' (in libtks-arm64.dylib) (unit_00'"
