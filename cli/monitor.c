@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
 #include "tracekit/store.h"
 
 TK_COMMAND(monitor, "run a program under the CPU-load monitor (LD_PRELOAD), then list its records")
@@ -175,32 +175,33 @@ static void summarise(const char *dir)
 		return;
 	}
 	tk_error err;
-	tk_records *r = tk_records_open(dir, &err);
-	if (!r) {
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, dir, NULL, &err) < 0) {
 		tk_cli_warn("%s", err.msg);
+		tk_profile_free(p);
 		return;
 	}
-	const char *note = tk_records_meta(r, "monitor-event");
+	const char *note = tk_profile_meta(p, "monitor-event");
 	if (note)
 		fprintf(stderr, "tracekit: note: %s\n", note);
 	size_t cpu = 0, hang = 0;
 	double worst = 0;
-	for (size_t i = 0; i < tk_records_count(r); i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
-		if (ri->kind == TK_RECORD_CPU) {
+	for (tk_event_id e = 1; e <= tk_event_count(p); e++) {
+		if (tk_event_get(p, e)->kind == TK_EVENT_CPU_HIGHLOAD) {
 			cpu++;
-			if (isfinite(ri->avg_cpu) && ri->avg_cpu > worst)
-				worst = ri->avg_cpu;
+			double avg = tk_event_num(p, e, "cpu.average");
+			if (isfinite(avg) && avg > worst)
+				worst = avg;
 		} else {
 			hang++;
 		}
 	}
+	tk_profile_free(p);
 	if (cpu + hang == 0) {
 		fprintf(stderr,
 		        "tracekit: no records in %s (no CPU load stayed above the threshold long enough; see "
 		        "--cpu-threshold and --cpu-duration)\n",
 		        dir);
-		tk_records_free(r);
 		return;
 	}
 	fprintf(stderr, "tracekit: %zu CPU high-load record%s", cpu, cpu == 1 ? "" : "s");
@@ -208,7 +209,6 @@ static void summarise(const char *dir)
 		fprintf(stderr, " (peak average %.0f %% of one core)", worst);
 	fprintf(stderr, ", %zu hang%s in %s — `tracekit records %s` lists them\n", hang, hang == 1 ? "" : "s", dir,
 	        dir);
-	tk_records_free(r);
 }
 
 /* --upload: the finished session goes to `tracekit serve --ingest`; it stays on disk either way. */

@@ -25,7 +25,6 @@
 
 #include "analysis.h"
 #include "convert.h"
-#include "tracekit/records.h"
 #include "tracekit/symbol.h"
 #include "tracekit/write.h"
 
@@ -402,16 +401,10 @@ static int write_profile(const tk_profile *p, const char *input, FILE *f, tk_err
 {
 	tk_convert_options o;
 	tk_convert_options_init(&o);
-	/* Records (a session directory or Records file): reopen them for each record's start, duration
-	 * and figures, so the profiler shows each on the timeline with a marker. */
-	tk_records *recs = tk_convert_records(p, input);
-	o.records = recs;
 	const char *slash = strrchr(input, '/');
 	o.title = slash ? slash + 1 : input;
 	o.input = input;
-	int rc = tk_write_gecko(f, p, &o, err);
-	tk_records_free(recs);
-	return rc;
+	return tk_write_gecko(f, p, &o, err);
 }
 
 int cmd_open(int argc, char **argv)

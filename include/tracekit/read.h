@@ -55,6 +55,19 @@ typedef struct tk_read_options {
 	/* XML tokenizer for xctrace exports: TK_READ_TOKENIZER_FAST (default, the specialised streaming
 	 * tokenizer) or TK_READ_TOKENIZER_LIBXML2 (libxml2's SAX parser, the slower reference). */
 	int tokenizer;
+	/* Events (profile.h): also load what each event's input holds besides its own stacks, e.g. the
+	 * snapshot of every thread taken when a hang was detected, as threads of role TK_ROLE_CONTEXT
+	 * (one per snapshot thread and event, never merged with another's). Off by default: writers
+	 * then see the same threads as before events existed. */
+	int event_context;
+	/* Records: list no images, so naming passes leave frames as raw addresses (records --no-symbols). */
+	int no_images;
+	/* Records: take loaded images from this images.json or dyld-images file as well as the session's
+	 * own (records --images); NULL for none. */
+	const char *images;
+	/* The reader for an input no reader recognises (e.g. &tk_reader_records, so that its own error
+	 * names the line at fault); NULL: such an input is an error. */
+	const struct tk_reader *fallback;
 } tk_read_options;
 
 enum { TK_READ_TOKENIZER_FAST = 0, TK_READ_TOKENIZER_LIBXML2 = 1 };
@@ -107,7 +120,10 @@ typedef struct tk_reader {
 
 /* The readers the registry knows. */
 extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
-extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
+/* Records files and session directories (tracekit monitor, MTHawkeye; docs/records-format.md): each
+ * CPU high-load, hang or ANR record is an event of the profile (profile.h) with its stacks as one
+ * thread (tid = its position, 1, 2, …); with event_context, a hang's snapshot as context threads. */
+extern const tk_reader tk_reader_records;
 /* Text formats (one file each in lib/read/, described there and in README's "Input formats"):
  * Instruments Deep Copy call trees, macOS `sample` reports, folded stacks (ours, FlameGraph's,
  * inferno's) and Linux `perf script` text. Each rejects what it cannot read with FILE:LINE. */

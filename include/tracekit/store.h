@@ -161,6 +161,8 @@ typedef struct tk_store_query {
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
 	double since;                      /* only reports with time >= since (Unix s); 0 = all */
+	/* tk_store_top_diagnostics: the event kind counted (tk_store_diagnostic_kinds); NULL = hangs */
+	const char *kind;
 } tk_store_query;
 
 /* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
@@ -199,6 +201,17 @@ typedef struct tk_store_hang {
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err);
 void tk_store_hangs_free(tk_store_hang *h, size_t n);
+
+/* Any kind of event report grouped by stack signature, as tk_store_top_hangs does for hangs (whose
+ * answers it gives for "hang"): kind is "hang" (hangs and ANRs), "cpu" (CPU high-load periods and
+ * CPU-limit exceptions), "cpu-highload", "cpu-exception", "disk" or "disk-write", "crash", "launch",
+ * "marker". Reports are stored under their event's kind (tk_event_kind_name; Records keep "hang",
+ * "cpu-highload", "anr"), so any reader's events are counted here with no change to the store.
+ * p50/p95 are of the duration, seconds. An unknown kind is an error. */
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
+                             tk_store_hang **out, size_t *n, tk_error *err);
+/* The kinds tk_store_top_diagnostics takes, for --help: "hang|cpu|disk|crash|launch|…". */
+const char *tk_store_diagnostic_kinds(void);
 
 /* Store profile reports atomically; those already present (same id) are skipped. */
 int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);

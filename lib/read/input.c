@@ -211,6 +211,11 @@ tk_input *tk_input_open_mem(const void *data, size_t n, const char *name, tk_err
 	return input_start(in, err);
 }
 
+int tk_input_in_memory(const tk_input *in)
+{
+	return in->fd < 0;
+}
+
 void tk_input_close(tk_input *in)
 {
 	if (!in)

@@ -799,9 +799,9 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	type7_sql(&sql, 95, 100);
 	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
 	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM ");
-	reports_sql(&sql, c, q, TK_STORE_HANG_KINDS, "duration");
+	reports_sql(&sql, c, q, tk_store_kinds_sql(q->kind), "duration");
 	if (!c->dedupe)
-		where_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
+		where_sql(&sql, q, tk_store_kinds_sql(q->kind), "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);

@@ -57,7 +57,20 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
 	tk_read_options_init(&ro);
-	if (tk_read_input(p, in, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
+	ro.event_context = 1;
+	if (tk_read_input(p, in, &ro, err) < 0) {
+		tk_profile_free(p);
+		return -1;
+	}
+	if (tk_event_count(p)) { /* diagnostics, crash reports …: one report per event */
+		char *mkeys[TK_STORE_NKEYS];
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			mkeys[k] = (char *)keys[k];
+		int rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+		tk_profile_free(p);
+		return rc;
+	}
+	if (tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
 	}

@@ -28,6 +28,12 @@ int tk_store_fmt_g17(double v, char *out);
 const char *tk_report_set_keep(tk_report_set *s, const char *str);
 /* tk_reports_from_path for a Records file or session directory. */
 int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
+/* Every event of *p (read through the reader registry, context threads included) as a report:
+ * frames named first (ELF files listed by the reader, then given->name_frames for MTHawkeye
+ * sessions; may replace *p), keys from mkeys (meta.json; NULL or "" = unknown), then given, then
+ * the event's attributes. Appends to out. Returns 0 or -1 with err. */
+int tk_store_event_reports(tk_profile **p, char *const mkeys[TK_STORE_NKEYS], const tk_report_meta *given,
+                           tk_report_set *out, tk_error *err);
 
 /* A profile uploaded in a bundle: its bytes (profile), profile.json and the optional meta.json
  * (inputs.c, so bundle.c's framing stays free of the readers for anyone who only needs Records). */
@@ -48,6 +54,9 @@ void tk_store_fnsel_free(tk_store_fnsel *f);
 /* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
+/* The stored kinds (an SQL list) of a top-diagnostics kind (tk_store_query.kind; NULL = hangs:
+ * TK_STORE_HANG_KINDS itself), or NULL if unknown. */
+const char *tk_store_kinds_sql(const char *kind);
 const tk_store_metric *tk_store_metric_find(const char *name);
 
 /* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly

@@ -617,13 +617,13 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
-	int filtered = q->since > 0;
+	int filtered = q->since > 0 || q->kind; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
 		return top_from_summary(s, limit, out, n, err);
 	char where[512], sql[2048];
-	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
+	where_sql(q, tk_store_kinds_sql(q->kind), "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
 	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) "
 	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",

@@ -168,9 +168,48 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 	return 0;
 }
 
+static const char *const diag_kinds[][2] = {
+    {"hang", TK_STORE_HANG_KINDS},
+    {"cpu", "('cpu-highload', 'cpu-exception')"},
+    {"cpu-highload", "('cpu-highload')"},
+    {"cpu-exception", "('cpu-exception')"},
+    {"disk", "('disk-write')"},
+    {"disk-write", "('disk-write')"},
+    {"crash", "('crash')"},
+    {"launch", "('launch')"},
+    {"marker", "('marker')"},
+};
+
+const char *tk_store_kinds_sql(const char *kind)
+{
+	if (!kind)
+		return TK_STORE_HANG_KINDS;
+	for (size_t i = 0; i < sizeof diag_kinds / sizeof diag_kinds[0]; i++)
+		if (strcmp(kind, diag_kinds[i][0]) == 0)
+			return diag_kinds[i][1];
+	return NULL;
+}
+
+const char *tk_store_diagnostic_kinds(void)
+{
+	return "hang|cpu|cpu-highload|cpu-exception|disk|disk-write|crash|launch|marker";
+}
+
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
+                             tk_store_hang **out, size_t *n, tk_error *err)
+{
+	if (!kind || !tk_store_kinds_sql(kind))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "", tk_store_diagnostic_kinds());
+	tk_store_query k = *q;
+	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind; /* hangs: exactly top-hangs */
+	return tk_store_top_hangs(s, &k, limit, out, n, err);
+}
+
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err)
 {
+	if (q->kind && !tk_store_kinds_sql(q->kind))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", q->kind, tk_store_diagnostic_kinds());
 	*out = NULL;
 	*n = 0;
 	return s->b->top_hangs(s->h, q, limit, out, n, err);

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracekit/records.h"
 #include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/hidx.h"
@@ -641,10 +640,10 @@ static void put_stack(FILE *out, tk_stack_id s)
 		put_str(out, "null");
 }
 
-/* A record placed on the timeline: its thread starts at start_ns (from the earliest record) and
- * lasts dur_ns; name is its kind in the string table. */
+/* An event placed on the timeline: its thread starts at start_ns (from the earliest event) and
+ * lasts dur_ns; name is its name in the string table. */
 typedef struct rec_place {
-	const tk_record_info *info;
+	tk_event_id e;
 	uint64_t start_ns, dur_ns;
 	uint32_t name;
 } rec_place;
@@ -666,15 +665,18 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 	             "\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"isMainThread\":");
 	put_str(out, main ? "true" : "false");
 	fprintf(out, ",\"pid\":\"%lld\",\"tid\":%llu,", (long long)th->pid, (unsigned long long)th->tid);
-	if (rec) { /* one interval marker (phase 1) spanning the record, payload per markerSchema */
+	if (rec) { /* one interval marker (phase 1) spanning the event, payload per markerSchema */
+		const tk_event *ev = tk_event_get(p, rec->e);
+		double avg = tk_event_num(p, rec->e, "cpu.average"), ns = tk_event_num(p, rec->e, "samples");
 		put_str(out, "\"markers\":{\"length\":1,\"data\":[{\"type\":\"TracekitRecord\",\"kind\":");
-		tk_wu_json_string(out, rec->info->kind_name);
+		tk_wu_json_string(out, tk_string(p, ev->name));
 		put_str(out, ",\"key\":");
-		tk_wu_json_string(out, rec->info->key);
-		if (rec->info->avg_cpu == rec->info->avg_cpu) /* not NAN */
-			fprintf(out, ",\"avgCpu\":%.6g", rec->info->avg_cpu / 100.0);
+		tk_wu_json_string(out, tk_string(p, ev->key));
+		if (avg == avg) /* not NAN */
+			fprintf(out, ",\"avgCpu\":%.6g", avg / 100.0);
+		/* the count the input recorded, else the stacks the event owns */
 		fprintf(out, ",\"samples\":%llu}],\"name\":[%u],\"startTime\":[",
-		        (unsigned long long)rec->info->samples, rec->name);
+		        ns == ns && ns >= 0 ? (unsigned long long)ns : (unsigned long long)ev->samples, rec->name);
 		put_ms(out, rec->start_ns);
 		put_str(out, "],\"endTime\":[");
 		put_ms(out, rec->start_ns + rec->dur_ns);
@@ -707,34 +709,30 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		interval = tk_profile_weight(p) / tk_profile_samples(p);
 	if (!interval)
 		interval = 1;
-	/* Records: tk_records_load_all gave record i the thread with tid i + 1 and a name starting
-	 * with its kind; each is placed at its start relative to the earliest record. */
+	/* Events: each is placed at its wall-clock start relative to the earliest event's, on the thread
+	 * it is drawn on, with one marker spanning its duration. */
 	rec_place *recs = tk_xcalloc(nt ? nt : 1, sizeof *recs);
 	int have_recs = 0;
-	if (o && o->records) {
-		size_t nr = tk_records_count(o->records);
-		double origin = 0;
-		int any = 0;
-		for (size_t i = 0; i < nr; i++) {
-			const tk_record_info *ri = tk_records_get(o->records, i);
-			if (ri->start == ri->start && (!any || ri->start < origin))
-				origin = ri->start, any = 1;
-		}
-		for (size_t i = 0; i < nr; i++) {
-			const tk_record_info *ri = tk_records_get(o->records, i);
-			size_t kl = strlen(ri->kind_name);
-			for (size_t t = 0; t < nt; t++) {
-				const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
-				if (th->tid != i + 1 || strncmp(tk_string(p, th->name), ri->kind_name, kl) != 0)
-					continue;
-				double st = ri->start == ri->start && any ? (ri->start - origin) * 1e9 : 0;
-				double du = ri->duration == ri->duration && ri->duration > 0 ? ri->duration * 1e9 : 0;
-				recs[t] =
-				    (rec_place){ri, (uint64_t)st, (uint64_t)du, str_add(&w, ri->kind_name, kl, 1)};
-				have_recs = 1;
-				break;
-			}
-		}
+	size_t ne = tk_event_count(p);
+	double origin = 0;
+	int any = 0;
+	for (tk_event_id e = 1; e <= ne; e++) {
+		double wall = tk_event_get(p, e)->wall;
+		if (wall == wall && (!any || wall < origin))
+			origin = wall, any = 1;
+	}
+	for (tk_event_id e = 1; e <= ne; e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		if (ev->thread >= nt || recs[ev->thread].e)
+			continue;
+		double ds = tk_event_num(p, e, "duration"); /* seconds as recorded, when the input has them */
+		if (ds != ds && ev->duration != UINT64_MAX)
+			ds = (double)ev->duration / 1e9;
+		double st = ev->wall == ev->wall && any ? (ev->wall - origin) * 1e9 : 0;
+		double du = ds == ds && ds > 0 ? ds * 1e9 : 0;
+		const char *nm = tk_string(p, ev->name);
+		recs[ev->thread] = (rec_place){e, (uint64_t)st, (uint64_t)du, str_add(&w, nm, strlen(nm), 1)};
+		have_recs = 1;
 	}
 	write_meta(&w, o, symbolicated, unit == TK_UNIT_NS ? interval : 1000000);
 	write_shared(&w);
@@ -752,7 +750,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	for (size_t k = 0; k < nt; k++) {
 		tk_thread_id t = ord[k].t;
 		const tk_thread *th = tk_thread_get(p, t);
-		const rec_place *rec = have_recs && recs[t].info ? &recs[t] : NULL;
+		const rec_place *rec = have_recs && recs[t].e ? &recs[t] : NULL;
 		thread_header(&w, th, ord[k].main, k == 0, rec);
 		if (timed) {
 			write_timed_samples(out, p, t, unit);
