@@ -545,9 +545,8 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 	if (r->bug_type)
 		tk_event_set_str(p, e, "bug_type", r->bug_type);
 
-	int any_crashed = 0;
-	for (size_t i = 0; i < r->nthreads; i++)
-		any_crashed |= r->threads[i].crashed;
+	int drawn = 0; /* 1: drawn on a first owned thread, 2: on the attributed one */
+	tk_binary_id kernel_bin = 0;
 	size_t cap = 64;
 	tk_frame_id *ids = tk_xmalloc(cap * sizeof *ids);
 	tk_stack_id *path = tk_xmalloc(cap * sizeof *path);
@@ -569,12 +568,15 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 			else
 				role = (t->queue && !strcmp(t->queue, "com.apple.main-thread")) ? TK_ROLE_ATTRIBUTED
 				                                                                   : TK_ROLE_OWNED;
-		} else
-			role = !any_crashed ? TK_ROLE_OWNED : t->crashed ? TK_ROLE_ATTRIBUTED : TK_ROLE_CONTEXT;
+		} else /* "a crash report is an event whose threads each hold one sample" (profile.h) */
+			role = t->crashed ? TK_ROLE_ATTRIBUTED : TK_ROLE_OWNED;
 		if (role != TK_ROLE_NONE)
 			tk_thread_set_event(p, th, e, role);
-		if (role == TK_ROLE_ATTRIBUTED)
+		/* drawn on (and signed by, in the store) the crashed or blocked thread, else the first */
+		if ((role == TK_ROLE_ATTRIBUTED && drawn < 2) || (role == TK_ROLE_OWNED && !drawn)) {
 			tk_event_set_thread(p, e, th);
+			drawn = role == TK_ROLE_ATTRIBUTED ? 2 : 1;
+		}
 		if (t->nframes > cap) {
 			cap = t->nframes;
 			ids = tk_xrealloc(ids, cap * sizeof *ids);
@@ -621,6 +623,15 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 			fr.addr = f->addr;
 			fr.name = f->symbol ? tk_intern_cstr(p, f->symbol) : 0;
 			fr.binary = f->image ? bins[f->image] : 0;
+			if (!fr.binary && f->kernel) { /* `*` frames: the kernel's, system code for signatures */
+				if (!kernel_bin) {
+					tk_binary kb = {0};
+					kb.name = tk_intern_cstr(p, "kernel");
+					kb.path = tk_intern_cstr(p, "/System/Library/Kernels/kernel");
+					kernel_bin = tk_binary_add(p, &kb);
+				}
+				fr.binary = kernel_bin;
+			}
 			fr.file = f->file ? tk_intern_cstr(p, f->file) : 0;
 			fr.line = f->line;
 			tk_frame_id id = tk_frame_add(p, &fr);

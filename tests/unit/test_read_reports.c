@@ -58,10 +58,10 @@ static void ips_event(void **st)
 	assert_string_equal(tk_event_str(p, 1, "bug_type"), "309");
 	/* 2022-07-28 11:10:19.4194 -0700 = 18:10:19.4194 UTC */
 	assert_true(fabs(e->wall - 1659031819.4194) < 1e-3);
-	/* the crashed thread is the event's; the other two are the snapshot around it */
-	assert_int_equal(e->weight, 1);
+	/* every thread holds one sample of the event; the crashed one is the thread it is about */
+	assert_int_equal(e->weight, 3);
 	assert_int_equal(tk_thread_count(p), 3);
-	int attributed = 0, context = 0;
+	int attributed = 0, owned = 0;
 	for (size_t i = 0; i < tk_thread_count(p); i++) {
 		const tk_thread *t = tk_thread_get(p, (tk_thread_id)i);
 		assert_int_equal(t->weight, 1);
@@ -70,11 +70,11 @@ static void ips_event(void **st)
 			attributed++;
 			assert_int_equal(t->tid, 2344961);
 			assert_int_equal(e->thread, i);
-		} else if (t->role == TK_ROLE_CONTEXT)
-			context++;
+		} else if (t->role == TK_ROLE_OWNED)
+			owned++;
 	}
 	assert_int_equal(attributed, 1);
-	assert_int_equal(context, 2);
+	assert_int_equal(owned, 2);
 	/* frames: address = base + imageOffset, binary with UUID and load address, the report's names */
 	size_t nb = tk_binary_count(p);
 	int found = 0;
@@ -108,7 +108,7 @@ static void crash_text_event(void **st)
 	assert_string_equal(tk_event_str(p, 1, "pid"), "22511");
 	assert_string_equal(tk_event_str(p, 1, "arch"), "arm64");
 	assert_string_equal(tk_event_str(p, 1, "termination.reason"), "Namespace SIGNAL, Code 11 Segmentation fault: 11");
-	assert_int_equal(e->weight, 1);
+	assert_int_equal(e->weight, 3);
 	const tk_thread *t = tk_thread_get(p, e->thread);
 	assert_int_equal(t->tid, 2);
 	tk_profile_free(p);
