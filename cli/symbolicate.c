@@ -125,7 +125,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		tk_outfile of = {0};
 		int rc = tk_outfile_open(&of, dest, &err);
 		if (rc == 0)
-			rc = json ? tk_apple_report_write_ips(of.f, r, &err) : tk_apple_report_write_text(of.f, r, &err);
+			rc =
+			    json ? tk_apple_report_write_ips(of.f, r, &err) : tk_apple_report_write_text(of.f, r, &err);
 		if (rc == 0)
 			rc = tk_outfile_commit(&of, &err);
 		else
@@ -134,11 +135,13 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			tk_cli_warn("symbolicate: %s: %s", tk_cli_shown(dest ? dest : "stdout"), err.msg);
 			failed++;
 		} else {
-			fprintf(stderr, "tracekit: symbolicate: %s: %zu frames resolved, %zu left as the report has them\n",
+			fprintf(stderr,
+			        "tracekit: symbolicate: %s: %zu frames resolved, %zu left as the report has them\n",
 			        tk_cli_shown(files[i]), sst.resolved, sst.unresolved);
 			for (size_t m = 0; m < r->nimages; m++)
 				if (r->images[m].symbols < 0)
-					fprintf(stderr, "tracekit: symbolicate: %s:   unsymbolicated: %s (%s)\n", tk_cli_shown(files[i]),
+					fprintf(stderr, "tracekit: symbolicate: %s:   unsymbolicated: %s (%s)\n",
+					        tk_cli_shown(files[i]),
 					        tk_cli_shown(r->images[m].name ? r->images[m].name : "???"),
 					        tk_cli_shown(r->images[m].why));
 			total_res += sst.resolved;
@@ -149,8 +152,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	}
 	tk_apple_report_symbols_free(rs);
 	if (nfiles > 1)
-		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n", nfiles,
-		        (size_t)failed, total_res, total_unres);
+		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n",
+		        nfiles, (size_t)failed, total_res, total_unres);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);

@@ -55,11 +55,12 @@ typedef struct tk_apple_report_frame {
 	uint32_t depth; /* spindump: tree depth, 1 for a root; crash reports: 0 */
 	int kernel;     /* spindump `*` frame */
 	size_t line_no; /* text formats: index into lines of the line that holds the frame; else SIZE_MAX */
-	size_t sym_at, sym_end; /* text formats: the bytes of that line naming the frame (what symbolication replaces) */
+	size_t sym_at,
+	    sym_end; /* text formats: the bytes of that line naming the frame (what symbolication replaces) */
 	/* filled by tk_apple_report_symbolicate */
 	tk_apple_report_sym *sym;
 	size_t nsym;
-	int sym_symtab;   /* only the symbol table named it: sym_off is the offset into that symbol */
+	int sym_symtab; /* only the symbol table named it: sym_off is the offset into that symbol */
 	uint64_t sym_off;
 } tk_apple_report_frame;
 
@@ -74,7 +75,7 @@ typedef struct tk_apple_report_thread {
 } tk_apple_report_thread;
 
 typedef struct tk_apple_report_image {
-	uint64_t base, size; /* size 0 if unknown */
+	uint64_t base, size;             /* size 0 if unknown */
 	char *name, *path, *uuid, *arch; /* uuid upper-case with dashes, NULL if none */
 	/* filled by tk_apple_report_symbolicate: 1 resolved frames from a dSYM, -1 no symbols found */
 	int symbols;
@@ -97,8 +98,8 @@ struct tk_apple_report {
 	/* event attributes: app, app.version, … in the order found (key, value pairs) */
 	char **attr;
 	size_t nattr;
-	double wall; /* Unix seconds; NAN */
-	double duration; /* seconds; NAN */
+	double wall;           /* Unix seconds; NAN */
+	double duration;       /* seconds; NAN */
 	size_t target_process; /* spindump: the process the report is about; SIZE_MAX none */
 	tk_apple_report_thread *threads;
 	size_t nthreads;

@@ -203,7 +203,7 @@ double tk_apple_report_parse_time(const char *s, size_t n)
 
 const char *tk_apple_report_arch_name(const char *s, size_t n)
 {
-	static const char *const map[][2] = {{"ARM-64", "arm64"}, {"ARM64", "arm64"},    {"ARM64E", "arm64e"},
+	static const char *const map[][2] = {{"ARM-64", "arm64"},  {"ARM64", "arm64"},   {"ARM64E", "arm64e"},
 	                                     {"X86-64", "x86_64"}, {"x86_64", "x86_64"}, {"arm64e", "arm64e"},
 	                                     {"arm64", "arm64"},   {"ARM", "armv7"},     {"X86", "i386"}};
 	size_t k = 0;
@@ -425,10 +425,10 @@ tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 	tk_apple_report *r = report_new(tk_input_name(in));
 	r->format = f;
 	long body = tk_apple_report_read_header(r, buf, n, err);
-	int rc = body < 0 ? -1
+	int rc = body < 0              ? -1
 	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, err)
 	         : f == TK_APPLE_CRASH ? tk_apple_report_parse_crash(r, buf, n, (size_t)body, err)
-	                                : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
+	                               : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
 	free(buf);
 	if (rc < 0) {
 		tk_apple_report_free(r);
@@ -535,8 +535,8 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 	const char *inc = tk_apple_report_attr(r, "incident");
 	ev.key = inc ? tk_intern_cstr(p, inc) : 0;
 	ev.start = UINT64_MAX;
-	ev.duration = isnan(r->duration) ? (r->kind == TK_EVENT_CRASH ? 0 : UINT64_MAX)
-	                                 : (uint64_t)(r->duration * 1e9 + 0.5);
+	ev.duration =
+	    isnan(r->duration) ? (r->kind == TK_EVENT_CRASH ? 0 : UINT64_MAX) : (uint64_t)(r->duration * 1e9 + 0.5);
 	ev.wall = r->wall;
 	ev.thread = TK_NO_THREAD;
 	tk_event_id e = tk_event_add(p, &ev);
@@ -567,7 +567,7 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 				role = TK_ROLE_NONE;
 			else
 				role = (t->queue && !strcmp(t->queue, "com.apple.main-thread")) ? TK_ROLE_ATTRIBUTED
-				                                                                   : TK_ROLE_OWNED;
+				                                                                : TK_ROLE_OWNED;
 		} else /* "a crash report is an event whose threads each hold one sample" (profile.h) */
 			role = t->crashed ? TK_ROLE_ATTRIBUTED : TK_ROLE_OWNED;
 		if (role != TK_ROLE_NONE)

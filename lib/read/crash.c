@@ -23,8 +23,8 @@
 
 static int is_arch(const char *s, size_t n)
 {
-	static const char *const a[] = {"arm64", "arm64e", "x86_64", "x86_64h", "armv7", "armv7s", "armv7k",
-	                                "arm64_32", "i386", "armv6", "arm64v8"};
+	static const char *const a[] = {"arm64",  "arm64e",   "x86_64", "x86_64h", "armv7",  "armv7s",
+	                                "armv7k", "arm64_32", "i386",   "armv6",   "arm64v8"};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
 		if (strlen(a[i]) == n && !memcmp(a[i], s, n))
 			return 1;
@@ -256,7 +256,8 @@ int tk_apple_report_parse_crash(tk_apple_report *r, const char *buf, size_t n, s
 			char *e;
 			long num = strtol(s + 7, &e, 10);
 			const char *rest = e;
-			if (tk_apple_report_starts(rest, strlen(rest), " name:") || tk_apple_report_starts(rest, strlen(rest), "::") ||
+			if (tk_apple_report_starts(rest, strlen(rest), " name:") ||
+			    tk_apple_report_starts(rest, strlen(rest), "::") ||
 			    tk_apple_report_starts(rest, strlen(rest), " Crashed::")) {
 				/* "Thread 0 name:  Dispatch queue: x" / macOS "Thread 0::  Dispatch queue: x" */
 				const char *nm = strchr(rest, ':');
@@ -310,15 +311,16 @@ int tk_apple_report_parse_crash(tk_apple_report *r, const char *buf, size_t n, s
 			if (r->threads[i].id == (uint64_t)crashed)
 				r->threads[i].crashed = 1;
 	if (!r->nthreads)
-		return tk_error_set(err, "%s: no \"Thread N:\" section with frames: not a crash report tracekit can read",
-		                    r->name);
+		return tk_error_set(
+		    err, "%s: no \"Thread N:\" section with frames: not a crash report tracekit can read", r->name);
 	/* frames → images: by address range */
 	for (size_t i = 0; i < r->nthreads; i++)
 		for (size_t k = 0; k < r->threads[i].nframes; k++) {
 			tk_apple_report_frame *f = &r->threads[i].frames[k];
 			for (size_t m = 0; m < r->nimages; m++) {
 				const tk_apple_report_image *im = &r->images[m];
-				if (f->addr >= im->base && (im->size ? f->addr - im->base < im->size : f->addr == im->base)) {
+				if (f->addr >= im->base &&
+				    (im->size ? f->addr - im->base < im->size : f->addr == im->base)) {
 					f->image = (uint32_t)m + 1;
 					break;
 				}

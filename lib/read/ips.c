@@ -18,7 +18,9 @@
 
 /* Integers of 19 or more digits become the string "\x1e" "BIG:" DIGITS (the writer turns them back
  * into numbers). Strings are skipped with their escapes; nothing else changes. */
-#define BIG_MARK "\x1e" "BIG:"
+#define BIG_MARK                                                                                                       \
+	"\x1e"                                                                                                         \
+	"BIG:"
 static char *bigint_pass(const char *s, size_t n, size_t *out_n)
 {
 	size_t big = 0;
@@ -146,8 +148,8 @@ static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread 
 		json_t *ji = json_object_get(f, "imageIndex"), *jo = json_object_get(f, "imageOffset");
 		if (ji) {
 			if (get_u64(ji, &idx, &neg) < 0 || neg)
-				return tk_error_set(err, "%s: %s[%zu].imageIndex is not a non-negative integer", r->name,
-				                    where, k);
+				return tk_error_set(err, "%s: %s[%zu].imageIndex is not a non-negative integer",
+				                    r->name, where, k);
 			if (idx >= r->nimages)
 				return tk_error_set(err, "%s: %s[%zu].imageIndex %llu is out of range (%zu usedImages)",
 				                    r->name, where, k, (unsigned long long)idx, r->nimages);
@@ -155,8 +157,8 @@ static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread 
 		}
 		if (jo) {
 			if (get_u64(jo, &off, &neg) < 0 || neg)
-				return tk_error_set(err, "%s: %s[%zu].imageOffset is not a non-negative integer", r->name,
-				                    where, k);
+				return tk_error_set(err, "%s: %s[%zu].imageOffset is not a non-negative integer",
+				                    r->name, where, k);
 		}
 		fr->addr = (fr->image ? r->images[fr->image - 1].base : 0) + off;
 		fr->symbol = str_dup(json_object_get(f, "symbol"));
@@ -181,10 +183,9 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 	json_t *b = json_loadb(big ? big : buf + body, big ? hn : bn, 0, &je);
 	free(big);
 	if (!b)
-		return tk_error_set(err, "%s:%d:%d: the report body (the JSON after the header line) %s: %s", r->name,
-		                    je.line + 1, je.column,
-		                    je.position >= (int)(big ? hn : bn) - 1 ? "is cut short" : "is not valid JSON",
-		                    je.text);
+		return tk_error_set(
+		    err, "%s:%d:%d: the report body (the JSON after the header line) %s: %s", r->name, je.line + 1,
+		    je.column, je.position >= (int)(big ? hn : bn) - 1 ? "is cut short" : "is not valid JSON", je.text);
 	r->json_body = b;
 	if (!json_is_object(b))
 		return tk_error_set(err, "%s:2: the report body is not a JSON object", r->name);
@@ -208,7 +209,8 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 		if (json_is_string(train)) {
 			char o[256];
 			snprintf(o, sizeof o, "%s%s%s%s", json_string_value(train),
-			         json_string_length(build) ? " (" : "", json_string_length(build) ? json_string_value(build) : "",
+			         json_string_length(build) ? " (" : "",
+			         json_string_length(build) ? json_string_value(build) : "",
 			         json_string_length(build) ? ")" : "");
 			tk_apple_report_set_attr(r, "os", o, strlen(o));
 		}
@@ -234,9 +236,10 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 		json_t *ns = json_object_get(tm, "namespace"), *code = json_object_get(tm, "code"),
 		       *ind = json_object_get(tm, "indicator");
 		char o[512];
-		int l = snprintf(o, sizeof o, "Namespace %s, Code %lld%s%s", json_is_string(ns) ? json_string_value(ns) : "?",
-		                 json_is_integer(code) ? (long long)json_integer_value(code) : 0LL, json_is_string(ind) ? " " : "",
-		                 json_is_string(ind) ? json_string_value(ind) : "");
+		int l = snprintf(o, sizeof o, "Namespace %s, Code %lld%s%s",
+		                 json_is_string(ns) ? json_string_value(ns) : "?",
+		                 json_is_integer(code) ? (long long)json_integer_value(code) : 0LL,
+		                 json_is_string(ind) ? " " : "", json_is_string(ind) ? json_string_value(ind) : "");
 		if (json_is_string(ns) && l > 0)
 			tk_apple_report_set_attr(r, "termination.reason", o, strlen(o));
 	}
@@ -261,8 +264,8 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 		json_t *base = json_object_get(v, "base"), *size = json_object_get(v, "size");
 		if ((base && (get_u64(base, &im->base, &neg) < 0 || neg)) ||
 		    (size && (get_u64(size, &im->size, &neg) < 0 || neg)))
-			return tk_error_set(err, "%s: usedImages[%zu]: base and size must be non-negative integers", r->name,
-			                    i);
+			return tk_error_set(err, "%s: usedImages[%zu]: base and size must be non-negative integers",
+			                    r->name, i);
 		json_t *u = json_object_get(v, "uuid");
 		if (json_is_string(u)) {
 			im->uuid = tk_apple_report_uuid(json_string_value(u), json_string_length(u));
@@ -314,8 +317,9 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 			return -1;
 	}
 	if (!r->nthreads)
-		return tk_error_set(err, "%s: the report has no threads[] with frames (bug_type %s is not one tracekit reads)",
-		                    r->name, r->bug_type ? r->bug_type : "?");
+		return tk_error_set(
+		    err, "%s: the report has no threads[] with frames (bug_type %s is not one tracekit reads)", r->name,
+		    r->bug_type ? r->bug_type : "?");
 	return 0;
 }
 

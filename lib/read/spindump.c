@@ -199,7 +199,8 @@ int tk_apple_report_parse_spindump(tk_apple_report *r, const char *buf, size_t n
 				where = HEADER;
 			continue;
 		}
-		if ((v = tk_apple_report_field(b, bn, "Process", &vl)) || (v = tk_apple_report_field(b, bn, "Powerstats for", &vl))) {
+		if ((v = tk_apple_report_field(b, bn, "Process", &vl)) ||
+		    (v = tk_apple_report_field(b, bn, "Powerstats for", &vl))) {
 			tk_apple_report_process *p = tk_apple_report_add_process(r);
 			proc_name(v, vl, &p->name, &p->pid);
 			where = PROC;
@@ -250,9 +251,11 @@ int tk_apple_report_parse_spindump(tk_apple_report *r, const char *buf, size_t n
 				const char *p = memchr(v, '(', vl);
 				if (p && v[vl - 1] == ')') {
 					if (!tk_apple_report_attr(r, "app.version"))
-						tk_apple_report_set_attr(r, "app.version", v, tk_apple_report_trim(v, (size_t)(p - v)));
+						tk_apple_report_set_attr(r, "app.version", v,
+						                         tk_apple_report_trim(v, (size_t)(p - v)));
 					if (!tk_apple_report_attr(r, "app.build"))
-						tk_apple_report_set_attr(r, "app.build", p + 1, (size_t)(v + vl - 1 - p - 1));
+						tk_apple_report_set_attr(r, "app.build", p + 1,
+						                         (size_t)(v + vl - 1 - p - 1));
 				}
 			} else if ((v = tk_apple_report_field(b, bn, "OS Version", &vl))) {
 				if (!tk_apple_report_attr(r, "os"))
@@ -331,7 +334,7 @@ int tk_apple_report_parse_spindump(tk_apple_report *r, const char *buf, size_t n
 	}
 	free(open);
 	if (!have_event && r->bug_type)
-		r->kind = !strcmp(r->bug_type, "202") ? TK_EVENT_CPU_EXCEPTION
+		r->kind = !strcmp(r->bug_type, "202")   ? TK_EVENT_CPU_EXCEPTION
 		          : !strcmp(r->bug_type, "145") ? TK_EVENT_DISK_WRITE
 		                                        : TK_EVENT_HANG;
 	if (!r->event_name)
@@ -372,8 +375,8 @@ int tk_apple_report_parse_spindump(tk_apple_report *r, const char *buf, size_t n
 		}
 	free(command);
 	if (!r->nthreads)
-		return tk_error_set(err, "%s: no sampled stacks (no \"Process:\" or \"Powerstats for:\" section with frames)",
-		                    r->name);
+		return tk_error_set(
+		    err, "%s: no sampled stacks (no \"Process:\" or \"Powerstats for:\" section with frames)", r->name);
 	for (size_t m = 0; m < r->nimages; m++)
 		if (!r->images[m].arch && tk_apple_report_attr(r, "arch"))
 			r->images[m].arch = tk_xstrdup(tk_apple_report_attr(r, "arch"));

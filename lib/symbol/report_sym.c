@@ -186,7 +186,8 @@ int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs,
 				f->sym[q].inlined = q + 1 < m;
 			}
 			f->sym_symtab = res.symtab_only;
-			f->sym_off = res.symtab_only ? tk_symbol_image_file_addr(si, im->base, f->addr) - res.symbol_start : 0;
+			f->sym_off =
+			    res.symtab_only ? tk_symbol_image_file_addr(si, im->base, f->addr) - res.symbol_start : 0;
 			st->resolved++;
 		}
 		a = b;

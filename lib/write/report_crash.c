@@ -136,7 +136,10 @@ static int reg(json_t *state, const char *name, uint64_t *v)
 		*v = (uint64_t)json_integer_value(x);
 		return 1;
 	}
-	if (json_is_string(x) && !strncmp(json_string_value(x), "\x1e" "BIG:", 5)) {
+	if (json_is_string(x) && !strncmp(json_string_value(x),
+	                                  "\x1e"
+	                                  "BIG:",
+	                                  5)) {
 		*v = strtoull(json_string_value(x) + 5, NULL, 10);
 		return 1;
 	}
@@ -149,7 +152,10 @@ static int reg_at(json_t *arr, size_t i, uint64_t *v)
 		*v = (uint64_t)json_integer_value(x);
 		return 1;
 	}
-	if (json_is_string(x) && !strncmp(json_string_value(x), "\x1e" "BIG:", 5)) {
+	if (json_is_string(x) && !strncmp(json_string_value(x),
+	                                  "\x1e"
+	                                  "BIG:",
+	                                  5)) {
 		*v = strtoull(json_string_value(x) + 5, NULL, 10);
 		return 1;
 	}
@@ -178,12 +184,12 @@ static void thread_state(FILE *o, json_t *st, size_t tnum)
 	fprintf(o, "Thread %zu crashed with %s Thread State (64-bit):\n", tnum, arm ? "ARM" : "X86");
 	int col = 0;
 #define PUT(name, val)                                                                                                 \
-	do {                                                                                                               \
-		fprintf(o, col ? "%5s: 0x%016" PRIx64 : "%6s: 0x%016" PRIx64, name, (uint64_t)(val));                        \
-		if (++col == 4) {                                                                                              \
-			fputc('\n', o);                                                                                            \
-			col = 0;                                                                                                   \
-		}                                                                                                              \
+	do {                                                                                                           \
+		fprintf(o, col ? "%5s: 0x%016" PRIx64 : "%6s: 0x%016" PRIx64, name, (uint64_t)(val));                  \
+		if (++col == 4) {                                                                                      \
+			fputc('\n', o);                                                                                \
+			col = 0;                                                                                       \
+		}                                                                                                      \
 	} while (0)
 	uint64_t v;
 	if (arm) {
@@ -223,7 +229,7 @@ static void thread_state(FILE *o, json_t *st, size_t tnum)
 		if (col)
 			fputc('\n', o);
 	} else {
-		static const char *const x86[] = {"rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp", "r8",  "r9",
+		static const char *const x86[] = {"rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp",    "r8", "r9",
 		                                  "r10", "r11", "r12", "r13", "r14", "r15", "rip", "rflags", "cr2"};
 		for (size_t i = 0; i < sizeof x86 / sizeof x86[0]; i++)
 			if (reg(st, x86[i], &v))
@@ -246,8 +252,8 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 {
 	json_t *h = r->json_header, *b = r->json_body;
 	const char *os = sget(h, "os_version");
-	int ios = os && (strstr(os, "iPhone OS") || strstr(os, "iOS") || strstr(os, "iPadOS") || strstr(os, "watchOS") ||
-	                 strstr(os, "tvOS"));
+	int ios = os && (strstr(os, "iPhone OS") || strstr(os, "iOS") || strstr(os, "iPadOS") ||
+	                 strstr(os, "watchOS") || strstr(os, "tvOS"));
 	long long pid = -1, ppid = -1, v;
 	iget(b, "pid", &pid);
 	iget(b, "parentPid", &ppid);
@@ -271,7 +277,8 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 		}
 	hdr_width = ios ? 21 : 23;
 	if (ios) {
-		hdr(o, "Incident Identifier", "%s", tk_apple_report_attr(r, "incident") ? tk_apple_report_attr(r, "incident") : "");
+		hdr(o, "Incident Identifier", "%s",
+		    tk_apple_report_attr(r, "incident") ? tk_apple_report_attr(r, "incident") : "");
 		if (sget(b, "crashReporterKey"))
 			hdr(o, "CrashReporter Key", "%s", sget(b, "crashReporterKey"));
 		if (sget(b, "modelCode"))
@@ -280,7 +287,8 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 		hdr(o, "Path", "%s", sget(b, "procPath") ? sget(b, "procPath") : "");
 		hdr(o, "Identifier", "%s", ident ? ident : proc ? proc : "");
 		hdr(o, "Version", "%s", version);
-		hdr(o, "Code Type", "%s (%s)", ct ? ct : "???", json_is_true(json_object_get(b, "translated")) ? "Translated" : "Native");
+		hdr(o, "Code Type", "%s (%s)", ct ? ct : "???",
+		    json_is_true(json_object_get(b, "translated")) ? "Translated" : "Native");
 		if (sget(b, "procRole"))
 			hdr(o, "Role", "%s", sget(b, "procRole"));
 		proc_line(o, "Parent Process", sget(b, "parentProc"), ppid);
@@ -301,7 +309,8 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 		hdr(o, "Path", "%s", sget(b, "procPath") ? sget(b, "procPath") : "");
 		hdr(o, "Identifier", "%s", ident ? ident : proc ? proc : "");
 		hdr(o, "Version", "%s", version);
-		hdr(o, "Code Type", "%s (%s)", ct ? ct : "???", json_is_true(json_object_get(b, "translated")) ? "Translated" : "Native");
+		hdr(o, "Code Type", "%s (%s)", ct ? ct : "???",
+		    json_is_true(json_object_get(b, "translated")) ? "Translated" : "Native");
 		proc_line(o, "Parent Process", sget(b, "parentProc"), ppid);
 		if (sget(b, "responsibleProc") && iget(b, "responsiblePid", &v))
 			proc_line(o, "Responsible", sget(b, "responsibleProc"), v);
@@ -422,9 +431,10 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 	fputc('\n', o);
 	json_t *em = json_object_get(b, "extMods");
 	if (json_is_object(em)) {
-		static const char *const who[][2] = {{"targeted", "Calls made by other processes targeting this process:"},
-		                                     {"caller", "Calls made by this process:"},
-		                                     {"system", "Calls made by all processes on this machine:"}};
+		static const char *const who[][2] = {
+		    {"targeted", "Calls made by other processes targeting this process:"},
+		    {"caller", "Calls made by this process:"},
+		    {"system", "Calls made by all processes on this machine:"}};
 		fputs("External Modification Summary:\n", o);
 		for (size_t i = 0; i < 3; i++) {
 			json_t *g = json_object_get(em, who[i][0]);
@@ -443,9 +453,9 @@ static int write_ips_text(FILE *o, const tk_apple_report *r)
 
 int tk_apple_report_write_text(FILE *out, const tk_apple_report *r, tk_error *err)
 {
-	int rc = r->format == TK_APPLE_IPS      ? write_ips_text(out, r)
+	int rc = r->format == TK_APPLE_IPS     ? write_ips_text(out, r)
 	         : r->format == TK_APPLE_CRASH ? write_crash_text(out, r)
-	                                        : tk_apple_report_write_spindump(out, r, err);
+	                                       : tk_apple_report_write_spindump(out, r, err);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
 		return tk_error_set(err, "write error");
 	return rc < 0 ? tk_error_set(err, "out of memory") : 0;

@@ -54,7 +54,8 @@ static void ips_event(void **st)
 	assert_string_equal(tk_event_str(p, 1, "exception.type"), "EXC_BAD_ACCESS");
 	assert_string_equal(tk_event_str(p, 1, "exception.code"), "0x0000000000000001, 0x0000000000000000");
 	assert_string_equal(tk_event_str(p, 1, "signal"), "SIGSEGV");
-	assert_string_equal(tk_event_str(p, 1, "termination.reason"), "Namespace SIGNAL, Code 11 Segmentation fault: 11");
+	assert_string_equal(tk_event_str(p, 1, "termination.reason"),
+	                    "Namespace SIGNAL, Code 11 Segmentation fault: 11");
 	assert_string_equal(tk_event_str(p, 1, "bug_type"), "309");
 	/* 2022-07-28 11:10:19.4194 -0700 = 18:10:19.4194 UTC */
 	assert_true(fabs(e->wall - 1659031819.4194) < 1e-3);
@@ -107,7 +108,8 @@ static void crash_text_event(void **st)
 	assert_string_equal(tk_event_str(p, 1, "signal"), "SIGSEGV");
 	assert_string_equal(tk_event_str(p, 1, "pid"), "22511");
 	assert_string_equal(tk_event_str(p, 1, "arch"), "arm64");
-	assert_string_equal(tk_event_str(p, 1, "termination.reason"), "Namespace SIGNAL, Code 11 Segmentation fault: 11");
+	assert_string_equal(tk_event_str(p, 1, "termination.reason"),
+	                    "Namespace SIGNAL, Code 11 Segmentation fault: 11");
 	assert_int_equal(e->weight, 3);
 	const tk_thread *t = tk_thread_get(p, e->thread);
 	assert_int_equal(t->tid, 2);
@@ -146,7 +148,8 @@ static const char cpu_report[] =
     "\n"
     "  Binary Images:\n"
     "           0x100004000 -        0x100007fff  TKApp 2.1 (77)   <4C4C4430-5555-3144-A158-50296743BBBA>  /var/TKApp\n"
-    "           0x180000000 -        0x18003ffff  libsystem_kernel.dylib <D3BAC787-09EE-3319-BE24-4115817391E2>  /usr/lib/system/libsystem_kernel.dylib\n";
+    "           0x180000000 -        0x18003ffff  libsystem_kernel.dylib <D3BAC787-09EE-3319-BE24-4115817391E2>  "
+    "/usr/lib/system/libsystem_kernel.dylib\n";
 
 static void microstackshot_event(void **st)
 {
