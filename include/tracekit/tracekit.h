@@ -12,6 +12,7 @@
 #ifndef TRACEKIT_H
 #define TRACEKIT_H
 
+#include "tracekit/apple_report.h"
 #include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"

@@ -7,6 +7,7 @@
 
 #include "tracekit/read.h"
 #include "read/records.h"
+#include "tracekit/apple_report.h"
 #include "util/mem.h"
 
 static const tk_reader *const readers[] = {
@@ -14,6 +15,10 @@ static const tk_reader *const readers[] = {
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
+    /* Apple reports (tracekit/apple_report.h): anchored on an ips header line or a report's first lines */
+    &tk_reader_ips,
+    &tk_reader_crash,
+    &tk_reader_spindump,
     /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
      * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
     &tk_reader_deepcopy,
