@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/records.h"
 
@@ -13,6 +14,8 @@ static const tk_reader *const readers[] = {
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
+    /* MetricKit JSON: a '{' or '[' with one of its own keys in the head */
+    &tk_reader_metrickit,
     /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
      * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
     &tk_reader_deepcopy,
@@ -68,7 +71,7 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
-		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
+		    "Instruments Deep Copy, macOS `sample`, `perf script`, MetricKit JSON or folded stacks%s)",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
 	return check_weight(p, tk_input_name(in), r->read(p, in, o, err), err);
 }
