@@ -868,7 +868,8 @@ static int read_frame_members(mx *m, const char *base, uint32_t stack_i, uint32_
 				continue;
 			}
 			const char *fld = which == 1 ? "sampleCount" : which == 2 ? "offsetIntoBinaryTextSegment" : "address";
-			if (jnum(j, &u, &d, &kind) < 0 || kind != NUM_UINT) {
+			int c0 = peek(j);
+			if (c0 == '-' || (c0 >= '0' && c0 <= '9') ? jnum(j, &u, &d, &kind) < 0 || kind != NUM_UINT : 1) {
 				frame_where(m, base, stack_i, fi, fld);
 				if (j->err)
 					return mx_jerr(m);
