@@ -11,7 +11,7 @@
  * object) and stops at 2048 nesting levels, while each frame of a callStackTree costs two levels (the
  * frame and its subFrames array): a 1,020-frame stack would be refused. The tokenizer below is a
  * strict RFC 8259 reader (UTF-8 checked, escapes decoded, numbers by the grammar) with an explicit
- * stack for frames; tests/fuzz/fuzz_metrickit.c checks that it accepts exactly what jansson accepts.
+ * stack for frames; tests/fuzz/fuzz_metrickit.c checks that it accepts nothing jansson rejects.
  *
  * Diagnostics become events (tk_event_kind from the array they are in) with the shared attribute
  * names of profile.h; each call stack becomes a thread the event owns (the attributed one
@@ -735,6 +735,8 @@ static int read_meta_value(mx *m, tk_event_id e, const keymap *t, size_t nt, con
 		free(str);
 		return 0;
 	}
+	if (km && km->measure && c != 'n' && c != '"') /* a bare number has no unit: refused */
+		return mx_fail_at(m, at, "%s: expected %s as a string", m->where, kind_word(km->measure));
 	if (c == '-' || (c >= '0' && c <= '9')) {
 		uint64_t u;
 		double d;
@@ -750,8 +752,6 @@ static int read_meta_value(mx *m, tk_event_id e, const keymap *t, size_t nt, con
 		tk_event_set_num(m->p, e, key, c == 't');
 		return 0;
 	}
-	if (km && km->measure && c != 'n')
-		return mx_fail_at(m, at, "%s: expected %s as a string", m->where, kind_word(km->measure));
 	return jskip(j) < 0 ? mx_jerr(m) : 0; /* null, objects, arrays: not kept */
 }
 
