@@ -140,6 +140,7 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 	    {"--focus", TK_TX_FOCUS},   {"--exclude", TK_TX_EXCLUDE},
 	    {"--merge", TK_TX_MERGE},   {"--merge-binary", TK_TX_MERGE_BINARY},
 	    {"--thread", TK_TX_THREAD}, {"--process", TK_TX_PROCESS},
+	    {"--event", TK_TX_EVENT},   {"--kind", TK_TX_EVENT_KIND},
 	};
 	const char *arg = argv[*i], *val;
 	int r;

@@ -30,7 +30,8 @@ typedef struct tk_analysis {
 #define TK_ANALYSIS_HELP                                                                                               \
 	"input:\n"                                                                                                     \
 	"  FILE                  an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS\n"         \
-	"                        `sample` report, `perf script` text or folded stacks (found by content;\n"            \
+	"                        `sample` report, `perf script` text, MetricKit JSON or folded stacks (found by\n"     \
+	"                        content;\n"                                                                          \
 	"                        gzip'd is fine), or - for standard input\n"                                           \
 	"  -o, --output PATH     write there instead of standard output\n"                                             \
 	"filters:\n"                                                                                                   \
@@ -38,6 +39,8 @@ typedef struct tk_analysis {
 	"  --time-to T           keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm\n"                \
 	"  --thread T            keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several\n"       \
 	"  --process P           keep threads of processes whose pid or name is P; repeat for several\n"               \
+	"  --event N             keep the stacks of event N (a MetricKit diagnostic, a record; numbered from 1)\n"    \
+	"  --kind K              keep the stacks of events of kind K: hang, cpu, disk, crash, launch, cpu-highload\n"  \
 	"transforms (applied in the order given, after the filters):\n"                                                \
 	"  --focus FUNC          keep samples that go through FUNC, re-rooted at its outermost call\n"                 \
 	"  --exclude FUNC        drop samples that go through FUNC\n"                                                  \

@@ -35,5 +35,10 @@ tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t);
 /* Every thread's samples (weights, counts, time bounds, the per-sample list) onto the output,
  * input stack s becoming map[s]; threads are derived (tk_derive_thread) in input order. */
 void tk_derive_samples(tk_derive *d, const tk_stack_id *map);
+/* The input's events onto the output (attributes, times, kinds), each thread role following
+ * tmap (input thread → output thread, UINT32_MAX when not derived). keep (indexed by event id, may
+ * be NULL) selects events; without it an event is kept when one of its threads was derived or it
+ * never had any (a metric payload, a marker). tk_derive_samples calls it for every thread. */
+void tk_derive_events(tk_derive *d, const tk_thread_id *tmap, const uint8_t *keep);
 
 #endif

@@ -93,3 +93,25 @@ sys.stdout.write("{\"hangDiagnostics\":[{\"diagnosticMetaData\":{\"appVersion\":
 check "a 100 MB payload: one line saying so" grep -q 'payload 1 is larger than 64 MB' "$TMP/err"
 lim=204800; case "$BUILD" in *san*) lim=409600 ;; esac # ASan's shadow and quarantine
 check "a 100 MB payload: refused in bounded memory (< $((lim / 1024)) MB RSS)" test "$(tail -1 "$TMP/rss")" -lt $lim
+
+# --event and --kind (shared analysis options) select diagnostics; events survive --symbols
+S13="$M/meter_xcode_simulated_macOS_13.json"
+check_eq "--kind hang: the hang diagnostic's stacks only" "hang 2 thread 0 (attributed) tid=2;testBinaryName + 0x7b 20" \
+	"$("$TK" collapse --kind hang "$S13")"
+check_eq "--kind disk after --symbols: events are carried through symbolication" \
+	"disk-write 1 all threads tid=1;testBinaryName + 0x7b 20" "$("$TK" collapse --kind disk --symbols "$TMP" "$S13" 2>/dev/null)"
+check_eq "--event 5: the fifth diagnostic (the launch)" "launch 5 thread 0 (attributed) tid=5;testBinaryName + 0x7b 20" \
+	"$("$TK" collapse --event 5 "$S13")"
+check_eq "--kind crash --kind hang: either kind" "2" "$("$TK" collapse --kind crash --kind hang "$S13" | wc -l)"
+"$TK" collapse --event 9 "$S13" >/dev/null 2>"$TMP/err"
+check "--event past the last: one line saying how many there are" grep -q -- "--event 9: the input has 5 events" "$TMP/err"
+"$TK" collapse --kind bogus "$S13" >/dev/null 2>"$TMP/err"
+check "--kind with an unknown kind: one line listing the kinds" grep -q -- "--kind bogus: not an event kind" "$TMP/err"
+# every viewer reads payloads
+R="$M/sentry-cocoa_tree-real.json"
+check "flame: an SVG from a payload" "$TK" flame --kind marker "$R" -o "$TMP/r.svg"
+check "the SVG is well-formed XML" xmllint --noout "$TMP/r.svg"
+check "convert: speedscope, pprof and gecko from a payload" \
+	sh -c "'$TK' convert '$R' -o '$TMP/r.speedscope.json' && '$TK' convert '$R' -o '$TMP/r.pb.gz' && '$TK' convert --to gecko '$R' -o '$TMP/r.gecko.json'"
+check_eq "top: a real crash's hottest frame" "15" \
+	"$("$TK" top --limit 1 "$M/meter_real_report.json" | awk '/libsystem_pthread.dylib \+ 0xe86c/ {print $1}')"

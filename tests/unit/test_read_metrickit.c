@@ -15,6 +15,7 @@
 
 #include "tracekit/metrickit.h"
 #include "tracekit/read.h"
+#include "tracekit/transform.h"
 
 #define FIXD "tests/fixtures/metrickit/"
 
@@ -261,11 +262,42 @@ static void test_errors(void **state)
 	tk_profile_free(p);
 }
 
+/* Transforms carry events: --kind keeps the selected diagnostics with their attributes, thread roles
+ * and weights; other transforms keep every event. */
+static void test_transform_events(void **state)
+{
+	(void)state;
+	tk_profile *p = load(FIXD "meter_xcode_simulated_macOS_13.json");
+	tk_transform_spec k = {TK_TX_EVENT_KIND, "hang"};
+	tk_error err = {{0}};
+	tk_profile *q = tk_transform(p, &k, 1, &err);
+	assert_non_null(q);
+	assert_int_equal(tk_event_count(q), 1);
+	const tk_event *e = tk_event_get(q, 1);
+	assert_int_equal(e->kind, TK_EVENT_HANG);
+	assert_int_equal(e->weight, 20);
+	assert_int_equal(e->duration, 20000000000ULL);
+	assert_true(tk_event_num(q, 1, "hang.duration") == 20.0);
+	assert_int_equal(tk_thread_count(q), 1);
+	assert_int_equal(tk_thread_get(q, e->thread)->role, TK_ROLE_ATTRIBUTED);
+	tk_profile_free(q);
+	tk_transform_spec m = {TK_TX_MERGE_SYSTEM, NULL};
+	q = tk_transform(p, &m, 1, &err);
+	assert_int_equal(tk_event_count(q), 5);
+	for (tk_event_id i = 1; i <= 5; i++)
+		assert_int_equal(tk_event_get(q, i)->weight, 20);
+	tk_profile_free(q);
+	tk_transform_spec bad = {TK_TX_EVENT, "6"};
+	assert_null(tk_transform(p, &bad, 1, &err));
+	assert_non_null(strstr(err.msg, "the input has 5 events"));
+	tk_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_measurements), cmocka_unit_test(test_histograms),   cmocka_unit_test(test_diagnostics),
-	    cmocka_unit_test(test_metric_payload), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_metric_payload), cmocka_unit_test(test_errors),   cmocka_unit_test(test_transform_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
