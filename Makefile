@@ -1,6 +1,6 @@
 # tracekit — top-level GNU Makefile.
 #
-#   make            build/tracekit, build/libtracekit.a, build/libtracekit-monitor.{a,so}
+#   make            build/tracekit, build/libtracekit.a, build/libtracekit-store.a, build/libtracekit-monitor.{a,so}
 #   make check      install deps, build with ASan+UBSan, run every test (closing line: "N passed, N failed")
 #   make bench      benchmarks side by side with the peers (see BENCHMARKS.md)
 #   make demo       run the main job on the bundled example
@@ -24,6 +24,8 @@ LDFLAGS_TK   = $(SAN)
 
 # Filled by mk/*.mk fragments.
 LIB_LDLIBS   := -lxml2 -lz -lm
+STORE_LDLIBS :=
+CLI_LDLIBS   :=
 MON_LDLIBS   := -lpthread -ldl
 TEST_LDLIBS  := -lcmocka
 DEPS_PKGS    := build-essential make pkg-config libxml2-dev zlib1g-dev libcmocka-dev python3 clang lld llvm
@@ -33,18 +35,22 @@ all:
 
 -include mk/*.mk
 
-LIB_SRC  := $(sort $(shell find lib -name '*.c' 2>/dev/null))
+# The fleet store (lib/store) is a library of its own, so a program that links only the analysis
+# library (readers, model, writers, symbols, stats) does not pull SQLite, curl, microhttpd or OpenSSL.
+STORE_SRC := $(sort $(wildcard lib/store/*.c))
+LIB_SRC  := $(filter-out $(STORE_SRC),$(sort $(shell find lib -name '*.c' 2>/dev/null)))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 MON_SRC  := $(sort $(wildcard monitor/*.c monitor/linux/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+STORE_OBJ := $(STORE_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 MON_OBJ  := $(MON_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all check test bench demo deps clean fuzz format
-all: $(BUILD)/tracekit $(BUILD)/libtracekit.a $(BUILD)/libtracekit-monitor.a $(BUILD)/libtracekit-monitor.so $(EXTRA_ALL)
+all: $(BUILD)/tracekit $(BUILD)/libtracekit.a $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit-monitor.a $(BUILD)/libtracekit-monitor.so $(EXTRA_ALL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -55,6 +61,10 @@ $(BUILD)/obj/monitor/%.o: monitor/%.c
 	$(CC) -Iinclude $(CFLAGS_TK) -MMD -MP -c $< -o $@
 
 $(BUILD)/libtracekit.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libtracekit-store.a: $(STORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -73,12 +83,12 @@ $(BUILD)/gen/commands.inc: $(CLI_SRC)
 $(BUILD)/obj/cli/main.o: $(BUILD)/gen/commands.inc
 $(BUILD)/obj/cli/%.o: CPPFLAGS_TK += -I$(BUILD)/gen
 
-$(BUILD)/tracekit: $(CLI_OBJ) $(BUILD)/libtracekit.a
-	$(CC) $(LDFLAGS_TK) -o $@ $(CLI_OBJ) $(BUILD)/libtracekit.a $(LIB_LDLIBS)
+$(BUILD)/tracekit: $(CLI_OBJ) $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
+	$(CC) $(LDFLAGS_TK) -o $@ $(CLI_OBJ) $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(CLI_LDLIBS) $(LIB_LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtracekit.a $(BUILD)/libtracekit-monitor.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(BUILD)/libtracekit-monitor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_TK) -Itests $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(BUILD)/libtracekit-monitor.a $(TEST_LDLIBS) $(LIB_LDLIBS) $(MON_LDLIBS)
+	$(CC) $(CPPFLAGS_TK) -Itests $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(BUILD)/libtracekit-monitor.a $(TEST_LDLIBS) $(STORE_LDLIBS) $(LIB_LDLIBS) $(MON_LDLIBS)
 
 # `make test` runs the suite against the current BUILD; `make check` is the full, sanitized run.
 test: all $(UNIT_BIN) $(EXTRA_TEST_DEPS)

@@ -128,8 +128,20 @@ void tk_cli_progress_done(void)
 	progress_drawn = 0;
 }
 
+/* Memory ran out where the library cannot return an error: one line, and exit 1 like any failure
+ * (write(2): stdio may need the memory that is gone). */
+static void out_of_memory(size_t bytes)
+{
+	char line[96];
+	int n = snprintf(line, sizeof line, "tracekit: out of memory (allocating %zu bytes)\n", bytes);
+	if (n > 0 && write(2, line, (size_t)n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	tk_set_oom_handler(out_of_memory);
 	if (argc < 2) {
 		tk_cli_fail("no command (see tracekit --help)");
 		return 2;

@@ -9,6 +9,6 @@ int cmd_version(int argc, char **argv)
 		printf("usage: tracekit version\n\nPrints the tracekit version.\n");
 		return 0;
 	}
-	printf("tracekit %s\n", TK_VERSION);
+	printf("tracekit %s\n", tk_version_string());
 	return 0;
 }

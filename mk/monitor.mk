@@ -1,7 +1,7 @@
 # libtracekit-monitor: frame pointers in the library and its demos (the stack walker follows them),
 # the demo programs, and the Darwin compile check.
 MON_FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
-$(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS)
+$(BUILD)/obj/monitor/%.o: CFLAGS_TK += $(MON_FP_FLAGS) -fvisibility=hidden
 MON_LDLIBS += -lm -Wl,-z,nodelete  # the signal handler must never be unmapped by a dlclose
 DEPS_PKGS += binutils libc6-dev-arm64-cross
 

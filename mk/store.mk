@@ -2,7 +2,7 @@
 # endpoint of `tracekit serve` (libmicrohttpd), SHA-256 content hashes (OpenSSL's libcrypto).
 # clickhouse-server is what tests/cli/store_*.sh start on 127.0.0.1 (tests/store_lib.sh); sqlite3 and
 # curl are used by the tests as independent readers/clients.
-LIB_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread
+STORE_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread
 DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev clickhouse-server sqlite3 curl
 
 # bench/storegen: generated field reports (session directories or one stream of Records files)
@@ -12,9 +12,9 @@ $(BUILD)/storegen: bench/storegen.c
 	$(CC) $(STD) $(WARN) $(OPT) $(SAN) -o $@ $< -lm
 
 # bench/store_put: the store's own put rate (reports already parsed), used by bench/bench_store.sh
-$(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit.a
+$(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(LIB_LDLIBS)
 
 # libFuzzer harness over the upload bundle decoder (lib/store/bundle.c + reports.c + the Records
 # reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
@@ -32,3 +32,11 @@ EXTRA_TEST_DEPS += $(BUILD)/fuzz_bundle
 fuzz-bundle: $(BUILD)/fuzz_bundle
 	mkdir -p $(BUILD)/fuzz-bundle-corpus && cp -n tests/fuzz/corpus/bundle/* $(BUILD)/fuzz-bundle-corpus/
 	$(BUILD)/fuzz_bundle -max_total_time=$(FUZZ_TIME) -max_len=8192 $(BUILD)/fuzz-bundle-corpus
+
+# examples/api: programs on the public API, linked against the analysis library alone (no store
+# libraries), which proves the split; tests/cli/lib_split.sh runs them.
+API_EXAMPLES := $(patsubst examples/api/%.c,$(BUILD)/examples/api/%,$(wildcard examples/api/*.c))
+EXTRA_ALL += $(API_EXAMPLES)
+$(BUILD)/examples/api/%: examples/api/%.c $(BUILD)/libtracekit.a
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)

@@ -11,6 +11,7 @@
 #define TRACEKIT_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,14 @@ typedef struct tk_error {
  * `return tk_error_set(err, ...)`. */
 int tk_error_set(tk_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tk_error_setv(tk_error *err, const char *fmt, va_list ap);
+
+/* Running out of memory. Reading an input (tk_read_path, tk_read_input) and decoding an upload
+ * report it as an error value like any other ("NAME: out of memory (N bytes) while reading"). Other
+ * library code cannot unwind half-built structures, so there it calls the handler set here, which
+ * must not return (exit, abort or longjmp); without one the library calls abort(). The library
+ * never prints: a program that wants a message says it in its handler. Set it once, at start-up. */
+typedef void (*tk_oom_handler)(size_t bytes);
+void tk_set_oom_handler(tk_oom_handler h);
 
 #ifdef __cplusplus
 }

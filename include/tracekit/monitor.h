@@ -56,6 +56,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TK_MONITOR_API marks the library's public functions. The library is compiled with
+ * -fvisibility=hidden, so the shared object exports these and nothing else (its internal tkm_*
+ * functions stay private and cannot clash with the host's symbols); define TK_MONITOR_API before
+ * including this header to override it (e.g. empty, for a static build into a host's own .so). */
+#ifndef TK_MONITOR_API
+#if defined(__GNUC__) || defined(__clang__)
+#define TK_MONITOR_API __attribute__((visibility("default")))
+#else
+#define TK_MONITOR_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -173,34 +185,34 @@ typedef struct tk_monitor_config {
 } tk_monitor_config;
 
 /* Fill cfg with the defaults above. */
-void tk_monitor_config_default(tk_monitor_config *cfg);
+TK_MONITOR_API void tk_monitor_config_default(tk_monitor_config *cfg);
 
 /* Override fields of cfg from the TK_MONITOR_* environment variables listed above. Returns 0, or -1
  * with a message naming the variable and its bad value in err (cfg is then partly updated). */
-int tk_monitor_config_from_env(tk_monitor_config *cfg, char *err, size_t errlen);
+TK_MONITOR_API int tk_monitor_config_from_env(tk_monitor_config *cfg, char *err, size_t errlen);
 
 /* Start the monitors. Creates cfg->dir if needed, writes images.json and the Records header.
  * Returns the monitor, or NULL with a one-line message in err. The config is copied. */
-tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t errlen);
+TK_MONITOR_API tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t errlen);
 
 /* Stop the threads, persist living records (marked final), release everything. NULL is a no-op. */
-void tk_monitor_stop(tk_monitor *m);
+TK_MONITOR_API void tk_monitor_stop(tk_monitor *m);
 
 /* Persist living records now (e.g. before the app is suspended). */
-void tk_monitor_flush(tk_monitor *m);
+TK_MONITOR_API void tk_monitor_flush(tk_monitor *m);
 
 /* Heartbeat mode: call from the watched loop at each iteration (the calling thread becomes the
  * watched thread), and tk_monitor_idle() right before the loop waits for events so that waiting is
  * not a hang. Both cost one clock read and two atomic stores. */
-void tk_monitor_heartbeat(tk_monitor *m);
-void tk_monitor_idle(tk_monitor *m);
+TK_MONITOR_API void tk_monitor_heartbeat(tk_monitor *m);
+TK_MONITOR_API void tk_monitor_idle(tk_monitor *m);
 
 /* Ping mode: call once from the watched loop's thread so its stack can be captured even if the very
  * first ping is never answered (otherwise the thread is learnt from the first answered ping). */
-void tk_monitor_watch_this_thread(tk_monitor *m);
+TK_MONITOR_API void tk_monitor_watch_this_thread(tk_monitor *m);
 
 /* The process-wide monitor started by the LD_PRELOAD constructor, or NULL. */
-tk_monitor *tk_monitor_preloaded(void);
+TK_MONITOR_API tk_monitor *tk_monitor_preloaded(void);
 
 #if defined(__linux__)
 /* The ready-made uploader for Linux builds: POSTs each bundle to URL ("http://HOST:PORT/PATH", e.g.
@@ -215,11 +227,11 @@ tk_monitor *tk_monitor_preloaded(void);
  *
  * Returns NULL with a one-line message in err for a URL it cannot use (https, no port …). */
 typedef struct tk_monitor_http tk_monitor_http;
-tk_monitor_http *tk_monitor_http_new(const char *url, const char *token, char *err, size_t errlen);
-void tk_monitor_http_free(tk_monitor_http *h);
-tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *body, size_t n, void *ctx);
+TK_MONITOR_API tk_monitor_http *tk_monitor_http_new(const char *url, const char *token, char *err, size_t errlen);
+TK_MONITOR_API void tk_monitor_http_free(tk_monitor_http *h);
+TK_MONITOR_API tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *body, size_t n, void *ctx);
 /* What the last call got: the HTTP status (0 = no answer) and a one-line reason. */
-int tk_monitor_http_last(const tk_monitor_http *h, char *reason, size_t n);
+TK_MONITOR_API int tk_monitor_http_last(const tk_monitor_http *h, char *reason, size_t n);
 #endif
 
 #ifdef __cplusplus

@@ -203,6 +203,31 @@ const tk_fn_cell *tk_fntable_cells(const tk_fntable *t, size_t f, size_t *n);
 /* Σ over profiles of self or total weight of f. */
 double tk_fntable_sum(const tk_fntable *t, size_t f, int total);
 
+/* Type 7 quantile num/den of n values of which the first n − k are 0 and the rest are nz[0..k)
+ * (ascending, > 0): the share of a function in the inputs, most of which lack it. */
+double tk_quantile7_sparse(const double *nz, size_t k, size_t n, uint64_t num, uint64_t den);
+
+/* A function's spread across the profiles of a tk_fntable, in percent of each input's weight. */
+typedef struct tk_fn_spread_row {
+	size_t function;     /* index in the tk_fntable */
+	double self[4];      /* P50, P95, P99 and max of its self share */
+	double total[4];     /* the same of its total share */
+	double worst_share;  /* its self weight in the heaviest 5 % of inputs, % of their weight */
+	double all_share;    /* its self weight in all inputs, % of all their weight */
+} tk_fn_spread_row;
+
+typedef struct tk_fn_spread {
+	tk_fn_spread_row *rows;  /* every function, by self P50, P95, P99, max descending (ties: index) */
+	tk_fn_spread_row *worst; /* the same rows by worst_share descending (ties: index) */
+	size_t n;
+	double threshold; /* the heaviest 5 %: inputs weighing at least this (type 7 P95 of the weights) */
+	size_t nworst;    /* how many inputs that is */
+} tk_fn_spread;
+
+/* Compute the spread of every function of ft. Returns 0 (or -1 with err). */
+int tk_fn_spread_build(const tk_fntable *ft, tk_fn_spread *out, tk_error *err);
+void tk_fn_spread_free(tk_fn_spread *s);
+
 /* ---- pictures ---- */
 
 /* One group of values for the box plot (e.g. one input): sorted values, or a sketch. */

@@ -12,8 +12,6 @@
 #ifndef TRACEKIT_H
 #define TRACEKIT_H
 
-#define TK_VERSION "0.1.0"
-
 #include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -24,6 +22,7 @@
 #include "tracekit/symbol.h"
 #include "tracekit/toc.h"
 #include "tracekit/transform.h"
+#include "tracekit/version.h"
 #include "tracekit/write.h"
 
 #endif

@@ -125,6 +125,14 @@ int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double 
 /* A hang's captured threads: "thread TID NAME", then the backtrace leaf first (#N 0xADDR name). */
 int tk_write_record_threads(FILE *out, const tk_profile *p, tk_error *err);
 
+/* ---- function spread across profiles (`tracekit stats --functions`, tracekit/stats.h) ----
+ * Text (names made terminal-safe) or JSON; limit rows of the spread table (0 = all), then the top 10
+ * functions of the heaviest 5 % of inputs. */
+struct tk_fntable;
+struct tk_fn_spread;
+int tk_write_fn_spread(FILE *out, const struct tk_fntable *ft, const struct tk_fn_spread *s, size_t limit, int json,
+                       tk_error *err);
+
 /* ---- the format table: `tracekit convert --to NAME` and OUT's extension ----
  *
  * Every whole-profile output format is one entry: a name, the file extensions that select it, and

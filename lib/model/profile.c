@@ -859,14 +859,19 @@ uint64_t tk_profile_samples(const tk_profile *p)
 
 void tk_profile_set_meta(tk_profile *p, const char *key, const char *value)
 {
+	/* Allocate before anything points at it: an allocation that fails under an out-of-memory guard
+	 * (util/mem.h) must leave the profile as it was. */
+	char *v = tk_xstrdup(value);
 	for (size_t i = 0; i < p->nmeta; i++)
 		if (strcmp(p->meta[i].key, key) == 0) {
 			free(p->meta[i].value);
-			p->meta[i].value = tk_xstrdup(value);
+			p->meta[i].value = v;
 			return;
 		}
+	char *k = tk_xstrdup(key);
 	TK_GROW(p->meta, p->capmeta, p->nmeta + 1);
-	p->meta[p->nmeta++] = (meta_kv){tk_xstrdup(key), tk_xstrdup(value)};
+	p->meta[p->nmeta] = (meta_kv){k, v};
+	p->nmeta++;
 }
 
 const char *tk_profile_meta(const tk_profile *p, const char *key)

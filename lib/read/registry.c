@@ -8,6 +8,7 @@
 #include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/records.h"
+#include "util/mem.h"
 
 static const tk_reader *const readers[] = {
     /* Order matters only when two sniffers could both accept; the binary formats (whose magic is
@@ -55,6 +56,29 @@ static int check_weight(const tk_profile *p, const char *name, int rc, tk_error 
 	return rc;
 }
 
+/* Memory that runs out while reading (a hostile or huge input) becomes this input's error. */
+typedef struct guarded_read {
+	const tk_reader *r;
+	tk_profile *p;
+	tk_input *in;
+	const char *path;
+	const tk_read_options *o;
+	tk_error *err;
+} guarded_read;
+
+static int run_reader(void *ctx)
+{
+	guarded_read *g = ctx;
+	return g->r->read(g->p, g->in, g->o, g->err);
+}
+
+static int oom_error(int rc, const char *name, size_t bytes, tk_error *err)
+{
+	if (rc == TK_OOM)
+		return tk_error_set(err, "%s: out of memory (%zu bytes) while reading", name, bytes);
+	return rc;
+}
+
 int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	tk_read_options defaults;
@@ -73,10 +97,12 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
 		    "Instruments Deep Copy, macOS `sample`, `perf script`, MetricKit JSON or folded stacks%s)",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
-	return check_weight(p, tk_input_name(in), r->read(p, in, o, err), err);
+	size_t bytes = 0;
+	int rc = tk_oom_run(run_reader, &(guarded_read){r, p, in, NULL, o, err}, &bytes);
+	return check_weight(p, tk_input_name(in), oom_error(rc, tk_input_name(in), bytes, err), err);
 }
 
-int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
+static int read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
 {
 	/* A directory is a monitor session (tracekit monitor's records + images.json, or MTHawkeye's
 	 * records.mtlog/.mmap2 + dyld-images): not one stream, so it bypasses the sniffers. */
@@ -89,4 +115,18 @@ int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_e
 	int rc = tk_read_input(p, in, o, err);
 	tk_input_close(in);
 	return rc;
+}
+
+static int run_path(void *ctx)
+{
+	guarded_read *g = ctx;
+	return read_path(g->p, g->path, g->o, g->err);
+}
+
+int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
+{
+	/* The input layer's own buffers (and a session directory's reading) run under a guard too. */
+	size_t bytes = 0;
+	int rc = tk_oom_run(run_path, &(guarded_read){NULL, p, NULL, path, o, err}, &bytes);
+	return oom_error(rc, path, bytes, err);
 }

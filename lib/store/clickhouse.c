@@ -249,11 +249,8 @@ static int migrate(ch *c, tk_error *err)
 
 static void *ch_open(const char *rest, tk_error *err)
 {
-	static int inited;
-	if (!inited) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		inited = 1;
-	}
+	if (tk_store_curl_init() < 0)
+		return tk_error_set(err, "clickhouse://%s: cannot start libcurl", rest), NULL;
 	ch *c = tk_xcalloc(1, sizeof *c);
 	size_t hl = strcspn(rest, "/");
 	const char *db = rest[hl] ? rest + hl + 1 : "";

@@ -20,6 +20,8 @@ extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
 
 void tk_report_set_id(tk_report *r);
+/* curl_global_init once per process, from whichever thread needs curl first (curl_once.c). */
+int tk_store_curl_init(void);
 /* snprintf(out, 32, "%.17g", v), the same bytes, faster for the numbers reports hold. */
 int tk_store_fmt_g17(double v, char *out);
 /* A copy of str owned by the set. */

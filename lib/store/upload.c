@@ -55,11 +55,8 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
 {
-	static int inited;
-	if (!inited) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		inited = 1;
-	}
+	if (tk_store_curl_init() < 0)
+		return tk_error_set(err, "%s: cannot start libcurl", url);
 	CURL *c = curl_easy_init();
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);

@@ -1,18 +1,72 @@
 #include "util/mem.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracekit/error.h"
+
+static _Thread_local tk_oom_guard *guard;
+static _Thread_local size_t fail_countdown; /* tk_mem_fail_after: 0 = off */
+static tk_oom_handler handler;              /* set once at start-up by the program */
+
+void tk_set_oom_handler(tk_oom_handler h)
+{
+	handler = h;
+}
+
+void tk_oom_guard_push(tk_oom_guard *g)
+{
+	g->prev = guard;
+	g->bytes = 0;
+	guard = g;
+}
+
+void tk_oom_guard_pop(tk_oom_guard *g)
+{
+	guard = g->prev;
+}
+
+int tk_oom_run(int (*fn)(void *ctx), void *ctx, size_t *bytes)
+{
+	tk_oom_guard g;
+	tk_oom_guard_push(&g);
+	if (setjmp(g.jump)) {
+		*bytes = g.bytes; /* oom() has popped the guard already */
+		return TK_OOM;
+	}
+	int rc = fn(ctx);
+	tk_oom_guard_pop(&g);
+	return rc;
+}
+
+void tk_mem_fail_after(size_t n)
+{
+	fail_countdown = n ? n + 1 : 0;
+}
+
+/* The request of n bytes failed: back to the innermost guard, else the program's handler. */
 static void oom(size_t n)
 {
-	fprintf(stderr, "tracekit: out of memory allocating %zu bytes\n", n);
+	tk_oom_guard *g = guard;
+	if (g) {
+		guard = g->prev; /* the guard is spent: a failure in its handler goes further out */
+		fail_countdown = 0;
+		g->bytes = n;
+		longjmp(g->jump, 1);
+	}
+	if (handler)
+		handler(n);
 	abort();
+}
+
+static int should_fail(void)
+{
+	return fail_countdown && --fail_countdown == 0;
 }
 
 void *tk_xmalloc(size_t n)
 {
-	void *p = malloc(n ? n : 1);
+	void *p = should_fail() ? NULL : malloc(n ? n : 1);
 	if (!p)
 		oom(n);
 	return p;
@@ -20,7 +74,7 @@ void *tk_xmalloc(size_t n)
 
 void *tk_xcalloc(size_t n, size_t size)
 {
-	void *p = calloc(n ? n : 1, size ? size : 1);
+	void *p = should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
 	if (!p)
 		oom(n * size);
 	return p;
@@ -28,7 +82,7 @@ void *tk_xcalloc(size_t n, size_t size)
 
 void *tk_xrealloc(void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
+	void *q = should_fail() ? NULL : realloc(p, n ? n : 1);
 	if (!q)
 		oom(n);
 	return q;

@@ -1,11 +1,20 @@
 /*
- * Allocation that cannot fail quietly. Running out of memory is the one condition the library
- * does not turn into a tk_error: every caller would have to unwind half-built models for a case
- * that, on the machines we target, means the process is already lost. We abort with a message.
+ * Allocation. tk_x* never return NULL, so the model and the readers need no error path per
+ * allocation. What happens when memory runs out depends on where:
+ *
+ *  - inside a guard (tk_oom_guard_push … pop): the allocation longjmps back to the guard, which
+ *    turns it into an error value ("out of memory …") for its caller. The entry points that untrusted
+ *    input drives (tk_read_input: every reader; the store's bundle decoding) run under one, so a
+ *    hostile or huge input gives an error, not a dead process. Memory the interrupted code held is
+ *    not freed (the jump skips its clean-up); the profile being filled stays consistent (an
+ *    allocation fails before anything points at it), and the caller frees it as usual.
+ *  - elsewhere: the handler the program set with tk_set_oom_handler (tracekit/error.h), which must
+ *    not return; by default abort(). The library itself never prints.
  */
 #ifndef TK_UTIL_MEM_H
 #define TK_UTIL_MEM_H
 
+#include <setjmp.h>
 #include <stddef.h>
 
 void *tk_xmalloc(size_t n);
@@ -17,5 +26,30 @@ char *tk_xstrndup(const char *s, size_t n);
 /* Grow a dynamic array: ensures capacity for at least need elements of size sz. */
 void tk_grow(void **p, size_t *cap, size_t need, size_t sz);
 #define TK_GROW(ptr, cap, need) tk_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+
+/* A guard (per thread, nested guards stack):
+ *     tk_oom_guard g;   (or, simpler, tk_oom_run below)
+ *     tk_oom_guard_push(&g);
+ *     if (setjmp(g.jump)) {            // memory ran out below: g.bytes is the failed request
+ *         tk_oom_guard_pop(&g);
+ *         return tk_error_set(err, "%s: out of memory (%zu bytes)", name, g.bytes);
+ *     }
+ *     rc = work();
+ *     tk_oom_guard_pop(&g);
+ * Locals changed between setjmp and the jump must be volatile to be read after it. */
+typedef struct tk_oom_guard {
+	jmp_buf jump;
+	struct tk_oom_guard *prev;
+	size_t bytes;
+} tk_oom_guard;
+void tk_oom_guard_push(tk_oom_guard *g);
+void tk_oom_guard_pop(tk_oom_guard *g);
+
+/* fn(ctx) under a guard: fn's result, or TK_OOM with *bytes set to the request that failed. */
+#define TK_OOM (-2)
+int tk_oom_run(int (*fn)(void *ctx), void *ctx, size_t *bytes);
+
+/* Tests: make the allocation after the next n fail (0 = never fail). Per thread. */
+void tk_mem_fail_after(size_t n);
 
 #endif
