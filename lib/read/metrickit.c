@@ -472,6 +472,15 @@ typedef struct mx {
 	size_t nst, capst;
 	uint32_t *fstack; /* frame index + 1 per open level */
 	size_t capfstack;
+	/* frames already made, across payloads: (uuid, name, addr, shown offset, leaf) → frame id; the
+	 * same code recurs in every payload, and this skips the label, binary and frame lookups */
+	struct fkey {
+		tk_str uuid, name;
+		uint64_t addr, off;
+		uint32_t leaf;
+		tk_frame_id id;
+	} *fc;
+	size_t fc_cap, fc_n;
 	/* per-image load addresses of one diagnostic: open addressing over uuid strings */
 	tk_str *im_key;
 	uint64_t *im_load;
@@ -1068,22 +1077,56 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			/* shown: the offset as the payload gives it, or address − offset in the iOS 14 form */
 			uint64_t off = f->has_offset ? f->offset : f->address - load;
 			if (f->has_address) {
-				fr.addr = f->address;
+				fr.addr = f->address - load; /* slide-free: see below */
 				if (f->has_offset && f->offset >= (1ULL << 32) && f->offset <= f->address)
 					off = f->address - f->offset;
 			} else
 				fr.addr = f->has_offset ? f->offset : 0;
+			uint32_t leaf = !f->nsub;
+			uint64_t h = tk_hash_u64(fr.addr ^ (off << 20) ^ ((uint64_t)f->uuid << 40) ^ ((uint64_t)f->name << 8) ^ leaf);
+			if (m->fc_n * 2 >= m->fc_cap) { /* grow (rehash) */
+				size_t nc = m->fc_cap ? m->fc_cap * 2 : 4096;
+				struct fkey *nt = tk_xcalloc(nc, sizeof *nt);
+				for (size_t i = 0; i < m->fc_cap; i++)
+					if (m->fc[i].id) {
+						struct fkey *k = &m->fc[i];
+						size_t j = (size_t)tk_hash_u64(k->addr ^ (k->off << 20) ^ ((uint64_t)k->uuid << 40) ^
+						                               ((uint64_t)k->name << 8) ^ k->leaf) &
+						           (nc - 1);
+						while (nt[j].id)
+							j = (j + 1) & (nc - 1);
+						nt[j] = *k;
+					}
+				free(m->fc);
+				m->fc = nt;
+				m->fc_cap = nc;
+			}
+			size_t slot = (size_t)h & (m->fc_cap - 1);
+			while (m->fc[slot].id && !(m->fc[slot].addr == fr.addr && m->fc[slot].off == off &&
+			                           m->fc[slot].uuid == f->uuid && m->fc[slot].name == f->name &&
+			                           m->fc[slot].leaf == leaf))
+				slot = (slot + 1) & (m->fc_cap - 1);
+			tk_frame_id fid = m->fc[slot].id;
+			if (fid)
+				goto have_frame;
 			if (f->uuid || f->name) {
-				tk_binary b = {f->name, 0, f->uuid, arch, f->has_address ? load : 0};
+				/* Frames carry their offset into the image as the address, with load address 0: every
+				 * diagnostic has its own ASLR slide, and the same code in two payloads is then one frame
+				 * (the model grows with distinct code, not with payloads). Symbolication looks the
+				 * offset up in the image as it would address − load. */
+				tk_binary b = {f->name, 0, f->uuid, arch, 0};
 				fr.binary = tk_binary_add(m->p, &b);
 				char nm[320];
 				const char *bn = tk_string(m->p, f->name ? f->name : f->uuid);
 				snprintf(nm, sizeof nm, "%.260s + 0x%llx", bn, (unsigned long long)off);
 				fr.name = tk_intern_cstr(m->p, nm);
 			}
-			if (!f->nsub)
+			if (leaf)
 				fr.flags |= TK_FRAME_LEAF_PC;
-			tk_frame_id fid = tk_frame_add(m->p, &fr);
+			fid = tk_frame_add(m->p, &fr);
+			m->fc[slot] = (struct fkey){f->uuid, f->name, fr.addr, off, leaf, fid};
+			m->fc_n++;
+		have_frame:
 			stk[x] = tk_stack_push(m->p, f->parent ? stk[f->parent - 1] : 0, fid);
 			uint64_t self = f->count - f->subsum;
 			if (self)
@@ -1899,6 +1942,7 @@ out:
 	free(m.fstack);
 	free(m.im_key);
 	free(m.im_load);
+	free(m.fc);
 	return rc;
 }
 
