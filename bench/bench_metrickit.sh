@@ -11,7 +11,7 @@ mkdir -p "$out"
 f="$out/payloads-$N.jsonl"
 [ -s "$f" ] || python3 bench/mxgen.py lines "$N" 1 >"$f"
 mb=$(awk -v b="$(stat -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
-cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; awk '{printf "%.2f %d", $1 + $2, $3 / 1024}' "$out/t"; }
+cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; tail -1 "$out/t" | awk '{printf "%.2f %d", $1 + $2, $3 / 1024}'; }
 read -r tk_s tk_mb < <(cpu "$TK" info "$f")
 read -r py_s py_mb < <(cpu python3 bench/mxgen.py peer "$f")
 tk_rate=$(awk -v m="$mb" -v s="$tk_s" 'BEGIN {printf "%.0f", m / s}')
