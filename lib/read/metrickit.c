@@ -219,8 +219,8 @@ static int jstr(jp *j, const char **s, size_t *n)
 				return jfail(j, p - 2, "bad \\u escape");
 			p += 4;
 			if (v >= 0xd800 && v <= 0xdbff) {
-				if (j->end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xdc00 ||
-				    lo > 0xdfff)
+				if (j->end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 ||
+				    lo < 0xdc00 || lo > 0xdfff)
 					return jfail(j, p - 6, "unpaired surrogate in a \\u escape");
 				p += 6;
 				v = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
@@ -371,7 +371,8 @@ static int jskip(jp *j)
 			char open = stack[depth - 1];
 			if (nx == ',') {
 				j->p++;
-				if (open == '{' && (jstr(j, &s, &n) < 0 || expect(j, ':', "expected ':' after a key") < 0))
+				if (open == '{' &&
+				    (jstr(j, &s, &n) < 0 || expect(j, ':', "expected ':' after a key") < 0))
 					goto out;
 				break;
 			}
@@ -458,7 +459,7 @@ typedef struct mx {
 	tk_profile *p;
 	const char *name; /* input name for errors */
 	jp j;
-	uint64_t line0; /* newlines before the payload */
+	uint64_t line0;   /* newlines before the payload */
 	const char *path; /* the field being read, for errors (built on error only) */
 	char where[320];  /* field path of the value being read */
 	tk_error *err;
@@ -479,7 +480,7 @@ typedef struct mx {
 		uint64_t addr, off;
 		uint32_t leaf;
 		tk_frame_id id;
-	} *fc;
+	} * fc;
 	size_t fc_cap, fc_n;
 	/* per-image load addresses of one diagnostic: open addressing over uuid strings */
 	tk_str *im_key;
@@ -509,8 +510,8 @@ static int mx_fail_at(mx *m, const char *at, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (at)
-		return tk_error_set(m->err, "%s:%llu:%llu: %s", m->name, (unsigned long long)line, (unsigned long long)col,
-		                    msg);
+		return tk_error_set(m->err, "%s:%llu:%llu: %s", m->name, (unsigned long long)line,
+		                    (unsigned long long)col, msg);
 	return tk_error_set(m->err, "%s: %s", m->name, msg);
 }
 
@@ -732,7 +733,8 @@ static int read_meta_value(mx *m, tk_event_id e, const keymap *t, size_t nt, con
 			if (tk_mx_measurement(s, n, &v) < 0 || (int)v.kind != km->measure) {
 				char sh[60];
 				shown(sh, sizeof sh, s, n);
-				return mx_fail_at(m, at, "%s: cannot read \"%s\" as %s", m->where, sh, kind_word(km->measure));
+				return mx_fail_at(m, at, "%s: cannot read \"%s\" as %s", m->where, sh,
+				                  kind_word(km->measure));
 			}
 			tk_event_set_num(m->p, e, key, measured(&v));
 			if (dur_ns)
@@ -813,8 +815,7 @@ static int uuid_ok(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		int dash = n == 36 && (i == 8 || i == 13 || i == 18 || i == 23);
-		if (dash ? c != '-'
-		         : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+		if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
 			return 0;
 	}
 	return 1;
@@ -876,9 +877,12 @@ static int read_frame_members(mx *m, const char *base, uint32_t stack_i, uint32_
 					return mx_jerr(m);
 				continue;
 			}
-			const char *fld = which == 1 ? "sampleCount" : which == 2 ? "offsetIntoBinaryTextSegment" : "address";
+			const char *fld = which == 1   ? "sampleCount"
+			                  : which == 2 ? "offsetIntoBinaryTextSegment"
+			                               : "address";
 			int c0 = peek(j);
-			if (c0 == '-' || (c0 >= '0' && c0 <= '9') ? jnum(j, &u, &d, &kind) < 0 || kind != NUM_UINT : 1) {
+			if (c0 == '-' || (c0 >= '0' && c0 <= '9') ? jnum(j, &u, &d, &kind) < 0 || kind != NUM_UINT
+			                                          : 1) {
 				frame_where(m, base, stack_i, fi, fld);
 				if (j->err)
 					return mx_jerr(m);
@@ -971,7 +975,8 @@ static int read_roots(mx *m, const char *base, uint32_t stack_i)
 		if (r == 1) {
 			if (depth >= TK_MX_MAX_DEPTH) {
 				frame_where(m, base, stack_i, m->fstack[depth - 1] - 1, "subFrames");
-				return mx_fail_at(m, j->p, "%s: a stack deeper than %d frames", m->where, TK_MX_MAX_DEPTH);
+				return mx_fail_at(m, j->p, "%s: a stack deeper than %d frames", m->where,
+				                  TK_MX_MAX_DEPTH);
 			}
 			const char *at = j->p;
 			if (peek(j) != '{') {
@@ -1047,13 +1052,13 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 		mxstack *cs = &m->st[si];
 		char tname[200];
 		if (per_thread)
-			snprintf(tname, sizeof tname, "%s thread %zu%s", label, si, cs->attributed == 1 ? " (attributed)" : "");
+			snprintf(tname, sizeof tname, "%s thread %zu%s", label, si,
+			         cs->attributed == 1 ? " (attributed)" : "");
 		else if (m->nst > 1)
 			snprintf(tname, sizeof tname, "%s all threads %zu", label, si);
 		else
 			snprintf(tname, sizeof tname, "%s all threads", label);
-		tk_thread_id t =
-		    tk_thread_get_or_add(m->p, pid, m->next_tid++, tk_intern_cstr(m->p, tname), process);
+		tk_thread_id t = tk_thread_get_or_add(m->p, pid, m->next_tid++, tk_intern_cstr(m->p, tname), process);
 		tk_thread_role role = per_thread && cs->attributed == 1 ? TK_ROLE_ATTRIBUTED : TK_ROLE_OWNED;
 		tk_thread_set_event(m->p, t, e, role);
 		if (role == TK_ROLE_ATTRIBUTED || (!per_thread && si == 0))
@@ -1063,10 +1068,11 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			if (f->subsum > f->count) {
 				frame_where(m, base, (uint32_t)si, x, "sampleCount");
 				free(stk);
-				return mx_fail_at(m, NULL,
-				                  "%s: %llu is less than its subFrames' total %llu (sampleCount counts every "
-				                  "sample the frame is in)",
-				                  m->where, (unsigned long long)f->count, (unsigned long long)f->subsum);
+				return mx_fail_at(
+				    m, NULL,
+				    "%s: %llu is less than its subFrames' total %llu (sampleCount counts every "
+				    "sample the frame is in)",
+				    m->where, (unsigned long long)f->count, (unsigned long long)f->subsum);
 			}
 			uint64_t load = 0;
 			if (f->uuid && f->has_address) {
@@ -1083,14 +1089,16 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			} else
 				fr.addr = f->has_offset ? f->offset : 0;
 			uint32_t leaf = !f->nsub;
-			uint64_t h = tk_hash_u64(fr.addr ^ (off << 20) ^ ((uint64_t)f->uuid << 40) ^ ((uint64_t)f->name << 8) ^ leaf);
+			uint64_t h = tk_hash_u64(fr.addr ^ (off << 20) ^ ((uint64_t)f->uuid << 40) ^
+			                         ((uint64_t)f->name << 8) ^ leaf);
 			if (m->fc_n * 2 >= m->fc_cap) { /* grow (rehash) */
 				size_t nc = m->fc_cap ? m->fc_cap * 2 : 4096;
 				struct fkey *nt = tk_xcalloc(nc, sizeof *nt);
 				for (size_t i = 0; i < m->fc_cap; i++)
 					if (m->fc[i].id) {
 						struct fkey *k = &m->fc[i];
-						size_t j = (size_t)tk_hash_u64(k->addr ^ (k->off << 20) ^ ((uint64_t)k->uuid << 40) ^
+						size_t j = (size_t)tk_hash_u64(k->addr ^ (k->off << 20) ^
+						                               ((uint64_t)k->uuid << 40) ^
 						                               ((uint64_t)k->name << 8) ^ k->leaf) &
 						           (nc - 1);
 						while (nt[j].id)
@@ -1102,18 +1110,18 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 				m->fc_cap = nc;
 			}
 			size_t slot = (size_t)h & (m->fc_cap - 1);
-			while (m->fc[slot].id && !(m->fc[slot].addr == fr.addr && m->fc[slot].off == off &&
-			                           m->fc[slot].uuid == f->uuid && m->fc[slot].name == f->name &&
-			                           m->fc[slot].leaf == leaf))
+			while (m->fc[slot].id &&
+			       !(m->fc[slot].addr == fr.addr && m->fc[slot].off == off && m->fc[slot].uuid == f->uuid &&
+			         m->fc[slot].name == f->name && m->fc[slot].leaf == leaf))
 				slot = (slot + 1) & (m->fc_cap - 1);
 			tk_frame_id fid = m->fc[slot].id;
 			if (fid)
 				goto have_frame;
 			if (f->uuid || f->name) {
 				/* Frames carry their offset into the image as the address, with load address 0: every
-				 * diagnostic has its own ASLR slide, and the same code in two payloads is then one frame
-				 * (the model grows with distinct code, not with payloads). Symbolication looks the
-				 * offset up in the image as it would address − load. */
+				 * diagnostic has its own ASLR slide, and the same code in two payloads is then one
+				 * frame (the model grows with distinct code, not with payloads). Symbolication looks
+				 * the offset up in the image as it would address − load. */
 				tk_binary b = {f->name, 0, f->uuid, arch, 0};
 				fr.binary = tk_binary_add(m->p, &b);
 				char nm[320];
@@ -1312,7 +1320,8 @@ static int read_diagnostic(mx *m, size_t kind_i, size_t idx, const payload_info 
 				uint64_t v = UINT64_MAX;
 				int isdur = KEY("hangDuration") || KEY("launchDuration");
 				int issam = KEY("totalSampledTime");
-				if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "", &v) < 0)
+				if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "",
+				                    &v) < 0)
 					return -1;
 				if (isdur && v != UINT64_MAX)
 					dur = v;
@@ -1332,7 +1341,8 @@ static int read_diagnostic(mx *m, size_t kind_i, size_t idx, const payload_info 
 			uint64_t v = UINT64_MAX;
 			int isdur = KEY("hangDuration") || KEY("launchDuration");
 			if (km) {
-				if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "", &v) < 0)
+				if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "",
+				                    &v) < 0)
 					return -1;
 				if (isdur && v != UINT64_MAX)
 					dur = v;
@@ -1451,23 +1461,27 @@ static int read_histogram(mx *m, tk_event_id e, const char *group, const char *k
 							if (j->err)
 								goto jerr;
 							free(b);
-							return mx_fail_at(m, at, "%s: expected a whole number", m->where);
+							return mx_fail_at(m, at, "%s: expected a whole number",
+							                  m->where);
 						}
 						bk->count = u;
 						have |= 4;
 					} else if (which) {
 						const char *s;
 						size_t n;
-						where_set(m, "%s.histogramValue.%s.%s", base, bname, which == 1 ? "bucketStart" : "bucketEnd");
+						where_set(m, "%s.histogramValue.%s.%s", base, bname,
+						          which == 1 ? "bucketStart" : "bucketEnd");
 						tk_mx_value v;
 						if (jstr(j, &s, &n) < 0)
 							goto jerr;
-						if (tk_mx_measurement(s, n, &v) < 0 || (unit >= 0 && (int)v.kind != unit)) {
+						if (tk_mx_measurement(s, n, &v) < 0 ||
+						    (unit >= 0 && (int)v.kind != unit)) {
 							char sh[60];
 							shown(sh, sizeof sh, s, n);
 							free(b);
-							return mx_fail_at(m, at, "%s: cannot read \"%s\" as %s", m->where, sh,
-							                  unit >= 0 ? kind_word(unit) : "a number with a unit");
+							return mx_fail_at(
+							    m, at, "%s: cannot read \"%s\" as %s", m->where, sh,
+							    unit >= 0 ? kind_word(unit) : "a number with a unit");
 						}
 						unit = v.kind;
 						*(which == 1 ? &bk->start : &bk->end) = v.value;
@@ -1479,7 +1493,9 @@ static int read_histogram(mx *m, tk_event_id e, const char *group, const char *k
 					goto jerr;
 				if (have != 7) {
 					free(b);
-					return mx_fail_at(m, j->p, "%s: a bucket needs bucketStart, bucketEnd and bucketCount", m->where);
+					return mx_fail_at(m, j->p,
+					                  "%s: a bucket needs bucketStart, bucketEnd and bucketCount",
+					                  m->where);
 				}
 				if (bk->end < bk->start) {
 					free(b);
@@ -1548,8 +1564,8 @@ static int read_metric_group(mx *m, tk_event_id e, const char *g, size_t gn)
 			char prefix[110];
 			snprintf(prefix, sizeof prefix, "%s.", group);
 			where_set(m, "payload %zu: %s.%.*s", m->npayloads, group, (int)(kn > 90 ? 90 : kn), k);
-			if (read_meta_value(m, e, metric_keys, sizeof metric_keys / sizeof metric_keys[0], k, kn, prefix,
-			                    NULL) < 0)
+			if (read_meta_value(m, e, metric_keys, sizeof metric_keys / sizeof metric_keys[0], k, kn,
+			                    prefix, NULL) < 0)
 				return -1;
 		}
 		where_set(m, "payload %zu: %s", m->npayloads, group);
@@ -1569,7 +1585,8 @@ static int read_metric_meta(mx *m, tk_event_id e)
 	int first = 1, r;
 	while ((r = obj_next(j, &first, &k, &kn)) == 1) {
 		where_set(m, "payload %zu: metaData.%.*s", m->npayloads, (int)(kn > 80 ? 80 : kn), k);
-		if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "metaData.", NULL) < 0)
+		if (read_meta_value(m, e, meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn, "metaData.", NULL) <
+		    0)
 			return -1;
 	}
 	return r < 0 ? mx_jerr(m) : 0;
@@ -1643,8 +1660,10 @@ static int read_payload(mx *m)
 				if (parse_stamp(s, n, &t) < 0) {
 					char sh[60];
 					shown(sh, sizeof sh, s, n);
-					return mx_fail_at(m, at, "%s: cannot read \"%s\" as a time (expected 2020-10-12 03:59:00 +0000)",
-					                  m->where, sh);
+					return mx_fail_at(
+					    m, at,
+					    "%s: cannot read \"%s\" as a time (expected 2020-10-12 03:59:00 +0000)",
+					    m->where, sh);
 				}
 				*(isb ? &pi.begin : &pi.end) = t;
 			} else if (jskip(j) < 0)
@@ -1658,8 +1677,8 @@ static int read_payload(mx *m)
 		}
 		if (KEY("appVersion") || KEY("appBuildVersion")) {
 			where_set(m, "payload %zu: %.*s", m->npayloads, (int)kn, k);
-			if (read_meta_value(m, metric_event(m, &me), meta_keys, sizeof meta_keys / sizeof meta_keys[0], k, kn,
-			                    "", NULL) < 0)
+			if (read_meta_value(m, metric_event(m, &me), meta_keys, sizeof meta_keys / sizeof meta_keys[0],
+			                    k, kn, "", NULL) < 0)
 				return -1;
 			continue;
 		}
@@ -1698,13 +1717,20 @@ static int sniff_metrickit(const unsigned char *head, size_t n)
 		i++;
 	if (i >= n || (head[i] != '{' && head[i] != '['))
 		return 0;
-	static const char *const keys[] = {"\"callStackTree\"",        "\"callStacks\"",
-	                                   "\"callStackRootFrames\"",  "\"hangDiagnostics\"",
-	                                   "\"crashDiagnostics\"",     "\"cpuExceptionDiagnostics\"",
-	                                   "\"diskWriteExceptionDiagnostics\"", "\"appLaunchDiagnostics\"",
-	                                   "\"diagnosticMetaData\"",   "\"applicationTimeMetrics\"",
-	                                   "\"applicationLaunchMetrics\"", "\"applicationResponsivenessMetrics\"",
-	                                   "\"cpuMetrics\"",           "\"memoryMetrics\""};
+	static const char *const keys[] = {"\"callStackTree\"",
+	                                   "\"callStacks\"",
+	                                   "\"callStackRootFrames\"",
+	                                   "\"hangDiagnostics\"",
+	                                   "\"crashDiagnostics\"",
+	                                   "\"cpuExceptionDiagnostics\"",
+	                                   "\"diskWriteExceptionDiagnostics\"",
+	                                   "\"appLaunchDiagnostics\"",
+	                                   "\"diagnosticMetaData\"",
+	                                   "\"applicationTimeMetrics\"",
+	                                   "\"applicationLaunchMetrics\"",
+	                                   "\"applicationResponsivenessMetrics\"",
+	                                   "\"cpuMetrics\"",
+	                                   "\"memoryMetrics\""};
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
 		if (memmem(head, n, keys[k], strlen(keys[k])))
 			return 1;
@@ -1814,7 +1840,8 @@ static int read_metrickit(tk_profile *p, tk_input *in, const tk_read_options *o,
 		rc = -1;
 		goto out;
 	}
-	if (b.len >= 3 && (unsigned char)b.d[0] == 0xef && (unsigned char)b.d[1] == 0xbb && (unsigned char)b.d[2] == 0xbf)
+	if (b.len >= 3 && (unsigned char)b.d[0] == 0xef && (unsigned char)b.d[1] == 0xbb &&
+	    (unsigned char)b.d[2] == 0xbf)
 		b.pos = 3;
 	for (;;) {
 		/* skip whitespace (and the array's punctuation) to the next value */
@@ -1880,9 +1907,10 @@ static int read_metrickit(tk_profile *p, tk_input *in, const tk_read_options *o,
 		int s;
 		while ((s = scan_value(&b, b.pos, &sc, &end)) == 1) {
 			if (b.len - b.pos > TK_MX_MAX_PAYLOAD) {
-				rc = tk_error_set(err, "%s:%llu: payload %zu is larger than %u MB (MetricKit's are a few MB at most)",
-				                  m.name, (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1,
-				                  TK_MX_MAX_PAYLOAD >> 20);
+				rc = tk_error_set(
+				    err, "%s:%llu: payload %zu is larger than %u MB (MetricKit's are a few MB at most)",
+				    m.name, (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1,
+				    TK_MX_MAX_PAYLOAD >> 20);
 				goto out;
 			}
 			size_t before = b.pos;
@@ -1900,8 +1928,9 @@ static int read_metrickit(tk_profile *p, tk_input *in, const tk_read_options *o,
 			goto out;
 		}
 		if (end - b.pos > TK_MX_MAX_PAYLOAD) {
-			rc = tk_error_set(err, "%s:%llu: payload %zu is larger than %u MB (MetricKit's are a few MB at most)",
-			                  m.name, (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1, TK_MX_MAX_PAYLOAD >> 20);
+			rc = tk_error_set(
+			    err, "%s:%llu: payload %zu is larger than %u MB (MetricKit's are a few MB at most)", m.name,
+			    (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1, TK_MX_MAX_PAYLOAD >> 20);
 			goto out;
 		}
 		m.line0 = line_at(&b, b.pos);

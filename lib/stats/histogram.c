@@ -17,7 +17,8 @@ char *tk_mx_histogram_format(const tk_mx_bucket *b, size_t n, tk_mx_kind kind)
 {
 	size_t cap = 16 + n * 64;
 	char *s = tk_xmalloc(cap);
-	size_t o = (size_t)snprintf(s, cap, "%s", kind >= TK_MX_COUNT && kind <= TK_MX_RATIO ? unit_names[kind] : "count");
+	size_t o =
+	    (size_t)snprintf(s, cap, "%s", kind >= TK_MX_COUNT && kind <= TK_MX_RATIO ? unit_names[kind] : "count");
 	for (size_t i = 0; i < n; i++)
 		o += (size_t)snprintf(s + o, cap - o, ";%llu,%llu,%llu", (unsigned long long)b[i].start,
 		                      (unsigned long long)b[i].end, (unsigned long long)b[i].count);

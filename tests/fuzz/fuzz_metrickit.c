@@ -44,16 +44,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf)
 			off = 3;
 		while (off < size) {
-			while (off < size && (data[off] == ' ' || data[off] == '\n' || data[off] == '\r' || data[off] == '\t'))
+			while (off < size &&
+			       (data[off] == ' ' || data[off] == '\n' || data[off] == '\r' || data[off] == '\t'))
 				off++;
 			if (off >= size)
 				break;
 			json_error_t je;
-			json_t *v = json_loadb((const char *)data + off, size - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &je);
+			json_t *v = json_loadb((const char *)data + off, size - off,
+			                       JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &je);
 			if (!v) {
 				if (jansson_limit(je.text))
 					break;
-				fprintf(stderr, "accepted, but jansson says: %s (at %zu)\n", je.text, off + (size_t)je.position);
+				fprintf(stderr, "accepted, but jansson says: %s (at %zu)\n", je.text,
+				        off + (size_t)je.position);
 				abort();
 			}
 			json_decref(v);

@@ -52,9 +52,19 @@ static void test_measurements(void **state)
 		assert_int_equal(v.kind, good[i].kind);
 		assert_int_equal(v.value, good[i].value);
 	}
-	static const char *const bad[] = {"",         "sec",     "abc sec",       "4 parsecs",      "1,00 MB", "1,0000 MB",
-	                                  "1.5 ns",   ",100 ms", "99999999999999999999 sec",         "4 sec extra",
-	                                  "-4 sec",   "1..5 s",  "20000000000000000 sec"};
+	static const char *const bad[] = {"",
+	                                  "sec",
+	                                  "abc sec",
+	                                  "4 parsecs",
+	                                  "1,00 MB",
+	                                  "1,0000 MB",
+	                                  "1.5 ns",
+	                                  ",100 ms",
+	                                  "99999999999999999999 sec",
+	                                  "4 sec extra",
+	                                  "-4 sec",
+	                                  "1..5 s",
+	                                  "20000000000000000 sec"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tk_mx_value v;
 		if (tk_mx_measurement(bad[i], strlen(bad[i]), &v) == 0)
@@ -71,8 +81,8 @@ static void test_histograms(void **state)
 	 *   P90: rank 10.8: after 6 + 3 = 9, bucket [400,700] holds 2: 400 + 300 × 1.8/2 = 670 ms
 	 *   time in hangs ≥ 250 ms: [100,400] half above (1.5 hangs at (250+400)/2 = 325 ms) = 487.5 ms,
 	 *   [400,700] 2 × 550 = 1100 ms, [1000,2000] 1 × 1500 = 1500 ms: 3087.5 ms */
-	tk_mx_bucket b[] = {{0, 100000000, 6}, {100000000, 400000000, 3}, {400000000, 700000000, 2},
-	                    {1000000000, 2000000000, 1}};
+	tk_mx_bucket b[] = {
+	    {0, 100000000, 6}, {100000000, 400000000, 3}, {400000000, 700000000, 2}, {1000000000, 2000000000, 1}};
 	assert_true(fabs(tk_mx_histogram_quantile(b, 4, 0.5) - 100e6) < 1);
 	assert_true(fabs(tk_mx_histogram_quantile(b, 4, 0.9) - 670e6) < 1);
 	assert_true(fabs(tk_mx_histogram_quantile(b, 4, 1.0) - 2000e6) < 1);
@@ -113,8 +123,8 @@ static void test_diagnostics(void **state)
 	tk_profile *p = load(FIXD "meter_xcode_simulated_macOS_13.json");
 	assert_int_equal(tk_event_count(p), 5);
 	/* in the payload's key order */
-	static const tk_event_kind order[] = {TK_EVENT_DISK_WRITE, TK_EVENT_HANG, TK_EVENT_CRASH, TK_EVENT_CPU_EXCEPTION,
-	                                      TK_EVENT_LAUNCH};
+	static const tk_event_kind order[] = {TK_EVENT_DISK_WRITE, TK_EVENT_HANG, TK_EVENT_CRASH,
+	                                      TK_EVENT_CPU_EXCEPTION, TK_EVENT_LAUNCH};
 	for (tk_event_id e = 1; e <= 5; e++) {
 		const tk_event *ev = tk_event_get(p, e);
 		assert_int_equal(ev->kind, order[e - 1]);
@@ -250,9 +260,10 @@ static void test_errors(void **state)
 		tk_profile_free(p);
 	}
 	/* unknown keys everywhere are skipped; a missing UUID is no error */
-	const char *ok = "{\"x\":{\"y\":[1,2.5e3,null,true]},\"hangDiagnostics\":[{\"new\":[{}],\"callStackTree\":{\"z\":1,"
-	                 "\"callStacks\":[{\"w\":\"\\ud83d\\ude00\",\"callStackRootFrames\":[{\"sampleCount\":3,\"q\":{},"
-	                 "\"binaryName\":\"B\",\"offsetIntoBinaryTextSegment\":16}]}]}}]}";
+	const char *ok =
+	    "{\"x\":{\"y\":[1,2.5e3,null,true]},\"hangDiagnostics\":[{\"new\":[{}],\"callStackTree\":{\"z\":1,"
+	    "\"callStacks\":[{\"w\":\"\\ud83d\\ude00\",\"callStackRootFrames\":[{\"sampleCount\":3,\"q\":{},"
+	    "\"binaryName\":\"B\",\"offsetIntoBinaryTextSegment\":16}]}]}}]}";
 	tk_profile *p = tk_profile_new();
 	tk_error err = {{0}};
 	tk_input *in = tk_input_open_mem(ok, strlen(ok), "ok.json", &err);
@@ -298,8 +309,9 @@ static void test_transform_events(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_measurements), cmocka_unit_test(test_histograms),   cmocka_unit_test(test_diagnostics),
-	    cmocka_unit_test(test_metric_payload), cmocka_unit_test(test_errors),   cmocka_unit_test(test_transform_events),
+	    cmocka_unit_test(test_measurements), cmocka_unit_test(test_histograms),
+	    cmocka_unit_test(test_diagnostics),  cmocka_unit_test(test_metric_payload),
+	    cmocka_unit_test(test_errors),       cmocka_unit_test(test_transform_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
