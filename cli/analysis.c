@@ -125,10 +125,22 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* `--event` names a sampling profiler's event (perf's cycles, instructions …) or, as a number, one
+ * event of the input (a MetricKit diagnostic, a record, a report: tk_analysis_option). */
+static int event_number_follows(int argc, char **argv, int i)
+{
+	const char *v = strncmp(argv[i], "--event=", 8) == 0 ? argv[i] + 8
+	                : strcmp(argv[i], "--event") == 0 && i + 1 < argc ? argv[i + 1]
+	                                                                  : NULL;
+	return v && *v && strspn(v, "0123456789") == strlen(v);
+}
+
 int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
 {
 	const char *val;
 	int r;
+	if (event_number_follows(argc, argv, *i))
+		return 0;
 	if ((r = tk_cli_opt(cmd, argc, argv, i, "--event", NULL, &val)) != 0) {
 		if (r < 0)
 			return -1;
@@ -166,6 +178,7 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 	    {"--focus", TK_TX_FOCUS},   {"--exclude", TK_TX_EXCLUDE},
 	    {"--merge", TK_TX_MERGE},   {"--merge-binary", TK_TX_MERGE_BINARY},
 	    {"--thread", TK_TX_THREAD}, {"--process", TK_TX_PROCESS},
+	    {"--event", TK_TX_EVENT},   {"--kind", TK_TX_EVENT_KIND},
 	};
 	const char *arg = argv[*i], *val;
 	int r;

@@ -37,8 +37,9 @@ typedef struct tk_analysis {
 #define TK_ANALYSIS_HELP                                                                                               \
 	"input:\n"                                                                                                     \
 	"  FILE                  an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS\n"         \
-	"                        `sample` report, `perf script` text or folded stacks (found by content;\n"            \
-	"                        gzip'd is fine), or - for standard input\n"                                           \
+	"                        `sample` report, `perf script`/simpleperf text, DTrace stacks, MetricKit JSON,\n"    \
+	"                        an .ips/.crash/spindump report or folded stacks (found by content; gzip'd is\n"     \
+	"                        fine), or - for standard input\n"                                                    \
 	"  -o, --output PATH     write there instead of standard output\n"                                             \
 	"filters:\n"                                                                                                   \
 	"  --time-from T         keep samples at or after T since the start of the run\n"                              \
@@ -46,6 +47,9 @@ typedef struct tk_analysis {
 	"  --thread T            keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several\n"       \
 	"  --process P           keep threads of processes whose pid or name is P; repeat for several\n"               \
 	TK_READ_OPTIONS_HELP                                                                                           \
+	"  --event N             (a number) keep the stacks of event N (a MetricKit diagnostic, a record, a\n"   \
+	"                        report; numbered from 1, as `tracekit records` lists them)\n"                   \
+	"  --kind K              keep the stacks of events of kind K: hang, cpu, disk, crash, launch, cpu-highload\n"  \
 	"transforms (applied in the order given, after the filters):\n"                                                \
 	"  --focus FUNC          keep samples that go through FUNC, re-rooted at its outermost call\n"                 \
 	"  --exclude FUNC        drop samples that go through FUNC\n"                                                  \

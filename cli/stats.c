@@ -9,7 +9,9 @@
 
 #include "analysis.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "tracekit/calltree.h"
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
@@ -33,6 +35,11 @@ static void usage(void)
 	    "  fn.self:NAME          self weight of function NAME in each input (0 where absent)\n"
 	    "  fn.total:NAME         total weight of function NAME in each input (once per sample)\n"
 	    "  thread.weight:NAME    weight of the threads named NAME (or with that tid) in each input\n"
+	    "  MetricKit payloads (docs/metrickit.md): hang.duration (s), cpu.exception_time (s, totalCPUTime),\n"
+	    "  disk.writes (bytes, writesCaused), launch.duration (s) of each diagnostic; and\n"
+	    "  histogram.NAME         a metric payload histogram summed over the inputs (histogram.app.hang.time,\n"
+	    "                        histogram.time.to.first.draw, histogram.application.resume.time …):\n"
+	    "                        percentiles interpolated within buckets, labelled \"from histogram\"\n"
 	    "  NAME is a symbol as `tracekit top` shows it, or BINARY`SYMBOL.\n\n"
 	    "options:\n"
 	    "  --values              inputs are numbers, one per line (# comments, gzip and - are fine)\n"
@@ -81,7 +88,20 @@ typedef enum metric_kind {
 	M_FN_SELF,
 	M_FN_TOTAL,
 	M_THREAD_WEIGHT,
+	M_EVENT, /* an attribute of each event of a kind (MetricKit diagnostics): event_metrics */
 } metric_kind;
+
+/* Per-event metrics of profiles' events (docs/metrickit.md): the attribute, or the duration. */
+static const struct {
+	const char *metric;
+	tk_event_kind kind;
+	const char *attr, *unit;
+} event_metrics[] = {
+    {"hang.duration", TK_EVENT_HANG, "hang.duration", "s"},
+    {"cpu.exception_time", TK_EVENT_CPU_EXCEPTION, "cpu.time", "s"},
+    {"disk.writes", TK_EVENT_DISK_WRITE, "disk.writes", "bytes"},
+    {"launch.duration", TK_EVENT_LAUNCH, "launch.duration", "s"},
+};
 
 typedef struct opts {
 	const char **inputs;
@@ -214,6 +234,122 @@ static int add_records(tk_values *v, metric_kind k, const char *path, size_t *ad
 
 /* --event / --weight, for every profile input */
 static tk_read_options read_opts;
+
+/* Values of one profile input's events for an event metric (M_EVENT, or hang.duration of a payload). */
+static int add_events(tk_values *v, size_t em, const char *path, size_t *added, tk_error *err)
+{
+	tk_profile *p = tk_profile_new();
+	tk_read_options ro;
+	tk_read_options_init(&ro);
+	int rc = tk_read_path(p, path, &ro, err);
+	for (tk_event_id e = 1; rc == 0 && e <= tk_event_count(p); e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		if (ev->kind != event_metrics[em].kind)
+			continue;
+		double x = tk_event_num(p, e, event_metrics[em].attr);
+		if (!isfinite(x) && ev->duration != UINT64_MAX && strcmp(event_metrics[em].unit, "s") == 0)
+			x = (double)ev->duration / 1e9;
+		if (!isfinite(x))
+			continue;
+		rc = tk_values_add(v, x, err);
+		(*added)++;
+	}
+	tk_profile_free(p);
+	return rc;
+}
+
+/* --metric histogram.NAME: the buckets of every metric payload's NAME histogram, summed by bucket,
+ * then percentiles interpolated within buckets (tk_mx_histogram_quantile). */
+static int run_histogram(const opts *o)
+{
+	tk_mx_bucket *all = NULL;
+	size_t nall = 0, cap = 0, payloads = 0;
+	tk_mx_kind unit = TK_MX_COUNT;
+	int rc = 0, have_unit = 0;
+	for (size_t i = 0; i < o->ninputs && rc == 0; i++) {
+		tk_error err = {{0}};
+		tk_profile *p = tk_profile_new();
+		tk_read_options ro;
+		tk_read_options_init(&ro);
+		if (tk_read_path(p, o->inputs[i], &ro, &err) < 0) {
+			rc = tk_cli_fail("stats: %s", err.msg);
+			tk_profile_free(p);
+			break;
+		}
+		for (tk_event_id e = 1; e <= tk_event_count(p) && rc == 0; e++) {
+			const char *h = tk_event_str(p, e, o->metric);
+			if (!h)
+				continue;
+			tk_mx_bucket *b;
+			size_t n;
+			tk_mx_kind k;
+			if (tk_mx_histogram_parse(h, &b, &n, &k) < 0) {
+				rc = tk_cli_fail("stats: %s: event %u: %s is not a histogram", o->inputs[i], e, o->metric);
+				break;
+			}
+			if (have_unit && k != unit) {
+				free(b);
+				rc = tk_cli_fail("stats: %s: %s in another unit than the inputs before it", o->inputs[i], o->metric);
+				break;
+			}
+			unit = k, have_unit = 1, payloads++;
+			for (size_t x = 0; x < n; x++) {
+				size_t y = 0;
+				while (y < nall && (all[y].start != b[x].start || all[y].end != b[x].end))
+					y++;
+				if (y == nall) {
+					if (nall == cap)
+						cap = cap ? cap * 2 : 16, all = tk_xrealloc(all, cap * sizeof *all);
+					all[nall++] = (tk_mx_bucket){b[x].start, b[x].end, 0};
+				}
+				all[y].count += b[x].count;
+			}
+			free(b);
+		}
+		tk_profile_free(p);
+	}
+	if (rc == 0 && !payloads)
+		rc = tk_cli_fail("stats: no input has a %s histogram (metric payloads name them histogram.app.hang.time, "
+		                 "histogram.time.to.first.draw …)",
+		                 o->metric);
+	if (rc == 0) {
+		double scale = unit == TK_MX_TIME ? 1e9 : unit == TK_MX_RATIO ? 1e9 : 1;
+		const char *u = unit == TK_MX_TIME ? "s" : unit == TK_MX_BYTES ? "bytes" : "";
+		uint64_t count = 0;
+		for (size_t i = 0; i < nall; i++)
+			count += all[i].count;
+		static const double q[] = {0.5, 0.9, 0.95, 0.99, 0.999};
+		static const char *const qn[] = {"p50", "p90", "p95", "p99", "p99.9"};
+		tk_outfile of;
+		tk_error err = {{0}};
+		FILE *out = out_open(&of, o->output, &err);
+		if (!out)
+			rc = tk_cli_fail("stats: %s", err.msg);
+		else {
+			char b[32];
+			if (o->json) {
+				fprintf(out, "{\"metric\": ");
+				tk_json_fput(out, o->metric);
+				fprintf(out, ", \"unit\": \"%s\", \"count\": %llu, \"payloads\": %zu, \"buckets\": %zu", u,
+				        (unsigned long long)count, payloads, nall);
+				for (size_t i = 0; i < 5; i++)
+					fprintf(out, ", \"%s\": %s", qn[i], tk_stats_fmt_double(tk_mx_histogram_quantile(all, nall, q[i]) / scale, b));
+				fprintf(out, ", \"method\": \"histogram\"}\n");
+			} else {
+				fprintf(out, "%s%s%s%s over %zu payload%s: %llu samples in %zu buckets, percentiles from histogram "
+				             "(interpolated within buckets)\n",
+				        o->metric, *u ? " (" : "", u, *u ? ")" : "", payloads, payloads == 1 ? "" : "s",
+				        (unsigned long long)count, nall);
+				for (size_t i = 0; i < 5; i++)
+					fprintf(out, "  %-14s %.10g\n", qn[i], tk_mx_histogram_quantile(all, nall, q[i]) / scale);
+			}
+			if (out_close(&of, ferror(out) != 0, &err) < 0)
+				rc = tk_cli_fail("stats: %s", err.msg);
+		}
+	}
+	free(all);
+	return rc;
+}
 
 /* One value per profile input. */
 static int add_profile(tk_values *v, metric_kind k, const char *arg, int share, const char *path, char *unit,
@@ -513,11 +649,25 @@ int cmd_stats(int argc, char **argv)
 	}
 	metric_kind kind = M_VALUES;
 	const char *arg = NULL;
-	if (o.metric) {
+	size_t em = 0;
+	if (o.metric && strncmp(o.metric, "histogram.", 10) == 0 && o.metric[10] && !o.values) {
+		rc = run_histogram(&o);
+		goto out;
+	}
+	for (; o.metric && em < sizeof event_metrics / sizeof event_metrics[0]; em++)
+		if (strcmp(o.metric, event_metrics[em].metric) == 0 && strcmp(o.metric, "hang.duration") != 0)
+			kind = M_EVENT;
+	if (kind == M_EVENT) {
+		for (em = 0; strcmp(o.metric, event_metrics[em].metric) != 0; em++)
+			;
+		metric = o.metric;
+		snprintf(unit, sizeof unit, "%s", event_metrics[em].unit);
+	} else if (o.metric) {
 		if (parse_metric(o.metric, &kind, &arg) < 0) {
 			tk_cli_fail(
 			    "stats: --metric '%s': expected cpu.duration, cpu.average, hang.duration, profile.weight, "
-			    "fn.self:NAME, fn.total:NAME or thread.weight:NAME",
+			    "fn.self:NAME, fn.total:NAME, thread.weight:NAME, cpu.exception_time, disk.writes, "
+			    "launch.duration or histogram.NAME",
 			    o.metric);
 			goto out;
 		}
@@ -557,6 +707,8 @@ int cmd_stats(int argc, char **argv)
 		err.msg[0] = 0;
 		if (o.values || kind == M_VALUES)
 			r = tk_values_read(v, path, o.ninputs == 1 ? tk_cli_progress : NULL, NULL, &err) < 0 ? -1 : 0;
+		else if (kind == M_EVENT)
+			r = add_events(v, em, path, &added, &err);
 		else if (kind == M_CPU_DURATION || kind == M_CPU_AVERAGE || kind == M_HANG_DURATION)
 			r = add_records(v, kind, path, &added, &err);
 		else

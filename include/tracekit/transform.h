@@ -62,6 +62,13 @@ typedef enum tk_transform_kind {
 	/* Merge every unsymbolicated frame (no symbol, or a symbol that is only a hex address) into its
 	 * caller, as Instruments' "Hide Missing Symbols". Pattern unused. */
 	TK_TX_MERGE_UNSYMBOLICATED,
+	/* Keep the threads owned by event N (pattern: its id, 1-based, as `tracekit records` and
+	 * docs/metrickit.md number them): one MetricKit diagnostic, one record. Like the thread filter,
+	 * all TK_TX_EVENT specs form one filter and run first. */
+	TK_TX_EVENT,
+	/* Keep the threads owned by events of a kind (pattern: a tk_event_kind name or "cpu", "disk");
+	 * all TK_TX_EVENT_KIND specs form one filter, ANDed with the others. */
+	TK_TX_EVENT_KIND,
 } tk_transform_kind;
 
 typedef struct tk_transform_spec {
@@ -71,7 +78,8 @@ typedef struct tk_transform_spec {
 
 /* Apply the specs in order and return a new profile (the input is untouched), or NULL with err set
  * (an empty pattern where one is needed, an unknown kind). The new profile keeps the unit, the
- * metadata, thread identities and time bounds. */
+ * metadata, thread identities and time bounds, and the events whose threads are kept (with their
+ * attributes and thread roles; events without threads are kept unless an event filter is given). */
 tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, size_t n, tk_error *err);
 
 /* Parse "BINARY`LABEL" or "LABEL" and test a frame against it (exposed for tests and writers). */

@@ -1,6 +1,7 @@
 #include "model/derive.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/mem.h"
 
@@ -118,23 +119,26 @@ void tk_derive_samples(tk_derive *d, const tk_stack_id *map)
 		if (s.thread < tk_thread_count(d->in))
 			tk_sample_list_append(d->out, &(tk_sample){s.time, s.weight, tmap[s.thread], map[s.stack]});
 	tk_sample_iter_free(it);
-	tk_derive_events(d, tmap);
+	tk_derive_events(d, tmap, NULL);
 	free(tmap);
 }
 
-void tk_derive_events(tk_derive *d, const tk_thread_id *tmap)
+void tk_derive_events(tk_derive *d, const tk_thread_id *tmap, const uint8_t *keep)
 {
 	size_t ne = tk_event_count(d->in), nt = tk_thread_count(d->in);
 	if (!ne)
 		return;
 	tk_event_id *emap = tk_xcalloc(ne + 1, sizeof *emap);
 	for (tk_event_id e = 1; e <= ne; e++) {
-		tk_thread_id t = tk_event_get(d->in, e)->thread;
-		emap[e] = tk_event_copy(d->out, d->in, e, t < nt ? tmap[t] : TK_NO_THREAD);
+		if (keep && !keep[e])
+			continue;
+		const tk_event *ev = tk_event_get(d->in, e);
+		tk_thread_id dt = ev->thread != TK_NO_THREAD && ev->thread < nt ? tmap[ev->thread] : TK_NO_THREAD;
+		emap[e] = tk_event_copy(d->out, d->in, e, dt);
 	}
 	for (size_t t = 0; t < nt; t++) {
 		const tk_thread *th = tk_thread_get(d->in, (tk_thread_id)t);
-		if (th->event && th->event <= ne && tmap[t] != TK_NO_THREAD)
+		if (th->event && th->event <= ne && emap[th->event] && tmap[t] != TK_NO_THREAD)
 			tk_thread_set_event(d->out, tmap[t], emap[th->event], th->role);
 	}
 	free(emap);

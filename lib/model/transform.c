@@ -317,9 +317,38 @@ static int thread_matches(const tk_profile *p, const tk_thread *t, const tk_tran
 	       strcmp(tk_string(p, t->process), spec->pattern) == 0;
 }
 
+/* Does event e pass the event filters (every spec kind present must match)? */
+static int event_kept(const tk_profile *p, tk_event_id e, const tk_transform_spec *specs, size_t n)
+{
+	int any_ev = 0, hit_ev = 0, any_kind = 0, hit_kind = 0;
+	const tk_event *ev = tk_event_get(p, e);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		tk_event_kind k;
+		if (specs[i].kind == TK_TX_EVENT) {
+			any_ev = 1;
+			hit_ev |= ev && parse_u64(specs[i].pattern, &v) && v == e;
+		} else if (specs[i].kind == TK_TX_EVENT_KIND) {
+			any_kind = 1;
+			hit_kind |= ev && tk_event_kind_parse(specs[i].pattern, &k) == 0 && ev->kind == k;
+		}
+	}
+	return (!any_ev || hit_ev) && (!any_kind || hit_kind);
+}
+
+static int has_event_filter(const tk_transform_spec *specs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (specs[i].kind == TK_TX_EVENT || specs[i].kind == TK_TX_EVENT_KIND)
+			return 1;
+	return 0;
+}
+
 static int thread_kept(const tk_profile *p, const tk_thread *t, const tk_transform_spec *specs, size_t n)
 {
 	int any_thread = 0, hit_thread = 0, any_process = 0, hit_process = 0;
+	if (has_event_filter(specs, n) && (!t->event || !event_kept(p, t->event, specs, n)))
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (specs[i].kind == TK_TX_THREAD) {
 			any_thread = 1;
@@ -338,7 +367,7 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 {
 	for (size_t i = 0; i < n; i++) {
 		const tk_transform_spec *s = &specs[i];
-		if (s->kind > TK_TX_MERGE_UNSYMBOLICATED) {
+		if (s->kind > TK_TX_EVENT_KIND) {
 			tk_error_set(err, "transform %zu: unknown kind %d", i + 1, (int)s->kind);
 			return NULL;
 		}
@@ -346,6 +375,18 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 		            s->kind != TK_TX_MERGE_UNSYMBOLICATED;
 		if (needs && (!s->pattern || !*s->pattern)) {
 			tk_error_set(err, "transform %zu: empty pattern", i + 1);
+			return NULL;
+		}
+		uint64_t ev;
+		tk_event_kind ek;
+		if (s->kind == TK_TX_EVENT && (!parse_u64(s->pattern, &ev) || !ev || ev > tk_event_count(in))) {
+			tk_error_set(err, "--event %s: the input has %zu events (numbered from 1)", s->pattern,
+			             tk_event_count(in));
+			return NULL;
+		}
+		if (s->kind == TK_TX_EVENT_KIND && tk_event_kind_parse(s->pattern, &ek) < 0) {
+			tk_error_set(err, "--kind %s: not an event kind (hang, cpu, disk, crash, launch, cpu-highload, marker)",
+			             s->pattern);
 			return NULL;
 		}
 		if (needs && (s->kind == TK_TX_FOCUS || s->kind == TK_TX_EXCLUDE || s->kind == TK_TX_MERGE)) {
@@ -395,7 +436,8 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 	free(c.path);
 
 	for (size_t i = 0; i < n; i++)
-		if (specs[i].kind != TK_TX_THREAD && specs[i].kind != TK_TX_PROCESS)
+		if (specs[i].kind != TK_TX_THREAD && specs[i].kind != TK_TX_PROCESS && specs[i].kind != TK_TX_EVENT &&
+		    specs[i].kind != TK_TX_EVENT_KIND)
 			ncells = run_stage(out, &specs[i], cells, ncells, ss, nsl);
 
 	/* Cells are still grouped by thread, in input order, so output threads keep that order. */
@@ -424,8 +466,15 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 				tk_sample_list_append(out, &(tk_sample){smp.time, smp.weight, tmap[smp.thread], ss[i]});
 		tk_sample_iter_free(it);
 	}
-	/* events stay, each on its thread when that thread is kept */
-	tk_derive_events(&c.d, tmap);
+	/* events stay, each on its thread when that thread is kept; --kind/--event select them */
+	if (has_event_filter(specs, n)) {
+		uint8_t *keep = tk_xcalloc(tk_event_count(in) + 1, 1);
+		for (tk_event_id e = 1; e <= tk_event_count(in); e++)
+			keep[e] = (uint8_t)event_kept(in, e, specs, n);
+		tk_derive_events(&c.d, tmap, keep);
+		free(keep);
+	} else
+		tk_derive_events(&c.d, tmap, NULL);
 	free(tmap);
 	free(ss);
 	free(cells);

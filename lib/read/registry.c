@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "read/records.h"
 #include "tracekit/apple_report.h"
@@ -19,6 +20,8 @@ static const tk_reader *const readers[] = {
     &tk_reader_ips,
     &tk_reader_crash,
     &tk_reader_spindump,
+    /* MetricKit JSON: a '{' or '[' with one of its own keys in the head */
+    &tk_reader_metrickit,
     /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
      * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
     &tk_reader_deepcopy,
@@ -101,7 +104,7 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
-		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
+		    "Instruments Deep Copy, macOS `sample`, `perf script`, MetricKit JSON or folded stacks%s)",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
 	size_t bytes = 0;
 	int rc = tk_oom_run(run_reader, &(guarded_read){r, p, in, NULL, o, err}, &bytes);

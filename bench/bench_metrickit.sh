@@ -1,0 +1,56 @@
+#!/bin/bash
+# MetricKit (bench/bench_metrickit.sh): read N generated diagnostic payloads (JSON Lines as servers store
+# them; bench/mxgen.py: a hang with 3 per-thread stacks and an aggregated CPU exception each, ~50 KB)
+# into one profile, against Python's json module decoding and walking the same trees; symbolicate every
+# frame of a payload pointing into a generated dylib against llvm-symbolizer on the same offsets.
+set -u
+N=10000
+[ "${BENCH_QUICK:-0}" = 1 ] && N=1000
+out="$BENCH_OUT/metrickit"
+mkdir -p "$out"
+f="$out/payloads-$N.jsonl"
+[ -s "$f" ] || python3 bench/mxgen.py lines "$N" 1 >"$f"
+mb=$(awk -v b="$(stat -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
+cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; tail -1 "$out/t" | awk '{printf "%.2f %d", $1 + $2, $3 / 1024}'; }
+read -r tk_s tk_mb < <(cpu "$TK" info "$f")
+read -r py_s py_mb < <(cpu python3 bench/mxgen.py peer "$f")
+tk_rate=$(awk -v m="$mb" -v s="$tk_s" 'BEGIN {printf "%.0f", m / s}')
+py_rate=$(awk -v m="$mb" -v s="$py_s" 'BEGIN {printf "%.0f", m / s}')
+echo "read $N payloads ($mb MB): tracekit $tk_s s CPU ($tk_rate MB/s, $tk_mb MB RSS); python json $py_s s CPU ($py_rate MB/s, $py_mb MB RSS)"
+printf 'metrickit\tread %s payloads (%s MB JSON Lines) into one profile\t%s MB/s, %s MB RSS\tpython json (decode + walk) %s MB/s, %s MB\t%sx\t>= 150 MB/s: %s\n' \
+	"$N" "$mb" "$tk_rate" "$tk_mb" "$py_rate" "$py_mb" "$(awk -v a="$py_s" -v b="$tk_s" 'BEGIN {printf "%.1f", a / b}')" \
+	"$([ "$tk_rate" -ge 150 ] && echo met || echo missed)" >>"$BENCH_SUMMARY"
+
+# symbolication: 100,000 frames (10,000 with --quick) into a generated dylib
+F=100000
+[ "${BENCH_QUICK:-0}" = 1 ] && F=10000
+g="$out/dylib"
+[ -s "$g/layout.tsv" ] || python3 tests/symgen/tksymgen.py build --out "$g" --n 2000 --files 8 --seed 5 --arch arm64 >/dev/null
+dwarf=$(ls "$g"/libtks-arm64.dylib.dSYM/Contents/Resources/DWARF/*)
+p="$out/sym-$F.json"
+[ -s "$p" ] || TK="$TK" python3 tests/cli/metrickit_symbols.py make "$g/layout.tsv" "$dwarf" "$p" "$out/sym-$F.want" --frames "$F" >/dev/null
+frames=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); n=0
+for k in ("hangDiagnostics","crashDiagnostics"):
+    for x in d[k]:
+        st=list(x["callStackTree"]["callStacks"][0]["callStackRootFrames"])
+        while st:
+            f=st.pop(); n+=1; st.extend(f.get("subFrames",()))
+print(n)' "$p")
+python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+st=list(d["hangDiagnostics"][0]["callStackTree"]["callStacks"][0]["callStackRootFrames"]) + list(d["crashDiagnostics"][0]["callStackTree"]["callStacks"][0]["callStackRootFrames"])
+out=[]
+while st:
+    f=st.pop(); st.extend(f.get("subFrames",()))
+    if f["binaryName"] == "libtks-arm64.dylib":
+        out.append("0x%x" % ((f["address"] - 0x104A8C000) - (1 if f.get("subFrames") else 0)))
+open(sys.argv[2],"w").write("\n".join(out) + "\n")' "$p" "$out/sym-addrs.txt"
+export TRACEKIT_CACHE_DIR="$out/cache"
+"$TK" symcache build "$g/libtks-arm64.dylib.dSYM" >/dev/null 2>&1
+read -r tks tkm < <(cpu "$TK" collapse --symbols "$g/libtks-arm64.dylib.dSYM" "$p")
+read -r lls llm < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
+echo "symbolicate $frames frames: tracekit $tks s CPU ($tkm MB), llvm-symbolizer $lls s CPU ($llm MB)"
+ratio=$(awk -v a="$lls" -v b="$tks" 'BEGIN {printf "%.1f", a / (b > 0 ? b : 0.01)}')
+printf 'metrickit\tsymbolicate %s MetricKit frames (collapse --symbols, cache built)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%sx\t>= 20x: %s\n' \
+	"$frames" "$tks" "$tkm" "$lls" "$llm" "$ratio" "$(awk -v r="$ratio" 'BEGIN {print (r >= 20 ? "met" : "missed")}')" >>"$BENCH_SUMMARY"
