@@ -30,7 +30,7 @@ export HOME="$tmp/home" PATH="$JSBIN:$PATH"
 mkdir -p "$HOME"
 PC_OUT="$tmp/load.txt"
 . tests/profiler_cli.sh
-trap '[ -x "$JSBIN/profiler-cli" ] && profiler-cli stop --all >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+trap '[ -x "$JSBIN/profiler-cli" ] && pc_stop_all; rm -rf "$tmp"' EXIT
 
 [ -x "$GEN" ] || { echo "bench_gecko: $GEN is missing (run make)"; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench_gecko: GNU time is missing (make deps)"; exit 1; }
@@ -96,8 +96,7 @@ for size in "${sizes[@]}"; do
 		t0=$(date +%s%N)
 		pc_load "$tmp/$kind.json" || { echo "profiler-cli load $kind failed: $(tail -3 "$tmp/load.txt")"; continue; }
 		t1=$(date +%s%N)
-		sid=$(sed -n 's/^Session started: //p' "$tmp/load.txt" | head -1)
-		dpid=$(pgrep -f -- "--daemon $tmp/$kind.json --session $sid" | head -1)
+		sid=$PC_SESSION dpid=$PC_PID
 		LR[$kind]=$(awk '/VmHWM/ { print $2 }' "/proc/$dpid/status" 2>/dev/null || echo 0)
 		LT[$kind]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 		LS[$kind]=$(stat -c %s "$tmp/$kind.json")

@@ -7,7 +7,6 @@
 
 #include "analysis.h"
 #include "convert.h"
-#include "tracekit/records.h"
 #include "tracekit/write.h"
 #include "util/mem.h"
 
@@ -119,8 +118,6 @@ int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options 
 	if (!p)
 		return 1;
 	tk_convert_options o = *co;
-	tk_records *recs = gecko ? tk_convert_records(p, a->input) : NULL;
-	o.records = recs;
 	if (!o.title) {
 		const char *slash = strrchr(a->input, '/');
 		o.title = strcmp(a->input, "-") == 0 ? "standard input" : slash ? slash + 1 : a->input;
@@ -135,18 +132,8 @@ int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options 
 			tk_cli_fail("%s: %s: %s", a->cmd, a->input, err.msg);
 		rc = tk_analysis_close_output(a, wr < 0);
 	}
-	tk_records_free(recs);
 	tk_profile_free(p);
 	return rc;
-}
-
-tk_records *tk_convert_records(const tk_profile *p, const char *input)
-{
-	const char *fmt = tk_profile_meta(p, "format");
-	if (!fmt || (strcmp(fmt, "tracekit") != 0 && strcmp(fmt, "mthawkeye") != 0) || strcmp(input, "-") == 0)
-		return NULL;
-	tk_error err;
-	return tk_records_open(input, &err);
 }
 
 int cmd_convert(int argc, char **argv)

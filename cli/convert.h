@@ -20,9 +20,5 @@ int tk_convert_option(const char *cmd, tk_convert_options *co, int argc, char **
 /* Load a->input (filters, transforms, --symbols), write it with w to a->output (atomically) or
  * standard output. Binary formats are refused on a terminal. Returns the exit status. */
 int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options *co);
-/* For an input that is Records (a session directory or Records file, not standard input): the
- * records themselves, reopened, so writers that show them (gecko markers) get each record's start,
- * duration and figures. NULL otherwise; free with tk_records_free. */
-struct tk_records *tk_convert_records(const tk_profile *p, const char *input);
 
 #endif

@@ -83,11 +83,15 @@ int cmd_demangle(int argc, char **argv)
 	while ((len = getline(&line, &cap, stdin)) > 0) {
 		size_t i = 0, n = (size_t)len;
 		while (i < n) {
-			if (!sym_char((unsigned char)line[i]) || line[i] == '.') {
+			/* a macro expansion buffer's name starts with '@' (@__swiftmacro_…): the '@' is
+			 * part of the name only there */
+			int macro = line[i] == '@' && n - i > 14 && !memcmp(line + i, "@__swiftmacro_", 14) &&
+			            (i == 0 || !sym_char((unsigned char)line[i - 1]));
+			if (!macro && (!sym_char((unsigned char)line[i]) || line[i] == '.')) {
 				putchar(line[i++]);
 				continue;
 			}
-			size_t j = i;
+			size_t j = i + (macro != 0);
 			while (j < n && sym_char((unsigned char)line[j]))
 				j++;
 			put_name(line + i, j - i, flags, stdout);

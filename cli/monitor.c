@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
 #include "tracekit/store.h"
 
 TK_COMMAND(monitor, "run a program under the CPU-load monitor (LD_PRELOAD), then list its records")
@@ -44,9 +44,12 @@ static const char usage[] =
     "  --max-frames N             frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]\n"
     "  --lib PATH                 the monitor library to preload [TK_MONITOR_LIB]\n"
     "  -q, --quiet                no summary at the end\n"
-    "  --upload URL               afterwards, send the session to `tracekit serve --ingest` at URL\n"
-    "                             (retried with back-off; kept on disk, marked uploaded once acknowledged)\n"
-    "  --token-file FILE          the bearer token for --upload\n"
+    "  --upload URL               send each finished record to `tracekit serve --ingest` at URL as the\n"
+    "                             library does (DIR/outbox, retried with back-off, each kept on disk until\n"
+    "                             acknowledged); what is left when CMD ends is sent then, and the session\n"
+    "                             is marked uploaded once the outbox is empty [TK_MONITOR_UPLOAD_URL]\n"
+    "  --token-file FILE          the bearer token for --upload (required with it)\n"
+    "                             [TK_MONITOR_UPLOAD_TOKEN_FILE]\n"
     "\n"
     "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n";
 
@@ -175,32 +178,33 @@ static void summarise(const char *dir)
 		return;
 	}
 	tk_error err;
-	tk_records *r = tk_records_open(dir, &err);
-	if (!r) {
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, dir, NULL, &err) < 0) {
 		tk_cli_warn("%s", err.msg);
+		tk_profile_free(p);
 		return;
 	}
-	const char *note = tk_records_meta(r, "monitor-event");
+	const char *note = tk_profile_meta(p, "monitor-event");
 	if (note)
 		fprintf(stderr, "tracekit: note: %s\n", note);
 	size_t cpu = 0, hang = 0;
 	double worst = 0;
-	for (size_t i = 0; i < tk_records_count(r); i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
-		if (ri->kind == TK_RECORD_CPU) {
+	for (tk_event_id e = 1; e <= tk_event_count(p); e++) {
+		if (tk_event_get(p, e)->kind == TK_EVENT_CPU_HIGHLOAD) {
 			cpu++;
-			if (isfinite(ri->avg_cpu) && ri->avg_cpu > worst)
-				worst = ri->avg_cpu;
+			double avg = tk_event_num(p, e, "cpu.average");
+			if (isfinite(avg) && avg > worst)
+				worst = avg;
 		} else {
 			hang++;
 		}
 	}
+	tk_profile_free(p);
 	if (cpu + hang == 0) {
 		fprintf(stderr,
 		        "tracekit: no records in %s (no CPU load stayed above the threshold long enough; see "
 		        "--cpu-threshold and --cpu-duration)\n",
 		        dir);
-		tk_records_free(r);
 		return;
 	}
 	fprintf(stderr, "tracekit: %zu CPU high-load record%s", cpu, cpu == 1 ? "" : "s");
@@ -208,32 +212,36 @@ static void summarise(const char *dir)
 		fprintf(stderr, " (peak average %.0f %% of one core)", worst);
 	fprintf(stderr, ", %zu hang%s in %s — `tracekit records %s` lists them\n", hang, hang == 1 ? "" : "s", dir,
 	        dir);
-	tk_records_free(r);
 }
 
-/* --upload: the finished session goes to `tracekit serve --ingest`; it stays on disk either way. */
-static int send_session(const char *url, const char *token_file, const char *dir)
+/* --upload: the monitored program's uploader sent the records as they finished; what its outbox
+ * still holds (the last records, or those the server did not acknowledge in time) goes now. */
+static int send_outbox(const char *url, const char *token_file, const char *dir)
 {
 	char token[512] = "";
-	FILE *f = token_file ? fopen(token_file, "r") : NULL;
-	if (token_file && !f)
+	FILE *f = fopen(token_file, "r");
+	if (!f)
 		return tk_cli_fail("monitor: --token-file %s: %s", token_file, strerror(errno));
-	if (f) {
-		if (!fgets(token, sizeof token, f))
-			token[0] = 0;
-		fclose(f);
-	}
+	if (!fgets(token, sizeof token, f))
+		token[0] = 0;
+	fclose(f);
 	token[strcspn(token, "\r\n")] = 0;
 	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/records", dir);
+	snprintf(path, sizeof path, "%s/outbox", dir);
 	if (access(path, F_OK) != 0)
 		return 0; /* nothing recorded, nothing to send */
 	tk_upload_options o = {.token = token};
 	tk_error err;
-	if (tk_upload_session(url, dir, &o, &err) != 0)
-		return tk_cli_fail("monitor: upload: %s (the session stays in %s; `tracekit upload` sends it later)",
-		                   err.msg, dir);
-	fprintf(stderr, "tracekit: session uploaded to %s\n", url);
+	size_t sent = 0, left = 0;
+	int rc = tk_upload_outbox(url, dir, &o, &sent, &left, &err);
+	if (rc < 0)
+		return tk_cli_fail("monitor: upload: %s (%zu record%s left in %s; the next `tracekit monitor -o %s "
+		                   "--upload` sends them)",
+		                   err.msg, left, left == 1 ? "" : "s", path, dir);
+	if (rc > 0)
+		return tk_cli_fail("monitor: upload: %s (set aside in %s/rejected)", err.msg, path);
+	fprintf(stderr, "tracekit: records sent to %s as they finished (%zu at exit); session marked uploaded\n", url,
+	        sent);
 	return 0;
 }
 
@@ -287,10 +295,16 @@ int cmd_monitor(int argc, char **argv)
 	}
 	if (!cmd || cmd >= argc)
 		return tk_cli_usage("monitor", "no command to run (tracekit monitor [options] -- CMD [ARGS...])");
+	if (upload && !token_file)
+		return tk_cli_usage("monitor", "--upload needs --token-file (the bearer token of the server)");
+	char *abstoken = token_file ? realpath(token_file, NULL) : NULL;
+	if (token_file && !abstoken)
+		return tk_cli_fail("monitor: --token-file %s: %s", token_file, strerror(errno));
 
 	char *so = find_lib(lib);
 	if (!so)
-		return tk_cli_fail("monitor: %s not found (build it with `make`, or set TK_MONITOR_LIB)",
+		return free(abstoken),
+		       tk_cli_fail("monitor: %s not found (build it with `make`, or set TK_MONITOR_LIB)",
 		                   lib ? lib : "libtracekit-monitor.so next to the tracekit binary"),
 		       2;
 	char defdir[64];
@@ -303,7 +317,7 @@ int cmd_monitor(int argc, char **argv)
 	}
 	if (mkdir_p(dir)) {
 		int e = errno;
-		free(so);
+		free(so), free(abstoken);
 		return tk_cli_fail("monitor: cannot create session directory %s: %s", dir, strerror(e));
 	}
 	char *absdir = realpath(dir, NULL);
@@ -322,7 +336,7 @@ int cmd_monitor(int argc, char **argv)
 
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC)) {
-		free(so), free(asan), free(preload), free(absdir);
+		free(so), free(asan), free(preload), free(absdir), free(abstoken);
 		return tk_cli_fail("monitor: pipe: %s", strerror(errno));
 	}
 	fflush(NULL);
@@ -357,6 +371,10 @@ int cmd_monitor(int argc, char **argv)
 		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
 			if (set[k])
 				setenv(opts[k].env, set[k], 1);
+		if (upload) { /* the library's own uploader, as an app linking it would set it up */
+			setenv("TK_MONITOR_UPLOAD_URL", upload, 1);
+			setenv("TK_MONITOR_UPLOAD_TOKEN_FILE", abstoken, 1);
+		}
 		execvp(argv[cmd], argv + cmd);
 		int e = errno;
 		if (write(pipefd[1], &e, sizeof e) < 0)
@@ -396,7 +414,7 @@ int cmd_monitor(int argc, char **argv)
 			}
 			if (!quiet)
 				summarise(absdir ? absdir : dir);
-			if (upload && send_session(upload, token_file, absdir ? absdir : dir) && rc == 0)
+			if (upload && send_outbox(upload, token_file, absdir ? absdir : dir) && rc == 0)
 				rc = 1;
 		}
 	}
@@ -412,5 +430,6 @@ int cmd_monitor(int argc, char **argv)
 	free(asan);
 	free(preload);
 	free(absdir);
+	free(abstoken);
 	return rc;
 }

@@ -1,11 +1,11 @@
 /*
  * tracekit open — show a trace in the Firefox Profiler (the samply way).
  *
- * The profile is converted (lib/write/gecko.c) into a private temporary directory and served by
+ * The profile is converted (lib/write/gecko.c) into an unnamed temporary file and served by
  * libmicrohttpd on 127.0.0.1 only, under a path holding 128 random bits, so other local users and
  * web pages cannot guess it. profiler.firefox.com fetches it through its /from-url/ route and asks
  * /symbolicate/v5 on the same prefix for frames that have an image but no name; those are answered
- * from tracekit's symbol cache and the --symbols paths. Nothing else is served (404), nothing is
+ * from tracekit's symbol cache and the --symbols paths (tk_symbolicate_v5). Nothing else is served (404), nothing is
  * written. The server runs until SIGINT or SIGTERM.
  */
 #include <arpa/inet.h>
@@ -21,11 +21,11 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis.h"
 #include "convert.h"
-#include "tracekit/records.h"
 #include "tracekit/symbol.h"
 #include "tracekit/write.h"
 
@@ -45,239 +45,64 @@ static void usage(void)
 	       "open options:\n"
 	       "  --port N              listen on port N of 127.0.0.1 (default 0: a free port)\n"
 	       "  --no-browser          only print the link\n"
+	       "  -v, --verbose         log each request (method, path, status, sizes, time) on stderr\n"
 	       "  --save PATH           write the profile to PATH and exit (same as -o; no server)\n\n%s",
 	       TK_ANALYSIS_HELP);
 }
 
 typedef struct server {
 	char token[33];
-	char profile_path[4096];
+	int profile_fd; /* unnamed: nothing of it stays on disk, whatever ends the process */
 	off_t profile_size;
 	tk_symbolicator *sym;
+	int verbose;
 } server;
 
 typedef struct post_buf {
 	char *data;
 	size_t len, cap;
 	int too_big;
+	struct timespec t0;
 } post_buf;
-
-enum { MAX_POST = 64 << 20 };
-
-/* ---- /symbolicate/v5 ----
- * Request:  {"jobs":[{"memoryMap":[[debugName, breakpadId], …], "stacks":[[[moduleIndex, offset], …]]}]}
- * Response: {"results":[{"found_modules":{"name/id":true|false}, "stacks":[[{"frame":i,
- *           "module_offset":"0x…", "module":name, "function":…, "function_offset":"0x…", "file":…,
- *           "line":…, "inlines":[{function, file, line} innermost first]}]]}]}
- * The offset is relative to the image's load address (the writer's frame addresses), already
- * adjusted for return addresses, so it is looked up as is. */
-
-/* "4C4C44D755553144A1A5753F1442BA460" -> "4C4C44D7-5555-3144-A1A5-753F1442BA46" */
-static int uuid_from_breakpad(const char *id, char out[37])
-{
-	if (strlen(id) < 32)
-		return -1;
-	size_t o = 0;
-	for (int i = 0; i < 32; i++) {
-		char c = id[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f')))
-			return -1;
-		if (i == 8 || i == 12 || i == 16 || i == 20)
-			out[o++] = '-';
-		out[o++] = c;
-	}
-	out[o] = 0;
-	return 0;
-}
-
-/* The symbol cache alone answers too: caches are named <UUID>-<arch>.tksym in the cache directory
- * ($TRACEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tracekit, else ~/.cache/tracekit), so one built
- * earlier (`tracekit symcache build`, or any lookup) serves after its dSYM is gone. */
-static int add_cached(server *s, const char *uuid)
-{
-	const char *env = getenv("TRACEKIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[2048];
-	if (env && *env)
-		snprintf(dir, sizeof dir, "%s", env);
-	else if (xdg && *xdg)
-		snprintf(dir, sizeof dir, "%s/tracekit", xdg);
-	else if (home && *home)
-		snprintf(dir, sizeof dir, "%s/.cache/tracekit", home);
-	else
-		return 0;
-	static const char *const archs[] = {"arm64e", "arm64", "x86_64", "arm64_32", "x86_64h"};
-	int added = 0;
-	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
-		char path[2200];
-		snprintf(path, sizeof path, "%s/%s-%s.tksym", dir, uuid, archs[i]);
-		tk_error err;
-		if (access(path, R_OK) == 0 && tk_symbolicator_add_path(s->sym, path, &err) == 0)
-			added = 1;
-	}
-	return added;
-}
-
-typedef struct named {
-	const char *name;
-	uint64_t off;
-	json_int_t module;
-	json_t *obj;
-} named;
-
-/* by module, name, then offset: the first of each run is the function's lowest address */
-static int cmp_named(const void *a, const void *b)
-{
-	const named *x = a, *y = b;
-	if (x->module != y->module)
-		return x->module < y->module ? -1 : 1;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-static json_t *symbolicate_job(server *s, json_t *job)
-{
-	json_t *mm = json_object_get(job, "memoryMap"), *stacks = json_object_get(job, "stacks");
-	if (!json_is_array(mm) || !json_is_array(stacks))
-		return NULL;
-	size_t nmod = json_array_size(mm);
-	tk_symbol_image **ims = calloc(nmod ? nmod : 1, sizeof *ims);
-	json_t *found = json_object();
-	for (size_t m = 0; m < nmod; m++) {
-		json_t *e = json_array_get(mm, m);
-		const char *name = json_string_value(json_array_get(e, 0)),
-		           *id = json_string_value(json_array_get(e, 1));
-		if (!name || !id)
-			continue;
-		char uuid[37], key[1024];
-		tk_error err;
-		if (uuid_from_breakpad(id, uuid) == 0) {
-			ims[m] = tk_symbolicator_image(s->sym, uuid, NULL, NULL, &err);
-			if (!ims[m] && add_cached(s, uuid))
-				ims[m] = tk_symbolicator_image(s->sym, uuid, NULL, NULL, &err);
-		}
-		snprintf(key, sizeof key, "%s/%s", name, id);
-		json_object_set_new(found, key, json_boolean(ims[m] != NULL));
-	}
-	json_t *out_stacks = json_array();
-	for (size_t si = 0; si < json_array_size(stacks); si++) {
-		json_t *st = json_array_get(stacks, si), *out_st = json_array();
-		size_t nf = json_array_size(st), nnamed = 0;
-		named *nm = malloc((nf ? nf : 1) * sizeof *nm);
-		tk_symbol_result r;
-		for (size_t f = 0; f < nf; f++) {
-			json_t *fr = json_array_get(st, f);
-			json_int_t mi = json_integer_value(json_array_get(fr, 0));
-			json_int_t off = json_integer_value(json_array_get(fr, 1));
-			char hex[32];
-			snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)off);
-			json_t *o = json_object();
-			json_object_set_new(o, "frame", json_integer((json_int_t)f));
-			json_object_set_new(o, "module_offset", json_string(hex));
-			int known = mi >= 0 && (size_t)mi < nmod;
-			const char *modname =
-			    known ? json_string_value(json_array_get(json_array_get(mm, mi), 0)) : NULL;
-			json_object_set_new(o, "module", json_string(modname ? modname : ""));
-			r.nframes = 0;
-			if (known && ims[mi] && off >= 0) {
-				tk_symbol_image_lookup(ims[mi], tk_symbol_image_file_addr(ims[mi], 0, (uint64_t)off),
-				                       &r);
-				if (r.nframes == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
-					r.nframes = 0;
-			}
-			if (r.nframes) {
-				const tk_symbol_frame *outer = &r.frames[r.nframes - 1];
-				json_object_set_new(o, "function", json_string(outer->function));
-				if (outer->file)
-					json_object_set_new(o, "file", json_string(outer->file));
-				if (outer->line)
-					json_object_set_new(o, "line", json_integer(outer->line));
-				if (r.nframes > 1) {
-					json_t *inl = json_array();
-					for (size_t k = 0; k + 1 < r.nframes; k++) {
-						json_t *x = json_object();
-						json_object_set_new(x, "function", json_string(r.frames[k].function));
-						if (r.frames[k].file)
-							json_object_set_new(x, "file", json_string(r.frames[k].file));
-						if (r.frames[k].line)
-							json_object_set_new(x, "line", json_integer(r.frames[k].line));
-						json_array_append_new(inl, x);
-					}
-					json_object_set_new(o, "inlines", inl);
-				}
-				/* the name's text stays mapped until the next tk_symbolicator_image call (none here) */
-				nm[nnamed++] =
-				    (named){json_string_value(json_object_get(o, "function")), (uint64_t)off, mi, o};
-			}
-			json_array_append_new(out_st, o);
-		}
-		/* A function's canonical address within this request: its lowest requested address. The
-		 * profiler merges frames into one function by (library, address - function_offset), and
-		 * the symbol cache keeps line ranges, not function starts. */
-		qsort(nm, nnamed, sizeof *nm, cmp_named);
-		for (size_t k = 0; k < nnamed;) {
-			size_t e = k + 1;
-			while (e < nnamed && nm[e].module == nm[k].module && strcmp(nm[e].name, nm[k].name) == 0)
-				e++;
-			for (size_t q = k; q < e; q++) {
-				char hex[32];
-				snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)(nm[q].off - nm[k].off));
-				json_object_set_new(nm[q].obj, "function_offset", json_string(hex));
-			}
-			k = e;
-		}
-		free(nm);
-		json_array_append_new(out_stacks, out_st);
-	}
-	free(ims);
-	json_t *result = json_object();
-	json_object_set_new(result, "found_modules", found);
-	json_object_set_new(result, "stacks", out_stacks);
-	return result;
-}
-
-static char *symbolicate(server *s, const char *body, size_t len)
-{
-	json_error_t jerr;
-	json_t *req = json_loadb(body, len, 0, &jerr);
-	json_t *jobs = req ? json_object_get(req, "jobs") : NULL;
-	if (!json_is_array(jobs)) {
-		json_decref(req);
-		return NULL;
-	}
-	json_t *results = json_array();
-	for (size_t i = 0; i < json_array_size(jobs); i++) {
-		json_t *r = symbolicate_job(s, json_array_get(jobs, i));
-		if (!r) {
-			json_decref(results);
-			json_decref(req);
-			return NULL;
-		}
-		json_array_append_new(results, r);
-	}
-	json_t *resp = json_object();
-	json_object_set_new(resp, "results", results);
-	char *text = json_dumps(resp, JSON_COMPACT);
-	json_decref(resp);
-	json_decref(req);
-	return text;
-}
 
 /* ---- HTTP ---- */
 
 static void cors(struct MHD_Response *r)
 {
-	/* The profile's path is the secret; the profiler runs on another origin and must read it. */
+	/* The profile's path is the secret; the profiler runs on another origin and must read it. Its
+	 * symbolication fetch sets User-Agent (receive-profile.ts: "FirefoxProfiler/1.0 (+origin)"), which
+	 * is not a CORS-safelisted header, so Firefox preflights it; the other names cover a JSON POST. */
 	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
-	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-	MHD_add_response_header(r, "Access-Control-Allow-Headers", "Content-Type");
+	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers",
+	                        "Content-Type, User-Agent, Accept, Accept-Language, Content-Language, Cache-Control");
+	MHD_add_response_header(r, "Access-Control-Max-Age", "600");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *text)
+/* --verbose: one line per request on stderr, so a user sees symbolication happen. The path is shown
+ * without the token (the secret stays off screens and logs). */
+static void logreq(const server *s, struct MHD_Connection *c, const char *method, const char *url, unsigned status,
+                   size_t in, size_t out, const struct timespec *t0)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	if (!s->verbose)
+		return;
+	size_t tl = strlen(s->token);
+	const char *shown = url[0] == '/' && strncmp(url + 1, s->token, tl) == 0 ? url + 1 + tl : url;
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = t0 ? (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6 : 0;
+	char from[600] = "";
+	if (origin)
+		snprintf(from, sizeof from, " from %s", tk_cli_shown(origin));
+	fprintf(stderr, "tracekit: open: %s %s%s -> %u (%zu bytes in, %zu out, %.1f ms)%s\n", tk_cli_shown(method),
+	        shown == url ? "" : "/TOKEN", tk_cli_shown(shown), status, in, out, ms, from);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *text, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
 	cors(r);
@@ -286,6 +111,13 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result reply_text(const server *s, struct MHD_Connection *c, const char *method, const char *url,
+                                  unsigned status, const char *text, size_t in, const struct timespec *t0)
+{
+	logreq(s, c, method, url, status, in, strlen(text), t0);
+	return reply(c, status, status == 204 ? NULL : "text/plain; charset=utf-8", text, strlen(text));
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -302,13 +134,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (is_sym && post) {
 		post_buf *b = *con_cls;
 		if (!b) { /* first call: headers only */
-			*con_cls = calloc(1, sizeof *b);
-			return *con_cls ? MHD_YES : MHD_NO;
+			*con_cls = b = calloc(1, sizeof *b);
+			if (b)
+				clock_gettime(CLOCK_MONOTONIC, &b->t0);
+			return b ? MHD_YES : MHD_NO;
 		}
 		if (*upload_size) {
-			if (b->len + *upload_size > MAX_POST)
+			/* bounded as it arrives: past the library's limit the rest is only counted */
+			if (b->too_big || b->len + *upload_size > TK_SYMBOLICATE_V5_MAX_REQUEST) {
 				b->too_big = 1;
-			else {
+				free(b->data);
+				b->data = NULL;
+				b->cap = 0;
+				b->len += *upload_size;
+			} else {
 				if (b->len + *upload_size > b->cap) {
 					size_t cap = b->cap ? b->cap : 65536;
 					while (cap < b->len + *upload_size)
@@ -324,35 +163,43 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			*upload_size = 0;
 			return MHD_YES;
 		}
-		if (b->too_big)
-			return reply(c, 413, "text/plain", "request too large\n");
-		char *resp = symbolicate(s, b->data ? b->data : "", b->len);
-		if (!resp)
-			return reply(c, 400, "text/plain", "expected a /symbolicate/v5 JSON request\n");
-		enum MHD_Result ret = reply(c, 200, "application/json", resp);
+		char *resp = NULL;
+		size_t rn = 0;
+		tk_error err = {{0}};
+		int rc = b->too_big ? tk_error_set(&err, "symbolication request of more than %u bytes: the limit",
+		                                   TK_SYMBOLICATE_V5_MAX_REQUEST),
+		    1               : tk_symbolicate_v5(s->sym, b->data ? b->data : "", b->len, NULL, &resp, &rn, &err);
+		if (rc != 0) {
+			char msg[sizeof err.msg + 2];
+			snprintf(msg, sizeof msg, "%s\n", err.msg);
+			return reply_text(s, c, method, url, rc > 0 ? 413 : 400, msg, b->len, &b->t0);
+		}
+		logreq(s, c, method, url, 200, b->len, rn, &b->t0);
+		enum MHD_Result ret = reply(c, 200, "application/json", resp, rn);
 		free(resp);
 		return ret;
 	}
 	if (*upload_size) /* a body we do not want: drop it */
 		return *upload_size = 0, MHD_YES;
-	if (is_sym && strcmp(method, "OPTIONS") == 0) /* CORS preflight for the JSON POST */
-		return reply(c, 204, NULL, "");
+	if (is_sym && strcmp(method, "OPTIONS") == 0) /* CORS preflight for the symbolication POST */
+		return reply_text(s, c, method, url, 204, "", 0, NULL);
 	if (is_profile && get) {
-		int fd = open(s->profile_path, O_RDONLY | O_CLOEXEC);
+		int fd = dup(s->profile_fd);
 		if (fd < 0)
-			return reply(c, 500, "text/plain", "profile unavailable\n");
-		struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)s->profile_size, fd);
+			return reply_text(s, c, method, url, 500, "profile unavailable\n", 0, NULL);
+		struct MHD_Response *r = MHD_create_response_from_fd_at_offset64((uint64_t)s->profile_size, fd, 0);
 		if (!r) {
 			close(fd);
 			return MHD_NO;
 		}
 		cors(r);
 		MHD_add_response_header(r, "Content-Type", "application/json");
+		logreq(s, c, method, url, 200, 0, (size_t)s->profile_size, NULL);
 		enum MHD_Result ret = MHD_queue_response(c, 200, r);
 		MHD_destroy_response(r);
 		return ret;
 	}
-	return reply(c, 404, "text/plain", "not found\n");
+	return reply_text(s, c, method, url, 404, "not found\n", 0, NULL);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
@@ -398,20 +245,36 @@ static void open_browser(const char *url)
 	posix_spawn_file_actions_destroy(&fa);
 }
 
+/* A file with no name in dir (O_TMPFILE; else created in a private directory and unlinked with it at
+ * once): the profile lives only as long as the open descriptor, so a crash, a kill or an error path
+ * leaves nothing behind. */
+static int unnamed_file(const char *dir, tk_error *err)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char d[3072], path[3100];
+	snprintf(d, sizeof d, "%s/tracekit-open-XXXXXX", dir);
+	if (!mkdtemp(d)) /* mode 0700: the file is private to this user */
+		return tk_error_set(err, "cannot create a temporary directory in %s: %s", dir, strerror(errno));
+	snprintf(path, sizeof path, "%s/profile.json", d);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int e = errno;
+	unlink(path);
+	rmdir(d);
+	if (fd < 0)
+		return tk_error_set(err, "%s: %s", path, strerror(e));
+	return fd;
+}
+
 static int write_profile(const tk_profile *p, const char *input, FILE *f, tk_error *err)
 {
 	tk_convert_options o;
 	tk_convert_options_init(&o);
-	/* Records (a session directory or Records file): reopen them for each record's start, duration
-	 * and figures, so the profiler shows each on the timeline with a marker. */
-	tk_records *recs = tk_convert_records(p, input);
-	o.records = recs;
 	const char *slash = strrchr(input, '/');
 	o.title = slash ? slash + 1 : input;
 	o.input = input;
-	int rc = tk_write_gecko(f, p, &o, err);
-	tk_records_free(recs);
-	return rc;
+	return tk_write_gecko(f, p, &o, err);
 }
 
 int cmd_open(int argc, char **argv)
@@ -422,12 +285,14 @@ int cmd_open(int argc, char **argv)
 	tk_analysis_init(&a, "open");
 	a.keep_samples = 1; /* samples in time order: the Stack Chart shows the real sequence */
 	uint32_t port = 0;
-	int no_browser = 0, rc = 2; /* a usage error until the options are checked */
+	int no_browser = 0, verbose = 0, rc = 2; /* a usage error until the options are checked */
 	for (int i = 1; i < argc;) {
 		const char *val;
 		int r;
 		if (strcmp(argv[i], "--no-browser") == 0) {
 			no_browser = 1, i++;
+		} else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
+			verbose = 1, i++;
 		} else if ((r = tk_cli_opt("open", argc, argv, &i, "--port", NULL, &val)) != 0) {
 			if (r < 0 || tk_cli_uint("open", "--port", val, &port) < 0)
 				goto out;
@@ -505,30 +370,24 @@ int cmd_open(int argc, char **argv)
 	for (int i = 0; i < 16; i++)
 		snprintf(s.token + 2 * i, 3, "%02x", rnd[i]);
 	const char *tmpdir = getenv("TMPDIR");
-	char dir[3072];
-	snprintf(dir, sizeof dir, "%s/tracekit-open-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(dir)) { /* mode 0700: the file is private to this user */
-		tk_cli_fail("open: cannot create a temporary directory in %s: %s", tmpdir ? tmpdir : "/tmp",
-		            strerror(errno));
-		tk_profile_free(p);
-		close(lfd);
-		goto out;
-	}
-	snprintf(s.profile_path, sizeof s.profile_path, "%s/profile.json", dir);
-	FILE *f = fopen(s.profile_path, "w");
-	int w = f ? write_profile(p, a.input, f, &err) : tk_error_set(&err, "%s: %s", s.profile_path, strerror(errno));
+	s.profile_fd = unnamed_file(tmpdir && *tmpdir ? tmpdir : "/tmp", &err);
+	FILE *f = s.profile_fd >= 0 ? fdopen(dup(s.profile_fd), "w") : NULL;
+	int w = f                  ? write_profile(p, a.input, f, &err)
+	        : s.profile_fd < 0 ? -1
+	                           : tk_error_set(&err, "open: %s", strerror(errno));
 	if (f && fclose(f) != 0 && w == 0)
-		w = tk_error_set(&err, "%s: %s", s.profile_path, strerror(errno));
+		w = tk_error_set(&err, "temporary profile: %s", strerror(errno));
 	tk_profile_free(p);
 	struct stat st;
-	if (w < 0 || stat(s.profile_path, &st) < 0) {
+	if (w < 0 || fstat(s.profile_fd, &st) < 0) {
 		tk_cli_fail("open: %s", err.msg);
-		unlink(s.profile_path);
-		rmdir(dir);
+		if (s.profile_fd >= 0)
+			close(s.profile_fd);
 		close(lfd);
 		goto out;
 	}
 	s.profile_size = st.st_size;
+	s.verbose = verbose;
 	s.sym = tk_symbolicator_new(NULL);
 	for (size_t i = 0; i < a.nsymbols; i++)
 		if (tk_symbolicator_add_path(s.sym, a.symbol_paths[i], &err) < 0)
@@ -567,8 +426,7 @@ int cmd_open(int argc, char **argv)
 		rc = 0;
 	}
 	tk_symbolicator_free(s.sym);
-	unlink(s.profile_path);
-	rmdir(dir);
+	close(s.profile_fd);
 out:
 	tk_analysis_free(&a);
 	return rc;

@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
+#include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/text.h"
 
@@ -22,7 +23,8 @@ static const char usage[] =
     "usage: tracekit records [options] PATH\n"
     "\n"
     "PATH is a session directory written by `tracekit monitor` (records + images.json), a Records\n"
-    "file, or an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images).\n"
+    "file, an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images), or any other\n"
+    "input whose reader reports events (the list then shows its events; KEY is an event's key).\n"
     "\n"
     "Without --tree/--collapse, lists the CPU high-load and hang records: start time, duration,\n"
     "average CPU (percent of one core), samples, thread and the frame with the most samples.\n"
@@ -52,10 +54,11 @@ static const char usage[] =
 
 /* Where the output goes: standard output or -o's temporary file (util/outfile.h). */
 static FILE *out;
+enum { NO_SYMBOLS = 1 }; /* --no-symbols */
 
 #define S(s) tk_cli_shown(s)
 
-/* ---- loading one record (and symbolicating it with dSYMs when asked) ---- */
+/* ---- naming the frames (ELF files of this machine; dSYMs for MTHawkeye with --symbols) ---- */
 
 static struct {
 	const char **paths;
@@ -63,7 +66,7 @@ static struct {
 	int mthawkeye;
 #ifdef TK_HAVE_SYMBOL
 	tk_symbolicator *s;
-	tk_elf_namer *elf; /* names Linux sessions' frames from their ELF files, one cache for all records */
+	tk_elf_namer *elf; /* names Linux sessions' frames from their ELF files */
 #endif
 } sym;
 
@@ -88,15 +91,14 @@ static void sym_warn(void *ctx, const char *message)
 }
 #endif
 
-/* Load record i into *pp; returns its thread or -1 with err. With --symbols on an MTHawkeye
- * session, the profile is replaced by its dSYM-symbolicated copy (threads keep their order). */
-static int64_t load_record(tk_records *r, size_t i, tk_profile **pp, unsigned flags, tk_error *err)
+/* Name *pp's frames; with --symbols on an MTHawkeye session, *pp is replaced by its
+ * dSYM-symbolicated copy (threads and events keep their order). */
+static int name_frames(tk_profile **pp, unsigned no_symbols, tk_error *err)
 {
-	int64_t t = tk_records_load(r, i, *pp, flags, err);
-	if (t >= 0 && name_elf(pp, err) < 0)
+	if (name_elf(pp, err) < 0)
 		return -1;
-	if (t < 0 || !sym.n || !sym.mthawkeye || (flags & TK_RECORDS_NO_SYMBOLS))
-		return t;
+	if (!sym.n || !sym.mthawkeye || no_symbols)
+		return 0;
 #ifdef TK_HAVE_SYMBOL
 	if (!sym.s) {
 		sym.s = tk_symbolicator_new(NULL);
@@ -114,41 +116,48 @@ static int64_t load_record(tk_records *r, size_t i, tk_profile **pp, unsigned fl
 	tk_profile_free(*pp);
 	*pp = q;
 #endif
-	return t;
+	return 0;
 }
 
-static void print_warnings(const tk_records *r)
+static void print_warnings(void)
 {
-	for (size_t i = 0; i < tk_records_warning_count(r); i++)
-		tk_cli_warn("%s", tk_records_warning(r, i));
 #ifdef TK_HAVE_SYMBOL
 	for (size_t i = 0; sym.elf && i < tk_elf_namer_warning_count(sym.elf); i++)
 		tk_cli_warn("%s", tk_elf_namer_warning(sym.elf, i));
 #endif
 }
 
-static int list(tk_records *r, int json, int use_utc, unsigned flags)
+static int list(const tk_profile *p, int json, int use_utc)
 {
-	size_t n = tk_records_count(r);
+	size_t n = tk_event_count(p);
 	tk_record_list *l = tk_record_list_begin(out, n, json, use_utc);
 	tk_error err;
-	for (size_t i = 0; i < n; i++) {
-		tk_profile *p = tk_profile_new();
-		int64_t t = load_record(r, i, &p, flags, &err);
-		if (t < 0) {
-			tk_profile_free(p);
-			tk_record_list_abort(l);
-			return tk_cli_fail("%s", err.msg);
-		}
-		tk_record_list_add(l, tk_records_get(r, i), p, (tk_thread_id)t);
-		tk_profile_free(p);
-	}
+	for (tk_event_id e = 1; e <= n; e++)
+		tk_record_list_add(l, p, e);
 	if (tk_record_list_end(l, &err) < 0)
 		return tk_cli_fail("%s", err.msg);
 	return 0;
 }
 
-/* ---- one record as a tree or folded stacks ---- */
+/* The event whose key is key or, failing that, starts with key (when only one does); 0 if none,
+ * -1 if the prefix is ambiguous. */
+static long long find_event(const tk_profile *p, const char *key)
+{
+	size_t n = strlen(key), ne = tk_event_count(p);
+	long long found = 0;
+	for (tk_event_id e = 1; e <= ne; e++)
+		if (strcmp(tk_string(p, tk_event_get(p, e)->key), key) == 0)
+			return e;
+	for (tk_event_id e = 1; e <= ne; e++)
+		if (n && strncmp(tk_string(p, tk_event_get(p, e)->key), key, n) == 0) {
+			if (found)
+				return -1;
+			found = e;
+		}
+	return found;
+}
+
+/* ---- one event as a tree or folded stacks ---- */
 
 static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 {
@@ -158,22 +167,38 @@ static int show_tree(const tk_profile *p, tk_thread_id t, double min_percent)
 	return 0;
 }
 
-/* One record as folded stacks: the library's folded writer (the record's profile holds only its
- * thread), which also merges stacks that differ only in addresses and checks the stream. */
+/* One event's thread as folded stacks: the library's folded writer over the profile kept to that
+ * thread, which also merges stacks that differ only in addresses and checks the stream. */
 static int show_folded(const tk_profile *p, tk_thread_id t)
 {
-	(void)t;
-	tk_folded_options fo = {.no_thread = 1};
+	char tid[32];
+	snprintf(tid, sizeof tid, "%llu", (unsigned long long)tk_thread_get(p, t)->tid);
+	tk_transform_spec one = {.kind = TK_TX_THREAD, .pattern = tid};
 	tk_error err;
-	if (tk_write_folded(out, p, &fo, &err) < 0)
+	tk_profile *q = tk_transform(p, &one, 1, &err);
+	if (!q)
+		return tk_cli_fail("records: %s", err.msg);
+	tk_folded_options fo = {.no_thread = 1};
+	int rc = tk_write_folded(out, q, &fo, &err);
+	tk_profile_free(q);
+	if (rc < 0)
 		return tk_cli_fail("records: %s", err.msg);
 	return 0;
 }
 
-static int show_threads(const tk_profile *p)
+/* Does event e have context threads (a hang's snapshot)? */
+static int has_context(const tk_profile *p, tk_event_id e)
+{
+	for (size_t t = 0; t < tk_thread_count(p); t++)
+		if (tk_thread_get(p, (tk_thread_id)t)->event == e && tk_thread_get(p, (tk_thread_id)t)->role == TK_ROLE_CONTEXT)
+			return 1;
+	return 0;
+}
+
+static int show_threads(const tk_profile *p, tk_event_id e)
 {
 	tk_error err;
-	if (tk_write_record_threads(out, p, &err) < 0)
+	if (tk_write_event_threads(out, p, e, &err) < 0)
 		return tk_cli_fail("%s", err.msg);
 	return 0;
 }
@@ -229,7 +254,7 @@ int cmd_records(int argc, char **argv)
 		else if (strcmp(a, "--utc") == 0)
 			use_utc = 1;
 		else if (strcmp(a, "--no-symbols") == 0)
-			flags |= TK_RECORDS_NO_SYMBOLS;
+			flags |= NO_SYMBOLS;
 		else if (a[0] == '-' && a[1])
 			return tk_cli_usage("records", "unknown option '%s'", a);
 		else if (!path)
@@ -247,65 +272,55 @@ int cmd_records(int argc, char **argv)
 		return free(sym.paths),
 		       tk_cli_fail("records: --symbols needs the dSYM symbolicator, not in this build");
 #endif
-	tk_records *r = tk_records_open(path, &err);
-	if (!r)
+	/* One parse: the input's events (and with --threads each hang's snapshot) in one profile. */
+	tk_read_options ro;
+	tk_read_options_init(&ro);
+	ro.event_context = threads_key != NULL;
+	ro.no_images = (flags & NO_SYMBOLS) != 0;
+	ro.images = images;
+	ro.fallback = &tk_reader_records; /* a file no sniffer knows: the Records reader says what is wrong */
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, path, &ro, &err) < 0) {
+		tk_profile_free(p);
 		return free(sym.paths), tk_cli_fail("%s", err.msg);
-	const char *fmt = tk_records_meta(r, "format");
+	}
+	const char *fmt = tk_profile_meta(p, "format");
 	sym.mthawkeye = fmt && strcmp(fmt, "mthawkeye") == 0;
 	if (sym.n && !sym.mthawkeye)
 		tk_cli_warn(
 		    "--symbols names MTHawkeye (dyld-images) frames; this session's frames come from its ELF files");
-	if (images && tk_records_load_images(r, images, &err)) {
-		tk_records_free(r);
-		return tk_cli_fail("%s", err.msg);
-	}
 	tk_outfile of;
 	if (tk_outfile_open(&of, output, &err) < 0) {
-		tk_records_free(r);
+		tk_profile_free(p);
 		free(sym.paths);
 		return tk_cli_fail("records: %s", err.msg);
 	}
 	out = of.f;
 	int rc;
 	const char *key = tree_key ? tree_key : fold_key ? fold_key : threads_key;
-	if (key) {
-		ptrdiff_t i = tk_records_find(r, key);
-		if (i < 0) {
-			rc = tk_cli_fail("%s: %s record key '%s' (`tracekit records %s` lists them)", path,
-			                 i == -2 ? "ambiguous" : "no", key, path);
-		} else {
-			tk_profile *p = tk_profile_new();
-			if (threads_key) {
-				int n = tk_records_load_threads(r, (size_t)i, p, flags, &err);
-				if (n > 0 && name_elf(&p, &err) < 0)
-					n = -1;
-				if (n < 0)
-					rc = tk_cli_fail("%s", err.msg);
-				else if (n == 0)
-					rc = tk_cli_fail("%s: record %s has no thread snapshot (only tracekit's hang "
-					                 "records have one)",
-					                 path, tk_records_get(r, (size_t)i)->key);
-				else
-					rc = show_threads(p);
-			} else {
-				int64_t t = load_record(r, (size_t)i, &p, flags, &err);
-				if (t < 0)
-					rc = tk_cli_fail("%s", err.msg);
-				else
-					rc = tree_key ? show_tree(p, (tk_thread_id)t, min_percent)
-					              : show_folded(p, (tk_thread_id)t);
-			}
-			tk_profile_free(p);
-		}
+	long long e = key ? find_event(p, key) : 0;
+	if (key && e <= 0) {
+		rc = tk_cli_fail("%s: %s record key '%s' (`tracekit records %s` lists them)", path,
+		                 e < 0 ? "ambiguous" : "no", key, path);
+	} else if (threads_key && !has_context(p, (tk_event_id)e)) {
+		rc = tk_cli_fail("%s: record %s has no thread snapshot (only tracekit's hang records have one)", path,
+		                 tk_string(p, tk_event_get(p, (tk_event_id)e)->key));
+	} else if (name_frames(&p, threads_key ? NO_SYMBOLS : flags & NO_SYMBOLS, &err) < 0) {
+		rc = tk_cli_fail("%s", err.msg);
+	} else if (threads_key) {
+		rc = show_threads(p, (tk_event_id)e);
+	} else if (key) {
+		tk_thread_id t = tk_event_get(p, (tk_event_id)e)->thread;
+		rc = tree_key ? show_tree(p, t, min_percent) : show_folded(p, t);
 	} else {
-		rc = list(r, json, use_utc, flags);
+		rc = list(p, json, use_utc);
 	}
 	if (rc)
 		tk_outfile_abort(&of);
 	else if (tk_outfile_commit(&of, &err) < 0)
 		rc = tk_cli_fail("records: %s", err.msg);
-	print_warnings(r);
-	tk_records_free(r);
+	print_warnings();
+	tk_profile_free(p);
 #ifdef TK_HAVE_SYMBOL
 	tk_symbolicator_free(sym.s);
 	tk_elf_namer_free(sym.elf);

@@ -1,14 +1,20 @@
 /* tracekit serve --ingest — an HTTP endpoint (libmicrohttpd) that devices POST report bundles to. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <jansson.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "tracekit/store.h"
+#include "util/mem.h"
 
 TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest)")
 
@@ -22,31 +28,79 @@ static const char usage[] =
     "TOKEN` header. A bundle is stored in one batch and answered 200 {\"stored\":N,\"duplicates\":M}\n"
     "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
     "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
+    "Uploads arriving together are committed together (one transaction, one fsync on SQLite), each\n"
+    "answered once its group committed; they are decoded on several threads meanwhile.\n"
     "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
-    "413 body or inflated bundle too large, 503 the store failed (retry later).\n"
+    "413 body, inflated bundle, stacks or decoding time over the limits, 503 the store failed (retry later).\n"
     "\n"
     "options:\n"
     "  --db URL            sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
     "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
     "  --token-file FILE   the bearer token (first line of FILE); required\n"
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
-    "                      that, capped at 256 MiB; an uploaded profile's own gzip to 8× more\n"
+    "                      that, capped at 256 MiB, and an uploaded profile's own gzip to the same\n"
+    "  --max-stacks N      distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)\n"
+    "  --max-seconds N     time to read an uploaded profile (default 60; Records are bounded by size)\n"
+    "  --workers N         uploads decoded at once (default: the CPUs, 2 to 8)\n"
+    "  --header-timeout N  seconds a client has to send a request's headers (default 10)\n"
+    "  --max-per-address N connections from one IP address (default 16; 0: no limit)\n"
+    "  -v, --verbose       log each upload (address, size, outcome) on stderr\n"
     "\n"
     "It prints \"tracekit: serving on http://ADDR:PORT/v1/reports\" on stderr once it accepts uploads,\n"
     "and stops on SIGINT or SIGTERM.\n";
 
+/* A connection, for the header deadline: Slowloris holds connections open by sending a header line
+ * now and then (each byte resets libmicrohttpd's idle timeout), so the headers of every request get a
+ * total deadline, enforced by shutting the socket down from the watchdog. */
+typedef struct conn {
+	struct conn *prev, *next;
+	int fd;
+	double since;   /* start of the current request's headers */
+	int in_request; /* headers complete: the deadline no longer applies */
+	int shut;
+} conn;
+
+/* An upload waiting for its group commit. */
+typedef struct pending {
+	tk_store_batch b;
+	struct pending *next;
+	int done, failed;
+	char err[512];
+} pending;
+
 typedef struct server {
 	tk_store *store;
 	char token[512];
-	size_t max_body, max_inflated;
-	unsigned long long stored, profiles, requests;
+	size_t max_body, max_inflated, max_stacks;
+	double max_seconds, header_timeout;
+	int verbose;
+	pthread_mutex_t mu; /* everything below */
+	/* decoding slots: uploads are decoded on several threads at once, at most `slots` at a time */
+	pthread_cond_t slot_cv;
+	unsigned slots;
+	/* the group commit: the committer takes every upload queued while it committed the last group */
+	pthread_cond_t queue_cv, done_cv;
+	pending *head, *tail;
+	int stop;
+	unsigned long long stored, profiles, requests, groups, grouped;
+	/* connections, for the watchdog */
+	conn *conns;
+	pthread_cond_t watch_cv;
 } server;
 
 typedef struct upload {
 	char *data;
 	size_t n, cap;
 	int too_big;
+	double t0;
 } upload;
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -65,6 +119,24 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return rc;
 }
 
+/* --verbose: one line per event of a request on stderr (the client's address, what happened). */
+static void logline(server *S, struct MHD_Connection *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logline(server *S, struct MHD_Connection *c, const char *fmt, ...)
+{
+	if (!S->verbose)
+		return;
+	char addr[64] = "?";
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, addr, sizeof addr);
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tracekit: serve: %s: %s\n", addr, tk_cli_shown(msg));
+}
+
 /* Compare without an early exit, so the time taken says nothing about the token. */
 static int token_ok(const char *given, const char *want)
 {
@@ -75,13 +147,140 @@ static int token_ok(const char *given, const char *want)
 	return !diff;
 }
 
+static conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+	server *S = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		conn *k = calloc(1, sizeof *k);
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!k || !ci) {
+			free(k);
+			return;
+		}
+		k->fd = ci->connect_fd;
+		k->since = now_s();
+		pthread_mutex_lock(&S->mu);
+		k->next = S->conns;
+		if (S->conns)
+			S->conns->prev = k;
+		S->conns = k;
+		pthread_mutex_unlock(&S->mu);
+		*socket_ctx = k;
+	} else if (*socket_ctx) { /* closed: called before libmicrohttpd closes the socket */
+		conn *k = *socket_ctx;
+		pthread_mutex_lock(&S->mu);
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			S->conns = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		pthread_mutex_unlock(&S->mu);
+		free(k);
+		*socket_ctx = NULL;
+	}
+}
+
+/* The watchdog: connections whose request headers are not complete within the deadline are shut
+ * down (libmicrohttpd then sees the end of the stream and closes them). */
+static void *watchdog(void *arg)
+{
+	server *S = arg;
+	pthread_mutex_lock(&S->mu);
+	while (!S->stop) {
+		double t = now_s();
+		for (conn *k = S->conns; k; k = k->next)
+			if (!k->in_request && !k->shut && t - k->since > S->header_timeout) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->shut = 1;
+			}
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 200 * 1000000L;
+		if (until.tv_nsec >= 1000000000L)
+			until.tv_sec++, until.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&S->watch_cv, &S->mu, &until);
+	}
+	pthread_mutex_unlock(&S->mu);
+	return NULL;
+}
+
+/* The committer: every upload queued while the previous group committed goes into the next one
+ * transaction (tk_store_put_batches: one fsync on SQLite), then each waiting request is answered. */
+static void *committer(void *arg)
+{
+	server *S = arg;
+	pthread_mutex_lock(&S->mu);
+	for (;;) {
+		while (!S->head && !S->stop)
+			pthread_cond_wait(&S->queue_cv, &S->mu);
+		if (!S->head)
+			break;
+		pending *group = S->head;
+		S->head = S->tail = NULL;
+		pthread_mutex_unlock(&S->mu);
+		size_t n = 0;
+		for (pending *q = group; q; q = q->next)
+			n++;
+		tk_store_batch *b = tk_xmalloc(n * sizeof *b);
+		size_t i = 0;
+		for (pending *q = group; q; q = q->next)
+			b[i++] = q->b;
+		tk_error err = {{0}};
+		int rc = tk_store_put_batches(S->store, b, n, &err);
+		if (rc)
+			tk_cli_warn("serve: %s", err.msg);
+		pthread_mutex_lock(&S->mu);
+		i = 0;
+		for (pending *q = group, *next; q; q = next, i++) {
+			next = q->next;
+			q->b = b[i];
+			q->failed = rc != 0;
+			if (rc)
+				snprintf(q->err, sizeof q->err, "%s", err.msg);
+			else
+				S->stored += b[i].added, S->profiles += b[i].padded;
+			q->done = 1;
+		}
+		S->groups++;
+		S->grouped += n;
+		if (S->verbose && !rc) {
+			size_t nr = 0, np = 0, ar = 0, ap = 0;
+			for (size_t k = 0; k < n; k++)
+				nr += b[k].n, np += b[k].pn, ar += b[k].added, ap += b[k].padded;
+			fprintf(stderr,
+			        "tracekit: serve: commit: %zu upload(s) in one transaction, %zu of %zu reports and %zu "
+			        "of %zu profiles new\n",
+			        n, ar, nr, ap, np);
+		}
+		free(b);
+		pthread_cond_broadcast(&S->done_cv);
+	}
+	pthread_mutex_unlock(&S->mu);
+	return NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *data, size_t *data_n, void **ctx)
 {
 	server *S = cls;
 	upload *u = *ctx;
 	if (!u) {
-		/* headers only: refuse early what will be refused anyway, before a byte of the body */
+		/* headers complete: the header deadline is met */
+		conn *k = conn_of(c);
+		if (k) {
+			pthread_mutex_lock(&S->mu);
+			k->in_request = 1;
+			pthread_mutex_unlock(&S->mu);
+		}
+		/* refuse early what will be refused anyway, before a byte of the body */
 		if (strcmp(url, "/v1/reports") != 0)
 			return reply(c, 404, "no such endpoint: %s (POST bundles to /v1/reports)", url);
 		if (strcmp(method, "POST") != 0)
@@ -95,6 +294,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		u = calloc(1, sizeof *u);
 		if (!u)
 			return MHD_NO;
+		u->t0 = now_s();
 		*ctx = u;
 		return MHD_YES;
 	}
@@ -121,48 +321,95 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*data_n = 0;
 		return MHD_YES;
 	}
+	pthread_mutex_lock(&S->mu);
 	S->requests++;
+	pthread_mutex_unlock(&S->mu);
 	if (u->too_big)
 		return reply(c, 413, "body is over the limit of %zu bytes", S->max_body);
+	logline(S, c, "POST /v1/reports: %zu bytes received, decoding", u->n);
+	/* decode on this connection's thread, at most S->slots at once (memory is bounded per upload) */
+	pthread_mutex_lock(&S->mu);
+	while (!S->slots)
+		pthread_cond_wait(&S->slot_cv, &S->mu);
+	S->slots--;
+	pthread_mutex_unlock(&S->mu);
 	tk_report_set set = {0};
 	tk_error err;
-	if (tk_bundle_reports(u->data, u->n, S->max_inflated, "upload", NULL, &set, &err)) {
+	tk_bundle_limits lim = {
+	    .max_inflated = S->max_inflated, .max_stacks = S->max_stacks, .max_seconds = S->max_seconds};
+	int drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
+	pthread_mutex_lock(&S->mu);
+	S->slots++;
+	pthread_cond_signal(&S->slot_cv);
+	pthread_mutex_unlock(&S->mu);
+	if (drc) {
 		tk_report_set_free(&set);
-		unsigned status = strstr(err.msg, "inflates past") ? 413 : 400;
-		return reply(c, status, "%s", err.msg);
+		logline(S, c, "POST /v1/reports: %d %s", drc > 0 ? 413 : 400, err.msg);
+		return reply(c, drc > 0 ? 413 : 400, "%s", err.msg);
 	}
-	size_t added = 0;
-	if (set.pn) { /* a profile bundle: one profile report, nothing else */
-		if (tk_store_put_profiles(S->store, set.pv, set.pn, &added, &err)) {
-			tk_report_set_free(&set);
-			tk_cli_warn("serve: %s", err.msg);
-			return reply(c, 503, "the store failed: %s", err.msg);
-		}
-		S->profiles += added;
-		enum MHD_Result rc = reply(c, 200, "{\"profiles\":%zu,\"duplicates\":%zu}", added, set.pn - added);
-		tk_report_set_free(&set);
-		return rc;
+	/* into the next group commit; answered once it committed */
+	logline(S, c, "POST /v1/reports: %zu report(s), %zu profile(s) decoded, waiting for the group commit", set.n,
+	        set.pn);
+	pending q = {.b = {.v = set.v, .n = set.n, .pv = set.pv, .pn = set.pn}};
+	pthread_mutex_lock(&S->mu);
+	if (S->tail)
+		S->tail->next = &q;
+	else
+		S->head = &q;
+	S->tail = &q;
+	pthread_cond_signal(&S->queue_cv);
+	while (!q.done)
+		pthread_cond_wait(&S->done_cv, &S->mu);
+	pthread_mutex_unlock(&S->mu);
+	enum MHD_Result rc;
+	if (q.failed) {
+		logline(S, c, "POST /v1/reports: 503 %s", q.err);
+		rc = reply(c, 503, "the store failed: %s", q.err);
+	} else if (set.pn) { /* a profile bundle: one profile report, nothing else */
+		logline(S, c, "POST /v1/reports: 200, %zu profile(s) stored (%.1f ms)", q.b.padded,
+		        (now_s() - u->t0) * 1e3);
+		rc = reply(c, 200, "{\"profiles\":%zu,\"duplicates\":%zu}", q.b.padded, set.pn - q.b.padded);
+	} else {
+		logline(S, c, "POST /v1/reports: 200, %zu report(s) stored (%.1f ms)", q.b.added,
+		        (now_s() - u->t0) * 1e3);
+		rc = reply(c, 200, "{\"stored\":%zu,\"duplicates\":%zu,\"live\":%zu}", q.b.added, set.n - q.b.added,
+		           set.live);
 	}
-	if (tk_store_put(S->store, set.v, set.n, &added, &err)) {
-		tk_report_set_free(&set);
-		tk_cli_warn("serve: %s", err.msg);
-		return reply(c, 503, "the store failed: %s", err.msg);
-	}
-	S->stored += added;
-	enum MHD_Result rc =
-	    reply(c, 200, "{\"stored\":%zu,\"duplicates\":%zu,\"live\":%zu}", added, set.n - added, set.live);
 	tk_report_set_free(&set);
 	return rc;
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode why)
 {
+	server *S = cls;
 	upload *u = *ctx;
 	if (u) {
 		free(u->data);
 		free(u);
 		*ctx = NULL;
 	}
+	/* a kept-alive connection's next request has the header deadline again, from now */
+	conn *k = conn_of(c);
+	if (k) {
+		pthread_mutex_lock(&S->mu);
+		k->in_request = 0;
+		k->since = now_s();
+		pthread_mutex_unlock(&S->mu);
+	}
+}
+
+/* NAME N (or NAME=N): 1 when taken, 0 when argv[*i] is another option, -1 after a message. */
+static int uint_opt(int argc, char **argv, int *i, const char *name, uint32_t min, uint32_t *out)
+{
+	const char *v;
+	int r = tk_cli_opt("serve", argc, argv, i, name, NULL, &v);
+	if (r <= 0)
+		return r;
+	if (tk_cli_uint("serve", name, v, out) < 0)
+		return -1;
+	if (*out < min)
+		return tk_cli_usage("serve", "%s wants a whole number of at least %u, not '%s'", name, min, v), -1;
+	return 1;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -175,13 +422,37 @@ int cmd_serve(int argc, char **argv)
 	if (!db || !*db)
 		db = "sqlite:tracekit.db";
 	int ingest = 0;
-	server S = {.max_body = 16u << 20};
+	server S = {.max_body = 16u << 20, .max_stacks = 200000, .max_seconds = 60, .header_timeout = 10};
+	uint32_t per_address = 16, workers = 0, num;
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
 		int r;
 		if (strcmp(a, "--ingest") == 0) {
 			ingest = 1;
 			i++;
+		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+			S.verbose = 1;
+			i++;
+		} else if ((r = uint_opt(argc, argv, &i, "--max-stacks", 1, &num)) != 0) {
+			if (r < 0)
+				return 2;
+			S.max_stacks = num;
+		} else if ((r = uint_opt(argc, argv, &i, "--max-seconds", 1, &num)) != 0) {
+			if (r < 0)
+				return 2;
+			S.max_seconds = num;
+		} else if ((r = uint_opt(argc, argv, &i, "--header-timeout", 1, &num)) != 0) {
+			if (r < 0)
+				return 2;
+			S.header_timeout = num;
+		} else if ((r = uint_opt(argc, argv, &i, "--max-per-address", 0, &per_address)) != 0) {
+			if (r < 0)
+				return 2;
+		} else if ((r = uint_opt(argc, argv, &i, "--workers", 1, &workers)) != 0) {
+			if (r < 0)
+				return 2;
+			if (workers > 64)
+				workers = 64;
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--db", NULL, &db)) ||
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--listen", NULL, &listen)) ||
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file))) {
@@ -231,29 +502,63 @@ int cmd_serve(int argc, char **argv)
 	S.store = tk_store_open(db, &err);
 	if (!S.store)
 		return tk_cli_fail("serve: %s", err.msg);
-	/* SIGINT/SIGTERM are waited for below: block them before the server thread exists */
+	if (!workers) {
+		long nc = sysconf(_SC_NPROCESSORS_ONLN);
+		workers = nc < 2 ? 2 : nc > 8 ? 8 : (uint32_t)nc;
+	}
+	S.slots = workers;
+	pthread_mutex_init(&S.mu, NULL);
+	pthread_cond_init(&S.slot_cv, NULL);
+	pthread_cond_init(&S.queue_cv, NULL);
+	pthread_cond_init(&S.done_cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&S.watch_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	json_object_seed(0); /* jansson's hash seed is set once, before the decoding threads use it */
+	/* SIGINT/SIGTERM are waited for below: block them before any other thread exists */
 	sigset_t sigs;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	/* one polling thread: requests are handled one at a time against the one store handle */
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle,
-	                                        &S, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED, done,
-	                                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-	                                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
-	if (!d) {
+	pthread_t commit_tid, watch_tid;
+	if (pthread_create(&commit_tid, NULL, committer, &S) != 0) {
 		tk_store_close(S.store);
-		return tk_cli_fail("serve: cannot listen on %s: %s", listen, strerror(errno));
+		return tk_cli_fail("serve: cannot start the committer thread");
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "tracekit: serving on http://%s:%u/v1/reports (store %s)\n", host,
-	        info ? (unsigned)info->port : (unsigned)port, db);
-	int sig;
-	sigwait(&sigs, &sig);
-	MHD_stop_daemon(d);
+	pthread_create(&watch_tid, NULL, watchdog, &S);
+	/* A thread per connection: an upload being decoded holds its own thread only (at most `workers`
+	 * decode at once), so others are received, decoded and committed meanwhile. Slow clients are
+	 * bounded by the per-address limit, the header deadline (watchdog) and the idle timeout. */
+	struct MHD_Daemon *d = MHD_start_daemon(
+	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle, &S,
+	    MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED, done, &S, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, &S, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)per_address, MHD_OPTION_END);
+	int rc = 0;
+	if (!d) {
+		tk_cli_fail("serve: cannot listen on %s: %s", listen, strerror(errno));
+		rc = 1;
+	} else {
+		const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+		fprintf(stderr, "tracekit: serving on http://%s:%u/v1/reports (store %s)\n", host,
+		        info ? (unsigned)info->port : (unsigned)port, db);
+		int sig;
+		sigwait(&sigs, &sig);
+		MHD_stop_daemon(d); /* waits for the connections, whose uploads the committer still commits */
+		fprintf(stderr,
+		        "tracekit: stopped (%s): %llu uploads, %llu reports and %llu profiles stored (%llu commits)\n",
+		        strsignal(sig), S.requests, S.stored, S.profiles, S.groups);
+	}
+	pthread_mutex_lock(&S.mu);
+	S.stop = 1;
+	pthread_cond_broadcast(&S.queue_cv);
+	pthread_cond_broadcast(&S.watch_cv);
+	pthread_mutex_unlock(&S.mu);
+	pthread_join(commit_tid, NULL);
+	pthread_join(watch_tid, NULL);
 	tk_store_close(S.store);
-	fprintf(stderr, "tracekit: stopped (%s): %llu uploads, %llu reports and %llu profiles stored\n", strsignal(sig),
-	        S.requests, S.stored, S.profiles);
-	return 0;
+	return rc;
 }

@@ -10,7 +10,7 @@
 #include "analysis.h"
 #include "util/mem.h"
 #include "tracekit/calltree.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
 
@@ -178,29 +178,37 @@ static int match_thread(const tk_profile *p, const tk_thread *t, const char *nam
 	return *name && !*end && !errno && tid == t->tid;
 }
 
-/* Values of one input for a per-record metric: add them, with their weights. */
+/* Values of one input for a per-event metric (its events: Records' cpu-highload and hang records,
+ * or any other input's): add them, with their weights. */
 static int add_records(tk_values *v, metric_kind k, const char *path, size_t *added, tk_error *err)
 {
-	tk_records *r = tk_records_open(path, err);
-	if (!r)
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, path, NULL, err) < 0) {
+		tk_profile_free(p);
 		return -1;
+	}
 	int rc = 0;
-	for (size_t i = 0; i < tk_records_count(r) && rc == 0; i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
+	for (tk_event_id e = 1; e <= tk_event_count(p) && rc == 0; e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		double dur = tk_event_num(p, e, "duration"); /* seconds as recorded */
+		if (dur != dur && ev->duration != UINT64_MAX)
+			dur = (double)ev->duration / 1e9;
 		double x = NAN, w = 1;
 		int weighted = 0;
-		if (k == M_CPU_DURATION && ri->kind == TK_RECORD_CPU)
-			x = ri->duration;
-		else if (k == M_CPU_AVERAGE && ri->kind == TK_RECORD_CPU)
-			x = ri->avg_cpu, w = ri->duration, weighted = isfinite(w);
-		else if (k == M_HANG_DURATION && (ri->kind == TK_RECORD_HANG || ri->kind == TK_RECORD_ANR))
-			x = ri->duration;
+		if (k == M_CPU_DURATION && ev->kind == TK_EVENT_CPU_HIGHLOAD)
+			x = dur;
+		else if (k == M_CPU_AVERAGE && ev->kind == TK_EVENT_CPU_HIGHLOAD)
+			x = tk_event_num(p, e, "cpu.average"), w = dur, weighted = isfinite(w);
+		else if (k == M_HANG_DURATION && ev->kind == TK_EVENT_HANG) {
+			double hd = tk_event_num(p, e, "hang.duration");
+			x = hd == hd ? hd : dur;
+		}
 		if (!isfinite(x))
 			continue;
 		rc = weighted ? tk_values_add_w(v, x, w, err) : tk_values_add(v, x, err);
 		(*added)++;
 	}
-	tk_records_free(r);
+	tk_profile_free(p);
 	return rc;
 }
 

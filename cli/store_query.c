@@ -8,8 +8,10 @@
 #include "analysis.h"
 #include "tracekit/stats.h"
 #include "tracekit/store.h"
+#include "util/text.h"
 
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
+TK_COMMAND(top_diagnostics, "the stacks behind most events of a kind (hang, cpu, disk, crash, launch) in a fleet store")
 
 static const char top_usage[] =
     "usage: tracekit top-hangs [options]\n"
@@ -32,21 +34,6 @@ static void put_num(double v)
 	fputs(tk_stats_fmt_double(v, buf), stdout);
 }
 
-static void put_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* Options shared by both commands. Returns 0, 2 (usage) or 1. */
 typedef struct qopts {
 	const char *db;
@@ -56,13 +43,30 @@ typedef struct qopts {
 	char *where;
 } qopts;
 
+static const char diag_usage[] =
+    "usage: tracekit top-diagnostics --kind KIND [options]\n"
+    "\n"
+    "Groups the reports of one kind of event in a fleet store (see `tracekit ingest`: every event of an\n"
+    "ingested input is a report, whichever reader read it) by stack signature — the first five app\n"
+    "frames, leaf first — and lists the most frequent: count, sessions affected, P50 and P95 duration\n"
+    "(exact, type 7) and the id of one example report. `--kind hang` answers what `tracekit top-hangs` does.\n"
+    "\n"
+    "options:\n"
+    "  --kind KIND      hang (hangs, ANRs), cpu (CPU high-load and CPU-limit exceptions), cpu-highload,\n"
+    "                   cpu-exception, disk (disk-write limits), crash, launch, marker\n"
+    "  --db URL         sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
+    "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
+    "  --since D        only events that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
+    "  --limit N        at most N signatures (default 10)\n"
+    "  --json           one JSON object per signature\n";
+
 static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 {
 	const char *db = getenv("TRACEKIT_DB");
 	o->db = db && *db ? db : "sqlite:tracekit.db";
 	o->limit = 10;
 	tk_error err;
-	static const char *const with_value[] = {"--db", "--metric", "--by", "--where", "--since", "--limit"};
+	static const char *const with_value[] = {"--db", "--metric", "--by", "--where", "--since", "--limit", "--kind"};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
 		if (strcmp(a, "--json") == 0) {
@@ -80,6 +84,8 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 			return tk_cli_usage(name, "unknown option '%s'", a);
 		if (strcmp(a, "--db") == 0) {
 			o->db = v;
+		} else if (strcmp(name, "top-diagnostics") == 0 && strcmp(a, "--kind") == 0) {
+			o->q.kind = v;
 		} else if (stats && strcmp(a, "--metric") == 0) {
 			o->q.metric = v;
 		} else if (stats && strcmp(a, "--by") == 0) {
@@ -108,52 +114,69 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 	return 0;
 }
 
-int cmd_top_hangs(int argc, char **argv)
+/* top-hangs, and top-diagnostics --kind K (the same answer for K = hang). */
+static int top(int argc, char **argv, const char *name)
 {
+	int diag = strcmp(name, "top-diagnostics") == 0;
 	if (tk_cli_wants_help(argc, argv)) {
-		fputs(top_usage, stdout);
+		fputs(diag ? diag_usage : top_usage, stdout);
 		return 0;
 	}
 	qopts o = {0};
-	int rc = parse(argc, argv, &o, 0, "top-hangs");
+	int rc = parse(argc, argv, &o, 0, name);
+	if (!rc && diag && !o.q.kind)
+		rc = tk_cli_usage(name, "--kind is required (%s)", tk_store_diagnostic_kinds());
 	if (rc) {
 		free(o.where);
 		return rc;
 	}
 	tk_error err;
+	const char *kind = o.q.kind;
+	o.q.kind = NULL;
 	tk_store *s = tk_store_open(o.db, &err);
 	tk_store_hang *h = NULL;
 	size_t n = 0;
-	if (!s || tk_store_top_hangs(s, &o.q, o.limit, &h, &n, &err)) {
+	if (!s || (diag ? tk_store_top_diagnostics(s, kind, &o.q, o.limit, &h, &n, &err)
+	                : tk_store_top_hangs(s, &o.q, o.limit, &h, &n, &err))) {
 		tk_store_close(s);
 		free(o.where);
-		return tk_cli_fail("top-hangs: %s", err.msg);
+		return tk_cli_fail("%s: %s", name, err.msg);
 	}
 	if (!o.json)
-		printf("%8s %9s %9s %9s  %-16s  %s\n", "hangs", "sessions", "P50 s", "P95 s", "example",
+		printf("%8s %9s %9s %9s  %-16s  %s\n", diag ? "count" : "hangs", "sessions", "P50 s", "P95 s", "example",
 		       "stack (leaf first)");
 	for (size_t i = 0; i < n; i++) {
 		if (o.json) {
 			fputs("{\"signature\": ", stdout);
-			put_str(h[i].signature);
+			tk_json_fput(stdout, h[i].signature);
 			printf(", \"count\": %llu, \"sessions\": %llu, \"p50\": ", (unsigned long long)h[i].count,
 			       (unsigned long long)h[i].sessions);
 			put_num(h[i].p50);
 			fputs(", \"p95\": ", stdout);
 			put_num(h[i].p95);
 			fputs(", \"example\": ", stdout);
-			put_str(h[i].example);
+			tk_json_fput(stdout, h[i].example);
 			fputs("}\n", stdout);
 		} else {
 			printf("%8llu %9llu %9.3f %9.3f  %-16.16s  %s\n", (unsigned long long)h[i].count,
-			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, h[i].example,
-			       *h[i].signature ? h[i].signature : "(no stack)");
+			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, tk_cli_shown(h[i].example),
+			       *h[i].signature ? tk_cli_shown(h[i].signature) : "(no stack)");
 		}
 	}
 	tk_store_hangs_free(h, n);
 	tk_store_close(s);
 	free(o.where);
 	return 0;
+}
+
+int cmd_top_hangs(int argc, char **argv)
+{
+	return top(argc, argv, "top-hangs");
+}
+
+int cmd_top_diagnostics(int argc, char **argv)
+{
+	return top(argc, argv, "top-diagnostics");
 }
 
 static const char stats_usage[] =
@@ -223,16 +246,16 @@ int tk_cli_stats_db(int argc, char **argv)
 			}
 			putchar('{');
 			for (size_t k = 0; k < o.q.nby; k++) {
-				put_str(tk_store_key_names[o.q.by[k]]);
+				tk_json_fput(stdout, tk_store_key_names[o.q.by[k]]);
 				fputs(": ", stdout);
-				put_str(g[i].keys[k]);
+				tk_json_fput(stdout, g[i].keys[k]);
 				fputs(", ", stdout);
 			}
 			fputs(obj + 1, stdout);
 			free(obj);
 		} else {
 			for (size_t k = 0; k < o.q.nby; k++)
-				printf("%-14s ", g[i].keys[k]);
+				printf("%-14s ", tk_cli_shown(g[i].keys[k]));
 			printf("%9llu", (unsigned long long)g[i].count);
 			double v[8] = {g[i].mean, g[i].min,  g[i].q[0], g[i].q[1],
 			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};

@@ -3,11 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "analysis.h"
+#include "tracekit/apple_report.h"
 #include "tracekit/symbol.h"
 #include "util/outfile.h"
 
-TK_COMMAND(symbolicate, "symbolicate an xctrace export from dSYMs (writes the Xcode 14.3+ form)")
+TK_COMMAND(symbolicate, "symbolicate Apple reports (.ips, .crash, spindump) or an xctrace export from dSYMs")
 
 static void usage(FILE *f)
 {
@@ -26,12 +29,137 @@ static void usage(FILE *f)
 	           "                   none: every address as is; minus1: every address at addr-1\n"
 	           "  --cache-dir DIR  symbol caches (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
 	           "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n"
-	           "Every row of IN becomes one row of OUT with its original time, thread and weight, in order.\n");
+	           "Every row of IN becomes one row of OUT with its original time, thread and weight, in order.\n\n"
+	           "usage: tracekit symbolicate REPORT|DIR… --symbols PATH… [-o OUT|DIR] [--json] [--cache-dir DIR]\n\n"
+	           "Apple's reports (.ips crash reports, .crash text, spindump / microstackshot text, gzip'd or not)\n"
+	           "are written back the way Apple's tools write them, with names, files and lines from the dSYMs:\n"
+	           "the crash-report text Xcode prints (for .ips and .crash), or the same spindump text. Frames in\n"
+	           "images without symbols keep what the report says. Directories are searched for reports.\n"
+	           "  -o OUT      one report: the output file (default standard output); several: a directory, one\n"
+	           "              file per report (NAME.crash for the text of an .ips, the input's name otherwise)\n"
+	           "  --json      .ips only: the .ips JSON with symbol, sourceFile and sourceLine filled in\n"
+	           "Each report's frames resolved and left, and the images without symbols (and why), go to stderr.\n");
 }
 
 static void warn_cb(void *ctx, const char *msg)
 {
 	tk_cli_warn("symbolicate: %s", msg);
+}
+
+static int is_report(const char *path)
+{
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	tk_error e;
+	tk_input *in = tk_input_open(path, &e);
+	if (!in)
+		return 0;
+	size_t n;
+	const unsigned char *h = tk_input_head(in, &n);
+	int r = tk_apple_report_sniff(h, n) != 0;
+	tk_input_close(in);
+	return r;
+}
+
+/* DIR/NAME for the output of one report of a batch. */
+static char *out_name(const char *dir, const char *in, const tk_apple_report *r, int json)
+{
+	const char *b = strrchr(in, '/');
+	b = b ? b + 1 : in;
+	size_t n = strlen(b);
+	if (n > 3 && !strcmp(b + n - 3, ".gz"))
+		n -= 3;
+	const char *ext = "";
+	if (r->format == TK_APPLE_IPS && !json) {
+		if (n > 4 && !strcmp(b + n - 4, ".ips"))
+			n -= 4;
+		ext = ".crash";
+	}
+	size_t len = strlen(dir) + n + strlen(ext) + 2;
+	char *o = malloc(len);
+	if (o)
+		snprintf(o, len, "%s/%.*s%s", dir, (int)n, b, ext);
+	return o;
+}
+
+static int symbolicate_reports(const char *const *ins, size_t nin, const char *out, int json, tk_symbolicator *s)
+{
+	tk_error err;
+	char **files = NULL;
+	size_t nfiles = 0;
+	if (tk_apple_report_list(ins, nin, &files, &nfiles, &err) < 0)
+		return tk_cli_fail("symbolicate: %s", err.msg);
+	struct stat st;
+	int to_dir = nin > 1 || nfiles != 1 || (out && stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+	if (to_dir && !out) {
+		for (size_t i = 0; i < nfiles; i++)
+			free(files[i]);
+		free(files);
+		return tk_cli_usage("symbolicate", "several reports: give -o DIR for their outputs");
+	}
+	if (to_dir && mkdir(out, 0777) != 0 && errno != EEXIST) {
+		for (size_t i = 0; i < nfiles; i++)
+			free(files[i]);
+		free(files);
+		return tk_cli_fail("symbolicate: %s: %s", out, strerror(errno));
+	}
+	int failed = 0;
+	size_t total_res = 0, total_unres = 0;
+	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
+	for (size_t i = 0; i < nfiles; i++) {
+		tk_apple_report *r = tk_apple_report_read_path(files[i], &err);
+		if (!r) {
+			tk_cli_warn("symbolicate: %s", err.msg);
+			failed++;
+			continue;
+		}
+		tk_apple_report_sym_stats sst;
+		if (tk_apple_report_symbolicate(r, rs, &sst, &err) < 0) {
+			tk_cli_warn("symbolicate: %s: %s", tk_cli_shown(files[i]), err.msg);
+			tk_apple_report_free(r);
+			failed++;
+			continue;
+		}
+		char *dest = to_dir ? out_name(out, files[i], r, json) : (out ? strdup(out) : NULL);
+		tk_outfile of = {0};
+		int rc = tk_outfile_open(&of, dest, &err);
+		if (rc == 0)
+			rc =
+			    json ? tk_apple_report_write_ips(of.f, r, &err) : tk_apple_report_write_text(of.f, r, &err);
+		if (rc == 0)
+			rc = tk_outfile_commit(&of, &err);
+		else
+			tk_outfile_abort(&of);
+		if (rc < 0) {
+			tk_cli_warn("symbolicate: %s: %s", tk_cli_shown(dest ? dest : "stdout"), err.msg);
+			failed++;
+		} else {
+			fprintf(stderr,
+			        "tracekit: symbolicate: %s: %zu frames resolved, %zu left as the report has them\n",
+			        tk_cli_shown(files[i]), sst.resolved, sst.unresolved);
+			for (size_t m = 0; m < r->nimages; m++)
+				if (r->images[m].symbols < 0)
+					fprintf(stderr, "tracekit: symbolicate: %s:   unsymbolicated: %s (%s)\n",
+					        tk_cli_shown(files[i]),
+					        tk_cli_shown(r->images[m].name ? r->images[m].name : "???"),
+					        tk_cli_shown(r->images[m].why));
+			total_res += sst.resolved;
+			total_unres += sst.unresolved;
+		}
+		free(dest);
+		tk_apple_report_free(r);
+	}
+	tk_apple_report_symbols_free(rs);
+	if (nfiles > 1)
+		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n",
+		        nfiles, (size_t)failed, total_res, total_unres);
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	if (!nfiles)
+		return tk_cli_fail("symbolicate: no reports found");
+	return failed ? 1 : 0;
 }
 
 static int parse_hex(const char *s, uint64_t *v)
@@ -54,6 +182,8 @@ int cmd_symbolicate(int argc, char **argv)
 		return 0;
 	}
 	const char *in = NULL, *out = NULL;
+	const char *ins[argc];
+	int nin = 0, json = 0;
 	const char *paths[argc];
 	int npaths = 0;
 	tk_image_spec specs[argc];
@@ -80,15 +210,17 @@ int cmd_symbolicate(int argc, char **argv)
 		}
 		if (r == 0) {
 			i++;
+			if (!strcmp(a, "--json")) {
+				json = 1;
+				continue;
+			}
 			if (a[0] == '-' && a[1]) {
 				rc = tk_cli_usage("symbolicate", "unknown option '%s'", a);
 				goto done;
 			}
-			if (in) {
-				rc = tk_cli_usage("symbolicate", "one input at a time ('%s' and '%s')", in, a);
-				goto done;
-			}
-			in = a;
+			ins[nin++] = a;
+			if (!in)
+				in = a;
 			continue;
 		}
 		switch (k) {
@@ -142,6 +274,20 @@ int cmd_symbolicate(int argc, char **argv)
 	}
 	if (!npaths && !nspecs) {
 		rc = tk_cli_usage("symbolicate", "give --symbols PATH (dSYMs, binaries or a directory) or --image");
+		goto done;
+	}
+	if (nin > 1 || json || is_report(in)) {
+		tk_symbolicator *rs = tk_symbolicator_new(&so);
+		tk_error e;
+		rc = 0;
+		for (int i = 0; i < npaths; i++)
+			if (tk_symbolicator_add_path(rs, paths[i], &e) < 0) {
+				rc = tk_cli_fail("symbolicate: %s", e.msg);
+				break;
+			}
+		if (!rc)
+			rc = symbolicate_reports(ins, (size_t)nin, out, json, rs);
+		tk_symbolicator_free(rs);
 		goto done;
 	}
 	tk_symbolicator *s = tk_symbolicator_new(&so);

@@ -1,5 +1,6 @@
 /* tracekit upload — send session directories to `tracekit serve --ingest`, keeping each until acknowledged. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,13 +28,24 @@ static const char usage[] =
     "  --set K=V,...      keys for sessions without meta.json (app, version, build, device, os, session)\n"
     "  --retries N        attempts per session (default 8)\n"
     "  --retry-delay MS   first back-off delay (default 500, doubling up to 30000)\n"
-    "  --force            send sessions already marked uploaded too\n";
+    "  --force            send sessions already marked uploaded too\n"
+    "  -j, --jobs N       uploads in flight at once (default 8; the server commits them together)\n";
+
+typedef struct item {
+	char *path;
+	int profile;
+} item;
 
 typedef struct up {
 	const char *url;
 	tk_upload_options o;
 	int force;
 	size_t sent, profiles, skipped, rejected, failed;
+	/* what to send, collected first, then sent by `jobs` threads (the server commits concurrent
+	 * uploads together, so several in flight is what makes it fast) */
+	item *items;
+	size_t nitems, capitems, next;
+	pthread_mutex_t mu;
 } up;
 
 static int is_export_name(const char *path)
@@ -45,21 +57,51 @@ static int is_export_name(const char *path)
 /* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent). */
 static void tally(up *U, int rc, const tk_error *err, size_t *sent)
 {
-	if (rc == 0) {
+	pthread_mutex_lock(&U->mu);
+	if (rc == 0)
 		(*sent)++;
-		return;
+	else {
+		tk_cli_fail("upload: %s", err->msg);
+		if (rc > 0)
+			U->rejected++;
+		else
+			U->failed++;
 	}
-	tk_cli_fail("upload: %s", err->msg);
-	if (rc > 0)
-		U->rejected++;
-	else
-		U->failed++;
+	pthread_mutex_unlock(&U->mu);
 }
 
-static void profile(up *U, const char *path)
+static void add_item(up *U, const char *path, int is_profile)
 {
-	tk_error err;
-	tally(U, tk_upload_profile(U->url, path, &U->o, &err), &err, &U->profiles);
+	if (U->nitems == U->capitems) {
+		U->capitems = U->capitems ? 2 * U->capitems : 64;
+		U->items = realloc(U->items, U->capitems * sizeof *U->items);
+		if (!U->items)
+			abort();
+	}
+	U->items[U->nitems].path = strdup(path);
+	U->items[U->nitems++].profile = is_profile;
+}
+
+static void *sender(void *arg)
+{
+	up *U = arg;
+	tk_upload_options o = U->o;
+	o.conn = tk_upload_conn_new(); /* this thread's uploads share one kept-alive connection */
+	for (;;) {
+		pthread_mutex_lock(&U->mu);
+		size_t i = U->next++;
+		pthread_mutex_unlock(&U->mu);
+		if (i >= U->nitems)
+			break;
+		tk_error err;
+		const item *it = &U->items[i];
+		if (it->profile)
+			tally(U, tk_upload_profile(U->url, it->path, &o, &err), &err, &U->profiles);
+		else
+			tally(U, tk_upload_session(U->url, it->path, &o, &err), &err, &U->sent);
+	}
+	tk_upload_conn_free(o.conn);
+	return NULL;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -78,7 +120,7 @@ static void one(up *U, const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode) && tk_store_is_profile_input(dir)) {
-		profile(U, dir); /* an xctrace export or another profile input, as `tracekit ingest` takes it */
+		add_item(U, dir, 1); /* an xctrace export or another profile input, as `tracekit ingest` takes it */
 		return;
 	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -116,8 +158,7 @@ static void one(up *U, const char *dir)
 		U->skipped++;
 		return;
 	}
-	tk_error err;
-	tally(U, tk_upload_session(U->url, dir, &U->o, &err), &err, &U->sent);
+	add_item(U, dir, 0);
 }
 
 int cmd_upload(int argc, char **argv)
@@ -127,6 +168,7 @@ int cmd_upload(int argc, char **argv)
 		return 0;
 	}
 	up U = {0};
+	uint32_t jobs = 8;
 	const char *token_file = NULL, *set = NULL;
 	int first = 0;
 	for (int i = 1; i < argc;) {
@@ -136,7 +178,12 @@ int cmd_upload(int argc, char **argv)
 			first = i;
 			break;
 		}
-		if (strcmp(a, "--force") == 0) {
+		if ((r = tk_cli_opt("upload", argc, argv, &i, "--jobs", "-j", &v)) != 0) {
+			if (r < 0 || tk_cli_uint("upload", "--jobs", v, &jobs) < 0)
+				return 2;
+			if (jobs < 1 || jobs > 64)
+				return tk_cli_usage("upload", "--jobs wants 1 to 64 uploads at once, not '%s'", v);
+		} else if (strcmp(a, "--force") == 0) {
 			U.force = 1;
 			i++;
 		} else if ((r = tk_cli_opt("upload", argc, argv, &i, "--url", NULL, &U.url)) ||
@@ -184,6 +231,19 @@ int cmd_upload(int argc, char **argv)
 	U.o.meta = set ? &meta : NULL;
 	for (int i = first; i < argc; i++)
 		one(&U, argv[i]);
+	pthread_mutex_init(&U.mu, NULL);
+	pthread_t tid[64];
+	unsigned started = 0;
+	for (unsigned t = 1; t < jobs && t < U.nitems; t++)
+		if (pthread_create(&tid[started], NULL, sender, &U) == 0)
+			started++;
+	sender(&U);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	pthread_mutex_destroy(&U.mu);
+	for (size_t i = 0; i < U.nitems; i++)
+		free(U.items[i].path);
+	free(U.items);
 	free(owned);
 	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded", U.sent, U.sent == 1 ? "" : "s",
 	        U.skipped);

@@ -22,6 +22,14 @@ $(BUILD)/fuzz/fuzz_symbol_cache: tests/fuzz/fuzz_symbol_cache.c $(SYMBOL_FUZZ_SR
 	$(SYMBOL_FUZZ_CC) -o $@ $< $(SYMBOL_FUZZ_SRC) -ldwarf -liberty -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache
 
+# libFuzzer harness for the Firefox Profiler symbolication API (lib/symbol/symbolicate_v5.c), over the
+# symbolicator and the generated dSYM; tests/cli/symbol_fuzz.sh gives it a bounded run.
+V5_FUZZ_SRC := $(SYMBOL_FUZZ_SRC) lib/symbol/symbolicate.c lib/symbol/symbolicate_v5.c
+$(BUILD)/fuzz/fuzz_symbolicate_v5: tests/fuzz/fuzz_symbolicate_v5.c $(V5_FUZZ_SRC) lib/symbol/symint.h include/tracekit/symbol.h
+	@mkdir -p $(dir $@)
+	$(SYMBOL_FUZZ_CC) -fno-sanitize-recover=all -o $@ $< $(V5_FUZZ_SRC) -ldwarf -liberty -ljansson -lm
+EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_symbolicate_v5
+
 # libFuzzer harness for the Swift demangler; tests/cli/swift_fuzz.sh gives it a bounded run seeded
 # with the test vectors.
 SWIFT_FUZZ_SRC := lib/symbol/demangle_swift.c lib/symbol/demangle_swift_old.c lib/symbol/swift_print.c

@@ -60,6 +60,7 @@ struct tk_monitor {
 	double launch;          /* the launch-time line's value */
 	tkm_outbox *outbox;     /* cfg.upload: finished records waiting for the callback's acknowledgement */
 	uint32_t dropped_noted; /* outbox-full events already noted in the records */
+	uint32_t put_failures;  /* finished records the outbox could not write at once (held, retried) */
 	/* heartbeat / ping state, written by the watched loop */
 	_Atomic uint64_t beat_ns;
 	_Atomic int busy;
@@ -542,7 +543,21 @@ static void queue_upload(tk_monitor *m, const emitted *e)
 	tkm_buf t = {0};
 	tkm_buf_printf(&t, "collection,key,value\nlaunch-time,%.6f,%.6f\n", m->launch, m->launch);
 	tkm_buf_put(&t, e->lines.p, e->lines.n);
-	if (!t.oom && tkm_outbox_put(m->outbox, m->dir, t.p, t.n, m->images_name) == 1) {
+	int put = t.oom ? -1 : tkm_outbox_put(m->outbox, m->dir, t.p, t.n, m->images_name);
+	if (put < 0 && !t.oom && records_ready(m)) {
+		/* not in the outbox yet (a full disk, a broken outbox): held and retried by the uploader */
+		char line[400];
+		double now = tkm_unix_now();
+		int errsv = errno;
+		int k = snprintf(line, sizeof line,
+		                 "monitor-event,%.6f,{\"time\":%.6f,\"event\":\"upload-queue-error\",\"count\":%u,"
+		                 "\"message\":\"a finished record could not be written to the outbox (%s): kept in "
+		                 "memory and written again with back-off; it is in this file too\"}\n",
+		                 now, now, ++m->put_failures, strerror(errsv));
+		if (k > 0 && (size_t)k < sizeof line && tkm_fd_ours(&m->records))
+			(void)write_all(m->records.fd, line, (size_t)k);
+	}
+	if (put == 1) {
 		uint32_t dropped = tkm_outbox_dropped(m->outbox);
 		if (dropped != m->dropped_noted && records_ready(m)) {
 			char line[400];

@@ -36,6 +36,12 @@ struct tkm_outbox {
 	bool started;
 	_Atomic int64_t tid;
 	uint64_t rng;
+	/* bundles that could not be written (a full disk, a broken outbox): kept here, oldest first, and
+	 * written by the next put, the uploader's next attempt or tk_monitor_stop */
+	pthread_mutex_t hold_lock;
+	tkm_buf *held;
+	size_t nheld;
+	uint64_t held_bytes;
 	/* guarded by lock */
 	uint32_t dropped;
 	uint64_t acked, retries, rejected;
@@ -207,6 +213,62 @@ static int list_outbox(const char *dir, pending *out)
 
 /* ---- queueing a finished record (a monitor thread, or tk_monitor_stop) ---- */
 
+/* Write one bundle into the outbox: durable before it is visible. Returns 0 or -1. */
+static int write_bundle(tkm_outbox *o, const tkm_buf *gz)
+{
+	int rc = 0;
+	/* name: wall-clock microseconds, pid, a counter — sorts oldest first across runs */
+	static _Atomic uint32_t seq;
+	char name[96], tmpname[100];
+	snprintf(name, sizeof name, "%016llx-%d-%u.bundle", (unsigned long long)(tkm_unix_now() * 1e6), (int)getpid(),
+	         (unsigned)atomic_fetch_add(&seq, 1));
+	snprintf(tmpname, sizeof tmpname, ".%s", name);
+	char *tmp = path_join(o->dir, tmpname), *dst = path_join(o->dir, name);
+	tkm_fd f = {-1, 0, 0};
+	if (tmp && dst && tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
+		rc = tkm_fd_ours(&f) ? write_all(f.fd, gz->p, gz->n) : -1;
+		/* durable before it is visible: a crash leaves the whole bundle or none */
+		if (rc == 0 && (!tkm_fd_ours(&f) || fsync(f.fd) != 0))
+			rc = -1;
+		tkm_fd_close(&f);
+		if (rc == 0 && rename(tmp, dst) != 0)
+			rc = -1;
+		if (rc != 0)
+			unlink(tmp);
+	} else {
+		rc = -1;
+	}
+	int saved = errno; /* the reason the caller reports */
+	free(tmp);
+	free(dst);
+	errno = saved;
+	if (rc == 0) {
+		pthread_mutex_lock(&o->lock);
+		o->kicked = true;
+		pthread_cond_broadcast(&o->cond);
+		pthread_mutex_unlock(&o->lock);
+	}
+	return rc;
+}
+
+/* Write the held bundles, oldest first, while writing works. Returns how many are still held. */
+static size_t flush_held(tkm_outbox *o)
+{
+	pthread_mutex_lock(&o->hold_lock);
+	size_t done = 0;
+	while (done < o->nheld && write_bundle(o, &o->held[done]) == 0) {
+		o->held_bytes -= o->held[done].n;
+		tkm_buf_free(&o->held[done++]);
+	}
+	if (done) {
+		memmove(o->held, o->held + done, (o->nheld - done) * sizeof *o->held);
+		o->nheld -= done;
+	}
+	size_t left = o->nheld;
+	pthread_mutex_unlock(&o->hold_lock);
+	return left;
+}
+
 int tkm_outbox_put(tkm_outbox *o, const char *session_dir, const char *records, size_t n, const char *images_name)
 {
 	tkm_buf raw = {0}, gz = {0};
@@ -234,9 +296,15 @@ int tkm_outbox_put(tkm_outbox *o, const char *session_dir, const char *records, 
 	int rc = raw.oom ? -1 : tkm_gzip_stored(raw.p, raw.n, &gz);
 	tkm_buf_free(&raw);
 	pending p;
+	uint64_t queued = 0;
 	if (rc == 0 && list_outbox(o->dir, &p) == 0) {
-		uint64_t queued = p.bytes;
+		queued = p.bytes;
 		pending_free(&p);
+	}
+	pthread_mutex_lock(&o->hold_lock);
+	queued += o->held_bytes;
+	pthread_mutex_unlock(&o->hold_lock);
+	if (rc == 0) {
 		if (queued + gz.n > o->max_bytes) {
 			pthread_mutex_lock(&o->lock);
 			o->dropped++;
@@ -245,37 +313,30 @@ int tkm_outbox_put(tkm_outbox *o, const char *session_dir, const char *records, 
 			return 1; /* over the cap: the record stays in the session's records only */
 		}
 	}
-	/* name: wall-clock microseconds, pid, a counter — sorts oldest first across runs */
-	static _Atomic uint32_t seq;
-	char name[96], tmpname[100];
-	snprintf(name, sizeof name, "%016llx-%d-%u.bundle", (unsigned long long)(tkm_unix_now() * 1e6), (int)getpid(),
-	         (unsigned)atomic_fetch_add(&seq, 1));
-	snprintf(tmpname, sizeof tmpname, ".%s", name);
-	char *tmp = path_join(o->dir, tmpname), *dst = path_join(o->dir, name);
-	tkm_fd f = {-1, 0, 0};
-	if (rc == 0 && tmp && dst && tkm_fd_open(&f, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0) {
-		rc = tkm_fd_ours(&f) ? write_all(f.fd, gz.p, gz.n) : -1;
-		/* durable before it is visible: a crash leaves the whole bundle or none */
-		if (rc == 0 && (!tkm_fd_ours(&f) || fsync(f.fd) != 0))
-			rc = -1;
-		tkm_fd_close(&f);
-		if (rc == 0 && rename(tmp, dst) != 0)
-			rc = -1;
-		if (rc != 0)
-			unlink(tmp);
+	if (rc != 0) {
+		tkm_buf_free(&gz);
+		return -1;
+	}
+	flush_held(o); /* older bundles first */
+	pthread_mutex_lock(&o->hold_lock);
+	bool behind = o->nheld > 0;
+	pthread_mutex_unlock(&o->hold_lock);
+	if (!behind && write_bundle(o, &gz) == 0) {
+		tkm_buf_free(&gz);
+		return 0;
+	}
+	/* not written: held in memory and retried, never dropped silently (the caller notes it) */
+	pthread_mutex_lock(&o->hold_lock);
+	tkm_buf *v = realloc(o->held, (o->nheld + 1) * sizeof *v);
+	if (v) {
+		o->held = v;
+		o->held[o->nheld++] = gz;
+		o->held_bytes += gz.n;
 	} else {
-		rc = -1;
+		tkm_buf_free(&gz);
 	}
-	free(tmp);
-	free(dst);
-	tkm_buf_free(&gz);
-	if (rc == 0) {
-		pthread_mutex_lock(&o->lock);
-		o->kicked = true;
-		pthread_cond_broadcast(&o->cond);
-		pthread_mutex_unlock(&o->lock);
-	}
-	return rc;
+	pthread_mutex_unlock(&o->hold_lock);
+	return -1;
 }
 
 /* ---- the uploader thread ---- */
@@ -292,9 +353,10 @@ static uint64_t next_random(tkm_outbox *o)
 /* Hand every pending bundle to the callback, oldest first. Returns false if one must be retried. */
 static bool send_pending(tkm_outbox *o)
 {
+	size_t held = flush_held(o); /* bundles that could not be written yet: again, with back-off */
 	pending p;
 	if (list_outbox(o->dir, &p) != 0)
-		return true; /* the outbox is gone (session removed): nothing to send */
+		return held == 0; /* the outbox is gone (session removed): nothing to send */
 	bool ok = true;
 	for (size_t i = 0; i < p.n && ok; i++) {
 		pthread_mutex_lock(&o->lock);
@@ -335,7 +397,7 @@ static bool send_pending(tkm_outbox *o)
 		free(path);
 	}
 	pending_free(&p);
-	return ok;
+	return ok && held == 0;
 }
 
 static void *upload_main(void *arg)
@@ -408,6 +470,7 @@ tkm_outbox *tkm_outbox_start(const char *session_dir, const struct tk_monitor_co
 	if (!o->rng)
 		o->rng = 1;
 	pthread_mutex_init(&o->lock, NULL);
+	pthread_mutex_init(&o->hold_lock, NULL);
 	tkm_cond_init_mono(&o->cond);
 	/* created with every signal blocked, like the monitor's other threads */
 	sigset_t all, old;
@@ -418,6 +481,7 @@ tkm_outbox *tkm_outbox_start(const char *session_dir, const struct tk_monitor_co
 	if (rc != 0) {
 		snprintf(err, errlen, "monitor: pthread_create: %s", strerror(rc));
 		pthread_mutex_destroy(&o->lock);
+		pthread_mutex_destroy(&o->hold_lock);
 		pthread_cond_destroy(&o->cond);
 		free(o->dir);
 		free(o);
@@ -452,6 +516,13 @@ void tkm_outbox_stop(tkm_outbox *o)
 	pthread_mutex_unlock(&o->lock);
 	if (o->started)
 		pthread_join(o->thr, NULL);
+	/* a last try: written now, they wait on disk for the next run; still unwritable, they are lost
+	 * to the outbox but not to the session's records, where their monitor-event says so */
+	flush_held(o);
+	for (size_t i = 0; i < o->nheld; i++)
+		tkm_buf_free(&o->held[i]);
+	free(o->held);
+	pthread_mutex_destroy(&o->hold_lock);
 	pthread_mutex_destroy(&o->lock);
 	pthread_cond_destroy(&o->cond);
 	free(o->dir);

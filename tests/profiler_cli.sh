@@ -1,23 +1,45 @@
-# profiler-cli helpers for shell tests and benchmarks (source after setting HOME to a private dir).
-# profiler-cli starts a daemon per session and gives it 500 ms to come up; on a loaded machine node
-# can take longer, and the daemon is then left running. pc_load retries with a fresh session and
-# stops each left-over daemon by the pid profiler-cli names.
+# profiler-cli helpers for shell tests and benchmarks (source after setting HOME to a private dir and
+# putting tests/js/node_modules/.bin on PATH).
+# `profiler-cli load` starts a daemon and gives it 500 ms to come up, which a loaded machine misses.
+# So the daemon is started here, in the background (`profiler-cli.js --daemon FILE --session ID`, the
+# command `load` runs), and waited for as long as it lives: ready when its log says the profile is
+# loaded, failed when the log says the load failed or the daemon exits. No deadline: the result
+# depends on the file, not on the machine's load. (No client command is sent meanwhile: a client
+# that finds the session's socket not yet listening removes the session's files, and the daemon is
+# then unreachable.)
 #
-#   pc_load FILE [load options…]   load FILE; 0 on success (output in $PC_OUT), else 1
+#   pc_load FILE [--symbol-server URL]   load FILE into a new current session; 0 on success, else 1
+#                                        (what went wrong in $PC_OUT); the session's id in
+#                                        $PC_SESSION, its daemon's pid in $PC_PID
+#   pc_stop_all                          stop every daemon started here (by its pid)
 PC_OUT=${PC_OUT:-${TMP:-/tmp}/profiler-cli.$$.out}
+PC_N=0
+PC_PIDS=()
 pc_load() {
-	local f=$1 try pid
+	local f=$1 s js
 	shift
-	for try in 1 2 3 4 5 6; do
-		if profiler-cli load "$f" --session "tk$$-$RANDOM$try" "$@" >"$PC_OUT" 2>&1; then
-			return 0
-		fi
-		pid=$(sed -n 's/.*still be running as pid \([0-9][0-9]*\)\..*/\1/p' "$PC_OUT" | head -1)
-		if [ -n "$pid" ]; then
+	js=$(readlink -f "$(command -v profiler-cli)") || return 1
+	PC_N=$((PC_N + 1))
+	s="tk$$-$PC_N"
+	node "$js" --daemon "$(readlink -f "$f")" --session "$s" "$@" >"$PC_OUT.daemon" 2>&1 &
+	local pid=$!
+	PC_PIDS+=("$pid")
+	PC_SESSION=$s PC_PID=$pid
+	local log="${PROFILER_CLI_SESSION_DIR:-$HOME/.profiler-cli}/$s.log"
+	until grep -q 'Profile loaded successfully' "$log" 2>/dev/null; do
+		if grep -q 'Failed to load profile' "$log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; then
+			cat "$log" "$PC_OUT.daemon" >"$PC_OUT" 2>/dev/null
 			kill "$pid" 2>/dev/null
-			grep -q 'did not become ready' "$PC_OUT" && continue
+			return 1
 		fi
-		return 1
+		sleep 0.05
 	done
-	return 1
+	profiler-cli session use "$s" >/dev/null 2>&1
+	profiler-cli status --session "$s" >"$PC_OUT" 2>&1
+}
+pc_stop_all() {
+	local p
+	profiler-cli stop --all >/dev/null 2>&1
+	for p in "${PC_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	PC_PIDS=()
 }

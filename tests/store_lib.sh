@@ -48,7 +48,8 @@ XML
 	clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
 	CH_PID=$!
 	trap 'stop_clickhouse; rm -rf "$TMP"' EXIT
-	for _ in $(seq 300); do
+	# as long as the server lives: it starts slowly on a loaded machine
+	while :; do
 		curl -sf "http://127.0.0.1:$CH_PORT/ping" >/dev/null 2>&1 && { CH_URL="clickhouse://127.0.0.1:$CH_PORT"; CH_HTTP="http://127.0.0.1:$CH_PORT/"; return 0; }
 		kill -0 $CH_PID 2>/dev/null || break
 		sleep 0.1

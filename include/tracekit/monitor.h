@@ -49,6 +49,7 @@
  *   TK_MONITOR_UPLOAD_URL             Linux: send finished records to this `tracekit serve --ingest`
  *                                     (tk_monitor_http_upload; DIR/outbox until acknowledged)
  *   TK_MONITOR_UPLOAD_TOKEN_FILE      its bearer token (first line); required with the URL
+ *   TK_MONITOR_UPLOAD_TIMEOUT_MS      the deadline of each upload (default 30000)
  */
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
@@ -218,8 +219,10 @@ TK_MONITOR_API tk_monitor *tk_monitor_preloaded(void);
 /* The ready-made uploader for Linux builds: POSTs each bundle to URL ("http://HOST:PORT/PATH", e.g.
  * http://127.0.0.1:8470/v1/reports of `tracekit serve --ingest`) with "Authorization: Bearer
  * TOKEN", plain HTTP/1.1 over a socket (no TLS: put a TLS-terminating proxy in front of serve, or
- * give your own callback), 5 s to connect, 30 s per read or write. 2xx → ACKED; 408, 429, 5xx, no
- * connection → RETRY; other 4xx → REJECTED.
+ * give your own callback), 5 s to connect, and one deadline for the whole upload, 30 s by default
+ * (TK_MONITOR_UPLOAD_TIMEOUT_MS or tk_monitor_http_set_timeout): a server that trickles its answer
+ * cannot hold the uploader, nor the app's exit waiting for it, any longer. 2xx → ACKED; 408, 429,
+ * 5xx, no connection, no answer by the deadline → RETRY; other 4xx → REJECTED.
  *
  *   tk_monitor_http *h = tk_monitor_http_new("http://127.0.0.1:8470/v1/reports", token, err, sizeof err);
  *   cfg.upload = tk_monitor_http_upload; cfg.upload_ctx = h;
@@ -230,6 +233,8 @@ typedef struct tk_monitor_http tk_monitor_http;
 TK_MONITOR_API tk_monitor_http *tk_monitor_http_new(const char *url, const char *token, char *err, size_t errlen);
 TK_MONITOR_API void tk_monitor_http_free(tk_monitor_http *h);
 TK_MONITOR_API tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *body, size_t n, void *ctx);
+/* The deadline of each upload in milliseconds (0: the default, 30000). */
+TK_MONITOR_API void tk_monitor_http_set_timeout(tk_monitor_http *h, unsigned ms);
 /* What the last call got: the HTTP status (0 = no answer) and a one-line reason. */
 TK_MONITOR_API int tk_monitor_http_last(const tk_monitor_http *h, char *reason, size_t n);
 #endif

@@ -151,6 +151,9 @@ size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, si
 typedef uint32_t tk_thread_id; /* index into the thread table */
 /* Find or create the thread (pid, tid); name and process are set when given (non-zero). */
 tk_thread_id tk_thread_get_or_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process);
+/* A thread of its own, even when (pid, tid) exists, and never found by tk_thread_get_or_add: the
+ * same thread seen by several events (a snapshot at each hang) is one thread per event. */
+tk_thread_id tk_thread_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process);
 const tk_thread *tk_thread_get(const tk_profile *p, tk_thread_id t);
 size_t tk_thread_count(const tk_profile *p);
 void tk_thread_set_name(tk_profile *p, tk_thread_id t, tk_str name);

@@ -55,6 +55,19 @@ typedef struct tk_read_options {
 	/* XML tokenizer for xctrace exports: TK_READ_TOKENIZER_FAST (default, the specialised streaming
 	 * tokenizer) or TK_READ_TOKENIZER_LIBXML2 (libxml2's SAX parser, the slower reference). */
 	int tokenizer;
+	/* Events (profile.h): also load what each event's input holds besides its own stacks, e.g. the
+	 * snapshot of every thread taken when a hang was detected, as threads of role TK_ROLE_CONTEXT
+	 * (one per snapshot thread and event, never merged with another's). Off by default: writers
+	 * then see the same threads as before events existed. */
+	int event_context;
+	/* Records: list no images, so naming passes leave frames as raw addresses (records --no-symbols). */
+	int no_images;
+	/* Records: take loaded images from this images.json or dyld-images file as well as the session's
+	 * own (records --images); NULL for none. */
+	const char *images;
+	/* The reader for an input no reader recognises (e.g. &tk_reader_records, so that its own error
+	 * names the line at fault); NULL: such an input is an error. */
+	const struct tk_reader *fallback;
 	/* Sampling profilers' text (perf script, simpleperf): which event to read when a file holds
 	 * several (`perf record -e cycles,instructions`); samples of different events are never added
 	 * together. NULL = the first event in the file. A name matches with or without perf's
@@ -92,6 +105,9 @@ void tk_input_close(tk_input *in);
 /* Read up to n bytes into buf. Returns the number read, 0 at the end, or -1 with err set
  * (I/O error, corrupt or truncated gzip). */
 ptrdiff_t tk_input_read(tk_input *in, void *buf, size_t n, tk_error *err);
+/* Call check(ctx, err) before every read: a non-zero return fails that read (-1) with check's err.
+ * Lets a caller bound what a reader builds (stacks, time) while it reads, e.g. for an upload. */
+void tk_input_set_check(tk_input *in, int (*check)(void *ctx, tk_error *err), void *ctx);
 /* The first bytes of the (decompressed) stream, up to TK_INPUT_HEAD, without consuming them;
  * valid only before the first tk_input_read. */
 #define TK_INPUT_HEAD 4096
@@ -117,7 +133,10 @@ typedef struct tk_reader {
 
 /* The readers the registry knows. */
 extern const tk_reader tk_reader_xctrace; /* `xcrun xctrace export` XML (tables and --toc) */
-extern const tk_reader tk_reader_records; /* Records files (tracekit monitor, MTHawkeye), see records.h */
+/* Records files and session directories (tracekit monitor, MTHawkeye; docs/records-format.md): each
+ * CPU high-load, hang or ANR record is an event of the profile (profile.h) with its stacks as one
+ * thread (tid = its position, 1, 2, …); with event_context, a hang's snapshot as context threads. */
+extern const tk_reader tk_reader_records;
 /* Text formats (one file each in lib/read/, described there and in README's "Input formats"):
  * Instruments Deep Copy call trees, macOS `sample` reports, folded stacks (ours, FlameGraph's,
  * inferno's) and Linux `perf script` text. Each rejects what it cannot read with FILE:LINE. */

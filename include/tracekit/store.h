@@ -136,10 +136,22 @@ int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void *
 /* Is path a file `tracekit ingest` stores as a profile report (a readable file, not a Records file)? */
 int tk_store_is_profile_input(const char *path);
 /* Decode a received body (gzip'd) into reports (out->v) or one profile report (out->pv).
- * max_inflated bounds the decompressed bundle, and 8× max_inflated a profile's own inflated bytes.
+ * max_inflated bounds the decompressed bundle, and separately a profile's own inflated bytes (a
+ * profile gzip'd inside the gzip'd bundle inflates at most max_inflated twice, never more).
  * Returns 0, or -1 with err (the message is the reason sent back in the 400 reply). */
 int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const char *name, const tk_report_meta *given,
                       tk_report_set *out, tk_error *err);
+/* What one upload may cost a server (tk_bundle_decode): a small body can inflate to much, and a
+ * profile of many distinct stacks costs ~1.5 KB of model per stack, so each is bounded. */
+typedef struct tk_bundle_limits {
+	size_t max_inflated; /* as tk_bundle_reports */
+	size_t max_stacks;   /* distinct stacks (call-tree nodes) an uploaded profile may build; 0 = no bound */
+	double max_seconds;  /* wall time to decode the body; 0 = no bound */
+} tk_bundle_limits;
+/* tk_bundle_reports under lim. Returns 0; -1 with err for a bad bundle (HTTP 400); 1 with err when it
+ * is over a limit (HTTP 413). */
+int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                     const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
 /* ---- the store ---- */
 
@@ -161,6 +173,8 @@ typedef struct tk_store_query {
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
 	double since;                      /* only reports with time >= since (Unix s); 0 = all */
+	/* tk_store_top_diagnostics: the event kind counted (tk_store_diagnostic_kinds); NULL = hangs */
+	const char *kind;
 } tk_store_query;
 
 /* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
@@ -200,8 +214,46 @@ int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_st
                        tk_error *err);
 void tk_store_hangs_free(tk_store_hang *h, size_t n);
 
+/* Any kind of event report grouped by stack signature, as tk_store_top_hangs does for hangs (whose
+ * answers it gives for "hang"): kind is "hang" (hangs and ANRs), "cpu" (CPU high-load periods and
+ * CPU-limit exceptions), "cpu-highload", "cpu-exception", "disk" or "disk-write", "crash", "launch",
+ * "marker". Reports are stored under their event's kind (tk_event_kind_name; Records keep "hang",
+ * "cpu-highload", "anr"), so any reader's events are counted here with no change to the store.
+ * p50/p95 are of the duration, seconds. An unknown kind is an error. */
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
+                             tk_store_hang **out, size_t *n, tk_error *err);
+/* The kinds tk_store_top_diagnostics takes, for --help: "hang|cpu|disk|crash|launch|…". */
+const char *tk_store_diagnostic_kinds(void);
+
 /* Store profile reports atomically; those already present (same id) are skipped. */
+/* ---- maintenance (`tracekit store compact`, docs/store.md) ---- */
+typedef struct tk_store_compact_result {
+	uint64_t duplicates; /* ClickHouse: extra copies of reports (what racing ingesters left) removed */
+	uint64_t pruned;     /* ClickHouse: ingest batches dropped from tracekit_ingests */
+	uint64_t open;       /* ClickHouse: batches still not closed clean afterwards (in flight, or raced
+	                      * during the compaction): while > 0 queries read each report once */
+	int64_t bytes_before, bytes_after; /* SQLite: the database's size (pages × page size) */
+} tk_store_compact_result;
+/* ClickHouse: every report stored once (the extra copies racing ingesters left removed, concurrent
+ * ingests kept), parts merged, tracekit_ingests pruned to the batches that still matter, so grouped
+ * queries no longer pay for reading each report once. SQLite: ANALYZE, VACUUM and a WAL checkpoint.
+ * Returns 0 or -1 with err. */
+int tk_store_compact(tk_store *s, tk_store_compact_result *r, tk_error *err);
+
 int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
+
+/* Group commit: several uploads' reports and profiles stored together, each batch's newly stored
+ * counts in added / padded. SQLite: one transaction (one fsync) for all, stored whole or not at all;
+ * a report in two batches is counted new in the first. ClickHouse: one insert per batch, in order
+ * (a failure leaves the earlier batches stored; resending them is harmless). Returns 0 or -1 with err. */
+typedef struct tk_store_batch {
+	const tk_report *v;
+	size_t n;
+	const tk_profile_report *pv;
+	size_t pn;
+	size_t added, padded; /* out: reports and profiles newly stored */
+} tk_store_batch;
+int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
@@ -211,14 +263,29 @@ int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);
  * with exponential back-off (first_delay_ms doubling, at most max_delay_ms) until max_attempts;
  * a 4xx is final. On the server's acknowledgement (2xx, after commit) writes session_dir/uploaded.
  * Returns 0 (acknowledged), 1 (rejected: 4xx, err holds the server's reason), -1 (gave up). */
+typedef struct tk_upload_conn tk_upload_conn;
 typedef struct tk_upload_options {
 	const char *token;
 	unsigned max_attempts;      /* 0 = 8 */
 	unsigned first_delay_ms;    /* 0 = 500 */
 	unsigned max_delay_ms;      /* 0 = 30000 */
 	const tk_report_meta *meta; /* fills what the session's meta.json lacks; may be NULL */
+	tk_upload_conn *conn;       /* optional: one thread's connection kept open between its uploads */
 } tk_upload_options;
+/* A connection for tk_upload_options.conn (HTTP keep-alive: no new TCP connection per upload). One
+ * per thread; free it after the thread's last upload. */
+tk_upload_conn *tk_upload_conn_new(void);
+void tk_upload_conn_free(tk_upload_conn *conn);
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
+/* Send what the monitor library left in session_dir/outbox (finished records as bundles, which its
+ * uploader had not got acknowledged before the program ended), oldest first, one POST each with the
+ * retries above: an acknowledged bundle is removed, a rejected one (4xx) moved to outbox/rejected/,
+ * and sending stops at the first that cannot be delivered (it stays, as do those after it). When
+ * the outbox ends empty and nothing was ever rejected, writes session_dir/uploaded as
+ * tk_upload_session does. *sent and *left (may be NULL) get the counts. Returns 0 (outbox empty),
+ * 1 (some rejected) or -1 (some left, err says why). */
+int tk_upload_outbox(const char *url, const char *session_dir, const tk_upload_options *o, size_t *sent, size_t *left,
+                     tk_error *err);
 /* The same for one profile input (tk_bundle_make_profile); nothing is written beside the file
  * (resending is harmless: the server stores a profile once). Same return values. */
 int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err);

@@ -129,6 +129,25 @@ int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arc
                            void (*done)(void *ctx, const tk_symcache_meta *m, const char *cache_path), void *ctx,
                            tk_error *err);
 
+/* ---- the Firefox Profiler's symbolication API (/symbolicate/v5, as `tracekit open` serves it) ----
+ * Answers a request of Mozilla's symbolication API, version 5 ({"jobs":[{"memoryMap":[[debugName,
+ * breakpadId]…], "stacks":[[[moduleIndex, offset]…]…]}]}) from s: images are found by the UUID in the
+ * breakpad id, in s's search paths or else in its cache directory; each frame gets its function,
+ * function_offset (from the lowest requested address of the same function in its stack), file, line
+ * and inlines (innermost first). Text that is not valid UTF-8 is answered with U+FFFD. The request is
+ * bounded before it is parsed: at most max_request bytes and max_arrays JSON arrays (one per frame,
+ * stack and module), and the answer at max_response bytes; 0 means the default. On 0, *response is the JSON answer
+ * (malloc'd, NUL-terminated, *response_n bytes). Returns 0; -1 with err for a malformed request (HTTP 400); 1 with err
+ * when the request is over a limit (HTTP 413). */
+#define TK_SYMBOLICATE_V5_MAX_REQUEST (16u << 20)
+#define TK_SYMBOLICATE_V5_MAX_ARRAYS 500000u
+#define TK_SYMBOLICATE_V5_MAX_RESPONSE (256u << 20)
+typedef struct tk_symbolicate_v5_limits {
+	size_t max_request, max_arrays, max_response;
+} tk_symbolicate_v5_limits;
+int tk_symbolicate_v5(tk_symbolicator *s, const void *request, size_t n, const tk_symbolicate_v5_limits *lim,
+                      char **response, size_t *response_n, tk_error *err);
+
 /* ---- profiles ---- */
 
 /* An image the user knows was loaded at load_addr, for frames that carry only an address

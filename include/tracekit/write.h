@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tracekit/records.h"
 #include "tracekit/calltree.h"
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -56,11 +55,13 @@ int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err);
 /* ---- flame graphs (SVG) ----
  *
  * tk_write_flamegraph draws a call tree as a self-contained, interactive SVG: one graph per group
- * of the tree (thread, process or all), each as wide as the image, frames ordered as the tree's
- * children (heaviest first). It opens in any browser without network: click a frame to zoom into
- * it, "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the URL)
- * highlights matches and prints the matched share of all weight (each sample counted once),
- * hovering shows name, binary, total, self and percent. Text is XML-escaped; bytes that are not
+ * of the tree (thread, process or all), all to one scale (the heaviest group as wide as the image,
+ * each other as wide as its weight next to it), frames ordered as the tree's children (heaviest
+ * first). It opens in any browser without network: click a frame to zoom into it (it then fills
+ * the width), "Reset Zoom", "Search" (or Ctrl-F; a regular expression over names, or ?s=TERM in the
+ * URL) highlights matches and prints the matched share ("of all threads", each sample counted once;
+ * while a frame is zoomed, the share of that frame), hovering shows name, binary, total, self and
+ * percent of the group, on one line cut before the matched share. Text is XML-escaped; bytes that are not
  * UTF-8 become '?'. Frames narrower than min_width pixels are left out with their subtrees, and
  * when more than max_frames frames are left the narrowest go too (the subtitle says how many), so
  * the file stays at a few MB (about 230 bytes per frame) whatever the input's size.
@@ -108,14 +109,15 @@ struct tk_toc;
 int tk_write_toc_text(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
 int tk_write_toc_json(FILE *out, const struct tk_toc *toc, const char *file, tk_error *err);
 
-/* ---- CPU high-load and hang records (`tracekit records`, include/tracekit/records.h) ----
- * The list: begin with the number of records, add each record with the profile tk_records_load
- * made of it (p, thread t), end writes the JSON array or the closing line and checks the stream
- * (abort drops a list after a failure). A row names the record's heaviest leaf; frames without a
- * name as image+0xOFFSET. Times are local (ISO 8601 with offset) unless use_utc; JSON is UTC. */
+/* ---- events: CPU high-load and hang records … (`tracekit records`) ----
+ * The list: begin with the number of events, add each event e of p, end writes the JSON array or
+ * the closing line and checks the stream (abort drops a list after a failure). A row shows the
+ * event's name, key, wall-clock start, duration, "cpu.average", "samples", "thread"/"tid" and flags,
+ * and names the heaviest leaf of the thread it is drawn on (frames without a name as
+ * image+0xOFFSET). Times are local (ISO 8601 with offset) unless use_utc; JSON is UTC. */
 typedef struct tk_record_list tk_record_list;
 tk_record_list *tk_record_list_begin(FILE *out, size_t n, int json, int use_utc);
-void tk_record_list_add(tk_record_list *l, const tk_record_info *ri, const tk_profile *p, tk_thread_id t);
+void tk_record_list_add(tk_record_list *l, const tk_profile *p, tk_event_id e);
 int tk_record_list_end(tk_record_list *l, tk_error *err);
 void tk_record_list_abort(tk_record_list *l);
 /* One record's call tree of thread t: samples, percent, label and address or image+offset,
@@ -124,6 +126,8 @@ void tk_record_list_abort(tk_record_list *l);
 int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double min_percent, tk_error *err);
 /* A hang's captured threads: "thread TID NAME", then the backtrace leaf first (#N 0xADDR name). */
 int tk_write_record_threads(FILE *out, const tk_profile *p, tk_error *err);
+/* The same for the context threads of event e (read with tk_read_options.event_context). */
+int tk_write_event_threads(FILE *out, const tk_profile *p, tk_event_id e, tk_error *err);
 
 /* ---- function spread across profiles (`tracekit stats --functions`, tracekit/stats.h) ----
  * Text (names made terminal-safe) or JSON; limit rows of the spread table (0 = all), then the top 10
@@ -147,9 +151,6 @@ typedef struct tk_convert_options {
 	double min_width;  /* svg: frames narrower than this many pixels are left out; 0 = default */
 	int binary_ok;     /* the output is a file, not a terminal (pprof is gzip'd protobuf) */
 	size_t max_frames; /* svg: at most this many frames, the lightest left out first; 0 = default */
-	/* gecko: the Records the profile was loaded from (tk_records_load_all), so each record's thread
-	 * is placed at its start and gets a marker spanning its duration; NULL otherwise. */
-	const struct tk_records *records;
 } tk_convert_options;
 
 void tk_convert_options_init(tk_convert_options *o);
@@ -182,9 +183,9 @@ const tk_writer *tk_writer_for_path(const char *path);
  * binaries (breakpadId = UUID + "0"), frame addresses relative to their image (return addresses
  * minus one) so a symbol server can name unsymbolicated frames; file:line where the model has them;
  * categories Other / App / System. `meta.symbolicated` is false when some frame with an image has no
- * name. With o->records, each record's thread starts at the record's start (relative to the earliest),
- * its cells spread over its duration, and it carries one interval marker (TracekitRecord: kind, key,
- * average CPU, samples). Streams: holds only per-frame and per-function tables; samples that arrived in time order are
+ * name. Events (profile.h) are drawn from the profile: the thread an event is drawn on starts at the
+ * event's wall-clock start (relative to the earliest event's), its cells spread over its duration,
+ * and it carries one interval marker (TracekitRecord: name as kind, key, "cpu.average", "samples"). Streams: holds only per-frame and per-function tables; samples that arrived in time order are
  * written straight from the compact sample list, and only a thread whose rows go back in time is
  * unpacked (24 bytes per row of that thread) to be sorted. */
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err);

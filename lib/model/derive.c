@@ -77,6 +77,8 @@ tk_frame_id tk_derive_frame(tk_derive *d, tk_frame_id f)
 tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t)
 {
 	const tk_thread *th = tk_thread_get(d->in, t);
+	if (th->event && th->role == TK_ROLE_CONTEXT) /* one of an event's own (tk_thread_add) */
+		return tk_thread_add(d->out, th->pid, th->tid, tk_derive_str(d, th->name), tk_derive_str(d, th->process));
 	return tk_thread_get_or_add(d->out, th->pid, th->tid, tk_derive_str(d, th->name),
 	                            tk_derive_str(d, th->process));
 }
@@ -116,5 +118,24 @@ void tk_derive_samples(tk_derive *d, const tk_stack_id *map)
 		if (s.thread < tk_thread_count(d->in))
 			tk_sample_list_append(d->out, &(tk_sample){s.time, s.weight, tmap[s.thread], map[s.stack]});
 	tk_sample_iter_free(it);
+	tk_derive_events(d, tmap);
 	free(tmap);
+}
+
+void tk_derive_events(tk_derive *d, const tk_thread_id *tmap)
+{
+	size_t ne = tk_event_count(d->in), nt = tk_thread_count(d->in);
+	if (!ne)
+		return;
+	tk_event_id *emap = tk_xcalloc(ne + 1, sizeof *emap);
+	for (tk_event_id e = 1; e <= ne; e++) {
+		tk_thread_id t = tk_event_get(d->in, e)->thread;
+		emap[e] = tk_event_copy(d->out, d->in, e, t < nt ? tmap[t] : TK_NO_THREAD);
+	}
+	for (size_t t = 0; t < nt; t++) {
+		const tk_thread *th = tk_thread_get(d->in, (tk_thread_id)t);
+		if (th->event && th->event <= ne && tmap[t] != TK_NO_THREAD)
+			tk_thread_set_event(d->out, tmap[t], emap[th->event], th->role);
+	}
+	free(emap);
 }

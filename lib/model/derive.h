@@ -35,5 +35,9 @@ tk_thread_id tk_derive_thread(tk_derive *d, tk_thread_id t);
 /* Every thread's samples (weights, counts, time bounds, the per-sample list) onto the output,
  * input stack s becoming map[s]; threads are derived (tk_derive_thread) in input order. */
 void tk_derive_samples(tk_derive *d, const tk_stack_id *map);
+/* Every event of the input onto the output (tk_event_copy, in order, attributes included), drawn on
+ * and owning the output threads tmap gives for the input's (tmap[t] = TK_NO_THREAD: t was left out);
+ * tk_derive_samples calls it with its own map. */
+void tk_derive_events(tk_derive *d, const tk_thread_id *tmap);
 
 #endif

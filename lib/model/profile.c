@@ -470,6 +470,20 @@ static int thread_eq(const void *ctx, uint32_t idx, const void *key)
 	return p->threads[idx].t.pid == k->pid && p->threads[idx].t.tid == k->tid;
 }
 
+tk_thread_id tk_thread_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process)
+{
+	TK_GROW(p->threads, p->capthreads, p->nthreads + 1);
+	tk_tstate *ts = &p->threads[p->nthreads];
+	memset(ts, 0, sizeof *ts);
+	ts->t.pid = pid;
+	ts->t.tid = tid;
+	ts->t.t_min = UINT64_MAX;
+	ts->t.t_max = 0;
+	ts->t.name = name;
+	ts->t.process = process;
+	return (tk_thread_id)p->nthreads++;
+}
+
 tk_thread_id tk_thread_get_or_add(tk_profile *p, int64_t pid, uint64_t tid, tk_str name, tk_str process)
 {
 	threadkey k = {pid, tid};

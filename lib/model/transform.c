@@ -400,14 +400,15 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 
 	/* Cells are still grouped by thread, in input order, so output threads keep that order. */
 	tk_thread_id cur_in = UINT32_MAX, cur_out = 0;
-	tk_thread_id *tmap = nsl ? tk_xmalloc((nthreads + 1) * sizeof *tmap) : NULL;
+	tk_thread_id *tmap = tk_xmalloc((nthreads + 1) * sizeof *tmap);
+	for (size_t t = 0; t <= nthreads; t++)
+		tmap[t] = TK_NO_THREAD; /* left out (until a cell of it is kept) */
 	for (size_t i = 0; i < ncells; i++) {
 		if (cells[i].thread != cur_in) {
 			cur_in = cells[i].thread;
 			const tk_thread *th = tk_thread_get(in, cur_in);
 			cur_out = tk_derive_thread(&c.d, cur_in);
-			if (tmap)
-				tmap[cur_in] = cur_out;
+			tmap[cur_in] = cur_out;
 			if (th->t_min <= th->t_max) {
 				tk_thread_note_time(out, cur_out, th->t_min);
 				tk_thread_note_time(out, cur_out, th->t_max);
@@ -423,6 +424,8 @@ tk_profile *tk_transform(const tk_profile *in, const tk_transform_spec *specs, s
 				tk_sample_list_append(out, &(tk_sample){smp.time, smp.weight, tmap[smp.thread], ss[i]});
 		tk_sample_iter_free(it);
 	}
+	/* events stay, each on its thread when that thread is kept */
+	tk_derive_events(&c.d, tmap);
 	free(tmap);
 	free(ss);
 	free(cells);

@@ -38,6 +38,8 @@ struct tk_input {
 	unsigned char head[TK_INPUT_HEAD];
 	size_t head_len, head_pos;
 	int started; /* tk_input_read has been called */
+	int (*check)(void *ctx, tk_error *err);
+	void *check_ctx;
 };
 
 /* Make raw bytes available; returns 0, or -1 on I/O error. Sets raw_eof at the end. */
@@ -211,6 +213,11 @@ tk_input *tk_input_open_mem(const void *data, size_t n, const char *name, tk_err
 	return input_start(in, err);
 }
 
+int tk_input_in_memory(const tk_input *in)
+{
+	return in->fd < 0;
+}
+
 void tk_input_close(tk_input *in)
 {
 	if (!in)
@@ -225,8 +232,16 @@ void tk_input_close(tk_input *in)
 	free(in);
 }
 
+void tk_input_set_check(tk_input *in, int (*check)(void *ctx, tk_error *err), void *ctx)
+{
+	in->check = check;
+	in->check_ctx = ctx;
+}
+
 ptrdiff_t tk_input_read(tk_input *in, void *buf, size_t n, tk_error *err)
 {
+	if (in->check && in->check(in->check_ctx, err) != 0)
+		return -1;
 	in->started = 1;
 	if (in->head_pos < in->head_len) {
 		size_t k = in->head_len - in->head_pos;

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "tracekit/read.h"
-#include "tracekit/records.h"
+#include "read/records.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -898,6 +898,118 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 	fast f = {s, s + n};
 	fast_ws(&f);
 	if (!fast_nodes(&f, 1, total))
+		return 0;
+	fast_ws(&f);
+	return f.p == f.end;
+}
+
+/* ---- loading a tree without jansson ----
+ * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
+ * a flat list of nodes in pre-order (address, count, parent, children's counts) instead of a jansson
+ * document (a hash table and several allocations a node), then loaded in that order, which is the
+ * order load_node visits. Anything else goes through jansson as before. */
+typedef struct fnode {
+	uint64_t addr, count, kids;
+	uint32_t parent; /* index + 1; 0 for a root */
+} fnode;
+
+typedef struct fnodes {
+	fnode *v;
+	size_t n, cap;
+} fnodes;
+
+static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
+
+static int flat_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
+{
+	if (f->p >= f->end || *f->p != '{')
+		return 0;
+	f->p++;
+	TK_GROW(out->v, out->cap, out->n + 1);
+	size_t me = out->n++;
+	out->v[me] = (fnode){0, 0, 0, parent};
+	int seen = 0;
+	uint64_t c = 0, kids = 0, addr = 0, ignored;
+	for (;;) {
+		const char *k, *v;
+		size_t kn, vn;
+		fast_ws(f);
+		if (!fast_str(f, &k, &kn))
+			return 0;
+		fast_ws(f);
+		if (f->p >= f->end || *f->p++ != ':')
+			return 0;
+		fast_ws(f);
+		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
+		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
+		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
+		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
+		                                                         : 0;
+		if (!bit || (seen & bit))
+			return 0;
+		seen |= bit;
+		if (bit == 1) {
+			if (!fast_str(f, &v, &vn) || parse_hex(v, vn, &addr))
+				return 0;
+		} else if (bit == 2) {
+			if (!fast_num(f, 0, &c))
+				return 0;
+		} else if (bit == 4) {
+			if (!fast_num(f, 1, &ignored))
+				return 0;
+		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
+			f->p += 4;
+		} else if (!flat_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
+			return 0;
+		}
+		int m = fast_next(f, '}');
+		if (!m)
+			return 0;
+		if (m == 2)
+			break;
+	}
+	if (!(seen & 1) || !(seen & 2) || kids > c)
+		return 0;
+	out->v[me].addr = addr;
+	out->v[me].count = c;
+	out->v[me].kids = kids;
+	*count = c;
+	return 1;
+}
+
+static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
+{
+	if (depth > 512 || f->p >= f->end || *f->p != '[')
+		return 0;
+	f->p++;
+	*sum = 0;
+	fast_ws(f);
+	if (f->p < f->end && *f->p == ']') {
+		f->p++;
+		return 1;
+	}
+	for (;;) {
+		uint64_t c;
+		fast_ws(f);
+		if (!flat_node(f, depth, parent, out, &c))
+			return 0;
+		*sum += c;
+		if (*sum < c)
+			return 0;
+		int m = fast_next(f, ']');
+		if (m != 1)
+			return m == 2;
+	}
+}
+
+/* The tree's nodes in pre-order, 1 when it has the fast shape (else 0: use jansson). */
+static int tree_flat(const char *s, size_t n, fnodes *out)
+{
+	fast f = {s, s + n};
+	uint64_t total;
+	out->n = 0;
+	fast_ws(&f);
+	if (!flat_nodes(&f, 1, 0, out, &total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
@@ -1919,6 +2031,58 @@ static void list_images(tk_records *r, tk_profile *p)
 		}
 }
 
+static int load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_event_id ev, tk_error *err);
+
+/* The record as an event of p (profile.h): every fact of its tk_record_info is a field or an
+ * attribute, so consumers read the profile alone. Its synthetic thread t is its own (ATTRIBUTED). */
+static tk_event_id add_event(const tk_records *r, const rec *x, tk_profile *p, tk_thread_id t)
+{
+	const tk_record_info *ri = &x->info;
+	double d = ri->duration;
+	tk_event e = {.kind = ri->kind == TK_RECORD_CPU ? TK_EVENT_CPU_HIGHLOAD : TK_EVENT_HANG,
+	              .name = tk_intern_cstr(p, ri->kind_name),
+	              .key = tk_intern_cstr(p, ri->key),
+	              .start = UINT64_MAX, /* records know only wall-clock time */
+	              .duration = isfinite(d) && d >= 0 && d < 1.8e10 ? (uint64_t)(d * 1e9) : UINT64_MAX,
+	              .wall = ri->start,
+	              .flags = (ri->live ? TK_EVENT_LIVE : 0u) | (ri->truncated ? TK_EVENT_TRUNCATED : 0u),
+	              .thread = t};
+	tk_event_id id = tk_event_add(p, &e);
+	tk_thread_set_event(p, t, id, TK_ROLE_ATTRIBUTED);
+	if (isfinite(d))
+		tk_event_set_num(p, id, "duration", d);
+	if (isfinite(ri->avg_cpu))
+		tk_event_set_num(p, id, "cpu.average", ri->avg_cpu);
+	tk_event_set_num(p, id, "samples", (double)ri->samples);
+	tk_event_set_num(p, id, "tree", ri->has_tree ? 1 : 0);
+	if (ri->tid)
+		tk_event_set_num(p, id, "tid", (double)ri->tid);
+	if (*ri->thread)
+		tk_event_set_str(p, id, "thread", ri->thread);
+	if (ri->kind == TK_RECORD_HANG) {
+		tk_event_set_num(p, id, "suppressed", ri->suppressed);
+		tk_event_set_num(p, id, "threads", (double)ri->nthreads);
+	}
+	tk_event_set_str(p, id, "where", ri->where);
+	if (ri->launch_time)
+		tk_event_set_str(p, id, "launch.time", ri->launch_time);
+	if (ri->run_pid >= 0)
+		tk_event_set_num(p, id, "run.pid", (double)ri->run_pid);
+	/* the session's facts, on each of its events */
+	static const char *const from_meta[] = {"process", "os", "arch", "format", "images"};
+	for (size_t k = 0; k < sizeof from_meta / sizeof from_meta[0]; k++) {
+		const char *v = tk_records_meta(r, from_meta[k]);
+		if (v)
+			tk_event_set_str(p, id, from_meta[k], v);
+	}
+	const char *pid = tk_records_meta(r, "pid"), *lt = tk_records_meta(r, "launch-time");
+	if (pid)
+		tk_event_set_num(p, id, "pid", strtod(pid, NULL));
+	if (lt)
+		tk_event_set_str(p, id, "session.launch.time", lt);
+	return id;
+}
+
 int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
 {
 	if (i >= r->nrecs)
@@ -1947,7 +2111,21 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	                           : pid        ? strtoll(pid, NULL, 10)
 	                                        : -1,
 	                           i + 1, tk_intern_cstr(p, name), tk_intern_cstr(p, tk_records_meta(r, "process")));
-	if (x->tree_src) {
+	fnodes fl = {0};
+	if (x->tree_src && tree_flat(x->tree_src, x->tree_len, &fl)) {
+		/* pre-order, as load_node visits: a node's own samples, then its children */
+		tk_stack_id *st = tk_xmalloc((fl.n ? fl.n : 1) * sizeof *st);
+		for (size_t k = 0; k < fl.n; k++) {
+			const fnode *nd = &fl.v[k];
+			int leaf = nd->count > nd->kids; /* its samples did not all continue into children */
+			st[k] = push_frames(&L, nd->parent ? st[nd->parent - 1] : 0, nd->addr, leaf);
+			if (leaf)
+				tk_sample_add_n(p, L.t, st[k], nd->count - nd->kids, nd->count - nd->kids);
+		}
+		free(st);
+		free(fl.v);
+	} else if (x->tree_src) {
+		free(fl.v);
 		json_error_t je;
 		json_t *tree = json_loadb(x->tree_src, x->tree_len, 0, &je);
 		if (!tree) /* validated at open: only running out of memory gets here */
@@ -1959,6 +2137,7 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	} else if (x->stacks) {
 		load_anr(&L, x->stacks);
 	}
+	add_event(r, x, p, L.t);
 	return L.t;
 }
 
@@ -1966,10 +2145,40 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
 {
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
 	tk_profile_set_meta(p, "format", tk_records_meta(r, "format"));
-	for (size_t i = 0; i < r->nrecs; i++)
-		if (tk_records_load(r, i, p, flags, err) < 0)
+	if (tk_records_meta(r, "monitor-event")) /* the monitor's note about its own run (not an event) */
+		tk_profile_set_meta(p, "monitor-event", tk_records_meta(r, "monitor-event"));
+	for (size_t i = 0; i < r->nrecs; i++) {
+		int64_t t = tk_records_load(r, i, p, flags, err);
+		if (t < 0)
 			return -1;
+		if ((flags & TK_RECORDS_CONTEXT) &&
+		    load_threads(r, i, p, flags, tk_thread_get(p, (tk_thread_id)t)->event, err) < 0)
+			return -1;
+	}
 	return 0;
+}
+
+/* What the read options ask of a Records reading: flags, and images from another file. */
+static unsigned read_flags(const tk_read_options *o)
+{
+	return o ? (o->no_images ? TK_RECORDS_NO_SYMBOLS : 0u) | (o->event_context ? TK_RECORDS_CONTEXT : 0u) : 0u;
+}
+
+static int load_read(tk_records *r, tk_profile *p, const tk_read_options *o, tk_error *err)
+{
+	if (o && o->images && tk_records_load_images(r, o->images, err))
+		return -1;
+	return tk_records_load_all(r, p, read_flags(o), err);
+}
+
+int tk_records_read_with(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)
+{
+	tk_records *r = tk_records_open(path, err);
+	if (!r)
+		return -1;
+	int rc = load_read(r, p, o, err);
+	tk_records_free(r);
+	return rc;
 }
 
 int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err)
@@ -2016,7 +2225,7 @@ static int sniff_records(const unsigned char *head, size_t n)
 
 static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
-	(void)o; /* records carry no per-sample times: a time range keeps or drops nothing */
+	/* records carry no per-sample times: a time range keeps or drops nothing */
 	size_t cap = 1 << 16, len = 0;
 	char *buf = tk_xmalloc(cap);
 	for (;;) {
@@ -2033,7 +2242,8 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 	}
 	const char *name = tk_input_name(in);
 	tk_records *r = new_records();
-	char *dir = is_file(name) ? dir_of(name) : NULL; /* a file of a session: its images are next to it */
+	/* a file of a session: its images are next to it (bytes in memory have no session) */
+	char *dir = !tk_input_in_memory(in) && is_file(name) ? dir_of(name) : NULL;
 	char *dyld = dir ? join(dir, "dyld-images") : NULL, *imgs = dir ? join(dir, "images.json") : NULL;
 	r->mthawkeye = strncmp(base_name(name), "records.m", 9) == 0 || (dir && is_file(dyld) && !is_file(imgs));
 	free(dyld);
@@ -2052,7 +2262,7 @@ static int read_records(tk_profile *p, tk_input *in, const tk_read_options *o, t
 		rc = session_images(r, dir, err);
 	free(dir);
 	if (rc == 0)
-		rc = tk_records_load_all(r, p, 0, err);
+		rc = load_read(r, p, o, err);
 	tk_records_free(r);
 	return rc;
 }
@@ -2112,7 +2322,33 @@ const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, ui
 	return im->path;
 }
 
+/* A snapshot thread: with ev, a thread of its own given to event ev as context (threads of one tid
+ * within the snapshot still merge, as they do in a profile of the snapshot alone); else the
+ * profile's thread (pid, tid). */
+static tk_thread_id snap_thread(tk_profile *p, tk_event_id ev, int64_t pid, uint64_t tid, tk_str name, tk_str proc,
+                                tk_thread_id first)
+{
+	if (!ev)
+		return tk_thread_get_or_add(p, pid, tid, name, proc);
+	for (size_t t = first; t < tk_thread_count(p); t++) {
+		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		if (th->tid == tid && th->pid == pid && th->event == ev) {
+			if (name)
+				tk_thread_set_name(p, (tk_thread_id)t, name);
+			return (tk_thread_id)t;
+		}
+	}
+	tk_thread_id t = tk_thread_add(p, pid, tid, name, proc);
+	tk_thread_set_event(p, t, ev, TK_ROLE_CONTEXT);
+	return t;
+}
+
 int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_error *err)
+{
+	return load_threads(r, i, p, flags, 0, err);
+}
+
+static int load_threads(tk_records *r, size_t i, tk_profile *p, unsigned flags, tk_event_id ev, tk_error *err)
 {
 	if (i >= r->nrecs)
 		return tk_error_set(err, "record %zu does not exist (%zu records)", i, r->nrecs);
@@ -2130,11 +2366,11 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		snprintf(run_pid, sizeof run_pid, "%lld", r->sets[x->set].pid);
 		pid = run_pid;
 	}
+	tk_thread_id first = (tk_thread_id)tk_thread_count(p);
 	for (size_t k = 0; k < x->nths && !ths; k++) { /* read by hang_fast: the loop below, plainly */
 		const hthread *h = &x->ths[k];
-		L.t =
-		    tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)h->tid,
-		                         tk_intern_cstr(p, h->name), tk_intern_cstr(p, tk_records_meta(r, "process")));
+		L.t = snap_thread(p, ev, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)h->tid, tk_intern_cstr(p, h->name),
+		                  tk_intern_cstr(p, tk_records_meta(r, "process")), first);
 		tk_stack_id st = 0;
 		for (size_t j = h->nframes; j-- > 0;)
 			st = push_frames(&L, st, h->frames[j], j == 0);
@@ -2153,9 +2389,9 @@ int tk_records_load_threads(tk_records *r, size_t i, tk_profile *p, unsigned fla
 		char label[300];
 		if (terr) /* say so where the stack would be */
 			snprintf(label, sizeof label, "%s (not captured: %s)", name ? name : "", terr);
-		L.t = tk_thread_get_or_add(p, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid,
-		                           tk_intern_cstr(p, terr ? label : name),
-		                           tk_intern_cstr(p, tk_records_meta(r, "process")));
+		L.t = snap_thread(p, ev, pid ? strtoll(pid, NULL, 10) : -1, (uint64_t)tid,
+		                  tk_intern_cstr(p, terr ? label : name), tk_intern_cstr(p, tk_records_meta(r, "process")),
+		                  first);
 		json_t *fr = json_object_get(t, "frames");
 		size_t n = json_array_size(fr);
 		tk_stack_id st = 0; /* leaf first: push from the outermost frame */

@@ -6,7 +6,8 @@
 #include <sys/stat.h>
 
 #include "tracekit/read.h"
-#include "tracekit/records.h"
+#include "read/records.h"
+#include "tracekit/apple_report.h"
 #include "util/mem.h"
 
 static const tk_reader *const readers[] = {
@@ -14,6 +15,10 @@ static const tk_reader *const readers[] = {
      * unambiguous) go first, text formats last. */
     /* ---- READERS: add tk_reader_records here ---- */
     &tk_reader_records,
+    /* Apple reports (tracekit/apple_report.h): anchored on an ips header line or a report's first lines */
+    &tk_reader_ips,
+    &tk_reader_crash,
+    &tk_reader_spindump,
     /* The text formats' sniffers are anchored on their first lines, so they go before xctrace's
      * (which looks for `<?xml` anywhere in the head); folded stacks, the loosest, go last. */
     &tk_reader_deepcopy,
@@ -91,6 +96,8 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(err, "%s: empty input", tk_input_name(in));
 	const tk_reader *r = tk_reader_find(head, n);
 	if (!r)
+		r = o->fallback;
+	if (!r)
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
@@ -107,7 +114,7 @@ static int read_path(tk_profile *p, const char *path, const tk_read_options *o, 
 	 * records.mtlog/.mmap2 + dyld-images): not one stream, so it bypasses the sniffers. */
 	struct stat st;
 	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return check_weight(p, path, tk_records_read(p, path, 0, err), err);
+		return check_weight(p, path, tk_records_read_with(p, path, o, err), err);
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tracekit/stats.h"
+#include "util/text.h"
 
 #define BOOTSTRAP_REPS 2000
 #define BOOTSTRAP_SEED 0x7472616365ull /* "trace": any fixed value; fixed so a diff repeats */
@@ -123,20 +124,6 @@ void tk_diff_free(tk_diff *d)
 	free(d);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 int tk_diff_write_json(FILE *f, const tk_diff *d, size_t limit, tk_error *err)
 {
 	char b[32];
@@ -145,7 +132,7 @@ int tk_diff_write_json(FILE *f, const tk_diff *d, size_t limit, tk_error *err)
 	for (size_t i = 0; i < n; i++) {
 		const tk_diff_row *r = &d->rows[i];
 		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
-		json_str(f, r->name);
+		tk_json_fput(f, r->name);
 		fprintf(f, ", \"self_a\": %s", tk_stats_fmt_double(r->self_a, b));
 		fprintf(f, ", \"self_b\": %s", tk_stats_fmt_double(r->self_b, b));
 		fprintf(f, ", \"total_a\": %s", tk_stats_fmt_double(r->total_a, b));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tracekit/stats.h"
+#include "util/text.h"
 
 #if defined(__SIZEOF_FLOAT128__) && !defined(__clang__)
 typedef __float128 wide;
@@ -192,27 +193,13 @@ const char *tk_stats_fmt_double(double x, char buf[32])
 	return buf;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 int tk_summary_write_json(FILE *f, const char *metric, const char *unit, const tk_summary *s, tk_error *err)
 {
 	char b[32];
 	fputs("{\"metric\": ", f);
-	json_str(f, metric);
+	tk_json_fput(f, metric);
 	fputs(", \"unit\": ", f);
-	json_str(f, unit);
+	tk_json_fput(f, unit);
 	fprintf(f, ", \"count\": %llu", (unsigned long long)s->count);
 	fprintf(f, ", \"mean\": %s", tk_stats_fmt_double(s->count ? s->mean : NAN, b));
 	fprintf(f, ", \"min\": %s", tk_stats_fmt_double(s->count ? s->min : NAN, b));

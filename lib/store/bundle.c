@@ -19,6 +19,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "store/internal.h"
@@ -135,7 +136,7 @@ int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, siz
 		put_part(&raw, &rcap, &rn, files[i], data, n);
 		free(data);
 	}
-	int rc = gzip_bytes(raw, rn, 6, dir, out, outn, err);
+	int rc = gzip_bytes(raw, rn, 1, dir, out, outn, err);
 	free(raw);
 	return rc;
 }
@@ -238,13 +239,31 @@ static int inflate_all(const void *body, size_t n, size_t max, const char *name,
 	return 0;
 }
 
+double tk_store_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const char *name, const tk_report_meta *given,
                       tk_report_set *out, tk_error *err)
 {
+	tk_bundle_limits lim = {.max_inflated = max_inflated};
+	return tk_bundle_decode(body, n, &lim, name, given, out, err) ? -1 : 0;
+}
+
+int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                     const tk_report_meta *given, tk_report_set *out, tk_error *err)
+{
+	tk_bundle_bounds bounds = {.max_inflated = lim->max_inflated, .max_stacks = lim->max_stacks};
+	if (lim->max_seconds > 0)
+		bounds.deadline = tk_store_now() + lim->max_seconds;
+	size_t max_inflated = lim->max_inflated;
 	char *raw = NULL;
 	size_t rn = 0;
 	if (inflate_all(body, n, max_inflated, name, &raw, &rn, err))
-		return -1;
+		return strstr(err->msg, "inflates past") ? 1 : -1;
 	const char *part[NFILES] = {0};
 	size_t plen[NFILES] = {0};
 	int rc = 0;
@@ -292,15 +311,14 @@ int tk_bundle_reports(const void *body, size_t n, size_t max_inflated, const cha
 		part[F_RECORDS] = raw;
 		plen[F_RECORDS] = rn;
 	}
-	/* a profile inflates again as it is read (streamed, never whole): bound that too */
-	size_t max_profile = max_inflated > SIZE_MAX / 8 ? SIZE_MAX : max_inflated * 8;
+	/* a profile inflates again as it is read (streamed, never whole): bounded by the same size, and
+	 * what its reader builds by lim's stacks and time */
 	if (!rc && part[F_PROFILE])
-		rc =
-		    tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON], plen[F_PROFILE_JSON],
-		                           part[F_META], plen[F_META], name, max_profile, out, err);
+		rc = tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON],
+		                            plen[F_PROFILE_JSON], part[F_META], plen[F_META], name, &bounds, out, err);
 	else if (!rc)
 		rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META], part[F_IMAGES],
 		                           plen[F_IMAGES], name, given, out, err);
 	free(raw);
-	return rc;
+	return rc && bounds.over ? 1 : rc;
 }

@@ -5,6 +5,7 @@
  * with kind, id, so the check reads index granules, not the table), and the batch goes in as one INSERT. The percentile
  * SQL is the type 7 formula of tk_store_type7 written with ClickHouse's sorted arrays, operation for operation, so the
  * doubles come out bit-identical; they travel back as shortest round-trip text. */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -159,8 +160,19 @@ static size_t split_tsv(char *line, char **field, size_t max)
 				break;
 			start = w;
 		} else if (*r == '\\' && r[1]) {
-			r++;
-			*w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r == '0' ? '\0' : *r;
+			/* every escape ClickHouse writes (\b \f \r \n \t \0 \' \\) or reads (\a \v \xHH):
+			 * a key or signature must come back as it went in */
+			static const char from[] = "bfrnt0av", to[] = "\b\f\r\n\t\0\a\v";
+			const char *k = strchr(from, *++r);
+			if (*r && k) {
+				*w++ = to[k - from];
+			} else if (*r == 'x' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2])) {
+				char hex[3] = {r[1], r[2], 0};
+				*w++ = (char)strtol(hex, NULL, 16);
+				r += 2;
+			} else {
+				*w++ = *r;
+			}
 		} else {
 			*w++ = *r;
 		}
@@ -257,6 +269,16 @@ static void *ch_open(const char *rest, tk_error *err)
 	buf b = {0};
 	bprintf(&b, "clickhouse://%s", rest);
 	c->url = b.p;
+	/* the host part goes into an http:// URL: a ? or # there would pass settings to the server or
+	 * cut tracekit's own parameters, an @ would be taken as a user */
+	size_t ok = strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]");
+	if (ok < hl) {
+		tk_error_set(err,
+		             "%s: '%c' is not allowed in the host part '%.*s' (expected clickhouse://HOST:PORT/DB)",
+		             c->url, rest[ok], (int)hl, rest);
+		ch_close(c);
+		return NULL;
+	}
 	if (!hl || !*db ||
 	    strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(db)) {
 		tk_error_set(err, "%s: expected clickhouse://HOST:PORT/DB with DB made of letters, digits and _",
@@ -799,9 +821,9 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	type7_sql(&sql, 95, 100);
 	bprintf(&sql, ", example FROM (SELECT signature, count() AS n, uniqExact(session) AS sessions, ");
 	bprintf(&sql, "arraySort(groupArray(assumeNotNull(duration))) AS s, min(id) AS example FROM ");
-	reports_sql(&sql, c, q, TK_STORE_HANG_KINDS, "duration");
+	reports_sql(&sql, c, q, tk_store_kinds_sql(q->kind), "duration");
 	if (!c->dedupe)
-		where_sql(&sql, q, TK_STORE_HANG_KINDS, "duration");
+		where_sql(&sql, q, tk_store_kinds_sql(q->kind), "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);
@@ -867,6 +889,105 @@ static int ch_count(void *h, uint64_t *n, tk_error *err)
 	return 0;
 }
 
+/* ---- compact ---- */
+
+static int scalar(ch *c, const char *sql, unsigned long long *v, tk_error *err)
+{
+	buf res = {0};
+	if (run(c, sql, &res, err))
+		return -1;
+	*v = res.p ? strtoull(res.p, NULL, 10) : 0;
+	free(res.p);
+	return 0;
+}
+
+/* Wait until sql (a count) is 0, for at most about a minute. */
+static int wait_zero(ch *c, const char *sql, const char *what, tk_error *err)
+{
+	for (int i = 0;; i++) {
+		unsigned long long v;
+		if (scalar(c, sql, &v, err))
+			return -1;
+		if (!v)
+			return 0;
+		if (i == 600)
+			return tk_error_set(err, "%s: %s: still %llu after a minute", c->url, what, v);
+		nanosleep(&(struct timespec){0, 100000000L}, NULL);
+	}
+}
+
+/* The extra copies of a report (two ingesters that both found it absent) differ in `ingested`, so
+ * OPTIMIZE … DEDUPLICATE, which drops only identical rows, leaves them; it also crashes Debian's
+ * 18.16 server when it merges several parts (measured: SIGSEGV). So the table is rebuilt with each
+ * report once and swapped in by RENAME; a batch that was still inserting into the old table is
+ * waited for and its rows copied over, so a concurrent ingest loses nothing. Then the batches
+ * closed before the compaction leave tracekit_ingests (a mutation: ALTER … DELETE), and with them
+ * the "raced" state that made every query read each report once. */
+static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
+{
+	ch *c = h;
+	unsigned long long t0, rows, distinct, before, after;
+	if (scalar(c, "SELECT toUInt32(now())", &t0, err) || scalar(c, "SELECT count() FROM reports", &rows, err) ||
+	    scalar(c, "SELECT uniqExact(kind, id) FROM reports", &distinct, err) ||
+	    scalar(c, "SELECT uniqExact(token) FROM tracekit_ingests", &before, err))
+		return -1;
+	char sql[1024];
+	if (rows > distinct) {
+		unsigned long long t1;
+		if (run_many(c,
+		             "DROP TABLE IF EXISTS tracekit_compact_new;\n"
+		             "CREATE TABLE tracekit_compact_new AS reports;\n"
+		             "INSERT INTO tracekit_compact_new SELECT * FROM reports LIMIT 1 BY kind, id",
+		             err) ||
+		    scalar(c, "SELECT toUInt32(now())", &t1, err) ||
+		    run_many(c,
+		             "DROP TABLE IF EXISTS tracekit_compact_old;\n"
+		             "RENAME TABLE reports TO tracekit_compact_old, tracekit_compact_new TO reports",
+		             err))
+			return -1;
+		/* batches opened until the swap may be inserting into the old table: wait for them to close
+		 * (open for over an hour: crashed), then copy what they added */
+		snprintf(
+		    sql, sizeof sql,
+		    "SELECT count() FROM (SELECT max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) "
+		    "WHERE s = 0 AND a <= toDateTime(%llu) + 1 AND a > now() - 3600",
+		    t1);
+		if (wait_zero(c, sql,
+		              "ingest batches in flight during the compaction (their rows are kept in "
+		              "tracekit_compact_old)",
+		              err) ||
+		    run_many(c,
+		             "INSERT INTO reports SELECT * FROM tracekit_compact_old WHERE (kind, id) NOT IN "
+		             "(SELECT kind, id FROM reports) LIMIT 1 BY kind, id;\n"
+		             "DROP TABLE tracekit_compact_old",
+		             err))
+			return -1;
+	}
+	if (run_many(c, "OPTIMIZE TABLE reports FINAL;\nOPTIMIZE TABLE profiles FINAL;\nOPTIMIZE TABLE functions FINAL",
+	             err))
+		return -1;
+	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
+	 * an hour before it: crashed) say nothing any more */
+	snprintf(sql, sizeof sql,
+	         "ALTER TABLE tracekit_ingests DELETE WHERE token IN (SELECT token FROM tracekit_ingests GROUP BY "
+	         "token HAVING max(at) < toDateTime(%llu) AND (max(state) >= 1 OR max(at) < toDateTime(%llu) - 3600))",
+	         t0, t0);
+	unsigned long long open_batches, ignored, left;
+	if (run(c, sql, NULL, err) ||
+	    wait_zero(c,
+	              "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = "
+	              "'tracekit_ingests' AND is_done = 0",
+	              "the pruning of tracekit_ingests", err) ||
+	    scalar(c, "SELECT uniqExact(token) FROM tracekit_ingests", &after, err) ||
+	    scalar(c, "SELECT count() - uniqExact(kind, id) FROM reports", &left, err) ||
+	    ingest_state(c, &ignored, &open_batches, err))
+		return -1;
+	r->duplicates = rows - distinct > left ? rows - distinct - left : 0;
+	r->pruned = before > after ? before - after : 0;
+	r->open = open_batches;
+	return 0;
+}
+
 const tk_store_ops tk_store_clickhouse = {
     .name = "clickhouse",
     .open = ch_open,
@@ -876,4 +997,5 @@ const tk_store_ops tk_store_clickhouse = {
     .top_hangs = ch_top_hangs,
     .count = ch_count,
     .put_profiles = ch_put_profiles,
+    .compact = ch_compact,
 };

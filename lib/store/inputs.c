@@ -51,13 +51,58 @@ static int profile_id(const char *path, const char *const keys[TK_STORE_NKEYS], 
 /* One profile report from an opened input: keys, time and id are the caller's (from the file on
  * disk for `tracekit ingest`, from the bundle for `tracekit serve --ingest`), so both give the
  * same stored row for the same file. */
+typedef struct bounded_read {
+	tk_bundle_bounds *b;
+	const tk_profile *p;
+	const char *name;
+} bounded_read;
+
+/* Before each read of an uploaded profile: the stacks built so far and the time taken. */
+static int bound_check(void *ctx, tk_error *err)
+{
+	bounded_read *r = ctx;
+	if (r->b->max_stacks && tk_stack_count(r->p) > r->b->max_stacks) {
+		r->b->over = 1;
+		return tk_error_set(err,
+		                    "%s: the profile has more than %zu distinct stacks (the server's --max-stacks)",
+		                    r->name, r->b->max_stacks);
+	}
+	if (r->b->deadline > 0 && tk_store_now() > r->b->deadline) {
+		r->b->over = 1;
+		return tk_error_set(err, "%s: the profile takes too long to read (the server's --max-seconds)",
+		                    r->name);
+	}
+	return 0;
+}
+
 static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
-                             const char id[65], tk_report_set *out, tk_error *err)
+                             const char id[65], tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
 	tk_read_options_init(&ro);
-	if (tk_read_input(p, in, &ro, err) < 0 || tk_elf_name_session(&p, NULL, err) < 0) {
+	ro.event_context = 1;
+	bounded_read br = {b, p, source};
+	if (b)
+		tk_input_set_check(in, bound_check, &br);
+	int rc = tk_read_input(p, in, &ro, err);
+	if (b)
+		tk_input_set_check(in, NULL, NULL);
+	if (!rc && b && bound_check(&br, err)) /* the last read's stacks too */
+		rc = -1;
+	if (rc < 0) {
+		tk_profile_free(p);
+		return -1;
+	}
+	if (tk_event_count(p)) { /* diagnostics, crash reports …: one report per event */
+		char *mkeys[TK_STORE_NKEYS];
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			mkeys[k] = (char *)keys[k];
+		rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+		tk_profile_free(p);
+		return rc;
+	}
+	if (tk_elf_name_session(&p, NULL, err) < 0) {
 		tk_profile_free(p);
 		return -1;
 	}
@@ -105,7 +150,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;
-	int rc = add_profile_input(in, path, keys, time, id, out, err);
+	int rc = add_profile_input(in, path, keys, time, id, NULL, out, err);
 	tk_input_close(in);
 	return rc;
 }
@@ -155,8 +200,9 @@ static int keys_from_meta(const char *data, size_t n, const char *name, char *ke
 }
 
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, size_t max_inflated, tk_report_set *out, tk_error *err)
+                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
 {
+	size_t max_inflated = b->max_inflated;
 	/* profile.json: {"name":…, "mtime_sec":…, "mtime_nsec":…, "encoding":"gzip"|"none"} */
 	json_error_t je;
 	json_t *root = json_loadb(pjson, pn, 0, &je);
@@ -215,6 +261,7 @@ int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t
 		while ((got = tk_input_read(in, buf, chunk, err)) > 0) {
 			total += (size_t)got;
 			if (total > max_inflated) {
+				b->over = 1;
 				rc = tk_error_set(err, "%s: the profile inflates past %zu bytes", name, max_inflated);
 				break;
 			}
@@ -237,7 +284,7 @@ int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t
 	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
 		rc = -1;
 	if (!rc)
-		rc = add_profile_input(in, source, keys, time, id, out, err);
+		rc = add_profile_input(in, source, keys, time, id, b, out, err);
 	if (in)
 		tk_input_close(in);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)

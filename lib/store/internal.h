@@ -14,6 +14,9 @@ typedef struct tk_store_ops {
 	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
 	int (*count)(void *h, uint64_t *n, tk_error *err);
 	int (*put_profiles)(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
+	int (*compact)(void *h, tk_store_compact_result *r, tk_error *err);
+	/* optional: tk_store_put_batches in one transaction (else one put per batch) */
+	int (*put_batches)(void *h, tk_store_batch *b, size_t n, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
@@ -28,11 +31,23 @@ int tk_store_fmt_g17(double v, char *out);
 const char *tk_report_set_keep(tk_report_set *s, const char *str);
 /* tk_reports_from_path for a Records file or session directory. */
 int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err);
+/* Every event of *p (read through the reader registry, context threads included) as a report:
+ * frames named first (ELF files listed by the reader, then given->name_frames for MTHawkeye
+ * sessions; may replace *p), keys from mkeys (meta.json; NULL or "" = unknown), then given, then
+ * the event's attributes. Appends to out. Returns 0 or -1 with err. */
+int tk_store_event_reports(tk_profile **p, char *const mkeys[TK_STORE_NKEYS], const tk_report_meta *given,
+                           tk_report_set *out, tk_error *err);
 
 /* A profile uploaded in a bundle: its bytes (profile), profile.json and the optional meta.json
  * (inputs.c, so bundle.c's framing stays free of the readers for anyone who only needs Records). */
+typedef struct tk_bundle_bounds {
+	size_t max_inflated, max_stacks;
+	double deadline; /* CLOCK_MONOTONIC seconds; 0 = none */
+	int over;        /* set when a bound stopped the decoding */
+} tk_bundle_bounds;
+double tk_store_now(void); /* CLOCK_MONOTONIC, seconds */
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, size_t max_inflated, tk_report_set *out, tk_error *err);
+                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err);
 
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
@@ -48,6 +63,9 @@ void tk_store_fnsel_free(tk_store_fnsel *f);
 /* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
+/* The stored kinds (an SQL list) of a top-diagnostics kind (tk_store_query.kind; NULL = hangs:
+ * TK_STORE_HANG_KINDS itself), or NULL if unknown. */
+const char *tk_store_kinds_sql(const char *kind);
 const tk_store_metric *tk_store_metric_find(const char *name);
 
 /* Type 7 between two neighbouring order statistics a ≤ b at fraction delta/den of the way, exactly

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "store/internal.h"
-#include "tracekit/records.h"
+#include "tracekit/read.h"
 #include "tracekit/symbol.h"
 #include "util/mem.h"
 
@@ -220,115 +220,38 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
 	return best;
 }
 
-/* What the signatures of one session's records share. */
-typedef struct signer {
-	tk_records *r;
-	const tk_report_meta *given;
-	tk_elf_namer *z; /* one cache of ELF files for the session's records */
-	int dsyms;       /* the caller's namer (dSYMs) names this session's frames */
-	/* The first record found no image the session lists usable on this machine (the usual case:
-	 * reports from devices). Every record lists the same images and z remembers each verdict, so
-	 * later records list none and skip the ELF pass: ~4 k instructions a report. Not when the
-	 * caller's namer runs: the symbolicator reads a profile's listed images. */
-	int no_elf;
-} signer;
-
-/* MTHawkeye frames carry their image's UUID: the caller's namer (dSYMs) can name them. Our own
- * sessions were named from their ELF files when read. */
-static int name_frames(signer *S, tk_profile **p, tk_error *err)
+/* The stack that signs event e: a hang's snapshot (its context threads, the first with a stack),
+ * else the heaviest path of the stacks it owns (its tree). NULL if it has none. */
+static char *event_signature(const tk_profile *p, tk_event_id e)
 {
-	if (!S->no_elf) {
-		const tk_profile *before = *p;
-		if (tk_elf_name_listed(p, S->z, err) < 0) /* a Linux session's own images, files of this machine */
-			return -1;
-		if (*p == before && !S->dsyms) /* named, it would be a new profile */
-			S->no_elf = 1;
-	}
-	return S->dsyms ? S->given->name_frames(S->given->name_frames_ctx, p, err) : 0;
-}
-
-/* The signature tk_records_load_threads and signature_of would give a snapshot whose frames
- * nothing names, read from the record without a profile (~60 % of a report's signature cost):
- * threads in order, each with its one stack; the first with frames signs. A profile would merge
- * threads of one tid, and signature_of reads at most 256 frames: those go the long way (-1). */
-static int snapshot_signature(signer *S, size_t i, char **sig)
-{
-	uint64_t tid, fr[256];
-	size_t nfr = 0;
-	int n = tk_records_snapshot(S->r, i, 0, &tid, fr, 0, &nfr);
-	if (n <= 0)
-		return n < 0 ? -1 : 0;
-	int first = -1;
-	uint64_t tids[64];
-	if (n > 64)
-		return -1;
-	for (int k = 0; k < n; k++) {
-		nfr = 0;
-		tk_records_snapshot(S->r, i, (size_t)k, &tids[k], fr, 0, &nfr);
-		for (int j = 0; j < k; j++)
-			if (tids[j] == tids[k])
-				return -1;
-		if (nfr && first < 0) {
-			if (nfr > 256)
-				return -1;
-			first = k;
-		}
-	}
-	if (first < 0)
-		return 0;
-	tk_records_snapshot(S->r, i, (size_t)first, &tid, fr, 256, &nfr);
-	sigframe sf[256];
-	const char *last = NULL, *lastname = NULL;
-	for (size_t j = 0; j < nfr; j++) { /* leaf first, as recorded */
-		uint64_t base = 0;
-		const char *path = tk_records_image_at(S->r, i, fr[j], &base);
-		if (path != last) { /* its binary's name, as the reader interns it */
-			const char *slash = path ? strrchr(path, '/') : NULL;
-			lastname = slash ? slash + 1 : path;
-			last = path;
-		}
-		sf[j] = (sigframe){.image = path ? lastname : NULL, .path = path, .load_addr = base, .addr = fr[j]};
-	}
-	*sig = signature_build(sf, nfr);
-	return 0;
-}
-
-/* A hang's signature comes from the blocked thread's stack when the hang was detected (the
- * snapshot's first thread); without a snapshot, from the heaviest path of its tree. */
-static char *record_signature(signer *S, size_t i, const tk_record_info *ri, tk_error *err)
-{
-	char *sig = NULL;
-	/* nothing names this session's frames: no profile needed (a snapshot without frames falls
-	 * back to the tree as below) */
-	if (S->no_elf && !S->dsyms && ri->kind == TK_RECORD_HANG && ri->nthreads &&
-	    snapshot_signature(S, i, &sig) == 0 && (sig || !ri->has_tree))
-		return sig ? sig : tk_xcalloc(1, 1);
-	tk_profile *p = tk_profile_new();
-	if (ri->kind == TK_RECORD_HANG && ri->nthreads) {
-		int n = tk_records_load_threads(S->r, i, p, S->no_elf ? TK_RECORDS_NO_SYMBOLS : 0, err);
-		if (n < 0 || name_frames(S, &p, err))
-			goto out;
-		for (size_t t = 0; t < tk_thread_count(p) && !sig; t++) {
-			tk_stack_id s = heaviest(p, (tk_thread_id)t);
-			if (s)
-				sig = signature_of(p, s);
-		}
-	}
-	if (!sig && ri->has_tree) {
-		tk_profile_free(p);
-		p = tk_profile_new();
-		int64_t t = tk_records_load(S->r, i, p, S->no_elf ? TK_RECORDS_NO_SYMBOLS : 0, err);
-		if (t < 0 || name_frames(S, &p, err))
-			goto out;
+	const tk_event *ev = tk_event_get(p, e);
+	size_t nt = tk_thread_count(p);
+	for (size_t t = 0; t < nt; t++) {
+		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		if (th->event != e || th->role != TK_ROLE_CONTEXT)
+			continue;
 		tk_stack_id s = heaviest(p, (tk_thread_id)t);
 		if (s)
-			sig = signature_of(p, s);
+			return signature_of(p, s);
 	}
-	if (!sig)
-		sig = tk_xcalloc(1, 1);
-out:
-	tk_profile_free(p);
-	return sig;
+	double tree = tk_event_num(p, e, "tree"); /* Records: a tree was recorded (NAN: not said) */
+	if (tree == 0 || ev->thread >= nt)
+		return NULL;
+	tk_stack_id s = heaviest(p, ev->thread);
+	return s ? signature_of(p, s) : NULL;
+}
+
+/* Names a profile's frames before signatures are taken: the images its reader listed that are
+ * files of this machine (a Linux session), then the caller's namer (dSYMs) for MTHawkeye sessions,
+ * whose frames carry their image's UUID. Once per input, for all its events. */
+static int name_frames(tk_profile **p, const tk_report_meta *given, tk_error *err)
+{
+	if (tk_elf_name_listed(p, NULL, err) < 0)
+		return -1;
+	const char *format = tk_profile_meta(*p, "format");
+	if (given && given->name_frames && format && strcmp(format, "mthawkeye") == 0)
+		return given->name_frames(given->name_frames_ctx, p, err);
+	return 0;
 }
 
 /* ---- content hash ---- */
@@ -556,71 +479,121 @@ static int meta_from_json(const void *data, size_t n, const char *name, char *ke
 	return 0;
 }
 
-/* ---- records → reports ---- */
+/* ---- events → reports ---- */
 
-static int add_reports(tk_records *r, char *mkeys[TK_STORE_NKEYS], const tk_report_meta *given, tk_report_set *out,
-                       tk_error *err)
+/* An event's string attribute, else its number as the reader wrote it (integers without a
+ * fraction), else NULL; buf holds the number. */
+static const char *attr_text(const tk_profile *p, tk_event_id e, const char *key, char *buf, size_t n)
 {
+	const char *s = tk_event_str(p, e, key);
+	if (s)
+		return s;
+	double v = tk_event_num(p, e, key);
+	if (v != v)
+		return NULL;
+	if (v == (double)(long long)v)
+		snprintf(buf, n, "%lld", (long long)v);
+	else
+		snprintf(buf, n, "%.17g", v);
+	return buf;
+}
+
+static int streq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The kind a report is stored under: a Records record keeps the name it always had (hang,
+ * cpu-highload, anr); any other event its kind's name (crash, disk-write, launch …). */
+static const char *stored_kind(const tk_profile *p, const tk_event *ev)
+{
+	const char *name = tk_string(p, ev->name);
+	if (strcmp(name, "hang") == 0 || strcmp(name, "cpu-highload") == 0 || strcmp(name, "anr") == 0)
+		return name;
+	return tk_event_kind_name(ev->kind);
+}
+
+/* Every event of p becomes a report: its kind, the keys (meta.json, then given, then the event's
+ * own app/os/… attributes), the session (given, or a hash of its run: launch time, pid, process),
+ * start, duration, average CPU, samples, thread and stack signature. Live events are counted, not
+ * stored. */
+int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], const tk_report_meta *given,
+                           tk_report_set *out, tk_error *err)
+{
+	if (tk_event_count(*pp) && name_frames(pp, given, err) < 0)
+		return -1;
+	const tk_profile *p = *pp;
 	const char *keys[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		keys[k] = mkeys[k] && *mkeys[k] ? mkeys[k] : given && given->keys[k] ? given->keys[k] : "";
-	if (!*keys[TK_STORE_APP] && tk_records_meta(r, "process"))
-		keys[TK_STORE_APP] = tk_records_meta(r, "process");
-	if (!*keys[TK_STORE_OS] && tk_records_meta(r, "os"))
-		keys[TK_STORE_OS] = tk_records_meta(r, "os");
-	/* A session recorded without an id: the same run always hashes to the same one — each record
-	 * its own run's (launch time, pid), so a directory reused by several runs gives each run's
-	 * reports the key that run's own upload bundles get. */
-	int derive_session = !*keys[TK_STORE_SESSION];
-	const char *lt0 = tk_records_meta(r, "launch-time"), *pid0 = tk_records_meta(r, "pid");
-	const char *proc = tk_records_meta(r, "process"), *last_lt = NULL;
-	long long last_pid = -2;
+	/* the event's own facts fill what is still unknown (attribute names of profile.h) */
+	static const char *const attr_of[TK_STORE_NKEYS][2] = {
+	    {"app", "process"}, {"app.version", NULL}, {"app.build", NULL}, {"device", NULL}, {"os", NULL}, {"session", NULL}};
+	const char *last_lt = NULL, *last_pid = NULL;
+	char last_pidbuf[32] = "";
+	int have_session = 0;
 	char session[40] = "";
-	const char *kept[TK_STORE_NKEYS];
-	for (int k = 0; k < TK_STORE_NKEYS; k++)
-		kept[k] = derive_session && k == TK_STORE_SESSION ? NULL : tk_report_set_keep(out, keys[k]);
-	const char *format = tk_records_meta(r, "format");
-	signer S = {.r = r,
-	            .given = given,
-	            .z = tk_elf_namer_new(),
-	            .dsyms = given && given->name_frames && format && strcmp(format, "mthawkeye") == 0};
-	for (size_t i = 0; i < tk_records_count(r); i++) {
-		const tk_record_info *ri = tk_records_get(r, i);
-		if (ri->live) {
+	const char *kept_session = NULL;
+	for (tk_event_id e = 1; e <= tk_event_count(p); e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		if (ev->flags & TK_EVENT_LIVE) {
 			out->live++;
 			continue;
 		}
-		if (derive_session && (!kept[TK_STORE_SESSION] || ri->launch_time != last_lt || ri->run_pid != last_pid)) {
-			const char *lt = ri->launch_time ? ri->launch_time : lt0;
-			char buf[512], pidbuf[24];
-			if (ri->run_pid >= 0)
-				snprintf(pidbuf, sizeof pidbuf, "%lld", ri->run_pid);
-			snprintf(buf, sizeof buf, "%s|%s|%s", lt ? lt : "", ri->run_pid >= 0 ? pidbuf : pid0 ? pid0 : "",
-			         proc ? proc : "");
-			sha256_hex(buf, strlen(buf), session, 8);
-			kept[TK_STORE_SESSION] = tk_report_set_keep(out, session);
-			last_lt = ri->launch_time;
-			last_pid = ri->run_pid;
+		const char *kept[TK_STORE_NKEYS];
+		int derive_session = 0;
+		for (int k = 0; k < TK_STORE_NKEYS; k++) {
+			const char *v = keys[k];
+			for (int a = 0; a < 2 && !*v && attr_of[k][a]; a++)
+				if (tk_event_str(p, e, attr_of[k][a]))
+					v = tk_event_str(p, e, attr_of[k][a]);
+			derive_session |= k == TK_STORE_SESSION && !*v;
+			kept[k] = k == TK_STORE_SESSION && !*v ? NULL : tk_report_set_keep(out, v);
 		}
-		char *sig = record_signature(&S, i, ri, err);
-		if (!sig)
-			return tk_elf_namer_free(S.z), -1;
+		if (derive_session) {
+			/* A session recorded without an id: the same run always hashes to the same one — each
+			 * event its own run's (launch time, pid), so a directory reused by several runs gives
+			 * each run's reports the key that run's own upload bundles get. */
+			char pidbuf[32], sbuf[32];
+			const char *lt = tk_event_str(p, e, "launch.time");
+			const char *run_pid = attr_text(p, e, "run.pid", pidbuf, sizeof pidbuf);
+			if (!have_session || !streq(lt, last_lt) || !streq(run_pid, last_pid)) {
+				const char *lts = lt ? lt : tk_event_str(p, e, "session.launch.time");
+				const char *pid = run_pid ? run_pid : attr_text(p, e, "pid", sbuf, sizeof sbuf);
+				const char *proc = tk_event_str(p, e, "process");
+				char buf[512];
+				snprintf(buf, sizeof buf, "%s|%s|%s", lts ? lts : "", pid ? pid : "", proc ? proc : "");
+				sha256_hex(buf, strlen(buf), session, 8);
+				kept_session = tk_report_set_keep(out, session);
+				have_session = 1;
+				last_lt = lt;
+				if (run_pid) {
+					snprintf(last_pidbuf, sizeof last_pidbuf, "%s", run_pid);
+					last_pid = last_pidbuf;
+				} else
+					last_pid = NULL;
+			}
+			kept[TK_STORE_SESSION] = kept_session;
+		}
+		char *sig = event_signature(p, e);
 		TK_GROW(out->v, out->cap, out->n + 1);
 		tk_report *rep = &out->v[out->n++];
 		memset(rep, 0, sizeof *rep);
-		rep->kind = tk_report_set_keep(out, ri->kind_name);
+		rep->kind = tk_report_set_keep(out, stored_kind(p, ev));
 		memcpy(rep->keys, kept, sizeof kept);
-		rep->rkey = tk_report_set_keep(out, ri->key);
-		rep->time = ri->start;
-		rep->duration = ri->duration;
-		rep->avg_cpu = ri->avg_cpu;
-		rep->samples = ri->samples;
-		rep->thread = tk_report_set_keep(out, ri->thread ? ri->thread : "");
-		rep->signature = tk_report_set_keep(out, sig);
+		rep->rkey = tk_report_set_keep(out, tk_string(p, ev->key));
+		rep->time = ev->wall;
+		double d = tk_event_num(p, e, "duration"); /* seconds as the input wrote them */
+		rep->duration = d == d ? d : ev->duration == UINT64_MAX ? NAN : (double)ev->duration / 1e9;
+		rep->avg_cpu = tk_event_num(p, e, "cpu.average");
+		double ns = tk_event_num(p, e, "samples");
+		rep->samples = ns == ns && ns >= 0 ? (uint64_t)ns : ev->samples;
+		const char *th = tk_event_str(p, e, "thread");
+		rep->thread = tk_report_set_keep(out, th ? th : "");
+		rep->signature = tk_report_set_keep(out, sig ? sig : "");
 		free(sig);
 		tk_report_set_id(rep);
 	}
-	tk_elf_namer_free(S.z);
 	return 0;
 }
 
@@ -649,11 +622,25 @@ static char *slurp(const char *path, size_t *n)
 	return buf;
 }
 
+/* Read an input's events through the reader registry: the Records reader for a Records file or
+ * session (its parse errors named, whatever the sniffers say), each hang's snapshot as context. */
+static void read_options(tk_read_options *ro, const char *images)
+{
+	tk_read_options_init(ro);
+	ro->event_context = 1;
+	ro->images = images;
+	ro->fallback = &tk_reader_records;
+}
+
 int tk_reports_from_records_path(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
 {
-	tk_records *r = tk_records_open(path, err);
-	if (!r)
+	tk_read_options ro;
+	read_options(&ro, NULL);
+	tk_profile *p = tk_profile_new();
+	if (tk_read_path(p, path, &ro, err) < 0) {
+		tk_profile_free(p);
 		return -1;
+	}
 	char *keys[TK_STORE_NKEYS] = {0};
 	struct stat st;
 	int rc = 0;
@@ -667,9 +654,9 @@ int tk_reports_from_records_path(const char *path, const tk_report_meta *given, 
 		free(m);
 	}
 	if (!rc)
-		rc = add_reports(r, keys, given, out, err);
+		rc = tk_store_event_reports(&p, keys, given, out, err);
 	free_keys(keys);
-	tk_records_free(r);
+	tk_profile_free(p);
 	return rc;
 }
 
@@ -680,18 +667,17 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 	char *keys[TK_STORE_NKEYS] = {0};
 	if (meta_json && meta_from_json(meta_json, meta_n, name, keys, err))
 		return free_keys(keys), -1;
-	tk_records *r = tk_records_parse(records, n, name, err);
-	if (!r)
-		return free_keys(keys), -1;
 	int rc = 0;
+	char tmp[] = "/tmp/tracekit-images-XXXXXX";
+	int have_tmp = 0;
 	if (images_json) {
 		/* the reader takes images from a file */
-		char tmp[] = "/tmp/tracekit-images-XXXXXX";
 		int fd = mkstemp(tmp);
 		if (fd < 0) {
 			rc = tk_error_set(err, "%s: cannot make a temporary file for images.json: %s", name,
 			                  strerror(errno));
 		} else {
+			have_tmp = 1;
 			size_t done = 0;
 			while (done < images_n) {
 				ssize_t w = write(fd, (const char *)images_json + done, images_n - done);
@@ -702,14 +688,24 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 			close(fd);
 			if (done < images_n)
 				rc = tk_error_set(err, "%s: cannot write a temporary images.json", name);
-			else if (tk_records_load_images(r, tmp, err))
-				rc = -1;
-			unlink(tmp);
 		}
 	}
+	tk_profile *p = NULL;
+	if (!rc) {
+		/* the records alone, as bytes (no session directory beside them), read by the Records
+		 * reader whatever their first line looks like */
+		tk_read_options ro;
+		read_options(&ro, have_tmp ? tmp : NULL);
+		p = tk_profile_new();
+		tk_input *in = tk_input_open_mem(records, n, name, err);
+		rc = in ? tk_reader_records.read(p, in, &ro, err) : -1;
+		tk_input_close(in);
+	}
+	if (have_tmp)
+		unlink(tmp);
 	if (!rc)
-		rc = add_reports(r, keys, given, out, err);
+		rc = tk_store_event_reports(&p, keys, given, out, err);
 	free_keys(keys);
-	tk_records_free(r);
+	tk_profile_free(p);
 	return rc;
 }

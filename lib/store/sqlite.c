@@ -332,22 +332,15 @@ static int is_hang_kind(const char *kind)
 	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
 }
 
-static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
+/* The rows of one batch inside an open transaction; on failure the caller rolls back. */
+static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
-	sq *s = h;
-	if (exec(s, "BEGIN IMMEDIATE", err))
-		return -1;
-	/* a row made in a rolled-back batch would be cached with an id that no longer exists */
-	if (s->nsigs > SIG_CACHE)
-		sig_cache_clear(s);
 	size_t add = 0;
 	for (size_t i = 0; i < n; i++) {
 		const tk_report *r = &v[i];
 		uint32_t g = sig_get(s, r->signature);
 		if (g == UINT32_MAX) {
 			fail(s, err, "signature summary");
-			exec(s, "ROLLBACK", NULL);
-			sig_cache_clear(s);
 			return -1;
 		}
 		sqlite3_stmt *st = s->ins;
@@ -370,8 +363,6 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			fail(s, err, "insert");
 			sqlite3_reset(st);
-			exec(s, "ROLLBACK", NULL);
-			sig_cache_clear(s);
 			return -1;
 		}
 		int fresh = sqlite3_changes(s->db) == 1;
@@ -386,6 +377,24 @@ static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	}
 	sqlite3_reset(s->ins);
 	sqlite3_clear_bindings(s->ins);
+	*added = add;
+	return 0;
+}
+
+static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
+{
+	sq *s = h;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	/* a row made in a rolled-back batch would be cached with an id that no longer exists */
+	if (s->nsigs > SIG_CACHE)
+		sig_cache_clear(s);
+	size_t add = 0;
+	if (put_rows(s, v, n, &add, err)) {
+		exec(s, "ROLLBACK", NULL);
+		sig_cache_clear(s);
+		return -1;
+	}
 	if (sig_flush(s)) {
 		fail(s, err, "signature summary");
 		exec(s, "ROLLBACK", NULL);
@@ -407,11 +416,9 @@ static void hex_id(const char *hex, unsigned char id[32])
 		id[b] = (unsigned char)(nibble(hex[2 * b]) << 4 | nibble(hex[2 * b + 1]));
 }
 
-static int sq_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
+/* The profiles of one batch inside an open transaction; on failure the caller rolls back. */
+static int put_prows(sq *s, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
 {
-	sq *s = h;
-	if (exec(s, "BEGIN IMMEDIATE", err))
-		return -1;
 	size_t add = 0;
 	for (size_t i = 0; i < n; i++) {
 		const tk_profile_report *r = &v[i];
@@ -444,7 +451,6 @@ static int sq_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t
 			fail(s, err, "insert");
 			sqlite3_reset(s->pins);
 			sqlite3_reset(s->fins);
-			exec(s, "ROLLBACK", NULL);
 			return -1;
 		}
 		add += (size_t)fresh;
@@ -453,11 +459,57 @@ static int sq_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t
 	sqlite3_clear_bindings(s->pins);
 	sqlite3_reset(s->fins);
 	sqlite3_clear_bindings(s->fins);
+	*added = add;
+	return 0;
+}
+
+static int sq_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
+{
+	sq *s = h;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	size_t add = 0;
+	if (put_prows(s, v, n, &add, err)) {
+		exec(s, "ROLLBACK", NULL);
+		return -1;
+	}
 	if (exec(s, "COMMIT", err)) {
 		exec(s, "ROLLBACK", NULL);
 		return -1;
 	}
 	*added = add;
+	return 0;
+}
+
+/* Several uploads in one transaction: one COMMIT (one fsync with synchronous=FULL) for all of them,
+ * each batch's new rows counted apart. All or nothing. */
+static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err)
+{
+	sq *s = h;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (s->nsigs > SIG_CACHE)
+		sig_cache_clear(s);
+	for (size_t i = 0; i < n; i++) {
+		b[i].added = b[i].padded = 0;
+		if ((b[i].n && put_rows(s, b[i].v, b[i].n, &b[i].added, err)) ||
+		    (b[i].pn && put_prows(s, b[i].pv, b[i].pn, &b[i].padded, err))) {
+			exec(s, "ROLLBACK", NULL);
+			sig_cache_clear(s);
+			return -1;
+		}
+	}
+	if (sig_flush(s)) {
+		fail(s, err, "signature summary");
+		exec(s, "ROLLBACK", NULL);
+		sig_cache_clear(s);
+		return -1;
+	}
+	if (exec(s, "COMMIT", err)) {
+		exec(s, "ROLLBACK", NULL);
+		sig_cache_clear(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -617,13 +669,13 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
-	int filtered = q->since > 0;
+	int filtered = q->since > 0 || q->kind; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
 		return top_from_summary(s, limit, out, n, err);
 	char where[512], sql[2048];
-	where_sql(q, TK_STORE_HANG_KINDS, "duration", where, sizeof where);
+	where_sql(q, tk_store_kinds_sql(q->kind), "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
 	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) "
 	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",
@@ -672,6 +724,29 @@ static int sq_count(void *h, uint64_t *n, tk_error *err)
 	return 0;
 }
 
+static int64_t db_bytes(sq *s)
+{
+	sqlite3_stmt *st;
+	int64_t n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", -1, &st,
+	                       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* SQLite keeps each report once by its unique index: compacting is the engine's own upkeep. */
+static int sq_compact(void *h, tk_store_compact_result *r, tk_error *err)
+{
+	sq *s = h;
+	r->bytes_before = db_bytes(s);
+	if (sqlite3_exec(s->db, "ANALYZE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(s, err, "compact");
+	r->bytes_after = db_bytes(s);
+	return 0;
+}
+
 const tk_store_ops tk_store_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -681,4 +756,6 @@ const tk_store_ops tk_store_sqlite = {
     .top_hangs = sq_top_hangs,
     .count = sq_count,
     .put_profiles = sq_put_profiles,
+    .compact = sq_compact,
+    .put_batches = sq_put_batches,
 };

@@ -79,6 +79,27 @@ int tk_store_put_profiles(tk_store *s, const tk_profile_report *v, size_t n, siz
 	return s->b->put_profiles(s->h, v, n, added, err);
 }
 
+int tk_store_compact(tk_store *s, tk_store_compact_result *r, tk_error *err)
+{
+	*r = (tk_store_compact_result){0};
+	return s->b->compact(s->h, r, err);
+}
+
+int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err)
+{
+	if (n == 0)
+		return 0;
+	if (s->b->put_batches)
+		return s->b->put_batches(s->h, b, n, err);
+	for (size_t i = 0; i < n; i++) {
+		b[i].added = b[i].padded = 0;
+		if (tk_store_put(s, b[i].v, b[i].n, &b[i].added, err) ||
+		    tk_store_put_profiles(s, b[i].pv, b[i].pn, &b[i].padded, err))
+			return -1;
+	}
+	return 0;
+}
+
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err)
 {
 	return s->b->count(s->h, n, err);
@@ -168,9 +189,48 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 	return 0;
 }
 
+static const char *const diag_kinds[][2] = {
+    {"hang", TK_STORE_HANG_KINDS},
+    {"cpu", "('cpu-highload', 'cpu-exception')"},
+    {"cpu-highload", "('cpu-highload')"},
+    {"cpu-exception", "('cpu-exception')"},
+    {"disk", "('disk-write')"},
+    {"disk-write", "('disk-write')"},
+    {"crash", "('crash')"},
+    {"launch", "('launch')"},
+    {"marker", "('marker')"},
+};
+
+const char *tk_store_kinds_sql(const char *kind)
+{
+	if (!kind)
+		return TK_STORE_HANG_KINDS;
+	for (size_t i = 0; i < sizeof diag_kinds / sizeof diag_kinds[0]; i++)
+		if (strcmp(kind, diag_kinds[i][0]) == 0)
+			return diag_kinds[i][1];
+	return NULL;
+}
+
+const char *tk_store_diagnostic_kinds(void)
+{
+	return "hang|cpu|cpu-highload|cpu-exception|disk|disk-write|crash|launch|marker";
+}
+
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
+                             tk_store_hang **out, size_t *n, tk_error *err)
+{
+	if (!kind || !tk_store_kinds_sql(kind))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "", tk_store_diagnostic_kinds());
+	tk_store_query k = *q;
+	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind; /* hangs: exactly top-hangs */
+	return tk_store_top_hangs(s, &k, limit, out, n, err);
+}
+
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err)
 {
+	if (q->kind && !tk_store_kinds_sql(q->kind))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", q->kind, tk_store_diagnostic_kinds());
 	*out = NULL;
 	*n = 0;
 	return s->b->top_hangs(s->h, q, limit, out, n, err);

@@ -1,10 +1,13 @@
 /* The device side of `tracekit serve --ingest`: POST a session's bundle, retry with back-off,
  * and mark the session uploaded only once the server acknowledged it (after its commit). */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,9 +58,10 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
 {
+	/* uploads may run on several threads at once: curl is set up once per process */
 	if (tk_store_curl_init() < 0)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
-	CURL *c = curl_easy_init();
+	CURL *c = o->conn ? (CURL *)o->conn : curl_easy_init(); /* a kept connection: reset below keeps it open */
 	if (!c)
 		return tk_error_set(err, "%s: cannot start libcurl", url);
 	char auth[1024];
@@ -109,8 +113,22 @@ static int post(const char *url, const char *what, const void *body, size_t n, c
 		delay = delay * 2 > max_delay ? max_delay : delay * 2;
 	}
 	curl_slist_free_all(hdr);
-	curl_easy_cleanup(c);
+	if (!o->conn)
+		curl_easy_cleanup(c);
 	return rc;
+}
+
+tk_upload_conn *tk_upload_conn_new(void)
+{
+	if (tk_store_curl_init() < 0)
+		return NULL;
+	return (tk_upload_conn *)curl_easy_init();
+}
+
+void tk_upload_conn_free(tk_upload_conn *conn)
+{
+	if (conn)
+		curl_easy_cleanup((CURL *)conn);
 }
 
 int tk_upload_session(const char *url, const char *dir, const tk_upload_options *o, tk_error *err)
@@ -136,5 +154,99 @@ int tk_upload_profile(const char *url, const char *path, const tk_upload_options
 	char ack[512];
 	int rc = post(url, path, body, n, o, ack, sizeof ack, err);
 	free(body);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *read_whole(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *b = NULL;
+	size_t cap = 0, got = 0, r;
+	do {
+		TK_GROW(b, cap, got + 65536);
+		r = fread(b + got, 1, cap - got, f);
+		got += r;
+	} while (r > 0);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(b);
+		return NULL;
+	}
+	*n = got;
+	return b;
+}
+
+int tk_upload_outbox(const char *url, const char *dir, const tk_upload_options *o, size_t *sent, size_t *left,
+                     tk_error *err)
+{
+	size_t dummy_sent, dummy_left;
+	sent = sent ? sent : &dummy_sent;
+	left = left ? left : &dummy_left;
+	*sent = *left = 0;
+	char box[4096], rej[4200];
+	snprintf(box, sizeof box, "%s/outbox", dir);
+	snprintf(rej, sizeof rej, "%s/rejected", box);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d = opendir(box);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len < 8 || strcmp(e->d_name + len - 7, ".bundle") != 0)
+			continue;
+		TK_GROW(names, cap, n + 1);
+		names[n++] = tk_xstrdup(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	int rc = 0;
+	char ack[512] = "";
+	for (size_t i = 0; i < n; i++) {
+		char path[8300];
+		snprintf(path, sizeof path, "%s/%s", box, names[i]);
+		size_t len;
+		void *body = rc < 0 ? NULL : read_whole(path, &len);
+		if (!body) {
+			if (rc >= 0)
+				rc = -1, tk_error_set(err, "%s: cannot read: %m", path);
+			(*left)++;
+			continue;
+		}
+		int r = post(url, path, body, len, o, ack, sizeof ack, err);
+		free(body);
+		if (r == 0) {
+			unlink(path);
+			(*sent)++;
+		} else if (r == 1) {
+			char to[8400];
+			snprintf(to, sizeof to, "%s/%s", rej, names[i]);
+			mkdir(rej, 0755);
+			if (rename(path, to) != 0)
+				unlink(path);
+			rc = rc < 0 ? rc : 1;
+		} else {
+			rc = -1;
+			(*left)++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	struct stat st;
+	if (rc == 0 && stat(rej, &st) != 0) {
+		char mark[600];
+		snprintf(mark, sizeof mark, "outbox: %zu record bundle%s acknowledged at exit%s%s\n", *sent,
+		         *sent == 1 ? "" : "s", *ack ? "; last answer " : "", ack);
+		rc = mark_uploaded(dir, mark, err);
+	}
 	return rc;
 }

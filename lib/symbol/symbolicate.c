@@ -795,3 +795,21 @@ int tk_symcache_build_path(tk_symbolicator *s, const char *path, const char *arc
 	free(src);
 	return rc;
 }
+
+int tk_symbolicator_add_cached(tk_symbolicator *s, const uint8_t uuid[16])
+{
+	if (!s->cache_dir)
+		return 0;
+	static const char *const archs[] = {"arm64e", "arm64", "x86_64", "arm64_32", "x86_64h"};
+	char u[37];
+	tk_uuid_format(uuid, u);
+	int added = 0;
+	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s-%s.tksym", s->cache_dir, u, archs[i]);
+		tk_error err;
+		if (access(path, R_OK) == 0 && tk_symbolicator_add_path(s, path, &err) == 0)
+			added = 1;
+	}
+	return added;
+}

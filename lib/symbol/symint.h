@@ -57,6 +57,9 @@ const char *tk_macho_arch_name(uint32_t cputype, uint32_t cpusubtype, char buf[1
 int tk_macho_arch_parse(const char *arch, uint32_t *cputype, uint32_t *cpusubtype);
 void tk_uuid_format(const uint8_t uuid[16], char out[37]);
 int tk_uuid_parse(const char *s, uint8_t uuid[16]); /* accepts dashes or not; -1 on bad input */
+/* Add the caches of uuid found in the cache directory (<UUID>-<arch>.tksym, as the symbolicator names
+ * them), so a cache built earlier serves after its dSYM is gone. Returns 1 if any was added. */
+int tk_symbolicator_add_cached(tk_symbolicator *s, const uint8_t uuid[16]);
 
 /* ---------------------------------------------------------------- string pool used by builders */
 

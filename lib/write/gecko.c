@@ -21,13 +21,26 @@
  *                                              time order from the per-sample list, else one sample
  *                                              per (stack) cell laid end to end
  *   weight                                  -> ns as "tracing-ms" (exact decimal ms), other units as
- *                                              "samples" with the raw count
+ *                                              "samples" with the raw count; the profiler has no
+ *                                              weight type for cycles or events, so the profile's
+ *                                              name says what the counts are
+ *   empty stack (xctrace <sentinel/>)       -> one extra frame, function and root stack
+ *                                              "(no stack)", as `tracekit tree` shows it: the
+ *                                              profiler drops samples whose stack is null, which
+ *                                              would change every total above them
+ *   per-sample weight (ns, cycles)          -> samples.threadCPUDelta too (meta.sampleUnits): the CPU
+ *                                              a sample stands for, so the activity graph shows
+ *                                              a sparse thread as mostly idle between its samples
+ *                                              instead of at 100 % from one sample to the next
+ *   inline chain (--symbols)                -> the outer frame at inlineDepth 0 and each frame
+ *                                              inlined into it at depth 1, 2 … with one
+ *                                              nativeSymbol for the chain, as the profiler's own
+ *                                              symbolication (through `tracekit open`) makes them
  * Categories: Other (no binary), App (non-system binaries), System (tk_binary_is_system).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracekit/records.h"
 #include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/hidx.h"
@@ -67,6 +80,15 @@ typedef struct gw {
 	uint32_t *files; /* sources table: strs indices */
 	size_t nfiles, capfiles;
 	tk_hidx file_idx;
+	int nostack;            /* a sample has the empty stack: the extra "(no stack)" frame and stack */
+	uint32_t nostack_fn;    /* its function */
+	uint32_t *inl_depth;    /* per model frame (index fid-1): inlineDepth */
+	int32_t *frame_sym;     /* per model frame: nativeSymbols row, -1 none */
+	tk_frame_id *inl_outer; /* per inlined model frame: its chain's outer frame (its address), 0 none */
+	uint32_t *sym_name;     /* nativeSymbols: name (strs index) */
+	int32_t *sym_lib;       /* and lib */
+	uint64_t *sym_addr;     /* and lowest address seen (relative to the lib) */
+	size_t nsyms;
 } gw;
 
 static int str_eq(const void *ctx, uint32_t idx, const void *key)
@@ -264,6 +286,84 @@ static void breakpad_id(const char *uuid, char out[40])
 	out[n] = 0;
 }
 
+/* Inline chains: walking the stacks parents first, a frame flagged TK_FRAME_INLINED sits one level
+ * deeper than its caller in the chain, whose outer frame is the nearest caller not inlined. A chain's
+ * frames share one nativeSymbol (the outer function, at the lowest address seen in it), which is how
+ * the profiler tells an inlined call from a plain one. A symbolicated address always expands to the
+ * same chain, so each frame has one depth. */
+typedef struct sym_key {
+	uint32_t name;
+	int32_t lib;
+} sym_key;
+
+static int sym_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const gw *w = ctx;
+	const sym_key *k = key;
+	return w->sym_name[idx] == k->name && w->sym_lib[idx] == k->lib;
+}
+
+static void build_inlines(gw *w)
+{
+	const tk_profile *p = w->p;
+	size_t ns = tk_stack_count(p), nf = tk_frame_count(p);
+	w->inl_depth = tk_xcalloc(nf + 1, sizeof *w->inl_depth);
+	w->frame_sym = tk_xmalloc((nf + 1) * sizeof *w->frame_sym);
+	w->inl_outer = tk_xcalloc(nf + 1, sizeof *w->inl_outer);
+	for (size_t i = 0; i <= nf; i++)
+		w->frame_sym[i] = -1;
+	uint32_t *sdepth = tk_xcalloc(ns + 1, sizeof *sdepth);
+	tk_stack_id *outer = tk_xcalloc(ns + 1, sizeof *outer);
+	tk_hidx sym_idx = {0};
+	size_t capsyms = 0;
+	for (size_t i = 1; i <= ns; i++) {
+		const tk_stack_node *n = tk_stack_get(p, (tk_stack_id)i);
+		const tk_frame *f = tk_frame_get(p, n->frame);
+		if (!(f->flags & TK_FRAME_INLINED) || !n->parent) {
+			outer[i] = (tk_stack_id)i;
+			continue;
+		}
+		const tk_frame *pf = tk_frame_get(p, tk_stack_get(p, n->parent)->frame);
+		sdepth[i] = sdepth[n->parent] + 1;
+		outer[i] = (pf->flags & TK_FRAME_INLINED) ? outer[n->parent] : n->parent;
+		if (w->inl_depth[n->frame])
+			continue; /* seen in the same chain before */
+		w->inl_depth[n->frame] = sdepth[i];
+		tk_frame_id of = tk_stack_get(p, outer[i])->frame;
+		const tk_frame *o = tk_frame_get(p, of);
+		int32_t lib = w->bin_lib[o->binary];
+		if (lib < 0)
+			continue;
+		if (w->frame_sym[of] < 0) {
+			sym_key k = {w->funcs[w->frame_func[of]].name, lib};
+			uint64_t h = tk_hash_u64(((uint64_t)k.name << 32) | (uint32_t)lib);
+			uint32_t si = tk_hidx_find(&sym_idx, h, sym_eq, w, &k);
+			if (si == UINT32_MAX) {
+				TK_GROW(w->sym_name, capsyms, w->nsyms + 1);
+				w->sym_lib = tk_xrealloc(w->sym_lib, capsyms * sizeof *w->sym_lib);
+				w->sym_addr = tk_xrealloc(w->sym_addr, capsyms * sizeof *w->sym_addr);
+				w->sym_name[w->nsyms] = k.name;
+				w->sym_lib[w->nsyms] = lib;
+				w->sym_addr[w->nsyms] = UINT64_MAX;
+				tk_hidx_insert(&sym_idx, h, (uint32_t)w->nsyms);
+				si = (uint32_t)w->nsyms++;
+			}
+			w->frame_sym[of] = (int32_t)si;
+			int64_t a = frame_rel_addr(p, o);
+			if (a >= 0 && (uint64_t)a < w->sym_addr[si])
+				w->sym_addr[si] = (uint64_t)a;
+		}
+		w->frame_sym[n->frame] = w->frame_sym[of];
+		w->inl_outer[n->frame] = of;
+	}
+	for (size_t i = 0; i < w->nsyms; i++)
+		if (w->sym_addr[i] == UINT64_MAX)
+			w->sym_addr[i] = 0;
+	tk_hidx_free(&sym_idx);
+	free(sdepth);
+	free(outer);
+}
+
 static void build_tables(gw *w)
 {
 	const tk_profile *p = w->p;
@@ -303,16 +403,55 @@ static void build_tables(gw *w)
 		const tk_binary *bin = tk_binary_get(p, (tk_binary_id)b);
 		str_model(w, bin->name);
 	}
+	for (size_t t = 0; t < tk_thread_count(p) && !w->nostack; t++) {
+		size_t nc = 0;
+		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &nc);
+		for (size_t i = 0; i < nc && !w->nostack; i++)
+			w->nostack = c[i].stack == 0;
+	}
+	if (w->nostack) { /* one more function, with no binary */
+		func_key k = {str_add(w, "(no stack)", 10, 0), 0};
+		uint64_t h = tk_hash_u64((uint64_t)k.name << 32);
+		uint32_t fi = tk_hidx_find(&w->func_idx, h, func_eq, w, &k);
+		if (fi == UINT32_MAX) {
+			TK_GROW(w->funcs, w->capfuncs, w->nfuncs + 1);
+			w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
+			w->funcs[w->nfuncs] = k;
+			w->func_file[w->nfuncs] = 0;
+			tk_hidx_insert(&w->func_idx, h, (uint32_t)w->nfuncs);
+			fi = (uint32_t)w->nfuncs++;
+		}
+		w->nostack_fn = fi;
+	}
+	build_inlines(w);
 }
 
-static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uint64_t interval_ns)
+/* cpu_unit: the unit of samples.threadCPUDelta ("ns", "variable CPU cycles"), NULL when not written */
+static void write_meta(gw *w, const tk_convert_options *o, int symbolicated, uint64_t interval_ns, const char *cpu_unit)
 {
 	FILE *out = w->out;
 	const char *title = o && o->title ? o->title : "tracekit";
 	put_str(out, "{\"meta\":{\"version\":30,\"preprocessedProfileVersion\":60,\"startTime\":0,\"interval\":");
 	put_ms(out, interval_ns ? interval_ns : 1);
+	if (cpu_unit) {
+		put_str(out, ",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"");
+		put_str(out, cpu_unit);
+		put_str(out, "\"}");
+	}
 	put_str(out, ",\"processType\":0,\"stackwalk\":1,\"debug\":false,\"product\":");
-	tk_wu_json_string(out, title);
+	/* The profiler calls every count "samples": the name the profiler shows says what they are. */
+	tk_unit u = tk_profile_unit(w->p);
+	if (u == TK_UNIT_CYCLES || u == TK_UNIT_EVENTS) {
+		size_t tl = strlen(title);
+		const char *what = u == TK_UNIT_CYCLES ? " (weights are CPU cycles: \"samples\" counts cycles)"
+		                                       : " (weights are PMC events: \"samples\" counts events)";
+		char *named = tk_xmalloc(tl + strlen(what) + 1);
+		memcpy(named, title, tl);
+		strcpy(named + tl, what);
+		tk_wu_json_string(out, named);
+		free(named);
+	} else
+		tk_wu_json_string(out, title);
 	put_str(out, ",\"importedFrom\":\"tracekit\",\"symbolicated\":");
 	put_str(out, symbolicated ? "true" : "false");
 	put_str(out, ",\"categories\":["
@@ -357,72 +496,85 @@ static void write_shared(gw *w)
 	FILE *out = w->out;
 	const tk_profile *p = w->p;
 	size_t ns = tk_stack_count(p), nf = tk_frame_count(p);
+	/* "(no stack)": frame nf and stack ns, after the model's (see the header) */
+	size_t nsx = ns + (w->nostack != 0), nfx = nf + (w->nostack != 0);
 	put_str(out, "\"shared\":{\"stackTable\":{\"length\":");
-	put_u64(out, ns);
+	put_u64(out, nsx);
 	put_str(out, ",\"frame\":[");
-	for (size_t i = 1; i <= ns; i++) {
+	for (size_t i = 1; i <= nsx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		put_u64(out, tk_stack_get(p, (tk_stack_id)i)->frame - 1);
+		put_u64(out, i <= ns ? tk_stack_get(p, (tk_stack_id)i)->frame - 1 : nf);
 	}
 	put_str(out, "],\"prefix\":[");
-	for (size_t i = 1; i <= ns; i++) {
+	for (size_t i = 1; i <= nsx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		tk_stack_id parent = tk_stack_get(p, (tk_stack_id)i)->parent;
+		tk_stack_id parent = i <= ns ? tk_stack_get(p, (tk_stack_id)i)->parent : 0;
 		if (parent)
 			put_u64(out, parent - 1);
 		else
 			put_str(out, "null");
 	}
 	put_str(out, "]},\n\"frameTable\":{\"length\":");
-	put_u64(out, nf);
+	put_u64(out, nfx);
 	put_str(out, ",\"address\":[");
-	for (size_t i = 1; i <= nf; i++) {
+	for (size_t i = 1; i <= nfx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		int64_t a = frame_rel_addr(p, tk_frame_get(p, (tk_frame_id)i));
+		/* an inlined frame is at its outer frame's address, as the profiler's symbolication puts it */
+		tk_frame_id at = i > nf ? 0 : w->inl_outer[i] ? w->inl_outer[i] : (tk_frame_id)i;
+		int64_t a = at ? frame_rel_addr(p, tk_frame_get(p, at)) : -1;
 		if (a < 0)
 			put_str(out, "-1");
 		else
 			put_u64(out, (uint64_t)a);
 	}
 	put_str(out, "],\"inlineDepth\":[");
-	for (size_t i = 1; i <= nf; i++)
-		put_str(out, i > 1 ? ",0" : "0");
-	put_str(out, "],\"category\":[");
-	for (size_t i = 1; i <= nf; i++) {
+	for (size_t i = 1; i <= nfx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		put_u64(out, w->bin_cat[tk_frame_get(p, (tk_frame_id)i)->binary]);
+		put_u64(out, i <= nf ? w->inl_depth[i] : 0);
+	}
+	put_str(out, "],\"category\":[");
+	for (size_t i = 1; i <= nfx; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		put_u64(out, i <= nf ? w->bin_cat[tk_frame_get(p, (tk_frame_id)i)->binary] : CAT_OTHER);
 	}
 	put_str(out, "],\"subcategory\":[");
-	for (size_t i = 1; i <= nf; i++)
+	for (size_t i = 1; i <= nfx; i++)
 		put_str(out, i > 1 ? ",0" : "0");
 	put_str(out, "],\"func\":[");
-	for (size_t i = 1; i <= nf; i++) {
+	for (size_t i = 1; i <= nfx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		put_u64(out, w->frame_func[i]);
+		put_u64(out, i <= nf ? w->frame_func[i] : w->nostack_fn);
 	}
 	put_str(out, "],\"nativeSymbol\":[");
-	for (size_t i = 1; i <= nf; i++)
-		put_str(out, i > 1 ? ",null" : "null");
-	put_str(out, "],\"innerWindowID\":[");
-	for (size_t i = 1; i <= nf; i++)
-		put_str(out, i > 1 ? ",0" : "0");
-	put_str(out, "],\"line\":[");
-	for (size_t i = 1; i <= nf; i++) {
+	for (size_t i = 1; i <= nfx; i++) {
 		if (i > 1)
 			putc_unlocked(',', out);
-		uint32_t line = tk_frame_get(p, (tk_frame_id)i)->line;
+		if (i <= nf && w->frame_sym[i] >= 0)
+			put_u64(out, (uint64_t)w->frame_sym[i]);
+		else
+			put_str(out, "null");
+	}
+	put_str(out, "],\"innerWindowID\":[");
+	for (size_t i = 1; i <= nfx; i++)
+		put_str(out, i > 1 ? ",0" : "0");
+	put_str(out, "],\"line\":[");
+	for (size_t i = 1; i <= nfx; i++) {
+		if (i > 1)
+			putc_unlocked(',', out);
+		uint32_t line = i <= nf ? tk_frame_get(p, (tk_frame_id)i)->line : 0;
 		if (line)
 			put_u64(out, line);
 		else
 			put_str(out, "null");
 	}
 	put_str(out, "],\"column\":[");
-	for (size_t i = 1; i <= nf; i++)
+	for (size_t i = 1; i <= nfx; i++)
 		put_str(out, i > 1 ? ",null" : "null");
 	put_str(out, "]},\n\"funcTable\":{\"length\":");
 	put_u64(out, w->nfuncs);
@@ -485,9 +637,30 @@ static void write_shared(gw *w)
 	put_str(out, "],\"type\":[");
 	for (size_t i = 0; i < nlibs; i++)
 		put_str(out, i ? ",1" : "1");
-	put_str(out,
-	        "]},\n\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[]},"
-	        "\n\"sources\":{\"length\":");
+	put_str(out, "]},\n\"nativeSymbols\":{\"length\":");
+	put_u64(out, w->nsyms);
+	put_str(out, ",\"libIndex\":[");
+	for (size_t i = 0; i < w->nsyms; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, (uint64_t)w->sym_lib[i]);
+	}
+	put_str(out, "],\"address\":[");
+	for (size_t i = 0; i < w->nsyms; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, w->sym_addr[i]);
+	}
+	put_str(out, "],\"name\":[");
+	for (size_t i = 0; i < w->nsyms; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		put_u64(out, w->sym_name[i]);
+	}
+	put_str(out, "],\"functionSize\":[");
+	for (size_t i = 0; i < w->nsyms; i++)
+		put_str(out, i ? ",null" : "null");
+	put_str(out, "]},\n\"sources\":{\"length\":");
 	put_u64(out, w->nfiles);
 	put_str(out, ",\"id\":[");
 	for (size_t i = 0; i < w->nfiles; i++)
@@ -557,19 +730,18 @@ static void ob_weight(obuf *o, tk_unit u, uint64_t w)
 		ob_u64(o, w);
 }
 
-static void ob_stack(obuf *o, tk_stack_id s)
+/* none: the "(no stack)" row, for the empty stack */
+static void ob_stack(obuf *o, tk_stack_id s, uint64_t none)
 {
-	if (s)
-		ob_u64(o, s - 1);
-	else
-		ob_lit(o, "null", 4);
+	ob_u64(o, s ? s - 1 : none);
 }
 
 /* One thread's samples in time order: the stack, time and weight arrays. Rows that arrived in
  * order (xctrace exports) are decoded from the compact list once per array, with no copy; only a
  * thread whose times go back is unpacked (24 bytes per row of that thread) and sorted. */
-static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, tk_unit unit)
+static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, tk_unit unit, int cpu)
 {
+	uint64_t none = tk_stack_count(p);
 	size_t n = tk_thread_sample_count(p, t);
 	obuf *o = tk_xmalloc(sizeof *o);
 	o->f = out;
@@ -578,19 +750,22 @@ static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, 
 	ob_u64(o, n);
 	tk_sample s;
 	if (tk_thread_samples_in_order(p, t)) {
-		static const char *const head[3] = {",\"stack\":[", "],\"time\":[", "],\"weight\":["};
-		for (int pass = 0; pass < 3; pass++) {
+		static const char *const head[4] = {",\"stack\":[", "],\"time\":[", "],\"weight\":[",
+		                                    "],\"threadCPUDelta\":["};
+		for (int pass = 0; pass < 3 + (cpu != 0); pass++) {
 			ob_lit(o, head[pass], strlen(head[pass]));
 			tk_sample_iter *it = tk_sample_iter_new(p, t);
 			for (size_t i = 0; tk_sample_iter_next(it, &s); i++) {
 				if (i)
 					ob_lit(o, ",", 1);
 				if (pass == 0)
-					ob_stack(o, s.stack);
+					ob_stack(o, s.stack, none);
 				else if (pass == 1)
 					ob_ms(o, s.time);
-				else
+				else if (pass == 2)
 					ob_weight(o, unit, s.weight);
+				else
+					ob_u64(o, s.weight);
 			}
 			tk_sample_iter_free(it);
 		}
@@ -605,7 +780,7 @@ static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, 
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				ob_lit(o, ",", 1);
-			ob_stack(o, v[i].stack);
+			ob_stack(o, v[i].stack, none);
 		}
 		ob_lit(o, "],\"time\":[", 10);
 		for (size_t i = 0; i < n; i++) {
@@ -618,6 +793,14 @@ static void write_timed_samples(FILE *out, const tk_profile *p, tk_thread_id t, 
 			if (i)
 				ob_lit(o, ",", 1);
 			ob_weight(o, unit, v[i].weight);
+		}
+		if (cpu) {
+			ob_lit(o, "],\"threadCPUDelta\":[", 20);
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					ob_lit(o, ",", 1);
+				ob_u64(o, v[i].weight);
+			}
 		}
 		free(v);
 	}
@@ -633,18 +816,15 @@ static void put_weight(FILE *out, tk_unit u, uint64_t w)
 		put_u64(out, w);
 }
 
-static void put_stack(FILE *out, tk_stack_id s)
+static void put_stack(FILE *out, tk_stack_id s, uint64_t none)
 {
-	if (s)
-		put_u64(out, s - 1);
-	else
-		put_str(out, "null");
+	put_u64(out, s ? s - 1 : none);
 }
 
-/* A record placed on the timeline: its thread starts at start_ns (from the earliest record) and
- * lasts dur_ns; name is its kind in the string table. */
+/* An event placed on the timeline: its thread starts at start_ns (from the earliest event) and
+ * lasts dur_ns; name is its name in the string table. */
 typedef struct rec_place {
-	const tk_record_info *info;
+	tk_event_id e;
 	uint64_t start_ns, dur_ns;
 	uint32_t name;
 } rec_place;
@@ -666,15 +846,18 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 	             "\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"isMainThread\":");
 	put_str(out, main ? "true" : "false");
 	fprintf(out, ",\"pid\":\"%lld\",\"tid\":%llu,", (long long)th->pid, (unsigned long long)th->tid);
-	if (rec) { /* one interval marker (phase 1) spanning the record, payload per markerSchema */
+	if (rec) { /* one interval marker (phase 1) spanning the event, payload per markerSchema */
+		const tk_event *ev = tk_event_get(p, rec->e);
+		double avg = tk_event_num(p, rec->e, "cpu.average"), ns = tk_event_num(p, rec->e, "samples");
 		put_str(out, "\"markers\":{\"length\":1,\"data\":[{\"type\":\"TracekitRecord\",\"kind\":");
-		tk_wu_json_string(out, rec->info->kind_name);
+		tk_wu_json_string(out, tk_string(p, ev->name));
 		put_str(out, ",\"key\":");
-		tk_wu_json_string(out, rec->info->key);
-		if (rec->info->avg_cpu == rec->info->avg_cpu) /* not NAN */
-			fprintf(out, ",\"avgCpu\":%.6g", rec->info->avg_cpu / 100.0);
+		tk_wu_json_string(out, tk_string(p, ev->key));
+		if (avg == avg) /* not NAN */
+			fprintf(out, ",\"avgCpu\":%.6g", avg / 100.0);
+		/* the count the input recorded, else the stacks the event owns */
 		fprintf(out, ",\"samples\":%llu}],\"name\":[%u],\"startTime\":[",
-		        (unsigned long long)rec->info->samples, rec->name);
+		        ns == ns && ns >= 0 ? (unsigned long long)ns : (unsigned long long)ev->samples, rec->name);
 		put_ms(out, rec->start_ns);
 		put_str(out, "],\"endTime\":[");
 		put_ms(out, rec->start_ns + rec->dur_ns);
@@ -707,36 +890,39 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		interval = tk_profile_weight(p) / tk_profile_samples(p);
 	if (!interval)
 		interval = 1;
-	/* Records: tk_records_load_all gave record i the thread with tid i + 1 and a name starting
-	 * with its kind; each is placed at its start relative to the earliest record. */
+	/* Events: each is placed at its wall-clock start relative to the earliest event's, on the thread
+	 * it is drawn on, with one marker spanning its duration. */
 	rec_place *recs = tk_xcalloc(nt ? nt : 1, sizeof *recs);
 	int have_recs = 0;
-	if (o && o->records) {
-		size_t nr = tk_records_count(o->records);
-		double origin = 0;
-		int any = 0;
-		for (size_t i = 0; i < nr; i++) {
-			const tk_record_info *ri = tk_records_get(o->records, i);
-			if (ri->start == ri->start && (!any || ri->start < origin))
-				origin = ri->start, any = 1;
-		}
-		for (size_t i = 0; i < nr; i++) {
-			const tk_record_info *ri = tk_records_get(o->records, i);
-			size_t kl = strlen(ri->kind_name);
-			for (size_t t = 0; t < nt; t++) {
-				const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
-				if (th->tid != i + 1 || strncmp(tk_string(p, th->name), ri->kind_name, kl) != 0)
-					continue;
-				double st = ri->start == ri->start && any ? (ri->start - origin) * 1e9 : 0;
-				double du = ri->duration == ri->duration && ri->duration > 0 ? ri->duration * 1e9 : 0;
-				recs[t] =
-				    (rec_place){ri, (uint64_t)st, (uint64_t)du, str_add(&w, ri->kind_name, kl, 1)};
-				have_recs = 1;
-				break;
-			}
-		}
+	size_t ne = tk_event_count(p);
+	double origin = 0;
+	int any = 0;
+	for (tk_event_id e = 1; e <= ne; e++) {
+		double wall = tk_event_get(p, e)->wall;
+		if (wall == wall && (!any || wall < origin))
+			origin = wall, any = 1;
 	}
-	write_meta(&w, o, symbolicated, unit == TK_UNIT_NS ? interval : 1000000);
+	for (tk_event_id e = 1; e <= ne; e++) {
+		const tk_event *ev = tk_event_get(p, e);
+		if (ev->thread >= nt || recs[ev->thread].e)
+			continue;
+		double ds = tk_event_num(p, e, "duration"); /* seconds as recorded, when the input has them */
+		if (ds != ds && ev->duration != UINT64_MAX)
+			ds = (double)ev->duration / 1e9;
+		double st = ev->wall == ev->wall && any ? (ev->wall - origin) * 1e9 : 0;
+		double du = ds == ds && ds > 0 ? ds * 1e9 : 0;
+		const char *nm = tk_string(p, ev->name);
+		recs[ev->thread] = (rec_place){e, (uint64_t)st, (uint64_t)du, str_add(&w, nm, strlen(nm), 1)};
+		have_recs = 1;
+	}
+	/* The CPU a sample stands for (its weight) since the thread's previous sample: in ns for time
+	 * profiles, in cycles for cycle profiles (the profiler takes the busiest thread as 100 %). Events
+	 * and plain counts are not CPU time. */
+	const char *cpu_unit = !timed                   ? NULL
+	                       : unit == TK_UNIT_NS     ? "ns"
+	                       : unit == TK_UNIT_CYCLES ? "variable CPU cycles"
+	                                                : NULL;
+	write_meta(&w, o, symbolicated, unit == TK_UNIT_NS ? interval : 1000000, cpu_unit);
 	write_shared(&w);
 
 	thread_ord *ord = tk_xmalloc((nt ? nt : 1) * sizeof *ord);
@@ -752,10 +938,10 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	for (size_t k = 0; k < nt; k++) {
 		tk_thread_id t = ord[k].t;
 		const tk_thread *th = tk_thread_get(p, t);
-		const rec_place *rec = have_recs && recs[t].info ? &recs[t] : NULL;
+		const rec_place *rec = have_recs && recs[t].e ? &recs[t] : NULL;
 		thread_header(&w, th, ord[k].main, k == 0, rec);
 		if (timed) {
-			write_timed_samples(out, p, t, unit);
+			write_timed_samples(out, p, t, unit, cpu_unit != NULL);
 		} else {
 			/* No per-sample times: one sample per distinct stack, laid end to end from the
 			 * thread's first time so the Stack Chart shows each stack once with its width. */
@@ -769,7 +955,7 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 			for (size_t i = 0; i < nc; i++) {
 				if (i)
 					putc_unlocked(',', out);
-				put_stack(out, c[i].stack);
+				put_stack(out, c[i].stack, tk_stack_count(p));
 			}
 			put_str(out, "],\"time\":[");
 			for (size_t i = 0; i < nc; i++) {
@@ -807,6 +993,12 @@ int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 	free(w.frame_func);
 	free(w.bin_lib);
 	free(w.bin_cat);
+	free(w.inl_depth);
+	free(w.frame_sym);
+	free(w.inl_outer);
+	free(w.sym_name);
+	free(w.sym_lib);
+	free(w.sym_addr);
 	free(w.files);
 	tk_hidx_free(&w.file_idx);
 	return tk_wu_finish(out, "gecko", err);

@@ -29,6 +29,7 @@
 #include "tracekit/write.h"
 #include "util/hidx.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/functab.h"
 #include "write/wutil.h"
 
@@ -86,8 +87,11 @@ static int str_eq(const void *c, uint32_t i, const void *key)
 	return strcmp(((const strtab *)c)->s[i], key) == 0;
 }
 
+static int64_t str_own(strtab *t, char *s);
 static int64_t str_id(strtab *t, const char *s)
 {
+	if (!tk_utf8_valid(s)) /* protobuf strings are UTF-8: each ill-formed subpart becomes U+FFFD */
+		return str_own(t, tk_utf8_dup(s));
 	uint64_t h = tk_hash_bytes(s, strlen(s), 0);
 	uint32_t i = tk_hidx_find(&t->idx, h, str_eq, t, s);
 	if (i != UINT32_MAX)

@@ -44,33 +44,68 @@ typedef struct top {
 	uint64_t self, total;
 } top;
 
+/* The thread's frames (or stacks) in the order its stacks first meet them, each cell's path root
+ * first: the order a profile holding this thread alone numbers them in, so ties break the same
+ * whatever else the profile holds. order gets them (frames: ids; stacks: ids), rank[id] = 1 + the
+ * position (0 = not met). Returns how many. */
+static size_t first_met(const tk_profile *p, tk_thread_id t, int stacks, uint32_t *order, uint32_t *rank)
+{
+	size_t n, k = 0, cap = 0;
+	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
+	uint32_t *path = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = 0;
+		for (tk_stack_id s = cells[i].stack; s; s = tk_stack_get(p, s)->parent) {
+			uint32_t id = stacks ? s : tk_stack_get(p, s)->frame;
+			if (stacks && rank[id]) /* every stack above it was met with it */
+				break;
+			TK_GROW(path, cap, d + 1);
+			path[d++] = id;
+		}
+		for (size_t j = d; j-- > 0;)
+			if (!rank[path[j]])
+				order[k] = path[j], rank[path[j]] = (uint32_t)++k;
+	}
+	free(path);
+	return k;
+}
+
 static void top_frame(const tk_profile *p, tk_thread_id t, top *res)
 {
 	size_t n;
+	memset(res, 0, sizeof *res);
+	if (t >= tk_thread_count(p))
+		return;
 	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
 	size_t nf = tk_frame_count(p) + 1;
 	uint64_t *self = calloc(nf, sizeof *self);
-	memset(res, 0, sizeof *res);
-	if (!self)
+	uint32_t *order = calloc(nf, sizeof *order), *rank = calloc(nf, sizeof *rank);
+	if (!self || !order || !rank) {
+		free(self), free(order), free(rank);
 		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const tk_stack_node *s = tk_stack_get(p, cells[i].stack);
 		if (s)
 			self[s->frame] += cells[i].weight;
 		res->total += cells[i].weight;
 	}
+	size_t nmet = first_met(p, t, 0, order, rank);
 	/* frames sharing a name (one function sampled at several PCs) count together */
-	for (size_t f = 1; f < nf; f++) {
+	for (size_t i = 0; i < nmet; i++) {
+		size_t f = order[i];
 		if (!self[f])
 			continue;
 		const tk_frame *fr = tk_frame_get(p, (tk_frame_id)f);
 		uint64_t sum = self[f];
 		if (fr->name)
-			for (size_t g = f + 1; g < nf; g++)
+			for (size_t j = i + 1; j < nmet; j++) {
+				size_t g = order[j];
 				if (self[g] && tk_frame_get(p, (tk_frame_id)g)->name == fr->name) {
 					sum += self[g];
 					self[g] = 0;
 				}
+			}
 		if (sum > res->self) {
 			res->self = sum;
 			res->frame = (tk_frame_id)f;
@@ -87,6 +122,8 @@ static void top_frame(const tk_profile *p, tk_thread_id t, top *res)
 			snprintf(res->name, sizeof res->name, "%s", tk_frame_label(p, res->frame, buf));
 	}
 	free(self);
+	free(order);
+	free(rank);
 }
 
 struct tk_record_list {
@@ -109,10 +146,44 @@ tk_record_list *tk_record_list_begin(FILE *out, size_t n, int json, int use_utc)
 	return l;
 }
 
-void tk_record_list_add(tk_record_list *l, const tk_record_info *ri, const tk_profile *p, tk_thread_id t)
+/* The facts of a record, as the reader set them (profile.h's shared attribute names). */
+typedef struct record_view {
+	const char *kind_name, *key, *thread, *where;
+	double start, duration, avg_cpu;
+	uint64_t samples, tid, nthreads;
+	uint32_t suppressed;
+	int live, truncated, hang;
+} record_view;
+
+/* An event's number attribute, else dflt. */
+static double num_or(const tk_profile *p, tk_event_id e, const char *key, double dflt)
 {
+	double v = tk_event_num(p, e, key);
+	return v == v ? v : dflt;
+}
+
+void tk_record_list_add(tk_record_list *l, const tk_profile *p, tk_event_id e)
+{
+	const tk_event *ev = tk_event_get(p, e);
+	if (!ev)
+		return;
 	top tp;
-	top_frame(p, t, &tp);
+	top_frame(p, ev->thread, &tp);
+	record_view rv = {tk_string(p, ev->name),
+	                  tk_string(p, ev->key),
+	                  tk_event_str(p, e, "thread") ? tk_event_str(p, e, "thread") : "",
+	                  tk_event_str(p, e, "where") ? tk_event_str(p, e, "where") : "",
+	                  ev->wall,
+	                  num_or(p, e, "duration", ev->duration == UINT64_MAX ? NAN : (double)ev->duration / 1e9),
+	                  num_or(p, e, "cpu.average", NAN),
+	                  (uint64_t)num_or(p, e, "samples", (double)ev->samples),
+	                  (uint64_t)num_or(p, e, "tid", 0),
+	                  (uint64_t)num_or(p, e, "threads", 0),
+	                  (uint32_t)num_or(p, e, "suppressed", 0),
+	                  (ev->flags & TK_EVENT_LIVE) != 0,
+	                  (ev->flags & TK_EVENT_TRUNCATED) != 0,
+	                  !isnan(tk_event_num(p, e, "suppressed"))};
+	const record_view *ri = &rv;
 	char when[64], dur[32], cpu[32], thr[64], topbuf[320];
 	fmt_time(ri->start, l->json || l->utc, when, sizeof when);
 	if (l->json) {
@@ -128,7 +199,7 @@ void tk_record_list_add(tk_record_list *l, const tk_record_info *ri, const tk_pr
 		json_object_set_new(o, "thread", json_string(ri->thread));
 		json_object_set_new(o, "live", json_boolean(ri->live));
 		json_object_set_new(o, "truncated", json_boolean(ri->truncated));
-		if (ri->kind == TK_RECORD_HANG) {
+		if (ri->hang) {
 			json_object_set_new(o, "suppressed", json_integer(ri->suppressed));
 			json_object_set_new(o, "threads_captured", json_integer((json_int_t)ri->nthreads));
 		}
@@ -201,6 +272,7 @@ typedef struct tree {
 	uint64_t all;
 	double min_percent;
 	size_t hidden;
+	uint32_t *rank; /* stacks in the order the thread meets them (first_met) */
 } tree;
 
 /* qsort_r: children heaviest first, then in stack order (the context is the tree) */
@@ -210,7 +282,7 @@ static int by_total(const void *a, const void *b, void *ctx)
 	tk_stack_id x = *(const tk_stack_id *)a, y = *(const tk_stack_id *)b;
 	if (T->total[x] != T->total[y])
 		return T->total[x] > T->total[y] ? -1 : 1;
-	return x < y ? -1 : x > y;
+	return T->rank[x] < T->rank[y] ? -1 : T->rank[x] > T->rank[y];
 }
 
 static void print_node(tree *T, tk_stack_id s, int depth)
@@ -267,9 +339,13 @@ int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double 
 	          calloc(ns, sizeof(size_t)),
 	          0,
 	          min_percent,
-	          0};
-	if (!T.total || !T.self || !T.kids || !T.nkids || !T.capkids)
+	          0,
+	          calloc(ns, sizeof(uint32_t))};
+	uint32_t *order = calloc(ns, sizeof(uint32_t));
+	if (!T.total || !T.self || !T.kids || !T.nkids || !T.capkids || !T.rank || !order)
 		abort();
+	first_met(p, t, 1, order, T.rank);
+	free(order);
 	const tk_stack_weight *cells = tk_thread_stacks(p, t, &n);
 	for (size_t i = 0; i < n; i++) {
 		T.self[cells[i].stack] += cells[i].weight;
@@ -295,17 +371,35 @@ int tk_write_record_tree(FILE *out, const tk_profile *p, tk_thread_id t, double 
 	free(T.capkids);
 	free(T.total);
 	free(T.self);
+	free(T.rank);
 	return tk_wu_finish(out, "records tree", err);
 }
 
+static int write_threads(FILE *out, const tk_profile *p, tk_event_id e, tk_error *err);
+
 int tk_write_record_threads(FILE *out, const tk_profile *p, tk_error *err)
 {
+	return write_threads(out, p, 0, err);
+}
+
+int tk_write_event_threads(FILE *out, const tk_profile *p, tk_event_id e, tk_error *err)
+{
+	return write_threads(out, p, e ? e : UINT32_MAX, err);
+}
+
+/* Every thread (e = 0) or the context threads of event e. */
+static int write_threads(FILE *out, const tk_profile *p, tk_event_id e, tk_error *err)
+{
+	int first = 1;
 	for (size_t t = 0; t < tk_thread_count(p); t++) {
 		const tk_thread *th = tk_thread_get(p, (tk_thread_id)t);
+		if (e && (th->event != e || th->role != TK_ROLE_CONTEXT))
+			continue;
 		size_t n;
 		const tk_stack_weight *c = tk_thread_stacks(p, (tk_thread_id)t, &n);
-		fprintf(out, "%sthread %llu %s\n", t ? "\n" : "", (unsigned long long)th->tid,
+		fprintf(out, "%sthread %llu %s\n", first ? "" : "\n", (unsigned long long)th->tid,
 		        SH(tk_string(p, th->name)));
+		first = 0;
 		if (!n)
 			continue;
 		uint32_t d = tk_stack_depth(p, c[0].stack);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tracekit/stats.h"
+#include "util/text.h"
 
 #define W 960
 #define ML 150 /* left margin: tick labels and input names */
@@ -90,17 +91,7 @@ static double sx(const axis *a, double v)
 
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				fputc(*s, f);
-		}
-	}
+	tk_xml_fput(f, s, SIZE_MAX);
 }
 
 static const char *num(double v, char *b)

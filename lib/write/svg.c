@@ -8,6 +8,11 @@
  * following frames that are deeper) and its ancestors without comparing floating-point pixels,
  * and the matched percentage is summed from exact weights.
  *
+ * Groups (threads) are drawn to one scale: the heaviest at the full width, each other as wide as
+ * its weight is next to it, so a 1 ms thread does not look as wide as a 55 ms one. A frame's hover
+ * line gives its share of its group ("of thread"); the matched share of a search is of the whole
+ * file, or of the zoomed frame while one is zoomed (as FlameGraph rescales it), and says which.
+ *
  * Size is bounded twice: frames narrower than min_width are left out (at any depth the visible
  * frames of a group share its width, so at most width / min_width per depth), and when more than
  * max_frames frames remain the width is raised until max_frames are left, so the file stays at a
@@ -20,6 +25,7 @@
 #include "tracekit/transform.h"
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/wutil.h"
 
 #define FRAME_H 16  /* pixels per depth level */
@@ -39,39 +45,7 @@ void tk_flame_options_init(tk_flame_options *o)
  * in XML 1.0) and bytes that are not UTF-8 replaced, so any symbol yields a well-formed document. */
 static void xml_text(FILE *out, const char *s, size_t maxchars)
 {
-	const unsigned char *c = (const unsigned char *)s;
-	size_t used = 0;
-	while (*c && used < maxchars) {
-		unsigned char b = *c;
-		size_t len = b < 0x80             ? 1
-		             : (b & 0xE0) == 0xC0 ? 2
-		             : (b & 0xF0) == 0xE0 ? 3
-		             : (b & 0xF8) == 0xF0 ? 4
-		                                  : 0;
-		int valid = len > 0;
-		for (size_t k = 1; valid && k < len; k++)
-			valid = (c[k] & 0xC0) == 0x80;
-		if (valid && len == 2 && b < 0xC2)
-			valid = 0; /* overlong */
-		if (!valid) {
-			putc('?', out);
-			c++;
-		} else if (len > 1) {
-			fwrite(c, 1, len, out);
-			c += len;
-		} else {
-			switch (b) {
-			case '&': fputs("&amp;", out); break;
-			case '<': fputs("&lt;", out); break;
-			case '>': fputs("&gt;", out); break;
-			case '"': fputs("&quot;", out); break;
-			case '\'': fputs("&apos;", out); break;
-			default: putc(b < 0x20 && b != '\t' ? '?' : b, out);
-			}
-			c++;
-		}
-		used++;
-	}
+	tk_xml_fput(out, s, maxchars);
 }
 
 /* Number of UTF-8 characters in s. */
@@ -175,6 +149,12 @@ static uint32_t walk_visible(const tk_calltree *t, tk_cnode_id root, double widt
 	return maxd;
 }
 
+/* "1 sample", "2 samples" */
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static int by_weight_desc(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -212,6 +192,18 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	double gw = W - 2 * PAD;
 	double min_w = o->min_width > 0 ? o->min_width : TK_FLAME_MIN_WIDTH;
 	size_t ng = tk_calltree_group_count(t);
+	/* One scale for every group: the heaviest is gw wide. */
+	uint64_t gmax = 0;
+	for (size_t g = 0; g < ng; g++) {
+		uint64_t tot = tk_calltree_node(t, tk_calltree_group_get(t, g)->root)->total;
+		if (tot > gmax)
+			gmax = tot;
+	}
+	double *gws = tk_xmalloc((ng ? ng : 1) * sizeof *gws);
+	for (size_t g = 0; g < ng; g++)
+		gws[g] = gmax
+		             ? gw * (double)tk_calltree_node(t, tk_calltree_group_get(t, g)->root)->total / (double)gmax
+		             : gw;
 	tk_cnode_id *st = NULL;
 	size_t stcap = 0;
 	uint32_t *depths = tk_xcalloc(ng ? ng : 1, sizeof *depths);
@@ -223,7 +215,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	size_t max_frames = o->max_frames ? o->max_frames : TK_FLAME_MAX_FRAMES, nws = 0, capws = 0, left_out = 0;
 	uint64_t min_total = 0, *ws = NULL;
 	for (size_t g = 0; g < ng; g++)
-		walk_visible(t, tk_calltree_group_get(t, g)->root, gw, min_w, 0, &st, &stcap, &ws, &nws, &capws);
+		walk_visible(t, tk_calltree_group_get(t, g)->root, gws[g], min_w, 0, &st, &stcap, &ws, &nws, &capws);
 	if (nws + ng > max_frames && max_frames > ng) {
 		qsort(ws, nws, sizeof *ws, by_weight_desc);
 		min_total = ws[max_frames - ng - 1];
@@ -239,17 +231,22 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	free(ws);
 	for (size_t g = 0; g < ng; g++) {
 		const tk_calltree_group *grp = tk_calltree_group_get(t, g);
-		depths[g] = walk_visible(t, grp->root, gw, min_w, min_total, &st, &stcap, NULL, NULL, NULL);
+		depths[g] = walk_visible(t, grp->root, gws[g], min_w, min_total, &st, &stcap, NULL, NULL, NULL);
 		H += SEC_HEAD + (depths[g] + 1) * FRAME_H + SEC_GAP;
 		all += tk_calltree_node(t, grp->root)->total;
 		all_samples += tk_calltree_node(t, grp->root)->samples;
 	}
 	char wbuf[48], sbuf[48], head[512];
+	/* what the whole is called, for shares of it */
+	const char *allname = tk_calltree_grouping(t) == TK_GROUP_THREAD    ? "all threads"
+	                      : tk_calltree_grouping(t) == TK_GROUP_PROCESS ? "all processes"
+	                                                                    : "all";
 	fprintf(out,
 	        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 	        "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
-	        "viewBox=\"0 0 %.0f %.0f\" data-total=\"%llu\" data-unit=\"%s\" data-cw=\"%.1f\">\n",
-	        W, H, W, H, (unsigned long long)all, uname, CHAR_W);
+	        "viewBox=\"0 0 %.0f %.0f\" data-total=\"%llu\" data-unit=\"%s\" data-cw=\"%.1f\" data-gw=\"%.2f\" "
+	        "data-all=\"%s\">\n",
+	        W, H, W, H, (unsigned long long)all, uname, CHAR_W, gw, allname);
 	fputs("<style>text{font-family:monospace;font-size:12px;fill:#000}"
 	      "g.f rect{stroke:#fafafa;stroke-width:0.5}g.f:hover rect{stroke:#000}g.f{cursor:pointer}"
 	      "#title{font-size:17px}#subtitle{fill:#555}.btn{cursor:pointer;fill:#06c}.hdr{fill:#333;font-weight:bold}"
@@ -267,9 +264,10 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	if (o->subtitle) {
 		xml_text(out, o->subtitle, SIZE_MAX);
 	} else {
-		fprintf(out, "%s %s, %llu samples, %zu %s%s; unit %s; click a frame to zoom, Ctrl-F to search", wbuf,
-		        uname, (unsigned long long)all_samples, ng,
-		        tk_calltree_grouping(t) == TK_GROUP_THREAD ? "thread" : "group", ng == 1 ? "" : "s", uname);
+		fprintf(out, "%s %s, %llu sample%s, %zu %s%s%s; unit %s; click a frame to zoom, Ctrl-F to search", wbuf,
+		        uname, (unsigned long long)all_samples, plural(all_samples), ng,
+		        tk_calltree_grouping(t) == TK_GROUP_THREAD ? "thread" : "group", ng == 1 ? "" : "s",
+		        ng > 1 ? " drawn to one scale" : "", uname);
 		if (tk_calltree_inverted(t))
 			fputs("; bottom-up", out);
 		if (left_out) {
@@ -284,6 +282,10 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"58\"> </text>\n", PAD);
 	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"58\" text-anchor=\"end\"> </text>\n", W - PAD);
 
+	/* what a hover line's percentage is of */
+	const char *base = tk_calltree_grouping(t) == TK_GROUP_THREAD    ? "thread"
+	                   : tk_calltree_grouping(t) == TK_GROUP_PROCESS ? "process"
+	                                                                 : "all";
 	double y0 = TOP;
 	item *stack = NULL;
 	size_t capstack = 0;
@@ -298,7 +300,11 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		        (unsigned long long)total, PAD, y0 + 14);
 		xml_text(out, head, SIZE_MAX);
 		tk_wu_weight(wbuf, sizeof wbuf, unit, total);
-		fprintf(out, " \xe2\x80\x94 %s %s</text>\n", wbuf, uname);
+		fprintf(out, " \xe2\x80\x94 %s %s", wbuf, uname);
+		if (ng > 1)
+			fprintf(out, " (%.2f%% of %s)", tk_wu_percent(total, all), allname);
+		fputs("</text>\n", out);
+		double gwg = gws[g];
 		double top = y0 + SEC_HEAD;
 		size_t ns = 0;
 		TK_GROW(stack, capstack, 1);
@@ -306,7 +312,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		while (ns) {
 			item it = stack[--ns];
 			const tk_cnode *n = tk_calltree_node(t, it.id);
-			double w = px(n->total, total, gw);
+			double w = px(n->total, total, gwg);
 			double y = o->icicle ? top + n->depth * FRAME_H : top + sec_h - (n->depth + 1) * FRAME_H;
 			const char *label = (n->flags & TK_CNODE_ROOT) ? head : tk_cnode_label(t, n, lbuf);
 			const char *bin = tk_cnode_binary(t, n);
@@ -325,8 +331,9 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 			}
 			tk_wu_weight(wbuf, sizeof wbuf, unit, n->total);
 			tk_wu_weight(sbuf, sizeof sbuf, unit, n->self);
-			fprintf(out, "total %s %s (%.2f%%), self %s %s, %llu samples", wbuf, uname,
-			        tk_wu_percent(n->total, total), sbuf, uname, (unsigned long long)n->samples);
+			fprintf(out, "total %s %s (%.2f%% of %s), self %s %s, %llu sample%s", wbuf, uname,
+			        tk_wu_percent(n->total, total), base, sbuf, uname, (unsigned long long)n->samples,
+			        plural(n->samples));
 			if (o->note) {
 				char note[256] = "";
 				o->note(o->ctx, t, n, note, sizeof note);
@@ -346,7 +353,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 			for (tk_cnode_id k = n->first_child; k != TK_CNODE_NONE;
 			     k = tk_calltree_node(t, k)->next_sibling) {
 				const tk_cnode *c = tk_calltree_node(t, k);
-				double cw = px(c->total, total, gw);
+				double cw = px(c->total, total, gwg);
 				if (cw >= min_w && c->total >= min_total) {
 					TK_GROW(stack, capstack, ns + 1);
 					stack[ns++] = (item){k, cx};
@@ -366,6 +373,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	free(stack);
 	free(st);
 	free(depths);
+	free(gws);
 	return tk_wu_finish(out, "svg", err);
 }
 

@@ -1,10 +1,11 @@
 // tracekit flame graph: click to zoom, search, details. No network, no libraries.
 // Frames are <g class="f" data-d=DEPTH data-w=WEIGHT> in depth-first pre-order inside one
 // <g class="sec"> per group: a frame's subtree is the run of following frames that are deeper.
+// Groups share one scale (the heaviest is data-gw wide); a zoomed frame fills data-gw.
 (function () {
 	"use strict";
 	var NS = "http://www.w3.org/2000/svg";
-	var svg, secs = [], total = 0, unit = "", cw = 7.2, details, matchedEl, unzoomBtn, searchBtn;
+	var svg, secs = [], total = 0, unit = "", cw = 7.2, gw = 0, allName = "all", details, matchedEl, unzoomBtn, searchBtn;
 	var zoomed = null, term = null;
 
 	function label(f, w) {
@@ -33,6 +34,7 @@
 		total = +svg.getAttribute("data-total");
 		unit = svg.getAttribute("data-unit") || "";
 		cw = +svg.getAttribute("data-cw") || 7.2;
+		allName = svg.getAttribute("data-all") || "all";
 		details = document.getElementById("details");
 		matchedEl = document.getElementById("matched");
 		unzoomBtn = document.getElementById("unzoom");
@@ -57,15 +59,16 @@
 				sec.x0 = sec.frames[0].x;
 				sec.w0 = sec.frames[0].w;
 			}
+			gw = Math.max(gw, sec.w0 || 0);
 			secs.push(sec);
 		}
 		svg.addEventListener("click", onclick);
 		svg.addEventListener("mouseover", function (e) {
 			var f = frameOf(e.target);
-			if (f) details.textContent = f.info;
+			if (f) showDetails(f.info);
 		});
 		svg.addEventListener("mouseout", function (e) {
-			if (frameOf(e.target)) details.textContent = " ";
+			if (frameOf(e.target)) showDetails(" ");
 		});
 		window.addEventListener("keydown", function (e) {
 			if ((e.ctrlKey || e.metaKey) && e.key === "f") {
@@ -75,8 +78,25 @@
 				search(null);
 			}
 		});
+		gw = +svg.getAttribute("data-gw") || gw;
 		var m = /[?&]s=([^&]*)/.exec(window.location.search);
 		if (m) search(decodeURIComponent(m[1]));
+	}
+
+	// The details line, cut with ".." to end before the "Matched:" text (or the graph's right edge);
+	// the whole text stays in the frame's tooltip.
+	function showDetails(text) {
+		details.textContent = text;
+		var right = +matchedEl.getAttribute("x"), m = matchedEl.getComputedTextLength();
+		var room = (m > 1 ? right - m - 3 * cw : right) - +details.getAttribute("x");
+		var len = details.getComputedTextLength();
+		if (len <= room) return;
+		var n = Math.max(0, Math.floor(text.length * room / len) - 2);
+		for (;;) {
+			details.textContent = text.slice(0, n) + "..";
+			if (n === 0 || details.getComputedTextLength() <= room) return;
+			n = Math.max(0, n - Math.max(1, Math.ceil((details.getComputedTextLength() - room) / cw)));
+		}
 	}
 
 	function frameOf(el) {
@@ -94,10 +114,11 @@
 		if (f) zoom(f);
 	}
 
-	// Zoom one group to frame f: its subtree fills the width, its ancestors are shown whole (dimmed),
-	// everything else in that group is hidden. Other groups keep their view.
+	// Zoom one group to frame f: its subtree fills the graph's width, its ancestors are shown across it
+	// (dimmed), everything else in that group is hidden. Other groups keep their view. A search's
+	// matched share is then of f.
 	function zoom(f) {
-		var sec = f.sec, fr = sec.frames, k, scale = sec.w0 / f.w;
+		var sec = f.sec, fr = sec.frames, k, scale = gw / f.w;
 		if (f.i === 0) return unzoom();
 		for (k = 0; k < fr.length; k++) fr[k].g.setAttribute("class", "f hide");
 		var d = f.d;
@@ -106,7 +127,7 @@
 				d = fr[k].d;
 				fr[k].g.setAttribute("class", "f");
 				fr[k].g.setAttribute("opacity", "0.6");
-				place(fr[k], sec.x0, sec.w0);
+				place(fr[k], sec.x0, gw);
 			}
 		}
 		for (k = f.i; k < fr.length && (k === f.i || fr[k].d > f.d); k++) {
@@ -116,6 +137,7 @@
 		}
 		zoomed = f;
 		unzoomBtn.setAttribute("class", "btn");
+		if (term !== null) search(term);
 	}
 
 	function unzoom() {
@@ -129,6 +151,7 @@
 		}
 		zoomed = null;
 		unzoomBtn.setAttribute("class", "btn hide");
+		if (term !== null) search(term);
 	}
 
 	function askSearch() {
@@ -137,7 +160,9 @@
 	}
 
 	// Highlight frames whose name matches; the matched share counts each sample once: a match
-	// inside a matched frame's subtree is already part of that frame's weight.
+	// inside a matched frame's subtree is already part of that frame's weight. The share is of the
+	// whole file ("of all threads"), or, while a frame is zoomed, of that frame: the matches in its
+	// subtree, or all of it when it or a caller of it matches (FlameGraph's rescaled "Matched").
 	function search(s) {
 		var re = null;
 		if (s !== null && s !== "") {
@@ -147,24 +172,32 @@
 				re = new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
 			}
 		}
-		var matched = 0;
+		var matched = 0, inZoom = 0, z = zoomed;
 		for (var i = 0; i < secs.length; i++) {
-			var fr = secs[i].frames, open = -1;
+			var fr = secs[i].frames, open = -1, zd = -1;
 			for (var k = 0; k < fr.length; k++) {
 				var f = fr[k];
 				if (open >= 0 && f.d <= open) open = -1;
+				if (z && f.sec === z.sec && k === z.i) zd = z.d;
+				else if (zd >= 0 && f.d <= zd) zd = -1;
 				var hit = re !== null && k > 0 && re.test(f.name);
 				f.r.setAttribute("fill", hit ? "#e600e6" : f.fill);
 				if (hit && open < 0) {
 					matched += f.wt;
 					open = f.d;
+					if (zd >= 0) inZoom += f.wt;
 				}
+				// a match above the zoomed frame (it or a caller of it) covers all of it
+				if (z && f.sec === z.sec && k === z.i && open >= 0) inZoom = z.wt;
 			}
 		}
 		term = re ? s : null;
 		searchBtn.textContent = re ? "Reset Search" : "Search";
-		matchedEl.textContent = re ? "Matched: " + (total ? (100 * matched / total).toFixed(2) : "0.00") + "%" : " ";
-		matchedEl.setAttribute("data-matched", re ? String(matched) : "");
+		var num = z ? Math.min(inZoom, z.wt) : matched, base = z ? z.wt : total;
+		var of = z ? (z.name.length > 40 ? z.name.slice(0, 38) + ".." : z.name) : allName;
+		matchedEl.textContent = re ? "Matched: " + (base ? (100 * num / base).toFixed(2) : "0.00") + "% of " + of : " ";
+		matchedEl.setAttribute("data-matched", re ? String(num) : "");
+		matchedEl.setAttribute("data-base", re ? String(base) : "");
 		return matched;
 	}
 

@@ -22,6 +22,7 @@
 #include "tracekit/symbol.h"
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 
 typedef struct idmap {
 	uint32_t *v; /* index → xml id (0 = not written yet) */
@@ -43,20 +44,7 @@ static uint32_t *slot(idmap *m, size_t i)
 
 static void esc(FILE *o, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		case '\'': fputs("&apos;", o); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\t')
-				fputc(' ', o);
-			else
-				fputc(*s, o);
-		}
-	}
+	tk_xml_fput(o, s, SIZE_MAX);
 }
 
 static void fmt_time(char *buf, size_t cap, uint64_t ns)

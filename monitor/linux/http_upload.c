@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracekit/monitor.h"
@@ -21,6 +22,7 @@
 struct tk_monitor_http {
 	char host[256], port[8], path[1024];
 	char *token;
+	unsigned timeout_ms; /* the whole upload: connect, send, answer */
 	int last_status;
 	char last_reason[600];
 };
@@ -73,7 +75,16 @@ tk_monitor_http *tk_monitor_http_new(const char *url, const char *token, char *e
 		free(u);
 		return snprintf(err, errlen, "monitor: out of memory"), NULL;
 	}
+	const char *t = getenv("TK_MONITOR_UPLOAD_TIMEOUT_MS");
+	char *tend = NULL;
+	unsigned long ms = t && *t ? strtoul(t, &tend, 10) : 0;
+	u->timeout_ms = tend && !*tend && ms > 0 && ms <= 3600000 ? (unsigned)ms : 30000;
 	return u;
+}
+
+void tk_monitor_http_set_timeout(tk_monitor_http *u, unsigned ms)
+{
+	u->timeout_ms = ms ? ms : 30000;
 }
 
 void tk_monitor_http_free(tk_monitor_http *u)
@@ -91,7 +102,30 @@ int tk_monitor_http_last(const tk_monitor_http *u, char *reason, size_t n)
 	return u->last_status;
 }
 
-static int connect_to(tk_monitor_http *u)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait for events on fd until the upload's deadline. Returns 1 ready, 0 deadline passed, -1 error. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = now_ms();
+		if (now >= deadline)
+			return 0;
+		struct pollfd p = {.fd = fd, .events = events};
+		int pr = poll(&p, 1, (int)(deadline - now < 1000000 ? deadline - now : 1000000));
+		if (pr < 0 && errno == EINTR)
+			continue; /* the sampling signal */
+		if (pr != 0)
+			return pr > 0 ? 1 : -1;
+	}
+}
+
+static int connect_to(tk_monitor_http *u, uint64_t deadline)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
 	int g = getaddrinfo(u->host, u->port, &hints, &res);
@@ -111,11 +145,8 @@ static int connect_to(tk_monitor_http *u)
 		s = f.fd;
 		int rc = connect(s, a->ai_addr, a->ai_addrlen);
 		if (rc != 0 && errno == EINPROGRESS) {
-			struct pollfd p = {.fd = s, .events = POLLOUT};
-			int pr;
-			do
-				pr = poll(&p, 1, 5000);
-			while (pr < 0 && errno == EINTR);
+			uint64_t cd = now_ms() + 5000;
+			int pr = wait_fd(s, POLLOUT, cd < deadline ? cd : deadline);
 			int soerr = 0;
 			socklen_t sl = sizeof soerr;
 			if (pr == 1 && getsockopt(s, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
@@ -128,23 +159,27 @@ static int connect_to(tk_monitor_http *u)
 			close(s);
 			continue;
 		}
-		int flags = fcntl(s, F_GETFL);
-		fcntl(s, F_SETFL, flags & ~O_NONBLOCK);
-		struct timeval tv = {30, 0};
-		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-		fd = s;
+		fd = s; /* stays non-blocking: every wait is a poll bounded by the upload's deadline */
 	}
 	freeaddrinfo(res);
 	return fd;
 }
 
-static int send_all(int fd, const char *p, size_t n)
+static int send_all(int fd, const char *p, size_t n, uint64_t deadline)
 {
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL); /* a closed peer must not raise SIGPIPE in the app */
 		if (w < 0 && errno == EINTR)
-			continue; /* the sampling signal: socket calls with timeouts are not restarted */
+			continue; /* the sampling signal */
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int r = wait_fd(fd, POLLOUT, deadline);
+			if (r <= 0) {
+				if (r == 0)
+					errno = ETIMEDOUT;
+				return -1;
+			}
+			continue;
+		}
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -158,7 +193,10 @@ tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *bo
 	tk_monitor_http *u = ctx;
 	u->last_status = 0;
 	u->last_reason[0] = 0;
-	int fd = connect_to(u);
+	/* one deadline for the whole upload: a server trickling its answer a byte at a time must not
+	 * hold the uploader (and the app's exit, which waits for it) for longer */
+	uint64_t deadline = now_ms() + u->timeout_ms;
+	int fd = connect_to(u, deadline);
 	if (fd < 0)
 		return TK_MONITOR_UPLOAD_RETRY;
 	char *head = NULL;
@@ -170,7 +208,8 @@ tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *bo
 		                 "Content-Type: application/x-tracekit-bundle\r\nContent-Length: %zu\r\n"
 		                 "Connection: close\r\n\r\n",
 		                 u->path, u->host, u->port, u->token, n);
-		ok = k > 0 && (size_t)k < hn && send_all(fd, head, (size_t)k) == 0 && send_all(fd, body, n) == 0;
+		ok = k > 0 && (size_t)k < hn && send_all(fd, head, (size_t)k, deadline) == 0 &&
+		     send_all(fd, body, n, deadline) == 0;
 	}
 	free(head);
 	/* the status line and as much of the answer as fits: the reason is the body's first line (read
@@ -178,10 +217,18 @@ tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *bo
 	int send_errno = ok ? 0 : errno;
 	char resp[1024];
 	size_t got = 0;
+	int timed_out = 0;
 	while (got < sizeof resp - 1) {
 		ssize_t r = recv(fd, resp + got, sizeof resp - 1 - got, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int w = wait_fd(fd, POLLIN, deadline);
+			if (w > 0)
+				continue;
+			timed_out = w == 0;
+			break;
+		}
 		if (r <= 0)
 			break;
 		got += (size_t)r;
@@ -189,6 +236,11 @@ tk_monitor_upload_result tk_monitor_http_upload(const char *path, const void *bo
 	close(fd);
 	resp[got] = 0;
 	int status = 0;
+	if (timed_out && !strstr(resp, "\r\n\r\n")) {
+		snprintf(u->last_reason, sizeof u->last_reason, "%s:%s: no complete answer within %u ms", u->host,
+		         u->port, u->timeout_ms);
+		return TK_MONITOR_UPLOAD_RETRY;
+	}
 	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1) {
 		if (!u->last_reason[0])
 			snprintf(u->last_reason, sizeof u->last_reason, "%s:%s: %s", u->host, u->port,

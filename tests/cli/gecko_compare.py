@@ -6,7 +6,9 @@ usage: gecko_compare.py TRACEKIT INPUT
 
 Checks, printing TAP-ish lines: the thread count and (tid, name) set equal `tracekit tree --json`'s;
 for every thread, each function's self weight from `profiler-cli thread functions --json` equals
-`tracekit top --json --thread TID` (ratio within 0.1 %), matched by (name, library)."""
+`tracekit top --json --thread TID` (ratio within 0.1 %), matched by (name, library), samples with an
+empty stack as the function "(no stack)"; every thread's total in the profiler's call tree (the root,
+idle samples included) equals the thread's total in `tracekit tree`, so every percentage agrees."""
 import json, subprocess, sys
 
 tk, inp = sys.argv[1], sys.argv[2]
@@ -37,9 +39,16 @@ report(ours == theirs, f'{len(theirs)} threads with the same tids and names', f'
 
 unit = tree['unit']
 scale = 1e6 if unit == 'ns' else 1.0  # tracing-ms for ns, raw counts otherwise
+byname = {(g['tid'], g['name'] or g.get('process') or f"thread {g['tid']}"): g for g in tree['threads']}
 bad = []
+badtot = []
 nfun = 0
 for t in tl['threads']:
+    g = byname.get((t['tid'], t['name']))
+    td = pc('thread', 'samples-top-down', '--thread', t['threadHandle'], '--include-idle', '--max-lines', '1')
+    got_total = td['regularCallTree']['totalSamples']
+    if g is None or abs(got_total - g['total'] / scale) > 1e-6 * max(1, g['total'] / scale):
+        badtot.append(f"{t['name']}: profiler {got_total} tracekit {g and g['total'] / scale}")
     fs = pc('thread', 'functions', '--thread', t['threadHandle'], '--limit', '0')
     got = {}
     for f in fs['functions']:
@@ -51,6 +60,8 @@ for t in tl['threads']:
     for f in json.loads(top)['functions']:
         key = (f['name'], f.get('binary') or '')
         want[key] = want.get(key, 0) + f['self'] / scale
+    if g is not None and g['self']:  # a thread's own self weight: its samples with an empty stack
+        want[('(no stack)', '')] = want.get(('(no stack)', ''), 0) + g['self'] / scale
     for key in set(got) | set(want):
         a, b = got.get(key, 0), want.get(key, 0)
         if a == 0 and b == 0:
@@ -60,6 +71,7 @@ for t in tl['threads']:
             bad.append(f'{t["name"]} {key}: profiler {a} tracekit {b}')
 report(not bad and nfun > 0, f'self weight of {nfun} (thread, function) pairs equal tracekit top',
        '; '.join(bad[:5]))
+report(not badtot, f"every thread's total in the profiler's call tree equals tracekit tree's", '; '.join(badtot[:5]))
 
 # The file itself: per thread, one sample per exported row (the per-sample list), in time order, and
 # the weights add up to the thread's total.

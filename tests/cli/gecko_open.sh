@@ -14,18 +14,17 @@ JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
 export PATH="$JSBIN:$PATH"
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	[ -x "$JSBIN/profiler-cli" ] && profiler-cli stop --all >/dev/null 2>&1
+	[ -x "$JSBIN/profiler-cli" ] && pc_stop_all
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-# start_open OUTPREFIX ARGS...: run tracekit open in the background, wait for its link (5 s at most)
+# start_open OUTPREFIX ARGS...: run tracekit open in the background, wait for its link (or its exit)
 start_open() {
 	local out=$1; shift
 	"$TK" open --no-browser "$@" >"$out.url" 2>"$out.err" &
 	PIDS+=($!)
-	for _ in $(seq 50); do [ -s "$out.url" ] && return 0; kill -0 $! 2>/dev/null || return 1; sleep 0.1; done
-	return 1
+	until [ -s "$out.url" ]; do kill -0 $! 2>/dev/null || return 1; sleep 0.05; done
 }
 
 if ! start_open "$TMP/a" --symbols "$S" "$X14"; then
@@ -92,7 +91,7 @@ if [ -x "$JSBIN/profiler-cli" ]; then
 			"$(python3 -c 'import json,sys; print(" ".join(sorted(f["nameWithLibrary"] for f in json.load(open(sys.argv[1]))["functions"] if "libtks" in f["nameWithLibrary"])))' "$TMP/fn.json")"
 		check_eq "and the self weight stays on the leaf (2 ms on hdr_2)" "2" \
 			"$(python3 -c 'import json,sys; print([f["selfSamples"] for f in json.load(open(sys.argv[1]))["functions"] if f["name"]=="hdr_2"][0])' "$TMP/fn.json")"
-		profiler-cli stop --all >/dev/null 2>&1
+		pc_stop_all
 	else
 		notok "profiler-cli loads the unsymbolicated profile" "$(tail -3 "$PC_OUT")"
 	fi
@@ -104,7 +103,6 @@ check_eq "with a one-line message naming the port" \
 	"tracekit: open: 127.0.0.1:$PORT is already in use (choose another --port, or 0 for a free one)" "$(cat "$TMP/busy.txt")"
 
 kill -TERM "$PID"
-for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
 wait "$PID"; rc=$?
 check_eq "SIGTERM stops it cleanly (exit 0)" "0" "$rc"
 check "and it removes its temporary profile" bash -c "! ls -d \${TMPDIR:-/tmp}/tracekit-open-* 2>/dev/null | xargs -r -I{} find {} -newer '$TMP/saved.json' | grep -q ."

@@ -9,7 +9,19 @@ JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
 if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make test runs npm ci in tests/js)"; exit 0; fi
 export PATH="$JSBIN:$PATH" HOME="$TMP/home"
 mkdir -p "$HOME"
-trap 'profiler-cli stop --all >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+trap 'pc_stop_all; rm -rf "$TMP"' EXIT
+
+# A loaded machine, made certain: every daemon spends 1.5 s before it starts (profiler-cli's own
+# `load` gives up after 500 ms). pc_load waits for the daemon, not for a fixed time.
+echo 'if (process.argv.includes("--daemon")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);' >"$TMP/slow.cjs"
+"$TK" open --save "$TMP/slow.json" "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
+if NODE_OPTIONS="--require $TMP/slow.cjs" pc_load "$TMP/slow.json"; then
+	check_eq "pc_load waits for a daemon that is slow to start (1.5 s)" 10 \
+		"$(profiler-cli thread list --limit 0 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["threads"]))')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "pc_load waits for a daemon that is slow to start (1.5 s)" "$(tail -5 "$PC_OUT")"
+fi
 
 for x in "$FIX"/xctrace/time-*.xml "$FIX"/xctrace/cpu-*.xml "$FIX"/xctrace/counters-*.xml; do
 	b=$(basename "$x" .xml)
@@ -74,6 +86,73 @@ if "$TK" convert --help >/dev/null 2>&1; then
 		"$(cmp -s "$TMP/records-convert.json" "$TMP/records.json" && echo same || echo differ)"
 	check_eq "the .gecko.json extension selects the format" "60" \
 		"$("$TK" convert -o "$TMP/x.gecko.json" "$MT" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"]["preprocessedProfileVersion"])' "$TMP/x.gecko.json")"
+fi
+
+# A sparse thread: _pthread_start ran 19 ms in a 10.4 s recording. With samples.threadCPUDelta (the
+# CPU each sample stands for) the profiler's CPU activity covers only the stretches where it ran, not
+# the whole span; its CPU column per thread is our total less the first sample (the profiler measures
+# CPU between consecutive samples, so a thread's first has nothing to measure from).
+"$TK" open --save "$TMP/mt.json" "$MT"
+if pc_load "$TMP/mt.json"; then
+	profiler-cli thread list --limit 0 --json >"$TMP/tl.json"
+	h=$(python3 -c 'import json,sys; print([t["threadHandle"] for t in json.load(open(sys.argv[1]))["threads"] if t["tid"] == 948349][0])' "$TMP/tl.json")
+	profiler-cli thread info --thread "$h" --json >"$TMP/ti.json"
+	check_eq "sparse thread: CPU activity only where it ran (under 1 % of its 10.4 s span, at least 80 % of its CPU)" ok \
+		"$(python3 - "$TMP/ti.json" "$TMP/mt.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))['cpuActivity'] or []
+th = [t for t in json.load(open(sys.argv[2]))['threads'] if t['tid'] == 948349][0]['samples']
+span = th['time'][-1] - th['time'][0]
+busy = sum(p['endTime'] - p['startTime'] for p in a)
+cpu = sum(p['cpuMs'] for p in a)
+ran = sum(th['weight']) - th['weight'][0]
+print('ok' if a and busy < 0.01 * span and cpu >= 0.8 * ran else f'periods {len(a)} busy {busy} ms of {span} ms, cpu {cpu} of {ran} ms')
+PY
+)"
+	check_eq "CPU per thread in the profiler = tracekit's total less the first sample's weight" ok \
+		"$(python3 - "$TMP/tl.json" "$TMP/mt.json" <("$TK" tree --json --max-depth 1 "$MT") <<'PY'
+import json, sys
+pc = {t['tid']: t['cpuMs'] for t in json.load(open(sys.argv[1]))['threads']}
+first = {t['tid']: t['samples']['weight'][0] for t in json.load(open(sys.argv[2]))['threads']}
+bad = [(g['tid'], pc.get(g['tid']), g['total'] / 1e6 - first[g['tid']]) for g in json.load(open(sys.argv[3]))['threads']
+       if abs(pc.get(g['tid'], -1) - (g['total'] / 1e6 - first[g['tid']])) > 1e-6]
+print('ok' if not bad and len(pc) == 10 else bad)
+PY
+)"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "sparse threads: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
+# Cycle weights: the profiler names every count "samples", so the profile's name says they are cycles.
+CY=$(ls "$FIX"/xctrace/cpu-profile_*cycle-weight*.xml | head -1)
+"$TK" open --save "$TMP/cy.json" "$CY"
+if pc_load "$TMP/cy.json"; then
+	check "cycle-weighted profile: the name the profiler shows says the weights are CPU cycles" \
+		grep -q '^Name: .*weights are CPU cycles' <(profiler-cli profile info)
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "cycles: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
+fi
+
+# --symbols: an inline chain keeps its inline marking (inlineDepth and one nativeSymbol), so the
+# profiler's call tree shows "(inl)" on the inlined frames, as when the profiler symbolicates the
+# same file through `tracekit open` (gecko_open.sh; chains from llvm-symbolizer, symbol_profile.sh).
+TRACEKIT_CACHE_DIR="$TMP/symcache" "$TK" open --symbols "$FIX/symbol" --save "$TMP/inl.json" \
+	"$FIX/symbol/time-profile-14.3-synthetic.xml" 2>/dev/null
+if pc_load "$TMP/inl.json"; then
+	check_eq "--symbols: the profiler shows the inlined frames as inlined" \
+		"start u0_f10 u0_f15 u0_f15_in0(inl) u0_f15_in1(inl) hdr_2(inl)" \
+		"$(profiler-cli thread samples-top-down --max-lines 40 --json | python3 -c '
+import json, sys
+n, out = json.load(sys.stdin)["regularCallTree"], []
+while n.get("children"):
+    n = n["children"][0]
+    out.append(n["name"] + ("(inl)" if n.get("inlineStatus") == "inlined" else ""))
+print(" ".join(out))')"
+	profiler-cli stop >/dev/null 2>&1
+else
+	notok "--symbols: profiler-cli loads it" "$(tail -5 "$PC_OUT")"
 fi
 
 # Without --symbols the pre-14.3 export keeps raw addresses: the frames point into the generated

@@ -7,8 +7,9 @@ B="$TK_ROOT/$BUILD"
 SYM="python3 $TK_ROOT/examples/monitor/symbolize.py"
 # the sanitized build preloads an ASan-instrumented library into an ASan executable
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-# threshold 10 %: the test machine is shared, two spinning threads may get well under two cores
-BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
+# threshold 3 %: the test machine is shared, two spinning threads may get well under two cores (at a
+# load of 10 on two cores, about 20 % of one), and a dip under the threshold restarts the 2 s window
+BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=3 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
 	TK_MONITOR_CPU_DURATION_MS=2000)
 run_busy() { # DIR SECONDS [masked] [extra env...]
 	local dir=$1 secs=$2 mode=; shift 2
@@ -27,7 +28,7 @@ assert all(len(i['build_id'])==40 for i in d['images'] if i['path'].startswith('
 check_eq "one cpu-highload record" 1 "$($SYM "$S" keys cpu-highload | wc -l)"
 check_eq "record is final" False "$($SYM "$S" record cpu-highload live)"
 avg=$($SYM "$S" record cpu-highload average)
-check "average is above the threshold and at most two cores (got $avg)" python3 -c "assert 10 <= float('$avg') <= 205"
+check "average is above the threshold and at most two cores (got $avg)" python3 -c "assert 3 <= float('$avg') <= 205"
 lasting=$($SYM "$S" record cpu-highload lasting)
 check "lasting covers most of the busy run (got $lasting)" python3 -c "assert 2.0 <= float('$lasting') <= 4.0"
 key=$($SYM "$S" keys cpu-highload)
@@ -81,8 +82,9 @@ S2=$TMP/s2
 env TK_MONITOR_DIR="$S2" "${BUSY_ENV[@]}" TK_MONITOR_CPU_DURATION_MS=800 TK_MONITOR_PERSIST_INTERVAL_MS=300 \
 	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 30 &
 pid=$!
-for _ in $(seq 1 60); do grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
+# killed once both the live record and its tree are on disk (however long a loaded machine takes)
+until grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null &&
+	grep -q '^cpu-highload-stackframe,' "$S2/records"; do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 kill -9 $pid; wait $pid 2>/dev/null
 check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
 share2=($($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin))
@@ -120,7 +122,7 @@ check_eq "bad variable is named" "tracekit-monitor: not monitoring: monitor: TK_
 S5=$TMP/s5
 env TK_MONITOR_DIR="$S5" "${BUSY_ENV[@]}" LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 1.5 >/dev/null &
 pid=$!
-sleep 0.3
+until grep -q '^launch-time' "$S5/records" 2>/dev/null; do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 run_busy "$S5" 0.3 >/dev/null
 wait $pid
 check_eq "child of the same session did not record" 1 "$(grep -c '^launch-time' "$S5/records")"

@@ -11,15 +11,15 @@ for sig in TERM HUP; do
 		--persist-interval 200 -o "$S" -- "$B/examples/monitor/busy" 60 >"$TMP/$sig.out" 2>"$TMP/$sig.err" &
 	tk=$!
 	child=
-	for _ in $(seq 1 100); do
+	# until the program runs and has a record (as long as tracekit lives: no deadline)
+	while kill -0 $tk 2>/dev/null; do
 		child=$(ps -o pid= --ppid $tk | tr -d ' ')
 		[ -n "$child" ] && grep -q '^cpu-highload,' "$S/records" 2>/dev/null && break
-		sleep 0.1
+		sleep 0.05
 	done
 	check "$sig: the program runs under tracekit (pid ${child:-none})" test -n "$child"
 	kill -$sig $tk
 	rc=0
-	for _ in $(seq 1 50); do kill -0 $tk 2>/dev/null || break; sleep 0.1; done
 	wait $tk 2>/dev/null || rc=$?
 	gone=yes
 	for _ in $(seq 1 20); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done

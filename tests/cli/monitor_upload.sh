@@ -20,7 +20,7 @@ serve() {
 	: >"$TMP/serve.log"
 	"$TK" serve --ingest --db "$DB" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" 2>>"$TMP/serve.log" &
 	SRV_PID=$!
-	for _ in $(seq 100); do grep -q "serving on" "$TMP/serve.log" 2>/dev/null && return 0; sleep 0.05; done
+	while kill -0 $SRV_PID 2>/dev/null; do grep -q "serving on" "$TMP/serve.log" 2>/dev/null && return 0; sleep 0.05; done
 	notok "serve did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
 }
 unserve() { kill $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=; }
@@ -31,7 +31,7 @@ ids() { sqlite3 "$1" 'SELECT hex(id), kind, duration, signature FROM reports ORD
 S="$TMP/s1"
 "$P" "$S" "$URL" "$TMP/token" 3 400 60 200 >"$TMP/p1.out" 2>&1 &
 PROG=$!
-for _ in $(seq 400); do [ "$(grep -c ' retry ' "$TMP/p1.out")" -ge 4 ] && [ "$(bundles "$S")" -ge 2 ] && break; sleep 0.05; done
+while kill -0 $PROG 2>/dev/null; do [ "$(grep -c ' retry ' "$TMP/p1.out")" -ge 4 ] && [ "$(bundles "$S")" -ge 2 ] && break; sleep 0.05; done
 check "server down: the first attempts fail and are retried (>= 4 refused)" test "$(grep -c ' 0 retry .*refused' "$TMP/p1.out")" -ge 4
 check "server down: the finished hangs wait in DIR/outbox" test "$(bundles "$S")" -ge 2
 serve

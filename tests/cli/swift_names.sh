@@ -19,6 +19,13 @@ check_eq "demangle --simplified: what atos prints" "closure #1 in ViewController
 check_eq "demangle from standard input: names inside text, the rest unchanged" \
 	"3 MyApp.Manager.fetch(Swift.String) async throws -> () + 12, then foo::bar(). Done" \
 	"$(echo '3 _$s5MyApp7ManagerC5fetchyySSYaKF + 12, then __ZN3foo3barEv. Done' | "$TK" demangle)"
+# Macro expansion buffers (@__swiftmacro_…, as the compiler names them in file names and debug info):
+# the filter takes the '@' as part of the name, as the arguments path does; expected output from
+# swift-demangle's own test list (tests/fixtures/swift-demangle/manglings.txt).
+grep '^@__swiftmacro_' "$FIX/swift-demangle/manglings.txt" | sed 's/ *---> .*//' >"$TMP/macros.txt"
+grep '^@__swiftmacro_' "$FIX/swift-demangle/manglings.txt" | sed 's/.* ---> //' | sed 's/^/in (/; s/$/) here/' >"$TMP/macros.want"
+check_eq "demangle from standard input: @__swiftmacro_ names ($(wc -l <"$TMP/macros.txt")) as swift-demangle prints them" \
+	"$(cat "$TMP/macros.want")" "$(sed 's/^/in (/; s/$/) here/' "$TMP/macros.txt" | "$TK" demangle)"
 check_eq "demangle: an invalid Swift name comes back unchanged" '$s3foo_$$' "$("$TK" demangle '$s3foo_$$')"
 check_fails "demangle: unknown option" "$TK" demangle --bogus
 

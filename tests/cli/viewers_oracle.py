@@ -111,4 +111,5 @@ def main():
         fail("unknown mode " + mode)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tracekit/records.h"
+#include "read/records.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

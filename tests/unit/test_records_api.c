@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "tracekit/records.h"
+#include "read/records.h"
 
 static tk_records *parse(const char *s)
 {

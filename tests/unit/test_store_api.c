@@ -229,6 +229,94 @@ static void test_sqlite(void **state)
 	assert_null(tk_store_open("clickhouse://", &err));
 }
 
+/* Group commit (tk_store_put_batches): three uploads in one transaction, each with its own counts;
+ * a report in two batches is new in the first only; the hang summary counts each report once. */
+static void test_batches(void **state)
+{
+	char url[600];
+	snprintf(url, sizeof url, "sqlite:%s/batches.db", tmpdir);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err);
+	assert_non_null(s);
+	tk_report r[5];
+	char keys[5][16];
+	for (int i = 0; i < 5; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].kind = "hang";
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			r[i].keys[k] = "";
+		snprintf(keys[i], sizeof keys[i], "%d", i);
+		r[i].rkey = keys[i];
+		r[i].time = 2000 + i;
+		r[i].duration = 1;
+		r[i].avg_cpu = NAN;
+		r[i].thread = "";
+		r[i].signature = "sig";
+		snprintf(r[i].id, sizeof r[i].id, "%064d", 100 + i);
+	}
+	assert_int_equal(tk_store_put(s, &r[0], 1, NULL, &err), 0); /* r[0] is stored already */
+	/* batch 0: r0 r1; batch 1: r1 r2 r3 (r1 also in batch 0); batch 2: nothing; batch 3: r4 */
+	tk_store_batch b[4] = {{.v = &r[0], .n = 2}, {.v = &r[1], .n = 3}, {.n = 0}, {.v = &r[4], .n = 1}};
+	assert_int_equal(tk_store_put_batches(s, b, 4, &err), 0);
+	assert_int_equal(b[0].added, 1);
+	assert_int_equal(b[1].added, 2);
+	assert_int_equal(b[2].added, 0);
+	assert_int_equal(b[3].added, 1);
+	uint64_t n;
+	assert_int_equal(tk_store_count(s, &n, &err), 0);
+	assert_int_equal(n, 5);
+	tk_store_hang *h;
+	size_t nh;
+	tk_store_query all = {0};
+	assert_int_equal(tk_store_top_hangs(s, &all, 10, &h, &nh, &err), 0);
+	assert_int_equal(nh, 1);
+	assert_int_equal(h[0].count, 5);
+	tk_store_hangs_free(h, nh);
+	/* again: all duplicates */
+	assert_int_equal(tk_store_put_batches(s, b, 4, &err), 0);
+	assert_int_equal(b[0].added + b[1].added + b[3].added, 0);
+	tk_store_close(s);
+}
+
+/* tk_bundle_decode's bounds on an uploaded profile: distinct stacks and decoding time (a deadline
+ * already passed stops the first read), each answered as "over a limit" (1), not a bad bundle. */
+static void test_bundle_limits(void **state)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/three.folded", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("main;a 5\nmain;b 3\nmain;c;d 2\n", f);
+	fclose(f);
+	void *body;
+	size_t n;
+	tk_error err;
+	assert_int_equal(tk_bundle_make_profile(path, NULL, &body, &n, &err), 0);
+	tk_report_set set = {0};
+	tk_bundle_limits lim = {.max_inflated = 1 << 20};
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 0);
+	assert_int_equal(set.pn, 1);
+	assert_true(set.pv[0].weight == 10);
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_stacks = 2; /* main, main;a, main;b, main;c, main;c;d: 5 call-tree nodes */
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	assert_non_null(strstr(err.msg, "more than 2 distinct stacks"));
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_stacks = 0;
+	lim.max_seconds = 1e-9;
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	assert_non_null(strstr(err.msg, "--max-seconds"));
+	tk_report_set_free(&set);
+	memset(&set, 0, sizeof set);
+	lim.max_seconds = 0;
+	lim.max_inflated = 40; /* the bundle itself inflates past it: over a limit too */
+	assert_int_equal(tk_bundle_decode(body, n, &lim, "t", NULL, &set, &err), 1);
+	tk_report_set_free(&set);
+	free(body);
+}
+
 /* Signatures: the first record of a session is signed through a profile (the ELF pass decides then
  * that none of the session's images is a file here); later ones straight from the record. Both must
  * give the hand-computed names: leaf first, system images skipped, image+offset, raw addresses
@@ -378,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_options),       cmocka_unit_test(test_reports_and_bundle),
 	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
 	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
+	    cmocka_unit_test(test_batches),       cmocka_unit_test(test_bundle_limits),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "tracekit/records.h"
+#include "read/records.h"
 #include "tracekit/symbol.h"
 
 __attribute__((noinline, used)) int tk_test_named_function(int n)

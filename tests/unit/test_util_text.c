@@ -52,8 +52,61 @@ static void json(void **state)
 	free(buf);
 }
 
+/* Ill-formed UTF-8 becomes one U+FFFD per maximal subpart (Unicode's recommended practice, which
+ * Python's and browsers' decoders follow): checked against the table of Unicode 15 §3.9 (D93b). */
+static void utf8(void **state)
+{
+	size_t n;
+	assert_int_equal(tk_utf8_next("\xf0\x9d\x84\x9e", &n), 0x1d11e);
+	assert_int_equal(n, 4);
+	assert_int_equal(tk_utf8_next("\xed\x9f\xbf", &n), 0xd7ff);
+	assert_int_equal(tk_utf8_next("\xf4\x8f\xbf\xbf", &n), 0x10ffff);
+	assert_int_equal(tk_utf8_next("\xed\xa0\x80", &n), -1); /* a surrogate: 3 subparts of 1 */
+	assert_int_equal(n, 1);
+	assert_int_equal(tk_utf8_next("\xf4\x90\x80\x80", &n), -1); /* above U+10FFFF */
+	assert_int_equal(n, 1);
+	assert_int_equal(tk_utf8_next("\xe2\x82", &n), -1); /* cut: one subpart of 2 */
+	assert_int_equal(n, 2);
+	assert_int_equal(tk_utf8_next("\xf1\x80\x80x", &n), -1);
+	assert_int_equal(n, 3);
+	char out[256];
+	/* the example of Unicode 15 Table 3-8: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64 */
+	tk_json_quote(out, "a\xf1\x80\x80\xe1\x80\xc2"
+	                   "b\x80"
+	                   "c\x80\xbf"
+	                   "d");
+	assert_string_equal(out, "\"a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	                         "b\xef\xbf\xbd"
+	                         "c\xef\xbf\xbd\xef\xbf\xbd"
+	                         "d\"");
+	char *d = tk_utf8_dup("\xc0\xafok\xe2\x82\xac");
+	assert_string_equal(d, "\xef\xbf\xbd\xef\xbf\xbdok\xe2\x82\xac");
+	free(d);
+	assert_true(tk_utf8_valid("\xe2\x82\xac \xef\xbf\xbe"));
+	assert_false(tk_utf8_valid("\xed\xbf\xbf"));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(tk_xml_fput(f, "<a&\x01\tb\xef\xbf\xbe\xff\xc3\xa9>", SIZE_MAX), 10);
+	tk_xml_fput(f, "abc", 2);
+	fclose(f);
+	assert_string_equal(buf, "&lt;a&amp;\xef\xbf\xbd\tb\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9&gt;ab");
+	free(buf);
+	/* a JSON string built in slices never splits a character (was: 256-byte slices) */
+	char big[600];
+	memset(big, 'x', sizeof big);
+	memcpy(big + 254, "\xe2\x82\xac", 3);
+	big[sizeof big - 1] = 0;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	tk_json_fput(f, big);
+	fclose(f);
+	assert_memory_equal(buf + 255, "\xe2\x82\xac", 3);
+	free(buf);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(terminal), cmocka_unit_test(json)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(terminal), cmocka_unit_test(json), cmocka_unit_test(utf8)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

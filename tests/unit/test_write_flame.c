@@ -72,7 +72,7 @@ static void test_frames_and_weights(void **state)
 	const char *work = frame_of(svg, "work");
 	assert_non_null(work);
 	assert_non_null(strstr(work, "data-d=\"2\" data-w=\"6000\""));
-	assert_non_null(strstr(work, "total 0.01 ms (50.00%), self 0.01 ms, 6 samples"));
+	assert_non_null(strstr(work, "total 0.01 ms (50.00% of thread), self 0.01 ms, 6 samples"));
 	/* Escaped wherever it appears; the raw name never does. */
 	assert_non_null(frame_of(svg, "a&lt;b&amp;&quot;c&apos;d&gt;"));
 	assert_null(strstr(svg, "a<b"));

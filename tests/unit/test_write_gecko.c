@@ -100,12 +100,17 @@ static void test_samples_in_time_order_with_weights(void **state)
 	build(&f, 1);
 	json_t *j = write_json(f.p);
 	json_t *m = thread_named(j, "Main Thread"), *s = json_object_get(m, "samples");
-	/* stacks are the model's ids - 1; times and weights in exact decimal milliseconds */
-	ASSERT_JSON("[2,null,1,1]", json_object_get(s, "stack"));
+	/* stacks are the model's ids - 1, the empty stack the extra "(no stack)" row after them (3);
+	 * times and weights in exact decimal milliseconds */
+	ASSERT_JSON("[2,3,1,1]", json_object_get(s, "stack"));
 	ASSERT_JSON("[10,20,30,40.000001]", json_object_get(s, "time"));
 	ASSERT_JSON("[2,0.5,1.13,1]", json_object_get(s, "weight"));
 	ASSERT_JSON("\"tracing-ms\"", json_object_get(s, "weightType"));
 	ASSERT_JSON("4", json_object_get(s, "length"));
+	/* the CPU each sample stands for, in ns (meta.sampleUnits) */
+	ASSERT_JSON("[2000000,500000,1130000,1000000]", json_object_get(s, "threadCPUDelta"));
+	ASSERT_JSON("\"ns\"",
+	            json_object_get(json_object_get(json_object_get(j, "meta"), "sampleUnits"), "threadCPUDelta"));
 	ASSERT_JSON("\"10\"", json_object_get(m, "pid"));
 	ASSERT_JSON("100", json_object_get(m, "tid"));
 	ASSERT_JSON("true", json_object_get(m, "isMainThread"));
@@ -127,19 +132,23 @@ static void test_shared_tables(void **state)
 	json_t *sh = json_object_get(j, "shared");
 	json_t *st = json_object_get(sh, "stackTable"), *ft = json_object_get(sh, "frameTable"),
 	       *fn = json_object_get(sh, "funcTable"), *S = json_object_get(sh, "stringArray");
-	ASSERT_JSON("[0,1,2]", json_object_get(st, "frame"));
-	ASSERT_JSON("[null,0,0]", json_object_get(st, "prefix"));
+	/* the model's stacks, then "(no stack)" (a root: frame 3, function 3, category Other) */
+	ASSERT_JSON("[0,1,2,3]", json_object_get(st, "frame"));
+	ASSERT_JSON("[null,0,0,null]", json_object_get(st, "prefix"));
 	/* main: return address 0x100001005 - 1 - load; the unsymbolicated arm64 leaf 0x100002009 & ~3;
 	 * memcpy's arm64e leaf 0x180000101 & ~3 - 0x180000000 */
-	ASSERT_JSON("[4100,8200,256]", json_object_get(ft, "address"));
-	ASSERT_JSON("[12,null,null]", json_object_get(ft, "line"));
-	ASSERT_JSON("[1,1,2]", json_object_get(ft, "category")); /* App, App, System */
-	ASSERT_JSON("[0,1,2]", json_object_get(ft, "func"));
+	ASSERT_JSON("[4100,8200,256,-1]", json_object_get(ft, "address"));
+	ASSERT_JSON("[12,null,null,null]", json_object_get(ft, "line"));
+	ASSERT_JSON("[1,1,2,0]", json_object_get(ft, "category")); /* App, App, System, Other */
+	ASSERT_JSON("[0,1,2,3]", json_object_get(ft, "func"));
+	ASSERT_JSON("[0,0,0,0]", json_object_get(ft, "inlineDepth"));
+	ASSERT_JSON("\"(no stack)\"",
+	            json_array_get(S, json_integer_value(json_array_get(json_object_get(fn, "name"), 3))));
 	/* function names through the string table; the unsymbolicated one is its hex address */
 	json_t *names = json_object_get(fn, "name");
 	ASSERT_JSON("\"main\"", json_array_get(S, json_integer_value(json_array_get(names, 0))));
 	ASSERT_JSON("\"0x100002009\"", json_array_get(S, json_integer_value(json_array_get(names, 1))));
-	ASSERT_JSON("[0,0,1]", json_object_get(fn, "resource"));
+	ASSERT_JSON("[0,0,1,-1]", json_object_get(fn, "resource"));
 	json_t *src = json_object_get(fn, "source");
 	ASSERT_JSON("null", json_array_get(src, 1));
 	json_int_t file = json_integer_value(json_array_get(src, 0));
@@ -165,11 +174,46 @@ static void test_cells_without_sample_list(void **state)
 	json_t *j = write_json(f.p);
 	json_t *s = json_object_get(thread_named(j, "Main Thread"), "samples");
 	/* one sample per distinct stack in first-seen order, laid end to end from the first time (10 ms) */
-	ASSERT_JSON("[1,2,null]", json_object_get(s, "stack"));
+	ASSERT_JSON("[1,2,3]", json_object_get(s, "stack"));
 	ASSERT_JSON("[2.13,2,0.5]", json_object_get(s, "weight"));
 	ASSERT_JSON("[10,12.13,14.13]", json_object_get(s, "time"));
 	json_decref(j);
 	tk_profile_free(f.p);
+}
+
+/* An inline chain (what --symbols makes of one address): the outer frame at depth 0, the frames
+ * inlined into it at 1 and 2, all at the outer frame's address and sharing one nativeSymbol. */
+static void test_inline_chain(void **state)
+{
+	tk_profile *p = tk_profile_new();
+	tk_profile_keep_samples(p, 1);
+	tk_binary app = {tk_intern_cstr(p, "App"), tk_intern_cstr(p, "/App"),
+	                 tk_intern_cstr(p, "4C4C44D7-5555-3144-A1A5-753F1442BA46"), tk_intern_cstr(p, "x86_64"),
+	                 0x100000000ULL};
+	tk_binary_id ba = tk_binary_add(p, &app);
+	tk_frame caller = {0x100000101, tk_intern_cstr(p, "main"), ba, 0, 0, 0};
+	tk_frame outer = {0x100002001, tk_intern_cstr(p, "f"), ba, 0, 0, 0};
+	tk_frame in1 = {0x100002001, tk_intern_cstr(p, "g"), ba, 0, 0, TK_FRAME_INLINED};
+	tk_frame in2 = {0x100002001, tk_intern_cstr(p, "h"), ba, 0, 0, TK_FRAME_INLINED | TK_FRAME_LEAF_PC};
+	tk_stack_id s = tk_stack_push(p, 0, tk_frame_add(p, &caller));
+	s = tk_stack_push(p, s, tk_frame_add(p, &outer));
+	s = tk_stack_push(p, s, tk_frame_add(p, &in1));
+	s = tk_stack_push(p, s, tk_frame_add(p, &in2));
+	tk_thread_id t = tk_thread_get_or_add(p, 1, 1, tk_intern_cstr(p, "main"), tk_intern_cstr(p, "App"));
+	tk_sample_add(p, t, s, 1000000, 1000000);
+	json_t *j = write_json(p);
+	json_t *sh = json_object_get(j, "shared"), *ft = json_object_get(sh, "frameTable");
+	ASSERT_JSON("[0,0,1,2]", json_object_get(ft, "inlineDepth"));
+	ASSERT_JSON("[null,0,0,0]", json_object_get(ft, "nativeSymbol"));
+	ASSERT_JSON("[256,8192,8192,8192]", json_object_get(ft, "address"));
+	json_t *ns = json_object_get(sh, "nativeSymbols");
+	ASSERT_JSON("1", json_object_get(ns, "length"));
+	ASSERT_JSON("[8192]", json_object_get(ns, "address"));
+	ASSERT_JSON("[0]", json_object_get(ns, "libIndex"));
+	ASSERT_JSON("\"f\"", json_array_get(json_object_get(sh, "stringArray"),
+	                                    json_integer_value(json_array_get(json_object_get(ns, "name"), 0))));
+	json_decref(j);
+	tk_profile_free(p);
 }
 
 static void test_write_error_is_reported(void **state)
@@ -202,6 +246,7 @@ int main(void)
 	    cmocka_unit_test(test_samples_in_time_order_with_weights),
 	    cmocka_unit_test(test_shared_tables),
 	    cmocka_unit_test(test_cells_without_sample_list),
+	    cmocka_unit_test(test_inline_chain),
 	    cmocka_unit_test(test_write_error_is_reported),
 	    cmocka_unit_test(test_format_table),
 	};

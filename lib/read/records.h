@@ -1,5 +1,9 @@
 /*
- * tracekit/records.h — CPU and hang records from in-process monitors (Records files).
+ * read/records.h — CPU and hang records from in-process monitors (Records files). Internal to
+ * lib/read/ (not installed): the records reader (tk_reader_records, tk_read_path on a session
+ * directory) turns every record into an event of the profile (tracekit/profile.h), which is what
+ * writers, the store, stats and the CLI read. This cursor stays for the reader itself and for the
+ * unit tests and fuzz target that check it.
  *
  * A Records file is MTHawkeye's line format `collection,key,value` (split on the first two commas;
  * a later line with the same collection and key replaces the earlier one). tracekit's own monitor
@@ -28,8 +32,8 @@
  * names their frames from the ELF files on this machine (symbol tables, DWARF lines); MTHawkeye frames (dyld-images,
  * not listed) are named later from dSYMs (tk_symbolicate_profile).
  */
-#ifndef TRACEKIT_RECORDS_H
-#define TRACEKIT_RECORDS_H
+#ifndef TK_READ_RECORDS_H
+#define TK_READ_RECORDS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +101,7 @@ int tk_records_load_images(tk_records *r, const char *path, tk_error *err);
 
 enum {
 	TK_RECORDS_NO_SYMBOLS = 1u << 0, /* list no images: tk_elf_name_profile leaves the frames as raw addresses */
+	TK_RECORDS_CONTEXT = 1u << 1,    /* tk_records_load_all: each hang's snapshot as context threads of its event */
 };
 
 /* Add record i to p as one synthetic thread (tid = i + 1, name like "cpu-highload 2019-03-25
@@ -123,6 +128,13 @@ const char *tk_records_image_at(const tk_records *r, size_t i, uint64_t addr, ui
 /* Open path, load every record (tk_records_load_all), close: what tk_read_path does for a session
  * directory, and the tk_reader "records" for a Records file. Warnings are dropped. */
 int tk_records_read(tk_profile *p, const char *path, unsigned flags, tk_error *err);
+/* The same with tk_read_path's options (event_context, no_images, images). */
+struct tk_read_options;
+int tk_records_read_with(tk_profile *p, const char *path, const struct tk_read_options *o, tk_error *err);
+
+/* Is the stream over bytes in memory (tk_input_open_mem), not a file? (lib/read/input.c) */
+struct tk_input;
+int tk_input_in_memory(const struct tk_input *in);
 
 /* Problems that did not stop reading, one line each, in the order met. (Images whose files cannot be
  * used are reported by the naming pass: tk_elf_namer_warning.) */

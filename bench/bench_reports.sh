@@ -1,0 +1,43 @@
+#!/bin/bash
+# Apple reports: `tracekit symbolicate` over 10,000 .ips crash reports of 100 frames each against
+# 50 dSYMs (one 1k-function tksymgen dSYM copied with distinct UUIDs), cold (symbol caches built)
+# and warm, side by side with llvm-symbolizer 14 answering the same lookups (every frame's address,
+# the caller-frame rule applied) in one process. --quick: 1,000 reports.
+# Times are CPU (user+sys) and wall seconds; RSS is the peak of the process.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TK=${TK:-$ROOT/build/tracekit}
+GEN="$ROOT/tests/symgen/tksymgen.py"
+W=${TK_BENCH_REPORTS_DIR:-$ROOT/build/bench-reports}
+NR=10000
+[ "${1:-}" = "--quick" ] && NR=1000
+command -v llvm-symbolizer >/dev/null || { echo "bench_reports: llvm-symbolizer missing (make deps)"; exit 1; }
+mkdir -p "$W"
+T="$W/time.txt"
+run() {
+	/usr/bin/time -f '%e %U %S %M' -o "$T" "$@"
+	read -r WALL U S RSS <"$T"
+	CPU=$(awk -v u="$U" -v s="$S" 'BEGIN { printf "%.2f", u + s }')
+	RSS_MB=$((RSS / 1024))
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+MED="$W/medium"
+[ -f "$MED/layout.tsv" ] || python3 "$GEN" build --out "$MED" --n 1000 --files 2 --seed 7 --arch arm64 >&2
+IN="$W/in-$NR"
+[ -f "$IN/llvm.txt" ] || { rm -rf "$IN"; python3 "$ROOT/bench/mkreports_bench.py" "$MED" "$IN" 50 "$NR" 100; }
+rm -rf "$W/cache" "$W/out"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
+CW=$WALL CC=$CPU CR=$RSS_MB
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
+WW=$WALL WC=$CPU WR=$RSS_MB
+grep -q "$NR reports, 0 failed; $((NR * 100)) frames resolved, 0 left" "$W/tk.err" ||
+	{ echo "bench_reports: unexpected result: $(tail -1 "$W/tk.err")" >&2; exit 1; }
+run llvm-symbolizer --inlining <"$IN/llvm.txt" >"$W/llvm.out"
+echo "## Apple reports ($(date -u +%F), $(nproc) CPUs)"
+echo
+echo "| step | tracekit symbolicate | llvm-symbolizer | ratio |"
+echo "|---|---|---|---|"
+echo "| $NR .ips × 100 frames, 50 dSYMs, caches built (cold) | $CW s wall, $CC s CPU, $CR MB | – | – |"
+echo "| same, caches present (warm): read, symbolicate, write Apple's text | $WW s wall, $WC s CPU, **$WR MB** | $WALL s wall, $CPU s CPU, $RSS_MB MB (the $((NR * 100)) lookups only) | $(ratio "$CPU" "$WC")× CPU, $(ratio "$WALL" "$WW")× wall |"
+printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \
+	"$NR" "$WC" "$WR" "$CPU" "$RSS_MB" "$(ratio "$CPU" "$WC")" >>"${BENCH_SUMMARY:-/dev/null}"

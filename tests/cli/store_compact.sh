@@ -1,0 +1,58 @@
+#!/bin/bash
+# tracekit store compact. On a real clickhouse-server, a store holding what racing ingesters leave
+# (some reports stored twice, copies differing in `ingested`; their batch closed as raced; a batch
+# that crashed open over an hour ago) is compacted while another ingest adds new reports: afterwards
+# every report is stored exactly once (new ones included), no batch keeps queries in their
+# read-each-report-once mode, tracekit_ingests is pruned, and every answer equals that of a store
+# that ingested the same inputs once. On SQLite: the same answers before and after.
+. "$TK_ROOT/tests/lib.sh"
+. "$TK_ROOT/tests/store_lib.sh"
+start_clickhouse
+"$STOREGEN" "$TMP/g1" 40 6 3 >/dev/null && "$STOREGEN" "$TMP/g2" 40 6 4 >/dev/null || { notok "storegen"; exit 1; }
+chq() { curl -s --data-binary "$1" "$CH_HTTP"; }
+answers() { # DB OUT
+	"$TK" stats --db "$1" --metric hang.duration --by version --json >"$2.stats" &&
+		"$TK" stats --db "$1" --metric cpu.duration --by app,os --json >>"$2.stats" &&
+		"$TK" top-hangs --db "$1" --limit 1000 --json >"$2.top"
+}
+"$TK" ingest -q --db "$CH_URL/ref" "$TMP/g1" "$TMP/g2" && answers "$CH_URL/ref" "$TMP/ref" || notok "reference"
+"$TK" ingest -q --db "$CH_URL/race" "$TMP/g1" || notok "ingest"
+# what a race leaves: a third of the reports a second time, a few seconds later; the batch closed
+# as raced; and a batch that crashed before closing, two hours ago
+chq "INSERT INTO race.reports SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread, signature, rkey, ingested + 7 FROM race.reports WHERE cityHash64(id) % 3 = 0"
+chq "INSERT INTO race.tracekit_ingests VALUES ('raced-by-the-test', 0, now() - 20), ('raced-by-the-test', 2, now() - 10), ('crashed', 0, now() - 7200)"
+extra=$(chq "SELECT count() - uniqExact(kind, id) FROM race.reports")
+check "the raced store holds extra copies" test "$extra" -gt 0
+answers "$CH_URL/race" "$TMP/raced"
+# compact while g2 is being ingested in small batches
+"$TK" ingest -q --jobs 1 --batch 5 --db "$CH_URL/race" "$TMP/g2" 2>"$TMP/ing.err" &
+ING=$!
+"$TK" store compact --db "$CH_URL/race" >"$TMP/compact.out" 2>"$TMP/compact.err"
+check_eq "store compact: exit 0" 0 $?
+wait $ING
+check_eq "the concurrent ingest succeeded" 0 $?
+check "store compact says how many copies it removed" grep -q "^compacted $CH_URL/race: $extra extra report copies removed" "$TMP/compact.out"
+check_eq "every report is stored exactly once (g1 and g2)" \
+	"$(chq "SELECT uniqExact(kind, id) FROM ref.reports") 0" \
+	"$(chq "SELECT uniqExact(kind, id), count() - uniqExact(kind, id) FROM race.reports" | tr '\t' ' ')"
+check_eq "no batch is left raced, crashed or open: queries read the table directly" 0 \
+	"$(chq "SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM race.tracekit_ingests GROUP BY token)")"
+check_eq "tracekit_ingests pruned: the raced and crashed batches and g1's are gone" 0 \
+	"$(chq "SELECT count() FROM race.tracekit_ingests WHERE token IN ('raced-by-the-test', 'crashed', 'schema-2')")"
+check_eq "no work table left behind" "" "$(chq "SELECT name FROM system.tables WHERE database = 'race' AND name LIKE 'tracekit_compact%'")"
+answers "$CH_URL/race" "$TMP/after"
+check_same_file "after compact: stats equal one ingest of the same inputs" "$TMP/ref.stats" "$TMP/after.stats"
+check_same_file "after compact: top hangs equal one ingest of the same inputs" "$TMP/ref.top" "$TMP/after.top"
+"$TK" store compact --db "$CH_URL/race" >"$TMP/again.out"
+check "compacting again: nothing to remove" grep -q ": 0 extra report copies removed, .* queries read the table directly" "$TMP/again.out"
+
+# SQLite: the engine's upkeep; the answers do not change
+"$TK" ingest -q --db "sqlite:$TMP/s.db" "$TMP/g1" "$TMP/g2"
+answers "sqlite:$TMP/s.db" "$TMP/sq.before"
+"$TK" store compact --db "sqlite:$TMP/s.db" >"$TMP/sq.out" 2>&1
+check_eq "sqlite: store compact: exit 0" 0 $?
+check "sqlite: says the sizes" grep -q "^compacted sqlite:$TMP/s.db: [0-9.]* MB -> [0-9.]* MB" "$TMP/sq.out"
+answers "sqlite:$TMP/s.db" "$TMP/sq.after"
+check_same_file "sqlite: stats unchanged" "$TMP/sq.before.stats" "$TMP/sq.after.stats"
+check_same_file "sqlite: top hangs unchanged" "$TMP/sq.before.top" "$TMP/sq.after.top"
+check_fails "store with an unknown action: usage error" "$TK" store shrink
