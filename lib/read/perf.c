@@ -434,7 +434,17 @@ static int event_wanted(const perf *x, int e)
 {
 	if (!x->o->event)
 		return 1;
-	return strcmp(x->events[e].name, x->o->event) == 0;
+	/* --event cycles:u means cycles, as the file's own names are compared */
+	char buf[sizeof x->events[0].name + 1];
+	size_t n = strlen(x->o->event);
+	if (n + 1 >= sizeof buf)
+		return 0;
+	memcpy(buf, x->o->event, n);
+	buf[n] = ':';
+	tok t = {buf, n + 1};
+	const char *k;
+	size_t kl = event_key(&t, &k);
+	return strlen(x->events[e].name) == kl && memcmp(x->events[e].name, k, kl) == 0;
 }
 
 static tk_unit period_unit(const char *ev)

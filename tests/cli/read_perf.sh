@@ -70,6 +70,9 @@ for f in "$REF2" "$P"/perf-script_linux6.1_spin-two-events_generated.txt \
 	check_same_file "$n: samples per leaf symbol ($E2)" "$TMP/want" "$TMP/got"
 done
 
+check_eq "--event $E2:ppp (perf's modifiers) is $E2" "$N2" \
+	"$(info "$P/perf-script_linux6.1_spin-two-events_generated.txt" --event "$E2:ppp" -- samples)"
+
 # ---- without -g: one line per sample, the comm right-padded (starts with blanks)
 read -r E N W <<<"$(python3 "$ORACLE" events "$REF1")"
 check_eq "no -g fixture: the comm is padded with leading blanks" "1" \
