@@ -183,6 +183,8 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 	const char *arg = argv[*i], *val;
 	int r;
 	for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) {
+		if (with_value[k].kind == TK_TX_EVENT && !event_number_follows(argc, argv, *i))
+			continue; /* --event NAME: a perf event (tk_cli_read_option) */
 		if ((r = tk_cli_opt(a->cmd, argc, argv, i, with_value[k].name, NULL, &val)) != 0) {
 			if (r < 0)
 				return -1;
