@@ -165,6 +165,8 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		add_spec(a, TK_TX_FLATTEN_RECURSION, NULL);
 		return ++*i, 1;
 	}
+	if ((r = tk_cli_read_option(a->cmd, argc, argv, i, &a->read)) != 0)
+		return r;
 	const char *which[] = {"--time-from", "--time-to"};
 	for (int k = 0; k < 2; k++) {
 		if ((r = tk_cli_opt(a->cmd, argc, argv, i, which[k], NULL, &val)) != 0) {
@@ -202,6 +204,35 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 		return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, arg), -1;
 	a->input = arg;
 	return ++*i, 1;
+}
+
+void tk_cli_read_warn(void *ctx, const char *message)
+{
+	tk_cli_warn("%s: %s", (const char *)ctx, message);
+}
+
+int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+{
+	const char *val;
+	int r;
+	o->warn = tk_cli_read_warn;
+	o->warn_ctx = (void *)cmd;
+	if (strcmp(argv[*i], "--keep-going") == 0) {
+		o->keep_going = 1;
+		return ++*i, 1;
+	}
+	if ((r = tk_cli_opt(cmd, argc, argv, i, "--run", NULL, &val)) != 0) {
+		if (r < 0)
+			return -1;
+		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
+			return tk_cli_fail("%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
+			                   "folded file)",
+			                   cmd, val),
+			       -1;
+		o->run = (unsigned)(val[0] - '0');
+		return 1;
+	}
+	return 0;
 }
 
 int tk_analysis_check(tk_analysis *a)
@@ -257,6 +288,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 	if (a->keep_samples)
 		tk_profile_keep_samples(p, 1);
 	a->read.progress = tk_cli_progress;
+	a->read.warn = tk_cli_read_warn;
+	a->read.warn_ctx = (void *)a->cmd;
 	int rc = tk_read_path(p, a->input, &a->read, &err);
 	if (rc == 0)
 		rc = tk_elf_name_session(&p, NULL, &err); /* a Linux monitor session's frames */

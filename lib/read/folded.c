@@ -62,19 +62,85 @@ static int canonical_hex(const char *s, size_t n, uint64_t *addr)
 	return 1;
 }
 
-/* The count at the end of a line: " 123". Returns the stack's length, or 0 if there is none. */
-static size_t split_count(const char *s, size_t n, uint64_t *count)
+/* A count: digits, then optionally '.' and digits ("31", "1.5", "31.0", "6."), as flamegraph.pl and
+ * inferno take it. The fraction's trailing zeros are dropped, so "31.0" is the whole number 31. */
+typedef struct fcount {
+	uint64_t ip, frac; /* frac: the fraction's digits as a number, fd of them */
+	unsigned fd;
+} fcount;
+
+/* 0 ok; -1 not a count; -2 a count we cannot keep exactly (more than 9 decimals or 2^64). */
+static int parse_count(const char *s, size_t n, fcount *c)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+	while (i < n && s[i] >= '0' && s[i] <= '9') {
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -2;
+		v = v * 10 + d;
+		i++;
+	}
+	if (i == 0)
+		return -1;
+	c->ip = v;
+	c->frac = 0;
+	c->fd = 0;
+	if (i == n)
+		return 0;
+	if (s[i] != '.')
+		return -1;
+	size_t f = ++i;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i != n)
+		return -1;
+	size_t e = n;
+	while (e > f && s[e - 1] == '0')
+		e--;
+	if (e - f > 9)
+		return -2;
+	for (size_t k = f; k < e; k++)
+		c->frac = c->frac * 10 + (uint64_t)(s[k] - '0');
+	c->fd = (unsigned)(e - f);
+	return 0;
+}
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The counts at the end of a line: `STACK COUNT` or `STACK COUNT COUNT` (differential). Returns the
+ * number of counts found (1 or 2; *two is the second only if the token before the last is a count
+ * after a blank), with *stack_len the stack text's length without the blanks before the counts; 0
+ * when the line does not end in a count after a blank, -2 when it ends in one we cannot keep. */
+static int split_counts(const char *s, size_t n, fcount *first, fcount *second, size_t *stack_len)
 {
 	size_t j = n;
-	while (j > 0 && s[j - 1] >= '0' && s[j - 1] <= '9')
+	while (j > 0 && !blank(s[j - 1]))
 		j--;
-	if (j == n || j < 2 || s[j - 1] != ' ' || n - j > 19)
+	if (j == 0 || j == n)
 		return 0;
-	*count = strtoull(s + j, NULL, 10);
-	size_t e = j - 1;
-	while (e > 0 && s[e - 1] == ' ')
+	int rc = parse_count(s + j, n - j, second);
+	if (rc < 0)
+		return rc == -2 ? -2 : 0;
+	size_t e = j;
+	while (e > 0 && blank(s[e - 1]))
 		e--;
-	return e;
+	*stack_len = e;
+	size_t i = e;
+	while (i > 0 && !blank(s[i - 1]))
+		i--;
+	if (i > 0 && i < e && parse_count(s + i, e - i, first) == 0) {
+		size_t e2 = i;
+		while (e2 > 0 && blank(s[e2 - 1]))
+			e2--;
+		*stack_len = e2;
+		return 2;
+	}
+	*first = *second;
+	return 1;
 }
 
 /* Threads are told apart by (name, tid), as the lines tell them apart; the model keys threads by
@@ -112,9 +178,35 @@ static tk_thread_id thread_for(tmap *m, tk_profile *p, tk_str name, uint64_t tid
 	return m->k[m->n++].t;
 }
 
+/* "# key: value" (Austin's header and trailer) → meta "header.KEY"; other '#' lines are comments. */
+static void comment_line(tk_profile *p, const char *s, size_t n)
+{
+	size_t i = 1;
+	while (i < n && blank(s[i]))
+		i++;
+	size_t k = i;
+	while (k < n && (s[k] == '_' || s[k] == '-' || (s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') ||
+	                 (s[k] >= '0' && s[k] <= '9')))
+		k++;
+	if (k == i || k >= n || s[k] != ':' || k - i > 40)
+		return;
+	size_t v = k + 1;
+	while (v < n && blank(s[v]))
+		v++;
+	size_t e = n;
+	while (e > v && blank(s[e - 1]))
+		e--;
+	char key[64], *val = tk_xmalloc(e - v + 1);
+	snprintf(key, sizeof key, "header.%.*s", (int)(k - i), s + i);
+	memcpy(val, s + v, e - v);
+	val[e - v] = 0;
+	tk_profile_set_meta(p, key, val);
+	free(val);
+}
+
 static int folded_sniff(const unsigned char *head, size_t n)
 {
-	size_t at = 0, good = 0;
+	size_t at = 0, good = 0, bad = 0;
 	while (at < n) {
 		const char *s;
 		size_t len = tk_head_line(head, n, at, &s);
@@ -122,7 +214,7 @@ static int folded_sniff(const unsigned char *head, size_t n)
 		if (!complete && n >= TK_INPUT_HEAD) {
 			/* cut by the head's end; a first line longer than the head (deep stacks) must at least
 			 * look like frames */
-			if (!good && at == 0 && s[0] != ' ' && s[0] != '\t' && s[0] != '<' && memchr(s, ';', len) &&
+			if (!good && !bad && at == 0 && s[0] != ' ' && s[0] != '\t' && s[0] != '<' && memchr(s, ';', len) &&
 			    !memchr(s, 0, len))
 				good = 1;
 			break;
@@ -130,19 +222,69 @@ static int folded_sniff(const unsigned char *head, size_t n)
 		at += len + 1;
 		if (len && s[len - 1] == '\r')
 			len--;
-		if (!len)
+		if (!len || s[0] == '#')
 			continue;
-		uint64_t c;
-		if (s[0] == ' ' || s[0] == '\t' || s[0] == '<' || !split_count(s, len, &c) || memchr(s, 0, len))
+		if (memchr(s, 0, len))
 			return 0;
-		good++;
+		fcount a, b;
+		size_t sl;
+		if (s[0] == ' ' || s[0] == '\t' || s[0] == '<' || split_counts(s, len, &a, &b, &sl) <= 0)
+			bad++;
+		else
+			good++;
 	}
-	return good > 0;
+	/* a folded file with a bad line or two is still folded: the reader names the line */
+	return good > 0 && bad * 2 <= good;
+}
+
+typedef struct fread_state {
+	tk_profile *p;
+	const char *name;
+	const tk_read_options *o;
+	unsigned decimals; /* the file's scale so far: weights are in 10^-decimals */
+	int counts;        /* 1 or 2 counts a line (0 until the first stack line) */
+	uint64_t counts_line;
+	uint64_t skipped;
+	char first_skip[256];
+} fread_state;
+
+static const uint64_t pow10_[10] = {1,       10,       100,       1000,       10000,
+                                    100000,  1000000,  10000000,  100000000,  1000000000};
+
+/* A line that fits no rule: an error, or with keep_going skipped and counted. Returns -1 to stop. */
+static int bad_line(fread_state *f, uint64_t lineno, tk_error *err, const char *why)
+{
+	if (!f->o->keep_going)
+		return tk_error_set(err, "%s:%llu: %s", f->name, (unsigned long long)lineno, why);
+	if (!f->skipped++)
+		snprintf(f->first_skip, sizeof f->first_skip, "line %llu: %s", (unsigned long long)lineno, why);
+	return 0;
+}
+
+/* The value of c at the file's scale, raising the scale (and every weight already read) when c has
+ * more decimals. Returns 0, or -1 with err. */
+static int scaled(fread_state *f, const fcount *c, unsigned need, uint64_t lineno, uint64_t *v, tk_error *err)
+{
+	if (need > f->decimals) {
+		if (tk_profile_scale_weights(f->p, pow10_[need - f->decimals]) < 0)
+			return tk_error_set(err, "%s:%llu: the weights cannot be kept exactly with %u decimals (over 2^64)",
+			                    f->name, (unsigned long long)lineno, need);
+		f->decimals = need;
+	}
+	uint64_t m = pow10_[f->decimals];
+	if (c->ip > (UINT64_MAX - 999999999) / m)
+		return tk_error_set(err, "%s:%llu: the count is too large to keep exactly", f->name,
+		                    (unsigned long long)lineno);
+	*v = c->ip * m + c->frac * pow10_[f->decimals - c->fd];
+	return 0;
 }
 
 static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
-	const char *name = tk_input_name(in);
+	fread_state f = {0};
+	f.p = p;
+	f.o = o;
+	f.name = tk_input_name(in);
 	tk_lines l;
 	tk_lines_init(&l, in, o);
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
@@ -159,17 +301,49 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	const char *s;
 	size_t n;
 	int rc;
+	char why[160];
 	while ((rc = tk_lines_next(&l, &s, &n, err)) > 0) {
-		if (!n)
+		size_t b = 0;
+		while (b < n && blank(s[b]))
+			b++;
+		if (b == n)
 			continue;
-		uint64_t count;
-		size_t len = split_count(s, n, &count);
-		if (!len) {
-			rc = tk_error_set(
-			    err, "%s:%llu: expected `frame;frame;… COUNT` (a whole number after the last space)", name,
-			    (unsigned long long)l.lineno);
-			break;
+		if (s[0] == '#') {
+			comment_line(p, s, n);
+			continue;
 		}
+		fcount c1, c2;
+		size_t len;
+		int k = split_counts(s, n, &c1, &c2, &len);
+		if (k <= 0) {
+			if ((rc = bad_line(&f, l.lineno, err,
+			                   k == -2 ? "a count with more than 9 decimals or above 2^64 - 1"
+			                           : "expected `frame;frame;… COUNT` (a count such as 12 or 1.5 after the "
+			                             "last blank)")) < 0)
+				break;
+			continue;
+		}
+		if (!f.counts) {
+			f.counts = k;
+			f.counts_line = l.lineno;
+			if (k == 1 && o->run) {
+				rc = tk_error_set(err, "%s: --run %u: not a differential file (`STACK BEFORE AFTER`): line %llu has one count",
+				                  f.name, o->run, (unsigned long long)l.lineno);
+				break;
+			}
+		} else if (k != f.counts) {
+			snprintf(why, sizeof why, "%s, but line %llu has %s",
+			         k == 2 ? "two counts (`STACK BEFORE AFTER`)" : "one count",
+			         (unsigned long long)f.counts_line,
+			         f.counts == 2 ? "two (a differential file)" : "one");
+			if ((rc = bad_line(&f, l.lineno, err, why)) < 0)
+				break;
+			continue;
+		}
+		const fcount *c = k == 2 && o->run == 1 ? &c1 : &c2;
+		uint64_t count = 0;
+		if ((rc = scaled(&f, c, c1.fd > c2.fd ? c1.fd : c2.fd, l.lineno, &count, err)) < 0)
+			break;
 		lines++;
 		size_t pos = 0;
 		tk_thread_id t;
@@ -177,7 +351,9 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		size_t flen = semi ? (size_t)(semi - s) : len, nl;
 		uint64_t tid;
 		if (thread_frame(s, flen, &nl, &tid)) {
-			t = thread_for(&tm, p, nl ? tk_intern(p, s, nl) : 0, tid);
+			/* "(unnamed)" is how the writers name a thread without a name */
+			int unnamed = nl == 9 && memcmp(s, "(unnamed)", 9) == 0;
+			t = thread_for(&tm, p, nl && !unnamed ? tk_intern(p, s, nl) : 0, tid);
 			have_threads = 1;
 			pos = semi ? flen + 1 : len;
 		} else {
@@ -189,39 +365,33 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		}
 		tk_stack_id st = 0;
 		size_t start = pos;
+		int more = len > start; /* frames are the ';'-separated fields, empty ones included */
 		/* Folded files are sorted, so a line mostly repeats the previous one's first frames: reuse
 		 * their stacks instead of interning them again (same text, same thread, same stack). */
 		size_t nf = 0;
 		if (pv.n && pv.first == pos) {
-			size_t c = 0, m = len < pv.n ? len : pv.n;
-			while (c < m && s[c] == pv.s[c])
-				c++;
-			if (c >= pos)
-				while (nf < pv.nf && (pv.end[nf] < c || (pv.end[nf] == len && pv.end[nf] <= c)))
+			size_t cm = 0, m = len < pv.n ? len : pv.n;
+			while (cm < m && s[cm] == pv.s[cm])
+				cm++;
+			if (cm >= pos)
+				while (nf < pv.nf && (pv.end[nf] < cm || (pv.end[nf] == len && pv.end[nf] <= cm)))
 					nf++;
 			if (nf) {
 				st = pv.st[nf - 1];
 				pos = pv.end[nf - 1] + 1;
-				if (pos == len) { /* the reused frames end in a trailing ';' */
-					rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
-					                  (unsigned long long)l.lineno, pos + 1);
-					break;
-				}
+				more = pv.end[nf - 1] < len;
 			}
 		}
-		while (pos < len) {
-			const char *f = s + pos;
-			const char *e = memchr(f, ';', len - pos);
-			size_t fl = e ? (size_t)(e - f) : len - pos;
-			if (!fl) {
-				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
-				                  (unsigned long long)l.lineno, pos + 1);
-				break;
-			}
+		while (more) {
+			const char *fr0 = s + pos;
+			const char *e = memchr(fr0, ';', len - pos);
+			size_t fl = e ? (size_t)(e - fr0) : len - pos;
 			tk_frame fr = {0};
-			if (!canonical_hex(f, fl, &fr.addr))
-				fr.name = tk_intern(p, f, fl);
-			if (fl > 4 && memcmp(f + fl - 4, "_[i]", 4) == 0)
+			if (!fl)
+				fr.flags = TK_FRAME_EMPTY;
+			else if (!canonical_hex(fr0, fl, &fr.addr))
+				fr.name = tk_intern(p, fr0, fl);
+			if (fl > 4 && memcmp(fr0 + fl - 4, "_[i]", 4) == 0)
 				fr.flags |= TK_FRAME_INLINED;
 			st = tk_stack_push(p, st, tk_frame_add(p, &fr));
 			TK_GROW(pv.end, pv.capend, nf + 1);
@@ -229,15 +399,10 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			pv.end[nf] = pos + fl;
 			pv.st[nf++] = st;
 			pos += fl + 1;
-			if (e && pos == len) { /* a trailing ';' */
-				rc = tk_error_set(err, "%s:%llu: empty frame at column %zu", name,
-				                  (unsigned long long)l.lineno, pos + 1);
-				break;
-			}
+			more = e != NULL;
 		}
-		if (rc < 0)
-			break;
-		tk_sample_add_n(p, t, st, count, count);
+		if (count)
+			tk_sample_add_n(p, t, st, count, c->fd ? 1 : c->ip);
 		TK_GROW(pv.s, pv.cap, len);
 		memcpy(pv.s, s, len);
 		pv.n = len;
@@ -252,11 +417,31 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	if (rc < 0)
 		return -1;
 	if (!lines)
-		return tk_error_set(err, "%s: no folded stacks", name);
-	tk_profile_set_meta(p, "format", "folded");
+		return tk_error_set(err, "%s: no folded stacks%s%s", f.name, f.skipped ? ": every line was skipped, the first: " : "",
+		                    f.skipped ? f.first_skip : "");
+	tk_profile_set_meta(p, "format", f.counts == 2 ? "folded (differential)" : "folded");
 	/* FlameGraph's and inferno's lines name no thread: writing one would change every line */
 	if (!have_threads)
 		tk_profile_set_meta(p, "folded-threads", "none");
+	char buf[320];
+	if (f.decimals) {
+		snprintf(buf, sizeof buf, "%u", f.decimals);
+		tk_profile_set_meta(p, "weight-decimals", buf);
+	}
+	if (f.counts == 2) {
+		snprintf(buf, sizeof buf, "run %u of 2 (%s; --run %u for the other)", o->run == 1 ? 1 : 2,
+		         o->run == 1 ? "the first count, before" : "the second count, after", o->run == 1 ? 2 : 1);
+		tk_profile_set_meta(p, "differential", buf);
+	}
+	if (f.skipped) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)f.skipped);
+		tk_profile_set_meta(p, "skipped-lines", buf);
+		if (o->warn) {
+			snprintf(buf, sizeof buf, "%s: skipped %llu line%s that fit no rule (--keep-going); the first, %s", f.name,
+			         (unsigned long long)f.skipped, f.skipped == 1 ? "" : "s", f.first_skip);
+			o->warn(o->warn_ctx, buf);
+		}
+	}
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "read/lines.h"
 #include "tracekit/read.h"
 #include "tracekit/records.h"
 
@@ -63,14 +64,30 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 	const unsigned char *head = tk_input_head(in, &n);
 	if (n == 0)
 		return tk_error_set(err, "%s: empty input", tk_input_name(in));
-	const tk_reader *r = tk_reader_find(head, n);
+	/* A byte-order mark: the sniffers see the text as UTF-8 (the line reader decodes the rest). */
+	size_t bom;
+	int enc = tk_text_bom(head, n, &bom);
+	unsigned char decoded[TK_INPUT_HEAD * 3 / 2];
+	if (enc != TK_TEXT_UTF8) {
+		n = tk_text_head_utf8(head + bom, n - bom, enc, decoded, sizeof decoded);
+		head = decoded;
+	} else
+		head += bom, n -= bom;
+	const tk_reader *r = n ? tk_reader_find(head, n) : NULL;
+	if (r && enc != TK_TEXT_UTF8 && (r == &tk_reader_xctrace || r == &tk_reader_records))
+		return tk_error_set(err, "%s: %s input in UTF-16: export it again as UTF-8", tk_input_name(in), r->name);
 	if (!r)
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
 		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
-	return check_weight(p, tk_input_name(in), r->read(p, in, o, err), err);
+	int rc = r->read(p, in, o, err);
+	if (rc == 0 && o->run && !tk_profile_meta(p, "differential"))
+		return tk_error_set(err, "%s: --run %u: only differential folded stacks (`STACK BEFORE AFTER`) hold two "
+		                         "runs; this is %s input",
+		                    tk_input_name(in), o->run, r->name);
+	return check_weight(p, tk_input_name(in), rc, err);
 }
 
 int tk_read_path(tk_profile *p, const char *path, const tk_read_options *o, tk_error *err)

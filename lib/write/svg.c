@@ -262,7 +262,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"22\" text-anchor=\"middle\">", W / 2);
 	xml_text(out, o->title ? o->title : "Flame graph", SIZE_MAX);
 	fputs("</text>\n", out);
-	tk_wu_weight(wbuf, sizeof wbuf, unit, all);
+	tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), all);
 	fprintf(out, "<text id=\"subtitle\" x=\"%.1f\" y=\"40\" text-anchor=\"middle\">", W / 2);
 	if (o->subtitle) {
 		xml_text(out, o->subtitle, SIZE_MAX);
@@ -273,7 +273,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		if (tk_calltree_inverted(t))
 			fputs("; bottom-up", out);
 		if (left_out) {
-			tk_wu_weight(sbuf, sizeof sbuf, unit, min_total);
+			tk_wu_weight(sbuf, sizeof sbuf, unit, tk_profile_weight_decimals(p), min_total);
 			fprintf(out, "; %zu frames under %s %s left out", left_out, sbuf, uname);
 		}
 	}
@@ -297,7 +297,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		fprintf(out, "<g class=\"sec\" data-w=\"%llu\">\n<text class=\"hdr\" x=\"%d\" y=\"%.0f\">",
 		        (unsigned long long)total, PAD, y0 + 14);
 		xml_text(out, head, SIZE_MAX);
-		tk_wu_weight(wbuf, sizeof wbuf, unit, total);
+		tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), total);
 		fprintf(out, " \xe2\x80\x94 %s %s</text>\n", wbuf, uname);
 		double top = y0 + SEC_HEAD;
 		size_t ns = 0;
@@ -323,8 +323,8 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 					fputs(" (inlined)", out);
 				putc('\n', out);
 			}
-			tk_wu_weight(wbuf, sizeof wbuf, unit, n->total);
-			tk_wu_weight(sbuf, sizeof sbuf, unit, n->self);
+			tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), n->total);
+			tk_wu_weight(sbuf, sizeof sbuf, unit, tk_profile_weight_decimals(p), n->self);
 			fprintf(out, "total %s %s (%.2f%%), self %s %s, %llu samples", wbuf, uname,
 			        tk_wu_percent(n->total, total), sbuf, uname, (unsigned long long)n->samples);
 			if (o->note) {
