@@ -9,7 +9,7 @@ ORACLE="$TK_ROOT/tests/cli/text_oracle.py"
 unit_of() { "$TK" info --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unit"])'; }
 # "TID WEIGHT" per thread from info --json
 threads_of() {
-	"$TK" info --json "$1" | python3 -c '
+	"$TK" info --json "$1" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for p in d["processes"]:
