@@ -53,6 +53,66 @@ static int check_weight(const tk_profile *p, const char *name, int rc, tk_error 
 	return rc;
 }
 
+static int has(const unsigned char *h, size_t n, const char *lit)
+{
+	return memmem(h, n, lit, strlen(lit)) != NULL;
+}
+
+static int starts_with(const unsigned char *h, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	return n >= l && memcmp(h, lit, l) == 0;
+}
+
+/* Formats people feed tracekit that it does not read: say what the file is and what to do, rather
+ * than "unrecognised". Only asked when no reader accepted the input. */
+static const char *known_unread(const unsigned char *h, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+		i++;
+	const unsigned char *t = h + i;
+	size_t tn = n - i;
+	if (starts_with(h, n, "PERFILE2") || starts_with(h, n, "PERFFILE"))
+		return "a `perf record` data file (perf.data), which tracekit does not read: convert it with "
+		       "`perf script -i FILE > FILE.txt` and read that";
+	if (starts_with(t, tn, "# To display the perf.data header") || (has(h, n, "# Samples: ") && has(h, n, "# Overhead")))
+		return "`perf report` output (percentages, not samples), which tracekit does not read: use `perf script` "
+		       "instead";
+	if (starts_with(h, n, "\x7f" "ELF") || starts_with(h, n, "\xcf\xfa\xed\xfe") || starts_with(h, n, "\xca\xfe\xba\xbe"))
+		return "an executable or library (ELF / Mach-O), not a profile: give it to --symbols to name a profile's "
+		       "frames";
+	if (starts_with(h, n, "PK\x03\x04"))
+		return "a zip archive (an Instruments .trace zipped, perhaps?), which tracekit does not read: unzip it and "
+		       "use `xcrun xctrace export`, or read the export";
+	if (tn && (t[0] == '{' || t[0] == '[')) {
+		if (has(h, n, "speedscope"))
+			return "speedscope JSON, which tracekit writes but does not read";
+		if (has(h, n, "\"traceEvents\"") || has(h, n, "\"ph\":"))
+			return "a Chrome trace-event JSON file, which tracekit does not read";
+		if (has(h, n, "\"nodes\"") && has(h, n, "\"callFrame\""))
+			return "a V8/Chrome .cpuprofile JSON file, which tracekit does not read";
+		if (has(h, n, "\"meta\"") && (has(h, n, "\"threads\"") || has(h, n, "\"processes\"")))
+			return "a Firefox Profiler (Gecko) JSON profile, which tracekit writes but does not read";
+		if (has(h, n, "\"app_name\"") || has(h, n, "\"bug_type\""))
+			return "an Apple crash or diagnostic report (.ips JSON), which tracekit does not read";
+		return "a JSON document that is not a profile tracekit reads (it reads xctrace XML, Records, Deep Copy, "
+		       "`sample`, `perf script` and folded stacks)";
+	}
+	if (starts_with(t, tn, "<svg") || (starts_with(t, tn, "<?xml") && has(h, n, "<svg")))
+		return "an SVG image (a rendered flame graph?): tracekit reads the folded stacks it was drawn from, not the "
+		       "picture";
+	if (starts_with(t, tn, "<!DOCTYPE html") || starts_with(t, tn, "<!doctype html") || starts_with(t, tn, "<html"))
+		return "an HTML page, which tracekit does not read";
+	if (has(h, n, "# callgrind format") || starts_with(t, tn, "events:") || (has(h, n, "\ncmd:") && has(h, n, "\nevents:")))
+		return "a callgrind profile (valgrind), which tracekit does not read";
+	if (starts_with(t, tn, "Incident Identifier:") || has(h, n, "\nException Type:"))
+		return "an Apple crash report, which tracekit does not read (its stacks are not samples)";
+	if (has(h, n, "\nSteps:") && has(h, n, "Duration:") && has(h, n, "Data Source:"))
+		return "a spindump report, which tracekit does not read (a `sample` report it does)";
+	return NULL;
+}
+
 int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
 {
 	tk_read_options defaults;
@@ -74,14 +134,28 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 	} else
 		head += bom, n -= bom;
 	const tk_reader *r = n ? tk_reader_find(head, n) : NULL;
+	if (!r && n) {
+		const char *what = known_unread(head, n);
+		if (what)
+			return tk_error_set(err, "%s: %s", tk_input_name(in), what);
+	}
 	if (r && enc != TK_TEXT_UTF8 && (r == &tk_reader_xctrace || r == &tk_reader_records))
 		return tk_error_set(err, "%s: %s input in UTF-16: export it again as UTF-8", tk_input_name(in), r->name);
-	if (!r)
+	if (!r) {
+		/* the first line, printable ASCII only, so the user sees what was looked at */
+		char first[48];
+		size_t k = 0, i = 0;
+		for (; i < n && head[i] != '\n' && k < sizeof first - 4; i++)
+			first[k++] = head[i] >= 0x20 && head[i] < 0x7f ? (char)head[i] : '?';
+		if (i < n && head[i] != '\n')
+			memcpy(first + k, "...", 3), k += 3;
+		first[k] = 0;
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
-		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s)",
-		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "");
+		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s; the first line is \"%s\")",
+		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "", first);
+	}
 	int rc = r->read(p, in, o, err);
 	if (rc == 0 && o->run && !tk_profile_meta(p, "differential"))
 		return tk_error_set(err, "%s: --run %u: only differential folded stacks (`STACK BEFORE AFTER`) hold two "

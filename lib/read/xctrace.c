@@ -33,6 +33,9 @@
 #include "util/hidx.h"
 #include "util/mem.h"
 
+/* what the error for another table names as readable */
+#define SUPPORTED_SCHEMAS "time-profile, cpu-profile, counters-profile, time-sample"
+
 #define CHUNK (256 * 1024)
 #define SAMPLE_TIME_WINDOW 4096
 #define MAX_DEPTH 256
@@ -1618,11 +1621,16 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 			break;
 	}
 	if (!r->unit_set && r->skipped[0])
+		rc = tk_error_set(err, "%s:%llu:%llu: unsupported table schema '%s'; supported: %s", r->name,
+		                  (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col, r->skipped,
+		                  SUPPORTED_SCHEMAS);
+	else if (!r->unit_set && strstr(r->xpaths, "/details"))
+		/* `…/tracks/track/details/detail` exports (Allocations List, Leaks, VM Tracker) have attribute
+		 * rows and no <schema> (docs/xctrace-format.md §8.7) */
 		rc = tk_error_set(err,
-		                  "%s:%llu:%llu: unsupported schema '%s' (tracekit reads time-profile, cpu-profile, "
-		                  "counters-profile and time-sample tables)",
-		                  r->name, (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col,
-		                  r->skipped);
+		                  "%s: unsupported table schema 'track detail' (%s: an Allocations List, Leaks or VM "
+		                  "Tracker list, rows without stacks); supported: %s",
+		                  r->name, r->xpaths, SUPPORTED_SCHEMAS);
 	else if (!r->unit_set)
 		rc = tk_error_set(err, "%s: the export has no table (no <node> with a <schema>)", r->name);
 	else {
