@@ -222,7 +222,7 @@ static int folded_sniff(const unsigned char *head, size_t n)
 		at += len + 1;
 		if (len && s[len - 1] == '\r')
 			len--;
-		if (!len || s[0] == '#')
+		if (!len || (s[0] == '#' && (len == 1 || blank(s[1]))))
 			continue;
 		if (memchr(s, 0, len))
 			return 0;
@@ -308,7 +308,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			b++;
 		if (b == n)
 			continue;
-		if (s[0] == '#') {
+		if (s[0] == '#' && (n == 1 || blank(s[1]))) { /* "# …": a comment ("#frame;…" is a stack) */
 			comment_line(p, s, n);
 			continue;
 		}
@@ -347,6 +347,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		lines++;
 		size_t pos = 0;
 		tk_thread_id t;
+		int more = 1; /* frames are the ';'-separated fields, empty ones included (`a;;b`, ` 5`) */
 		const char *semi = memchr(s, ';', len);
 		size_t flen = semi ? (size_t)(semi - s) : len, nl;
 		uint64_t tid;
@@ -356,6 +357,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			t = thread_for(&tm, p, nl && !unnamed ? tk_intern(p, s, nl) : 0, tid);
 			have_threads = 1;
 			pos = semi ? flen + 1 : len;
+			more = semi != NULL;
 		} else {
 			if (!have_anon) {
 				anon = tk_thread_get_or_add(p, -1, 0, 0, 0);
@@ -365,7 +367,6 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		}
 		tk_stack_id st = 0;
 		size_t start = pos;
-		int more = len > start; /* frames are the ';'-separated fields, empty ones included */
 		/* Folded files are sorted, so a line mostly repeats the previous one's first frames: reuse
 		 * their stacks instead of interning them again (same text, same thread, same stack). */
 		size_t nf = 0;

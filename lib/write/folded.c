@@ -18,13 +18,14 @@ typedef struct linebuf {
 	size_t n, cap;
 } linebuf;
 
-/* Append a frame, replacing the two characters the format reserves. */
+/* Append a frame, replacing the two characters the format reserves. Every frame is stored with
+ * the ';' before it, the first one's dropped when the line is written, so an empty label (folded
+ * `;b`, `a;;b`) keeps its place. */
 static void append_frame(linebuf *b, const char *label)
 {
 	size_t len = strlen(label);
 	TK_GROW(b->s, b->cap, b->n + len + 2);
-	if (b->n)
-		b->s[b->n++] = ';';
+	b->s[b->n++] = ';';
 	for (size_t i = 0; i < len; i++) {
 		char c = label[i];
 		b->s[b->n++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
@@ -36,7 +37,8 @@ static void emit(FILE *out, const linebuf *b, uint64_t w, unsigned d)
 {
 	if (!w)
 		return;
-	fwrite(b->s, 1, b->n, out);
+	if (b->n > 1)
+		fwrite(b->s + 1, 1, b->n - 1, out);
 	if (d) { /* weights with decimals (folded `1.5` counts) are written back exactly */
 		char num[32];
 		tk_wu_decimal(num, sizeof num, w, d);
