@@ -228,13 +228,13 @@ static int folded_sniff(const unsigned char *head, size_t n)
 			return 0;
 		fcount a, b;
 		size_t sl;
-		if (s[0] == ' ' || s[0] == '\t' || s[0] == '<' || split_counts(s, len, &a, &b, &sl) <= 0)
+		if (s[0] == ' ' || s[0] == '\t' || s[0] == '<' || split_counts(s, len, &a, &b, &sl) == 0)
 			bad++;
 		else
 			good++;
 	}
 	/* a folded file with a bad line or two is still folded: the reader names the line */
-	return good > 0 && bad * 2 <= good;
+	return good > 0 && bad <= good;
 }
 
 typedef struct fread_state {
@@ -271,11 +271,11 @@ static int scaled(fread_state *f, const fcount *c, unsigned need, uint64_t linen
 			                    f->name, (unsigned long long)lineno, need);
 		f->decimals = need;
 	}
-	uint64_t m = pow10_[f->decimals];
-	if (c->ip > (UINT64_MAX - 999999999) / m)
-		return tk_error_set(err, "%s:%llu: the count is too large to keep exactly", f->name,
-		                    (unsigned long long)lineno);
-	*v = c->ip * m + c->frac * pow10_[f->decimals - c->fd];
+	uint64_t m = pow10_[f->decimals], fr = c->frac * pow10_[f->decimals - c->fd];
+	if (c->ip > (UINT64_MAX - fr) / m)
+		return tk_error_set(err, "%s:%llu: the count is too large to keep exactly with %u decimals (over 2^64)",
+		                    f->name, (unsigned long long)lineno, f->decimals);
+	*v = c->ip * m + fr;
 	return 0;
 }
 
