@@ -21,6 +21,7 @@
 
 #include "read/lines.h"
 #include "tracekit/read.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 /* "NAME tid=123" → name length and tid. */
@@ -237,6 +238,52 @@ static int folded_sniff(const unsigned char *head, size_t n)
 	return good > 0 && bad <= good;
 }
 
+/* Whole lines seen before → their (thread, stack): real folded files repeat a bounded set of stacks
+ * (every run of a collapse tool, files concatenated), and one hash of the line then replaces
+ * interning each of its frames. The texts are kept to compare (a hash alone could merge two stacks);
+ * past LCACHE_TEXT bytes no more lines are added, so an input of all-distinct stacks costs at most
+ * that much memory beyond the model. */
+#define LCACHE_TEXT (64u << 20)
+
+typedef struct lentry {
+	size_t off;
+	uint32_t len;
+	tk_thread_id t;
+	tk_stack_id st;
+} lentry;
+
+typedef struct lcache {
+	tk_hidx idx;
+	lentry *e;
+	size_t n, cap;
+	char *text;
+	size_t tn, tcap;
+} lcache;
+
+typedef struct lkey {
+	const char *s;
+	size_t n;
+} lkey;
+
+static int lentry_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const lcache *c = ctx;
+	const lkey *k = key;
+	return c->e[i].len == k->n && memcmp(c->text + c->e[i].off, k->s, k->n) == 0;
+}
+
+static void lcache_add(lcache *c, uint64_t h, const char *s, size_t n, tk_thread_id t, tk_stack_id st)
+{
+	if (c->tn + n > LCACHE_TEXT || n > UINT32_MAX || c->n >= UINT32_MAX - 1)
+		return;
+	TK_GROW(c->text, c->tcap, c->tn + n + 1);
+	memcpy(c->text + c->tn, s, n);
+	TK_GROW(c->e, c->cap, c->n + 1);
+	c->e[c->n] = (lentry){c->tn, (uint32_t)n, t, st};
+	c->tn += n;
+	tk_hidx_insert(&c->idx, h, (uint32_t)c->n++);
+}
+
 typedef struct fread_state {
 	tk_profile *p;
 	const char *name;
@@ -297,6 +344,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		tk_stack_id *st; /* its stack after frame k */
 	} pv = {0};
 	tk_thread_id anon = 0;
+	lcache lc = {0};
 	uint64_t lines = 0;
 	const char *s;
 	size_t n;
@@ -345,6 +393,15 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if ((rc = scaled(&f, c, c1.fd > c2.fd ? c1.fd : c2.fd, l.lineno, &count, err)) < 0)
 			break;
 		lines++;
+		uint64_t h = tk_hash_bytes(s, len, 0);
+		lkey key = {s, len};
+		uint32_t hit = tk_hidx_find(&lc.idx, h, lentry_eq, &lc, &key);
+		if (hit != UINT32_MAX) {
+			if (count)
+				tk_sample_add_n(p, lc.e[hit].t, lc.e[hit].st, count, c->fd ? 1 : c->ip);
+			pv.n = 0; /* the previous line's frames are not known: no prefix to reuse */
+			continue;
+		}
 		size_t pos = 0;
 		tk_thread_id t;
 		int more = 1; /* frames are the ';'-separated fields, empty ones included (`a;;b`, ` 5`) */
@@ -404,6 +461,7 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		}
 		if (count)
 			tk_sample_add_n(p, t, st, count, c->fd ? 1 : c->ip);
+		lcache_add(&lc, h, s, len, t, st);
 		TK_GROW(pv.s, pv.cap, len);
 		memcpy(pv.s, s, len);
 		pv.n = len;
@@ -411,6 +469,9 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		pv.first = start;
 	}
 	tk_lines_free(&l);
+	tk_hidx_free(&lc.idx);
+	free(lc.e);
+	free(lc.text);
 	free(tm.k);
 	free(pv.s);
 	free(pv.end);

@@ -61,7 +61,11 @@ fails_with "fractional: pprof (whole numbers only) refuses, naming the decimals"
 	"these weights have 3 decimals" "$TK" convert --to pprof "$F/inferno_fractional.txt" -o "$TMP/x.pb.gz"
 "$TK" collapse "$F/inferno_fractional.txt" >"$TMP/a.folded"
 "$TK" collapse "$TMP/a.folded" >"$TMP/b.folded"
-check_same_file "fractional: folded → model → folded is the identity" "$TMP/a.folded" "$TMP/b.folded"
+if [ -s "$TMP/a.folded" ]; then
+	check_same_file "fractional: folded → model → folded is the identity" "$TMP/a.folded" "$TMP/b.folded"
+else
+	notok "fractional: folded → model → folded is the identity" "nothing written"
+fi
 # a finer fraction after whole counts rescales what was read: exact, with the scale of the finest
 printf 'a 19\nb 0.001\nc 18446744073.709\n' >"$TMP/scale.folded"
 check_eq "decimals: the scale follows the finest fraction, every weight exact" \
