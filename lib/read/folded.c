@@ -2,18 +2,31 @@
  * Folded ("collapsed") stacks: one line per stack, `frame;frame;…;frame COUNT`, root first — the
  * input of FlameGraph's flamegraph.pl and inferno, and what `tracekit collapse` writes.
  *
- * Our own lines start with a thread frame `NAME tid=TID`: it becomes the thread (pid unknown), so
- * folded → model → folded is the identity for our output (`tracekit collapse` writes what it
- * read, byte for byte). Lines without it (FlameGraph's, inferno's) go to one unnamed thread and
- * the profile is marked so that `collapse` does not invent a thread frame for them. Frames are
- * kept verbatim, module annotations included (`func_[k]` kernel, `_[j]` JIT, `_[i]` inlined —
- * the last also flags the frame as inlined); a frame that is exactly `0x` + lowercase hex (how we
- * write an unsymbolicated frame) becomes an address. COUNT is a whole number in the unit of
- * whoever wrote the file, which the format does not say: the profile's unit is "samples" and each
- * line adds COUNT to both weight and sample count. The identity has two limits, both from what the
- * format cannot say: names holding ';' or a line break (the writer replaces them), and the order of
- * threads of equal weight when several pids are involved (written in pid order; read back, the pids
- * are made up).
+ * Our own lines start with a thread frame `NAME tid=TID`: it becomes the thread (pid unknown;
+ * "(unnamed)" is a thread without a name), so folded → model → folded is the identity for our
+ * output. Lines without it (FlameGraph's, inferno's) go to one unnamed thread and the profile is
+ * marked so that `collapse` does not invent a thread frame for them. Frames are the ';'-separated
+ * fields, kept verbatim (blanks included; an empty field is an empty frame, TK_FRAME_EMPTY), module
+ * annotations too (`func_[k]` kernel, `_[j]` JIT, `_[i]` inlined — the last also flags the frame as
+ * inlined); a frame that is exactly `0x` + lowercase hex (how we write an unsymbolicated frame)
+ * becomes an address.
+ *
+ * COUNT follows the last blanks (space or tab): digits with an optional fraction (`12`, `1.5`,
+ * `31.0`, `6.`), as flamegraph.pl takes it, in the unit of whoever wrote the file (the format does
+ * not say): the profile's unit is "samples". Decimals stay exact: weights are integers in 10^-D of
+ * the count, D the most decimals seen so far (meta "weight-decimals"; a line with more rescales the
+ * profile, tk_profile_scale_weights); a whole count adds that many samples, a decimal one adds one.
+ * A file whose first stack line ends in two counts is differential (`STACK BEFORE AFTER`,
+ * difffolded.pl and inferno-diff-folded): tk_read_options.run picks the count (2 by default, as
+ * flamegraph.pl draws), and every line must then have two. Lines starting "# " are comments;
+ * "# key: value" (Austin's header and trailer) become meta "header.KEY". A line that fits no rule
+ * is an error naming it, or with keep_going is skipped, counted ("skipped-lines") and warned about
+ * once. UTF-16 with a byte-order mark is decoded by the line reader.
+ *
+ * Round-trip limits, all from what the format cannot say: names holding ';' or a line break (the
+ * writer replaces them), names ending in blanks or in a blank and a number (read as separator and
+ * count), a first frame starting "# ", and the order of threads of equal weight when several pids
+ * are involved (written in pid order; read back, the pids are made up).
  */
 #include <stdio.h>
 #include <stdlib.h>
