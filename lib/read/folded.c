@@ -253,7 +253,7 @@ static int folded_sniff(const unsigned char *head, size_t n)
 
 /* Whole lines seen before → their (thread, stack): real folded files repeat a bounded set of stacks
  * (every run of a collapse tool, files concatenated), and one hash of the line then replaces
- * interning each of its frames. The texts are kept to compare (a hash alone could merge two stacks);
+ * interning each of its frames (from its third sighting: see seen_before). The texts are kept to compare (a hash alone could merge two stacks);
  * past LCACHE_TEXT bytes no more lines are added, so an input of all-distinct stacks costs at most
  * that much memory beyond the model. */
 #define LCACHE_TEXT (64u << 20)
@@ -271,7 +271,30 @@ typedef struct lcache {
 	size_t n, cap;
 	char *text;
 	size_t tn, tcap;
+	/* hashes of lines seen once: a line's text is kept only when it comes a second time, so an
+	 * input of distinct stacks pays a hash per line, not a copy */
+	tk_hidx seen_idx;
+	uint64_t *seen;
+	size_t nseen, capseen;
 } lcache;
+
+static int seen_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const lcache *)ctx)->seen[i] == *(const uint64_t *)key;
+}
+
+/* Non-zero when h was seen before (then the line is worth keeping); records it otherwise. */
+static int seen_before(lcache *c, uint64_t h)
+{
+	if (tk_hidx_find(&c->seen_idx, h, seen_eq, c, &h) != UINT32_MAX)
+		return 1;
+	if (c->nseen < (1u << 24)) {
+		TK_GROW(c->seen, c->capseen, c->nseen + 1);
+		c->seen[c->nseen] = h;
+		tk_hidx_insert(&c->seen_idx, h, (uint32_t)c->nseen++);
+	}
+	return 0;
+}
 
 typedef struct lkey {
 	const char *s;
@@ -474,7 +497,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		}
 		if (count)
 			tk_sample_add_n(p, t, st, count, c->fd ? 1 : c->ip);
-		lcache_add(&lc, h, s, len, t, st);
+		if (seen_before(&lc, h))
+			lcache_add(&lc, h, s, len, t, st);
 		TK_GROW(pv.s, pv.cap, len);
 		memcpy(pv.s, s, len);
 		pv.n = len;
@@ -483,6 +507,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	}
 	tk_lines_free(&l);
 	tk_hidx_free(&lc.idx);
+	tk_hidx_free(&lc.seen_idx);
+	free(lc.seen);
 	free(lc.e);
 	free(lc.text);
 	free(tm.k);

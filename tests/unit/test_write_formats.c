@@ -43,7 +43,7 @@ static void test_folded(void **state)
 	                                   "worker tid=101;f;f 5\n"
 	                                   "worker tid=101;f;f;f;g 5\n"
 	                                   "worker tid=101;f;g 5\n"
-	                                   "Other tid=200;x;y 7\n");
+	                                   "(unnamed) tid=200;x;y 7\n"); /* no name: as every writer says */
 	free(m.s);
 	o.no_thread = 1;
 	assert_int_equal(tk_write_folded(mem_open(&m), p, &o, &err), 0);
