@@ -225,9 +225,10 @@ int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_o
 		if (r < 0)
 			return -1;
 		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
-			return tk_cli_fail("%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
-			                   "folded file)",
-			                   cmd, val),
+			return tk_cli_fail(
+			           "%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
+			           "folded file)",
+			           cmd, val),
 			       -1;
 		o->run = (unsigned)(val[0] - '0');
 		return 1;

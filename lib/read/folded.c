@@ -228,8 +228,8 @@ static int folded_sniff(const unsigned char *head, size_t n)
 		if (!complete && n >= TK_INPUT_HEAD) {
 			/* cut by the head's end; a first line longer than the head (deep stacks) must at least
 			 * look like frames */
-			if (!good && !bad && at == 0 && s[0] != ' ' && s[0] != '\t' && s[0] != '<' && memchr(s, ';', len) &&
-			    !memchr(s, 0, len))
+			if (!good && !bad && at == 0 && s[0] != ' ' && s[0] != '\t' && s[0] != '<' &&
+			    memchr(s, ';', len) && !memchr(s, 0, len))
 				good = 1;
 			break;
 		}
@@ -253,9 +253,9 @@ static int folded_sniff(const unsigned char *head, size_t n)
 
 /* Whole lines seen before → their (thread, stack): real folded files repeat a bounded set of stacks
  * (every run of a collapse tool, files concatenated), and one hash of the line then replaces
- * interning each of its frames (from its third sighting: see seen_before). The texts are kept to compare (a hash alone could merge two stacks);
- * past LCACHE_TEXT bytes no more lines are added, so an input of all-distinct stacks costs at most
- * that much memory beyond the model. */
+ * interning each of its frames (from its third sighting: see seen_before). The texts are kept to compare (a hash alone
+ * could merge two stacks); past LCACHE_TEXT bytes no more lines are added, so an input of all-distinct stacks costs at
+ * most that much memory beyond the model. */
 #define LCACHE_TEXT (64u << 20)
 
 typedef struct lentry {
@@ -331,8 +331,7 @@ typedef struct fread_state {
 	char first_skip[256];
 } fread_state;
 
-static const uint64_t pow10_[10] = {1,       10,       100,       1000,       10000,
-                                    100000,  1000000,  10000000,  100000000,  1000000000};
+static const uint64_t pow10_[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
 /* A line that fits no rule: an error, or with keep_going skipped and counted. Returns -1 to stop. */
 static int bad_line(fread_state *f, uint64_t lineno, tk_error *err, const char *why)
@@ -350,7 +349,8 @@ static int scaled(fread_state *f, const fcount *c, unsigned need, uint64_t linen
 {
 	if (need > f->decimals) {
 		if (tk_profile_scale_weights(f->p, pow10_[need - f->decimals]) < 0)
-			return tk_error_set(err, "%s:%llu: the weights cannot be kept exactly with %u decimals (over 2^64)",
+			return tk_error_set(err,
+			                    "%s:%llu: the weights cannot be kept exactly with %u decimals (over 2^64)",
 			                    f->name, (unsigned long long)lineno, need);
 		f->decimals = need;
 	}
@@ -401,9 +401,10 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		int k = split_counts(s, n, &c1, &c2, &len);
 		if (k <= 0) {
 			if ((rc = bad_line(&f, l.lineno, err,
-			                   k == -2 ? "a count with more than 9 decimals or above 2^64 - 1"
-			                           : "expected `frame;frame;… COUNT` (a count such as 12 or 1.5 after the "
-			                             "last blank)")) < 0)
+			                   k == -2
+			                       ? "a count with more than 9 decimals or above 2^64 - 1"
+			                       : "expected `frame;frame;… COUNT` (a count such as 12 or 1.5 after the "
+			                         "last blank)")) < 0)
 				break;
 			continue;
 		}
@@ -411,7 +412,9 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			f.counts = k;
 			f.counts_line = l.lineno;
 			if (k == 1 && o->run) {
-				rc = tk_error_set(err, "%s: --run %u: not a differential file (`STACK BEFORE AFTER`): line %llu has one count",
+				rc = tk_error_set(err,
+				                  "%s: --run %u: not a differential file (`STACK BEFORE AFTER`): line "
+				                  "%llu has one count",
 				                  f.name, o->run, (unsigned long long)l.lineno);
 				break;
 			}
@@ -518,7 +521,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	if (rc < 0)
 		return -1;
 	if (!lines)
-		return tk_error_set(err, "%s: no folded stacks%s%s", f.name, f.skipped ? ": every line was skipped, the first: " : "",
+		return tk_error_set(err, "%s: no folded stacks%s%s", f.name,
+		                    f.skipped ? ": every line was skipped, the first: " : "",
 		                    f.skipped ? f.first_skip : "");
 	tk_profile_set_meta(p, "format", f.counts == 2 ? "folded (differential)" : "folded");
 	/* FlameGraph's and inferno's lines name no thread: writing one would change every line */
@@ -538,7 +542,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)f.skipped);
 		tk_profile_set_meta(p, "skipped-lines", buf);
 		if (o->warn) {
-			snprintf(buf, sizeof buf, "%s: skipped %llu line%s that fit no rule (--keep-going); the first, %s", f.name,
+			snprintf(buf, sizeof buf,
+			         "%s: skipped %llu line%s that fit no rule (--keep-going); the first, %s", f.name,
 			         (unsigned long long)f.skipped, f.skipped == 1 ? "" : "s", f.first_skip);
 			o->warn(o->warn_ctx, buf);
 		}

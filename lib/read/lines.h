@@ -21,11 +21,11 @@ typedef struct tk_lines {
 	const tk_read_options *o;
 	/* byte-order mark: TK_TEXT_UTF8 (none, or a UTF-8 one), TK_TEXT_UTF16LE or TK_TEXT_UTF16BE */
 	int enc;
-	size_t skip;            /* BOM bytes still to drop from the stream */
-	unsigned char pend[2];  /* a UTF-16 code unit cut by a read */
+	size_t skip;           /* BOM bytes still to drop from the stream */
+	unsigned char pend[2]; /* a UTF-16 code unit cut by a read */
 	size_t npend;
-	uint32_t high;          /* a high surrogate waiting for its low half (0: none) */
-	unsigned char *raw;     /* UTF-16 bytes before decoding */
+	uint32_t high;      /* a high surrogate waiting for its low half (0: none) */
+	unsigned char *raw; /* UTF-16 bytes before decoding */
 } tk_lines;
 
 enum { TK_TEXT_UTF8 = 0, TK_TEXT_UTF16LE = 1, TK_TEXT_UTF16BE = 2 };

@@ -76,14 +76,21 @@ static const char *known_unread(const unsigned char *h, size_t n)
 	if (starts_with(h, n, "PERFILE2") || starts_with(h, n, "PERFFILE"))
 		return "a `perf record` data file (perf.data), which tracekit does not read: convert it with "
 		       "`perf script -i FILE > FILE.txt` and read that";
-	if (starts_with(t, tn, "# To display the perf.data header") || (has(h, n, "# Samples: ") && has(h, n, "# Overhead")))
-		return "`perf report` output (percentages, not samples), which tracekit does not read: use `perf script` "
+	if (starts_with(t, tn, "# To display the perf.data header") ||
+	    (has(h, n, "# Samples: ") && has(h, n, "# Overhead")))
+		return "`perf report` output (percentages, not samples), which tracekit does not read: use `perf "
+		       "script` "
 		       "instead";
-	if (starts_with(h, n, "\x7f" "ELF") || starts_with(h, n, "\xcf\xfa\xed\xfe") || starts_with(h, n, "\xca\xfe\xba\xbe"))
-		return "an executable or library (ELF / Mach-O), not a profile: give it to --symbols to name a profile's "
+	if (starts_with(h, n,
+	                "\x7f"
+	                "ELF") ||
+	    starts_with(h, n, "\xcf\xfa\xed\xfe") || starts_with(h, n, "\xca\xfe\xba\xbe"))
+		return "an executable or library (ELF / Mach-O), not a profile: give it to --symbols to name a "
+		       "profile's "
 		       "frames";
 	if (starts_with(h, n, "PK\x03\x04"))
-		return "a zip archive (an Instruments .trace zipped, perhaps?), which tracekit does not read: unzip it and "
+		return "a zip archive (an Instruments .trace zipped, perhaps?), which tracekit does not read: unzip it "
+		       "and "
 		       "use `xcrun xctrace export`, or read the export";
 	if (tn && (t[0] == '{' || t[0] == '[')) {
 		if (has(h, n, "speedscope"))
@@ -96,15 +103,18 @@ static const char *known_unread(const unsigned char *h, size_t n)
 			return "a Firefox Profiler (Gecko) JSON profile, which tracekit writes but does not read";
 		if (has(h, n, "\"app_name\"") || has(h, n, "\"bug_type\""))
 			return "an Apple crash or diagnostic report (.ips JSON), which tracekit does not read";
-		return "a JSON document that is not a profile tracekit reads (it reads xctrace XML, Records, Deep Copy, "
+		return "a JSON document that is not a profile tracekit reads (it reads xctrace XML, Records, Deep "
+		       "Copy, "
 		       "`sample`, `perf script` and folded stacks)";
 	}
 	if (starts_with(t, tn, "<svg") || (starts_with(t, tn, "<?xml") && has(h, n, "<svg")))
-		return "an SVG image (a rendered flame graph?): tracekit reads the folded stacks it was drawn from, not the "
+		return "an SVG image (a rendered flame graph?): tracekit reads the folded stacks it was drawn from, "
+		       "not the "
 		       "picture";
 	if (starts_with(t, tn, "<!DOCTYPE html") || starts_with(t, tn, "<!doctype html") || starts_with(t, tn, "<html"))
 		return "an HTML page, which tracekit does not read";
-	if (has(h, n, "# callgrind format") || starts_with(t, tn, "events:") || (has(h, n, "\ncmd:") && has(h, n, "\nevents:")))
+	if (has(h, n, "# callgrind format") || starts_with(t, tn, "events:") ||
+	    (has(h, n, "\ncmd:") && has(h, n, "\nevents:")))
 		return "a callgrind profile (valgrind), which tracekit does not read";
 	if (starts_with(t, tn, "Incident Identifier:") || has(h, n, "\nException Type:"))
 		return "an Apple crash report, which tracekit does not read (its stacks are not samples)";
@@ -140,7 +150,8 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 			return tk_error_set(err, "%s: %s", tk_input_name(in), what);
 	}
 	if (r && enc != TK_TEXT_UTF8 && (r == &tk_reader_xctrace || r == &tk_reader_records))
-		return tk_error_set(err, "%s: %s input in UTF-16: export it again as UTF-8", tk_input_name(in), r->name);
+		return tk_error_set(err, "%s: %s input in UTF-16: export it again as UTF-8", tk_input_name(in),
+		                    r->name);
 	if (!r) {
 		/* the first line, printable ASCII only, so the user sees what was looked at */
 		char first[48];
@@ -153,13 +164,15 @@ int tk_read_input(tk_profile *p, tk_input *in, const tk_read_options *o, tk_erro
 		return tk_error_set(
 		    err,
 		    "%s: unrecognised input format (expected an `xctrace export` XML document, Records, "
-		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s; the first line is \"%s\")",
+		    "Instruments Deep Copy, macOS `sample`, `perf script` or folded stacks%s; the first line is "
+		    "\"%s\")",
 		    tk_input_name(in), tk_input_is_gzip(in) ? " inside the gzip stream" : "", first);
 	}
 	int rc = r->read(p, in, o, err);
 	if (rc == 0 && o->run && !tk_profile_meta(p, "differential"))
-		return tk_error_set(err, "%s: --run %u: only differential folded stacks (`STACK BEFORE AFTER`) hold two "
-		                         "runs; this is %s input",
+		return tk_error_set(err,
+		                    "%s: --run %u: only differential folded stacks (`STACK BEFORE AFTER`) hold two "
+		                    "runs; this is %s input",
 		                    tk_input_name(in), o->run, r->name);
 	return check_weight(p, tk_input_name(in), rc, err);
 }

@@ -149,7 +149,8 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 	while (i < n && s[i] >= '0' && s[i] <= '9' && i - d < 19)
 		count = count * 10 + (uint64_t)(s[i++] - '0');
 	if (i == d || i >= n || s[i] != ' ')
-		return tk_error_set(err, "%s:%llu: expected `COUNT FRAME` after the guides (`+ ! : |`) in the call graph",
+		return tk_error_set(err,
+		                    "%s:%llu: expected `COUNT FRAME` after the guides (`+ ! : |`) in the call graph",
 		                    m->name, (unsigned long long)lineno);
 	while (i < n && s[i] == ' ')
 		i++;
@@ -161,15 +162,16 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 	 * puts every thread row in the same column: anything else is a damaged report, not a tree we
 	 * can trust (a child read as a sibling would move weight between functions). */
 	if (m->nopen && col != m->nodes[m->open[m->nopen - 1]].column + 2)
-		return tk_error_set(err,
-		                    "%s:%llu: the count is at column %zu, but a call-graph line is indented two columns "
-		                    "under its caller (line %llu, column %u) or level with a sibling",
-		                    m->name, (unsigned long long)lineno, col + 1,
-		                    (unsigned long long)m->nodes[m->open[m->nopen - 1]].lineno,
-		                    m->nodes[m->open[m->nopen - 1]].column + 1);
+		return tk_error_set(
+		    err,
+		    "%s:%llu: the count is at column %zu, but a call-graph line is indented two columns "
+		    "under its caller (line %llu, column %u) or level with a sibling",
+		    m->name, (unsigned long long)lineno, col + 1,
+		    (unsigned long long)m->nodes[m->open[m->nopen - 1]].lineno,
+		    m->nodes[m->open[m->nopen - 1]].column + 1);
 	if (!m->nopen && m->thread_col && col + 1 != m->thread_col)
-		return tk_error_set(err, "%s:%llu: the count is at column %zu, but the thread rows' is at column %u", m->name,
-		                    (unsigned long long)lineno, col + 1, m->thread_col);
+		return tk_error_set(err, "%s:%llu: the count is at column %zu, but the thread rows' is at column %u",
+		                    m->name, (unsigned long long)lineno, col + 1, m->thread_col);
 	snode x = {0};
 	x.column = (uint32_t)col;
 	x.count = count;
@@ -401,8 +403,9 @@ static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if (s[0] != ' ' && sec == GRAPH && !starts(s, tn, "Total number in stack") &&
 		    !starts(s, tn, "Sort by top of stack") && !starts(s, tn, "Binary Images:")) {
 			/* inside the call graph every line is indented: this one would silently end it */
-			rc = tk_error_set(err, "%s:%llu: a call-graph line that does not start with blanks (the graph ends "
-			                       "with a blank line)",
+			rc = tk_error_set(err,
+			                  "%s:%llu: a call-graph line that does not start with blanks (the graph ends "
+			                  "with a blank line)",
 			                  m.name, (unsigned long long)l.lineno);
 			break;
 		}
@@ -436,13 +439,15 @@ static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 	if (rc == 0 && sec == GRAPH && m.nnodes) {
 		/* A report cut short: the counts read are right, but callees after the cut are missing, so
 		 * their weight stays with the callers read (as self). */
-		snprintf(note, sizeof note, "ends inside the call graph at line %llu: truncated?", (unsigned long long)last);
+		snprintf(note, sizeof note, "ends inside the call graph at line %llu: truncated?",
+		         (unsigned long long)last);
 		tk_profile_set_meta(p, "truncated", note);
 		if (o && o->warn) {
-			snprintf(note, sizeof note,
-			         "%s: the report ends before its call graph ends (line %llu): it may be truncated; weight "
-			         "below the last lines read is counted as their self weight",
-			         m.name, (unsigned long long)last);
+			snprintf(
+			    note, sizeof note,
+			    "%s: the report ends before its call graph ends (line %llu): it may be truncated; weight "
+			    "below the last lines read is counted as their self weight",
+			    m.name, (unsigned long long)last);
 			o->warn(o->warn_ctx, note);
 		}
 	}

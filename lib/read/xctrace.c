@@ -865,8 +865,9 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			return fail(r, "this is a table of contents (`xctrace export --toc`), not a table export; "
 			               "`tracekit info` shows it, and `xctrace export --xpath` exports a table");
 		if (tag != T_TQR && nl == 3 && memcmp(name, "svg", 3) == 0)
-			return fail(r, "an SVG image (a rendered flame graph?), not an xctrace export: tracekit reads the "
-			               "folded stacks it was drawn from, not the picture");
+			return fail(r,
+			            "an SVG image (a rendered flame graph?), not an xctrace export: tracekit reads the "
+			            "folded stacks it was drawn from, not the picture");
 		if (tag != T_TQR)
 			return fail(r,
 			            "not an xctrace table export: the root element is <%.*s>, not <trace-query-result>",
@@ -986,7 +987,8 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		if (!r->schema_ok)
 			return strstr(r->xpaths, "/details")
 			           /* `…/tracks/track/details/detail` (docs/xctrace-format.md §8.7) */
-			           ? fail(r, "unsupported table schema 'track detail' (an Allocations List, Leaks or VM Tracker "
+			           ? fail(r, "unsupported table schema 'track detail' (an Allocations List, Leaks or "
+			                     "VM Tracker "
 			                     "list: rows without stacks or a <schema>); supported: " SUPPORTED_SCHEMAS)
 			           : fail(r, "<row> before the table's <schema>");
 		r->in_row = 1;

@@ -112,7 +112,8 @@ int tk_fntable_add(tk_fntable *t, const tk_profile *p, const char *name, tk_erro
 			f->cells[f->n - 1].total += (double)top->entries[i].total * sc;
 		} else {
 			tk_grow((void **)&f->cells, &f->cap, f->n + 1, sizeof *f->cells);
-			f->cells[f->n++] = (cell){k, (double)top->entries[i].self * sc, (double)top->entries[i].total * sc};
+			f->cells[f->n++] =
+			    (cell){k, (double)top->entries[i].self * sc, (double)top->entries[i].total * sc};
 		}
 		f->sum_self += (double)top->entries[i].self * sc;
 		f->sum_total += (double)top->entries[i].total * sc;

@@ -689,9 +689,10 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
 {
 	if (tk_profile_weight_decimals(p))
-		return tk_error_set(err, "gecko: the Firefox Profiler's sample weights are whole numbers, and these "
-		                         "have %u decimals (folded counts such as 1.5): write speedscope, folded or SVG "
-		                         "instead",
+		return tk_error_set(err,
+		                    "gecko: the Firefox Profiler's sample weights are whole numbers, and these "
+		                    "have %u decimals (folded counts such as 1.5): write speedscope, folded or SVG "
+		                    "instead",
 		                    tk_profile_weight_decimals(p));
 	gw w = {.out = out, .p = p};
 	build_tables(&w);

@@ -192,8 +192,9 @@ typedef struct binfo {
 int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
 {
 	if (tk_profile_weight_decimals(p))
-		return tk_error_set(err, "pprof: its values are whole numbers, and these weights have %u decimals "
-		                         "(folded counts such as 1.5): write speedscope, folded or SVG instead",
+		return tk_error_set(err,
+		                    "pprof: its values are whole numbers, and these weights have %u decimals "
+		                    "(folded counts such as 1.5): write speedscope, folded or SVG instead",
 		                    tk_profile_weight_decimals(p));
 	gzbuf *g = tk_xcalloc(1, sizeof *g);
 	g->base.append = gz_append;

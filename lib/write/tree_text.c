@@ -120,8 +120,8 @@ int tk_write_tree_text(FILE *out, const tk_calltree *t, tk_error *err)
 					plen += sizeof tee - 1;
 				}
 				char buf[32];
-				row(out, u, tk_profile_weight_decimals(p), root->total, node, prefix, plen, tk_cnode_label(t, node, buf),
-				    tk_cnode_binary(t, node));
+				row(out, u, tk_profile_weight_decimals(p), root->total, node, prefix, plen,
+				    tk_cnode_label(t, node, buf), tk_cnode_binary(t, node));
 				if (node->depth > 1 && node->depth <= MAX_GUIDE_LEVELS) {
 					const char *cont = last ? blank : pipe;
 					size_t clen = strlen(cont);
