@@ -127,6 +127,8 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 
 /* `--event` names a sampling profiler's event (perf's cycles, instructions …) or, as a number, one
  * event of the input (a MetricKit diagnostic, a record, a report: tk_analysis_option). */
+static int text_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
+
 static int event_number_follows(int argc, char **argv, int i)
 {
 	const char *v = strncmp(argv[i], "--event=", 8) == 0 ? argv[i] + 8
@@ -139,6 +141,8 @@ int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_o
 {
 	const char *val;
 	int r;
+	if ((r = text_read_option(cmd, argc, argv, i, o)) != 0)
+		return r;
 	if (event_number_follows(argc, argv, *i))
 		return 0;
 	if ((r = tk_cli_opt(cmd, argc, argv, i, "--event", NULL, &val)) != 0) {
@@ -247,6 +251,37 @@ int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
 	return ++*i, 1;
 }
 
+void tk_cli_read_warn(void *ctx, const char *message)
+{
+	tk_cli_warn("%s: %s", (const char *)ctx, message);
+}
+
+/* --keep-going, --run N (text readers), and the reader's warning callback. */
+static int text_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+{
+	const char *val;
+	int r;
+	o->warn = tk_cli_read_warn;
+	o->warn_ctx = (void *)cmd;
+	if (strcmp(argv[*i], "--keep-going") == 0) {
+		o->keep_going = 1;
+		return ++*i, 1;
+	}
+	if ((r = tk_cli_opt(cmd, argc, argv, i, "--run", NULL, &val)) != 0) {
+		if (r < 0)
+			return -1;
+		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
+			return tk_cli_fail(
+			           "%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
+			           "folded file)",
+			           cmd, val),
+			       -1;
+		o->run = (unsigned)(val[0] - '0');
+		return 1;
+	}
+	return 0;
+}
+
 int tk_analysis_check(tk_analysis *a)
 {
 	if (!a->input)
@@ -300,6 +335,8 @@ tk_profile *tk_analysis_load(tk_analysis *a)
 	if (a->keep_samples)
 		tk_profile_keep_samples(p, 1);
 	a->read.progress = tk_cli_progress;
+	a->read.warn = tk_cli_read_warn;
+	a->read.warn_ctx = (void *)a->cmd;
 	int rc = tk_read_path(p, a->input, &a->read, &err);
 	if (rc == 0)
 		rc = tk_elf_name_session(&p, NULL, &err); /* a Linux monitor session's frames */

@@ -41,6 +41,9 @@ typedef struct tk_analysis {
 	"                        an .ips/.crash/spindump report or folded stacks (found by content; gzip'd is\n"     \
 	"                        fine), or - for standard input\n"                                                    \
 	"  -o, --output PATH     write there instead of standard output\n"                                             \
+	"  --keep-going          folded stacks: skip lines that fit no rule (counted, with a warning)\n"              \
+	"  --run 1|2             differential folded stacks (STACK BEFORE AFTER): the first or second count\n"        \
+	"                        (default 2, as flamegraph.pl draws)\n"                                                \
 	"filters:\n"                                                                                                   \
 	"  --time-from T         keep samples at or after T since the start of the run\n"                              \
 	"  --time-to T           keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm\n"                \
@@ -74,9 +77,6 @@ int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out);
 int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *out);
 
-/* --event NAME / --weight samples|period into o. Returns 1 if argv[*i] was one (advancing *i), 0 if
- * not, -1 on a malformed value (message printed). */
-int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
 
 /* Consume argv[*i] if it is a shared option or the input. Returns 1 if consumed (advancing *i),
  * 0 if unknown to it, -1 on a malformed value (message printed). */
@@ -96,6 +96,13 @@ FILE *tk_analysis_open_output(tk_analysis *a);
 /* Close the output: with write_failed = 0 commit it, else drop it. Prints and returns 1 if anything
  * failed to be written (or write_failed), else 0. */
 int tk_analysis_close_output(tk_analysis *a, int write_failed);
+
+/* Options of the reading itself, shared with commands that parse their own (info, stats): --event
+ * NAME, --weight samples|period, --keep-going, --run N. Same contract as tk_analysis_option. Also sets
+ * the warning callback. */
+int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
+/* Prints a reader's warning (tk_read_options.warn; ctx is the command name). */
+void tk_cli_read_warn(void *ctx, const char *message);
 
 /* Parse "250ms", "1.5s", "300us", "1000ns" or "MM:SS.mmm" into ns; -1 if malformed. */
 int tk_parse_time_ns(const char *s, uint64_t *ns);

@@ -15,7 +15,9 @@ static void usage(void)
 {
 	printf(
 	    "usage: tracekit diff [options] A… -- B…\n"
-	    "       tracekit diff [options] A B\n\n"
+	    "       tracekit diff [options] A B\n"
+	    "       tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
+	    "                                       first count, B the second, as difffolded.pl wrote them)\n\n"
 	    "Per function (symbol + binary), self and total weight on each side (absolute, summed over\n"
 	    "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
 	    "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"
@@ -125,7 +127,8 @@ static int gate(const tk_diff *d, double pct, double min_share)
 	return slower;
 }
 
-static int read_side(const char **paths, size_t n, side *s, int want_merged, int keep_going, const char *label)
+static int read_side(const char **paths, size_t n, side *s, int want_merged, int keep_going, const char *label,
+                     unsigned run)
 {
 	s->ft = tk_fntable_new();
 	if (want_merged)
@@ -138,6 +141,9 @@ static int read_side(const char **paths, size_t n, side *s, int want_merged, int
 		tk_profile *p = tk_profile_new();
 		tk_read_options ro;
 		tk_read_options_init(&ro);
+		ro.run = run;
+		ro.warn = tk_cli_read_warn;
+		ro.warn_ctx = (void *)"diff";
 		int r = tk_read_path(p, paths[i], &ro, &err);
 		if (r == 0)
 			r = tk_elf_name_session(&p, NULL, &err);
@@ -220,8 +226,11 @@ int cmd_diff(int argc, char **argv)
 			i++;
 		}
 	}
+	unsigned run_a = 0, run_b = 0;
 	if (!seen_sep && na == 2)
 		b[nb++] = a[--na];
+	else if (!seen_sep && na == 1) /* one differential folded file: its two counts are the two runs */
+		b[nb++] = a[0], run_a = 1, run_b = 2;
 	if (na == 0 || nb == 0) {
 		tk_cli_fail("diff: expected A… -- B… (or A B with one run a side); see tracekit diff --help");
 		goto out;
@@ -229,7 +238,8 @@ int cmd_diff(int argc, char **argv)
 	rc = 1;
 	if (json && !have_limit)
 		limit = 0;
-	if (read_side(a, na, &A, svg != NULL, keep_going, "A") || read_side(b, nb, &B, svg != NULL, keep_going, "B"))
+	if (read_side(a, na, &A, svg != NULL, keep_going, "A", run_a) ||
+	    read_side(b, nb, &B, svg != NULL, keep_going, "B", run_b))
 		goto out;
 	tk_error err = {{0}};
 	d = tk_diff_build(A.ft, B.ft, &err);

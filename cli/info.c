@@ -12,7 +12,7 @@ TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc docum
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [-o OUT] FILE\n\n"
+	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [--keep-going] [--run 1|2] [-o OUT] FILE\n\n"
 	           "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
 	           "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
 	           "is accepted.\n\n"
@@ -24,6 +24,8 @@ static void usage(FILE *f)
 	           "  --json                 machine-readable output\n"
 	           "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n"
 	           "%s"
+	           "  --keep-going           folded stacks: skip lines that fit no rule (counted, with a warning)\n"
+	           "  --run 1|2              differential folded stacks: the first or second count (default 2)\n"
 	           "  -o, --output OUT       write there (whole or not at all) instead of standard output\n",
 	        TK_READ_OPTIONS_HELP);
 }
@@ -73,11 +75,16 @@ int cmd_info(int argc, char **argv)
 	tk_read_options o;
 	tk_read_options_init(&o);
 	o.progress = tk_cli_progress;
+	o.warn = tk_cli_read_warn;
+	o.warn_ctx = (void *)"info";
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
 		int r;
 		if (strcmp(a, "--json") == 0) {
 			json = 1, i++;
+		} else if ((r = tk_cli_read_option("info", argc, argv, &i, &o)) != 0) {
+			if (r < 0)
+				return 2;
 		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--tokenizer", NULL, &val)) != 0) {
 			if (r < 0)
 				return 2;
@@ -87,9 +94,6 @@ int cmd_info(int argc, char **argv)
 				o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
 			else
 				return tk_cli_usage("info", "--tokenizer '%s': expected fast or libxml2", val);
-		} else if ((r = tk_cli_read_option("info", argc, argv, &i, &o)) != 0) {
-			if (r < 0)
-				return 2;
 		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--output", "-o", &val)) != 0) {
 			if (r < 0)
 				return 2;

@@ -519,7 +519,9 @@ static int parse_args(int argc, char **argv, opts *o)
 		const char *val;
 		int r;
 		const char *a = argv[i];
-		if ((r = tk_cli_read_option("stats", argc, argv, &i, &read_opts)) != 0) {
+		if (strcmp(a, "--keep-going") == 0) /* stats' own: skip inputs (not a reader's lines) */
+			o->keep_going = 1, i++;
+		else if ((r = tk_cli_read_option("stats", argc, argv, &i, &read_opts)) != 0) {
 			if (r < 0)
 				return -1;
 		} else if (strcmp(a, "--json") == 0)
@@ -532,8 +534,6 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->share = 1, i++;
 		else if (strcmp(a, "--sketch") == 0)
 			o->sketch = 1, i++;
-		else if (strcmp(a, "--keep-going") == 0)
-			o->keep_going = 1, i++;
 		else if (strcmp(a, "--functions") == 0)
 			o->functions = 1, i++;
 		else if ((r = tk_cli_opt("stats", argc, argv, &i, "--metric", NULL, &o->metric)) != 0 ||

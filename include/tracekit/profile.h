@@ -66,6 +66,7 @@ enum {
 	TK_FRAME_SYNTHETIC = 1u << 1, /* not code: a thread or process node, "<no backtrace>" … */
 	TK_FRAME_LEAF_PC = 1u << 2,   /* addr is the sampled PC (+1 for xctrace 14.3+), not a return address */
 	TK_FRAME_SWIFT = 1u << 3,     /* the name is a Swift symbol */
+	TK_FRAME_EMPTY = 1u << 4,     /* the name is known to be empty (folded `a;;b`), not missing */
 };
 
 typedef struct tk_frame {
@@ -133,8 +134,8 @@ size_t tk_binary_count(const tk_profile *p);
 tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f);
 const tk_frame *tk_frame_get(const tk_profile *p, tk_frame_id id);
 size_t tk_frame_count(const tk_profile *p);
-/* The frame's display name: its symbol, or "0x" + lowercase hex of addr when it has none. The
- * buffer is used only for the hex form. */
+/* The frame's display name: its symbol, or "0x" + lowercase hex of addr when it has none ("" for a
+ * TK_FRAME_EMPTY frame). The buffer is used only for the hex form. */
 const char *tk_frame_label(const tk_profile *p, tk_frame_id id, char buf[32]);
 
 /* ---- stacks (prefix tree, root first) ---- */
@@ -303,6 +304,13 @@ tk_event_id tk_event_copy(tk_profile *dst, const tk_profile *src, tk_event_id e,
 void tk_profile_set_unit(tk_profile *p, tk_unit u);
 tk_unit tk_profile_unit(const tk_profile *p);
 uint64_t tk_profile_weight(const tk_profile *p); /* Σ thread weights */
+/* Multiply every weight (cells, threads, the total; not sample counts) by factor: how a reader that
+ * meets a finer decimal fraction part way through an input (folded `31.23` after `19`) keeps its
+ * weights exact integers. Returns 0, or -1 (nothing changed) if a weight would pass 2^64 - 1.
+ * Such a profile's weights are in units of 10^-D of its unit, D being the meta key
+ * "weight-decimals" (absent: 0); writers show them as exact decimals (tk_profile_weight_decimals). */
+int tk_profile_scale_weights(tk_profile *p, uint64_t factor);
+unsigned tk_profile_weight_decimals(const tk_profile *p); /* the meta key as a number, 0 if unset */
 /* Non-zero when a sample was dropped because the profile's total weight would pass 2^64 - 1 (so
  * every total, which is at most the profile's, stays exact). Readers turn it into an error. */
 int tk_profile_weight_overflow(const tk_profile *p);

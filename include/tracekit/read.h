@@ -77,6 +77,17 @@ typedef struct tk_read_options {
 	 * TK_READ_WEIGHT_PERIOD (each weighs its period, as FlameGraph and inferno sum it: ns for
 	 * cpu-clock/task-clock, cycles for cycles, events otherwise). Formats without a period ignore it. */
 	int weight;
+	/* Text readers (folded stacks): skip lines that fit no rule instead of failing on the first;
+	 * they are counted (meta "skipped-lines") and reported through warn. */
+	int keep_going;
+	/* Differential folded stacks (`STACK BEFORE AFTER`, difffolded.pl / inferno-diff-folded) hold
+	 * two runs: 1 reads the first count, 2 (the default, what flamegraph.pl draws) the second. Set
+	 * on any other input it is an error. */
+	unsigned run;
+	/* Called with a one-line warning about an input that was read (a truncated report, skipped
+	 * lines); NULL drops them. Readers never print. */
+	void (*warn)(void *ctx, const char *message);
+	void *warn_ctx;
 } tk_read_options;
 
 enum { TK_READ_TOKENIZER_FAST = 0, TK_READ_TOKENIZER_LIBXML2 = 1 };

@@ -375,7 +375,7 @@ const char *tk_frame_label(const tk_profile *p, tk_frame_id id, char buf[32])
 	const tk_frame *f = tk_frame_get(p, id);
 	if (!f)
 		return "";
-	if (f->name)
+	if (f->name || (f->flags & TK_FRAME_EMPTY))
 		return tk_string(p, f->name);
 	static const char hex[] = "0123456789abcdef";
 	char tmp[17];
@@ -856,6 +856,28 @@ uint64_t tk_profile_weight(const tk_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		w += p->threads[i].t.weight;
 	return w;
+}
+
+int tk_profile_scale_weights(tk_profile *p, uint64_t factor)
+{
+	if (factor == 1)
+		return 0;
+	if (factor == 0 || (p->total_weight && p->total_weight > UINT64_MAX / factor))
+		return -1; /* every weight is at most the total */
+	p->total_weight *= factor;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		tk_tstate *ts = &p->threads[i];
+		ts->t.weight *= factor;
+		for (size_t c = 0; c < ts->ncells; c++)
+			ts->cells[c].weight *= factor;
+	}
+	return 0;
+}
+
+unsigned tk_profile_weight_decimals(const tk_profile *p)
+{
+	const char *d = tk_profile_meta(p, "weight-decimals");
+	return d && d[0] >= '0' && d[0] <= '9' && !d[1] ? (unsigned)(d[0] - '0') : 0;
 }
 
 int tk_profile_weight_overflow(const tk_profile *p)

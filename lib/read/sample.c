@@ -60,6 +60,7 @@ typedef struct smp {
 	size_t nimgs, capimgs;
 	int64_t pid;
 	tk_str process, arch;
+	uint32_t thread_col; /* column of the thread rows + 1 (0 before the first) */
 } smp;
 
 static int starts(const char *s, size_t n, const char *lit)
@@ -148,14 +149,29 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 	while (i < n && s[i] >= '0' && s[i] <= '9' && i - d < 19)
 		count = count * 10 + (uint64_t)(s[i++] - '0');
 	if (i == d || i >= n || s[i] != ' ')
-		return tk_error_set(err, "%s:%llu: expected `COUNT FRAME` in the call graph", m->name,
-		                    (unsigned long long)lineno);
+		return tk_error_set(err,
+		                    "%s:%llu: expected `COUNT FRAME` after the guides (`+ ! : |`) in the call graph",
+		                    m->name, (unsigned long long)lineno);
 	while (i < n && s[i] == ' ')
 		i++;
 	const char *t = s + i;
 	size_t tl = trim_end(t, n - i);
 	while (m->nopen && m->nodes[m->open[m->nopen - 1]].column >= col)
 		m->nopen--;
+	/* `sample` indents each level by two columns (guides `+ ! : |` and blanks) under its caller, and
+	 * puts every thread row in the same column: anything else is a damaged report, not a tree we
+	 * can trust (a child read as a sibling would move weight between functions). */
+	if (m->nopen && col != m->nodes[m->open[m->nopen - 1]].column + 2)
+		return tk_error_set(
+		    err,
+		    "%s:%llu: the count is at column %zu, but a call-graph line is indented two columns "
+		    "under its caller (line %llu, column %u) or level with a sibling",
+		    m->name, (unsigned long long)lineno, col + 1,
+		    (unsigned long long)m->nodes[m->open[m->nopen - 1]].lineno,
+		    m->nodes[m->open[m->nopen - 1]].column + 1);
+	if (!m->nopen && m->thread_col && col + 1 != m->thread_col)
+		return tk_error_set(err, "%s:%llu: the count is at column %zu, but the thread rows' is at column %u",
+		                    m->name, (unsigned long long)lineno, col + 1, m->thread_col);
 	snode x = {0};
 	x.column = (uint32_t)col;
 	x.count = count;
@@ -179,6 +195,7 @@ static int graph_line(smp *m, const char *s, size_t n, uint64_t lineno, tk_error
 		while (k < tl && (t[k] == ':' || t[k] == ' '))
 			k++;
 		x.is_thread = 1;
+		m->thread_col = (uint32_t)col + 1;
 		x.thread =
 		    tk_thread_get_or_add(m->p, m->pid, tid, k < tl ? tk_intern(m->p, t + k, tl - k) : 0, m->process);
 	} else {
@@ -333,14 +350,34 @@ static void build(smp *m)
 	free(stacks);
 }
 
+/* What the command prints before the report when it writes to a terminal, and what Activity
+ * Monitor's "Sample Process" text starts with:
+ *   Sampling process 1740 for 3 seconds with 1 millisecond of run time between samples
+ *   Sampling completed, processing symbols...
+ *   Sample analysis of process 1740 written to file /tmp/x.sample.txt
+ * (and `sample NAME -wait`'s "Waiting for 'NAME' to appear..."). */
+static int preamble_line(const char *s, size_t n)
+{
+	return starts(s, n, "Sampling process ") || starts(s, n, "Sampling completed") ||
+	       starts(s, n, "Sample analysis of process ") || starts(s, n, "Waiting for ");
+}
+
 static int sample_sniff(const unsigned char *head, size_t n)
 {
 	const char *s;
-	size_t len = tk_head_line(head, n, 0, &s);
-	if (starts(s, len, "Analysis of sampling "))
-		return 1;
-	/* a report whose first line was cut: the Process: line and the call graph heading */
-	return starts(s, len, "Process:") && memmem(head, n, "\nCall graph:", 12) != NULL;
+	size_t at = 0, len;
+	for (int k = 0; k < 8 && at < n; k++) {
+		len = tk_head_line(head, n, at, &s);
+		at += len + 1;
+		size_t tn = trim_end(s, len && s[len - 1] == '\r' ? len - 1 : len);
+		if (starts(s, tn, "Analysis of sampling "))
+			return 1;
+		if (k == 0 && starts(s, tn, "Process:")) /* a report whose first line was cut */
+			return memmem(head, n, "\nCall graph:", 12) != NULL;
+		if (tn && !preamble_line(s, tn))
+			return 0;
+	}
+	return 0;
 }
 
 static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_error *err)
@@ -362,6 +399,15 @@ static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 			if (sec == GRAPH)
 				sec = OTHER;
 			continue;
+		}
+		if (s[0] != ' ' && sec == GRAPH && !starts(s, tn, "Total number in stack") &&
+		    !starts(s, tn, "Sort by top of stack") && !starts(s, tn, "Binary Images:")) {
+			/* inside the call graph every line is indented: this one would silently end it */
+			rc = tk_error_set(err,
+			                  "%s:%llu: a call-graph line that does not start with blanks (the graph ends "
+			                  "with a blank line)",
+			                  m.name, (unsigned long long)l.lineno);
+			break;
 		}
 		if (s[0] != ' ') { /* a section heading or a header line */
 			if (starts(s, tn, "Call graph:")) {
@@ -387,7 +433,24 @@ static int sample_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if (rc < 0)
 			break;
 	}
+	uint64_t last = l.lineno;
 	tk_lines_free(&l);
+	char note[400];
+	if (rc == 0 && sec == GRAPH && m.nnodes) {
+		/* A report cut short: the counts read are right, but callees after the cut are missing, so
+		 * their weight stays with the callers read (as self). */
+		snprintf(note, sizeof note, "ends inside the call graph at line %llu: truncated?",
+		         (unsigned long long)last);
+		tk_profile_set_meta(p, "truncated", note);
+		if (o && o->warn) {
+			snprintf(
+			    note, sizeof note,
+			    "%s: the report ends before its call graph ends (line %llu): it may be truncated; weight "
+			    "below the last lines read is counted as their self weight",
+			    m.name, (unsigned long long)last);
+			o->warn(o->warn_ctx, note);
+		}
+	}
 	if (rc == 0 && !saw_graph)
 		rc = tk_error_set(err, "%s: no `Call graph:` section", m.name);
 	if (rc == 0 && !m.nnodes)

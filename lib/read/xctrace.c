@@ -33,6 +33,9 @@
 #include "util/hidx.h"
 #include "util/mem.h"
 
+/* what the error for another table names as readable */
+#define SUPPORTED_SCHEMAS "time-profile, cpu-profile, counters-profile, time-sample"
+
 #define CHUNK (256 * 1024)
 #define SAMPLE_TIME_WINDOW 4096
 #define MAX_DEPTH 256
@@ -861,6 +864,10 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 		if (tag == T_TOC)
 			return fail(r, "this is a table of contents (`xctrace export --toc`), not a table export; "
 			               "`tracekit info` shows it, and `xctrace export --xpath` exports a table");
+		if (tag != T_TQR && nl == 3 && memcmp(name, "svg", 3) == 0)
+			return fail(r,
+			            "an SVG image (a rendered flame graph?), not an xctrace export: tracekit reads the "
+			            "folded stacks it was drawn from, not the picture");
 		if (tag != T_TQR)
 			return fail(r,
 			            "not an xctrace table export: the root element is <%.*s>, not <trace-query-result>",
@@ -978,7 +985,12 @@ static int on_start(void *ctx, const char *name, size_t nl, const tk_xml_attr *a
 			break;
 		}
 		if (!r->schema_ok)
-			return fail(r, "<row> before the table's <schema>");
+			return strstr(r->xpaths, "/details")
+			           /* `…/tracks/track/details/detail` (docs/xctrace-format.md §8.7) */
+			           ? fail(r, "unsupported table schema 'track detail' (an Allocations List, Leaks or "
+			                     "VM Tracker "
+			                     "list: rows without stacks or a <schema>); supported: " SUPPORTED_SCHEMAS)
+			           : fail(r, "<row> before the table's <schema>");
 		r->in_row = 1;
 		r->row_cells = 0;
 		r->row_has_time = r->row_has_weight = r->row_has_thread = 0;
@@ -1618,11 +1630,16 @@ static int xctrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, t
 			break;
 	}
 	if (!r->unit_set && r->skipped[0])
+		rc = tk_error_set(err, "%s:%llu:%llu: unsupported table schema '%s'; supported: %s", r->name,
+		                  (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col, r->skipped,
+		                  SUPPORTED_SCHEMAS);
+	else if (!r->unit_set && strstr(r->xpaths, "/details"))
+		/* `…/tracks/track/details/detail` exports (Allocations List, Leaks, VM Tracker) have attribute
+		 * rows and no <schema> (docs/xctrace-format.md §8.7) */
 		rc = tk_error_set(err,
-		                  "%s:%llu:%llu: unsupported schema '%s' (tracekit reads time-profile, cpu-profile, "
-		                  "counters-profile and time-sample tables)",
-		                  r->name, (unsigned long long)r->skipped_line, (unsigned long long)r->skipped_col,
-		                  r->skipped);
+		                  "%s: unsupported table schema 'track detail' (%s: an Allocations List, Leaks or VM "
+		                  "Tracker list, rows without stacks); supported: %s",
+		                  r->name, r->xpaths, SUPPORTED_SCHEMAS);
 	else if (!r->unit_set)
 		rc = tk_error_set(err, "%s: the export has no table (no <node> with a <schema>)", r->name);
 	else {

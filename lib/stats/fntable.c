@@ -91,11 +91,15 @@ int tk_fntable_add(tk_fntable *t, const tk_profile *p, const char *name, tk_erro
 	if (!top)
 		return -1;
 	snprintf(t->unit, sizeof t->unit, "%s", unit);
+	/* weights with decimals (folded `1.5` counts) are stored ×10^D: compare them in the unit itself */
+	double sc = 1;
+	for (unsigned d = tk_profile_weight_decimals(p); d; d--)
+		sc /= 10;
 	tk_grow((void **)&t->pnames, &t->capp, t->np + 1, sizeof *t->pnames);
 	t->pweights = tk_xrealloc(t->pweights, t->capp * sizeof *t->pweights);
 	uint32_t k = (uint32_t)t->np++;
 	t->pnames[k] = tk_xstrdup(name);
-	t->pweights[k] = (double)top->weight;
+	t->pweights[k] = (double)top->weight * sc;
 	for (size_t i = 0; i < top->n; i++) {
 		char buf[32];
 		const tk_frame *fr = tk_frame_get(p, top->entries[i].frame);
@@ -104,14 +108,15 @@ int tk_fntable_add(tk_fntable *t, const tk_profile *p, const char *name, tk_erro
 		fn *f = &t->fns[fi];
 		/* The same symbol+binary may come from several frames (addresses): add them up. */
 		if (f->n && f->cells[f->n - 1].profile == k) {
-			f->cells[f->n - 1].self += (double)top->entries[i].self;
-			f->cells[f->n - 1].total += (double)top->entries[i].total;
+			f->cells[f->n - 1].self += (double)top->entries[i].self * sc;
+			f->cells[f->n - 1].total += (double)top->entries[i].total * sc;
 		} else {
 			tk_grow((void **)&f->cells, &f->cap, f->n + 1, sizeof *f->cells);
-			f->cells[f->n++] = (cell){k, (double)top->entries[i].self, (double)top->entries[i].total};
+			f->cells[f->n++] =
+			    (cell){k, (double)top->entries[i].self * sc, (double)top->entries[i].total * sc};
 		}
-		f->sum_self += (double)top->entries[i].self;
-		f->sum_total += (double)top->entries[i].total;
+		f->sum_self += (double)top->entries[i].self * sc;
+		f->sum_total += (double)top->entries[i].total * sc;
 	}
 	tk_top_free(top);
 	return (int)k;

@@ -18,13 +18,14 @@ typedef struct linebuf {
 	size_t n, cap;
 } linebuf;
 
-/* Append a frame, replacing the two characters the format reserves. */
+/* Append a frame, replacing the two characters the format reserves. Every frame is stored with
+ * the ';' before it, the first one's dropped when the line is written, so an empty label (folded
+ * `;b`, `a;;b`) keeps its place. */
 static void append_frame(linebuf *b, const char *label)
 {
 	size_t len = strlen(label);
 	TK_GROW(b->s, b->cap, b->n + len + 2);
-	if (b->n)
-		b->s[b->n++] = ';';
+	b->s[b->n++] = ';';
 	for (size_t i = 0; i < len; i++) {
 		char c = label[i];
 		b->s[b->n++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
@@ -32,12 +33,18 @@ static void append_frame(linebuf *b, const char *label)
 	b->s[b->n] = 0;
 }
 
-static void emit(FILE *out, const linebuf *b, uint64_t w)
+static void emit(FILE *out, const linebuf *b, uint64_t w, unsigned d)
 {
 	if (!w)
 		return;
-	fwrite(b->s, 1, b->n, out);
-	fprintf(out, " %llu\n", (unsigned long long)w);
+	if (b->n > 1)
+		fwrite(b->s + 1, 1, b->n - 1, out);
+	if (d) { /* weights with decimals (folded `1.5` counts) are written back exactly */
+		char num[32];
+		tk_wu_decimal(num, sizeof num, w, d);
+		fprintf(out, " %s\n", num);
+	} else
+		fprintf(out, " %llu\n", (unsigned long long)w);
 }
 
 typedef struct walk_item {
@@ -71,6 +78,7 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 	const char *ft = tk_profile_meta(p, "folded-threads");
 	co.group = (o && o->no_thread) || (ft && strcmp(ft, "none") == 0) ? TK_GROUP_ALL : TK_GROUP_THREAD;
 	co.label_only = 1;
+	unsigned dec = tk_profile_weight_decimals(p);
 	tk_calltree *t = tk_calltree_build(p, &co, err);
 	if (!t)
 		return -1;
@@ -86,17 +94,16 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 		TK_GROW(line.s, line.cap, 1);
 		line.s[0] = 0;
 		if (co.group == TK_GROUP_THREAD) {
-			const char *name = grp->name      ? tk_string(p, grp->name)
-			                   : grp->process ? tk_string(p, grp->process)
-			                                  : "thread";
+			/* an unnamed thread is "(unnamed)" here as in every writer; the reader maps it back */
+			const char *name = grp->name ? tk_string(p, grp->name) : "(unnamed)";
 			char *frame = tk_xmalloc(strlen(name) + 32);
 			sprintf(frame, "%s tid=%llu", name, (unsigned long long)grp->tid);
 			append_frame(&line, frame);
 			free(frame);
-			emit(out, &line, root->self);
+			emit(out, &line, root->self, dec);
 		} else if (root->self) {
 			append_frame(&line, "(no stack)");
-			emit(out, &line, root->self);
+			emit(out, &line, root->self, dec);
 			line.n = 0;
 		}
 		TK_GROW(stack, capstack, nstack + 1);
@@ -108,7 +115,7 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 			if (!(n->flags & TK_CNODE_ROOT)) {
 				char buf[32];
 				append_frame(&line, tk_cnode_label(t, n, buf));
-				emit(out, &line, n->self);
+				emit(out, &line, n->self, dec);
 			}
 			/* Push children in reverse byte order of labels so they pop in order. */
 			size_t m = 0;

@@ -833,10 +833,9 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 {
 	FILE *out = w->out;
 	const tk_profile *p = w->p;
-	char buf[64];
 	const char *name = tk_string(p, th->name), *proc = tk_string(p, th->process);
 	if (!*name)
-		name = *proc ? proc : (snprintf(buf, sizeof buf, "thread %llu", (unsigned long long)th->tid), buf);
+		name = "(unnamed)"; /* as every writer names a thread without a name */
 	put_str(out, first ? "{" : ",\n{");
 	put_str(out, "\"name\":");
 	tk_wu_json_string(out, name);
@@ -872,6 +871,12 @@ static void thread_header(gw *w, const tk_thread *th, int main, int first, const
 
 int tk_write_gecko(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
 {
+	if (tk_profile_weight_decimals(p))
+		return tk_error_set(err,
+		                    "gecko: the Firefox Profiler's sample weights are whole numbers, and these "
+		                    "have %u decimals (folded counts such as 1.5): write speedscope, folded or SVG "
+		                    "instead",
+		                    tk_profile_weight_decimals(p));
 	gw w = {.out = out, .p = p};
 	build_tables(&w);
 	tk_unit unit = tk_profile_unit(p);

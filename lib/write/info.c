@@ -3,6 +3,7 @@
  * its samples and weight, heaviest first. Text for people, JSON for scripts.
  */
 #include <inttypes.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "tracekit/write.h"
@@ -125,10 +126,14 @@ int tk_write_info_json(FILE *out, const tk_profile *p, const char *file, tk_erro
 	return tk_wu_finish(out, "info JSON", err);
 }
 
-/* weight column: ms for time, the unit's own count otherwise */
-static void weight_cell(FILE *out, tk_unit u, uint64_t w)
+/* weight column: ms for time, the unit's own count otherwise (exact decimals when it has them) */
+static void weight_cell(FILE *out, tk_unit u, unsigned d, uint64_t w)
 {
-	if (u == TK_UNIT_NS)
+	char num[32];
+	if (d) {
+		tk_wu_decimal(num, sizeof num, w, d);
+		fprintf(out, " %9s", num);
+	} else if (u == TK_UNIT_NS)
 		fprintf(out, " %9.1f", w / 1e6);
 	else
 		fprintf(out, " %9" PRIu64, w);
@@ -159,31 +164,55 @@ int tk_write_info_text(FILE *out, const tk_profile *p, const char *file, tk_erro
 		if (i == 0)
 			fprintf(out, "%-14s %s\n", "unit", tk_unit_name(u));
 	}
+	/* text inputs: what kind of file it was and how it was read; a header's `# key: value` lines */
+	static const char *const text_keys[] = {"format", "differential", "weight-decimals", "skipped-lines",
+	                                        "truncated"};
+	for (size_t i = 0; i < sizeof text_keys / sizeof text_keys[0]; i++) {
+		const char *v = tk_profile_meta(p, text_keys[i]);
+		if (v && !(i == 0 && tk_profile_meta(p, "schema"))) {
+			fprintf(out, "%-14s ", text_keys[i]);
+			tk_text_fput(out, v);
+			fputc('\n', out);
+		}
+	}
+	for (size_t i = 0; i < tk_profile_meta_count(p); i++) {
+		const char *k, *v;
+		tk_profile_meta_at(p, i, &k, &v);
+		if (strncmp(k, "header.", 7) == 0) {
+			fprintf(out, "%-14s ", k + 7);
+			tk_text_fput(out, v);
+			fputc('\n', out);
+		}
+	}
 	if (s.tmin <= s.tmax)
 		fprintf(out, "time span      %.3f s to %.3f s (%.3f s)\n", s.tmin / 1e9, s.tmax / 1e9,
 		        (s.tmax - s.tmin) / 1e9);
 	if (u == TK_UNIT_NS)
 		fprintf(out, "samples        %" PRIu64 "\nweight         %.3f ms\n", tk_profile_samples(p),
 		        total / 1e6);
-	else
-		fprintf(out, "samples        %" PRIu64 "\nweight         %" PRIu64 " %s\n", tk_profile_samples(p),
-		        total, tk_unit_name(u));
+	else {
+		char num[32];
+		tk_wu_decimal(num, sizeof num, total, tk_profile_weight_decimals(p));
+		fprintf(out, "samples        %" PRIu64 "\nweight         %s %s\n", tk_profile_samples(p), num,
+		        tk_unit_name(u));
+	}
 	fprintf(out, "\n%10s %7s %9s  %s\n", "samples", "weight%", u == TK_UNIT_NS ? "ms" : tk_unit_name(u),
 	        "process / thread");
 	for (size_t k = 0; k < s.ng; k++) {
 		const pgroup *g = &s.g[k];
 		fprintf(out, "%10" PRIu64 " %6.1f%%", g->samples, total ? 100.0 * g->weight / total : 0);
-		weight_cell(out, u, g->weight);
+		weight_cell(out, u, tk_profile_weight_decimals(p), g->weight);
 		fputs("  ", out);
-		tk_text_fput(out, g->name ? tk_string(p, g->name) : "<unknown process>");
+		tk_text_fput(out, g->name ? tk_string(p, g->name) : "(unknown process)");
 		fprintf(out, " (%" PRId64 ")\n", g->pid);
 		for (size_t i = 0; i < g->nthreads; i++) {
 			const tk_thread *th = tk_thread_get(p, g->threads[i]);
 			fprintf(out, "%10" PRIu64 " %6.1f%%", th->samples, total ? 100.0 * th->weight / total : 0);
-			weight_cell(out, u, th->weight);
+			weight_cell(out, u, tk_profile_weight_decimals(p), th->weight);
 			fputs("    ", out);
-			tk_text_fput(out, th->name ? tk_string(p, th->name) : "<unnamed>");
-			fprintf(out, " 0x%" PRIx64 "\n", th->tid);
+			tk_text_fput(out, th->name ? tk_string(p, th->name) : "(unnamed)");
+			/* the tid in decimal, as tree, collapse and every other writer print it */
+			fprintf(out, " (tid %" PRIu64 ")\n", th->tid);
 		}
 	}
 	summary_free(&s);

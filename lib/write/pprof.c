@@ -195,6 +195,11 @@ typedef struct binfo {
 
 int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, tk_error *err)
 {
+	if (tk_profile_weight_decimals(p))
+		return tk_error_set(err,
+		                    "pprof: its values are whole numbers, and these weights have %u decimals "
+		                    "(folded counts such as 1.5): write speedscope, folded or SVG instead",
+		                    tk_profile_weight_decimals(p));
 	gzbuf *g = tk_xcalloc(1, sizeof *g);
 	g->base.append = gz_append;
 	g->out = out;
@@ -380,9 +385,7 @@ int tk_write_pprof(FILE *out, const tk_profile *p, const tk_convert_options *o, 
 		                                     PERFTOOLS__PROFILES__LABEL__INIT};
 		Perftools__Profiles__Label *labp[4] = {&lab[0], &lab[1], &lab[2], &lab[3]};
 		lab[0].key = str_id(&st, "thread");
-		lab[0].str = str_id(&st, th->name      ? tk_string(p, th->name)
-		                         : th->process ? tk_string(p, th->process)
-		                                       : "thread");
+		lab[0].str = str_id(&st, th->name ? tk_string(p, th->name) : "(unnamed)");
 		lab[1].key = str_id(&st, "tid");
 		lab[1].num = (int64_t)th->tid;
 		lab[2].key = str_id(&st, "pid");

@@ -73,16 +73,22 @@ static void write_samples(FILE *out, const tk_profile *p, const tk_functab *ft, 
 			putc('\n', out);
 	}
 	fputs("],\"weights\":[", out);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)cells[i].weight);
+	unsigned dec = tk_profile_weight_decimals(p); /* folded `1.5` counts: exact decimals */
+	for (size_t i = 0; i < n; i++) {
+		char num[32];
+		tk_wu_decimal(num, sizeof num, cells[i].weight, dec);
+		fprintf(out, i ? ",%s" : "%s", num);
+	}
 	putc(']', out);
 }
 
-static void profile_head(FILE *out, const char *name, const char *unit, uint64_t total)
+static void profile_head(FILE *out, const char *name, const char *unit, uint64_t total, unsigned dec)
 {
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	tk_wu_json_string(out, name);
-	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\n", unit, (unsigned long long)total);
+	char num[32];
+	tk_wu_decimal(num, sizeof num, total, dec);
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%s,\n", unit, num);
 }
 
 static int by_weight(const void *a, const void *b, void *pp)
@@ -135,7 +141,7 @@ int tk_write_speedscope(FILE *out, const tk_profile *p, const tk_convert_options
 		}
 		char name[64];
 		snprintf(name, sizeof name, "All threads (%zu)", m);
-		profile_head(out, name, unit, total);
+		profile_head(out, name, unit, total, tk_profile_weight_decimals(p));
 		write_samples(out, p, &ft, cells, ncells, &fr, &capfr);
 		fputs("}", out);
 	} else {
@@ -149,14 +155,12 @@ int tk_write_speedscope(FILE *out, const tk_profile *p, const tk_convert_options
 				TK_GROW(cells, capcells, ncells + 1);
 				cells[ncells++] = (cell){sw[k].stack, sw[k].weight};
 			}
-			const char *tname = th->name      ? tk_string(p, th->name)
-			                    : th->process ? tk_string(p, th->process)
-			                                  : "thread";
+			const char *tname = th->name ? tk_string(p, th->name) : "(unnamed)";
 			char *name = tk_xmalloc(strlen(tname) + strlen(tk_string(p, th->process)) + 96);
 			sprintf(name, "%s (tid %llu), %s (pid %lld)", tname, (unsigned long long)th->tid,
 			        th->process ? tk_string(p, th->process) : "process", (long long)th->pid);
 			fputs(i ? ",\n" : "\n", out);
-			profile_head(out, name, unit, th->weight);
+			profile_head(out, name, unit, th->weight, tk_profile_weight_decimals(p));
 			free(name);
 			write_samples(out, p, &ft, cells, ncells, &fr, &capfr);
 			fputs("}", out);

@@ -259,7 +259,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"22\" text-anchor=\"middle\">", W / 2);
 	xml_text(out, o->title ? o->title : "Flame graph", SIZE_MAX);
 	fputs("</text>\n", out);
-	tk_wu_weight(wbuf, sizeof wbuf, unit, all);
+	tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), all);
 	fprintf(out, "<text id=\"subtitle\" x=\"%.1f\" y=\"40\" text-anchor=\"middle\">", W / 2);
 	if (o->subtitle) {
 		xml_text(out, o->subtitle, SIZE_MAX);
@@ -271,7 +271,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		if (tk_calltree_inverted(t))
 			fputs("; bottom-up", out);
 		if (left_out) {
-			tk_wu_weight(sbuf, sizeof sbuf, unit, min_total);
+			tk_wu_weight(sbuf, sizeof sbuf, unit, tk_profile_weight_decimals(p), min_total);
 			fprintf(out, "; %zu frames under %s %s left out", left_out, sbuf, uname);
 		}
 	}
@@ -299,7 +299,7 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 		fprintf(out, "<g class=\"sec\" data-w=\"%llu\">\n<text class=\"hdr\" x=\"%d\" y=\"%.0f\">",
 		        (unsigned long long)total, PAD, y0 + 14);
 		xml_text(out, head, SIZE_MAX);
-		tk_wu_weight(wbuf, sizeof wbuf, unit, total);
+		tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), total);
 		fprintf(out, " \xe2\x80\x94 %s %s", wbuf, uname);
 		if (ng > 1)
 			fprintf(out, " (%.2f%% of %s)", tk_wu_percent(total, all), allname);
@@ -329,8 +329,8 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 					fputs(" (inlined)", out);
 				putc('\n', out);
 			}
-			tk_wu_weight(wbuf, sizeof wbuf, unit, n->total);
-			tk_wu_weight(sbuf, sizeof sbuf, unit, n->self);
+			tk_wu_weight(wbuf, sizeof wbuf, unit, tk_profile_weight_decimals(p), n->total);
+			tk_wu_weight(sbuf, sizeof sbuf, unit, tk_profile_weight_decimals(p), n->self);
 			fprintf(out, "total %s %s (%.2f%% of %s), self %s %s, %llu sample%s", wbuf, uname,
 			        tk_wu_percent(n->total, total), base, sbuf, uname, (unsigned long long)n->samples,
 			        plural(n->samples));

@@ -20,7 +20,7 @@ int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 	tk_unit u = tk_profile_unit(p);
 	const char *du = tk_wu_display_unit(u);
 	char wt[32];
-	tk_wu_weight(wt, sizeof wt, u, t->weight);
+	tk_wu_weight(wt, sizeof wt, u, tk_profile_weight_decimals(p), t->weight);
 	if (u == TK_UNIT_SAMPLES) /* the weight is the sample count: say it once */
 		fprintf(out, "Top functions: %s %s, %zu function%s\n", wt, du, t->n, t->n == 1 ? "" : "s");
 	else
@@ -34,8 +34,8 @@ int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 	for (size_t i = 0; i < n; i++) {
 		const tk_top_entry *e = &t->entries[i];
 		char s[32], tot[32], buf[32];
-		tk_wu_weight(s, sizeof s, u, e->self);
-		tk_wu_weight(tot, sizeof tot, u, e->total);
+		tk_wu_weight(s, sizeof s, u, tk_profile_weight_decimals(p), e->self);
+		tk_wu_weight(tot, sizeof tot, u, tk_profile_weight_decimals(p), e->total);
 		fprintf(out, "%14s %6.1f%% %14s %6.1f%% %10llu  ", s, tk_wu_percent(e->self, t->weight), tot,
 		        tk_wu_percent(e->total, t->weight), (unsigned long long)e->samples);
 		tk_text_fput(out, tk_frame_label(p, e->frame, buf));
@@ -55,8 +55,11 @@ int tk_write_top_text(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 int tk_write_top_json(FILE *out, const tk_top *t, size_t limit, tk_error *err)
 {
 	const tk_profile *p = t->profile;
-	fprintf(out, "{\"unit\":\"%s\",\"total\":%llu,\"samples\":%llu,\"count\":%zu,\"functions\":[",
-	        tk_unit_name(tk_profile_unit(p)), (unsigned long long)t->weight, (unsigned long long)t->samples, t->n);
+	fprintf(out, "{\"unit\":\"%s\",", tk_unit_name(tk_profile_unit(p)));
+	if (tk_profile_weight_decimals(p)) /* weights count 10^-D of the unit (folded `1.5` counts) */
+		fprintf(out, "\"weight_decimals\":%u,", tk_profile_weight_decimals(p));
+	fprintf(out, "\"total\":%llu,\"samples\":%llu,\"count\":%zu,\"functions\":[", (unsigned long long)t->weight,
+	        (unsigned long long)t->samples, t->n);
 	size_t n = limit && limit < t->n ? limit : t->n;
 	for (size_t i = 0; i < n; i++) {
 		const tk_top_entry *e = &t->entries[i];

@@ -40,8 +40,11 @@ static const char *grouping_name(tk_group_by g)
 int tk_write_tree_json(FILE *out, const tk_calltree *t, tk_error *err)
 {
 	const tk_profile *p = tk_calltree_profile(t);
-	fprintf(out, "{\"unit\":\"%s\",\"by\":\"%s\",\"inverted\":%s,\"threads\":[", tk_unit_name(tk_profile_unit(p)),
-	        grouping_name(tk_calltree_grouping(t)), tk_calltree_inverted(t) ? "true" : "false");
+	fprintf(out, "{\"unit\":\"%s\",", tk_unit_name(tk_profile_unit(p)));
+	if (tk_profile_weight_decimals(p)) /* weights count 10^-D of the unit (folded `1.5` counts) */
+		fprintf(out, "\"weight_decimals\":%u,", tk_profile_weight_decimals(p));
+	fprintf(out, "\"by\":\"%s\",\"inverted\":%s,\"threads\":[", grouping_name(tk_calltree_grouping(t)),
+	        tk_calltree_inverted(t) ? "true" : "false");
 	item *stack = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t g = 0; g < tk_calltree_group_count(t); g++) {

@@ -32,7 +32,7 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	const tk_cnode *root = tk_calltree_node(t, g->root);
 	tk_unit u = tk_profile_unit(p);
 	char w[32];
-	tk_wu_weight(w, sizeof w, u, root->total);
+	tk_wu_weight(w, sizeof w, u, tk_profile_weight_decimals(p), root->total);
 	const char *proc = g->process ? tk_string(p, g->process) : "(unknown process)";
 	switch (tk_calltree_grouping(t)) {
 	case TK_GROUP_THREAD:
@@ -68,12 +68,12 @@ static void header(FILE *out, const tk_calltree *t, const tk_calltree_group *g)
 	fprintf(out, "%14s %7s %14s  %s\n", tot, "%", self, "Symbol");
 }
 
-static void row(FILE *out, tk_unit u, uint64_t gtotal, const tk_cnode *n, const char *prefix, size_t plen,
+static void row(FILE *out, tk_unit u, unsigned d, uint64_t gtotal, const tk_cnode *n, const char *prefix, size_t plen,
                 const char *label, const char *binary)
 {
 	char tot[32], self[32];
-	tk_wu_weight(tot, sizeof tot, u, n->total);
-	tk_wu_weight(self, sizeof self, u, n->self);
+	tk_wu_weight(tot, sizeof tot, u, d, n->total);
+	tk_wu_weight(self, sizeof self, u, d, n->self);
 	fprintf(out, "%14s %6.1f%% %14s  ", tot, tk_wu_percent(n->total, gtotal), self);
 	fwrite(prefix, 1, plen, out);
 	if (n->depth > MAX_GUIDE_LEVELS + 1)
@@ -120,8 +120,8 @@ int tk_write_tree_text(FILE *out, const tk_calltree *t, tk_error *err)
 					plen += sizeof tee - 1;
 				}
 				char buf[32];
-				row(out, u, root->total, node, prefix, plen, tk_cnode_label(t, node, buf),
-				    tk_cnode_binary(t, node));
+				row(out, u, tk_profile_weight_decimals(p), root->total, node, prefix, plen,
+				    tk_cnode_label(t, node, buf), tk_cnode_binary(t, node));
 				if (node->depth > 1 && node->depth <= MAX_GUIDE_LEVELS) {
 					const char *cont = last ? blank : pipe;
 					size_t clen = strlen(cont);
@@ -143,7 +143,7 @@ int tk_write_tree_text(FILE *out, const tk_calltree *t, tk_error *err)
 		if (root->self) {
 			tk_cnode none = *root;
 			none.total = root->self;
-			row(out, u, root->total, &none, "", 0, "(no stack)", "");
+			row(out, u, tk_profile_weight_decimals(p), root->total, &none, "", 0, "(no stack)", "");
 		}
 	}
 	free(stack);

@@ -205,6 +205,9 @@ int tk_symbol_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
 
 int tk_write_xctrace(FILE *o, const tk_profile *p, tk_error *err)
 {
+	if (tk_profile_weight_decimals(p))
+		return tk_error_set(err,
+		                    "xctrace: weights with decimals (folded counts such as 1.5) have no export form");
 	wr w = {.p = p, .o = o};
 	/* cycles stay cycles (a cpu-profile table); every other unit is written as time-profile weights */
 	int cycles = tk_profile_unit(p) == TK_UNIT_CYCLES;

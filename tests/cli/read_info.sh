@@ -26,7 +26,8 @@ done
 
 # the text report: the heaviest thread first, with its share
 "$TK" info "$X/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml" >"$TMP/out"
-check_eq "info: first thread line is the heaviest" "55 52.4% 55.0 ThreadJavaMain 0xe787e" \
+# the tid in decimal, as tree and collapse print it (the export's own fmt says 0xe787e)
+check_eq "info: first thread line is the heaviest" "55 52.4% 55.0 ThreadJavaMain (tid $((0xe787e)))" \
 	"$(grep -m1 ThreadJavaMain "$TMP/out" | tr -s ' ' | sed 's/^ //')"
 check_eq "info: schema line" "schema time-profile" "$(grep '^schema' "$TMP/out" | tr -s ' ')"
 check_eq "info: symbolication" "symbolicated partly" "$(grep '^symbolicated' "$TMP/out" | tr -s ' ')"
@@ -72,8 +73,9 @@ head -c 50000 "$X/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rus
 "$TK" info "$TMP/trunc.xml" >"$TMP/o" 2>"$TMP/e"; rc=$?
 if [ $rc -ne 0 ] && [ ! -s "$TMP/o" ] && grep -q "trunc.xml:[0-9]*:[0-9]*:" "$TMP/e"; then ok "bad input: truncated real export"; else notok "bad input: truncated real export" "rc=$rc $(cat "$TMP/e")"; fi
 bad "empty file" "" "bad.xml: empty input"
-bad "binary junk" $'\x7fELF\x02\x01\x01\x00junk' "bad.xml: unrecognised input format"
-bad "unknown schema" "$(cat "$X/hang-risks_xcode27.0_empty-table.xml")" "bad.xml:3:[0-9]*: unsupported schema 'hang-risks'"
+bad "binary junk" $'\x01\x02\x03\x00junk' "bad.xml: unrecognised input format"
+bad "an ELF file says what it is" $'\x7fELF\x02\x01\x01\x00junk' "bad.xml: an executable or library (ELF / Mach-O), not a profile"
+bad "unknown schema" "$(cat "$X/hang-risks_xcode27.0_empty-table.xml")" "bad.xml:3:[0-9]*: unsupported table schema 'hang-risks'; supported: "
 bad "dangling ref" "$(sed 's/<weight ref="9"\/>/<weight ref="999999"\/>/' "$f" | head -c 20000; echo '</row></node></trace-query-result>')" "refers to id 999999"
 bad "malformed tag" '<?xml version="1.0"?>
 <trace-query-result><node><schema name="time-profile"></node></trace-query-result>' "bad.xml:2:"

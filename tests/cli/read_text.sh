@@ -9,7 +9,7 @@ ORACLE="$TK_ROOT/tests/cli/text_oracle.py"
 unit_of() { "$TK" info --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unit"])'; }
 # "TID WEIGHT" per thread from info --json
 threads_of() {
-	"$TK" info --json "$1" | python3 -c '
+	"$TK" info --json "$1" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for p in d["processes"]:
@@ -94,7 +94,7 @@ for f in "$FIX"/xctrace/oracles/*.inferno.folded; do
 done
 # every other text format → folded → model → folded is stable
 for f in "$O"/deep-copy_*.txt "$O"/sample_* "$O"/perf-script_*.txt; do
-	"$TK" collapse "$f" >"$TMP/a.folded"
+	"$TK" collapse "$f" >"$TMP/a.folded" 2>/dev/null
 	"$TK" collapse "$TMP/a.folded" >"$TMP/b.folded"
 	check_same_file "folded round trip from $(basename "$f")" "$TMP/a.folded" "$TMP/b.folded"
 done

@@ -34,7 +34,7 @@ check_eq "ips: 3 threads, one sample each" "3" "$("$TK" collapse "$PAIR.ips" | w
 check_eq "ips and its .crash give the same stacks" "$("$TK" collapse "$PAIR.ips" | sed 's/tid=[0-9]*//' | sort)" \
 	"$("$TK" collapse "$PAIR.crash" | sed 's/tid=[0-9]*//' | sort)"
 check "ips: the crashed thread's stack, frames named by the report" bash -c \
-	"'$TK' collapse '$PAIR.ips' | grep -q '^multithread-test tid=2344961;thread_start;_pthread_start;void\\* std::__1::__thread_proxy<.*;compute_pow(int&);foo(int);bar(int) 1\$'"
+	"'$TK' collapse '$PAIR.ips' | grep -q '^(unnamed) tid=2344961;thread_start;_pthread_start;void\\* std::__1::__thread_proxy<.*;compute_pow(int&);foo(int);bar(int) 1\$'"
 check_eq "spindump: the sampled stack with its count (8 samples, 9 frames)" "8 9" \
 	"$("$TK" collapse "$R/spindump_ios15.7_accessoryd_sysdiagnose-excerpt.txt" | awk '{print $NF, split($0, a, ";") - 1}')"
 gzip -c "$PAIR.ips" >"$TMP/p.ips.gz"

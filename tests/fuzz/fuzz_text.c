@@ -26,9 +26,30 @@ static char *folded_text(const tk_profile *p, size_t *n)
 	return buf;
 }
 
+/* A label the folded format cannot give back as it is: a character the writer replaces
+ * (';' '\r' '\n'); blanks at its end (the reader takes them for the separator before the count);
+ * a blank then a number at its end ("f 12": the leaf's `f 12 5` reads as a differential line);
+ * "# " at its start (a comment line when it is the first frame). */
 static int unprintable(const char *s)
 {
-	return strpbrk(s, ";\r\n") != NULL;
+	if (strpbrk(s, ";\r\n"))
+		return 1;
+	size_t n = strlen(s);
+	if (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		return 1;
+	if (s[0] == '#' && (s[1] == ' ' || s[1] == '\t' || !s[1]))
+		return 1;
+	size_t j = n;
+	while (j > 0 && s[j - 1] != ' ' && s[j - 1] != '\t')
+		j--;
+	if (j > 0 && j < n && s[j] >= '0' && s[j] <= '9') {
+		size_t k = j, dots = 0;
+		while (k < n && ((s[k] >= '0' && s[k] <= '9') || (s[k] == '.' && !dots++)))
+			k++;
+		if (k == n)
+			return 1;
+	}
+	return 0;
 }
 
 /* Profiles the folded format cannot hold exactly: a name with a character the writer replaces
@@ -45,14 +66,12 @@ static int folded_can_hold(const tk_profile *p)
 		pids = tk_thread_get(p, (tk_thread_id)i)->pid != tk_thread_get(p, 0)->pid ? 2 : 1;
 	for (size_t i = 0; i < n; i++) {
 		const tk_thread *a = tk_thread_get(p, (tk_thread_id)i);
-		const char *na = a->name ? tk_string(p, a->name) : a->process ? tk_string(p, a->process) : "thread";
+		const char *na = a->name ? tk_string(p, a->name) : "(unnamed)";
 		if (unprintable(na))
 			return 0;
 		for (size_t j = i + 1; j < n; j++) {
 			const tk_thread *b = tk_thread_get(p, (tk_thread_id)j);
-			const char *nb = b->name      ? tk_string(p, b->name)
-			                 : b->process ? tk_string(p, b->process)
-			                              : "thread";
+			const char *nb = b->name ? tk_string(p, b->name) : "(unnamed)";
 			if (a->tid == b->tid && strcmp(na, nb) == 0)
 				return 0;
 			/* writers order threads of equal weight by (pid, tid); read back, the pids are made up

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <glob.h>
 
+#include "read/lines.h"
 #include "tracekit/read.h"
 
 static const char *expected_reader(const char *path)
@@ -55,8 +56,13 @@ static void sniff_file(const char *path, const char *want)
 	tk_input *in = tk_input_open(path, &err);
 	if (!in)
 		fail_msg("%s", err.msg);
-	size_t n;
+	size_t n, bom;
 	const unsigned char *head = tk_input_head(in, &n);
+	/* as the registry sees it: a UTF-16 file (byte-order mark) decoded to UTF-8 */
+	unsigned char dec[TK_INPUT_HEAD * 3 / 2];
+	int enc = tk_text_bom(head, n, &bom);
+	if (enc != TK_TEXT_UTF8)
+		n = tk_text_head_utf8(head + bom, n - bom, enc, dec, sizeof dec), head = dec;
 	check_head(path, head, n, want);
 	tk_input_close(in);
 }
@@ -250,6 +256,18 @@ static void test_folded_forms(void **state)
 	assert_int_equal(tk_thread_get(p, 1)->weight, 2);
 	assert_string_equal(tk_string(p, tk_thread_get(p, 1)->name), "thread");
 	tk_profile_free(p);
+	/* decimal counts: the whole profile rescaled to the finest fraction seen, exactly */
+	p = must_read("a;b 19\na;c 0.25\na;b 6.\nd 31.0\n");
+	assert_string_equal(tk_profile_meta(p, "weight-decimals"), "2");
+	assert_int_equal(stack_weight(p, 0, "a;b"), 2500);
+	assert_int_equal(stack_weight(p, 0, "a;c"), 25);
+	assert_int_equal(stack_weight(p, 0, "d"), 3100);
+	tk_profile_free(p);
+	/* empty frames and a differential line (the second count by default) */
+	p = must_read("a;;b 1 2\n;c 3 4\n");
+	assert_int_equal(tk_profile_weight(p), 6);
+	assert_non_null(tk_profile_meta(p, "differential"));
+	tk_profile_free(p);
 }
 
 static void test_sample_binary_images(void **state)
@@ -342,17 +360,20 @@ static void test_errors(void **state)
 	    {"Analysis of sampling x (pid 1) every 1 millisecond\nProcess: x [1]\n",
 	     "mem.txt: no `Call graph:` section"},
 	    {"Analysis of sampling x (pid 1) every 1 millisecond\nCall graph:\n    5 Thread_1\n    + x main\n",
-	     "mem.txt:4: expected `COUNT FRAME` in the call graph"},
+	     "mem.txt:4: expected `COUNT FRAME` after the guides (`+ ! : |`) in the call graph"},
 	    /* folded: the sniffer already rejects a bad line in the head, so these come after 700 good ones */
 	    {"PAD"
-	     "a;;b 2\n",
-	     "mem.txt:701: empty frame at column 3"},
+	     "a;b5\n",
+	     "mem.txt:701: expected `frame;frame;… COUNT` (a count such as 12 or 1.5 after the last blank)"},
 	    {"PAD"
 	     "a;b\n",
-	     "mem.txt:701: expected `frame;frame;… COUNT` (a whole number after the last space)"},
+	     "mem.txt:701: expected `frame;frame;… COUNT` (a count such as 12 or 1.5 after the last blank)"},
 	    {"PAD"
-	     "a;b; 3\n",
-	     "mem.txt:701: empty frame at column 5"},
+	     "a;b 1 3\n",
+	     "mem.txt:701: two counts (`STACK BEFORE AFTER`), but line 1 has one"},
+	    {"PAD"
+	     "a;b 1.0000000001\n",
+	     "mem.txt:701: a count with more than 9 decimals or above 2^64 - 1"},
 	    {"sleep 27215   435.267174:     250000 cpu-clock:ppp: \n\t1 a (b)\n\nsleep 27215 435.3: 1 cpu-clock: "
 	     "\n\tzzz not a frame\n",
 	     "mem.txt:5: expected a frame `ADDR SYMBOL+0xOFF (DSO)`"},

@@ -919,7 +919,7 @@ static void test_bad_input(void **state)
 	/* unknown schema, with or without rows */
 	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema>" TAIL, "t.xml:3:");
 	must_fail(HEAD "<schema name=\"hitches\"><col><mnemonic>start</mnemonic></col></schema><row><x/></row>" TAIL,
-	          "unsupported schema 'hitches'");
+	          "unsupported table schema 'hitches'; supported: time-profile");
 	/* dangling ref, ref to another tag, ref forwards */
 	snprintf(doc, sizeof doc, HEAD TP "%s<weight ref=\"99\"/><sentinel/></row>" TAIL, row1);
 	must_fail(doc, "t.xml:3:");

@@ -43,7 +43,7 @@ static void test_folded(void **state)
 	                                   "worker tid=101;f;f 5\n"
 	                                   "worker tid=101;f;f;f;g 5\n"
 	                                   "worker tid=101;f;g 5\n"
-	                                   "Other tid=200;x;y 7\n");
+	                                   "(unnamed) tid=200;x;y 7\n"); /* no name: as every writer says */
 	free(m.s);
 	o.no_thread = 1;
 	assert_int_equal(tk_write_folded(mem_open(&m), p, &o, &err), 0);
@@ -62,7 +62,7 @@ static void test_folded(void **state)
 static void test_folded_edge_cases(void **state)
 {
 	tk_profile *p = tk_profile_new();
-	tk_thread_id t = th_thread(p, 1, 7, NULL, NULL); /* no name, no process: "thread" */
+	tk_thread_id t = th_thread(p, 1, 7, NULL, NULL); /* no name: "(unnamed)", as every writer says */
 	tk_frame odd = {.name = tk_intern_cstr(p, "operator;\nweird")};
 	tk_frame hex = {.addr = 0xABCDEF};
 	tk_stack_id s = tk_stack_push(p, tk_stack_push(p, 0, tk_frame_add(p, &odd)), tk_frame_add(p, &hex));
@@ -71,7 +71,7 @@ static void test_folded_edge_cases(void **state)
 	mem m;
 	tk_folded_options o = {0};
 	assert_int_equal(tk_write_folded(mem_open(&m), p, &o, NULL), 0);
-	assert_string_equal(mem_close(&m), "thread tid=7;operator: weird;0xabcdef 42\n");
+	assert_string_equal(mem_close(&m), "(unnamed) tid=7;operator: weird;0xabcdef 42\n");
 	free(m.s);
 	tk_profile_free(p);
 }
