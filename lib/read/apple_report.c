@@ -753,3 +753,53 @@ fail:
 	free(l.v);
 	return -1;
 }
+
+int tk_apple_report_image_text(const char *s, size_t n, tk_apple_image_text *out)
+{
+	size_t i = 0, used;
+	while (i < n && s[i] == ' ')
+		i++;
+	*out = (tk_apple_image_text){0};
+	if (!tk_apple_report_starts(s + i, n - i, "0x") || tk_apple_report_hex(s + i, n - i, &out->lo, &used) < 0)
+		return 0;
+	i += used;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i >= n || s[i] != '-')
+		return 0;
+	i++;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (tk_apple_report_starts(s + i, n - i, "0x") && tk_apple_report_hex(s + i, n - i, &out->hi, &used) == 0)
+		i += used;
+	else if (tk_apple_report_starts(s + i, n - i, "???"))
+		i += 3;
+	else
+		return 0;
+	const char *lt = memchr(s + i, '<', n - i);
+	const char *gt = lt ? memchr(lt, '>', (size_t)(s + n - lt)) : NULL;
+	if (!gt)
+		return 0;
+	const char *nm = s + i;
+	size_t nl = (size_t)(lt - nm);
+	while (nl && (*nm == ' ' || *nm == '+'))
+		nm++, nl--;
+	nl = tk_apple_report_trim(nm, nl);
+	if (nl && nm[nl - 1] == ')') { /* "(*)", "(1.0 - 1)", "name 1.0 (1)" */
+		size_t k = nl;
+		while (k && nm[k - 1] != '(')
+			k--;
+		if (k)
+			nl = tk_apple_report_trim(nm, k - 1);
+	}
+	out->name = nm;
+	out->name_len = nl;
+	out->uuid = lt + 1;
+	out->uuid_len = (size_t)(gt - lt - 1);
+	const char *p = gt + 1;
+	while (p < s + n && *p == ' ')
+		p++;
+	out->path = p;
+	out->path_len = p < s + n ? tk_apple_report_trim(p, (size_t)(s + n - p)) : 0;
+	return 1;
+}

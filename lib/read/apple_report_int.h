@@ -45,4 +45,16 @@ size_t tk_apple_report_trim(const char *s, size_t n);
 const char *tk_apple_report_field(const char *s, size_t n, const char *key, size_t *vlen);
 int tk_apple_report_hex(const char *s, size_t n, uint64_t *v, size_t *used);
 
+/* A "Binary Images:" line as crash reports and spindump write it,
+ *     "  0x19cc3e000 -        0x19cc76feb +libsystem_kernel.dylib (1.0) arm64e <b889…> /usr/lib/…"
+ * ("???" for an unknown end): the range, the name column (a leading '+' and a trailing "(…)" version
+ * dropped; what is left may still end in an arch), the UUID text and the path, all pointing into s.
+ * Returns 0 when s is not such a line. */
+typedef struct tk_apple_image_text {
+	uint64_t lo, hi; /* hi = 0 when unknown */
+	const char *name, *uuid, *path;
+	size_t name_len, uuid_len, path_len; /* path_len 0: no path */
+} tk_apple_image_text;
+int tk_apple_report_image_text(const char *s, size_t n, tk_apple_image_text *out);
+
 #endif

@@ -34,60 +34,24 @@ static int is_arch(const char *s, size_t n)
 /* "       0x19cc3e000 -        0x19cc76feb libsystem_kernel.dylib (*) <b889…> /usr/lib/…" */
 static int image_line(tk_apple_report *r, const char *s, size_t n)
 {
-	size_t i = 0;
-	while (i < n && s[i] == ' ')
-		i++;
-	uint64_t lo, hi = 0;
-	size_t used;
-	if (!tk_apple_report_starts(s + i, n - i, "0x") || tk_apple_report_hex(s + i, n - i, &lo, &used) < 0)
+	tk_apple_image_text t;
+	if (!tk_apple_report_image_text(s, n, &t))
 		return 0;
-	i += used;
-	while (i < n && s[i] == ' ')
-		i++;
-	if (i >= n || s[i] != '-')
-		return 0;
-	i++;
-	while (i < n && s[i] == ' ')
-		i++;
-	if (tk_apple_report_starts(s + i, n - i, "0x") && tk_apple_report_hex(s + i, n - i, &hi, &used) == 0)
-		i += used;
-	else if (tk_apple_report_starts(s + i, n - i, "???"))
-		i += 3;
-	else
-		return 0;
-	const char *lt = memchr(s + i, '<', n - i);
-	const char *gt = lt ? memchr(lt, '>', (size_t)(s + n - lt)) : NULL;
-	if (!gt)
-		return 0;
-	const char *nm = s + i;
-	size_t nl = (size_t)(lt - nm);
-	while (nl && (*nm == ' ' || *nm == '+'))
-		nm++, nl--;
-	nl = tk_apple_report_trim(nm, nl);
+	const char *nm = t.name;
+	size_t nl = t.name_len, sp = nl;
 	tk_apple_report_image *im = tk_apple_report_add_image(r);
-	im->base = lo;
-	im->size = hi > lo ? hi - lo + 1 : 0;
-	if (nl && nm[nl - 1] == ')') { /* "(*)", "(1.0 - 1)" */
-		size_t k = nl;
-		while (k && nm[k - 1] != '(')
-			k--;
-		if (k)
-			nl = tk_apple_report_trim(nm, k - 1);
-	}
-	size_t sp = nl;
+	im->base = t.lo;
+	im->size = t.hi > t.lo ? t.hi - t.lo + 1 : 0;
 	while (sp && nm[sp - 1] != ' ')
 		sp--;
-	if (sp && is_arch(nm + sp, nl - sp)) {
+	if (sp && is_arch(nm + sp, nl - sp)) { /* crash reports name the arch after the version */
 		im->arch = tk_xstrndup(nm + sp, nl - sp);
 		nl = tk_apple_report_trim(nm, sp);
 	}
 	im->name = tk_xstrndup(nm, nl);
-	im->uuid = tk_apple_report_uuid(lt + 1, (size_t)(gt - lt - 1));
-	const char *p = gt + 1;
-	while (p < s + n && *p == ' ')
-		p++;
-	if (p < s + n)
-		im->path = tk_xstrndup(p, tk_apple_report_trim(p, (size_t)(s + n - p)));
+	im->uuid = tk_apple_report_uuid(t.uuid, t.uuid_len);
+	if (t.path_len)
+		im->path = tk_xstrndup(t.path, t.path_len);
 	return 1;
 }
 
