@@ -535,8 +535,10 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 	const char *inc = tk_apple_report_attr(r, "incident");
 	ev.key = inc ? tk_intern_cstr(p, inc) : 0;
 	ev.start = UINT64_MAX;
-	ev.duration =
-	    isnan(r->duration) ? (r->kind == TK_EVENT_CRASH ? 0 : UINT64_MAX) : (uint64_t)(r->duration * 1e9 + 0.5);
+	/* a duration the report cannot have (negative, not finite, past 2^64 ns) counts as unknown */
+	ev.duration = r->duration >= 0 && r->duration * 1e9 < 1.8e19 ? (uint64_t)(r->duration * 1e9 + 0.5)
+	              : isnan(r->duration) && r->kind == TK_EVENT_CRASH ? 0
+	                                                                 : UINT64_MAX;
 	ev.wall = r->wall;
 	ev.thread = TK_NO_THREAD;
 	tk_event_id e = tk_event_add(p, &ev);

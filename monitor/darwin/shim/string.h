@@ -3,6 +3,7 @@
 #define TK_SHIM_STRING_H
 #include "_shim_common.h"
 void *memcpy(void *, const void *, size_t);
+void *memmove(void *, const void *, size_t);
 void *memchr(const void *, int, size_t);
 void *memset(void *, int, size_t);
 int memcmp(const void *, const void *, size_t);
