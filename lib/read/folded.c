@@ -503,7 +503,8 @@ static int folded_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		if (seen_before(&lc, h))
 			lcache_add(&lc, h, s, len, t, st);
 		TK_GROW(pv.s, pv.cap, len);
-		memcpy(pv.s, s, len);
+		if (len) /* an empty stack ("  2") has nothing to keep, and pv.s may still be NULL */
+			memcpy(pv.s, s, len);
 		pv.n = len;
 		pv.nf = nf;
 		pv.first = start;
