@@ -381,32 +381,15 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 	return 0;
 }
 
+static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err);
+
+/* One batch: the batched path with a single upload (one transaction either way). */
 static int sq_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
-	sq *s = h;
-	if (exec(s, "BEGIN IMMEDIATE", err))
+	tk_store_batch b = {.v = v, .n = n};
+	if (sq_put_batches(h, &b, 1, err) < 0)
 		return -1;
-	/* a row made in a rolled-back batch would be cached with an id that no longer exists */
-	if (s->nsigs > SIG_CACHE)
-		sig_cache_clear(s);
-	size_t add = 0;
-	if (put_rows(s, v, n, &add, err)) {
-		exec(s, "ROLLBACK", NULL);
-		sig_cache_clear(s);
-		return -1;
-	}
-	if (sig_flush(s)) {
-		fail(s, err, "signature summary");
-		exec(s, "ROLLBACK", NULL);
-		sig_cache_clear(s);
-		return -1;
-	}
-	if (exec(s, "COMMIT", err)) {
-		exec(s, "ROLLBACK", NULL);
-		sig_cache_clear(s);
-		return -1;
-	}
-	*added = add;
+	*added = b.added;
 	return 0;
 }
 
