@@ -95,7 +95,7 @@ test: all $(UNIT_BIN) $(EXTRA_TEST_DEPS)
 	BUILD=$(BUILD) ./tests/run.sh
 
 check: deps
-	$(MAKE) --no-print-directory BUILD=build/san OPT="-O1 -g" \
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=build/san OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
 bench: deps all

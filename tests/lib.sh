@@ -17,3 +17,23 @@ check_fails() {
 check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else notok "$1" "expected [$2] got [$3]"; fi; }
 # check_same_file NAME EXPECTED_FILE ACTUAL_FILE
 check_same_file() { if cmp -s "$2" "$3"; then ok "$1"; else notok "$1" "$(diff "$2" "$3" | head -20)"; fi; }
+# monitor_busy SESSION [tracekit monitor options...]: `tracekit monitor -o SESSION OPTIONS -- busy`
+# (examples/monitor/busy) until SESSION holds one more cpu-highload record and its tree than before,
+# however long a loaded machine takes to give busy the configured high-load window; then busy is
+# stopped with SIGUSR1 (it exits 0 and the monitor writes its final records). Returns tracekit's
+# exit status; its stdout and stderr go to the caller's.
+monitor_busy() {
+	local s=$1 tk child before rc=0; shift
+	before=$(grep -s '^cpu-highload,' "$s/records" | cut -d, -f2 | sort -u | wc -l)
+	"$TK" monitor -o "$s" "$@" -- "$TK_ROOT/$BUILD/examples/monitor/busy" 3600 &
+	tk=$!
+	while kill -0 $tk 2>/dev/null; do
+		[ "$(grep -s '^cpu-highload,' "$s/records" | cut -d, -f2 | sort -u | wc -l)" -gt "$before" ] &&
+			grep -q '^cpu-highload-stackframe,' "$s/records" && break
+		sleep 0.05
+	done
+	child=$(ps -o pid= --ppid $tk | tr -d ' ')
+	[ -n "$child" ] && kill -USR1 $child
+	wait $tk || rc=$?
+	return $rc
+}

@@ -2,37 +2,91 @@
 # Run every test: cmocka unit binaries ($BUILD/tests/test_*) and shell tests (tests/cli/*.sh).
 # Each cmocka case and each shell "ok"/"not ok" line counts once; the closing line is
 # "N passed, N failed" and the exit status is non-zero when anything failed.
+#
+# Tests run in parallel, TK_JOBS at a time (default: the number of CPUs). Each test writes its own
+# log; the results are printed in the fixed order below (unit binaries, then shell tests, each by
+# name) whatever order they finish in, with each test's wall time. A test must therefore not depend
+# on running alone: free ports from the kernel, its own $TMP (tests/lib.sh), no shared files.
+#   TK_JOBS=1 tests/run.sh            serial, as before
+#   tests/run.sh read_text tree_cli   only the tests whose names contain one of these words
 set -u
 BUILD=${BUILD:-build}
 export BUILD TK="$PWD/$BUILD/tracekit" TK_ROOT="$PWD"
-pass=0 fail=0 failed_names=()
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+jobs=${TK_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
+# ports handed out by free_port (tests/store_lib.sh) are claimed here for the whole run
+export TK_PORT_CLAIMS="$logs/ports"
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
-	CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
-	rc=$?
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-	p=${p:-0}; f=${f:-0}
-	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed or sanitizer report
-	pass=$((pass + p)); fail=$((fail + f))
-	if [ "$f" -ne 0 ]; then failed_names+=("$name"); cat "$log"; fi
-	printf '%-40s %3d passed, %d failed\n' "$name" "$p" "$f"
-done
+tests=()
+for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && tests+=("$t"); done
+for s in tests/cli/*.sh; do [ -f "$s" ] && tests+=("$s"); done
+if [ $# -gt 0 ]; then
+	sel=()
+	for t in "${tests[@]}"; do for w in "$@"; do [[ $(basename "$t") == *"$w"* ]] && { sel+=("$t"); break; }; done; done
+	tests=("${sel[@]}")
+fi
 
-for s in tests/cli/*.sh; do
-	[ -f "$s" ] || continue
-	name=$(basename "$s")
-	bash "$s" >"$log" 2>&1
+# run_one INDEX PATH: the test's output in $logs/INDEX.log, exit status and wall seconds in INDEX.rc
+run_one() {
+	local i=$1 t=$2 start rc us
+	start=${EPOCHREALTIME/[.,]/}
+	case $t in
+	*.sh) bash "$t" >"$logs/$i.log" 2>&1 </dev/null ;;
+	*) CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$logs/$i.log" 2>&1 </dev/null ;;
+	esac
 	rc=$?
-	p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
-	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "not ok - $name exited $rc" >>"$log"; fi
-	pass=$((pass + p)); fail=$((fail + f))
-	if [ "$f" -ne 0 ]; then failed_names+=("$name"); grep -v '^ok ' "$log"; fi
-	printf '%-40s %3d passed, %d failed\n' "$name" "$p" "$f"
+	us=$((${EPOCHREALTIME/[.,]/} - start))
+	echo "$rc $((us / 1000000)).$((us / 100000 % 10))" >"$logs/$i.rc.tmp" && mv "$logs/$i.rc.tmp" "$logs/$i.rc"
+}
+
+# Start the slowest first (the order of the last run, from its times, when there is one) so that
+# one long test does not start last and leave the other CPUs idle at the end.
+order=()
+hist="$BUILD/tests/.times"
+if [ -f "$hist" ]; then
+	while read -r _ i; do order+=("$i"); done < <(
+		for i in "${!tests[@]}"; do
+			s=$(awk -v n="$(basename "${tests[$i]}")" '$1 == n { print $2 }' "$hist")
+			echo "${s:-1000} $i"
+		done | sort -rn -k1,1 -k2,2n)
+else
+	order=("${!tests[@]}")
+fi
+
+running=0
+for i in "${order[@]}"; do
+	if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+	run_one "$i" "${tests[$i]}" &
+	running=$((running + 1))
 done
+wait
+
+pass=0 fail=0 failed_names=() times=()
+for i in "${!tests[@]}"; do
+	t=${tests[$i]} name=$(basename "${tests[$i]}") log="$logs/$i.log"
+	read -r rc secs <"$logs/$i.rc" 2>/dev/null || { rc=1 secs=0; }
+	case $t in
+	*.sh)
+		p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "not ok - $name exited $rc" >>"$log"; fi
+		[ "$f" -ne 0 ] && grep -v '^ok ' "$log"
+		;;
+	*)
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		p=${p:-0}; f=${f:-0}
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # crashed or sanitizer report
+		[ "$f" -ne 0 ] && cat "$log"
+		;;
+	esac
+	pass=$((pass + p)); fail=$((fail + f))
+	[ "$f" -ne 0 ] && failed_names+=("$name")
+	printf '%-40s %3d passed, %d failed %7.1f s\n' "$name" "$p" "$f" "$secs"
+	times+=("$name $secs")
+done
+# the times of a full run order the next one
+[ $# -eq 0 ] && printf '%s\n' "${times[@]}" >"$hist" 2>/dev/null
 
 [ ${#failed_names[@]} -gt 0 ] && echo "failing: ${failed_names[*]}"
 echo "$pass passed, $fail failed"

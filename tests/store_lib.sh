@@ -4,8 +4,18 @@
 STOREGEN="$TK_ROOT/${BUILD:-build}/storegen"
 CH_PID=
 # A free TCP port on 127.0.0.1 (the kernel picks it; a race with another process is possible but
-# the server start below then fails loudly rather than silently testing something else).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# the server start below then fails loudly rather than silently testing something else). Tests run in
+# parallel (tests/run.sh): each port is also claimed in $TK_PORT_CLAIMS (a directory the runner
+# shares between its tests, else this test's own), so two tests never get the same port, even while
+# one of them restarts its server on it.
+free_port() {
+	local p d=${TK_PORT_CLAIMS:-$TMP/.ports}
+	mkdir -p "$d"
+	while :; do
+		p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()') || return 1
+		mkdir "$d/$p" 2>/dev/null && { echo "$p"; return 0; }
+	done
+}
 
 start_clickhouse() {
 	local dir="$TMP/clickhouse"

@@ -10,6 +10,9 @@
  *
  * masked: the workers block every signal, as liblzma's do; a signal-based sampler cannot take their
  * stacks (the record says so in "unsampled").
+ *
+ * SIGUSR1 ends the run early and normally (exit status 0, the monitor writes its final records), so a
+ * test can run it "until the record it waits for is on disk" instead of for a guessed time.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +23,13 @@
 
 static double seconds;
 static int masked;
+static volatile sig_atomic_t stop_early;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_early = 1;
+}
 
 static double now(void)
 {
@@ -32,7 +42,7 @@ static double now(void)
 __attribute__((noinline)) double tk_demo_busy_spin(double until)
 {
 	volatile double x = 1.0;
-	while (now() < until)
+	while (now() < until && !stop_early)
 		for (int i = 0; i < 100000; i++)
 			x = x * 1.0000001 + 0.5;
 	return x;
@@ -58,6 +68,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: busy [seconds > 0] [masked]\n");
 		return 2;
 	}
+	struct sigaction sa = {.sa_handler = on_usr1};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL) != 0) {

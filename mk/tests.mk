@@ -1,0 +1,25 @@
+# The test suite: how `make check` builds and runs it, and `make fuzz`.
+#
+# `make check` builds build/san with CHECK_JOBS parallel jobs (default: the number of CPUs) and
+# tests/run.sh runs the tests TK_JOBS at a time (same default); TK_JOBS=1 runs them one by one.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# `make fuzz`: every libFuzzer target for FUZZ_TIME seconds each (time-budgeted, new inputs kept
+# under $(BUILD)/fuzz*/; a find there is a bug to fix and a seed to add to tests/fuzz/corpus/).
+# `make check` runs each target for a fixed number of inputs instead (-runs=N, -seed=1, seeded from
+# tests/fuzz/corpus), so its result and its time do not depend on the machine's load.
+FUZZ_TIME ?= 600
+.PHONY: fuzz fuzz-symbol
+fuzz: fuzz-read fuzz-readers fuzz-metrickit fuzz-records fuzz-reports fuzz-stats fuzz-bundle fuzz-symbol
+
+fuzz-symbol: $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache $(BUILD)/fuzz/fuzz_swift_demangle \
+             $(BUILD)/fuzz/fuzz_symbolicate_v5 $(BUILD)/tracekit
+	mkdir -p $(BUILD)/fuzz/new-macho $(BUILD)/fuzz/new-symcache $(BUILD)/fuzz/new-swift $(BUILD)/fuzz/new-v5
+	cp -n tests/fixtures/symbol/libtks-arm64.dylib.dwarf tests/fixtures/symbol/dwarf5-arm64.o $(BUILD)/fuzz/new-macho/
+	$(BUILD)/tracekit symcache build tests/fixtures/symbol/libtks-arm64.dylib.dwarf -o $(BUILD)/fuzz/new-symcache >/dev/null
+	$(BUILD)/fuzz/fuzz_symbol_macho -max_total_time=$(FUZZ_TIME) -rss_limit_mb=1024 $(BUILD)/fuzz/new-macho
+	$(BUILD)/fuzz/fuzz_symbol_cache -max_total_time=$(FUZZ_TIME) -rss_limit_mb=1024 $(BUILD)/fuzz/new-symcache
+	sed -n 's/^\([^ ]*\) ---> .*/\1/p' tests/fixtures/swift-demangle/*.txt | sort -u | split -l 1 - $(BUILD)/fuzz/new-swift/v
+	$(BUILD)/fuzz/fuzz_swift_demangle -max_total_time=$(FUZZ_TIME) -max_len=512 $(BUILD)/fuzz/new-swift
+	TK_FUZZ_DSYM=tests/fixtures/symbol/libtks-arm64.dylib.dwarf $(BUILD)/fuzz/fuzz_symbolicate_v5 \
+	  -max_total_time=$(FUZZ_TIME) -rss_limit_mb=1024 -max_len=4096 $(BUILD)/fuzz/new-v5 tests/fuzz/corpus/symbolicate_v5
