@@ -23,7 +23,7 @@ for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && tests+=("$t"); done
 for s in tests/cli/*.sh; do [ -f "$s" ] && tests+=("$s"); done
 if [ $# -gt 0 ]; then
 	sel=()
-	for t in "${tests[@]}"; do for w in "$@"; do [[ $(basename "$t") == *"$w"* ]] && { sel+=("$t"); break; }; done; done
+	for t in "${tests[@]}"; do for w in "$@"; do [[ ${t##*/} == *"$w"* ]] && { sel+=("$t"); break; }; done; done
 	tests=("${sel[@]}")
 fi
 
@@ -40,19 +40,21 @@ run_one() {
 	echo "$rc $((us / 1000000)).$((us / 100000 % 10))" >"$logs/$i.rc.tmp" && mv "$logs/$i.rc.tmp" "$logs/$i.rc"
 }
 
-# Start the slowest first (the order of the last run, from its times, when there is one) so that
-# one long test does not start last and leave the other CPUs idle at the end.
+# Start the slowest first so that one long test does not start last and leave the other CPUs idle
+# at the end: by the times of the last full run ($BUILD/tests/.times) when there is one (a new test
+# counts as slow), else the tests measured slowest (the pattern below).
 order=()
 hist="$BUILD/tests/.times"
-if [ -f "$hist" ]; then
-	while read -r _ i; do order+=("$i"); done < <(
-		for i in "${!tests[@]}"; do
-			s=$(awk -v n="$(basename "${tests[$i]}")" '$1 == n { print $2 }' "$hist")
-			echo "${s:-1000} $i"
-		done | sort -rn -k1,1 -k2,2n)
-else
-	order=("${!tests[@]}")
-fi
+slow='gen_truth|tree_cli|fuzz|gecko_|viewers|store_|harden_|monitor_|symbol_|test_read_xctrace|convert_cli'
+declare -A last=()
+[ -f "$hist" ] && while read -r n s; do last[$n]=$s; done <"$hist"
+while read -r _ i; do order+=("$i"); done < <(
+	for i in "${!tests[@]}"; do
+		n=${tests[$i]##*/} s=
+		if [ -f "$hist" ]; then s=${last[$n]:-1000}
+		elif [[ $n =~ $slow ]]; then s=10; else s=1; fi
+		echo "$s $i"
+	done | sort -s -rn -k1,1)
 
 running=0
 for i in "${order[@]}"; do
@@ -64,7 +66,7 @@ wait
 
 pass=0 fail=0 failed_names=() times=()
 for i in "${!tests[@]}"; do
-	t=${tests[$i]} name=$(basename "${tests[$i]}") log="$logs/$i.log"
+	t=${tests[$i]} name=${tests[$i]##*/} log="$logs/$i.log"
 	read -r rc secs <"$logs/$i.rc" 2>/dev/null || { rc=1 secs=0; }
 	case $t in
 	*.sh)

@@ -7,7 +7,7 @@
 F="$TK_ROOT/$BUILD/fuzz/fuzz_metrickit"
 if [ ! -x "$F" ]; then notok "fuzz_metrickit built" "missing $F"; exit 0; fi
 mkdir -p "$TMP/c"
-if "$F" -seed=1 -runs=3000 -timeout=300 -rss_limit_mb=1024 -artifact_prefix="$TMP/" \
+if "$F" -seed=1 -runs=2000 -timeout=300 -rss_limit_mb=1024 -artifact_prefix="$TMP/" \
 	"$TMP/c" "$TK_ROOT/tests/fuzz/corpus/metrickit" >"$TMP/log" 2>&1; then
 	ok "fuzz_metrickit: $(grep -o 'Done [0-9]* runs' "$TMP/log") without a crash, leak or disagreement with jansson"
 else
