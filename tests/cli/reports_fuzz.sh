@@ -9,7 +9,7 @@ for r in ips crash spindump; do
 	t="fuzz_report_$r"
 	if [ ! -x "$F/$t" ]; then notok "$t built" "missing $F/$t"; continue; fi
 	mkdir -p "$TMP/$t"
-	if "$F/$t" -seed=1 -runs=2000 -timeout=300 -rss_limit_mb=1024 -artifact_prefix="$TMP/" \
+	if "$F/$t" -seed=1 -runs=1000 -timeout=300 -rss_limit_mb=1024 -artifact_prefix="$TMP/" \
 		"$TMP/$t" "$TK_ROOT/tests/fuzz/corpus/report_$r" >"$TMP/$t.log" 2>&1; then
 		ok "$t: $(grep -o 'Done [0-9]* runs' "$TMP/$t.log") without a crash, leak or multi-line error"
 	else
