@@ -37,3 +37,13 @@ monitor_busy() {
 	wait $tk || rc=$?
 	return $rc
 }
+# cpu_bounded SECONDS CMD...: run CMD with at most SECONDS of CPU time (ulimit -t) and a 15-minute
+# wall-clock bound that only a blocked, CPU-less hang reaches. Exit status 124 when either bound
+# stopped it, else CMD's. A guard against quadratic or endless work that does not depend on how
+# loaded the machine is (a wall-clock `timeout 20` does: a nice'd test at load 25 gets ~1/20 of a CPU).
+cpu_bounded() {
+	local s=$1 rc=0; shift
+	(ulimit -c 0; ulimit -t "$s"; exec timeout 900 "$@") || rc=$?
+	case $rc in 124 | 137 | 152) return 124 ;; esac
+	return $rc
+}

@@ -12,7 +12,7 @@ rep() { gzip -1 -c >"$TMP/blk.gz"; for _ in $(seq "$2"); do cat "$TMP/blk.gz"; d
 # run_bounded NAME EXPECT_RC_NONZERO(1|0) CMD...: run with /usr/bin/time, check RSS and status
 run_bounded() {
 	local n=$1 want_fail=$2; shift 2
-	timeout 120 /usr/bin/time -f 'RSS %M' -o "$TMP/time" "$@" >"$TMP/out" 2>"$TMP/err"
+	cpu_bounded 60 /usr/bin/time -f 'RSS %M' -o "$TMP/time" "$@" >"$TMP/out" 2>"$TMP/err"
 	local rc=$?
 	local rss; rss=$(sed -n 's/^RSS \([0-9]*\)$/\1/p' "$TMP/time" | tail -1)
 	rss=${rss:-999999999}

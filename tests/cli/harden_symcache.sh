@@ -58,15 +58,15 @@ check "symcache build into a good directory: succeeds" "$TK" symcache build "$DW
 
 # 6. FIFOs: as the object, as a cache file, inside a search directory, as an images.json file
 mkfifo "$TMP/fifo"
-timeout 20 "$TK" atos -o "$TMP/fifo" 0x1000 >"$TMP/o" 2>&1
+cpu_bounded 60 "$TK" atos -o "$TMP/fifo" 0x1000 >"$TMP/o" 2>&1
 rc=$?
 check "atos -o FIFO: an error, no hang" test "$rc" -ne 0 -a "$rc" -lt 124
 mkdir -m 700 "$TMP/c6"; mkfifo "$TMP/c6/$NAME"
-timeout 20 "$TK" atos --cache-dir "$TMP/c6" -o "$DW" -l 0x104a8c000 0x104a8dab4 >"$TMP/o" 2>&1
+cpu_bounded 60 "$TK" atos --cache-dir "$TMP/c6" -o "$DW" -l 0x104a8c000 0x104a8dab4 >"$TMP/o" 2>&1
 rc=$?
 check_eq "FIFO at the cache file's path: no hang, the right answer" "0 $want" "$rc $(cat "$TMP/o")"
 mkdir "$TMP/search"; cp "$DW" "$TMP/search/"; mkfifo "$TMP/search/zz-fifo"
-timeout 20 "$TK" symbolicate "$S/time-profile-14.3-synthetic.xml" --symbols "$TMP/search" --cache-dir "$TMP/c7" \
+cpu_bounded 60 "$TK" symbolicate "$S/time-profile-14.3-synthetic.xml" --symbols "$TMP/search" --cache-dir "$TMP/c7" \
 	-o "$TMP/sym.xml" >"$TMP/o" 2>&1
 check_eq "FIFO in a --symbols directory: no hang" "0" "$?"
 mkdir "$TMP/sess"; mkfifo "$TMP/sess/lib.fifo"
@@ -74,6 +74,6 @@ printf '{"os":"Linux","arch":"x86_64","pid":1,"images":[{"path":"%s","base":"0x1
 	"$TMP/sess/lib.fifo" >"$TMP/sess/images.json"
 printf '%s\n%s\n%s\n' "collection,key,value" 'cpu-highload,1.00,{"start":"1.00","lasting":"61","average":"90"}' \
 	'cpu-highload-stackframe,1.00,[{"frame":"0x10000010","count":3}]' >"$TMP/sess/records"
-timeout 20 "$TK" records "$TMP/sess" >"$TMP/o" 2>"$TMP/e"
+cpu_bounded 60 "$TK" records "$TMP/sess" >"$TMP/o" 2>"$TMP/e"
 check_eq "FIFO named by images.json: no hang, the record listed" "0" "$?"
 check "FIFO named by images.json: a warning says it is not a regular file" grep -q 'lib.fifo: not a regular file' "$TMP/e"
