@@ -9,7 +9,9 @@ B="$TK_ROOT/$BUILD"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 mon() { # DIR ENV... -- CMD...
 	local dir=$1; shift
-	env TK_MONITOR_DIR="$dir" TK_MONITOR_CPU_THRESHOLD=10 TK_MONITOR_CPU_INTERVAL_MS=100 \
+	# 3 %: sighost's masked threads spin until the record exists (tests/monitor/sighost.c), and a
+	# loaded machine gives them far less than 10 % at times
+	env TK_MONITOR_DIR="$dir" TK_MONITOR_CPU_THRESHOLD=3 TK_MONITOR_CPU_INTERVAL_MS=100 \
 		TK_MONITOR_CPU_HIGH_INTERVAL_MS=100 TK_MONITOR_CPU_DURATION_MS=500 "$@"
 }
 check "process-directed signals reach the program's sigwait, not the monitor's threads" \
