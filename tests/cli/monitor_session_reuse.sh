@@ -13,8 +13,11 @@ for run in 1 2; do
 		--cpu-high-interval 100 --cpu-duration 800
 done
 "$TK" records "$S" --json >"$TMP/list.json" 2>"$TMP/err"
-check_eq "two CPU records, one per run" 2 \
-	"$(python3 -c 'import json,sys; print(sum(x["kind"] == "cpu-highload" for x in json.load(open(sys.argv[1]))))' "$TMP/list.json")"
+# each run has its CPU record (a loaded machine may give a run two: a dip under the threshold ends
+# one and a new one starts before busy is stopped; each is that run's and must resolve as such)
+check "two or more CPU records" test "$(python3 -c 'import json,sys; print(sum(x["kind"] == "cpu-highload" for x in json.load(open(sys.argv[1]))))' "$TMP/list.json")" -ge 2
+check_eq "the CPU records come from both runs (two runs' images files)" 2 \
+	"$(grep '^cpu-highload,' "$S/records" | grep -o '"images":"images-[^"]*"' | sort -u | wc -l)"
 check_eq "no warnings" "" "$(cat "$TMP/err")"
 i=0
 for key in $(python3 -c 'import json,sys; print(" ".join(x["key"] for x in json.load(open(sys.argv[1])) if x["kind"] == "cpu-highload"))' "$TMP/list.json"); do
