@@ -112,9 +112,18 @@ S2=$TMP/s2
 env TK_MONITOR_DIR="$S2" "${BUSY_ENV[@]}" TK_MONITOR_CPU_DURATION_MS=800 TK_MONITOR_PERSIST_INTERVAL_MS=300 \
 	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 600 &
 pid=$!
-# killed once both the live record and its tree are on disk (however long a loaded machine takes)
-until grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null &&
-	grep -q '^cpu-highload-stackframe,' "$S2/records"; do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+# killed once both the live record and its tree are on disk (however long a loaded machine takes):
+# stopped first, and killed only if the record on disk is still the living one (a loaded machine may
+# end the high load, and the monitor finalize the record, between our look and the kill)
+while kill -0 $pid 2>/dev/null; do
+	if grep -q '^cpu-highload,.*"live":true' "$S2/records" 2>/dev/null &&
+		grep -q '^cpu-highload-stackframe,' "$S2/records"; then
+		kill -STOP $pid
+		[ "$($SYM "$S2" record cpu-highload live)" = True ] && break
+		kill -CONT $pid
+	fi
+	sleep 0.05
+done
 kill -9 $pid; wait $pid 2>/dev/null
 check_eq "killed process left a live record" True "$($SYM "$S2" record cpu-highload live)"
 share2=($($SYM "$S2" share cpu-highload-stackframe tk_demo_busy_spin))
