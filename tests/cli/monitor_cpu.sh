@@ -7,9 +7,10 @@ B="$TK_ROOT/$BUILD"
 SYM="python3 $TK_ROOT/examples/monitor/symbolize.py"
 # the sanitized build preloads an ASan-instrumented library into an ASan executable
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-# threshold 3 %: the test machine is shared, two spinning threads may get well under two cores (at a
-# load of 10 on two cores, about 20 % of one), and a dip under the threshold restarts the 2 s window
-BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=3 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
+# threshold 1 %: the test machine is shared, two spinning threads may get well under two cores (at a
+# load of 10 on two cores, about 20 % of one; nice'd at a load of 31, under 3 %: no record in 600 s),
+# and a dip under the threshold restarts the 2 s window
+BUSY_ENV=(TK_MONITOR_CPU_THRESHOLD=1 TK_MONITOR_CPU_INTERVAL_MS=100 TK_MONITOR_CPU_HIGH_INTERVAL_MS=100
 	TK_MONITOR_CPU_DURATION_MS=2000)
 run_busy() { # DIR SECONDS [masked] [extra env...]
 	local dir=$1 secs=$2 mode=; shift 2
@@ -29,7 +30,7 @@ busy_until_record() {
 	t0=${EPOCHREALTIME/[.,]/}
 	BUSY_T0=${EPOCHREALTIME/,/.}
 	env TK_MONITOR_DIR="$dir" "${BUSY_ENV[@]}" "$@" LD_PRELOAD="$B/libtracekit-monitor.so" \
-		"$B/examples/monitor/busy" 600 $mode &
+		"$B/examples/monitor/busy" 36000 $mode &
 	pid=$!
 	until grep -q '^cpu-highload,' "$dir/records" 2>/dev/null &&
 		grep -q '^cpu-highload-stackframe,' "$dir/records"; do
@@ -55,7 +56,7 @@ assert all(len(i['build_id'])==40 for i in d['images'] if i['path'].startswith('
 check_eq "one cpu-highload record" 1 "$($SYM "$S" keys cpu-highload | wc -l)"
 check_eq "record is final" False "$($SYM "$S" record cpu-highload live)"
 avg=$($SYM "$S" record cpu-highload average)
-check "average is above the threshold and at most two cores (got $avg)" python3 -c "assert 3 <= float('$avg') <= 205"
+check "average is above the threshold and at most two cores (got $avg)" python3 -c "assert 1 <= float('$avg') <= 205"
 lasting=$($SYM "$S" record cpu-highload lasting)
 check "lasting is at least the 2 s duration and at most the run ($BUSY_WALL s; got $lasting)" \
 	python3 -c "assert 2.0 <= float('$lasting') <= float('$BUSY_WALL') + 0.01"
@@ -110,7 +111,7 @@ PY
 S2=$TMP/s2
 # (a simple command in the background, so $! is busy itself)
 env TK_MONITOR_DIR="$S2" "${BUSY_ENV[@]}" TK_MONITOR_CPU_DURATION_MS=800 TK_MONITOR_PERSIST_INTERVAL_MS=300 \
-	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 600 &
+	LD_PRELOAD="$B/libtracekit-monitor.so" "$B/examples/monitor/busy" 36000 &
 pid=$!
 # killed once both the live record and its tree are on disk (however long a loaded machine takes):
 # stopped first, and killed only if the record on disk is still the living one (a loaded machine may
