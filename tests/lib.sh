@@ -25,7 +25,7 @@ check_same_file() { if cmp -s "$2" "$3"; then ok "$1"; else notok "$1" "$(diff "
 monitor_busy() {
 	local s=$1 tk child before rc=0; shift
 	before=$(grep -s '^cpu-highload,' "$s/records" | cut -d, -f2 | sort -u | wc -l)
-	"$TK" monitor -o "$s" "$@" -- "$TK_ROOT/$BUILD/examples/monitor/busy" 3600 &
+	"$TK" monitor -o "$s" "$@" -- "$TK_ROOT/$BUILD/examples/monitor/busy" 36000 &
 	tk=$!
 	while kill -0 $tk 2>/dev/null; do
 		[ "$(grep -s '^cpu-highload,' "$s/records" | cut -d, -f2 | sort -u | wc -l)" -gt "$before" ] &&

@@ -11,7 +11,7 @@ S=$TMP/session
 DB=sqlite:$TMP/s.db
 run() {
 	# until the run's record is written (tests/lib.sh monitor_busy), not a fixed 1.5 s
-	check "run $1 into the same session" monitor_busy "$S" -q --cpu-threshold 5 --cpu-interval 100 \
+	check "run $1 into the same session" monitor_busy "$S" -q --cpu-threshold 1 --cpu-interval 100 \
 		--cpu-high-interval 100 --cpu-duration 800
 }
 # CPU records in the session so far (a run normally leaves one; a loaded machine may give it two:
