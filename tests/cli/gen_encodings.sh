@@ -37,8 +37,7 @@ for enc in text-addresses backtrace tagged tagged27; do
 			# vary the shape between cases: 1-6 processes, 1-24 threads
 			procs=$((1 + i % 6)) threads=$((procs + (i * 7) % 19))
 			f="$TMP/g-$enc-$schema-$seed.xml"
-			# 100 KB (was 200 KB: the same shapes and checks at half the CPU; bench/ has the big inputs)
-			"$GEN" --encoding $enc --schema $schema --seed $((seed + 10 * i)) --size 100K --threads $threads \
+			"$GEN" --encoding $enc --schema $schema --seed $((seed + 10 * i)) --size 200K --threads $threads \
 				--processes $procs --distinct-stacks 400 -o "$f" --truth "$f.truth" 2>/dev/null
 			check "collapse == truth: $enc $schema seed $seed ($procs proc, $threads thr)" collapse_eq_truth "$f" "$f.truth"
 			check "tree --json thread totals == truth: $enc $schema seed $seed" tree_threads_eq_truth "$f" "$f.truth.threads"
