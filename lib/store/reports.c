@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/internal.h"
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/symbol.h"
 #include "util/mem.h"
@@ -510,7 +511,73 @@ static const char *stored_kind(const tk_profile *p, const tk_event *ev)
 	const char *name = tk_string(p, ev->name);
 	if (strcmp(name, "hang") == 0 || strcmp(name, "cpu-highload") == 0 || strcmp(name, "anr") == 0)
 		return name;
+	if (ev->kind == TK_EVENT_MARKER && strcmp(name, "foreground") == 0) /* the monitor's foreground time */
+		return name;
 	return tk_event_kind_name(ev->kind);
+}
+
+/* ---- hang rate inputs (docs/store.md "Hang rate") ---- */
+
+/* A MetricKit metric payload (the reader's "metrics" event) with its foreground time. */
+static int is_metric_payload(const tk_profile *p, tk_event_id e, const tk_event *ev)
+{
+	return ev->kind == TK_EVENT_MARKER && strcmp(tk_string(p, ev->name), "metrics") == 0 &&
+	       isfinite(tk_event_num(p, e, "foreground.time"));
+}
+
+/* A metric payload's own session when none is given: one payload is one device's day, and MetricKit
+ * names no device, so the payload stands for its device: a hash of everything the reader kept of it
+ * (the same payload always hashes the same, two devices' payloads differ in their numbers). */
+static void metric_payload_session(const tk_profile *p, tk_event_id e, const tk_event *ev, char out[17])
+{
+	size_t cap = 256, len = 0;
+	char *b = tk_xmalloc(cap);
+	size_t na = tk_event_attr_count(p, e);
+	for (size_t i = 0; i <= na; i++) {
+		char item[96];
+		const char *k = "wall", *str = NULL;
+		double num = ev->wall;
+		if (i < na) {
+			tk_event_attr a = tk_event_attr_at(p, e, i);
+			k = a.key, str = a.str, num = a.num;
+		}
+		if (!str) {
+			snprintf(item, sizeof item, "%.17g", num);
+			str = item;
+		}
+		size_t need = strlen(k) + strlen(str) + 2;
+		TK_GROW(b, cap, len + need + 1);
+		len += (size_t)snprintf(b + len, cap - len, "%s=%s", k, str) + 1; /* NUL-separated */
+	}
+	sha256_hex(b, len, out, 8);
+	free(b);
+}
+
+/* The hang-time report of a metric payload: the seconds of hangs of at least 250 ms its
+ * histogrammedAppHangTime implies (tk_mx_histogram_sum_above: bucket midpoints, the part of a
+ * bucket straddling 250 ms spread evenly), an estimate; samples = the hangs counted (rounded).
+ * Returns 0 when the payload has no hang histogram in time units. */
+static int metric_payload_hang_time(const tk_profile *p, tk_event_id e, double *seconds, uint64_t *hangs)
+{
+	const char *h = tk_event_str(p, e, "histogram.app.hang.time");
+	tk_mx_bucket *b = NULL;
+	size_t n = 0;
+	tk_mx_kind kind;
+	if (!h || tk_mx_histogram_parse(h, &b, &n, &kind) || kind != TK_MX_TIME) {
+		free(b);
+		return 0;
+	}
+	const uint64_t min = 250000000; /* ns */
+	*seconds = tk_mx_histogram_sum_above(b, n, min) / 1e9;
+	double c = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].end >= min && b[i].count)
+			c += b[i].start >= min || b[i].end == b[i].start
+			         ? (double)b[i].count
+			         : (double)b[i].count * (double)(b[i].end - min) / (double)(b[i].end - b[i].start);
+	*hangs = (uint64_t)llround(c);
+	free(b);
+	return 1;
 }
 
 /* Every event of p becomes a report: its kind, the keys (meta.json, then given, then the event's
@@ -549,6 +616,13 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 					v = tk_event_str(p, e, attr_of[k][a]);
 			derive_session |= k == TK_STORE_SESSION && !*v;
 			kept[k] = k == TK_STORE_SESSION && !*v ? NULL : tk_report_set_keep(out, v);
+		}
+		const int metrics = is_metric_payload(p, e, ev);
+		if (derive_session && metrics) {
+			char msess[17];
+			metric_payload_session(p, e, ev, msess);
+			kept[TK_STORE_SESSION] = tk_report_set_keep(out, msess);
+			derive_session = 0;
 		}
 		if (derive_session) {
 			/* A session recorded without an id: the same run always hashes to the same one — each
@@ -592,7 +666,23 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		rep->thread = tk_report_set_keep(out, th ? th : "");
 		rep->signature = tk_report_set_keep(out, sig ? sig : "");
 		free(sig);
+		if (metrics) { /* foreground time (and the hang histogram's estimate) for the hang rate */
+			rep->kind = tk_report_set_keep(out, "foreground");
+			rep->duration = tk_event_num(p, e, "foreground.time");
+			rep->samples = 0;
+		}
 		tk_report_set_id(rep);
+		double hs;
+		uint64_t hn;
+		if (metrics && metric_payload_hang_time(p, e, &hs, &hn)) {
+			TK_GROW(out->v, out->cap, out->n + 1);
+			tk_report *h = &out->v[out->n++];
+			*h = out->v[out->n - 2];
+			h->kind = tk_report_set_keep(out, "hang-time");
+			h->duration = hs;
+			h->samples = hn;
+			tk_report_set_id(h);
+		}
 	}
 	return 0;
 }
