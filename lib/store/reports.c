@@ -129,6 +129,9 @@ typedef struct sigframe {
 	const char *path;  /* and path */
 	uint64_t load_addr, addr;
 	int synthetic;
+	int apple; /* a MetricKit frame in an Apple image (apple_image): skipped as system frames are */
+	int ret;   /* a return address (MetricKit's non-leaf frames): signed by its call site, addr − 1, as
+	            * the monitor's and MTHawkeye's records store it, so the same site matches across both */
 } sigframe;
 
 /* A frame's name in a signature: the symbol, else image+offset (the same on every device, unlike
@@ -141,7 +144,7 @@ static size_t frame_name(const sigframe *f, char *buf, size_t n)
 	} else if (f->image && f->addr >= f->load_addr) {
 		nb_put(&nb, f->image, strlen(f->image));
 		nb_put(&nb, "+0x", 3);
-		nb_hex(&nb, f->addr - f->load_addr);
+		nb_hex(&nb, f->addr - f->load_addr - (f->ret && f->addr > f->load_addr));
 	} else {
 		nb_put(&nb, "0x", 2);
 		nb_hex(&nb, f->addr);
@@ -169,7 +172,7 @@ static char *signature_build(const sigframe *fr, size_t depth)
 				seen = f->path;
 				seen_system = system_binary(f->path);
 			}
-			if (pass == 0 && f->image && seen_system)
+			if (pass == 0 && f->image && (seen_system || f->apple))
 				continue;
 			char name[512];
 			size_t nl = frame_name(f, name, sizeof name);
@@ -185,6 +188,43 @@ static char *signature_build(const sigframe *fr, size_t depth)
 	return out;
 }
 
+/* MetricKit names images, not paths: an Apple image is a .dylib or lib… (the system and Swift
+ * runtime libraries, dyld) or one of the frameworks hang stacks pass through. An app's own
+ * frameworks are app frames, as the monitor's images outside the system directories are. */
+static int apple_image(const char *name)
+{
+	static const char *const fw[] = {"UIKitCore",
+	                                 "UIKit",
+	                                 "CoreFoundation",
+	                                 "Foundation",
+	                                 "GraphicsServices",
+	                                 "QuartzCore",
+	                                 "SwiftUI",
+	                                 "SwiftUICore",
+	                                 "CoreGraphics",
+	                                 "FrontBoardServices",
+	                                 "BaseBoard",
+	                                 "AppKit",
+	                                 "CFNetwork",
+	                                 "WebKit",
+	                                 "JavaScriptCore",
+	                                 "Combine",
+	                                 "CoreData",
+	                                 "CoreText",
+	                                 "ImageIO",
+	                                 "Metal",
+	                                 "dyld",
+	                                 "AttributeGraph",
+	                                 "RunningBoardServices"};
+	size_t n = strlen(name);
+	if (strncmp(name, "lib", 3) == 0 || (n > 6 && strcmp(name + n - 6, ".dylib") == 0))
+		return 1;
+	for (size_t i = 0; i < sizeof fw / sizeof fw[0]; i++)
+		if (strcmp(name, fw[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The signature of a profile's stack. */
 static char *signature_of(const tk_profile *p, tk_stack_id stack)
 {
@@ -193,15 +233,27 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 	if (depth > 256)
 		depth = 256;
 	sigframe sf[256];
+	const char *format = tk_profile_meta(p, "format");
+	int mx = format && strcmp(format, "metrickit") == 0;
 	for (size_t i = 0; i < depth; i++) { /* fr is root first */
 		const tk_frame *f = tk_frame_get(p, fr[depth - 1 - i]);
 		const tk_binary *b = tk_binary_get(p, f->binary);
-		sf[i] = (sigframe){.name = f->name ? tk_string(p, f->name) : NULL,
+		const char *fname = f->name ? tk_string(p, f->name) : NULL;
+		if (mx && fname && b) {
+			/* the reader's label of an unnamed frame ("Atlas + 0x1b5d74"): signed as image+offset */
+			const char *bn = tk_string(p, b->name);
+			size_t bl = strlen(bn);
+			if (strncmp(fname, bn, bl) == 0 && strncmp(fname + bl, " + 0x", 5) == 0)
+				fname = NULL;
+		}
+		sf[i] = (sigframe){.name = fname,
 		                   .image = b ? tk_string(p, b->name) : NULL,
 		                   .path = b ? tk_string(p, b->path) : NULL,
 		                   .load_addr = b ? b->load_addr : 0,
 		                   .addr = f->addr,
-		                   .synthetic = (f->flags & TK_FRAME_SYNTHETIC) != 0};
+		                   .synthetic = (f->flags & TK_FRAME_SYNTHETIC) != 0,
+		                   .apple = mx && b && apple_image(tk_string(p, b->name)),
+		                   .ret = mx && !(f->flags & TK_FRAME_LEAF_PC)};
 	}
 	return signature_build(sf, depth);
 }
