@@ -15,16 +15,16 @@ SRV_PID=
 trap 'kill -9 $SRV_PID 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
 MXF="$TK_ROOT/tests/cli/mxfleet.py"
 G="$TMP/gen" MX="$TMP/mx" R="$TK_ROOT/tests/fixtures/metrickit"
-"$STOREGEN" "$G" 30 5 4 --foreground || { notok "storegen"; exit 1; }
-mkdir -p "$MX/one" "$MX/diag" && python3 "$MXF" gen "$MX" 40 3 || { notok "mxfleet gen"; exit 1; }
-# the 40 metric payloads as servers keep them: 28 in JSON Lines, 6 in a JSON array, 6 one per file
+"$STOREGEN" "$G" 16 5 4 --foreground || { notok "storegen"; exit 1; }
+mkdir -p "$MX/one" "$MX/diag" && python3 "$MXF" gen "$MX" 24 3 || { notok "mxfleet gen"; exit 1; }
+# the 24 metric payloads as servers keep them: 16 in JSON Lines, 4 in a JSON array, 4 one per file
 python3 - "$MX" <<'PY' || notok "splitting the payloads"
 import json, sys
 d = sys.argv[1]
 lines = open(d + "/metrics.jsonl").read().splitlines()
-open(d + "/lines.jsonl", "w").write("\n".join(lines[:28]) + "\n")
-json.dump([json.loads(l) for l in lines[28:34]], open(d + "/array.json", "w"), indent=1)
-for i, l in enumerate(lines[34:]):
+open(d + "/lines.jsonl", "w").write("\n".join(lines[:16]) + "\n")
+json.dump([json.loads(l) for l in lines[16:20]], open(d + "/array.json", "w"), indent=1)
+for i, l in enumerate(lines[20:]):
     open("%s/one/m%d.json" % (d, i), "w").write(l)
 PY
 mv "$MX"/diag-*.json "$MX/diag/"
