@@ -109,7 +109,8 @@ check_same_file "SQLite and ClickHouse: the same top hangs" "$TMP/sqlite.top" "$
 check "the table says which sessions' hang time is estimated from histograms" grep -q "estimated: .* from histograms" "$TMP/rate.txt"
 
 # serve --ingest: payloads POSTed as the app sends them (raw JSON, one per request or many, gzip'd),
-# `tracekit upload` of payload files and sessions; then everything again: only duplicates
+# `tracekit upload` of a directory of payload files and of the sessions; then everything again:
+# only duplicates
 echo "t0k3n-for-tests" >"$TMP/token"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/v1/reports"
@@ -122,7 +123,7 @@ send_all() {
 	for f in "$MX"/diag/*.json "$MX/site.json" "$MX/array.json" "$MX/lines.jsonl" "$MX/m0.json.gz" "${REAL[@]}"; do
 		[ "$(post "$f")" = 200 ] || { bad=1; echo "$f: $(cat "$TMP/body")"; }
 	done
-	"$TK" upload --url "$URL" --token-file "$TMP/token" --retries 3 --retry-delay 100 "$MX"/one/*.json "$G" || bad=1
+	"$TK" upload --url "$URL" --token-file "$TMP/token" --retries 3 --retry-delay 100 "$MX/one" "$G" || bad=1
 	return $bad
 }
 check "serve: every payload POSTed and uploaded is accepted" send_all
