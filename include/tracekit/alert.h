@@ -84,8 +84,9 @@ typedef struct tk_alert_breach {
 } tk_alert_breach;
 
 /* Evaluate every rule on the store; `filter` (may be NULL) adds where-filters to every rule (the
- * dashboard's filters); now = the present, Unix seconds. Breaches are in rule order, then by keys.
- * Returns 0 or -1 with err. */
+ * dashboard's filters) and its since (the later of it and the rule's wins; its metric, by and kind
+ * are not used); now = the present, Unix seconds. Breaches are in rule order, then by keys.
+ * Returns 0 or -1 with err ("rule at line N (TEXT): …"). */
 int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *filter, double now, tk_alert_breach **out,
                   size_t *n, tk_error *err);
 void tk_alert_breaches_free(tk_alert_breach *b, size_t n);
