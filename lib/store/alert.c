@@ -341,6 +341,7 @@ int tk_alert_rules_parse(const char *text, size_t n, const char *name, tk_alert_
 		if (rc)
 			goto bad;
 	}
+	out->name = tk_xstrdup(c.name);
 	return 0;
 bad:
 	tk_alert_rules_free(out);
@@ -352,6 +353,7 @@ void tk_alert_rules_free(tk_alert_rules *r)
 	for (size_t i = 0; i < r->n; i++)
 		rule_free(&r->v[i]);
 	free(r->v);
+	free(r->name);
 	*r = (tk_alert_rules){0};
 }
 
@@ -405,7 +407,8 @@ int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *fi
 			tk_alert_breaches_free(*out, *n);
 			*out = NULL;
 			*n = 0;
-			return tk_error_set(err, "rule at line %u (%s): %s", rule->line, rule->text, e.msg);
+			return tk_error_set(err, "%s:%u: %s: %s", r->name ? r->name : "rules", rule->line, rule->text,
+			                    e.msg);
 		}
 		if (ng && rule->stat != TK_ALERT_COUNT && *rule->unit && strcmp(rule->unit, g[0].unit) != 0) {
 			char unit[sizeof g[0].unit];
@@ -414,9 +417,8 @@ int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *fi
 			tk_alert_breaches_free(*out, *n);
 			*out = NULL;
 			*n = 0;
-			return tk_error_set(err,
-			                    "rule at line %u (%s): the threshold is in %s, the stored values in %s",
-			                    rule->line, rule->text, rule->unit, unit);
+			return tk_error_set(err, "%s:%u: %s: the threshold is in %s, the stored values in %s",
+			                    r->name ? r->name : "rules", rule->line, rule->text, rule->unit, unit);
 		}
 		for (size_t k = 0; k < ng; k++) {
 			double v = tk_alert_value(rule, &g[k]);

@@ -131,6 +131,18 @@ bad "a control byte" $'hang.duration > 2 s\033[2J' "byte 0x1b at column 20: a ru
 check_fails "no --rules is a usage error" "$TK" alert --db "sqlite:$TMP/fleet.db"
 "$TK" alert --db "sqlite:$TMP/fleet.db" >/dev/null 2>&1
 check_eq "no --rules exits 2" "2" "$?"
+"$TK" alert --db "sqlite:$TMP/fleet.db" --rules "$TMP/rules" --no-such-option >"$TMP/uo" 2>"$TMP/ue"
+check_eq "an unknown option: exit 2, one line, nothing on stdout" "2 1 0" "$? $(wc -l <"$TMP/ue") $(wc -c <"$TMP/uo")"
+# profile metrics are in the profiles' unit: a threshold in another is an error naming the rule
+"$TK" ingest -q --db "sqlite:$TMP/prof.db" "$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml"
+printf '# profiles\nfn.self:main > 2 ms\n' >"$TMP/prof.rules"
+"$TK" alert --db "sqlite:$TMP/prof.db" --rules "$TMP/prof.rules" >/dev/null 2>"$TMP/prof.err"
+check_eq "a profile threshold in ms against weights in ns: exit 1, FILE:LINE: RULE: the units" \
+	"1 tracekit: alert: $TMP/prof.rules:2: fn.self:main > 2 ms: the threshold is in ms, the stored values in ns" "$? $(cat "$TMP/prof.err")"
+printf 'profile.weight > 1 ns\n' >"$TMP/prof.rules"
+"$TK" alert --db "sqlite:$TMP/prof.db" --rules "$TMP/prof.rules" --json >"$TMP/prof.json"
+"$TK" stats --db "sqlite:$TMP/prof.db" --metric profile.weight --json >"$TMP/prof.stats"
+check "profile.weight > 1 ns: the mean stats --db gives" python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).read()); b=json.loads(open(sys.argv[2]).read()); assert a["value"] == b["mean"] and a["unit"] == "ns", (a, b)' "$TMP/prof.json" "$TMP/prof.stats"
 printf 'p95(hang.duration) > 500 ms\n' >"$TMP/ms.rules"
 "$TK" alert --db "sqlite:$TMP/fleet.db" --rules "$TMP/ms.rules" --json >"$TMP/ms.json"
 check "a threshold in ms is compared in seconds" python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).read()); assert o["threshold"] == 0.5 and o["unit"] == "s", o' "$TMP/ms.json"

@@ -99,7 +99,7 @@ static void test_errors(void **state)
 	    {"hang.duration > 2 s since 0d", "rules.txt:1: since 0d: the duration must be more than 0"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		tk_alert_rules r = {(void *)1, 1};
+		tk_alert_rules r = {(void *)1, 1, NULL};
 		tk_error err = {{0}};
 		assert_int_equal(parse(bad[i][0], &r, &err), -1);
 		if (strncmp(err.msg, bad[i][1], strlen(bad[i][1])) != 0)
