@@ -167,9 +167,7 @@ static int parse_rule(char *text, const line_ctx *c, tk_alert_rule *r)
 	r->metric = tk_xstrndup(metric->s, metric->n);
 	const char *mu = tk_store_metric_unit(r->metric);
 	if (!mu)
-		return fail(c,
-		            "unknown metric '%s' (the store answers hang.duration, cpu.duration, cpu.average, "
-		            "profile.weight, fn.self:NAME, fn.total:NAME and the rest of `tracekit stats --db --help`)",
+		return fail(c, "unknown metric '%s' (the metrics are those of `tracekit stats --db --help`)",
 		            TOKSTR(metric));
 	/* the operator */
 	if (i >= n)
