@@ -13,13 +13,13 @@
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
 TK_COMMAND(top_diagnostics, "the stacks behind most events of a kind (hang, cpu, disk, crash, launch) in a fleet store")
 
-#define SIG_USAGE                                                                                            \
-	"  --signature SIG  only the reports with this stack signature; with it:\n"                          \
-	"    --folded       the signature's aggregated flame graph: every stack of its reports merged (folded\n" \
-	"                   lines in byte order, counts summed), for `tracekit flame -`\n"                       \
-	"    --max-reports N  --folded over the first N of its reports by id only\n"                             \
-	"    --detail       count, sessions, first/last version, reports per version and per device, the\n"      \
-	"                   duration summary and every duration, example report ids (text, or --json)\n"        \
+#define SIG_USAGE                                                                                                      \
+	"  --signature SIG  only the reports with this stack signature; with it:\n"                                    \
+	"    --folded       the signature's aggregated flame graph: every stack of its reports merged (folded\n"       \
+	"                   lines in byte order, counts summed), for `tracekit flame -`\n"                             \
+	"    --max-reports N  --folded over the first N of its reports by id only\n"                                   \
+	"    --detail       count, sessions, first/last version, reports per version and per device, the\n"            \
+	"                   duration summary and every duration, example report ids (text, or --json)\n"               \
 	"    --examples N   --detail lists N example ids (default 5)\n"
 
 static const char top_usage[] =
@@ -36,8 +36,7 @@ static const char top_usage[] =
     "  --since D        only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
     "  --limit N        at most N signatures (default 10)\n"
     "  --json           one JSON object per signature (with first_version, last_version: the lowest\n"
-    "                   and highest version among its reports, versions compared as numbers)\n"
-    SIG_USAGE;
+    "                   and highest version among its reports, versions compared as numbers)\n" SIG_USAGE;
 
 static void put_num(double v)
 {
@@ -80,15 +79,15 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 	o->limit = 10;
 	tk_error err;
 	o->examples = 5;
-	static const char *const with_value[] = {"--db",    "--metric",    "--by",     "--where",    "--since",
-	                                         "--limit", "--kind",      "--signature", "--max-reports", "--examples"};
+	static const char *const with_value[] = {"--db",    "--metric", "--by",        "--where",       "--since",
+	                                         "--limit", "--kind",   "--signature", "--max-reports", "--examples"};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
-		int *flag = strcmp(a, "--json") == 0                 ? &o->json
-		            : !stats && strcmp(a, "--folded") == 0   ? &o->folded
-		            : !stats && strcmp(a, "--detail") == 0   ? &o->detail
+		int *flag = strcmp(a, "--json") == 0                ? &o->json
+		            : !stats && strcmp(a, "--folded") == 0  ? &o->folded
+		            : !stats && strcmp(a, "--detail") == 0  ? &o->detail
 		            : stats && strcmp(a, "--overview") == 0 ? &o->overview
-		                                                     : NULL;
+		                                                    : NULL;
 		if (flag) {
 			*flag = 1;
 			i++;
@@ -125,7 +124,8 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 			char *end;
 			long n = strtol(v, &end, 10);
 			if (*end || n < 0 || n > 100000000)
-				return tk_cli_fail("%s: %s wants a whole number from 0 to 100000000, not '%s'", name, a, v),
+				return tk_cli_fail("%s: %s wants a whole number from 0 to 100000000, not '%s'", name, a,
+				                   v),
 				       2;
 			*(a[2] == 'm' ? &o->max_reports : &o->examples) = (size_t)n;
 		} else if (!stats && strcmp(a, "--limit") == 0) {
@@ -194,8 +194,8 @@ static int signature_page(qopts *o, const char *kind, const char *name)
 			tk_json_fput(stdout, o->q.signature);
 			printf(", \"kind\": ");
 			tk_json_fput(stdout, kind);
-			printf(", \"count\": %llu, \"sessions\": %llu, \"first_version\": ", (unsigned long long)in.count,
-			       (unsigned long long)in.sessions);
+			printf(", \"count\": %llu, \"sessions\": %llu, \"first_version\": ",
+			       (unsigned long long)in.count, (unsigned long long)in.sessions);
 			tk_json_fput(stdout, in.first_version ? in.first_version : "");
 			fputs(", \"last_version\": ", stdout);
 			tk_json_fput(stdout, in.last_version ? in.last_version : "");
@@ -227,13 +227,15 @@ static int signature_page(qopts *o, const char *kind, const char *name)
 			}
 			fputs("]}\n", stdout);
 		} else {
-			printf("signature:  %s\nkind:       %s\nreports:    %llu\nsessions:   %llu\nversions:   %s .. %s\n",
+			printf("signature:  %s\nkind:       %s\nreports:    %llu\nsessions:   %llu\nversions:   %s .. "
+			       "%s\n",
 			       tk_cli_shown(o->q.signature), tk_cli_shown(kind), (unsigned long long)in.count,
 			       (unsigned long long)in.sessions, tk_cli_shown(in.first_version ? in.first_version : ""),
 			       tk_cli_shown(in.last_version ? in.last_version : ""));
 			if (in.count)
-				printf("duration:   P50 %.3f s, P90 %.3f s, P95 %.3f s, P99 %.3f s, max %.3f s\n", in.summary.q[0],
-				       in.summary.q[1], in.summary.q[2], in.summary.q[3], in.summary.max);
+				printf("duration:   P50 %.3f s, P90 %.3f s, P95 %.3f s, P99 %.3f s, max %.3f s\n",
+				       in.summary.q[0], in.summary.q[1], in.summary.q[2], in.summary.q[3],
+				       in.summary.max);
 			put_tallies("per version", in.versions, in.nversions, 0);
 			put_tallies("per device", in.devices, in.ndevices, 0);
 			printf("examples:\n");
@@ -375,7 +377,8 @@ static int overview(qopts *o)
 			printf("sessions=%llu reports=%llu", (unsigned long long)g[i].sessions,
 			       (unsigned long long)g[i].reports);
 			for (size_t k = 0; k < g[i].nkinds; k++)
-				printf(" %s=%llu", tk_cli_shown(g[i].kinds[k].value), (unsigned long long)g[i].kinds[k].count);
+				printf(" %s=%llu", tk_cli_shown(g[i].kinds[k].value),
+				       (unsigned long long)g[i].kinds[k].count);
 			putchar('\n');
 		}
 	}

@@ -449,8 +449,9 @@ static int stacks_put(ch *c, const tk_report **ord, size_t n, tk_error *err)
 	}
 	int rc = 0;
 	if (links.n)
-		rc = post_ext(c, NULL, "SELECT DISTINCT hash FROM stacks WHERE hash IN ids ORDER BY hash FORMAT TabSeparated", 0, &hashes,
-		              &have, err);
+		rc = post_ext(c, NULL,
+		              "SELECT DISTINCT hash FROM stacks WHERE hash IN ids ORDER BY hash FORMAT TabSeparated", 0,
+		              &hashes, &have, err);
 	if (!rc && links.n) {
 		/* each text once: the hashes sorted, and merged with the sorted ones the table has */
 		size_t *idx = tk_xmalloc(n * sizeof *idx), m = 0;
@@ -475,7 +476,8 @@ static int stacks_put(ch *c, const tk_report **ord, size_t n, tk_error *err)
 		if (texts.n)
 			rc = post(c, "INSERT INTO stacks (hash, folded) FORMAT RowBinary", texts.p, texts.n, NULL, err);
 		if (!rc)
-			rc = post(c, "INSERT INTO report_stacks (id, ts, stack) FORMAT RowBinary", links.p, links.n, NULL, err);
+			rc = post(c, "INSERT INTO report_stacks (id, ts, stack) FORMAT RowBinary", links.p, links.n,
+			          NULL, err);
 	}
 	free(hash);
 	free(hashes.p);
@@ -1336,11 +1338,12 @@ static int ch_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		a.pass = pass;
 		buf sql = {0};
-		bprintf(&sql, "SELECT %s%s FROM (SELECT kind, id, app, version, build, device, os, session, ts FROM reports",
+		bprintf(&sql,
+		        "SELECT %s%s FROM (SELECT kind, id, app, version, build, device, os, session, ts FROM reports",
 		        ksel.p ? ksel.p : "", pass ? "uniqExact(session)" : "kind, count()");
 		where_sql(&sql, q, NULL, NULL);
-		bprintf(&sql, " LIMIT 1 BY kind, id) GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated", keys.p ? keys.p : "",
-		        pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
+		bprintf(&sql, " LIMIT 1 BY kind, id) GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated",
+		        keys.p ? keys.p : "", pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
 		rc = each_row(h, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);
 		free(sql.p);
 	}

@@ -345,8 +345,9 @@ static int stacks_put(sq *s, const unsigned char id[32], const char *folded, tk_
 {
 	if ((!s->stk_add && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO stacks (hash, folded) VALUES (?, ?)", -1,
 	                                       &s->stk_add, NULL) != SQLITE_OK) ||
-	    (!s->stk_link && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO report_stacks (report, stack) VALUES (?, ?)",
-	                                        -1, &s->stk_link, NULL) != SQLITE_OK))
+	    (!s->stk_link &&
+	     sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO report_stacks (report, stack) VALUES (?, ?)", -1,
+	                        &s->stk_link, NULL) != SQLITE_OK))
 		return fail(s, err, "preparing the stacks insert");
 	char hex[33];
 	unsigned char hash[16];
@@ -618,9 +619,9 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	by_lists(q, sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
-	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", sel, q->nby ? ", " : "",
-	                            m->column, m->profile ? ", min(unit), max(unit)" : "", src, where,
-	                            q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", sel, q->nby ? ", " : "", m->column,
+	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
+	                            keys, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -878,8 +879,8 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	sq *s = h;
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
-	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s ORDER BY id",
-	                            where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s ORDER BY id", where);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -890,8 +891,8 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		TK_GROW(*rows, cap, *n + 1);
-		(*rows)[(*n)++] = (tk_store_sigrow){col_dup(st, 0), col_dup(st, 1), col_dup(st, 2), col_dup(st, 3),
-		                                    col_num(st, 4)};
+		(*rows)[(*n)++] =
+		    (tk_store_sigrow){col_dup(st, 0), col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_num(st, 4)};
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
@@ -942,10 +943,16 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	where_sql(q, "(kind)", NULL, where, sizeof where);
 	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		char *sql = sqlite3_mprintf("SELECT %s%s%s FROM reports%s GROUP BY %s%s ORDER BY %s%s", sel,
-		                            q->nby ? ", " : "", pass ? "count(DISTINCT session)" : "kind, count(*)", where,
-		                            keys, pass ? (q->nby ? "" : "NULL") : q->nby ? ", kind" : "kind", keys,
-		                            pass ? (q->nby ? "" : "NULL") : q->nby ? ", kind" : "kind");
+		char *sql =
+		    sqlite3_mprintf("SELECT %s%s%s FROM reports%s GROUP BY %s%s ORDER BY %s%s", sel, q->nby ? ", " : "",
+		                    pass ? "count(DISTINCT session)" : "kind, count(*)", where, keys,
+		                    pass     ? (q->nby ? "" : "NULL")
+		                    : q->nby ? ", kind"
+		                             : "kind",
+		                    keys,
+		                    pass     ? (q->nby ? "" : "NULL")
+		                    : q->nby ? ", kind"
+		                             : "kind");
 		sqlite3_stmt *st;
 		int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 		sqlite3_free(sql);

@@ -322,10 +322,10 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
 			continue;
 		}
 		if (k < 0) {
-			tk_error_set(
-			    err,
-			    "--by %s: '%s' is not one of app, version (or app.version), build, device, os, session, day, hour",
-			    spec, item);
+			tk_error_set(err,
+			             "--by %s: '%s' is not one of app, version (or app.version), build, device, os, "
+			             "session, day, hour",
+			             spec, item);
 			free(copy);
 			return -1;
 		}
@@ -469,7 +469,8 @@ int tk_store_report_get(tk_store *s, const char *id, tk_store_report *out, tk_er
 {
 	memset(out, 0, sizeof *out);
 	if (!is_hex_id(id))
-		return tk_error_set(err, "report id '%.80s': expected 64 lowercase hex digits (as top-hangs shows)", id);
+		return tk_error_set(err, "report id '%.80s': expected 64 lowercase hex digits (as top-hangs shows)",
+		                    id);
 	return s->b->report_get(s->h, id, out, err);
 }
 
@@ -490,7 +491,8 @@ static int sig_query(const char *kind, const char *signature, const tk_store_que
                      const char **kinds, tk_error *err)
 {
 	if (!kind || !(*kinds = tk_store_kinds_sql(kind)))
-		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "", tk_store_diagnostic_kinds());
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
+		                    tk_store_diagnostic_kinds());
 	if (!signature)
 		return tk_error_set(err, "no signature given");
 	*out = q ? *q : (tk_store_query){0};

@@ -78,9 +78,9 @@ static void test_report_id_checked(void **state)
 	assert_non_null(s);
 	tk_store_report r;
 	assert_int_equal(tk_store_report_get(s, "ABC", &r, &err), -1);
-	assert_int_equal(tk_store_report_get(s, "00000000000000000000000000000000000000000000000000000000000000001", &r,
-	                                     &err),
-	                 -1); /* 65 digits */
+	assert_int_equal(
+	    tk_store_report_get(s, "00000000000000000000000000000000000000000000000000000000000000001", &r, &err),
+	    -1); /* 65 digits */
 	assert_int_equal(
 	    tk_store_report_get(s, "0000000000000000000000000000000000000000000000000000000000000000", &r, &err), 1);
 	char *f = NULL;
