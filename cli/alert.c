@@ -168,7 +168,7 @@ int cmd_alert(int argc, char **argv)
 			fputs(", \"group\": {", stdout);
 			for (size_t k = 0; k < r->nby; k++) {
 				fputs(k ? ", " : "", stdout);
-				tk_json_fput(stdout, tk_store_key_names[r->by[k]]);
+				tk_json_fput(stdout, tk_store_by_name(r->by[k]));
 				fputs(": ", stdout);
 				tk_json_fput(stdout, b[i].keys[k]);
 			}
@@ -181,8 +181,7 @@ int cmd_alert(int argc, char **argv)
 			if (!r->nby)
 				fputs("(all)", stdout);
 			for (size_t k = 0; k < r->nby; k++)
-				printf("%s%s=%s", k ? "," : "", tk_store_key_names[r->by[k]],
-				       tk_cli_shown(b[i].keys[k]));
+				printf("%s%s=%s", k ? "," : "", tk_store_by_name(r->by[k]), tk_cli_shown(b[i].keys[k]));
 			const char *unit = r->stat == TK_ALERT_COUNT ? "" : r->unit;
 			printf("  %.6g%s%s (threshold %s %.6g%s%s, n=%llu)\n", b[i].value, *unit ? " " : "", unit,
 			       op_names[r->op], r->threshold, *unit ? " " : "", unit, (unsigned long long)b[i].count);

@@ -718,6 +718,9 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		rep->thread = tk_report_set_keep(out, th ? th : "");
 		rep->signature = tk_report_set_keep(out, sig ? sig : "");
 		free(sig);
+		char *folded = tk_store_event_folded(p, e);
+		rep->stacks = tk_report_set_keep(out, folded);
+		free(folded);
 		if (metrics) { /* foreground time (and the hang histogram's estimate) for the hang rate */
 			rep->kind = tk_report_set_keep(out, "foreground");
 			rep->duration = tk_event_num(p, e, "foreground.time");
