@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "store/internal.h"
+#include "tracekit/apple_report.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
@@ -76,7 +77,8 @@ static int bound_check(void *ctx, tk_error *err)
 }
 
 static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
-                             const char id[65], tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                             const char id[65], tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                             tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
@@ -85,7 +87,13 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	bounded_read br = {b, p, source};
 	if (b)
 		tk_input_set_check(in, bound_check, &br);
-	int rc = tk_read_input(p, in, &ro, err);
+	int rc;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (given && given->read_report && tk_apple_report_sniff(head, hn))
+		rc = given->read_report(given->read_report_ctx, in, p, err); /* frames named from dSYMs */
+	else
+		rc = tk_read_input(p, in, &ro, err);
 	if (b)
 		tk_input_set_check(in, NULL, NULL);
 	if (!rc && b && bound_check(&br, err)) /* the last read's stacks too */
@@ -150,7 +158,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;
-	int rc = add_profile_input(in, path, keys, time, id, NULL, out, err);
+	int rc = add_profile_input(in, path, keys, time, id, NULL, given, out, err);
 	tk_input_close(in);
 	return rc;
 }
@@ -200,7 +208,8 @@ static int keys_from_meta(const char *data, size_t n, const char *name, char *ke
 }
 
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                           const char *name, tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                           tk_error *err)
 {
 	size_t max_inflated = b->max_inflated;
 	/* profile.json: {"name":…, "mtime_sec":…, "mtime_nsec":…, "encoding":"gzip"|"none"} */
@@ -284,7 +293,7 @@ int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t
 	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
 		rc = -1;
 	if (!rc)
-		rc = add_profile_input(in, source, keys, time, id, b, out, err);
+		rc = add_profile_input(in, source, keys, time, id, b, given, out, err);
 	if (in)
 		tk_input_close(in);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
