@@ -76,6 +76,33 @@ static int bound_check(void *ctx, tk_error *err)
 	return 0;
 }
 
+/* An Apple report is one incident, whatever form it came in (the .ips, the .crash text Xcode made of
+ * it, symbolicated or not): its id is the SHA-256 of its kind, app and incident identifier, so the
+ * same incident is stored once. Reports without an incident id keep their content hash. */
+static int is_apple_report(const tk_profile *p)
+{
+	const char *f = tk_profile_meta(p, "format");
+	return f && (!strcmp(f, "ips") || !strcmp(f, "crash") || !strcmp(f, "spindump"));
+}
+
+static void incident_id(tk_report *r)
+{
+	if (!r->rkey || !*r->rkey)
+		return;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, "apple-report", 13);
+	EVP_DigestUpdate(ctx, r->kind, strlen(r->kind) + 1);
+	EVP_DigestUpdate(ctx, r->keys[TK_STORE_APP], strlen(r->keys[TK_STORE_APP]) + 1);
+	EVP_DigestUpdate(ctx, r->rkey, strlen(r->rkey) + 1);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdn = 0;
+	EVP_DigestFinal_ex(ctx, md, &mdn);
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; i < 32 && i < mdn; i++)
+		sprintf(r->id + 2 * i, "%02x", md[i]);
+}
+
 static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
                              const char id[65], tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
                              tk_error *err)
@@ -106,7 +133,11 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 		char *mkeys[TK_STORE_NKEYS];
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
 			mkeys[k] = (char *)keys[k];
+		size_t first = out->n;
 		rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+		if (!rc && is_apple_report(p))
+			for (size_t i = first; i < out->n; i++)
+				incident_id(&out->v[i]);
 		tk_profile_free(p);
 		return rc;
 	}
