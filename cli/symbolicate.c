@@ -190,7 +190,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			if (to_dir && dest) {
 				char *plain = out_name1(out, files[i], r, json, 0, 1);
 				if (plain && strcmp(plain, dest))
-					fprintf(stderr, "tracekit: symbolicate: %s: written to %s (%s is another report's)\n",
+					fprintf(stderr,
+					        "tracekit: symbolicate: %s: written to %s (%s is another report's)\n",
 					        tk_cli_shown(files[i]), tk_cli_shown(dest), tk_cli_shown(plain));
 				free(plain);
 			}

@@ -415,14 +415,14 @@ static int run_chunks(ingest *g, tk_error *err)
 	pthread_t tid;
 	int fail = 0;
 	const size_t per = TK_INGEST_CHUNK;
-#define TK_CHUNK_DONE(c)                                                                                                \
-	do {                                                                                                            \
-		if ((c)->fail < 0 && fail >= 0) {                                                                       \
-			*err = (c)->err;                                                                                \
-			fail = -1;                                                                                      \
-		} else if ((c)->fail && !fail)                                                                          \
-			fail = 1;                                                                                       \
-		chunk_free(c);                                                                                          \
+#define TK_CHUNK_DONE(c)                                                                                               \
+	do {                                                                                                           \
+		if ((c)->fail < 0 && fail >= 0) {                                                                      \
+			*err = (c)->err;                                                                               \
+			fail = -1;                                                                                     \
+		} else if ((c)->fail && !fail)                                                                         \
+			fail = 1;                                                                                      \
+		chunk_free(c);                                                                                         \
 	} while (0)
 	for (size_t at = 0; at < g->npaths && !fail; at += per) {
 		chunk *c = parse_chunk(g, at, g->npaths - at < per ? g->npaths - at : per);

@@ -400,10 +400,11 @@ static void test_ingest_api(void **state)
 		char rec[2048] = "collection,key,value\n";
 		for (int i = 0; i < 2 + k; i++) {
 			size_t len = strlen(rec);
-			snprintf(rec + len, sizeof rec - len,
-			         "hang,17000%d%d000.000,{\"start\":17000%d%d000.0,\"duration_ms\":500,\"threshold_ms\":250,"
-			         "\"tid\":1,\"thread\":\"main\",\"samples\":1,\"live\":false,\"suppressed\":0}\n",
-			         k, i, k, i);
+			snprintf(
+			    rec + len, sizeof rec - len,
+			    "hang,17000%d%d000.000,{\"start\":17000%d%d000.0,\"duration_ms\":500,\"threshold_ms\":250,"
+			    "\"tid\":1,\"thread\":\"main\",\"samples\":1,\"live\":false,\"suppressed\":0}\n",
+			    k, i, k, i);
 		}
 		write_file(k ? s2 : s1, "records", rec);
 	}
