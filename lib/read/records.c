@@ -810,15 +810,36 @@ static int fast_next(fast *f, char close)
 	return c == ',' ? 1 : c == close ? 2 : 0;
 }
 
-static int fast_nodes(fast *f, int depth, uint64_t *sum);
+/* A flat list of nodes in pre-order (address, count, parent, children's counts): what a tree kept by
+ * keep_tree becomes when it is loaded into a profile (below), instead of a jansson document. */
+typedef struct fnode {
+	uint64_t addr, count, kids;
+	uint32_t parent; /* index + 1; 0 for a root */
+} fnode;
 
-static int fast_node(fast *f, int depth, uint64_t *count)
+typedef struct fnodes {
+	fnode *v;
+	size_t n, cap;
+} fnodes;
+
+static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
+
+/* One node "{frame, count, proportion?, children?}": *count gets its count. With out, the node and
+ * its subtree are appended in pre-order (parent = the index + 1 of the node above, 0 for a root);
+ * without, the tree is only checked. */
+static int fast_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
 {
 	if (f->p >= f->end || *f->p != '{')
 		return 0;
 	f->p++;
+	size_t me = 0;
+	if (out) {
+		TK_GROW(out->v, out->cap, out->n + 1);
+		me = out->n++;
+		out->v[me] = (fnode){0, 0, 0, parent};
+	}
 	int seen = 0; /* bits: frame, count, proportion, children */
-	uint64_t c = 0, kids = 0, addr, ignored;
+	uint64_t c = 0, kids = 0, addr = 0, ignored;
 	fast_ws(f);
 	if (f->p < f->end && *f->p == '}')
 		return 0; /* no frame: an error jansson's path words */
@@ -851,7 +872,7 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 				return 0;
 		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
 			f->p += 4;
-		} else if (!fast_nodes(f, depth + 1, &kids)) {
+		} else if (!fast_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
 			return 0;
 		}
 		int m = fast_next(f, '}');
@@ -862,12 +883,17 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 	}
 	if (!(seen & 1) || !(seen & 2) || kids > c)
 		return 0;
+	if (out) {
+		out->v[me].addr = addr;
+		out->v[me].count = c;
+		out->v[me].kids = kids;
+	}
 	*count = c;
 	return 1;
 }
 
 /* "[node, …]": *sum gets the nodes' counts added up. */
-static int fast_nodes(fast *f, int depth, uint64_t *sum)
+static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
 {
 	if (depth > 512 || f->p >= f->end || *f->p != '[')
 		return 0;
@@ -881,7 +907,7 @@ static int fast_nodes(fast *f, int depth, uint64_t *sum)
 	for (;;) {
 		uint64_t c;
 		fast_ws(f);
-		if (!fast_node(f, depth, &c))
+		if (!fast_node(f, depth, parent, out, &c))
 			return 0;
 		*sum += c; /* each count < 10^18; a wrapped sum goes to jansson's path */
 		if (*sum < c)
@@ -897,7 +923,7 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 {
 	fast f = {s, s + n};
 	fast_ws(&f);
-	if (!fast_nodes(&f, 1, total))
+	if (!fast_nodes(&f, 1, 0, NULL, total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
@@ -905,102 +931,8 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 
 /* ---- loading a tree without jansson ----
  * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
- * a flat list of nodes in pre-order (address, count, parent, children's counts) instead of a jansson
- * document (a hash table and several allocations a node), then loaded in that order, which is the
- * order load_node visits. Anything else goes through jansson as before. */
-typedef struct fnode {
-	uint64_t addr, count, kids;
-	uint32_t parent; /* index + 1; 0 for a root */
-} fnode;
-
-typedef struct fnodes {
-	fnode *v;
-	size_t n, cap;
-} fnodes;
-
-static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
-
-static int flat_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
-{
-	if (f->p >= f->end || *f->p != '{')
-		return 0;
-	f->p++;
-	TK_GROW(out->v, out->cap, out->n + 1);
-	size_t me = out->n++;
-	out->v[me] = (fnode){0, 0, 0, parent};
-	int seen = 0;
-	uint64_t c = 0, kids = 0, addr = 0, ignored;
-	for (;;) {
-		const char *k, *v;
-		size_t kn, vn;
-		fast_ws(f);
-		if (!fast_str(f, &k, &kn))
-			return 0;
-		fast_ws(f);
-		if (f->p >= f->end || *f->p++ != ':')
-			return 0;
-		fast_ws(f);
-		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
-		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
-		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
-		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
-		                                                         : 0;
-		if (!bit || (seen & bit))
-			return 0;
-		seen |= bit;
-		if (bit == 1) {
-			if (!fast_str(f, &v, &vn) || parse_hex(v, vn, &addr))
-				return 0;
-		} else if (bit == 2) {
-			if (!fast_num(f, 0, &c))
-				return 0;
-		} else if (bit == 4) {
-			if (!fast_num(f, 1, &ignored))
-				return 0;
-		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
-			f->p += 4;
-		} else if (!flat_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
-			return 0;
-		}
-		int m = fast_next(f, '}');
-		if (!m)
-			return 0;
-		if (m == 2)
-			break;
-	}
-	if (!(seen & 1) || !(seen & 2) || kids > c)
-		return 0;
-	out->v[me].addr = addr;
-	out->v[me].count = c;
-	out->v[me].kids = kids;
-	*count = c;
-	return 1;
-}
-
-static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
-{
-	if (depth > 512 || f->p >= f->end || *f->p != '[')
-		return 0;
-	f->p++;
-	*sum = 0;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
-		return 1;
-	}
-	for (;;) {
-		uint64_t c;
-		fast_ws(f);
-		if (!flat_node(f, depth, parent, out, &c))
-			return 0;
-		*sum += c;
-		if (*sum < c)
-			return 0;
-		int m = fast_next(f, ']');
-		if (m != 1)
-			return m == 2;
-	}
-}
+ * fnodes, then loaded in that order, which is the order load_node visits. Anything else goes
+ * through jansson as before. */
 
 /* The tree's nodes in pre-order, 1 when it has the fast shape (else 0: use jansson). */
 static int tree_flat(const char *s, size_t n, fnodes *out)
@@ -1009,7 +941,7 @@ static int tree_flat(const char *s, size_t n, fnodes *out)
 	uint64_t total;
 	out->n = 0;
 	fast_ws(&f);
-	if (!flat_nodes(&f, 1, 0, out, &total))
+	if (!fast_nodes(&f, 1, 0, out, &total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
