@@ -14,6 +14,7 @@
 
 #include "analysis.h"
 #include "tracekit/store.h"
+#include "tracekit/symbol.h"
 #include "util/mem.h"
 
 TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest)")
@@ -37,6 +38,8 @@ static const char usage[] =
     "  --db URL            sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
     "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
     "  --token-file FILE   the bearer token (first line of FILE); required\n"
+    "  --symbols PATH      dSYMs (repeat) naming uploaded Apple reports' frames, as `tracekit ingest\n"
+    "                      --symbols` does, so their signatures carry function names\n"
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
     "                      that, capped at 256 MiB, and an uploaded profile's own gzip to the same\n"
     "  --max-stacks N      distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)\n"
@@ -86,6 +89,9 @@ typedef struct server {
 	/* connections, for the watchdog */
 	conn *conns;
 	pthread_cond_t watch_cv;
+	/* --symbols: Apple reports' (and MTHawkeye) frames named from dSYMs as they are decoded */
+	tk_report_meta meta;
+	int named;
 } server;
 
 typedef struct upload {
@@ -338,9 +344,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	tk_bundle_limits lim = {
 	    .max_inflated = S->max_inflated, .max_stacks = S->max_stacks, .max_seconds = S->max_seconds};
 	/* MetricKit payloads as the app sends them, else a bundle */
-	int drc = tk_payload_reports(u->data, u->n, &lim, "upload", NULL, &set, &err);
+	int drc = tk_payload_reports(u->data, u->n, &lim, "upload", S->named ? &S->meta : NULL, &set, &err);
 	if (drc == 2)
-		drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
+		drc = tk_bundle_decode(u->data, u->n, &lim, "upload", S->named ? &S->meta : NULL, &set, &err);
 	pthread_mutex_lock(&S->mu);
 	S->slots++;
 	pthread_cond_signal(&S->slot_cv);
@@ -427,6 +433,8 @@ int cmd_serve(int argc, char **argv)
 	int ingest = 0;
 	server S = {.max_body = 16u << 20, .max_stacks = 200000, .max_seconds = 60, .header_timeout = 10};
 	uint32_t per_address = 16, workers = 0, num;
+	const char *symbols[64];
+	size_t nsym = 0;
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
 		int r;
@@ -461,6 +469,12 @@ int cmd_serve(int argc, char **argv)
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file))) {
 			if (r < 0)
 				return 2;
+		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--symbols", NULL, &v))) {
+			if (r < 0)
+				return 2;
+			if (nsym == sizeof symbols / sizeof symbols[0])
+				return tk_cli_usage("serve", "at most 64 --symbols paths");
+			symbols[nsym++] = v;
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--max-body", NULL, &v))) {
 			if (r < 0)
 				return 2;
@@ -502,9 +516,23 @@ int cmd_serve(int argc, char **argv)
 	addr.sin_port = htons((uint16_t)port);
 
 	tk_error err;
+	tk_symbolicator *sym = nsym ? tk_symbolicator_new(NULL) : NULL;
+	for (size_t k = 0; k < nsym; k++)
+		if (tk_symbolicator_add_path(sym, symbols[k], &err) < 0) {
+			tk_symbolicator_free(sym);
+			return tk_cli_fail("serve: --symbols %s: %s", symbols[k], err.msg);
+		}
+	tk_store_namer *namer = sym ? tk_store_namer_new(sym) : NULL;
+	if (namer) {
+		tk_store_namer_meta(namer, &S.meta);
+		S.named = 1;
+	}
 	S.store = tk_store_open(db, &err);
-	if (!S.store)
+	if (!S.store) {
+		tk_store_namer_free(namer);
+		tk_symbolicator_free(sym);
 		return tk_cli_fail("serve: %s", err.msg);
+	}
 	if (!workers) {
 		long nc = sysconf(_SC_NPROCESSORS_ONLN);
 		workers = nc < 2 ? 2 : nc > 8 ? 8 : (uint32_t)nc;
@@ -563,5 +591,7 @@ int cmd_serve(int argc, char **argv)
 	pthread_join(commit_tid, NULL);
 	pthread_join(watch_tid, NULL);
 	tk_store_close(S.store);
+	tk_store_namer_free(namer);
+	tk_symbolicator_free(sym);
 	return rc;
 }

@@ -20,7 +20,8 @@ static const char usage[] =
     "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
     "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
     "A PROFILE (an xctrace export, or any other file `tracekit ingest` stores as a profile report; in a\n"
-    "directory tree, files named *.xml and *.xml.gz) is sent too, with --set's keys, and stored exactly\n"
+    "directory tree, files named *.xml and *.xml.gz, Apple reports and MetricKit payloads found by\n"
+    "content) is sent too, with --set's keys, and stored exactly\n"
     "as `tracekit ingest --set … PROFILE` stores it; nothing is written beside it (resending is\n"
     "harmless: the server keeps one copy). MetricKit payload files (*.json, *.jsonl, gzip'd too, in a\n"
     "tree) are sent the same way: the server stores their diagnostics and metric payloads.\n"
@@ -48,23 +49,6 @@ typedef struct up {
 	size_t nitems, capitems, next;
 	pthread_mutex_t mu;
 } up;
-
-static int is_export_name(const char *path)
-{
-	size_t n = strlen(path);
-	if ((n > 4 && strcmp(path + n - 4, ".xml") == 0) || (n > 7 && strcmp(path + n - 7, ".xml.gz") == 0))
-		return 1;
-	/* MetricKit payloads as an app or server saves them (.json, .jsonl, gzip'd too), as ingest walks */
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	static const char *const mx_ext[] = {".json", ".jsonl", ".json.gz", ".jsonl.gz"};
-	for (size_t k = 0; k < sizeof mx_ext / sizeof mx_ext[0]; k++) {
-		size_t el = strlen(mx_ext[k]), bl = strlen(base);
-		if (bl > el && strcmp(base + bl - el, mx_ext[k]) == 0 && strcmp(base, "meta.json") != 0 &&
-		    strcmp(base, "images.json") != 0 && strncmp(base, "images-", 7) != 0)
-			return 1;
-	}
-	return 0;
-}
 
 /* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent). */
 static void tally(up *U, int rc, const tk_error *err, size_t *sent)
@@ -157,10 +141,10 @@ static void one(up *U, const char *dir)
 			closedir(d);
 		qsort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
-			/* inside a tree, as `tracekit ingest` walks it: sessions, exports (.xml, .xml.gz) and
-			 * MetricKit payloads (.json, .jsonl) */
+			/* inside a tree, as `tracekit ingest` walks it: sessions, exports (.xml, .xml.gz), Apple
+			 * reports and MetricKit payloads */
 			if (stat(names[i], &st) == 0 &&
-			    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && is_export_name(names[i]))))
+			    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && tk_store_tree_input(names[i]))))
 				one(U, names[i]);
 			free(names[i]);
 		}

@@ -29,6 +29,7 @@
 
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
+#include "tracekit/read.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,7 +69,24 @@ typedef struct tk_report_meta {
 	 * (a symbolicator is not shared between threads). */
 	int (*name_frames)(void *ctx, tk_profile **p, tk_error *err);
 	void *name_frames_ctx;
+	/* Optional: reads an Apple report (.ips, .crash, spindump; tracekit/apple_report.h) from in into
+	 * p with its frames named, instead of the registry's reader (tk_store_namer_meta sets both). */
+	int (*read_report)(void *ctx, tk_input *in, tk_profile *p, tk_error *err);
+	void *read_report_ctx;
 } tk_report_meta;
+
+/* Names frames from dSYMs while reports are made: Apple reports (.ips, .crash, spindump) by the
+ * symbolication `tracekit symbolicate` does (tk_apple_report_symbolicate: the caller-frame rule,
+ * inlined functions as frames of their own, Swift as atos prints it), and MTHawkeye records by image
+ * UUID, so stack signatures carry function names, not addresses. Frames in images without symbols
+ * keep what the input says. Safe to share between threads (one naming at a time); s stays the
+ * caller's and must outlive the namer. */
+typedef struct tk_symbolicator tk_symbolicator;
+typedef struct tk_store_namer tk_store_namer;
+tk_store_namer *tk_store_namer_new(tk_symbolicator *s);
+void tk_store_namer_free(tk_store_namer *n);
+/* Point meta's name_frames and read_report at the namer (for tk_reports_from_path, tk_bundle_decode …). */
+void tk_store_namer_meta(tk_store_namer *n, tk_report_meta *meta);
 
 /* Parse "app=Foo,version=5.2" into meta (strings point into a copy owned by *owned; free it).
  * Returns 0 or -1 with err naming the bad item. */
@@ -123,6 +141,11 @@ int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_repor
  * out[i], rc[i] and errs[i] are input i's reports, result (0/-1) and error. */
 void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
                            tk_report_set *out, int *rc, tk_error *errs);
+
+/* Is path, met as a file inside a directory tree, an input `tracekit ingest` takes from the tree? A
+ * file named "records", an xctrace export (*.xml, *.xml.gz), or by content an Apple report (.ips,
+ * .crash, spindump) or a MetricKit payload. (Given by name, any file is an input.) */
+int tk_store_tree_input(const char *path);
 
 /* The same from bytes: one Records file, an optional meta.json and images.json (either may be NULL). */
 int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n, const void *images_json,
@@ -360,6 +383,38 @@ typedef struct tk_store_batch {
 	size_t added, padded; /* out: reports and profiles newly stored */
 } tk_store_batch;
 int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err);
+
+/* ---- ingest: inputs into the store (`tracekit ingest`) ----
+ * Every path is an input (a Records file, a session directory of `tracekit monitor` or MTHawkeye, an
+ * Apple report, a MetricKit payload, an xctrace export or any file the readers take), or a directory
+ * searched recursively in name order for sessions and the files tk_store_tree_input takes. Inputs are
+ * read and turned into reports (tk_reports_from_path: read, frames named, signatures, function tables)
+ * on `jobs` threads, 2048 at a time, each chunk stored while the next is read; idempotent as
+ * tk_store_put. */
+typedef struct tk_store_ingest_options {
+	const tk_report_meta *meta; /* keys the inputs lack (--set); may be NULL */
+	tk_symbolicator *symbols;   /* dSYMs naming Apple reports' and MTHawkeye frames (tk_store_namer); NULL */
+	size_t batch;               /* reports per transaction / INSERT; 0 = all of a chunk's */
+	unsigned jobs;              /* threads reading inputs; 0 = the CPUs (1 when frames are named) */
+	int keep_going;             /* after a bad input, go on with the others */
+	/* each bad input (error = 1: counted in bad) or warning (0: a directory holding no input), as
+	 * "INPUT: problem"; may be NULL */
+	void (*message)(void *ctx, int error, const char *msg);
+	/* after each stored batch: inputs read so far, reports stored, seconds since the start; NULL */
+	void (*progress)(void *ctx, size_t inputs, size_t reports, double seconds);
+	void *ctx;
+} tk_store_ingest_options;
+typedef struct tk_store_ingest_result {
+	size_t inputs;           /* read */
+	size_t reports, added;   /* reports stored (new or already there), newly stored */
+	size_t live;             /* records skipped because their writer still had them open */
+	size_t bad;              /* inputs that could not be read (said through message) */
+	size_t profiles, padded; /* profile reports stored, newly stored */
+} tk_store_ingest_result;
+/* Returns 0 (every input read; r->bad > 0 only with keep_going), 1 (stopped at a bad input) or -1
+ * with err (the store failed; batches stored before it stay). r may be NULL. */
+int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_store_ingest_options *o,
+                    tk_store_ingest_result *r, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);

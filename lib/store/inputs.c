@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "store/internal.h"
+#include "tracekit/apple_report.h"
 #include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
@@ -76,8 +77,36 @@ static int bound_check(void *ctx, tk_error *err)
 	return 0;
 }
 
+/* An Apple report is one incident, whatever form it came in (the .ips, the .crash text Xcode made of
+ * it, symbolicated or not): its id is the SHA-256 of its kind, app and incident identifier, so the
+ * same incident is stored once. Reports without an incident id keep their content hash. */
+static int is_apple_report(const tk_profile *p)
+{
+	const char *f = tk_profile_meta(p, "format");
+	return f && (!strcmp(f, "ips") || !strcmp(f, "crash") || !strcmp(f, "spindump"));
+}
+
+static void incident_id(tk_report *r)
+{
+	if (!r->rkey || !*r->rkey)
+		return;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, "apple-report", 13);
+	EVP_DigestUpdate(ctx, r->kind, strlen(r->kind) + 1);
+	EVP_DigestUpdate(ctx, r->keys[TK_STORE_APP], strlen(r->keys[TK_STORE_APP]) + 1);
+	EVP_DigestUpdate(ctx, r->rkey, strlen(r->rkey) + 1);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdn = 0;
+	EVP_DigestFinal_ex(ctx, md, &mdn);
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; i < 32 && i < mdn; i++)
+		sprintf(r->id + 2 * i, "%02x", md[i]);
+}
+
 static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
-                             const char id[65], tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                             const char id[65], tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                             tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
@@ -86,7 +115,13 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	bounded_read br = {b, p, source};
 	if (b)
 		tk_input_set_check(in, bound_check, &br);
-	int rc = tk_read_input(p, in, &ro, err);
+	int rc;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (given && given->read_report && tk_apple_report_sniff(head, hn))
+		rc = given->read_report(given->read_report_ctx, in, p, err); /* frames named from dSYMs */
+	else
+		rc = tk_read_input(p, in, &ro, err);
 	if (b)
 		tk_input_set_check(in, NULL, NULL);
 	if (!rc && b && bound_check(&br, err)) /* the last read's stacks too */
@@ -99,7 +134,11 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 		char *mkeys[TK_STORE_NKEYS];
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
 			mkeys[k] = (char *)keys[k];
+		size_t first = out->n;
 		rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+		if (!rc && is_apple_report(p))
+			for (size_t i = first; i < out->n; i++)
+				incident_id(&out->v[i]);
 		tk_profile_free(p);
 		return rc;
 	}
@@ -228,7 +267,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;
-	int rc = add_profile_input(in, path, keys, time, id, NULL, out, err);
+	int rc = add_profile_input(in, path, keys, time, id, NULL, given, out, err);
 	tk_input_close(in);
 	return rc;
 }
@@ -278,7 +317,8 @@ static int keys_from_meta(const char *data, size_t n, const char *name, char *ke
 }
 
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                           const char *name, tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                           tk_error *err)
 {
 	size_t max_inflated = b->max_inflated;
 	/* profile.json: {"name":…, "mtime_sec":…, "mtime_nsec":…, "encoding":"gzip"|"none"} */
@@ -362,7 +402,7 @@ int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t
 	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
 		rc = -1;
 	if (!rc)
-		rc = add_profile_input(in, source, keys, time, id, b, out, err);
+		rc = add_profile_input(in, source, keys, time, id, b, given, out, err);
 	if (in)
 		tk_input_close(in);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)

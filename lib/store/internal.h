@@ -68,7 +68,8 @@ typedef struct tk_bundle_bounds {
 } tk_bundle_bounds;
 double tk_store_now(void); /* CLOCK_MONOTONIC, seconds */
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err);
+                           const char *name, tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                           tk_error *err);
 
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
