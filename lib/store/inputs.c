@@ -488,7 +488,7 @@ int tk_payload_reports(const void *body, size_t n, const tk_bundle_limits *lim, 
 		b.deadline = tk_store_now() + lim->max_seconds;
 	static const char no_id[65] = "";
 	size_t had = out->pn;
-	int rc = add_profile_input(in, name, keys, 0, no_id, &b, out, err);
+	int rc = add_profile_input(in, name, keys, 0, no_id, &b, given, out, err);
 	tk_input_close(in);
 	if (!rc && out->pn != had) /* payloads with no diagnostic and no metrics: nothing to store */
 		rc = tk_error_set(err, "%s: the MetricKit payloads hold no diagnostic or metrics", name);
