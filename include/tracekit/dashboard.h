@@ -37,6 +37,7 @@ typedef struct tk_dashboard_response {
 	const char *disposition; /* Content-Disposition (downloads), or NULL */
 	char *body;              /* malloc'd; free with tk_dashboard_response_free */
 	size_t n;
+	char csp_buf[256]; /* where csp points when it is made for this answer (an SVG's own script hash) */
 } tk_dashboard_response;
 
 typedef struct tk_dashboard_options {

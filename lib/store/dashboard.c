@@ -10,13 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
 #include "tracekit/dashboard.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/write.h"
 #include "util/text.h"
 
-extern const char tk_dashboard_css[], tk_dashboard_js[];
+extern const char tk_dashboard_css[], tk_dashboard_js[], tk_dashboard_icon[];
 
 /* No inline script or style anywhere: the page's own files only. */
 static const char csp_html[] = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -139,7 +142,7 @@ static void page_begin(req *r, const char *title, const char *path, const char *
 	      "<meta name=\"viewport\" content=\"width=device-width\"><title>",
 	      f);
 	esc(f, title);
-	fputs(" — tracekit</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
+	fputs(" — tracekit</title><link rel=\"icon\" href=\"/static/icon.svg\"><link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
 	      "<script src=\"/static/dashboard.js\" defer></script></head><body>\n<header><span class=\"brand\">tracekit</span><nav>",
 	      f);
 	for (size_t i = 0; i < sizeof nav / sizeof nav[0]; i++) {
@@ -425,6 +428,7 @@ static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n
 	for (size_t v = 0; v < nv; v++) {
 		tk_store_query q = r->q;
 		q.where[TK_STORE_VERSION] = vers[v];
+		q.since = 0; /* first seen: in any version, at any time */
 		tk_store_hang *hv = NULL;
 		size_t nhv = 0;
 		if (top(r, kind, &q, 1000000, &hv, &nhv))
@@ -468,7 +472,14 @@ static int stacks(req *r)
 	int rc = -1;
 	if (top(r, kind, &r->q, limit, &h, &n))
 		goto out;
-	vers = values_of(r, TK_STORE_VERSION, &nv);
+	/* every version of the other filters, so a version filter still shows what is new in it */
+	{
+		tk_store_query keep = r->q;
+		r->q.where[TK_STORE_VERSION] = NULL;
+		r->q.since = 0;
+		vers = values_of(r, TK_STORE_VERSION, &nv);
+		r->q = keep;
+	}
 	first = calloc(n + 1, sizeof *first), last = calloc(n + 1, sizeof *last);
 	if (first_last(r, kind, h, n, vers, nv, first, last))
 		goto out;
@@ -609,7 +620,12 @@ static int signature(req *r)
 	fputs("&amp;sig=", f);
 	url(f, sig);
 	filters_qs(r, f);
-	fputs("\"><figcaption>Its stacks merged (width: reports). Download: ", f);
+	fputs("\"><figcaption>Its stacks merged (width: reports). <a id=\"openflame\" href=\"/flame.svg?kind=", f);
+	fputs(kind, f);
+	fputs("&amp;sig=", f);
+	url(f, sig);
+	filters_qs(r, f);
+	fputs("\">Open the interactive flame graph</a> (zoom, search). Download: ", f);
 	for (int i = 1; i < 3; i++) {
 		fprintf(f, "%s<a class=\"download\" href=\"/%s?kind=%s&amp;sig=", i > 1 ? " · " : "", what[i][0], kind);
 		url(f, sig);
@@ -894,6 +910,28 @@ static unsigned fail(req *r, tk_dashboard_response *out, unsigned status, const 
 	return status;
 }
 
+/* An SVG flame graph opened by itself: its one script (the writer's own zoom and search, a fixed
+ * text) may run, by its hash, and nothing else: names in the picture can never become script. */
+static void svg_csp(tk_dashboard_response *out)
+{
+	const char *b = out->body, *end = out->body + out->n;
+	static const char open[] = "<script type=\"text/ecmascript\"><![CDATA[", close[] = "]]></script>";
+	const size_t on = sizeof open - 1, cn = sizeof close - 1;
+	const char *s = memmem(b, out->n, open, on);
+	const char *e = s ? memmem(s + on, (size_t)(end - s - on), close, cn) : NULL;
+	if (!e)
+		return;
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256((const unsigned char *)s + on, (size_t)(e - s - on), md);
+	char b64[64];
+	EVP_EncodeBlock((unsigned char *)b64, md, sizeof md);
+	snprintf(out->csp_buf, sizeof out->csp_buf,
+	         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'sha256-%s'; "
+	         "frame-ancestors 'self'",
+	         b64);
+	out->csp = out->csp_buf;
+}
+
 unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path, tk_dashboard_arg_fn argf,
                           void *actx, tk_dashboard_response *out)
 {
@@ -901,9 +939,16 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 	out->status = 200;
 	out->type = "text/html; charset=utf-8";
 	out->csp = csp_html;
-	if (strcmp(path, "/static/dashboard.css") == 0 || strcmp(path, "/static/dashboard.js") == 0) {
-		const char *t = strstr(path, ".css") ? tk_dashboard_css : tk_dashboard_js;
-		out->type = strstr(path, ".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
+	static const char *const statics[][2] = {{"/static/dashboard.css", "text/css; charset=utf-8"},
+	                                         {"/static/dashboard.js", "text/javascript; charset=utf-8"},
+	                                         {"/static/icon.svg", "image/svg+xml"},
+	                                         {"/favicon.ico", "image/svg+xml"}};
+	size_t si = 0;
+	while (si < 4 && strcmp(path, statics[si][0]) != 0)
+		si++;
+	if (si < 4) {
+		const char *t = si == 0 ? tk_dashboard_css : si == 1 ? tk_dashboard_js : tk_dashboard_icon;
+		out->type = statics[si][1];
 		out->csp = csp_none;
 		out->n = strlen(t);
 		out->body = malloc(out->n + 1);
@@ -961,6 +1006,8 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 		rc = -1, tk_error_set(&r.err, "out of memory");
 	if (rc)
 		return fail(&r, out, rc == -3 ? 404 : rc == -2 ? 400 : 500, r.err.msg);
+	if (out->csp == csp_svg)
+		svg_csp(out);
 	return out->status;
 }
 

@@ -60,3 +60,9 @@ const char tk_dashboard_js[] =
     "document.querySelectorAll('form.pick select').forEach(function (s) {\n"
     "  s.addEventListener('change', function () { s.form.submit(); });\n"
     "});\n";
+
+/* The tab's icon: three flame-graph bars. */
+const char tk_dashboard_icon[] =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect x=\"1\" y=\"11\" width=\"14\" height=\"4\" "
+    "fill=\"#e8590c\"/><rect x=\"1\" y=\"6\" width=\"9\" height=\"4\" fill=\"#f59f00\"/><rect x=\"2\" y=\"1\" "
+    "width=\"5\" height=\"4\" fill=\"#fcc419\"/></svg>\n";
