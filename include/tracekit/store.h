@@ -52,6 +52,12 @@ typedef struct tk_report {
 	uint64_t samples;
 	const char *thread;    /* "" if none */
 	const char *signature; /* stack signature: first app frames, leaf first, ";"-joined */
+	/* The record's stacks as folded text: the lines `tracekit collapse --no-thread --event N` writes
+	 * for it ("root;…;leaf WEIGHT\n" each), except that a frame without a symbol is named
+	 * IMAGE+0xOFFSET as in signatures (the same code is one frame on every device, whatever the
+	 * ASLR slide); "" or NULL when it has none. Not part of the id. Stored once per distinct text
+	 * (docs/store.md); tk_store_report_get gives it back. */
+	const char *stacks;
 } tk_report;
 
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
@@ -176,9 +182,17 @@ typedef struct tk_store_query {
 	double since;                      /* only reports with time >= since (Unix s); 0 = all */
 	/* tk_store_top_diagnostics: the event kind counted (tk_store_diagnostic_kinds); NULL = hangs */
 	const char *kind;
+	/* only reports with this stack signature (tk_report.signature); NULL = any. Report metrics only. */
+	const char *signature;
 } tk_store_query;
 
-/* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
+/* Time buckets tk_store_query.by takes besides the keys ("--by day,version"): the UTC day a report
+ * started, "2026-11-20", or its hour, "2026-11-20T13" (the group key text; they sort in time order). */
+enum { TK_STORE_BY_DAY = 64, TK_STORE_BY_HOUR = 65 };
+/* The name of a by entry: a key name (tk_store_key_names), "day" or "hour". */
+const char *tk_store_by_name(int by);
+
+/* Parse "--by" ("version", "app.version", "device,os", "day,version", "hour") and "--where" ("version=5.2,os=iOS 17")
  * and "--since" ("7d", "12h", "30m", or Unix seconds) into q. now = the present, Unix seconds. */
 int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err);
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err); /* spec is split in place */
@@ -208,6 +222,9 @@ typedef struct tk_store_hang {
 	uint64_t count, sessions;
 	double p50, p95; /* duration, seconds */
 	char *example;   /* id of one report */
+	/* the lowest and highest version (tk_store_version_cmp) among the signature's selected reports:
+	 * a first version that is the newest of the fleet marks a stack new in it (a regression) */
+	char *first_version, *last_version;
 } tk_store_hang;
 
 /* Hangs grouped by stack signature, most frequent first (ties by signature), at most limit. */
@@ -225,6 +242,71 @@ int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query
                              tk_store_hang **out, size_t *n, tk_error *err);
 /* The kinds tk_store_top_diagnostics takes, for --help: "hang|cpu|disk|crash|launch|…". */
 const char *tk_store_diagnostic_kinds(void);
+
+/* ---- one report, one signature: what a fleet dashboard opens (docs/store.md "Stacks") ---- */
+
+/* Versions in release order: runs of digits compare as numbers ("5.10" after "5.9"), the rest byte
+ * by byte. <0, 0, >0 as strcmp. */
+int tk_store_version_cmp(const char *a, const char *b);
+
+/* A stored report: its metadata and its stacks. */
+typedef struct tk_store_report {
+	char id[65];
+	char *kind, *keys[TK_STORE_NKEYS], *rkey, *thread, *signature;
+	double time, duration, avg_cpu; /* NAN when not recorded */
+	uint64_t samples;
+	char *folded; /* its stacks as folded text (tk_report.stacks); "" when none were stored */
+} tk_store_report;
+
+/* The report with this id (64 hex digits, as top-hangs' example). Returns 0 (out filled; free it
+ * with tk_store_report_free), 1 when the store has no such report, -1 with err. */
+int tk_store_report_get(tk_store *s, const char *id, tk_store_report *out, tk_error *err);
+void tk_store_report_free(tk_store_report *r);
+
+/* A signature's aggregated flame graph: the stacks (tk_report.stacks) of every report of kind (as
+ * tk_store_top_diagnostics: "hang", "cpu" …) with this signature that q selects (its where, since;
+ * the reports top-hangs counts for it), merged: each distinct stack line once, in byte order, with
+ * its counts summed. max_reports > 0 takes only the first max_reports of those reports by id.
+ * *folded (malloc'd, "" when none) and *n its length. Returns 0 or -1 with err. */
+int tk_store_signature_folded(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_reports, char **folded, size_t *n, tk_error *err);
+
+/* A count per value of a key. */
+typedef struct tk_store_tally {
+	char *value;
+	uint64_t count;
+} tk_store_tally;
+
+/* What a signature's page shows, over the same reports as tk_store_signature_folded. */
+typedef struct tk_store_signature_info {
+	uint64_t count, sessions;
+	char *first_version, *last_version; /* as tk_store_hang's; NULL when count is 0 */
+	tk_store_tally *versions;           /* per version, in tk_store_version_cmp order */
+	size_t nversions;
+	tk_store_tally *devices; /* per device, most first (ties by name) */
+	size_t ndevices;
+	double *durations;      /* every report's duration, seconds, ascending (a histogram's input) */
+	tk_store_group summary; /* their summary (count, mean, min, max, quantiles; unit "s") */
+	char **examples;        /* the first max_examples report ids, ascending */
+	size_t nexamples;
+} tk_store_signature_info;
+
+int tk_store_signature_detail(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_examples, tk_store_signature_info *out, tk_error *err);
+void tk_store_signature_info_free(tk_store_signature_info *i);
+
+/* The fleet overview per group of q->by (keys and time buckets; q->metric and q->kind unused): the
+ * distinct sessions that sent any report, and the reports per stored kind. Percentiles per group
+ * come from tk_store_percentiles (hang.duration, cpu.duration …) with the same q. */
+typedef struct tk_store_overview {
+	char *keys[TK_STORE_NKEYS]; /* values of q->by[i] */
+	uint64_t sessions, reports;
+	tk_store_tally *kinds; /* reports per kind ("hang", "cpu-highload" …), by kind name */
+	size_t nkinds;
+} tk_store_overview;
+/* One row per group, sorted by keys (one in all when nby = 0 and there are reports). */
+int tk_store_overview_get(tk_store *s, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err);
+void tk_store_overview_free(tk_store_overview *o, size_t n);
 
 /* Store profile reports atomically; those already present (same id) are skipped. */
 /* ---- maintenance (`tracekit store compact`, docs/store.md) ---- */

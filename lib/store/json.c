@@ -30,7 +30,7 @@ int tk_store_groups_write_json(FILE *f, const tk_store_query *q, const tk_store_
 		}
 		fputc('{', f);
 		for (size_t k = 0; k < q->nby; k++) {
-			tk_json_fput(f, tk_store_key_names[q->by[k]]);
+			tk_json_fput(f, tk_store_by_name(q->by[k]));
 			fputs(": ", f);
 			tk_json_fput(f, g[i].keys[k]);
 			fputs(", ", f);
@@ -59,6 +59,10 @@ int tk_store_hangs_write_json(FILE *f, const tk_store_hang *h, size_t n, tk_erro
 		put_num(f, h[i].p95);
 		fputs(", \"example\": ", f);
 		tk_json_fput(f, h[i].example);
+		fputs(", \"first_version\": ", f);
+		tk_json_fput(f, h[i].first_version ? h[i].first_version : "");
+		fputs(", \"last_version\": ", f);
+		tk_json_fput(f, h[i].last_version ? h[i].last_version : "");
 		fputs("}\n", f);
 	}
 	return ferror(f) ? (tk_error_set(err, "store: JSON: write error"), -1) : 0;

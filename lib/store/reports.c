@@ -592,6 +592,9 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		rep->thread = tk_report_set_keep(out, th ? th : "");
 		rep->signature = tk_report_set_keep(out, sig ? sig : "");
 		free(sig);
+		char *folded = tk_store_event_folded(p, e);
+		rep->stacks = tk_report_set_keep(out, folded);
+		free(folded);
 		tk_report_set_id(rep);
 	}
 	return 0;
