@@ -1,7 +1,7 @@
 /* storegen — generated field reports: session directories as libtracekit-monitor writes them
  * (records, images.json) plus the meta.json an app adds (app, version, build, device, os, session).
  *
- *   storegen OUTDIR SESSIONS HANGS_PER_SESSION [SEED] [--cpu N]
+ *   storegen OUTDIR SESSIONS HANGS_PER_SESSION [SEED] [--cpu N] [--foreground]
  *
  * Standalone on purpose (no libtracekit): it is the ground truth the store tests check against.
  * It also writes OUTDIR/truth.tsv: one line per hang, "version<TAB>duration_ms<TAB>signature",
@@ -46,6 +46,17 @@ int main(int argc, char **argv)
 	for (int i = 4; i < argc - 1; i++)
 		if (strcmp(argv[i], "--cpu") == 0)
 			cpu = atol(argv[i + 1]);
+	/* --foreground: each run also writes its foreground line (the monitor's, for the hang rate) and
+	 * OUTDIR/foreground.tsv "version<TAB>session<TAB>foreground_s<TAB>hang ms,hang ms,…" */
+	FILE *fgt = NULL;
+	for (int i = 4; i < argc; i++)
+		if (strcmp(argv[i], "--foreground") == 0) {
+			char fp[4096];
+			snprintf(fp, sizeof fp, "%s/foreground.tsv", argv[1]);
+			mkdir(argv[1], 0777);
+			if (!(fgt = fopen(fp, "w")))
+				return perror(fp), 1;
+		}
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (int s = 0; s < NSTACKS; s++)
 		for (int d = 0; d < DEPTH; d++)
@@ -99,6 +110,8 @@ int main(int argc, char **argv)
 			return perror(path), 1;
 		fprintf(f, "collection,key,value\nlaunch-time,%.6f,%.6f\n", launch, launch);
 		double t = launch;
+		if (fgt)
+			fprintf(fgt, "%s\tgen-%llu-%ld\t", versions[v], (unsigned long long)seed, s);
 		for (long h = 0; h < hangs; h++) {
 			/* Zipf-ish choice of site; durations log-normal, longer in 5.2 */
 			int site = (int)floor(pow(unif(), 2.0) * NSTACKS);
@@ -132,6 +145,8 @@ int main(int argc, char **argv)
 			for (int d = 0; d < DEPTH; d++)
 				fputs("]}", f);
 			fputs("]\n", f);
+			if (fgt)
+				fprintf(fgt, "%s%ld", h ? "," : "", ms);
 			fprintf(truth, "%s\t%ld\tAtlas+0x%llx", versions[v], ms, (unsigned long long)stacks[site][0]);
 			for (int d = 1; d < 5; d++)
 				fprintf(truth, ";Atlas+0x%llx", (unsigned long long)stacks[site][d]);
@@ -150,8 +165,17 @@ int main(int argc, char **argv)
 			    f, "cpu-highload-stackframe,%.2f,[{\"frame\":\"0x%llx\",\"count\":3,\"proportion\":1.0}]\n",
 			    cf, (unsigned long long)(app_base + stacks[0][0]));
 		}
+		if (fgt) {
+			/* foreground: the run's span and a minute, in whole ms (no draw: the rest stays as it was) */
+			double fg = floor((t - launch + 60) * 1000) / 1000;
+			fprintf(f, "foreground,%.6f,{\"seconds\":%.3f,\"live\":false,\"pid\":%ld}\n", launch, fg,
+			        1000 + s);
+			fprintf(fgt, "\t%.3f\n", fg);
+		}
 		fclose(f);
 	}
+	if (fgt)
+		fclose(fgt);
 	fclose(truth);
 	return 0;
 }

@@ -24,6 +24,9 @@ static const char usage[] =
     "Any other input the readers take (xctrace exports: .xml and .xml.gz in a tree) is stored as one\n"
     "profile report: its weight, unit, threads and every function's self and total weight, for\n"
     "`tracekit stats --db URL --metric profile.weight|fn.self:NAME|fn.total:NAME`; keys from --set.\n"
+    "MetricKit payloads (a file of one, a JSON array or JSON Lines; .json/.jsonl in a tree) store each\n"
+    "diagnostic as a report, and each metric payload's foreground time and hang-time histogram for\n"
+    "`tracekit stats --db URL --metric hang.rate` (Apple's hang rate, docs/store.md).\n"
     "\n"
     "options:\n"
     "  --db URL          sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or\n"
@@ -277,13 +280,20 @@ static int find(ingest *g, const char *path, int top)
 		size_t bl = strlen(base);
 		int xml =
 		    (bl > 4 && strcmp(base + bl - 4, ".xml") == 0) || (bl > 7 && strcmp(base + bl - 7, ".xml.gz") == 0);
+		/* MetricKit payloads as an app or server saves them: .json, .jsonl (gzip'd too) */
+		static const char *const mx_ext[] = {".json", ".jsonl", ".json.gz", ".jsonl.gz"};
+		for (size_t k = 0; k < sizeof mx_ext / sizeof mx_ext[0]; k++) {
+			size_t el = strlen(mx_ext[k]);
+			xml |= bl > el && strcmp(base + bl - el, mx_ext[k]) == 0 && strcmp(base, "meta.json") != 0 &&
+			       strcmp(base, "images.json") != 0 && strncmp(base, "images-", 7) != 0;
+		}
 		if (!rc && stat(names[i], &s2) == 0 && (S_ISDIR(s2.st_mode) || strcmp(base, "records") == 0 || xml))
 			rc = find(g, names[i], 0);
 		free(names[i]);
 	}
 	free(names);
 	if (top && !rc && g->npaths == before)
-		tk_cli_warn("ingest: %s holds no sessions or Records files", path);
+		tk_cli_warn("ingest: %s holds no sessions, Records files, exports or MetricKit payloads", path);
 	return rc;
 }
 

@@ -460,7 +460,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	tk_error err;
 	tk_bundle_limits lim = {
 	    .max_inflated = S->max_inflated, .max_stacks = S->max_stacks, .max_seconds = S->max_seconds};
-	int drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
+	/* MetricKit payloads as the app sends them, else a bundle */
+	int drc = tk_payload_reports(u->data, u->n, &lim, "upload", NULL, &set, &err);
+	if (drc == 2)
+		drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
 	pthread_mutex_lock(&S->mu);
 	S->slots++;
 	pthread_cond_signal(&S->slot_cv);

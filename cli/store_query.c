@@ -316,6 +316,8 @@ static const char stats_usage[] =
     "\n"
     "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
     "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%);\n"
+    "                    hang.rate (s/h: Apple's hang rate, s of hangs >= 250 ms per hour of foreground\n"
+    "                    time, per session; mean = the pooled rate; docs/store.md)\n"
     "                    of profile inputs (xctrace exports): profile.weight, fn.self:NAME, fn.total:NAME\n"
     "                    (in the profiles' unit; a function absent from a profile weighs 0 there)\n"
     "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
@@ -403,8 +405,12 @@ int tk_cli_stats_db(int argc, char **argv)
 	} else {
 		for (size_t k = 0; k < o.q.nby; k++)
 			printf("%-14s ", tk_store_by_name(o.q.by[k]));
-		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", "count", "mean", "min", "P50", "P90", "P95",
-		       "P99", "P99.9", "max");
+		int rate = strcmp(o.q.metric, "hang.rate") == 0;
+		if (rate)
+			printf("hang.rate (s of hangs >= 250 ms per foreground hour): count = sessions (devices), "
+			       "mean = pooled rate, percentiles across sessions\n");
+		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", rate ? "sessions" : "count",
+		       rate ? "pooled" : "mean", "min", "P50", "P90", "P95", "P99", "P99.9", "max");
 		for (size_t i = 0; i < n; i++) {
 			for (size_t k = 0; k < o.q.nby; k++)
 				printf("%-14s ", tk_cli_shown(g[i].keys[k]));
@@ -413,6 +419,9 @@ int tk_cli_stats_db(int argc, char **argv)
 			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};
 			for (int k = 0; k < 8; k++)
 				printf(" %12.4f", v[k]);
+			if (strcmp(o.q.metric, "hang.rate") == 0 && g[i].estimated)
+				printf("  (estimated: %llu of %llu from histograms)",
+				       (unsigned long long)g[i].estimated, (unsigned long long)g[i].count);
 			putchar('\n');
 		}
 	}

@@ -160,6 +160,14 @@ typedef struct tk_bundle_limits {
 int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
                      const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
+/* MetricKit payloads sent as the app has them (payload.jsonRepresentation(): one payload, a JSON
+ * array or JSON Lines; gzip'd or not; docs/metrickit.md): their reports, as `tracekit ingest FILE`
+ * stores them (same ids, so either path is idempotent with the other). Returns 0; 2 when the body
+ * is not MetricKit (decode it with tk_bundle_decode); -1 with err for bad payloads (HTTP 400); 1
+ * with err when over lim's stacks or time (HTTP 413). */
+int tk_payload_reports(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                       const tk_report_meta *given, tk_report_set *out, tk_error *err);
+
 /* ---- the store ---- */
 
 typedef struct tk_store tk_store;
@@ -174,8 +182,8 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 
 /* What to select: a metric, optional grouping and filters. */
 typedef struct tk_store_query {
-	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" (reports); "profile.weight",
-	                         * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
+	const char *metric; /* "hang.duration", "hang.rate", "cpu.duration", "cpu.average" (reports); "profile.weight",
+	                     * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
 	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
@@ -210,10 +218,26 @@ typedef struct tk_store_group {
 	uint64_t count;
 	double mean, min, max, q[TK_STORE_NQ];
 	char unit[24]; /* the metric's unit (for profile metrics, the profiles' unit) */
+	/* hang.rate: how many of the count sessions have their hang time estimated from a MetricKit
+	 * hang-time histogram (bucket midpoints) rather than summed from exact hang durations */
+	uint64_t estimated;
 } tk_store_group;
 
 /* One group per distinct by-key tuple (one in all when nby = 0 and there are reports; none when
- * nothing matches), sorted by keys. Free with tk_store_groups_free. */
+ * nothing matches), sorted by keys. Free with tk_store_groups_free.
+ *
+ * metric "hang.rate" is Apple's hang rate (Xcode Organizer's): seconds of hangs of at least 250 ms
+ * per hour of foreground time, unit "s/h". It is computed per session — the reports sharing all six
+ * keys; for MetricKit one metric payload (one device's day) unless the upload names a session — that
+ * has foreground time ("foreground" reports: a metric payload's cumulativeForegroundTime, a monitor
+ * session's foreground seconds): rate = hang s / foreground h. A session's hang seconds are its
+ * metric payloads' histogrammedAppHangTime estimate ("hang-time" reports: buckets ≥ 250 ms at their
+ * midpoints, a straddling bucket's part above 250 ms spread evenly) when it has one, otherwise the
+ * sum of its hangs ≥ 250 ms with exact durations (the monitor's hangs, MetricKit hang diagnostics).
+ * Durations are summed per session in whole microseconds. The group's count = its sessions with
+ * foreground time, q[] = percentiles (type 7) of their rates (P50/P90 across devices), min/max the
+ * extreme rates, mean = the pooled rate Σ hang s / Σ foreground h, estimated = the sessions whose
+ * hang time came from a histogram. Hangs in sessions without foreground time are not counted. */
 int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
 void tk_store_groups_free(tk_store_group *g, size_t n);
 

@@ -91,6 +91,8 @@ struct tk_records {
 	segvec *cur;  /* where add_seg adds: &segs, or a run's set while it is being loaded */
 	imgset *sets; /* per-run images files, loaded with the session */
 	size_t nsets, capsets;
+	entry *fgs; /* the runs' foreground lines (taken from ents, which build frees) */
+	size_t nfgs, capfgs;
 	char **launches; /* every launch-time value, in file order (records point at their run's) */
 	size_t nlaunches, caplaunches;
 	char *meta_kv[16][2];
@@ -252,8 +254,8 @@ static void put_ent(tk_records *r, const char *coll, size_t clen, const char *ke
 	e->voff = voff;
 }
 
-static const char *const wanted[] = {
-    "cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr", "launch-time", "monitor-event"};
+static const char *const wanted[] = {"cpu-highload", "cpu-highload-stackframe", "hang",      "hang-stackframe", "anr",
+                                     "launch-time",  "monitor-event",           "foreground"};
 
 static int is_wanted(const char *c, size_t n)
 {
@@ -1644,7 +1646,14 @@ static int build(tk_records *r, tk_error *err)
 			launch = r->launches[r->nlaunches++] = tk_xstrdup(e->value);
 		} else if (strcmp(e->coll, "monitor-event") == 0)
 			monitor_event(r, e);
-		else if (strcmp(e->coll, "anr") == 0) {
+		else if (strcmp(e->coll, "foreground") == 0) {
+			TK_GROW(r->fgs, r->capfgs, r->nfgs + 1);
+			entry *k = &r->fgs[r->nfgs++]; /* kept: the lines are freed below */
+			*k = *e;
+			k->coll = tk_xstrdup(e->coll);
+			k->key = tk_xstrdup(e->key);
+			k->value = tk_xstrndup(e->value, e->vlen);
+		} else if (strcmp(e->coll, "anr") == 0) {
 			TK_GROW(parts, capparts, nparts + 1);
 			const char *us = strrchr(e->key, '_');
 			char *end = NULL;
@@ -1706,6 +1715,12 @@ void tk_records_free(tk_records *r)
 	}
 	free(r->ents);
 	tk_hidx_free(&r->index);
+	for (size_t i = 0; i < r->nfgs; i++) {
+		free(r->fgs[i].coll);
+		free(r->fgs[i].key);
+		free(r->fgs[i].value);
+	}
+	free(r->fgs);
 	for (size_t i = 0; i < r->nrecs; i++) {
 		json_decref(r->recs[i].meta);
 		for (size_t t = 0; t < r->recs[i].nths; t++) {
@@ -2141,6 +2156,55 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	return L.t;
 }
 
+/* Each run's foreground line (docs/records-format.md) → a marker event "foreground" with the run's
+ * facts (launch.time, run.pid, process …: the session key its records get) and its foreground
+ * seconds as duration, for the store's hang rate. Not a record; a malformed line is ignored. */
+static void add_foreground_events(const tk_records *r, tk_profile *p)
+{
+	for (size_t i = 0; i < r->nfgs; i++) {
+		const entry *en = &r->fgs[i];
+		json_t *v = json_loadb(en->value, en->vlen, 0, NULL);
+		json_t *sec = json_object_get(v, "seconds"), *live = json_object_get(v, "live"),
+		       *pid = json_object_get(v, "pid");
+		char *end;
+		double lt = strtod(en->key, &end);
+		double d = json_is_number(sec) ? json_number_value(sec) : NAN;
+		if (!json_is_object(v) || !isfinite(d) || d < 0 || d > 1e12 || *end || !isfinite(lt)) {
+			json_decref(v);
+			continue;
+		}
+		tk_event e = {.kind = TK_EVENT_MARKER,
+		              .name = tk_intern_cstr(p, "foreground"),
+		              .key = tk_intern_cstr(p, en->key),
+		              .start = UINT64_MAX,
+		              .duration = (uint64_t)(d * 1e9),
+		              .wall = lt,
+		              .flags = json_is_true(live) ? TK_EVENT_LIVE : 0u,
+		              .thread = TK_NO_THREAD};
+		tk_event_id id = tk_event_add(p, &e);
+		tk_event_set_num(p, id, "duration", d);
+		tk_event_set_num(p, id, "foreground.time", d);
+		tk_event_set_str(p, id, "launch.time", en->key);
+		if (json_is_integer(pid))
+			tk_event_set_num(p, id, "run.pid", (double)json_integer_value(pid));
+		char where[600];
+		snprintf(where, sizeof where, "%s:%u", r->files[en->file], en->line);
+		tk_event_set_str(p, id, "where", where);
+		static const char *const from_meta[] = {"process", "os", "arch", "format", "images"};
+		for (size_t k = 0; k < sizeof from_meta / sizeof from_meta[0]; k++) {
+			const char *m = tk_records_meta(r, from_meta[k]);
+			if (m)
+				tk_event_set_str(p, id, from_meta[k], m);
+		}
+		const char *mpid = tk_records_meta(r, "pid"), *mlt = tk_records_meta(r, "launch-time");
+		if (mpid)
+			tk_event_set_num(p, id, "pid", strtod(mpid, NULL));
+		if (mlt)
+			tk_event_set_str(p, id, "session.launch.time", mlt);
+		json_decref(v);
+	}
+}
+
 int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err)
 {
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
@@ -2155,6 +2219,7 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
 		    load_threads(r, i, p, flags, tk_thread_get(p, (tk_thread_id)t)->event, err) < 0)
 			return -1;
 	}
+	add_foreground_events(r, p);
 	return 0;
 }
 
@@ -2203,7 +2268,7 @@ static const char *const known_collections[] = {"collection",    "launch-time",
                                                 "gl-mem",        "app-launch",
                                                 "view-ctrl",     "custom-time-event",
                                                 "call-trace",    "mem",
-                                                "monitor-event"};
+                                                "monitor-event", "foreground"};
 
 /* A Records file starts with its header line, or (when the head of the file was cut) with a line
  * of a collection MTHawkeye or our monitor writes, followed by a key and a value. */

@@ -939,6 +939,75 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	return 0;
 }
 
+/* hang.rate, as sq_hang_rate answers it (store.h, docs/store.md "Hang rate"): per session (all six
+ * keys) hang and foreground µs summed in integers (so both engines' sums are exact and equal), the
+ * rate hs · 3600 / fg in double, then type 7 over the sorted rates and the pooled rate. */
+#define CH_US "toInt64(assumeNotNull(duration) * 1000000.0 + 0.5)"
+static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
+{
+	(void)limit;
+	tk_store_group **out = outv;
+	buf keys = {0}, sql = {0};
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	const char *K = q->nby ? keys.p : "tk_all";
+	bprintf(&sql, "SELECT %s%sn, toString(ph), toString(pf), est, toString(s[1]), toString(s[n])",
+	        q->nby ? keys.p : "", q->nby ? ", " : "");
+	for (int k = 0; k < TK_STORE_NQ; k++) {
+		bput(&sql, ", ", 2);
+		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
+	}
+	bprintf(&sql,
+	        " FROM (SELECT %s, count() AS n, arraySort(groupArray(rate)) AS s, sum(hs) AS ph, sum(fg) AS pf,"
+	        " sum(e) AS est FROM (SELECT app, version, build, device, os, session, 1 AS tk_all,"
+	        " sumIf(" CH_US ", kind = 'foreground') AS fg, countIf(kind = 'hang-time') > 0 AS e,"
+	        " if(e, sumIf(" CH_US ", kind = 'hang-time'), sumIf(" CH_US ", kind IN " TK_STORE_HANG_KINDS
+	        " AND assumeNotNull(duration) >= %.17g)) AS hs, hs * 3600.0 / fg AS rate FROM ",
+	        K, TK_STORE_RATE_MIN_HANG);
+	reports_sql(&sql, c, q, TK_STORE_RATE_KINDS, "duration");
+	if (!c->dedupe)
+		where_sql(&sql, q, TK_STORE_RATE_KINDS, "duration");
+	bprintf(&sql, " GROUP BY app, version, build, device, os, session HAVING fg > 0) GROUP BY %s)", K);
+	if (q->nby)
+		bprintf(&sql, " ORDER BY %s", keys.p);
+	bprintf(&sql, " FORMAT TabSeparated");
+	buf res = {0};
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	free(keys.p);
+	if (rc)
+		return -1;
+	size_t cap = 0;
+	for (char *line = res.p, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[TK_STORE_NKEYS + 6 + 3 * TK_STORE_NQ];
+		size_t nf = split_tsv(line, f, sizeof f / sizeof f[0]);
+		if (nf != q->nby + 6 + 3 * TK_STORE_NQ) {
+			tk_store_groups_free(*out, *n);
+			*out = NULL, *n = 0;
+			free(res.p);
+			return tk_error_set(err, "%s: unexpected answer to the hang-rate query", c->url);
+		}
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup(f[i]);
+		char **x = f + q->nby;
+		g->count = strtoull(x[0], NULL, 10);
+		g->mean = (double)strtoll(x[1], NULL, 10) * 3600.0 / (double)strtoll(x[2], NULL, 10);
+		g->estimated = strtoull(x[3], NULL, 10);
+		g->min = strtod(x[4], NULL);
+		g->max = strtod(x[5], NULL);
+		for (int k = 0; k < TK_STORE_NQ; k++)
+			g->q[k] = type7_value(g->count, x + 6 + 3 * k, tk_summary_pct_den[k]);
+	}
+	free(res.p);
+	return 0;
+}
+
 static void drop_groups(void *out, size_t *n)
 {
 	tk_store_groups_free(*(tk_store_group **)out, *n);
@@ -955,6 +1024,8 @@ static void drop_hangs(void *out, size_t *n)
 
 static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
+	if (tk_store_is_hang_rate(q))
+		return with_dedupe(h, rate_once, drop_groups, q, 0, out, n, err);
 	return with_dedupe(h, percentiles_once, drop_groups, q, 0, out, n, err);
 }
 

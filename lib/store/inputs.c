@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "store/internal.h"
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
@@ -346,4 +347,33 @@ void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_m
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	pthread_mutex_destroy(&P.mu);
+}
+
+/* ---- MetricKit payloads POSTed as the app has them (docs/metrickit.md) ---- */
+
+int tk_payload_reports(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                       const tk_report_meta *given, tk_report_set *out, tk_error *err)
+{
+	tk_input *in = tk_input_open_mem(body, n, name, err);
+	if (!in)
+		return -1;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (!tk_reader_metrickit.sniff(head, hn)) {
+		tk_input_close(in);
+		return 2;
+	}
+	const char *keys[TK_STORE_NKEYS];
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		keys[k] = given && given->keys[k] ? given->keys[k] : "";
+	tk_bundle_bounds b = {.max_inflated = lim->max_inflated, .max_stacks = lim->max_stacks};
+	if (lim->max_seconds > 0)
+		b.deadline = tk_store_now() + lim->max_seconds;
+	static const char no_id[65] = "";
+	size_t had = out->pn;
+	int rc = add_profile_input(in, name, keys, 0, no_id, &b, out, err);
+	tk_input_close(in);
+	if (!rc && out->pn != had) /* payloads with no diagnostic and no metrics: nothing to store */
+		rc = tk_error_set(err, "%s: the MetricKit payloads hold no diagnostic or metrics", name);
+	return rc ? (b.over ? 1 : -1) : 0;
 }

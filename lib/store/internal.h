@@ -84,6 +84,13 @@ void tk_store_fnsel_free(tk_store_fnsel *f);
 /* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
+/* hang.rate: the kinds it reads — foreground time (MetricKit metric payloads, the monitor's
+ * sessions), a metric payload's estimated hang time, and hangs with exact durations — and the
+ * smallest hang it counts (Apple's 250 ms). Both backends sum durations per session in whole
+ * microseconds (TK_STORE_RATE_US: x·10^6 + 0.5 truncated), so their sums are exact and equal. */
+#define TK_STORE_RATE_KINDS "('foreground', 'hang-time', 'hang', 'anr')"
+#define TK_STORE_RATE_MIN_HANG 0.25
+int tk_store_is_hang_rate(const tk_store_query *q);
 /* The stored kinds (an SQL list) of a top-diagnostics kind (tk_store_query.kind; NULL = hangs:
  * TK_STORE_HANG_KINDS itself), or NULL if unknown. */
 const char *tk_store_kinds_sql(const char *kind);

@@ -35,7 +35,12 @@ int tk_store_groups_write_json(FILE *f, const tk_store_query *q, const tk_store_
 			tk_json_fput(f, g[i].keys[k]);
 			fputs(", ", f);
 		}
-		fputs(obj + 1, f);
+		if (q->metric && strcmp(q->metric, "hang.rate") == 0 && len >= 2 && obj[len - 2] == '}') {
+			/* how many of the sessions' hang time is an estimate from a MetricKit histogram */
+			obj[len - 2] = 0;
+			fprintf(f, "%s, \"estimated\": %llu}\n", obj + 1, (unsigned long long)g[i].estimated);
+		} else
+			fputs(obj + 1, f);
 		free(obj);
 	}
 	return ferror(f) ? (tk_error_set(err, "store: JSON: write error"), -1) : 0;

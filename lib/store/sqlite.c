@@ -610,9 +610,72 @@ static void by_lists(const tk_store_query *q, char *sel, size_t sn, char *names,
 	}
 }
 
+/* hang.rate (docs/store.md "Hang rate"): per session (all six keys), hang µs and foreground µs;
+ * its rate = hang s per foreground h; the group's percentiles of those rates, its mean the pooled
+ * rate Σ hang / Σ foreground. A session with a metric payload's hang histogram takes its hang time
+ * from there (an estimate, counted in estimated), any other from its hangs of at least 250 ms. */
+#define SQ_US(x) "CAST(" x " * 1000000.0 + 0.5 AS INTEGER)"
+static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	char keys[256] = "", where[512];
+	size_t kl = 0;
+	for (size_t i = 0; i < q->nby; i++)
+		kl +=
+		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
+	    "SELECT app, version, build, device, os, session,"
+	    " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
+	        "duration") " ELSE 0 END) AS fg,"
+	                    " sum(kind = 'hang-time') > 0 AS est,"
+	                    " CASE WHEN sum(kind = 'hang-time') > 0"
+	                    " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
+	                        "duration") " ELSE 0 END)"
+	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
+	                                    " AND duration >= %.17g THEN " SQ_US(
+	                                        "duration") " ELSE 0 END) END AS hs"
+	                                                    " FROM reports%s GROUP BY app, version, build, device, os, "
+	                                                    "session) WHERE fg > 0%s%s%s%s",
+	    keys, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
+	    q->nby ? " ORDER BY " : "", keys);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "hang-rate query");
+	bind_where(st, q);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int c = (int)q->nby;
+		const void *blob = sqlite3_column_blob(st, c);
+		if (!blob || sqlite3_column_bytes(st, c) != (int)((4 + TK_STORE_NQ) * sizeof(double)))
+			continue; /* no session at all */
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup((const char *)sqlite3_column_text(st, (int)i));
+		unpack(blob, g);
+		g->mean = (double)sqlite3_column_int64(st, c + 1) * 3600.0 / (double)sqlite3_column_int64(st, c + 2);
+		g->estimated = (uint64_t)sqlite3_column_int64(st, c + 3);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_groups_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(s, err, "hang-rate query");
+	}
+	return 0;
+}
+
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	if (tk_store_is_hang_rate(q))
+		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	char keys[256] = "", sel[1024], where[512];
 	by_lists(q, sel, sizeof sel, keys, sizeof keys);

@@ -113,6 +113,9 @@ static const tk_store_metric metrics[] = {
     {"hang.duration", "('hang', 'anr')", "duration", "s", 0},
     {"cpu.duration", "('cpu-highload')", "duration", "s", 0},
     {"cpu.average", "('cpu-highload')", "avg_cpu", "%", 0},
+    /* Apple's hang rate: per device (session), hang seconds per hour of foreground time (the backends'
+     * own query, not this table's column: docs/store.md "Hang rate") */
+    {"hang.rate", TK_STORE_RATE_KINDS, "duration", "s/h", 0},
     /* profile reports: one value per profile, the function's weight 0 where it is absent */
     {"profile.weight", "('profile')", "value", "", 1},
     {"fn.self:", "('profile')", "value", "", 2},
@@ -168,10 +171,11 @@ const char *tk_store_metric_unit(const char *metric)
 static int check_metric(const tk_store_query *q, tk_error *err)
 {
 	if (!q->metric || !tk_store_metric_find(q->metric))
-		return tk_error_set(err,
-		                    "--metric %s: the store answers hang.duration, cpu.duration, cpu.average, "
-		                    "profile.weight, fn.self:NAME and fn.total:NAME",
-		                    q->metric ? q->metric : "(none)");
+		return tk_error_set(
+		    err,
+		    "--metric %s: the store answers hang.duration, hang.rate, cpu.duration, cpu.average, "
+		    "profile.weight, fn.self:NAME and fn.total:NAME",
+		    q->metric ? q->metric : "(none)");
 	return 0;
 }
 
@@ -709,4 +713,9 @@ void tk_store_overview_free(tk_store_overview *o, size_t n)
 		free(o[i].kinds);
 	}
 	free(o);
+}
+
+int tk_store_is_hang_rate(const tk_store_query *q)
+{
+	return q->metric && strcmp(q->metric, "hang.rate") == 0;
 }

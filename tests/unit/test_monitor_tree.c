@@ -128,6 +128,30 @@ static void test_json_string(void **state)
 	tkm_buf_free(&b);
 }
 
+/* Bytes that are not UTF-8 (a thread named by prctl with Latin-1 text, a cut multi-byte name, a
+ * surrogate, an overlong '/') become U+FFFD (one per maximal subpart); good sequences pass whole. Checked against
+ * Python's own decoder: bytes.decode("utf-8", "replace") gives the same text for these inputs. */
+static void test_json_string_utf8(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"caf\xe9", "\"caf\xef\xbf\xbd\""},                                           /* Latin-1 é */
+	    {"\xe2\x82", "\"\xef\xbf\xbd\""},                                             /* € cut short: one */
+	    {"a\xe2\x82\xac\xf0\x9f\x98\x80", "\"a\xe2\x82\xac\xf0\x9f\x98\x80\""},       /* €, U+1F600 kept */
+	    {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},                 /* a surrogate */
+	    {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\""},                                 /* overlong '/' */
+	    {"\xf4\x90\x80\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* > U+10FFFF */
+	    {"\xff\"", "\"\xef\xbf\xbd\\\"\""},                                           /* then an escape */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tkm_buf b = {0};
+		tkm_buf_json_str(&b, cases[i].in);
+		assert_string_equal(b.p, cases[i].want);
+		tkm_buf_free(&b);
+	}
+}
+
 static void test_backoff(void **state)
 {
 	const int yes[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89};
@@ -253,9 +277,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mthawkeye_merge), cmocka_unit_test(test_roots_order),
 	    cmocka_unit_test(test_bound),           cmocka_unit_test(test_large),
-	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_backoff),
-	    cmocka_unit_test(test_compact),         cmocka_unit_test(test_config_default),
-	    cmocka_unit_test(test_config_env),      cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_json_string_utf8),
+	    cmocka_unit_test(test_backoff),         cmocka_unit_test(test_compact),
+	    cmocka_unit_test(test_config_default),  cmocka_unit_test(test_config_env),
+	    cmocka_unit_test(test_start_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
