@@ -5,7 +5,18 @@
  *
  * Standalone on purpose (no libtracekit): it is the ground truth the store tests check against.
  * It also writes OUTDIR/truth.tsv: one line per hang, "version<TAB>duration_ms<TAB>signature",
- * the signature being the first five app frames (leaf first) as image+offset. Deterministic per seed. */
+ * the signature being the first five app frames (leaf first) as image+offset. Deterministic per seed.
+ *
+ * A fleet: storegen OUTDIR SESSIONS HANGS [SEED] [--versions N] [--days N] [--devices N]
+ * [--regress VERSION] (any of them): N versions 5.0 … 5.9, 6.0 … taken in turn (each version gets
+ * the same number of sessions), sessions launched over N days (default 7) from 2026-11-18 on N
+ * device models, and hang durations that no longer grow with the version, so that the one version
+ * given to --regress is the only one that is worse: its sessions have as many hangs again, all on
+ * one stack (a site the others rarely hit), each four times as long as usual (log-normal median ×4).
+ * OUTDIR/regression.tsv then says which: "version<TAB>signature<TAB>extra hangs per
+ * session<TAB>duration factor". A fleet also writes OUTDIR/fleet.tsv, one line per hang:
+ * "session<TAB>version<TAB>device<TAB>os<TAB>start<TAB>duration_ms<TAB>signature". Without these
+ * options the output is what it always was. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,8 +35,9 @@ static double unif(void)
 	return (double)(next() >> 11) / 9007199254740992.0;
 }
 
-static const char *const versions[] = {"5.0", "5.1", "5.2"};
-static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,5", "iPhone15,3", "iPad13,4"};
+/* a fleet names the versions and device models past these (5.3 …, iPhone17,4 …) in main */
+static const char *versions[1000] = {"5.0", "5.1", "5.2"};
+static const char *devices[1000] = {"iPhone12,1", "iPhone13,2", "iPhone14,5", "iPhone15,3", "iPad13,4"};
 static const char *const oses[] = {"iOS 16.7", "iOS 17.2", "iOS 17.5"};
 
 #define NSTACKS 24
@@ -63,6 +75,55 @@ int main(int argc, char **argv)
 			stacks[s][d] = 0x1000 + (next() % 0x80000) * 4;
 	mkdir(out, 0777);
 	char path[4096];
+	/* the fleet options (draw nothing from rng: without them the output is unchanged) */
+	long nver = 3, days = 7, ndev = 5;
+	const long base_hangs = hangs;
+	const char *regress = NULL;
+	FILE *ftruth = NULL;
+	for (int i = 4; i < argc - 1; i++) {
+		long *opt = strcmp(argv[i], "--versions") == 0  ? &nver
+		            : strcmp(argv[i], "--days") == 0    ? &days
+		            : strcmp(argv[i], "--devices") == 0 ? &ndev
+		                                                : NULL;
+		if (opt)
+			*opt = atol(argv[i + 1]);
+		if (strcmp(argv[i], "--regress") == 0)
+			regress = argv[i + 1];
+		if (opt || regress) {
+			snprintf(path, sizeof path, "%s/fleet.tsv", out);
+			if (!ftruth && !(ftruth = fopen(path, "w"))) /* closed at exit */
+				return perror(path), 1;
+		}
+	}
+	if (nver < 1 || nver > 1000 || days < 1 || days > 100000 || ndev < 1 || ndev > 1000) {
+		fprintf(stderr, "storegen: --versions and --devices take 1 to 1000, --days 1 to 100000\n");
+		return 2;
+	}
+	static char names[2][1000][16];
+	for (long i = 3; i < 1000; i++)
+		snprintf(names[0][i], 16, "%ld.%ld", 5 + i / 10, i % 10), versions[i] = names[0][i];
+	for (long i = 5; i < 1000; i++)
+		snprintf(names[1][i], 16, "iPhone%ld,%ld", 16 + i / 4, 1 + i % 4), devices[i] = names[1][i];
+	int rv = -1;                   /* the regressed version's index */
+	const int rsite = NSTACKS - 1; /* the regression's stack: the rarest site elsewhere */
+	for (long i = 0; regress && i < nver; i++)
+		if (strcmp(regress, versions[i]) == 0)
+			rv = (int)i;
+	if (regress && rv < 0) {
+		fprintf(stderr, "storegen: --regress %s is not one of the %ld versions (5.0, 5.1, …)\n", regress, nver);
+		return 2;
+	}
+	if (rv >= 0) {
+		snprintf(path, sizeof path, "%s/regression.tsv", out);
+		FILE *rf = fopen(path, "w");
+		if (!rf)
+			return perror(path), 1;
+		fprintf(rf, "%s\tAtlas+0x%llx", versions[rv], (unsigned long long)stacks[rsite][0]);
+		for (int d = 1; d < 5; d++)
+			fprintf(rf, ";Atlas+0x%llx", (unsigned long long)stacks[rsite][d]);
+		fprintf(rf, "\t%ld\t4\n", base_hangs);
+		fclose(rf);
+	}
 	snprintf(path, sizeof path, "%s/truth.tsv", out);
 	FILE *truth = fopen(path, "w");
 	if (!truth)
@@ -72,9 +133,14 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof path, "%s/s%07ld", out, s);
 		mkdir(path, 0777);
 		int v = (int)(next() % 3), dev = (int)(next() % 5), os = (int)(next() % 3);
+		if (ftruth) {
+			v = (int)(s % nver);
+			dev = (int)(next() % (uint64_t)ndev);
+			hangs = base_hangs + (v == rv ? base_hangs : 0);
+		}
 		uint64_t app_base = 0x100000000ull + (next() % 0x10000) * 0x4000; /* ASLR slide per session */
 		uint64_t sys_base = 0x180000000ull + (next() % 0x10000) * 0x4000;
-		double launch = t0 + unif() * 7 * 86400;
+		double launch = t0 + unif() * (double)days * 86400;
 		FILE *f;
 		snprintf(path, sizeof path, "%s/s%07ld/meta.json", out, s);
 		if (!(f = fopen(path, "w")))
@@ -116,6 +182,9 @@ int main(int argc, char **argv)
 			/* Zipf-ish choice of site; durations log-normal, longer in 5.2 */
 			int site = (int)floor(pow(unif(), 2.0) * NSTACKS);
 			double mu = log(400.0) + 0.25 * v, sigma = 0.8;
+			if (ftruth) /* a fleet: the same in every version but the regressed one's extra hangs */
+				mu = log(400.0) + (h >= base_hangs ? log(4.0) : 0),
+				site = h >= base_hangs ? rsite : site;
 			double z = sqrt(-2 * log(unif() + 1e-300)) * cos(2 * M_PI * unif());
 			long ms = 250 + (long)floor(exp(mu + sigma * z));
 			t += 1 + unif() * 600;
@@ -151,6 +220,14 @@ int main(int argc, char **argv)
 			for (int d = 1; d < 5; d++)
 				fprintf(truth, ";Atlas+0x%llx", (unsigned long long)stacks[site][d]);
 			fputc('\n', truth);
+			if (ftruth) {
+				fprintf(ftruth, "gen-%llu-%ld\t%s\t%s\t%s\t%.3f\t%ld\tAtlas+0x%llx",
+				        (unsigned long long)seed, s, versions[v], devices[dev], oses[os], t, ms,
+				        (unsigned long long)stacks[site][0]);
+				for (int d = 1; d < 5; d++)
+					fprintf(ftruth, ";Atlas+0x%llx", (unsigned long long)stacks[site][d]);
+				fputc('\n', ftruth);
+			}
 		}
 		for (long c = 0; c < cpu; c++) {
 			t += 60 + unif() * 600;
