@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "tracekit/alert.h"
 #include "tracekit/dashboard.h"
 #include "tracekit/store.h"
 #include "util/mem.h"
@@ -47,6 +48,7 @@ static const char usage[] =
     "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
     "  --token-file FILE   the bearer token of uploads (first line of FILE); required with --ingest\n"
     "  --ui                serve the dashboard (read-only) too, or alone\n"
+    "  --rules FILE        alert rules (docs/alerts.md) the dashboard shows with their breaches\n"
     "  --read-token-file FILE  the dashboard's read token (first line of FILE); required with --ui\n"
     "                      unless it listens on 127.0.0.1\n"
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
@@ -90,6 +92,7 @@ typedef struct server {
 	int ui, ingest;
 	tk_store *ui_store;
 	char read_token[512];
+	tk_alert_rules rules; /* --rules: shown with their breaches and thresholds */
 	pthread_mutex_t ui_mu;
 	pthread_mutex_t mu; /* everything below */
 	/* decoding slots: uploads are decoded on several threads at once, at most `slots` at a time */
@@ -369,7 +372,7 @@ static enum MHD_Result ui_handle(server *S, struct MHD_Connection *c, const char
 			return reply(c, 401, "the dashboard wants its read token: open /?token=TOKEN once, or send "
 			                     "Authorization: Bearer TOKEN");
 	}
-	tk_dashboard_options o = {.now = (double)time(NULL)};
+	tk_dashboard_options o = {.now = (double)time(NULL), .rules = &S->rules};
 	tk_dashboard_response out;
 	pthread_mutex_lock(&S->ui_mu);
 	double t0 = now_s();
@@ -562,7 +565,8 @@ int cmd_serve(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	const char *db = getenv("TRACEKIT_DB"), *listen = "127.0.0.1:8470", *token_file = NULL, *read_token_file = NULL;
+	const char *db = getenv("TRACEKIT_DB"), *listen = "127.0.0.1:8470", *token_file = NULL, *read_token_file = NULL,
+	           *rules_file = NULL;
 	if (!db || !*db)
 		db = "sqlite:tracekit.db";
 	int ingest = 0;
@@ -603,7 +607,8 @@ int cmd_serve(int argc, char **argv)
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--db", NULL, &db)) ||
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--listen", NULL, &listen)) ||
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--read-token-file", NULL, &read_token_file))) {
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--read-token-file", NULL, &read_token_file)) ||
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--rules", NULL, &rules_file))) {
 			if (r < 0)
 				return 2;
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--max-body", NULL, &v))) {
@@ -629,6 +634,21 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	if (read_token_file && read_token(read_token_file, S.read_token, sizeof S.read_token, 1))
 		return 1;
+	if (rules_file) {
+		FILE *rf = fopen(rules_file, "r");
+		char buf[65536];
+		size_t rn = rf ? fread(buf, 1, sizeof buf, rf) : 0;
+		int big = rf && rn == sizeof buf;
+		if (rf)
+			fclose(rf);
+		tk_error rerr;
+		if (!rf)
+			return tk_cli_fail("serve: %s: %s", rules_file, strerror(errno));
+		if (big)
+			return tk_cli_fail("serve: %s: a rules file is at most 64 KiB", rules_file);
+		if (tk_alert_rules_parse(buf, rn, rules_file, &S.rules, &rerr))
+			return tk_cli_fail("serve: %s", rerr.msg), 2;
+	}
 	if (S.read_token[0] && S.token[0] && strcmp(S.read_token, S.token) == 0)
 		return tk_cli_fail("serve: the read token must differ from the ingest token (readers must not upload)"), 2;
 
@@ -720,5 +740,6 @@ int cmd_serve(int argc, char **argv)
 	pthread_join(watch_tid, NULL);
 	tk_store_close(S.store);
 	tk_store_close(S.ui_store);
+	tk_alert_rules_free(&S.rules);
 	return rc;
 }

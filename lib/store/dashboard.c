@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "tracekit/calltree.h"
 #include "tracekit/dashboard.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
@@ -34,6 +36,9 @@ static const int filter_keys[] = {TK_STORE_APP, TK_STORE_VERSION, TK_STORE_BUILD
 #define NFILTERS (sizeof filter_keys / sizeof filter_keys[0])
 /* The kinds the pages list (tk_store_top_diagnostics) and the metric each one's durations are. */
 static const char *const kinds[] = {"hang", "cpu", "disk", "crash", "launch"};
+/* The best/worst marks compare versions with at least this many hangs. */
+#define TK_DASH_MIN_HANGS 10
+#define TK_DASH_MIN_HANGS_S "10"
 
 typedef struct req {
 	tk_store *s;
@@ -106,28 +111,9 @@ static void cell_count(FILE *f, const char *key, uint64_t n)
 	        (unsigned long long)n);
 }
 
-/* Versions in natural order: digit runs compare as numbers ("5.10" after "5.9"). */
-static int vercmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			char *ea, *eb;
-			unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
-			if (x != y)
-				return x < y ? -1 : 1;
-			a = ea, b = eb;
-		} else {
-			if (*a != *b)
-				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-			a++, b++;
-		}
-	}
-	return *a ? 1 : *b ? -1 : 0;
-}
-
 static int vercmp_p(const void *a, const void *b)
 {
-	return vercmp(*(char *const *)a, *(char *const *)b);
+	return tk_store_version_cmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* ---- page frame ---- */
@@ -277,7 +263,7 @@ static unsigned fail(req *r, tk_dashboard_response *out, unsigned status, const 
 typedef struct row {
 	const char *app, *version;
 	tk_store_group *hang, *cpu, *rate;
-	uint64_t sessions, diag[sizeof kinds / sizeof kinds[0]];
+	tk_store_overview *ov;
 	int mark; /* 1 best, -1 worst */
 } row;
 
@@ -298,50 +284,99 @@ static int row_cmp(const void *a, const void *b)
 {
 	const row *x = a, *y = b;
 	int c = strcmp(x->app, y->app);
-	return c ? c : vercmp(x->version, y->version);
+	return c ? c : tk_store_version_cmp(x->version, y->version);
+}
+
+/* Reports of the stored kinds that make a dashboard kind (tk_store_top_diagnostics' groups). */
+static uint64_t kind_count(const tk_store_overview *o, const char *kind)
+{
+	static const char *const stored[][3] = {{"hang", "anr", NULL},
+	                                        {"cpu-highload", "cpu-exception", NULL},
+	                                        {"disk", "disk-write", NULL},
+	                                        {"crash", NULL, NULL},
+	                                        {"launch", NULL, NULL}};
+	size_t k = 0;
+	while (k < sizeof kinds / sizeof kinds[0] && strcmp(kinds[k], kind) != 0)
+		k++;
+	uint64_t n = 0;
+	for (size_t i = 0; o && k < sizeof kinds / sizeof kinds[0] && i < o->nkinds; i++)
+		for (int j = 0; j < 3 && stored[k][j]; j++)
+			if (strcmp(o->kinds[i].value, stored[k][j]) == 0)
+				n += o->kinds[i].count;
+	return n;
+}
+
+/* The alert rules' breaches under the page's filters, as a table (nothing when no rules). */
+static int breaches(req *r, int only_summary)
+{
+	FILE *f = r->f;
+	const tk_alert_rules *ru = r->o ? r->o->rules : NULL;
+	if (!ru || !ru->n)
+		return 0;
+	tk_alert_breach *b = NULL;
+	size_t n = 0;
+	if (tk_alert_eval(r->s, ru, &r->q, r->o->now, &b, &n, &r->err))
+		return -1;
+	fprintf(f, "<h2>Alerts</h2>\n<p class=\"lead\">%zu rule%s, <span class=\"tag %s\" id=\"breach-count\" data-v=\"%zu\">%zu "
+	           "breach%s</span> under these filters.</p>\n",
+	        ru->n, ru->n == 1 ? "" : "s", n ? "bad" : "good", n, n, n == 1 ? "" : "es");
+	if (n && !only_summary) {
+		fputs("<table id=\"breaches\"><thead><tr><th>rule</th><th>group</th><th>value</th><th>reports</th></tr>"
+		      "</thead><tbody>\n",
+		      f);
+		for (size_t i = 0; i < n; i++) {
+			const tk_alert_rule *rule = &ru->v[b[i].rule];
+			fputs("<tr><td><code>", f);
+			esc(f, rule->text);
+			fputs("</code></td><td class=\"group\">", f);
+			for (size_t k = 0; k < rule->nby; k++) {
+				fprintf(f, "%s<span class=\"key\">%s</span>=", k ? ", " : "", tk_store_by_name(rule->by[k]));
+				esc(f, b[i].keys[k]);
+			}
+			if (!rule->nby)
+				fputs("all", f);
+			fputs("</td>", f);
+			cell(f, "value", b[i].value, "");
+			cell_count(f, "count", b[i].count);
+			fputs("</tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	tk_alert_breaches_free(b, n);
+	return 0;
 }
 
 static int overview(req *r)
 {
 	FILE *f = r->f;
-	const int av[] = {TK_STORE_APP, TK_STORE_VERSION}, avs[] = {TK_STORE_APP, TK_STORE_VERSION, TK_STORE_SESSION};
-	tk_store_group *gh = NULL, *gc = NULL, *gr = NULL, *gs = NULL;
-	size_t nh = 0, nc = 0, nr = 0, ns = 0;
+	const int av[] = {TK_STORE_APP, TK_STORE_VERSION};
+	tk_store_group *gh = NULL, *gc = NULL, *gr = NULL;
+	tk_store_overview *go = NULL;
+	size_t nh = 0, nc = 0, nr = 0, no = 0;
 	row *rows = NULL;
 	size_t n = 0, cap = 0;
-	int rc = -1, have_rate = tk_store_metric_unit("hang.rate") != NULL;
+	int rc = -1;
+	tk_store_query qo = r->q;
+	qo.nby = 2, qo.by[0] = TK_STORE_APP, qo.by[1] = TK_STORE_VERSION;
 	if (percentiles(r, "hang.duration", av, 2, &gh, &nh) || percentiles(r, "cpu.duration", av, 2, &gc, &nc) ||
-	    percentiles(r, "hang.duration", avs, 3, &gs, &ns) || (have_rate && percentiles(r, "hang.rate", av, 2, &gr, &nr)))
+	    percentiles(r, "hang.rate", av, 2, &gr, &nr) || tk_store_overview_get(r->s, &qo, &go, &no, &r->err))
 		goto out;
+	for (size_t i = 0; i < no; i++)
+		row_of(&rows, &n, &cap, go[i].keys[0], go[i].keys[1])->ov = &go[i];
 	for (size_t i = 0; i < nh; i++)
 		row_of(&rows, &n, &cap, gh[i].keys[0], gh[i].keys[1])->hang = &gh[i];
 	for (size_t i = 0; i < nc; i++)
 		row_of(&rows, &n, &cap, gc[i].keys[0], gc[i].keys[1])->cpu = &gc[i];
 	for (size_t i = 0; i < nr; i++)
 		row_of(&rows, &n, &cap, gr[i].keys[0], gr[i].keys[1])->rate = &gr[i];
-	for (size_t i = 0; i < ns; i++)
-		row_of(&rows, &n, &cap, gs[i].keys[0], gs[i].keys[1])->sessions++;
 	if (n)
 		qsort(rows, n, sizeof *rows, row_cmp);
-	/* diagnostics by kind: hangs and CPU periods are counted above; the other kinds here */
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 2; k < sizeof kinds / sizeof kinds[0]; k++) {
-			tk_store_query q = r->q;
-			q.where[TK_STORE_APP] = rows[i].app;
-			q.where[TK_STORE_VERSION] = rows[i].version;
-			tk_store_hang *h = NULL;
-			size_t nhh = 0;
-			if (top(r, kinds[k], &q, 1000000, &h, &nhh))
-				goto out;
-			for (size_t j = 0; j < nhh; j++)
-				rows[i].diag[k] += h[j].count;
-			tk_store_hangs_free(h, nhh);
-		}
-	/* best and worst version of each app with two or more: lowest and highest P95 hang duration */
+	/* best and worst version of each app with two or more of at least TK_DASH_MIN_HANGS hangs:
+	 * lowest and highest P95 hang duration (a version with a handful of hangs proves nothing) */
 	for (size_t i = 0; i < n;) {
 		size_t j = i, best = SIZE_MAX, worst = SIZE_MAX;
 		for (; j < n && strcmp(rows[j].app, rows[i].app) == 0; j++) {
-			if (!rows[j].hang)
+			if (!rows[j].hang || rows[j].hang->count < TK_DASH_MIN_HANGS)
 				continue;
 			if (best == SIZE_MAX || rows[j].hang->q[2] < rows[best].hang->q[2])
 				best = j;
@@ -352,10 +387,13 @@ static int overview(req *r)
 			rows[best].mark = 1, rows[worst].mark = -1;
 		i = j;
 	}
-	fputs("<p class=\"lead\">Per app and version: sessions with hangs, Apple's hang rate (seconds of hangs per "
-	      "hour in the foreground), exact hang-duration percentiles, CPU high-load periods and other "
-	      "diagnostics. The best and worst version (lowest and highest P95 hang duration) are marked.</p>\n",
+	fputs("<p class=\"lead\">Per app and version: sessions that sent reports, Apple's hang rate (seconds of "
+	      "hangs of 250 ms or more per hour in the foreground, pooled over the sessions), exact hang-duration "
+	      "percentiles, CPU high-load periods and other diagnostics. The best and worst version (lowest and "
+	      "highest P95 hang duration, of versions with " TK_DASH_MIN_HANGS_S " hangs or more) are marked.</p>\n",
 	      f);
+	if (breaches(r, 1))
+		goto out;
 	if (!n) {
 		fputs("<p class=\"empty\">No reports match these filters.</p>\n", f);
 		rc = 0;
@@ -384,11 +422,8 @@ static int overview(req *r)
 		fputs("\">", f);
 		esc(f, w->version);
 		fputs("</a></td>", f);
-		cell_count(f, "sessions", w->sessions);
-		if (w->rate)
-			cell(f, "rate", w->rate->mean, "s/h");
-		else
-			cell(f, "rate", NAN, "");
+		cell_count(f, "sessions", w->ov ? w->ov->sessions : 0);
+		cell(f, "rate", w->rate ? w->rate->mean : NAN, "s/h");
 		cell_count(f, "hangs", w->hang ? w->hang->count : 0);
 		static const char *const pk[] = {"p50", "p90", "p95", "p99"};
 		for (int k = 0; k < 4; k++)
@@ -397,51 +432,41 @@ static int overview(req *r)
 		cell(f, "cpu_p50", w->cpu ? w->cpu->q[0] : NAN, "s");
 		cell(f, "cpu_p95", w->cpu ? w->cpu->q[2] : NAN, "s");
 		for (size_t k = 2; k < sizeof kinds / sizeof kinds[0]; k++)
-			cell_count(f, kinds[k], w->diag[k]);
+			cell_count(f, kinds[k], kind_count(w->ov, kinds[k]));
 		fprintf(f, "<td class=\"mark\">%s</td></tr>\n",
 		        w->mark > 0 ? "<span class=\"tag good\">best</span>"
 		                    : w->mark < 0 ? "<span class=\"tag bad\">worst</span>" : "");
 	}
 	fputs("</tbody></table>\n", f);
-	if (!have_rate)
-		fputs("<p class=\"note\">Hang rate needs the store's hang.rate metric (MetricKit foreground time); "
-		      "shown as — until this store has it.</p>\n",
-		      f);
 	rc = 0;
 out:
 	free(rows);
 	tk_store_groups_free(gh, nh);
 	tk_store_groups_free(gc, nc);
 	tk_store_groups_free(gr, nr);
-	tk_store_groups_free(gs, ns);
+	tk_store_overview_free(go, no);
 	return rc;
 }
 
 /* ---- Top stacks ---- */
 
-/* For each of the n signatures, the first and last version (index into vers) it was seen in. */
-static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n, char **vers, size_t nv, size_t *first,
-                      size_t *last)
+/* For each of the n signatures, the first and last version it was seen in, in any version at any
+ * time under the other filters (so a version filter still shows what is new in that version). */
+static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n, const char **first,
+                      const char **last, tk_store_hang **all, size_t *nall)
 {
-	for (size_t i = 0; i < n; i++)
-		first[i] = last[i] = SIZE_MAX;
-	for (size_t v = 0; v < nv; v++) {
-		tk_store_query q = r->q;
-		q.where[TK_STORE_VERSION] = vers[v];
-		q.since = 0; /* first seen: in any version, at any time */
-		tk_store_hang *hv = NULL;
-		size_t nhv = 0;
-		if (top(r, kind, &q, 1000000, &hv, &nhv))
-			return -1;
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < nhv; j++)
-				if (strcmp(h[i].signature, hv[j].signature) == 0) {
-					if (first[i] == SIZE_MAX)
-						first[i] = v;
-					last[i] = v;
-					break;
-				}
-		tk_store_hangs_free(hv, nhv);
+	tk_store_query q = r->q;
+	q.where[TK_STORE_VERSION] = NULL;
+	q.since = 0;
+	if (top(r, kind, &q, 1000000, all, nall))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		first[i] = last[i] = NULL;
+		for (size_t j = 0; j < *nall; j++)
+			if (strcmp(h[i].signature, (*all)[j].signature) == 0) {
+				first[i] = (*all)[j].first_version, last[i] = (*all)[j].last_version;
+				break;
+			}
 	}
 	return 0;
 }
@@ -464,15 +489,14 @@ static int stacks(req *r)
 	const char *kind = kind_arg(r);
 	if (!kind)
 		return tk_error_set(&r->err, "kind: expected hang, cpu, disk, crash or launch"), -2;
-	size_t limit = 50;
-	tk_store_hang *h = NULL;
-	size_t n = 0, nv = 0;
+	size_t limit = 50, nv = 0, nall = 0;
+	tk_store_hang *h = NULL, *all = NULL;
+	size_t n = 0;
 	char **vers = NULL;
-	size_t *first = NULL, *last = NULL;
+	const char **first = NULL, **last = NULL;
 	int rc = -1;
 	if (top(r, kind, &r->q, limit, &h, &n))
 		goto out;
-	/* every version of the other filters, so a version filter still shows what is new in it */
 	{
 		tk_store_query keep = r->q;
 		r->q.where[TK_STORE_VERSION] = NULL;
@@ -481,7 +505,7 @@ static int stacks(req *r)
 		r->q = keep;
 	}
 	first = calloc(n + 1, sizeof *first), last = calloc(n + 1, sizeof *last);
-	if (first_last(r, kind, h, n, vers, nv, first, last))
+	if (first_last(r, kind, h, n, first, last, &all, &nall))
 		goto out;
 	kind_tabs(r, "/stacks", kind);
 	fprintf(f, "<p class=\"lead\">The stack signatures behind most %s reports (first five app frames, leaf first): "
@@ -514,13 +538,13 @@ static int stacks(req *r)
 		cell(f, "p50", h[i].p50, "s");
 		cell(f, "p95", h[i].p95, "s");
 		fputs("<td data-k=\"first\">", f);
-		esc(f, first[i] < nv ? vers[first[i]] : "");
+		esc(f, first[i]);
 		fputs("</td><td data-k=\"last\">", f);
-		esc(f, last[i] < nv ? vers[last[i]] : "");
+		esc(f, last[i]);
 		fputs("</td><td class=\"mark\">", f);
-		if (first[i] < nv && first[i] > 0) {
+		if (first[i] && nv && tk_store_version_cmp(first[i], vers[0]) > 0) {
 			fputs("<span class=\"tag bad new\">new in ", f);
-			esc(f, vers[first[i]]);
+			esc(f, first[i]);
 			fputs("</span>", f);
 		}
 		fputs("</td></tr>\n", f);
@@ -532,54 +556,32 @@ out:
 	free(last);
 	free_values(vers, nv);
 	tk_store_hangs_free(h, n);
+	tk_store_hangs_free(all, nall);
 	return rc;
 }
 
 /* ---- a signature ---- */
 
-static const tk_store_hang *find_sig(const tk_store_hang *h, size_t n, const char *sig)
+static void tally_table(FILE *f, const char *id, const char *what, const tk_store_tally *t, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(h[i].signature, sig) == 0)
-			return &h[i];
-	return NULL;
-}
-
-/* The signature's count and durations split by one key (version or device). */
-static int split_table(req *r, const char *kind, const char *sig, int key)
-{
-	FILE *f = r->f;
-	size_t nv = 0;
-	char **v = values_of(r, key, &nv);
-	fprintf(f, "<table class=\"split\" id=\"by-%s\"><thead><tr><th>%s</th><th>count</th><th>sessions</th><th>P50</th>"
-	           "<th>P95</th></tr></thead><tbody>\n",
-	        tk_store_key_names[key], tk_store_key_names[key]);
-	int rc = 0;
-	for (size_t i = 0; i < nv && !rc; i++) {
-		tk_store_query q = r->q;
-		q.where[key] = v[i];
-		tk_store_hang *h = NULL;
-		size_t n = 0;
-		if (top(r, kind, &q, 1000000, &h, &n)) {
-			rc = -1;
-			break;
-		}
-		const tk_store_hang *s = find_sig(h, n, sig);
-		if (s) {
-			fputs("<tr><td>", f);
-			esc(f, v[i]);
-			fputs("</td>", f);
-			cell_count(f, "count", s->count);
-			cell_count(f, "sessions", s->sessions);
-			cell(f, "p50", s->p50, "s");
-			cell(f, "p95", s->p95, "s");
-			fputs("</tr>\n", f);
-		}
-		tk_store_hangs_free(h, n);
+	fprintf(f, "<table class=\"split\" id=\"%s\"><thead><tr><th>%s</th><th>reports</th></tr></thead><tbody>\n", id,
+	        what);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<tr><td>", f);
+		esc(f, t[i].value);
+		fputs("</td>", f);
+		cell_count(f, "count", t[i].count);
+		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
-	free_values(v, nv);
-	return rc;
+}
+
+/* "/PATH?kind=K&sig=SIG&filters" */
+static void sig_href(req *r, const char *path, const char *kind, const char *sig)
+{
+	fprintf(r->f, "%s?kind=%s&amp;sig=", path, kind);
+	url(r->f, sig);
+	filters_qs(r, r->f);
 }
 
 static int signature(req *r)
@@ -588,86 +590,198 @@ static int signature(req *r)
 	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
 	if (!kind || !sig)
 		return tk_error_set(&r->err, "a signature page wants kind= and sig="), -2;
-	tk_store_hang *h = NULL;
-	size_t n = 0;
-	if (top(r, kind, &r->q, 1000000, &h, &n))
+	tk_store_signature_info in;
+	if (tk_store_signature_detail(r->s, kind, sig, &r->q, 10, &in, &r->err))
 		return -1;
-	const tk_store_hang *s = find_sig(h, n, sig);
 	fputs("<p class=\"lead\">", f);
 	signature_html(f, sig);
 	fputs("</p>\n", f);
-	if (!s) {
+	if (!in.count) {
 		fputs("<p class=\"empty\">No reports of this signature match these filters.</p>\n", f);
-		tk_store_hangs_free(h, n);
+		tk_store_signature_info_free(&in);
 		return 0;
 	}
-	fputs("<table id=\"summary\"><thead><tr><th>kind</th><th>count</th><th>sessions</th><th>P50</th><th>P95</th>"
-	      "<th>example report</th></tr></thead><tbody><tr>",
+	fputs("<table id=\"summary\"><thead><tr><th>kind</th><th>count</th><th>sessions</th><th>P50</th><th>P90</th>"
+	      "<th>P95</th><th>P99</th><th>first version</th><th>last version</th></tr></thead><tbody><tr>",
 	      f);
 	fprintf(f, "<td>%s</td>", kind);
-	cell_count(f, "count", s->count);
-	cell_count(f, "sessions", s->sessions);
-	cell(f, "p50", s->p50, "s");
-	cell(f, "p95", s->p95, "s");
-	fputs("<td><code class=\"example\">", f);
-	esc(f, s->example);
-	fputs("</code></td></tr></tbody></table>\n", f);
-	/* the pictures and downloads of the signature's merged stacks */
-	static const char *const what[][2] = {{"flame.svg", ""}, {"profile.speedscope.json", "speedscope"},
-	                                      {"profile.json", "Firefox Profiler"}};
-	fputs("<figure class=\"flame\"><img id=\"sigflame\" alt=\"flame graph of the signature\" src=\"/flame.svg?kind=", f);
-	fputs(kind, f);
-	fputs("&amp;sig=", f);
-	url(f, sig);
-	filters_qs(r, f);
-	fputs("\"><figcaption>Its stacks merged (width: reports). <a id=\"openflame\" href=\"/flame.svg?kind=", f);
-	fputs(kind, f);
-	fputs("&amp;sig=", f);
-	url(f, sig);
-	filters_qs(r, f);
-	fputs("\">Open the interactive flame graph</a> (zoom, search). Download: ", f);
-	for (int i = 1; i < 3; i++) {
-		fprintf(f, "%s<a class=\"download\" href=\"/%s?kind=%s&amp;sig=", i > 1 ? " · " : "", what[i][0], kind);
-		url(f, sig);
-		filters_qs(r, f);
-		fprintf(f, "\">%s</a>", what[i][1]);
+	cell_count(f, "count", in.count);
+	cell_count(f, "sessions", in.sessions);
+	static const char *const pk[] = {"p50", "p90", "p95", "p99"};
+	for (int k = 0; k < 4; k++)
+		cell(f, pk[k], in.summary.q[k], "s");
+	fputs("<td data-k=\"first\">", f);
+	esc(f, in.first_version);
+	fputs("</td><td data-k=\"last\">", f);
+	esc(f, in.last_version);
+	fputs("</td></tr></tbody></table>\n", f);
+	fputs("<figure class=\"flame\"><img id=\"sigflame\" alt=\"aggregated flame graph of the signature\" src=\"", f);
+	sig_href(r, "/flame.svg", kind, sig);
+	fputs("\"><figcaption>Every stack of its reports merged (width: samples). <a id=\"openflame\" href=\"", f);
+	sig_href(r, "/flame.svg", kind, sig);
+	fputs("\">Open the interactive flame graph</a> (zoom, search). Download: <a class=\"download\" href=\"", f);
+	sig_href(r, "/profile.speedscope.json", kind, sig);
+	fputs("\">speedscope</a> · <a class=\"download\" href=\"", f);
+	sig_href(r, "/profile.json", kind, sig);
+	fputs("\">Firefox Profiler</a></figcaption></figure>\n", f);
+	fputs("<h2>Duration</h2>\n<figure class=\"stats\"><img id=\"sigstats\" alt=\"histogram and box plot of the "
+	      "durations\" src=\"",
+	      f);
+	sig_href(r, "/stats.svg", kind, sig);
+	fputs("\"></figure>\n<div class=\"cols\"><div><h2>Versions</h2>\n", f);
+	tally_table(f, "by-version", "version", in.versions, in.nversions);
+	fputs("</div><div><h2>Devices</h2>\n", f);
+	tally_table(f, "by-device", "device", in.devices, in.ndevices);
+	fputs("</div><div><h2>Example reports</h2>\n<ul id=\"examples\">", f);
+	for (size_t i = 0; i < in.nexamples; i++) {
+		fputs("<li><a class=\"report\" href=\"/report?id=", f);
+		url(f, in.examples[i]);
+		fputs("\"><code>", f);
+		esc(f, in.examples[i]);
+		fputs("</code></a></li>", f);
 	}
-	fputs("</figcaption></figure>\n<h2>By version</h2>\n", f);
-	int rc = split_table(r, kind, sig, TK_STORE_VERSION);
-	if (!rc) {
-		fputs("<h2>By device</h2>\n", f);
-		rc = split_table(r, kind, sig, TK_STORE_DEVICE);
+	fputs("</ul></div></div>\n", f);
+	tk_store_signature_info_free(&in);
+	return 0;
+}
+
+/* ---- a report ---- */
+
+static tk_profile *folded_profile(req *r, const char *text, size_t len);
+
+static void meta_row(FILE *f, const char *k, const char *v)
+{
+	fprintf(f, "<tr><th>%s</th><td data-k=\"%s\">", k, k);
+	esc(f, v);
+	fputs("</td></tr>\n", f);
+}
+
+static int report(req *r)
+{
+	FILE *f = r->f;
+	const char *id = arg(r, "id");
+	if (!id)
+		return tk_error_set(&r->err, "a report page wants id="), -2;
+	tk_store_report rep;
+	int g = tk_store_report_get(r->s, id, &rep, &r->err);
+	if (g < 0)
+		return -2;
+	if (g > 0)
+		return tk_error_set(&r->err, "no such report"), -3;
+	fputs("<table id=\"meta\" class=\"meta\"><tbody>\n", f);
+	meta_row(f, "id", rep.id);
+	meta_row(f, "kind", rep.kind);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		meta_row(f, tk_store_key_names[k], rep.keys[k]);
+	char buf[64];
+	time_t t = (time_t)rep.time;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	meta_row(f, "time", buf);
+	fputs("<tr><th>duration</th>", f);
+	cell(f, "duration", rep.duration, "s");
+	fputs("</tr>\n<tr><th>CPU average</th>", f);
+	cell(f, "avg_cpu", rep.avg_cpu, "%");
+	fputs("</tr>\n", f);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)rep.samples);
+	meta_row(f, "samples", buf);
+	meta_row(f, "thread", rep.thread);
+	meta_row(f, "record", rep.rkey);
+	fputs("<tr><th>signature</th><td>", f);
+	signature_html(f, rep.signature);
+	fputs("</td></tr>\n</tbody></table>\n", f);
+	if (!*rep.folded) {
+		fputs("<p class=\"empty\">This report has no stacks stored.</p>\n", f);
+		tk_store_report_free(&rep);
+		return 0;
 	}
-	tk_store_hangs_free(h, n);
+	fputs("<p class=\"downloads\">Download: <a class=\"download\" href=\"/report.speedscope.json?id=", f);
+	url(f, rep.id);
+	fputs("\">speedscope</a> · <a class=\"download\" href=\"/report.profile.json?id=", f);
+	url(f, rep.id);
+	fputs("\">Firefox Profiler</a> · <a href=\"/report.svg?id=", f);
+	url(f, rep.id);
+	fputs("\">flame graph</a></p>\n<h2>Call tree</h2>\n<pre id=\"tree\">", f);
+	/* the tree as `tracekit tree` prints it, made HTML text */
+	tk_profile *p = NULL;
+	tk_calltree *tr = NULL;
+	char *text = NULL;
+	size_t tn = 0;
+	int rc = -1;
+	if ((p = folded_profile(r, rep.folded, strlen(rep.folded)))) {
+		tk_calltree_options co;
+		tk_calltree_options_init(&co);
+		co.group = TK_GROUP_ALL;
+		if ((tr = tk_calltree_build(p, &co, &r->err))) {
+			FILE *m = open_memstream(&text, &tn);
+			rc = tk_write_tree_text(m, tr, &r->err);
+			fclose(m);
+		}
+	}
+	for (char *line = text, *nl; !rc && line && *line; line = nl ? nl + 1 : NULL) {
+		if ((nl = strchr(line, '\n')))
+			*nl = 0;
+		esc(f, line); /* line by line: the escaper makes every control character, \n too, U+FFFD */
+		fputc('\n', f);
+	}
+	fputs("</pre>\n", f);
+	free(text);
+	tk_calltree_free(tr);
+	tk_profile_free(p);
+	tk_store_report_free(&rep);
 	return rc;
 }
 
 /* ---- pictures and downloads of merged signatures ---- */
 
-/* The signatures of kind (only sig when given) as a profile: each signature one stack, root first,
- * weighing its report count. NULL with r->err on failure. */
+/* Folded text as a profile (the folded reader). NULL with r->err. */
+static tk_profile *folded_profile(req *r, const char *text, size_t len)
+{
+	tk_profile *p = tk_profile_new();
+	if (!len)
+		return p; /* nothing: an empty profile draws an empty graph */
+	tk_read_options ro;
+	tk_read_options_init(&ro);
+	ro.keep_going = 1;
+	tk_input *in = tk_input_open_mem(text, len, "stacks", &r->err);
+	if (!in || tk_reader_folded.read(p, in, &ro, &r->err)) {
+		tk_input_close(in);
+		tk_profile_free(p);
+		return NULL;
+	}
+	tk_input_close(in);
+	return p;
+}
+
+/* With sig: the signature's aggregated stacks (every report's stacks merged, tk_store_signature_folded).
+ * Without: the top signatures of kind themselves, each one stack root first weighing its report
+ * count. NULL with r->err on failure. */
 static tk_profile *sig_profile(req *r, const char *kind, const char *sig, const tk_store_query *q)
 {
-	tk_store_hang *h = NULL;
-	size_t n = 0;
-	if (top(r, kind, q, sig ? 1000000 : 200, &h, &n))
-		return NULL;
 	char *text = NULL;
 	size_t len = 0;
+	if (sig) {
+		if (tk_store_signature_folded(r->s, kind, sig, q, 0, &text, &len, &r->err))
+			return NULL;
+		tk_profile *p = folded_profile(r, text, len);
+		free(text);
+		return p;
+	}
+	tk_store_hang *h = NULL;
+	size_t n = 0;
+	if (top(r, kind, q, 200, &h, &n))
+		return NULL;
 	FILE *m = open_memstream(&text, &len);
 	for (size_t i = 0; i < n; i++) {
-		if (sig && strcmp(h[i].signature, sig) != 0)
-			continue;
 		/* leaf first, ';'-joined → root first; frames hold no ';' (it separates them) */
 		const char *s = *h[i].signature ? h[i].signature : "(no stack)";
-		size_t sl = strlen(s);
-		size_t end = sl;
+		size_t sl = strlen(s), end = sl;
 		int firstf = 1;
 		for (size_t k = sl + 1; k-- > 0;)
 			if (k == 0 || s[k - 1] == ';') {
 				if (!firstf)
 					fputc(';', m);
-				/* folded stacks' separators: keep frames one token (no ';' and no line breaks) */
 				for (size_t c = k; c < end; c++)
 					fputc(s[c] == '\n' || s[c] == '\r' ? ' ' : s[c], m);
 				firstf = 0;
@@ -677,25 +791,71 @@ static tk_profile *sig_profile(req *r, const char *kind, const char *sig, const 
 	}
 	fclose(m);
 	tk_store_hangs_free(h, n);
-	tk_profile *p = tk_profile_new();
-	tk_read_options ro;
-	tk_read_options_init(&ro);
-	ro.keep_going = 1;
-	tk_input *in = len ? tk_input_open_mem(text, len, "signatures", &r->err) : NULL;
-	if (!len) {
-		/* nothing: an empty profile draws an empty graph */
-		free(text);
-		return p;
-	}
-	if (!in || tk_reader_folded.read(p, in, &ro, &r->err)) {
-		tk_input_close(in);
-		tk_profile_free(p);
-		free(text);
-		return NULL;
-	}
-	tk_input_close(in);
+	tk_profile *p = folded_profile(r, text, len);
 	free(text);
 	return p;
+}
+
+/* A profile drawn or downloaded by one of the writers (svg, speedscope, gecko). */
+static int write_profile(req *r, tk_profile *p, const char *which, const char *title, const char *file,
+                         tk_dashboard_response *out)
+{
+	tk_convert_options co;
+	tk_convert_options_init(&co);
+	co.merge_threads = 1;
+	co.title = title;
+	const tk_writer *w = tk_writer_find(which);
+	int rc = w ? w->write(r->f, p, &co, &r->err) : -1;
+	if (strcmp(which, "svg") == 0) {
+		out->type = "image/svg+xml", out->csp = csp_svg;
+	} else {
+		out->type = "application/json";
+		snprintf(out->csp_buf, sizeof out->csp_buf, "attachment; filename=\"%s.%s\"", file,
+		         strcmp(which, "gecko") == 0 ? "profile.json" : "speedscope.json");
+		out->disposition = out->csp_buf;
+	}
+	return rc;
+}
+
+static int report_picture(req *r, const char *which, tk_dashboard_response *out)
+{
+	const char *id = arg(r, "id");
+	if (!id)
+		return tk_error_set(&r->err, "wants id="), -2;
+	tk_store_report rep;
+	int g = tk_store_report_get(r->s, id, &rep, &r->err);
+	if (g)
+		return g < 0 ? -2 : (tk_error_set(&r->err, "no such report"), -3);
+	tk_profile *p = folded_profile(r, rep.folded, strlen(rep.folded));
+	char title[160];
+	snprintf(title, sizeof title, "%s report %.12s", rep.kind, rep.id);
+	int rc = p ? write_profile(r, p, which, title, "report", out) : -1;
+	tk_profile_free(p);
+	tk_store_report_free(&rep);
+	return rc;
+}
+
+/* The durations of a signature's reports: histogram, CDF and box plot (tk_write_stats_svg). */
+static int stats_picture(req *r, tk_dashboard_response *out)
+{
+	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	if (!kind || !sig)
+		return tk_error_set(&r->err, "wants kind= and sig="), -2;
+	tk_store_signature_info in;
+	if (tk_store_signature_detail(r->s, kind, sig, &r->q, 0, &in, &r->err))
+		return -1;
+	tk_summary sum = {.count = in.summary.count,
+	                  .mean = in.summary.mean,
+	                  .wmean = NAN,
+	                  .min = in.summary.min,
+	                  .max = in.summary.max,
+	                  .exact = 1};
+	memcpy(sum.pct, in.summary.q, sizeof sum.pct);
+	tk_stats_group all = {.name = "all", .sorted = in.durations, .n = in.count};
+	int rc = tk_write_stats_svg(r->f, "duration", "s", &sum, &all, &all, in.count ? 1 : 0, &r->err);
+	tk_store_signature_info_free(&in);
+	out->type = "image/svg+xml", out->csp = csp_svg;
+	return rc;
 }
 
 static int picture(req *r, const char *which, tk_dashboard_response *out)
@@ -706,21 +866,11 @@ static int picture(req *r, const char *which, tk_dashboard_response *out)
 	tk_profile *p = sig_profile(r, kind, sig, &r->q);
 	if (!p)
 		return -1;
-	tk_convert_options co;
-	tk_convert_options_init(&co);
-	co.merge_threads = 1;
 	char title[128];
-	snprintf(title, sizeof title, "%s stacks%s (width: reports)", kind, sig ? ": one signature" : "");
-	co.title = title;
-	const tk_writer *w = tk_writer_find(which);
-	int rc = w ? w->write(r->f, p, &co, &r->err) : -1;
+	snprintf(title, sizeof title, sig ? "%s signature: its stacks merged" : "top %s signatures (width: reports)",
+	         kind);
+	int rc = write_profile(r, p, which, title, "signature", out);
 	tk_profile_free(p);
-	if (strcmp(which, "svg") == 0)
-		out->type = "image/svg+xml", out->csp = csp_svg;
-	else
-		out->type = "application/json",
-		out->disposition = strcmp(which, "gecko") == 0 ? "attachment; filename=\"signature.profile.json\""
-		                                               : "attachment; filename=\"signature.speedscope.json\"";
 	return rc;
 }
 
@@ -842,7 +992,7 @@ static int rules_page(req *r)
 		fputs("</code></td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
-	return 0;
+	return breaches(r, 0);
 }
 
 /* ---- the JSON API ---- */
@@ -982,6 +1132,18 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 		page_begin(&r, "Signature", "/signature", keep_sig, 2);
 		rc = signature(&r);
 		page_end(&r);
+	} else if (strcmp(path, "/report") == 0) {
+		page_begin(&r, "Report", "/report", NULL, 0);
+		rc = report(&r);
+		page_end(&r);
+	} else if (strcmp(path, "/report.svg") == 0) {
+		rc = report_picture(&r, "svg", out);
+	} else if (strcmp(path, "/report.speedscope.json") == 0) {
+		rc = report_picture(&r, "speedscope", out);
+	} else if (strcmp(path, "/report.profile.json") == 0) {
+		rc = report_picture(&r, "gecko", out);
+	} else if (strcmp(path, "/stats.svg") == 0) {
+		rc = stats_picture(&r, out);
 	} else if (strcmp(path, "/compare") == 0) {
 		page_begin(&r, "Compare", "/compare", keep_cmp, 2);
 		rc = compare(&r);

@@ -36,7 +36,15 @@ const char tk_dashboard_css[] =
     "figcaption{color:var(--muted);font-size:12px;margin-top:4px}\n"
     "td.worse{color:var(--bad)}td.better{color:var(--good)}\n"
     "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}\n"
-    "footer{padding:16px 24px;color:var(--muted);font-size:12px}\n";
+    "footer{padding:16px 24px;color:var(--muted);font-size:12px}\n"
+    ".cols{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}\n"
+    "figure.stats{margin:0 0 12px;background:#fff;border:1px solid var(--line);padding:8px;max-width:900px}\n"
+    "figure.stats img,figure.trend img{width:100%;height:auto;display:block}\n"
+    "figure.trend{margin:0 0 16px;background:#fff;border:1px solid var(--line);padding:8px}\n"
+    "table.meta th{cursor:default;text-align:right;width:120px}\n"
+    "pre#tree{background:#fff;border:1px solid var(--line);padding:10px;overflow:auto;font-size:12px;max-height:600px}\n"
+    "ul#examples{margin:0;padding-left:18px}ul#examples li{margin:2px 0}\n"
+    "td.group .key{color:var(--muted)}\n";
 
 /* Sort a table by a clicked column (numbers by data-v); filters apply when a field changes. */
 const char tk_dashboard_js[] =
