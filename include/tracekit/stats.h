@@ -245,6 +245,28 @@ typedef struct tk_stats_group {
 int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_summary *s, const tk_stats_group *all,
                        const tk_stats_group *groups, size_t ngroups, tk_error *err);
 
+/* A time series chart: one line per series over nx time buckets (labels xlabels, e.g. days), each
+ * series' y[i] its value in bucket i (NAN: none there), thresholds as dashed lines across (alert
+ * rules). A self-contained SVG (no scripts, fonts or links); every label XML-escaped. */
+typedef struct tk_trend_series {
+	const char *name;
+	const double *y; /* nx values */
+} tk_trend_series;
+typedef struct tk_trend_threshold {
+	const char *label;
+	double value;
+} tk_trend_threshold;
+typedef struct tk_trend_chart {
+	const char *title, *unit;
+	const char *const *xlabels;
+	size_t nx;
+	const tk_trend_series *series;
+	size_t nseries;
+	const tk_trend_threshold *thresholds;
+	size_t nthresholds;
+} tk_trend_chart;
+int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err);
+
 /* The same figure's histogram as Unicode bars for a terminal: rows bins (≥ 2), bars up to width
  * cells (▏…█ eighths), each row "  [lo, hi)  bar  count". */
 int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all, unsigned rows, unsigned width,

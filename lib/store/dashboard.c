@@ -119,7 +119,7 @@ static int vercmp_p(const void *a, const void *b)
 /* ---- page frame ---- */
 
 static const char *const nav[][2] = {
-    {"/", "Overview"}, {"/stacks", "Top stacks"}, {"/compare", "Compare"}, {"/rules", "Alert rules"}, {"/api/", "API"}};
+    {"/", "Overview"}, {"/trends", "Trends"}, {"/stacks", "Top stacks"}, {"/compare", "Compare"}, {"/rules", "Alert rules"}, {"/api/", "API"}};
 
 static void page_begin(req *r, const char *title, const char *path, const char *const *keep, size_t nkeep)
 {
@@ -874,6 +874,211 @@ static int picture(req *r, const char *which, tk_dashboard_response *out)
 	return rc;
 }
 
+/* ---- Trends ---- */
+
+static const char *const trend_metrics[] = {"hang.duration", "cpu.duration", "hang.rate", "cpu.average"};
+static const char *const trend_stats[] = {"p50", "p90", "p95", "p99", "mean", "count"};
+
+typedef struct trend {
+	const char *metric, *stat, *bucket;
+	int qi; /* index into q[], -1 mean, -2 count */
+	tk_store_group *g;
+	size_t ng;
+	char **x, **v; /* buckets, versions */
+	size_t nx, nv;
+	double *y; /* nv × nx */
+} trend;
+
+static const char *pick(const char *v, const char *const *opts, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		if (strcmp(v, opts[i]) == 0)
+			return opts[i];
+	return v ? NULL : opts[0];
+}
+
+static size_t index_of(char ***list, size_t *n, const char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*list)[i], s) == 0)
+			return i;
+	*list = realloc(*list, (*n + 1) * sizeof **list);
+	(*list)[*n] = strdup(s);
+	return (*n)++;
+}
+
+static void trend_free(trend *t)
+{
+	tk_store_groups_free(t->g, t->ng);
+	free_values(t->x, t->nx);
+	free_values(t->v, t->nv);
+	free(t->y);
+}
+
+static int trend_load(req *r, trend *t)
+{
+	memset(t, 0, sizeof *t);
+	static const char *const buckets[] = {"day", "hour"};
+	t->metric = pick(arg(r, "metric"), trend_metrics, 4);
+	t->stat = pick(arg(r, "stat"), trend_stats, 6);
+	t->bucket = pick(arg(r, "bucket"), buckets, 2);
+	if (!t->metric || !t->stat || !t->bucket)
+		return tk_error_set(&r->err, "metric=, stat= or bucket= is not one the trends page draws"), -2;
+	t->qi = strcmp(t->stat, "mean") == 0 ? -1 : strcmp(t->stat, "count") == 0 ? -2 : (int)(t->stat[2] - '0');
+	if (t->qi >= 0)
+		t->qi = strcmp(t->stat, "p50") == 0 ? 0 : strcmp(t->stat, "p90") == 0 ? 1 : strcmp(t->stat, "p95") == 0 ? 2 : 3;
+	const int by[] = {t->bucket[0] == 'd' ? TK_STORE_BY_DAY : TK_STORE_BY_HOUR, TK_STORE_VERSION};
+	if (percentiles(r, t->metric, by, 2, &t->g, &t->ng))
+		return -1;
+	for (size_t i = 0; i < t->ng; i++) {
+		index_of(&t->x, &t->nx, t->g[i].keys[0]);
+		index_of(&t->v, &t->nv, t->g[i].keys[1]);
+	}
+	if (t->nv > 1)
+		qsort(t->v, t->nv, sizeof *t->v, vercmp_p);
+	/* buckets sort as text in time order ("2026-11-20", "2026-11-20T13") */
+	for (size_t i = 1; i < t->nx; i++)
+		for (size_t j = i; j > 0 && strcmp(t->x[j - 1], t->x[j]) > 0; j--) {
+			char *tmp = t->x[j];
+			t->x[j] = t->x[j - 1], t->x[j - 1] = tmp;
+		}
+	t->y = malloc((t->nv * t->nx + 1) * sizeof *t->y);
+	for (size_t i = 0; i < t->nv * t->nx; i++)
+		t->y[i] = NAN;
+	for (size_t i = 0; i < t->ng; i++) {
+		size_t xi = index_of(&t->x, &t->nx, t->g[i].keys[0]), vi = index_of(&t->v, &t->nv, t->g[i].keys[1]);
+		t->y[vi * t->nx + xi] = t->qi >= 0 ? t->g[i].q[t->qi] : t->qi == -1 ? t->g[i].mean : (double)t->g[i].count;
+	}
+	return 0;
+}
+
+/* The rules on this metric and statistic: their thresholds are drawn. */
+static int rule_matches(const tk_alert_rule *ru, const trend *t)
+{
+	if (strcmp(ru->metric, t->metric) != 0)
+		return 0;
+	if (t->qi >= 0)
+		return ru->stat == TK_ALERT_QUANTILE && ru->qindex == t->qi;
+	return t->qi == -1 ? ru->stat == TK_ALERT_VALUE : ru->stat == TK_ALERT_COUNT;
+}
+
+static int trend_picture(req *r, tk_dashboard_response *out)
+{
+	trend t;
+	int rc = trend_load(r, &t);
+	if (rc) {
+		trend_free(&t);
+		return rc;
+	}
+	tk_trend_series *se = calloc(t.nv + 1, sizeof *se);
+	for (size_t i = 0; i < t.nv; i++)
+		se[i].name = t.v[i], se[i].y = t.y + i * t.nx;
+	const tk_alert_rules *ru = r->o ? r->o->rules : NULL;
+	tk_trend_threshold *th = calloc((ru ? ru->n : 0) + 1, sizeof *th);
+	size_t nth = 0;
+	for (size_t i = 0; ru && i < ru->n; i++)
+		if (rule_matches(&ru->v[i], &t))
+			th[nth].label = ru->v[i].text, th[nth++].value = ru->v[i].threshold;
+	char title[128];
+	snprintf(title, sizeof title, "%s(%s) per %s, by version", t.stat, t.metric, t.bucket);
+	const char *unit = t.qi == -2 ? "reports" : tk_store_metric_unit(t.metric);
+	tk_trend_chart c = {.title = title,
+	                    .unit = unit,
+	                    .xlabels = (const char *const *)t.x,
+	                    .nx = t.nx,
+	                    .series = se,
+	                    .nseries = t.nv,
+	                    .thresholds = th,
+	                    .nthresholds = nth};
+	rc = tk_write_trend_svg(r->f, &c, &r->err);
+	free(se);
+	free(th);
+	trend_free(&t);
+	out->type = "image/svg+xml", out->csp = csp_svg;
+	return rc;
+}
+
+static void select_of(FILE *f, const char *name, const char *cur, const char *const *opts, size_t n)
+{
+	fprintf(f, "<label>%s <select name=\"%s\">", name, name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "<option%s>%s</option>", cur && strcmp(cur, opts[i]) == 0 ? " selected" : "", opts[i]);
+	fputs("</select></label>", f);
+}
+
+static int trends(req *r)
+{
+	FILE *f = r->f;
+	trend t;
+	int rc = trend_load(r, &t);
+	if (rc) {
+		trend_free(&t);
+		return rc;
+	}
+	static const char *const buckets[] = {"day", "hour"};
+	fputs("<form class=\"pick\" method=\"get\" action=\"/trends\">", f);
+	select_of(f, "metric", t.metric, trend_metrics, 4);
+	select_of(f, "stat", t.stat, trend_stats, 6);
+	select_of(f, "bucket", t.bucket, buckets, 2);
+	for (size_t i = 0; i < NFILTERS; i++)
+		if (r->q.where[filter_keys[i]]) {
+			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", tk_store_key_names[filter_keys[i]]);
+			esc(f, r->q.where[filter_keys[i]]);
+			fputs("\">", f);
+		}
+	if (r->since) {
+		fputs("<input type=\"hidden\" name=\"since\" value=\"", f);
+		esc(f, r->since);
+		fputs("\">", f);
+	}
+	fputs("<button type=\"submit\">Draw</button></form>\n", f);
+	fprintf(f, "<p class=\"lead\">%s of %s per UTC %s, one line per version; dashed lines are the alert rules' "
+	           "thresholds on this statistic.</p>\n",
+	        t.stat, t.metric, t.bucket);
+	if (!t.ng) {
+		fputs("<p class=\"empty\">No reports match these filters.</p>\n", f);
+		trend_free(&t);
+		return 0;
+	}
+	fprintf(f, "<figure class=\"trend\"><img id=\"trendchart\" alt=\"trend chart\" src=\"/trend.svg?metric=%s&amp;stat=%s&amp;bucket=%s",
+	        t.metric, t.stat, t.bucket);
+	filters_qs(r, f);
+	fputs("\"></figure>\n", f);
+	fputs("<table id=\"trend\"><thead><tr><th>", f);
+	fputs(t.bucket, f);
+	fputs("</th>", f);
+	for (size_t v = 0; v < t.nv; v++) {
+		fputs("<th>", f);
+		esc(f, t.v[v]);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead><tbody>\n", f);
+	const char *unit = t.qi == -2 ? "" : tk_store_metric_unit(t.metric);
+	for (size_t x = 0; x < t.nx; x++) {
+		fputs("<tr data-bucket=\"", f);
+		esc(f, t.x[x]);
+		fputs("\"><td>", f);
+		esc(f, t.x[x]);
+		fputs("</td>", f);
+		for (size_t v = 0; v < t.nv; v++) {
+			char buf[32];
+			double y = t.y[v * t.nx + x];
+			fputs("<td class=\"num\" data-version=\"", f);
+			esc(f, t.v[v]);
+			fprintf(f, "\" data-v=\"%s\">", tk_stats_fmt_double(y, buf));
+			if (t.qi == -2 && !isnan(y))
+				fprintf(f, "%.0f", y);
+			else
+				num(f, y, unit);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	trend_free(&t);
+	return breaches(r, 0);
+}
+
 /* ---- Compare ---- */
 
 static int compare(req *r)
@@ -1117,7 +1322,8 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 		return fail(&r, out, 500, "out of memory");
 	int rc;
 	static const char *const keep_kind[] = {"kind"}, *const keep_sig[] = {"kind", "sig"},
-	                         *const keep_cmp[] = {"a", "b"};
+	                         *const keep_cmp[] = {"a", "b"},
+	                         *const keep_trend[] = {"metric", "stat", "bucket"};
 	if (strncmp(path, "/api", 4) == 0) {
 		rc = api(&r, path, out);
 	} else if (strcmp(path, "/") == 0) {
@@ -1144,6 +1350,12 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 		rc = report_picture(&r, "gecko", out);
 	} else if (strcmp(path, "/stats.svg") == 0) {
 		rc = stats_picture(&r, out);
+	} else if (strcmp(path, "/trends") == 0) {
+		page_begin(&r, "Trends", "/trends", keep_trend, 3);
+		rc = trends(&r);
+		page_end(&r);
+	} else if (strcmp(path, "/trend.svg") == 0) {
+		rc = trend_picture(&r, out);
 	} else if (strcmp(path, "/compare") == 0) {
 		page_begin(&r, "Compare", "/compare", keep_cmp, 2);
 		rc = compare(&r);

@@ -50,7 +50,8 @@ start() { # ARGS...: start serve, wait until it answers
 	notok "serve --ui did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
 }
 stop() { kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; SRV_PID=; }
-start --ui --db "$DB" --listen "127.0.0.1:$PORT"
+printf '# the dashboard draws these\np95(hang.duration) > 2 s by version\nhang.rate > 5 s/h by version\n' >"$TMP/rules"
+start --ui --db "$DB" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
 
 # ---- the API is the CLI's JSON, byte for byte, for the same filters ----
 api() { curl -s -f "$BASE$1"; }
@@ -86,6 +87,15 @@ J="$TMP/json"; mkdir -p "$J"
 "$TK" top-hangs --db "$DB" --where app=Atlas,version=5.3 --limit 50 --json >"$J/top53.json"
 for v in 5.0 5.1 5.2; do "$TK" top-hangs --db "$DB" --where "version=$v" --limit 1000 --json; done >"$J/older.json"
 for v in 5.0 5.2; do "$TK" stats --db "$DB" --metric hang.duration --where "app=Atlas,version=$v" --json >"$J/v$v.json"; done
+"$TK" stats --db "$DB" --overview --by app,version --json >"$J/overview.json"
+"$TK" stats --db "$DB" --metric hang.rate --by app,version --json >"$J/rate.json"
+"$TK" stats --db "$DB" --metric hang.duration --by day,version --where app=Atlas --json >"$J/trend.json"
+"$TK" alert --db "$DB" --rules "$TMP/rules" --json >"$J/alert.json"; check_eq "tracekit alert finds breaches (exit 3)" 3 "$?"
+SIG=$(head -1 "$J/top.json" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
+"$TK" top-hangs --db "$DB" --where app=Atlas --signature "$SIG" --detail --examples 10 --json >"$J/detail.json"
+"$TK" top-hangs --db "$DB" --where app=Atlas --signature "$SIG" --folded >"$J/folded.txt"
+EX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["examples"][0])' "$J/detail.json")
+"$TK" report --db "$DB" --json "$EX" >"$J/report.json"
 
 if [ ! -x "$NODE" ]; then notok "node is installed (make test runs npm ci in tests/js)"; exit 0; fi
 SHOTS=${DASHBOARD_SHOTS:-$TMP/shots}; mkdir -p "$SHOTS"

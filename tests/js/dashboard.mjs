@@ -6,6 +6,11 @@
 //   top53.json            top-hangs --where app=Atlas,version=5.3 --json (the injected regression)
 //   older.json            top-hangs --where version=V for 5.0, 5.1, 5.2 (what is not new)
 //   v5.0.json, v5.2.json  stats --where app=Atlas,version=V --json
+//   overview.json, rate.json   stats --overview / --metric hang.rate, --by app,version --json
+//   trend.json            stats --metric hang.duration --by day,version --where app=Atlas --json
+//   alert.json            tracekit alert --json with the rules the server was given
+//   detail.json, folded.txt   top-hangs --where app=Atlas --signature (its first) --detail / --folded
+//   report.json           tracekit report --json of the detail's first example
 // Reads the numbers off the pages (what is shown, and the data-v each cell carries) and compares;
 // clicks overview → stacks → signature → flame graph → downloads; opens every page with the hostile
 // upload in it and checks its text is shown as text, no dialog opens, no element carries an event
@@ -85,8 +90,21 @@ try {
 		if (c && (Number(row.cpu.text) !== c.count || row.cpu_p95.text !== shown(c.p95, "s"))) bad.push(["cpu", h.version, row.cpu, c]);
 	}
 	ok("overview: counts and P50/P90/P95/P99 read off the page equal stats --db --json", bad.length === 0, bad);
+	const ov = lines("overview.json"), rate = lines("rate.json");
+	bad = [];
+	for (const o of ov) {
+		const row = cells.find((c) => c.app === o.app && c.version === o.version);
+		if (!row || Number(row.sessions.text) !== o.sessions) bad.push(["sessions", o, row && row.sessions]);
+		const rt = rate.find((x) => x.app === o.app && x.version === o.version);
+		if (row && (rt ? !close(Number(row.rate.v), rt.mean) || row.rate.text !== shown(rt.mean, "s/h") : row.rate.text !== "—")) bad.push(["rate", rt, row.rate]);
+		if (row && Number(row.crash.text) !== (o.kinds.crash || 0)) bad.push(["crash", o, row.crash]);
+	}
+	ok("overview: sessions, hang rate and diagnostics equal stats --overview / --metric hang.rate", ov.length === cells.length && bad.length === 0, bad);
+	const alerts = lines("alert.json");
+	ok("overview: the alert breaches counted as tracekit alert counts them",
+		Number(await page.getAttribute("#breach-count", "data-v")) === alerts.length && alerts.length > 0, alerts.length);
 	// best and worst of Atlas: lowest and highest P95, from the CLI's numbers
-	const atlas = hang.filter((h) => h.app === "Atlas").sort((a, b) => a.p95 - b.p95);
+	const atlas = hang.filter((h) => h.app === "Atlas" && h.count >= 10).sort((a, b) => a.p95 - b.p95);
 	const best = cells.find((c) => c.cls === "best"), worst = cells.find((c) => c.cls === "worst");
 	ok("overview: the best and worst version (P95) are marked",
 		best && worst && best.version === atlas[0].version && worst.version === atlas[atlas.length - 1].version &&
@@ -134,28 +152,71 @@ try {
 	const first = await page.getAttribute("#stacks tbody tr:first-child", "data-signature");
 	ok("top stacks (all versions): the first signature is the CLI's first", first === top[0].signature, [first, top[0].signature]);
 	await Promise.all([page.waitForNavigation(), page.click("#stacks tbody tr:first-child a.siglink")]);
-	const sum = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#summary td[data-k]")].map((td) => [td.dataset.k, td.dataset.v])));
-	ok("signature page: count, sessions, P50, P95 equal top-hangs --json",
-		Number(sum.count) === top[0].count && Number(sum.sessions) === top[0].sessions && close(Number(sum.p50), top[0].p50) && close(Number(sum.p95), top[0].p95),
-		[sum, top[0]]);
-	const byv = await page.evaluate(() => [...document.querySelectorAll("#by-version tbody tr")].map((tr) => Number(tr.querySelector("[data-k=count]").dataset.v)));
-	ok("signature page: its counts by version add up to its count", byv.reduce((a, b) => a + b, 0) === top[0].count, byv);
-	await page.waitForFunction(() => { const i = document.getElementById("sigflame"); return i && i.complete; });
+	const sum = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#summary td[data-k]")].map((td) => [td.dataset.k, td.dataset.v ?? td.textContent])));
+	const det = JSON.parse(readFileSync(join(jdir, "detail.json"), "utf8"));
+	ok("signature page: count, sessions, P50/P90/P95/P99, first/last version equal top-hangs --detail --json",
+		Number(sum.count) === det.count && Number(sum.sessions) === det.sessions && ["p50", "p90", "p95", "p99"].every((k) => close(Number(sum[k]), det.duration[k])) &&
+		sum.first === det.first_version && sum.last === det.last_version && det.count === top[0].count, [sum, det]);
+	const tallies = (id) => page.evaluate((id) => Object.fromEntries([...document.querySelectorAll(`#${id} tbody tr`)].map((tr) => [tr.cells[0].textContent, Number(tr.cells[1].dataset.v)])), id);
+	ok("signature page: its reports per version and per device equal the CLI's",
+		JSON.stringify(await tallies("by-version")) === JSON.stringify(det.versions) && JSON.stringify(await tallies("by-device")) === JSON.stringify(det.devices),
+		[await tallies("by-version"), det.versions]);
+	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
 	const img = await page.evaluate(() => { const i = document.getElementById("sigflame"); return { w: i.naturalWidth, h: i.naturalHeight, src: i.getAttribute("src") }; });
-	ok("signature page: its flame graph is drawn (an SVG image from the server)", img.w > 0 && img.h > 0, img);
+	ok("signature page: its aggregated flame graph is drawn (an SVG image from the server)", img.w > 0 && img.h > 0, img);
+	ok("signature page: its duration histogram and box plot are drawn", await page.evaluate(() => document.getElementById("sigstats").naturalWidth > 0));
 	await safe("signature");
-	await page.screenshot({ path: join(shots, "dashboard-flame.png"), fullPage: true });
-	// the flame graph itself: every frame of the signature, root first
+	await page.screenshot({ path: join(shots, "dashboard-flame.png"), fullPage: false });
+	// the flame graph itself: every frame of every merged stack (top-hangs --folded)
 	const svg = await (await page.request.get(base + img.src)).text();
+	const folded = readFileSync(join(jdir, "folded.txt"), "utf8").split("\n").filter((l) => l);
+	const allFrames = [...new Set(folded.flatMap((l) => l.slice(0, l.lastIndexOf(" ")).split(";")))];
 	const frames = top[0].signature.split(";");
-	ok("the flame graph holds each frame of the signature", frames.every((f) => svg.includes(`>${f}<`) || svg.includes(`>${f} `)), frames);
+	ok("the flame graph holds every frame of the signature's merged stacks", allFrames.length >= frames.length && allFrames.every((f) => svg.includes(`>${f}<`) || svg.includes(`>${f} `) || svg.includes(`<title>${f} `)),
+		allFrames.filter((f) => !svg.includes(f)));
 	// downloads, made by our writers
 	const links = await page.$$eval("a.download", (as) => as.map((a) => a.getAttribute("href")));
 	const ss = await (await page.request.get(base + links[0])).json();
-	ok("speedscope download: a speedscope file whose frames are the signature's",
-		ss.$schema === "https://www.speedscope.app/file-format-schema.json" && frames.every((f) => ss.shared.frames.some((x) => x.name === f)), ss.shared);
+	ok("speedscope download: a speedscope file with every frame of the merged stacks",
+		ss.$schema === "https://www.speedscope.app/file-format-schema.json" && allFrames.every((f) => ss.shared.frames.some((x) => x.name === f)), ss.shared);
 	const gk = await (await page.request.get(base + links[1])).json();
 	ok("Firefox Profiler download: a processed profile", gk.meta && Array.isArray(gk.threads) && gk.threads.length > 0, Object.keys(gk));
+	// → an example report
+	await Promise.all([page.waitForNavigation(), page.click("#examples a.report")]);
+	const rep = JSON.parse(readFileSync(join(jdir, "report.json"), "utf8"));
+	const meta = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#meta td[data-k]")].map((td) => [td.dataset.k, td.dataset.v ?? td.textContent])));
+	ok("report page: its metadata equals tracekit report --json",
+		meta.id === rep.id && meta.kind === rep.kind && meta.version === rep.version && meta.device === rep.device && meta.session === rep.session &&
+		meta.thread === rep.thread && close(Number(meta.duration), rep.duration) && Number(meta.samples) === rep.samples, [meta, rep]);
+	const tree = await page.textContent("#tree");
+	const repFrames = [...new Set(rep.folded.split("\n").filter((l) => l).flatMap((l) => l.slice(0, l.lastIndexOf(" ")).split(";")))];
+	ok("report page: its call tree names every frame of its stacks", repFrames.length > 0 && repFrames.every((f) => tree.includes(f)), repFrames);
+	const rss = await (await page.request.get(base + (await page.getAttribute("a.download", "href")))).json();
+	ok("report page: its speedscope download holds its frames", repFrames.every((f) => rss.shared.frames.some((x) => x.name === f)));
+	await safe("report");
+
+	// ---- Trends, with the rule's threshold ----
+	await go("/trends?metric=hang.duration&stat=p95&bucket=day&app=Atlas");
+	const tr = lines("trend.json");
+	const tcells = await page.evaluate(() => [...document.querySelectorAll("#trend tbody td[data-version]")].map((td) => ({
+		day: td.parentElement.dataset.bucket, version: td.dataset.version, v: td.dataset.v })));
+	bad = [];
+	for (const g of tr) {
+		const c = tcells.find((x) => x.day === g.day && x.version === g.version);
+		if (!c || !close(Number(c.v), g.p95)) bad.push([g.day, g.version, c, g.p95]);
+	}
+	ok("trends: P95 per day and version equal stats --by day,version --json",
+		tr.length > 0 && bad.length === 0 && tcells.filter((c) => c.v !== "null").length === tr.length, bad);
+	const tsvg = await (await page.request.get(base + (await page.getAttribute("#trendchart", "src")))).text();
+	ok("trends: the rule p95(hang.duration) > 2 s is drawn as a threshold", /<g class="threshold">.*p95\(hang\.duration\) &gt; 2 s by version/.test(tsvg) && (tsvg.match(/<g class="series">/g) || []).length === new Set(tr.map((g) => g.version)).size);
+	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+	ok("trends: the chart is drawn", await page.evaluate(() => document.getElementById("trendchart").naturalWidth > 0));
+	await safe("trends");
+	await page.screenshot({ path: join(shots, "dashboard-trend.png"), fullPage: false });
+	// the rules page lists tracekit alert's breaches
+	await go("/rules");
+	const br = await page.$$eval("#breaches tbody tr", (trs) => trs.map((tr) => Number(tr.querySelector("[data-k=value]").dataset.v)));
+	ok("rules page: its breaches are tracekit alert's", JSON.stringify(br) === JSON.stringify(alerts.map((a) => a.value)), [br, alerts.map((a) => a.value)]);
 
 	// ---- the hostile upload everywhere ----
 	const hv = encodeURIComponent("</svg><script>alert('v')</script>"), ha = encodeURIComponent("\"><script>alert('app')</script>");
@@ -187,8 +248,8 @@ try {
 		/script-src 'sha256-[A-Za-z0-9+\/=]+'/.test(hresp.headers()["content-security-policy"] || ""), hresp.headers());
 	const fr = page.locator("g.f").first();
 	await fr.locator("rect").hover({ force: true });
-	const det = await page.evaluate(() => (document.getElementById("details") || {}).textContent || "");
-	ok("… and that script runs: hovering a frame shows its details", det.trim().length > 0, det);
+	const details = await page.evaluate(() => (document.getElementById("details") || {}).textContent || "");
+	ok("… and that script runs: hovering a frame shows its details", details.trim().length > 0, details);
 	await page.goBack();
 	await go(`/compare?a=5.0&b=${hv}`);
 	ok("hostile: compare names its version as text", (await page.textContent("#compare thead")).includes("</svg><script>alert('v')</script>"));
