@@ -796,6 +796,28 @@ static tk_profile *sig_profile(req *r, const char *kind, const char *sig, const 
 	return p;
 }
 
+/* Fleet stacks name unsymbolicated frames IMAGE+0xOFFSET with no binary, which the flame graph
+ * would draw grey: colour them as it colours binaries, system images (lib*, *.dylib) cool and the
+ * app's warm, the shade from the name so a frame keeps its colour across pictures. */
+static uint32_t fleet_color(void *ctx, const tk_calltree *t, const tk_cnode *n)
+{
+	(void)ctx;
+	if (!n->frame)
+		return TK_FLAME_DEFAULT_COLOR;
+	char buf[32];
+	const char *name = tk_frame_label(tk_calltree_profile(t), n->frame, buf);
+	uint32_t h = 2166136261u;
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	const char *plus = strstr(name, "+0x");
+	size_t img = plus ? (size_t)(plus - name) : strlen(name);
+	int sys = strncmp(name, "lib", 3) == 0 || (img >= 6 && memcmp(name + img - 6, ".dylib", 6) == 0);
+	unsigned v = h % 55;
+	if (sys) /* blues */
+		return (uint32_t)((80 + v) << 16 | (150 + v) << 8 | 220);
+	return (uint32_t)(230 << 16 | (90 + v * 2) << 8 | (40 + v / 2)); /* oranges */
+}
+
 /* A profile drawn or downloaded by one of the writers (svg, speedscope, gecko). */
 static int write_profile(req *r, tk_profile *p, const char *which, const char *title, const char *file,
                          tk_dashboard_response *out)
@@ -804,16 +826,26 @@ static int write_profile(req *r, tk_profile *p, const char *which, const char *t
 	tk_convert_options_init(&co);
 	co.merge_threads = 1;
 	co.title = title;
+	if (strcmp(which, "svg") == 0) {
+		tk_calltree_options to;
+		tk_calltree_options_init(&to);
+		to.group = TK_GROUP_ALL;
+		tk_calltree *t = tk_calltree_build(p, &to, &r->err);
+		tk_flame_options fo;
+		tk_flame_options_init(&fo);
+		fo.title = title;
+		fo.color = fleet_color;
+		int rc = t ? tk_write_flamegraph(r->f, t, &fo, &r->err) : -1;
+		tk_calltree_free(t);
+		out->type = "image/svg+xml", out->csp = csp_svg;
+		return rc;
+	}
 	const tk_writer *w = tk_writer_find(which);
 	int rc = w ? w->write(r->f, p, &co, &r->err) : -1;
-	if (strcmp(which, "svg") == 0) {
-		out->type = "image/svg+xml", out->csp = csp_svg;
-	} else {
-		out->type = "application/json";
-		snprintf(out->csp_buf, sizeof out->csp_buf, "attachment; filename=\"%s.%s\"", file,
-		         strcmp(which, "gecko") == 0 ? "profile.json" : "speedscope.json");
-		out->disposition = out->csp_buf;
-	}
+	out->type = "application/json";
+	snprintf(out->csp_buf, sizeof out->csp_buf, "attachment; filename=\"%s.%s\"", file,
+	         strcmp(which, "gecko") == 0 ? "profile.json" : "speedscope.json");
+	out->disposition = out->csp_buf;
 	return rc;
 }
 
