@@ -320,6 +320,11 @@ static int breaches(req *r, int only_summary)
 	fprintf(f, "<h2>Alerts</h2>\n<p class=\"lead\">%zu rule%s, <span class=\"tag %s\" id=\"breach-count\" data-v=\"%zu\">%zu "
 	           "breach%s</span> under these filters.</p>\n",
 	        ru->n, ru->n == 1 ? "" : "s", n ? "bad" : "good", n, n, n == 1 ? "" : "es");
+	if (only_summary) {
+		fputs("<p><a href=\"/rules?", f);
+		filters_qs(r, f);
+		fputs("\">The rules and their breaches</a></p>\n", f);
+	}
 	if (n && !only_summary) {
 		fputs("<table id=\"breaches\"><thead><tr><th>rule</th><th>group</th><th>value</th><th>reports</th></tr>"
 		      "</thead><tbody>\n",

@@ -12,7 +12,7 @@ SRV_PID=
 trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; rm -rf "$TMP"' EXIT
 DB="sqlite:$TMP/fleet.db"
 G="$TMP/gen"
-"$STOREGEN" "$G" 40 3 19 --cpu 1 >/dev/null
+"$STOREGEN" "$G" 40 3 19 --cpu 1 --foreground --days 8 >/dev/null
 # the regression: two sessions of 5.3 whose app image sits 0x40 higher, so every stack is new
 for s in s0000000 s0000001; do
 	cp -r "$G/$s" "$G/r$s"

@@ -116,13 +116,13 @@ try {
 	const visible = await page.textContent("#overview");
 	ok("overview: … visibly, as people read them", visible.includes("\"><script>alert('app')</script>") && visible.includes("</svg><script>alert('v')</script>"));
 	await safe("overview");
-	await page.screenshot({ path: join(shots, "dashboard-overview.png"), fullPage: true });
 
 	// filters live in the URL: the form writes them there
 	await page.fill("input[name=app]", "Atlas");
 	await Promise.all([page.waitForNavigation(), page.click("form.filters button")]);
 	ok("filters: applying one puts it in the URL and the table follows",
 		page.url().includes("app=Atlas") && (await page.$$("#overview tbody tr")).length === hang.filter((h) => h.app === "Atlas").length, page.url());
+	await page.screenshot({ path: join(shots, "dashboard-overview.png"), fullPage: true });
 
 	// ---- overview → the stacks of 5.3 (the regression) ----
 	await Promise.all([page.waitForNavigation(), page.click('#overview tr[data-version="5.3"] a')]);
