@@ -1118,6 +1118,76 @@ static int trends(req *r)
 
 /* ---- Compare ---- */
 
+static const tk_store_hang *find_sig(const tk_store_hang *h, size_t n, const char *sig)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(h[i].signature, sig) == 0)
+			return &h[i];
+	return NULL;
+}
+
+
+/* The hang signatures most frequent in either version: their counts, P95 in each, and whether their
+ * durations differ (two-sided Mann-Whitney p-value of the two versions' durations, lib/stats/tests.c). */
+static int compare_stacks(req *r, const char *a, const char *b)
+{
+	FILE *f = r->f;
+	tk_store_query q[2] = {r->q, r->q};
+	q[0].where[TK_STORE_VERSION] = a, q[1].where[TK_STORE_VERSION] = b;
+	tk_store_hang *h[2] = {0};
+	size_t n[2] = {0};
+	if (top(r, "hang", &q[0], 10, &h[0], &n[0]) || top(r, "hang", &q[1], 10, &h[1], &n[1])) {
+		tk_store_hangs_free(h[0], n[0]);
+		return -1;
+	}
+	fputs("<h2>Hang stacks in either version</h2>\n<table id=\"compare-stacks\"><thead><tr><th>stack (leaf first)"
+	      "</th><th>count A</th><th>count B</th><th>P95 A</th><th>P95 B</th><th>Mann-Whitney p</th></tr></thead>"
+	      "<tbody>\n",
+	      f);
+	int rc = 0;
+	for (int side = 0; side < 2 && !rc; side++)
+		for (size_t i = 0; i < n[side] && !rc; i++) {
+			const char *sig = h[side][i].signature;
+			if (side == 1 && find_sig(h[0], n[0], sig))
+				continue; /* listed already */
+			tk_store_signature_info in[2];
+			if (tk_store_signature_detail(r->s, "hang", sig, &q[0], 0, &in[0], &r->err)) {
+				rc = -1;
+				break;
+			}
+			if (tk_store_signature_detail(r->s, "hang", sig, &q[1], 0, &in[1], &r->err)) {
+				tk_store_signature_info_free(&in[0]);
+				rc = -1;
+				break;
+			}
+			double p = tk_mann_whitney(in[0].durations, in[0].count, in[1].durations, in[1].count, NULL);
+			fputs("<tr><td>", f);
+			signature_html(f, sig);
+			fputs("</td>", f);
+			cell_count(f, "count_a", in[0].count);
+			cell_count(f, "count_b", in[1].count);
+			cell(f, "p95_a", in[0].count ? in[0].summary.q[2] : NAN, "s");
+			cell(f, "p95_b", in[1].count ? in[1].summary.q[2] : NAN, "s");
+			char buf[32];
+			int both = in[0].count && in[1].count;
+			fprintf(f, "<td class=\"num%s\" data-k=\"p\" data-v=\"%s\">", both && p < 0.05 ? " worse" : "",
+			        tk_stats_fmt_double(both ? p : NAN, buf));
+			if (both)
+				fprintf(f, "%.3g", p);
+			else
+				fputs("—", f);
+			fputs("</td></tr>\n", f);
+			tk_store_signature_info_free(&in[0]);
+			tk_store_signature_info_free(&in[1]);
+		}
+	fputs("</tbody></table>\n<p class=\"note\">p: the two-sided Mann-Whitney test of the signature's durations "
+	      "in one version against the other (below 0.05: they differ).</p>\n",
+	      f);
+	tk_store_hangs_free(h[0], n[0]);
+	tk_store_hangs_free(h[1], n[1]);
+	return rc;
+}
+
 static int compare(req *r)
 {
 	FILE *f = r->f;
@@ -1184,9 +1254,9 @@ static int compare(req *r)
 		tk_store_groups_free(g[0], ng[0]);
 		tk_store_groups_free(g[1], ng[1]);
 	}
-	fputs("</tbody></table>\n<p class=\"note\">The Mann-Whitney p-value needs each report's duration from the "
-	      "store (not available yet); the deltas are of exact percentiles.</p>\n",
-	      f);
+	fputs("</tbody></table>\n", f);
+	if (compare_stacks(r, a, b))
+		return -1;
 	fputs("<h2>Hang stacks: what grew</h2>\n<figure class=\"flame\"><img alt=\"differential flame graph\" "
 	      "src=\"/diff.svg?a=",
 	      f);

@@ -88,6 +88,7 @@ J="$TMP/json"; mkdir -p "$J"
 for v in 5.0 5.1 5.2; do "$TK" top-hangs --db "$DB" --where "version=$v" --limit 1000 --json; done >"$J/older.json"
 for v in 5.0 5.2; do "$TK" stats --db "$DB" --metric hang.duration --where "app=Atlas,version=$v" --json >"$J/v$v.json"; done
 "$TK" stats --db "$DB" --overview --by app,version --json >"$J/overview.json"
+for v in 5.0 5.2; do "$TK" top-hangs --db "$DB" --where "app=Atlas,version=$v" --limit 1000 --json >"$J/top$v.json"; done
 "$TK" stats --db "$DB" --metric hang.rate --by app,version --json >"$J/rate.json"
 "$TK" stats --db "$DB" --metric hang.duration --by day,version --where app=Atlas --json >"$J/trend.json"
 "$TK" alert --db "$DB" --rules "$TMP/rules" --json >"$J/alert.json"; check_eq "tracekit alert finds breaches (exit 3)" 3 "$?"

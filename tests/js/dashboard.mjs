@@ -269,6 +269,14 @@ try {
 		if (!r || !close(Number(r.a), a[k]) || !close(Number(r.b), b[k]) || r.d !== want) bad.push([k, r, a[k], b[k], want]);
 	}
 	ok("compare 5.0 and 5.2: percentiles and their change equal the CLI's", bad.length === 0, bad);
+	const cs = await page.evaluate(() => [...document.querySelectorAll("#compare-stacks tbody tr")].map((tr) => ({
+		sig: [...tr.querySelectorAll(".sig span")].map((x) => x.textContent).join(";"),
+		a: Number(tr.querySelector("[data-k=count_a]").dataset.v), b: Number(tr.querySelector("[data-k=count_b]").dataset.v),
+		p: tr.querySelector("[data-k=p]").dataset.v })));
+	const ta = lines("top5.0.json"), tb = lines("top5.2.json");
+	const cnt = (t, sig) => (t.find((h) => h.signature === sig) || { count: 0 }).count;
+	ok("compare: the stacks' counts in each version equal top-hangs --where version=…, their p-values are probabilities",
+		cs.length > 0 && cs.every((r) => r.a === cnt(ta, r.sig) && r.b === cnt(tb, r.sig) && (r.p === "null" ? !(r.a && r.b) : Number(r.p) >= 0 && Number(r.p) <= 1)), cs);
 	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
 	ok("compare: the differential flame graph is drawn", await page.evaluate(() => [...document.images].every((i) => i.naturalWidth > 0)));
 	await safe("compare");
