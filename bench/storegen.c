@@ -99,11 +99,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storegen: --versions and --devices take 1 to 1000, --days 1 to 100000\n");
 		return 2;
 	}
-	static char names[2][1000][16];
-	for (long i = 3; i < 1000; i++)
-		snprintf(names[0][i], 16, "%ld.%ld", 5 + i / 10, i % 10), versions[i] = names[0][i];
-	for (long i = 5; i < 1000; i++)
-		snprintf(names[1][i], 16, "iPhone%ld,%ld", 16 + i / 4, 1 + i % 4), devices[i] = names[1][i];
+	static char names[2][1000][32];
+	for (int i = 3; i < 1000; i++)
+		snprintf(names[0][i], sizeof names[0][i], "%d.%d", 5 + i / 10, i % 10), versions[i] = names[0][i];
+	for (int i = 5; i < 1000; i++)
+		snprintf(names[1][i], sizeof names[1][i], "iPhone%d,%d", 16 + i / 4, 1 + i % 4),
+		    devices[i] = names[1][i];
 	int rv = -1;                   /* the regressed version's index */
 	const int rsite = NSTACKS - 1; /* the regression's stack: the rarest site elsewhere */
 	for (long i = 0; regress && i < nver; i++)

@@ -149,7 +149,7 @@ int cmd_alert(int argc, char **argv)
 	tk_store *s = tk_store_open(db, &err);
 	tk_alert_breach *b = NULL;
 	if (!s || tk_alert_eval(s, &rules, &filter, now, &b, &nb, &err)) {
-		tk_cli_fail("alert: %s: %s", s ? rules_path : db, err.msg);
+		tk_cli_fail("alert: %s", err.msg); /* the store's URL, or FILE:LINE: RULE: the store's error */
 		tk_store_close(s);
 		tk_alert_rules_free(&rules);
 		goto out;

@@ -68,6 +68,7 @@ typedef struct tk_alert_rule {
 typedef struct tk_alert_rules {
 	tk_alert_rule *v;
 	size_t n;
+	char *name; /* the name given to tk_alert_rules_parse, for errors */
 } tk_alert_rules;
 
 /* Parse a rules file's text (name is used in errors: "NAME:LINE: …"). Returns 0, or -1 with err
@@ -86,7 +87,7 @@ typedef struct tk_alert_breach {
 /* Evaluate every rule on the store; `filter` (may be NULL) adds where-filters to every rule (the
  * dashboard's filters) and its since (the later of it and the rule's wins; its metric, by and kind
  * are not used); now = the present, Unix seconds. Breaches are in rule order, then by keys.
- * Returns 0 or -1 with err ("rule at line N (TEXT): …"). */
+ * Returns 0 or -1 with err ("NAME:LINE: RULE: …", the rule being evaluated). */
 int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *filter, double now, tk_alert_breach **out,
                   size_t *n, tk_error *err);
 void tk_alert_breaches_free(tk_alert_breach *b, size_t n);

@@ -167,9 +167,7 @@ static int parse_rule(char *text, const line_ctx *c, tk_alert_rule *r)
 	r->metric = tk_xstrndup(metric->s, metric->n);
 	const char *mu = tk_store_metric_unit(r->metric);
 	if (!mu)
-		return fail(c,
-		            "unknown metric '%s' (the store answers hang.duration, cpu.duration, cpu.average, "
-		            "profile.weight, fn.self:NAME, fn.total:NAME and the rest of `tracekit stats --db --help`)",
+		return fail(c, "unknown metric '%s' (the metrics are those of `tracekit stats --db --help`)",
 		            TOKSTR(metric));
 	/* the operator */
 	if (i >= n)
@@ -341,6 +339,7 @@ int tk_alert_rules_parse(const char *text, size_t n, const char *name, tk_alert_
 		if (rc)
 			goto bad;
 	}
+	out->name = tk_xstrdup(c.name);
 	return 0;
 bad:
 	tk_alert_rules_free(out);
@@ -352,6 +351,7 @@ void tk_alert_rules_free(tk_alert_rules *r)
 	for (size_t i = 0; i < r->n; i++)
 		rule_free(&r->v[i]);
 	free(r->v);
+	free(r->name);
 	*r = (tk_alert_rules){0};
 }
 
@@ -405,7 +405,8 @@ int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *fi
 			tk_alert_breaches_free(*out, *n);
 			*out = NULL;
 			*n = 0;
-			return tk_error_set(err, "rule at line %u (%s): %s", rule->line, rule->text, e.msg);
+			return tk_error_set(err, "%s:%u: %s: %s", r->name ? r->name : "rules", rule->line, rule->text,
+			                    e.msg);
 		}
 		if (ng && rule->stat != TK_ALERT_COUNT && *rule->unit && strcmp(rule->unit, g[0].unit) != 0) {
 			char unit[sizeof g[0].unit];
@@ -414,9 +415,8 @@ int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *fi
 			tk_alert_breaches_free(*out, *n);
 			*out = NULL;
 			*n = 0;
-			return tk_error_set(err,
-			                    "rule at line %u (%s): the threshold is in %s, the stored values in %s",
-			                    rule->line, rule->text, rule->unit, unit);
+			return tk_error_set(err, "%s:%u: %s: the threshold is in %s, the stored values in %s",
+			                    r->name ? r->name : "rules", rule->line, rule->text, rule->unit, unit);
 		}
 		for (size_t k = 0; k < ng; k++) {
 			double v = tk_alert_value(rule, &g[k]);

@@ -83,9 +83,23 @@ static void test_errors(void **state)
 	    {"count(hang.duration) > 1.5", "rules.txt:1: count(hang.duration): '1.5' is not a whole number"},
 	    {"p95(hang.duration) > 0x10", "rules.txt:1: hang.duration is in s, the threshold in 'x10'"},
 	    {"p95(hang.duration) > 2 s\xc3\xa9", "rules.txt:1: byte 0xc3 at column 25: a rule is printable ASCII"},
+	    {"hang.duration == 2", "rules.txt:1: '==' is not an operator (>, >=, <, <=)"},
+	    {"hang.duration > two", "rules.txt:1: 'two' is not a number"},
+	    {"hang.duration > 2 s since 1w", "rules.txt:1: since 1w: expected a duration (1d, 12h, 30m, 90s)"},
+	    {"hang.duration > 2 s please", "rules.txt:1: unexpected 'please' after the threshold"},
+	    {"count(hang.duration) > 2 s",
+	     "rules.txt:1: count(hang.duration) is a number of reports: 's' takes no unit"},
+	    {"p97(hang.duration) > 2",
+	     "rules.txt:1: p97: the store computes the percentiles p50, p90, p95, p99 and p99.9"},
+	    {"foo(hang.duration) > 2", "rules.txt:1: 'foo(' is not a statistic"},
+	    {"p95(hang.duration > 2", "rules.txt:1: p95(hang.duration: ')' expected after the metric"},
+	    {"hang.duration > 2 by", "rules.txt:1: by needs keys"},
+	    {"hang.duration > 2 by version,", "rules.txt:1: by needs keys"},
+	    {"hang.duration > 1e999", "rules.txt:1: '1e999' is out of range"},
+	    {"hang.duration > 2 s since 0d", "rules.txt:1: since 0d: the duration must be more than 0"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		tk_alert_rules r = {(void *)1, 1};
+		tk_alert_rules r = {(void *)1, 1, NULL};
 		tk_error err = {{0}};
 		assert_int_equal(parse(bad[i][0], &r, &err), -1);
 		if (strncmp(err.msg, bad[i][1], strlen(bad[i][1])) != 0)
