@@ -11,9 +11,9 @@
 TK_COMMAND(report, "one report of a fleet store: its keys, numbers and stacks (folded, or JSON)")
 
 static const char usage[] =
-    "usage: tracekit report [--db URL] [--folded|--json] ID\n"
+    "usage: tracekit report [--db URL] [--folded|--json] ID...\n"
     "\n"
-    "Prints the report ID (64 hex digits, as `tracekit top-hangs` lists examples) of a fleet store:\n"
+    "Prints each report ID (64 hex digits, as `tracekit top-hangs` lists examples) of a fleet store:\n"
     "its kind, keys (app, version, build, device, os, session), record key, start, duration, average\n"
     "CPU, samples, thread and stack signature, then its stacks as folded lines (what `tracekit collapse\n"
     "--event N` wrote for its record when it was ingested; reports stored before stacks were kept have\n"
@@ -22,8 +22,8 @@ static const char usage[] =
     "options:\n"
     "  --db URL   sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
     "  --folded   the stacks alone (for `tracekit flame -`, `tracekit tree -` …)\n"
-    "  --json     one object: id, kind, the keys, rkey, time, duration, avg_cpu, samples, thread,\n"
-    "             signature, folded\n";
+    "  --json     one object per line: id, kind, the keys, rkey, time, duration, avg_cpu, samples,\n"
+    "             thread, signature, folded\n";
 
 static void put_num(double v)
 {
@@ -31,12 +31,16 @@ static void put_num(double v)
 	fputs(tk_stats_fmt_double(v, buf), stdout);
 }
 
+static int print_one(tk_store *s, const char *db, const char *id, int folded, int json);
+
 int cmd_report(int argc, char **argv)
 {
 	if (tk_cli_wants_help(argc, argv))
 		return fputs(usage, stdout), 0;
 	const char *env = getenv("TRACEKIT_DB");
-	const char *db = env && *env ? env : "sqlite:tracekit.db", *id = NULL;
+	const char *db = env && *env ? env : "sqlite:tracekit.db";
+	const char **ids = calloc((size_t)argc, sizeof *ids);
+	size_t nids = 0;
 	int folded = 0, json = 0;
 	for (int i = 1; i < argc;) {
 		const char *v;
@@ -47,23 +51,37 @@ int cmd_report(int argc, char **argv)
 			json = 1, i++;
 		} else if ((r = tk_cli_opt("report", argc, argv, &i, "--db", NULL, &v)) != 0) {
 			if (r < 0)
-				return 2;
+				return free(ids), 2;
 			db = v;
-		} else if (argv[i][0] == '-' || id) {
-			return tk_cli_usage("report", "unexpected argument '%s'", tk_cli_shown(argv[i]));
+		} else if (argv[i][0] == '-') {
+			free(ids);
+			return tk_cli_usage("report", "unknown option '%s'", tk_cli_shown(argv[i]));
 		} else {
-			id = argv[i++];
+			ids[nids++] = argv[i++];
 		}
 	}
-	if (!id)
-		return tk_cli_usage("report", "which report? (an id, as top-hangs lists them)");
-	if (folded && json)
-		return tk_cli_usage("report", "--folded and --json are exclusive");
+	int rc = 0;
+	if (!nids)
+		rc = tk_cli_usage("report", "which report? (an id, as top-hangs lists them)");
+	else if (folded && json)
+		rc = tk_cli_usage("report", "--folded and --json are exclusive");
 	tk_error err;
-	tk_store *s = tk_store_open(db, &err);
-	tk_store_report r;
-	int rc = s ? tk_store_report_get(s, id, &r, &err) : -1;
+	tk_store *s = rc ? NULL : tk_store_open(db, &err);
+	if (!rc && !s)
+		rc = tk_cli_fail("report: %s", err.msg);
+	for (size_t i = 0; !rc && i < nids; i++)
+		rc = print_one(s, db, ids[i], folded, json);
 	tk_store_close(s);
+	free(ids);
+	return rc;
+}
+
+/* One report, or 1 after a message. */
+static int print_one(tk_store *s, const char *db, const char *id, int folded, int json)
+{
+	tk_error err;
+	tk_store_report r;
+	int rc = tk_store_report_get(s, id, &r, &err);
 	if (rc < 0)
 		return tk_cli_fail("report: %s", err.msg);
 	if (rc > 0)

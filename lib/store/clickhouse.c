@@ -626,7 +626,10 @@ static void put_quoted(buf *b, const char *s)
 
 static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const char *col)
 {
-	bprintf(b, " WHERE kind IN %s", kinds);
+	if (kinds)
+		bprintf(b, " WHERE kind IN %s", kinds);
+	else
+		bprintf(b, " WHERE 1"); /* every kind */
 	if (col)
 		bprintf(b, " AND isNotNull(%s)", col);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
@@ -1406,7 +1409,7 @@ static int ch_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		buf sql = {0};
 		bprintf(&sql, "SELECT %s%s FROM (SELECT kind, id, app, version, build, device, os, session, ts FROM reports",
 		        ksel.p ? ksel.p : "", pass ? "uniqExact(session)" : "kind, count()");
-		where_sql(&sql, q, "(kind)", NULL);
+		where_sql(&sql, q, NULL, NULL);
 		bprintf(&sql, " LIMIT 1 BY kind, id) GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated", keys.p ? keys.p : "",
 		        pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
 		rc = each_row(h, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);

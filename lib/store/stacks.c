@@ -131,7 +131,8 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 			}
 		}
 	}
-	qsort(pv, np, sizeof *pv, path_cmp);
+	if (np)
+		qsort(pv, np, sizeof *pv, path_cmp);
 	unsigned dec = tk_profile_weight_decimals(p);
 	for (size_t j = 0; j < np;) {
 		uint64_t w = 0;
@@ -244,7 +245,8 @@ char *tk_store_folded_merge(const char *const *folded, const uint64_t *times, si
 			line += len + (end != NULL);
 		}
 	}
-	qsort(v, nv, sizeof *v, mline_cmp);
+	if (nv)
+		qsort(v, nv, sizeof *v, mline_cmp);
 	text out = {0};
 	tput(&out, "", 0);
 	u128 scale = 1;
