@@ -195,8 +195,8 @@ static void summarise(const char *dir)
 			double avg = tk_event_num(p, e, "cpu.average");
 			if (isfinite(avg) && avg > worst)
 				worst = avg;
-		} else {
-			hang++;
+		} else if (tk_event_get(p, e)->kind == TK_EVENT_HANG) {
+			hang++; /* (the run's foreground time is a marker event, not a record) */
 		}
 	}
 	tk_profile_free(p);

@@ -127,13 +127,25 @@ static void print_warnings(void)
 #endif
 }
 
+/* A run's foreground time (the monitor's foreground line): an event for the store's hang rate, not
+ * a record to list. */
+static int is_foreground(const tk_profile *p, tk_event_id e)
+{
+	const tk_event *ev = tk_event_get(p, e);
+	return ev->kind == TK_EVENT_MARKER && strcmp(tk_string(p, ev->name), "foreground") == 0 &&
+	       ev->thread == TK_NO_THREAD;
+}
+
 static int list(const tk_profile *p, int json, int use_utc)
 {
-	size_t n = tk_event_count(p);
-	tk_record_list *l = tk_record_list_begin(out, n, json, use_utc);
+	size_t n = tk_event_count(p), shown = 0;
+	for (tk_event_id e = 1; e <= n; e++)
+		shown += !is_foreground(p, e);
+	tk_record_list *l = tk_record_list_begin(out, shown, json, use_utc);
 	tk_error err;
 	for (tk_event_id e = 1; e <= n; e++)
-		tk_record_list_add(l, p, e);
+		if (!is_foreground(p, e))
+			tk_record_list_add(l, p, e);
 	if (tk_record_list_end(l, &err) < 0)
 		return tk_cli_fail("%s", err.msg);
 	return 0;

@@ -403,12 +403,12 @@ int tk_cli_stats_db(int argc, char **argv)
 		if (tk_store_groups_write_json(stdout, &o.q, g, n, &err))
 			rc = tk_cli_fail("stats: %s", err.msg);
 	} else {
-		for (size_t k = 0; k < o.q.nby; k++)
-			printf("%-14s ", tk_store_by_name(o.q.by[k]));
 		int rate = strcmp(o.q.metric, "hang.rate") == 0;
 		if (rate)
 			printf("hang.rate (s of hangs >= 250 ms per foreground hour): count = sessions (devices), "
 			       "mean = pooled rate, percentiles across sessions\n");
+		for (size_t k = 0; k < o.q.nby; k++)
+			printf("%-14s ", tk_store_by_name(o.q.by[k]));
 		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", rate ? "sessions" : "count",
 		       rate ? "pooled" : "mean", "min", "P50", "P90", "P95", "P99", "P99.9", "max");
 		for (size_t i = 0; i < n; i++) {

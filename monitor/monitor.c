@@ -592,19 +592,18 @@ static double fg_seconds(const tk_monitor *m)
 	return (double)ns / 1e9;
 }
 
-/* The run's foreground line (docs/records-format.md): rewritten live by flushes, final at stop, when
- * it is also queued for upload like a finished record. Caller holds m->lock. */
+/* The run's foreground line (docs/records-format.md): rewritten live by flushes, final at stop. It
+ * reaches a store with the session (`tracekit ingest` or `tracekit upload` of the directory), not
+ * through the outbox: what is queued at stop waits for the next run, and a program must end with
+ * nothing pending when its records were all delivered. Caller holds m->lock. */
 static void persist_foreground(tk_monitor *m, bool live)
 {
-	emitted e = {0};
-	tkm_buf_printf(&e.lines, "foreground,%.6f,{\"seconds\":%.3f,\"live\":%s,\"pid\":%d}\n", m->launch,
-	               fg_seconds(m), live ? "true" : "false", (int)getpid());
-	if (!e.lines.oom) {
-		append_lines(m, e.lines.p, e.lines.n);
-		if (!live && m->outbox)
-			queue_upload(m, &e);
-	}
-	emitted_free(&e);
+	tkm_buf b = {0};
+	tkm_buf_printf(&b, "foreground,%.6f,{\"seconds\":%.3f,\"live\":%s,\"pid\":%d}\n", m->launch, fg_seconds(m),
+	               live ? "true" : "false", (int)getpid());
+	if (!b.oom)
+		append_lines(m, b.p, b.n);
+	tkm_buf_free(&b);
 }
 
 static void fg_set(tk_monitor *m, bool foreground)

@@ -138,11 +138,88 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	return 0;
 }
 
+/* MetricKit payloads in JSON Lines (as servers keep them): each line read into a profile of its own
+ * and turned into reports before the next, so memory is bounded by one payload and the model never
+ * grows with the file. The reports are those of reading the file whole (MetricKit events carry
+ * nothing of their position). Returns 0, -1 with err, or 2 when the file is not one payload a line
+ * (read it whole then; out is left as it was). */
+static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE_NKEYS], tk_report_set *out,
+                               tk_error *err)
+{
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
+		return -1;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (!tk_reader_metrickit.sniff(head, hn)) {
+		tk_input_close(in);
+		return 2;
+	}
+	size_t had = out->n, cap = 1 << 20, len = 0, lineno = 0, start = 0;
+	char *buf = tk_xmalloc(cap);
+	char *mkeys[TK_STORE_NKEYS];
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		mkeys[k] = (char *)keys[k];
+	int rc = 0, eof = 0;
+	while (!rc) {
+		char *nl = memchr(buf + start, '\n', len - start);
+		if (!nl && !eof) { /* more bytes: keep the partial line, read on */
+			memmove(buf, buf + start, len - start);
+			len -= start, start = 0;
+			TK_GROW(buf, cap, len + (1 << 20));
+			ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+			if (got < 0)
+				rc = -1;
+			eof = got == 0;
+			len += got > 0 ? (size_t)got : 0;
+			continue;
+		}
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		char *line = buf + start;
+		size_t ll = end - start;
+		start = nl ? end + 1 : len;
+		lineno++;
+		while (ll && (line[ll - 1] == '\r' || line[ll - 1] == ' ' || line[ll - 1] == '\t'))
+			ll--;
+		size_t lead = 0;
+		while (lead < ll && (line[lead] == ' ' || line[lead] == '\t'))
+			lead++;
+		if (lead < ll && !(line[lead] == '{' && line[ll - 1] == '}')) {
+			rc = 2; /* pretty-printed, an array …: not one payload a line */
+			break;
+		}
+		if (lead < ll) {
+			char name[4200];
+			snprintf(name, sizeof name, "%s line %zu", path, lineno);
+			tk_profile *p = tk_profile_new();
+			tk_read_options ro;
+			tk_read_options_init(&ro);
+			ro.event_context = 1;
+			tk_input *li = tk_input_open_mem(line + lead, ll - lead, name, err);
+			rc = li ? tk_reader_metrickit.read(p, li, &ro, err) : -1;
+			tk_input_close(li);
+			if (!rc && tk_event_count(p))
+				rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+			tk_profile_free(p);
+		}
+		if (!nl && eof)
+			break;
+	}
+	free(buf);
+	tk_input_close(in);
+	if (rc == 2) /* undo: the caller reads the file whole */
+		out->n = had;
+	return rc;
+}
+
 static int add_profile(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
 {
 	const char *keys[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		keys[k] = given && given->keys[k] ? given->keys[k] : "";
+	int lines = add_metrickit_lines(path, keys, out, err);
+	if (lines != 2)
+		return lines;
 	struct stat st;
 	double time = stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 : 0;
 	char id[65];
