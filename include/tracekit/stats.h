@@ -325,6 +325,9 @@ int tk_write_diff_flamegraph(FILE *f, const struct tk_profile *a, const struct t
  * correction. Returns the p-value (1 when either side is empty); *u_out (may be NULL) gets U of a
  * (the number of pairs where a > b, ties counting 1/2). */
 double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out);
+/* Free the calling thread's cached null distribution (the exact test keeps its last one per thread):
+ * for threads that end, e.g. a server's per-connection threads. */
+void tk_mann_whitney_release(void);
 
 /* Percentile bootstrap interval of mean(b) − mean(a): reps resamples of each side (with a fixed
  * seed, so runs repeat), the (1−conf)/2 and (1+conf)/2 type 7 quantiles of the differences. */

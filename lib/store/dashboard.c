@@ -1185,6 +1185,7 @@ static int compare_stacks(req *r, const char *a, const char *b)
 	      f);
 	tk_store_hangs_free(h[0], n[0]);
 	tk_store_hangs_free(h[1], n[1]);
+	tk_mann_whitney_release(); /* this connection's thread ends after the answer */
 	return rc;
 }
 

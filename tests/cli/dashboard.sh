@@ -49,7 +49,10 @@ start() { # ARGS...: start serve, wait until it answers
 	while kill -0 $SRV_PID 2>/dev/null; do grep -q "serving the dashboard" "$TMP/serve.log" && return 0; sleep 0.05; done
 	notok "serve --ui did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
 }
-stop() { kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; SRV_PID=; }
+stop() { # stop serve (SIGTERM: a clean exit, so the sanitizers' leak check runs) and look at its log
+	kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; SRV_PID=
+	if grep -q "Sanitizer\|runtime error" "$TMP/serve.log"; then notok "serve ran clean" "$(grep -m3 "Sanitizer\|runtime error" "$TMP/serve.log")"; fi
+}
 printf '# the dashboard draws these\np95(hang.duration) > 2 s by version\nhang.rate > 5 s/h by version\n' >"$TMP/rules"
 start --ui --db "$DB" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
 
