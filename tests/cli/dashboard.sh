@@ -8,8 +8,10 @@
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
 NODE="$TK_ROOT/tests/js/node_modules/.bin/node"
+start_clickhouse
 SRV_PID=
-trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; rm -rf "$TMP"' EXIT
+# (wait with no pid would wait for clickhouse-server too: only with a pid)
+trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
 DB="sqlite:$TMP/fleet.db"
 G="$TMP/gen"
 "$STOREGEN" "$G" 40 3 19 --cpu 1 --foreground --days 8 >/dev/null
@@ -50,7 +52,7 @@ start() { # ARGS...: start serve, wait until it answers
 	notok "serve --ui did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
 }
 stop() { # stop serve (SIGTERM: a clean exit, so the sanitizers' leak check runs) and look at its log
-	kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null; SRV_PID=
+	[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; SRV_PID=
 	if grep -q "Sanitizer\|runtime error" "$TMP/serve.log"; then notok "serve ran clean" "$(grep -m3 "Sanitizer\|runtime error" "$TMP/serve.log")"; fi
 }
 printf '# the dashboard draws these\np95(hang.duration) > 2 s by version\nhang.rate > 5 s/h by version\n' >"$TMP/rules"
@@ -129,4 +131,25 @@ check_eq "uploads still go to /v1/reports on the same port (ingest token)" 200 \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ingest-t0ken-99' --data-binary "@$TMP/up.gz" "$BASE/v1/reports")"
 check_eq "the read token cannot upload" 401 \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer read-t0ken-1234' --data-binary "@$TMP/up.gz" "$BASE/v1/reports")"
+stop
+
+# ---- the same fleet in ClickHouse: the API is the CLI's answer there too, pages escape the same ----
+CH="$CH_URL/tk_dash"
+"$TK" ingest --db "$CH" "$G" >"$TMP/ingest-ch.log" 2>&1 || { notok "ingest into ClickHouse" "$(tail -3 "$TMP/ingest-ch.log")"; exit 1; }
+start --ui --db "$CH" --listen "127.0.0.1:$PORT"
+api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/ch1"
+"$TK" stats --db "$CH" --metric hang.duration --by app,version --json >"$TMP/cc1"
+check_same_file "ClickHouse: /api/stats = stats --db --json" "$TMP/cc1" "$TMP/ch1"
+check_same_file "ClickHouse: … and equals SQLite's" "$J/hang.json" "$TMP/ch1"
+api "/api/top?limit=50&app=Atlas" >"$TMP/ch2"
+"$TK" top-hangs --db "$CH" --where app=Atlas --limit 50 --json >"$TMP/cc2"
+check_same_file "ClickHouse: /api/top = top-hangs --json" "$TMP/cc2" "$TMP/ch2"
+SIGQ=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$SIG")
+for u in "/" "/trends" "/stacks" "/signature?kind=hang&sig=$SIGQ&app=Atlas" "/report?id=$EX" "/compare?a=5.0&b=5.2" "/rules" \
+	"/flame.svg?kind=hang&sig=$SIGQ" "/stats.svg?kind=hang&sig=$SIGQ" "/trend.svg"; do
+	check_eq "ClickHouse: $u answers 200" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE$u")"
+done
+curl -s "$BASE/stacks?limit=50" >"$TMP/chs.html"
+check "ClickHouse: the hostile frame names are escaped text on the stacks page" \
+	sh -c "grep -q '&lt;img src=x onerror=alert(7)&gt;' '$TMP/chs.html' && ! grep -q '<img src=x' '$TMP/chs.html'"
 stop
