@@ -38,12 +38,6 @@ static const char top_usage[] =
     "  --json           one JSON object per signature (with first_version, last_version: the lowest\n"
     "                   and highest version among its reports, versions compared as numbers)\n" SIG_USAGE;
 
-static void put_num(double v)
-{
-	char buf[32];
-	fputs(tk_stats_fmt_double(v, buf), stdout);
-}
-
 /* Options shared by both commands. Returns 0, 2 (usage) or 1. */
 typedef struct qopts {
 	const char *db;
@@ -141,6 +135,12 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 		}
 	}
 	return 0;
+}
+
+static void put_num(double v)
+{
+	char buf[32];
+	fputs(tk_stats_fmt_double(v, buf), stdout);
 }
 
 static void json_key(const char *k)
@@ -282,30 +282,16 @@ static int top(int argc, char **argv, const char *name)
 		free(o.where);
 		return tk_cli_fail("%s: %s", name, err.msg);
 	}
-	if (!o.json)
+	if (o.json) {
+		if (tk_store_hangs_write_json(stdout, h, n, &err))
+			tk_cli_fail("%s: %s", name, err.msg);
+	} else {
 		printf("%8s %9s %9s %9s  %-16s  %s\n", diag ? "count" : "hangs", "sessions", "P50 s", "P95 s", "example",
 		       "stack (leaf first)");
-	for (size_t i = 0; i < n; i++) {
-		if (o.json) {
-			fputs("{\"signature\": ", stdout);
-			tk_json_fput(stdout, h[i].signature);
-			printf(", \"count\": %llu, \"sessions\": %llu, \"p50\": ", (unsigned long long)h[i].count,
-			       (unsigned long long)h[i].sessions);
-			put_num(h[i].p50);
-			fputs(", \"p95\": ", stdout);
-			put_num(h[i].p95);
-			fputs(", \"example\": ", stdout);
-			tk_json_fput(stdout, h[i].example);
-			fputs(", \"first_version\": ", stdout);
-			tk_json_fput(stdout, h[i].first_version ? h[i].first_version : "");
-			fputs(", \"last_version\": ", stdout);
-			tk_json_fput(stdout, h[i].last_version ? h[i].last_version : "");
-			fputs("}\n", stdout);
-		} else {
+		for (size_t i = 0; i < n; i++)
 			printf("%8llu %9llu %9.3f %9.3f  %-16.16s  %s\n", (unsigned long long)h[i].count,
 			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, tk_cli_shown(h[i].example),
 			       *h[i].signature ? tk_cli_shown(h[i].signature) : "(no stack)");
-		}
 	}
 	tk_store_hangs_free(h, n);
 	tk_store_close(s);
@@ -416,7 +402,10 @@ int tk_cli_stats_db(int argc, char **argv)
 		return tk_cli_fail("stats: %s", err.msg);
 	}
 	rc = 0;
-	if (!o.json) {
+	if (o.json) {
+		if (tk_store_groups_write_json(stdout, &o.q, g, n, &err))
+			rc = tk_cli_fail("stats: %s", err.msg);
+	} else {
 		int rate = strcmp(o.q.metric, "hang.rate") == 0;
 		if (rate)
 			printf("hang.rate (s of hangs >= 250 ms per foreground hour): count = sessions (devices), "
@@ -425,40 +414,7 @@ int tk_cli_stats_db(int argc, char **argv)
 			printf("%-14s ", tk_store_by_name(o.q.by[k]));
 		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", rate ? "sessions" : "count",
 		       rate ? "pooled" : "mean", "min", "P50", "P90", "P95", "P99", "P99.9", "max");
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (o.json) {
-			/* the object `tracekit stats --json` writes, with the group's keys in front */
-			tk_summary sum = {.count = g[i].count,
-			                  .mean = g[i].mean,
-			                  .wmean = NAN,
-			                  .min = g[i].min,
-			                  .max = g[i].max,
-			                  .exact = 1};
-			memcpy(sum.pct, g[i].q, sizeof sum.pct);
-			char *obj = NULL;
-			size_t len = 0;
-			FILE *mem = open_memstream(&obj, &len);
-			if (!mem || tk_summary_write_json(mem, o.q.metric, g[i].unit, &sum, &err) || fclose(mem)) {
-				free(obj);
-				rc = tk_cli_fail("stats: %s", err.msg);
-				break;
-			}
-			putchar('{');
-			for (size_t k = 0; k < o.q.nby; k++) {
-				tk_json_fput(stdout, tk_store_by_name(o.q.by[k]));
-				fputs(": ", stdout);
-				tk_json_fput(stdout, g[i].keys[k]);
-				fputs(", ", stdout);
-			}
-			if (strcmp(o.q.metric, "hang.rate") == 0 && len >= 2 && obj[len - 2] == '}') {
-				/* how many of the sessions' hang time is an estimate from a MetricKit histogram */
-				obj[len - 2] = 0;
-				printf("%s, \"estimated\": %llu}\n", obj + 1, (unsigned long long)g[i].estimated);
-			} else
-				fputs(obj + 1, stdout);
-			free(obj);
-		} else {
+		for (size_t i = 0; i < n; i++) {
 			for (size_t k = 0; k < o.q.nby; k++)
 				printf("%-14s ", tk_cli_shown(g[i].keys[k]));
 			printf("%9llu", (unsigned long long)g[i].count);

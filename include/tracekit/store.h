@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
@@ -415,6 +416,13 @@ typedef struct tk_store_ingest_result {
  * with err (the store failed; batches stored before it stay). r may be NULL. */
 int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_store_ingest_options *o,
                     tk_store_ingest_result *r, tk_error *err);
+
+/* ---- the queries' JSON (`tracekit stats --db --json`, `top-hangs --json`, the dashboard's /api/) ----
+ * One object per line. Groups: the group's by-keys (q->by order) then tk_summary_write_json's fields
+ * for q->metric. Hangs: {"signature", "count", "sessions", "p50", "p95", "example"}. Every string is
+ * JSON-escaped (always valid UTF-8). Return 0 or -1 with err. */
+int tk_store_groups_write_json(FILE *f, const tk_store_query *q, const tk_store_group *g, size_t n, tk_error *err);
+int tk_store_hangs_write_json(FILE *f, const tk_store_hang *h, size_t n, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);

@@ -952,9 +952,17 @@ static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, s
 {
 	(void)limit;
 	tk_store_group **out = outv;
-	buf keys = {0}, sql = {0};
-	for (size_t i = 0; i < q->nby; i++)
-		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	/* a day or hour bucket holds the sessions that started in it (their first report's ts, t0) */
+	buf keys = {0}, sel = {0}, sql = {0};
+	for (size_t i = 0; i < q->nby; i++) {
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+		if (q->by[i] == TK_STORE_BY_DAY)
+			bprintf(&sel, "%ssubstring(toString(t0, 'UTC'), 1, 10) AS day", i ? ", " : "");
+		else if (q->by[i] == TK_STORE_BY_HOUR)
+			bprintf(&sel, "%sreplaceOne(substring(toString(t0, 'UTC'), 1, 13), ' ', 'T') AS hour", i ? ", " : "");
+		else
+			bprintf(&sel, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+	}
 	const char *K = q->nby ? keys.p : "tk_all";
 	bprintf(&sql, "SELECT %s%sn, toString(ph), toString(pf), est, toString(s[1]), toString(s[n])",
 	        q->nby ? keys.p : "", q->nby ? ", " : "");
@@ -964,11 +972,11 @@ static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, s
 	}
 	bprintf(&sql,
 	        " FROM (SELECT %s, count() AS n, arraySort(groupArray(rate)) AS s, sum(hs) AS ph, sum(fg) AS pf,"
-	        " sum(e) AS est FROM (SELECT app, version, build, device, os, session, 1 AS tk_all,"
+	        " sum(e) AS est FROM (SELECT app, version, build, device, os, session, 1 AS tk_all, min(ts) AS t0,"
 	        " sumIf(" CH_US ", kind = 'foreground') AS fg, countIf(kind = 'hang-time') > 0 AS e,"
 	        " if(e, sumIf(" CH_US ", kind = 'hang-time'), sumIf(" CH_US ", kind IN " TK_STORE_HANG_KINDS
 	        " AND assumeNotNull(duration) >= %.17g)) AS hs, hs * 3600.0 / fg AS rate FROM ",
-	        K, TK_STORE_RATE_MIN_HANG);
+	        q->nby ? sel.p : K, TK_STORE_RATE_MIN_HANG);
 	reports_sql(&sql, c, q, TK_STORE_RATE_KINDS, "duration");
 	if (!c->dedupe)
 		where_sql(&sql, q, TK_STORE_RATE_KINDS, "duration");
@@ -980,6 +988,7 @@ static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, s
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	free(keys.p);
+	free(sel.p);
 	if (rc)
 		return -1;
 	size_t cap = 0;

@@ -618,15 +618,15 @@ static void by_lists(const tk_store_query *q, char *sel, size_t sn, char *names,
 #define SQ_US(x) "CAST(" x " * 1000000.0 + 0.5 AS INTEGER)"
 static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
-	char keys[256] = "", where[512];
-	size_t kl = 0;
-	for (size_t i = 0; i < q->nby; i++)
-		kl +=
-		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	/* a day or hour bucket holds the sessions that started in it (their first report's time, t0) */
+	char sel[512], keys[256], where[512];
+	by_lists(q, sel, sizeof sel, keys, sizeof keys);
+	for (char *t; (t = strstr(sel, "CAST(time "));)
+		memcpy(t, "CAST(t0   ", 10);
 	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf(
 	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
-	    "SELECT app, version, build, device, os, session,"
+	    "SELECT app, version, build, device, os, session, min(time) AS t0,"
 	    " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
 	        "duration") " ELSE 0 END) AS fg,"
 	                    " sum(kind = 'hang-time') > 0 AS est,"
@@ -638,7 +638,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	                                        "duration") " ELSE 0 END) END AS hs"
 	                                                    " FROM reports%s GROUP BY app, version, build, device, os, "
 	                                                    "session) WHERE fg > 0%s%s%s%s",
-	    keys, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
+	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
 	    q->nby ? " ORDER BY " : "", keys);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);

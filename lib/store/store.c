@@ -187,12 +187,6 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 		return -1;
 	if (q->signature && tk_store_metric_find(q->metric)->profile)
 		return tk_error_set(err, "--signature selects reports; %s is a metric of profiles", q->metric);
-	/* a session's rate spans its whole foreground time, which no day or hour holds alone */
-	for (size_t i = 0; i < q->nby && tk_store_is_hang_rate(q); i++)
-		if (q->by[i] >= TK_STORE_NKEYS)
-			return tk_error_set(err, "hang.rate is a rate per session: --by %s is not supported (use "
-			                         "--since to choose a period)",
-			                    tk_store_by_name(q->by[i]));
 	if (s->b->percentiles(s->h, q, out, n, err))
 		return -1;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);

@@ -94,6 +94,16 @@ for DB in "sqlite:$TMP/a.db" "$CH_URL/mxfleet"; do
 	check "$b: ingesting them again stores nothing" grep -q "$n reports from .*: 0 new, $n already stored" "$TMP/$b.in2"
 	rate "$DB" "$TMP/$b.rate"
 	check "$b: hang.rate by version = the hand computation" cmp_oracle "$TMP/$b.rate"
+	"$TK" stats --db "$DB" --metric hang.rate --by day,version --json >"$TMP/$b.rateday"
+	# each session falls in one day (its first report's): the days' sessions add up to the version's
+	check "$b: hang.rate by day,version counts every session once" python3 -c 'import json,sys
+days, vers = {}, {}
+for l in open(sys.argv[1]):
+    r = json.loads(l); days[r["version"]] = days.get(r["version"], 0) + r["count"]
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if "version" in r: vers[r["version"]] = r["count"]
+sys.exit(days != vers or not vers)' "$TMP/$b.rateday" "$TMP/$b.rate"
 	"$TK" top-hangs --db "$DB" --limit 100 --json >"$TMP/$b.top"
 	got=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
@@ -104,6 +114,7 @@ for l in open(sys.argv[1]):
 	check_same_file "$b: top-diagnostics --kind hang answers the same" "$TMP/$b.top" "$TMP/$b.diag"
 done
 check_same_file "SQLite and ClickHouse: the same hang rate" "$TMP/sqlite.rate" "$TMP/clickhouse.rate"
+check_same_file "SQLite and ClickHouse: the same hang rate by day" "$TMP/sqlite.rateday" "$TMP/clickhouse.rateday"
 check_same_file "SQLite and ClickHouse: the same top hangs" "$TMP/sqlite.top" "$TMP/clickhouse.top"
 "$TK" stats --db "sqlite:$TMP/a.db" --metric hang.rate --by version >"$TMP/rate.txt"
 check "the table says which sessions' hang time is estimated from histograms" grep -q "estimated: .* from histograms" "$TMP/rate.txt"
