@@ -36,7 +36,7 @@ const tk_cli_command tk_cli_command_diff = {
     .usage = "tracekit diff [options] A… -- B…\n"
     "tracekit diff [options] A B\n"
     "tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
-    "                               first count, B the second, as difffolded.pl wrote them)",
+    "                                first count, B the second, as difffolded.pl wrote them)",
     .about = "Per function (symbol + binary), self and total weight on each side (absolute, summed over\n"
     "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
     "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"

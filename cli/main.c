@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "cli.h"
 #include "options.h"
 #include "util/text.h"
@@ -75,7 +76,11 @@ static int markdown(void)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		putchar('\n');
 		if (commands[i].options) {
-			tk_cli_markdown(commands[i].options, commands[i].summary, stdout);
+			tk_cli_markdown(commands[i].options, commands[i].summary, tk_analysis_options,
+			                "The [options shared by the analysis "
+			                "commands](#options-shared-by-the-analysis-commands): input, filters, "
+			                "transforms, symbols.",
+			                stdout);
 			continue;
 		}
 		char name[32];
@@ -87,8 +92,11 @@ static int markdown(void)
 		char *argv[] = {name, "--help", NULL};
 		commands[i].run(2, argv);
 		fflush(stdout);
-		printf("```\n\n");
+		printf("```\n");
 	}
+	printf("\n## Options shared by the analysis commands\n\n"
+	       "tree, top, collapse, flame, convert and open take these (`cli/analysis.c`).\n");
+	tk_cli_markdown_table(tk_analysis_options, stdout);
 	return ferror(stdout) ? 1 : 0;
 }
 

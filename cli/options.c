@@ -6,7 +6,16 @@
 #include "cli.h"
 #include "options.h"
 
-enum { WIDTH = 100 }; /* --help lines are wrapped to this many columns */
+enum { WIDTH = 106 }; /* --help lines are wrapped to this many columns (the hand-written help's width) */
+
+/* Columns of n bytes of UTF-8: continuation bytes take none. */
+static size_t columns(const char *s, size_t n)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return c;
+}
 
 /* The entry NAME (or NAME=…, *eq set) names in table, depth first through includes; the first wins. */
 static const tk_cli_option *find(const tk_cli_option *t, const char *word, int *eq)
@@ -154,8 +163,8 @@ static void wrap(FILE *out, const char *text, size_t col, size_t indent)
 			p++;
 		if (!*p)
 			break;
-		size_t w = strcspn(p, " ");
-		if (!first && col + 1 + w > WIDTH) {
+		size_t w = strcspn(p, " "), cw = columns(p, w);
+		if (!first && col + 1 + cw > WIDTH) {
 			fprintf(out, "\n%*s", (int)indent, "");
 			col = indent;
 		} else if (!first) {
@@ -163,7 +172,7 @@ static void wrap(FILE *out, const char *text, size_t col, size_t indent)
 			col++;
 		}
 		fwrite(p, 1, w, out);
-		col += w;
+		col += cw;
 		p += w;
 		first = 0;
 	}
@@ -173,13 +182,13 @@ static void wrap(FILE *out, const char *text, size_t col, size_t indent)
 static void help_rows(const tk_cli_option *t, FILE *out, size_t column, int *started)
 {
 	for (; t && t->kind != TK_CLI_END; t++) {
-		char names[160];
+		char names[256];
 		switch (t->kind) {
 		case TK_CLI_INCLUDE: help_rows(t->include, out, column, started); break;
 		case TK_CLI_SECTION:
+			snprintf(names, sizeof names, "%s:", t->name);
 			fputc('\n', out);
-			fputs(t->name, out);
-			fputs(":\n", out);
+			wrap(out, names, 0, 0);
 			if (t->help) {
 				fputs("  ", out);
 				wrap(out, t->help, 2, 2);
@@ -197,7 +206,7 @@ static void help_rows(const tk_cli_option *t, FILE *out, size_t column, int *sta
 				fputc('\n', out), *started = 1;
 			size_t n = spell(t, names, sizeof names);
 			fprintf(out, "  %s", names);
-			size_t col = 2 + n;
+			size_t col = 2 + columns(names, n);
 			if (col + 1 < column) {
 				fprintf(out, "%*s", (int)(column - col), "");
 				col = column;
@@ -241,11 +250,17 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-static void md_rows(const tk_cli_option *t, FILE *out)
+static void md_rows(const tk_cli_option *t, const tk_cli_option *shared, const char *shared_link, FILE *out)
 {
 	for (; t && t->kind != TK_CLI_END; t++) {
 		switch (t->kind) {
-		case TK_CLI_INCLUDE: md_rows(t->include, out); break;
+		case TK_CLI_INCLUDE:
+			if (t->include == shared && shared_link) {
+				fprintf(out, "\n%s\n", shared_link);
+				break;
+			}
+			md_rows(t->include, shared, shared_link, out);
+			break;
 		case TK_CLI_SECTION:
 			fprintf(out, "\n### ");
 			md_text(out, t->name);
@@ -260,7 +275,7 @@ static void md_rows(const tk_cli_option *t, FILE *out)
 		case TK_CLI_TEXT:
 			fputc('\n', out);
 			md_text(out, t->help);
-			fputs("\n\n", out);
+			fputc('\n', out);
 			break;
 		default: {
 			int value = (t->kind == TK_CLI_VALUE || t->kind == TK_CLI_LIST) && t->arg;
@@ -279,7 +294,13 @@ static void md_rows(const tk_cli_option *t, FILE *out)
 	}
 }
 
-void tk_cli_markdown(const tk_cli_command *c, const char *summary, FILE *out)
+void tk_cli_markdown_table(const tk_cli_option *t, FILE *out)
+{
+	md_rows(t, NULL, NULL, out);
+}
+
+void tk_cli_markdown(const tk_cli_command *c, const char *summary, const tk_cli_option *shared,
+                     const char *shared_link, FILE *out)
 {
 	fprintf(out, "## tracekit %s\n\n", c->name);
 	md_text(out, summary);
@@ -297,7 +318,7 @@ void tk_cli_markdown(const tk_cli_command *c, const char *summary, FILE *out)
 	}
 	if (c->options && c->options->kind != TK_CLI_SECTION && c->options->kind != TK_CLI_INCLUDE)
 		fputc('\n', out);
-	md_rows(c->options, out);
+	md_rows(c->options, shared, shared_link, out);
 	if (c->footer) {
 		fputc('\n', out);
 		md_text(out, c->footer);

@@ -113,7 +113,11 @@ int tk_cli_parse_one(const char *cmd, const tk_cli_option *table, int argc, char
 
 /* `--help`: the usage, about, each section's rows (wrapped at 100 columns) and the footer. */
 void tk_cli_help(const tk_cli_command *c, FILE *out);
-/* The command's section of docs/cli.md (summary: the command table's one-line summary). */
-void tk_cli_markdown(const tk_cli_command *c, const char *summary, FILE *out);
+/* The command's section of docs/cli.md (summary: the command table's one-line summary). Where the
+ * table includes shared, shared_link (a Markdown line) stands for its rows, which
+ * tk_cli_markdown_table writes once. */
+void tk_cli_markdown(const tk_cli_command *c, const char *summary, const tk_cli_option *shared,
+                     const char *shared_link, FILE *out);
+void tk_cli_markdown_table(const tk_cli_option *t, FILE *out);
 
 #endif
