@@ -128,53 +128,79 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 /* ---- the shared option tables ---- */
 
 static const tk_cli_option read_input_options[] = {
-    TK_OPT_FLAG(TK_READ_KEEP_GOING, "--keep-going", NULL, "folded stacks: skip lines that fit no rule (counted, with a warning)"),
-    TK_OPT_VALUE(TK_READ_RUN, "--run", NULL, "1|2", "differential folded stacks (STACK BEFORE AFTER): the first or second count (default 2, as flamegraph.pl "
-     "draws)"),
-    TK_OPT_END};
+    TK_OPT_FLAG(TK_READ_KEEP_GOING, "--keep-going", NULL,
+                "folded stacks: skip lines that fit no rule (counted, with a warning)"),
+    TK_OPT_VALUE(
+        TK_READ_RUN, "--run", NULL, "1|2",
+        "differential folded stacks (STACK BEFORE AFTER): the first or second count (default 2, as flamegraph.pl "
+        "draws)"),
+    TK_OPT_END,
+};
 
 static const tk_cli_option read_event_options[] = {
-    TK_OPT_VALUE(TK_READ_EVENT, "--event", NULL, "NAME", "perf script / simpleperf with several events (-e a,b): read NAME's samples (default: the first event; "
-     "`tracekit info` lists them). Never added together"),
-    TK_OPT_VALUE(TK_READ_WEIGHT, "--weight", NULL, "samples|period", "count each sample once (default), or sum each sample's period as FlameGraph and inferno do (ns for "
-     "cpu-clock, cycles, events)"),
-    TK_OPT_END};
+    TK_OPT_VALUE(
+        TK_READ_EVENT, "--event", NULL, "NAME",
+        "perf script / simpleperf with several events (-e a,b): read NAME's samples (default: the first event; "
+        "`tracekit info` lists them). Never added together"),
+    TK_OPT_VALUE(TK_READ_WEIGHT, "--weight", NULL, "samples|period",
+                 "count each sample once (default), or sum each sample's period as FlameGraph and inferno do (ns for "
+                 "cpu-clock, cycles, events)"),
+    TK_OPT_END,
+};
 
 const tk_cli_option tk_read_options_table[] = {
     TK_OPT_INCLUDE(read_event_options),
     TK_OPT_INCLUDE(read_input_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_option tk_analysis_options[] = {
     TK_OPT_SECTION("input"),
-    TK_OPT_OPERAND(TK_AN_INPUT, "FILE", "an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS `sample` report, `perf "
-     "script`/simpleperf text, DTrace stacks, MetricKit JSON, an .ips/.crash/spindump report or folded stacks "
-     "(found by content; gzip'd is fine), or - for standard input"),
+    TK_OPT_OPERAND(
+        TK_AN_INPUT, "FILE",
+        "an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS `sample` report, `perf "
+        "script`/simpleperf text, DTrace stacks, MetricKit JSON, an .ips/.crash/spindump report or folded stacks "
+        "(found by content; gzip'd is fine), or - for standard input"),
     TK_OPT_VALUE(TK_AN_OUTPUT, "--output", "-o", "PATH", "write there instead of standard output"),
     TK_OPT_INCLUDE(read_input_options),
     TK_OPT_SECTION("filters"),
     TK_OPT_VALUE(TK_AN_TIME_FROM, "--time-from", NULL, "T", "keep samples at or after T since the start of the run"),
-    TK_OPT_VALUE(TK_AN_TIME_TO, "--time-to", NULL, "T", "keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm"),
-    TK_OPT_LIST(TK_AN_THREAD, "--thread", NULL, "T", "keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several"),
-    TK_OPT_LIST(TK_AN_PROCESS, "--process", NULL, "P", "keep threads of processes whose pid or name is P; repeat for several"),
+    TK_OPT_VALUE(TK_AN_TIME_TO, "--time-to", NULL, "T",
+                 "keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm"),
+    TK_OPT_LIST(TK_AN_THREAD, "--thread", NULL, "T",
+                "keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several"),
+    TK_OPT_LIST(TK_AN_PROCESS, "--process", NULL, "P",
+                "keep threads of processes whose pid or name is P; repeat for several"),
     TK_OPT_INCLUDE(read_event_options),
     /* the same option as --event NAME (the parser takes the first): a number selects an event */
-    TK_OPT_LIST(TK_AN_EVENT_N, "--event", NULL, "N", "(a number) keep the stacks of event N (a MetricKit diagnostic, a record, a report; numbered from 1, as "
-     "`tracekit records` lists them)"),
-    TK_OPT_LIST(TK_AN_KIND, "--kind", NULL, "K", "keep the stacks of events of kind K: hang, cpu, disk, crash, launch, cpu-highload"),
+    TK_OPT_LIST(
+        TK_AN_EVENT_N, "--event", NULL, "N",
+        "(a number) keep the stacks of event N (a MetricKit diagnostic, a record, a report; numbered from 1, as "
+        "`tracekit records` lists them)"),
+    TK_OPT_LIST(TK_AN_KIND, "--kind", NULL, "K",
+                "keep the stacks of events of kind K: hang, cpu, disk, crash, launch, cpu-highload"),
     TK_OPT_SECTION("transforms (applied in the order given, after the filters)"),
-    TK_OPT_LIST(TK_AN_FOCUS, "--focus", NULL, "FUNC", "keep samples that go through FUNC, re-rooted at its outermost call"),
+    TK_OPT_LIST(TK_AN_FOCUS, "--focus", NULL, "FUNC",
+                "keep samples that go through FUNC, re-rooted at its outermost call"),
     TK_OPT_LIST(TK_AN_EXCLUDE, "--exclude", NULL, "FUNC", "drop samples that go through FUNC"),
-    TK_OPT_LIST(TK_AN_MERGE, "--merge", NULL, "FUNC", "charge FUNC to its caller (its frames disappear, its self time moves up)"),
-    TK_OPT_LIST(TK_AN_MERGE_BINARY, "--merge-binary", NULL, "BIN", "the same for every frame of binary BIN (name or full path)"),
-    TK_OPT_FLAG(TK_AN_HIDE_SYSTEM, "--hide-system", NULL, "--merge-binary for every system binary (/System/, /usr/lib/, dyld, kernel …)"),
-    TK_OPT_FLAG(TK_AN_HIDE_UNSYMBOLICATED, "--hide-unsymbolicated", NULL, "charge frames with no symbol (0x…) to their callers (Hide Missing Symbols)"),
-    TK_OPT_FLAG(TK_AN_FLATTEN_RECURSION, "--flatten-recursion", NULL, "collapse direct recursion (f > f > f becomes f)"),
-    TK_OPT_TEXT("FUNC is a symbol as shown (\"objc_msgSend\", \"0x1a2b3c\" when unsymbolicated), or BINARY`SYMBOL to pick "
-     "one binary's (\"libobjc.A.dylib`objc_msgSend\"). Functions are told apart by symbol + binary."),
+    TK_OPT_LIST(TK_AN_MERGE, "--merge", NULL, "FUNC",
+                "charge FUNC to its caller (its frames disappear, its self time moves up)"),
+    TK_OPT_LIST(TK_AN_MERGE_BINARY, "--merge-binary", NULL, "BIN",
+                "the same for every frame of binary BIN (name or full path)"),
+    TK_OPT_FLAG(TK_AN_HIDE_SYSTEM, "--hide-system", NULL,
+                "--merge-binary for every system binary (/System/, /usr/lib/, dyld, kernel …)"),
+    TK_OPT_FLAG(TK_AN_HIDE_UNSYMBOLICATED, "--hide-unsymbolicated", NULL,
+                "charge frames with no symbol (0x…) to their callers (Hide Missing Symbols)"),
+    TK_OPT_FLAG(TK_AN_FLATTEN_RECURSION, "--flatten-recursion", NULL,
+                "collapse direct recursion (f > f > f becomes f)"),
+    TK_OPT_TEXT(
+        "FUNC is a symbol as shown (\"objc_msgSend\", \"0x1a2b3c\" when unsymbolicated), or BINARY`SYMBOL to pick "
+        "one binary's (\"libobjc.A.dylib`objc_msgSend\"). Functions are told apart by symbol + binary."),
     TK_OPT_SECTION("symbols"),
-    TK_OPT_LIST(TK_AN_SYMBOLS, "--symbols", NULL, "PATH", "a dSYM, binary or directory to symbolicate from; repeat for several"),
-    TK_OPT_END};
+    TK_OPT_LIST(TK_AN_SYMBOLS, "--symbols", NULL, "PATH",
+                "a dSYM, binary or directory to symbolicate from; repeat for several"),
+    TK_OPT_END,
+};
 
 /* `--event` names a sampling profiler's event (perf's cycles, instructions …) or, as a number, one
  * event of the input (a MetricKit diagnostic, a record, a report: TK_AN_EVENT_N). */
@@ -190,9 +216,10 @@ int tk_cli_read_handle(const char *cmd, tk_read_options *ro, const tk_cli_option
 	case TK_READ_KEEP_GOING: ro->keep_going = 1; return 0;
 	case TK_READ_RUN:
 		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
-			return tk_cli_fail("%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
-			                   "folded file)",
-			                   cmd, val),
+			return tk_cli_fail(
+			           "%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
+			           "folded file)",
+			           cmd, val),
 			       -1;
 		ro->run = (unsigned)(val[0] - '0');
 		return 0;
@@ -228,10 +255,10 @@ int tk_analysis_handle(tk_analysis *a, const tk_cli_option *o, const char *val, 
 		tk_transform_kind kind;
 		const char *name;
 	} with_value[] = {
-	    {TK_AN_FOCUS, TK_TX_FOCUS, "--focus"},       {TK_AN_EXCLUDE, TK_TX_EXCLUDE, "--exclude"},
-	    {TK_AN_MERGE, TK_TX_MERGE, "--merge"},       {TK_AN_MERGE_BINARY, TK_TX_MERGE_BINARY, "--merge-binary"},
-	    {TK_AN_THREAD, TK_TX_THREAD, "--thread"},    {TK_AN_PROCESS, TK_TX_PROCESS, "--process"},
-	    {TK_AN_EVENT_N, TK_TX_EVENT, "--event"},     {TK_AN_KIND, TK_TX_EVENT_KIND, "--kind"},
+	    {TK_AN_FOCUS, TK_TX_FOCUS, "--focus"},    {TK_AN_EXCLUDE, TK_TX_EXCLUDE, "--exclude"},
+	    {TK_AN_MERGE, TK_TX_MERGE, "--merge"},    {TK_AN_MERGE_BINARY, TK_TX_MERGE_BINARY, "--merge-binary"},
+	    {TK_AN_THREAD, TK_TX_THREAD, "--thread"}, {TK_AN_PROCESS, TK_TX_PROCESS, "--process"},
+	    {TK_AN_EVENT_N, TK_TX_EVENT, "--event"},  {TK_AN_KIND, TK_TX_EVENT_KIND, "--kind"},
 	};
 	int id = o->id;
 	if (id == TK_READ_EVENT && is_number(val))
@@ -292,7 +319,7 @@ int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_o
 {
 	o->warn = tk_cli_read_warn;
 	o->warn_ctx = (void *)cmd;
-	const char *v = strncmp(argv[*i], "--event=", 8) == 0 ? argv[*i] + 8
+	const char *v = strncmp(argv[*i], "--event=", 8) == 0               ? argv[*i] + 8
 	                : strcmp(argv[*i], "--event") == 0 && *i + 1 < argc ? argv[*i + 1]
 	                                                                    : NULL;
 	if (is_number(v)) /* --event N is the caller's (an event filter) */

@@ -31,10 +31,26 @@ typedef struct tk_analysis {
 
 /* The shared tables. Ids: TK_AN_* and TK_READ_* (>= 1000, below a command's own). */
 enum {
-	TK_AN_INPUT = 1000, TK_AN_OUTPUT, TK_AN_TIME_FROM, TK_AN_TIME_TO, TK_AN_THREAD, TK_AN_PROCESS, TK_AN_EVENT_N,
-	TK_AN_KIND, TK_AN_FOCUS, TK_AN_EXCLUDE, TK_AN_MERGE, TK_AN_MERGE_BINARY, TK_AN_HIDE_SYSTEM,
-	TK_AN_HIDE_UNSYMBOLICATED, TK_AN_FLATTEN_RECURSION, TK_AN_SYMBOLS,
-	TK_READ_EVENT = 1100, TK_READ_WEIGHT, TK_READ_KEEP_GOING, TK_READ_RUN,
+	TK_AN_INPUT = 1000,
+	TK_AN_OUTPUT,
+	TK_AN_TIME_FROM,
+	TK_AN_TIME_TO,
+	TK_AN_THREAD,
+	TK_AN_PROCESS,
+	TK_AN_EVENT_N,
+	TK_AN_KIND,
+	TK_AN_FOCUS,
+	TK_AN_EXCLUDE,
+	TK_AN_MERGE,
+	TK_AN_MERGE_BINARY,
+	TK_AN_HIDE_SYSTEM,
+	TK_AN_HIDE_UNSYMBOLICATED,
+	TK_AN_FLATTEN_RECURSION,
+	TK_AN_SYMBOLS,
+	TK_READ_EVENT = 1100,
+	TK_READ_WEIGHT,
+	TK_READ_KEEP_GOING,
+	TK_READ_RUN,
 };
 /* input, filters, transforms, symbols: every analysis command (tree, top, collapse, flame, convert, open). */
 extern const tk_cli_option tk_analysis_options[];
@@ -67,7 +83,6 @@ int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 /* Parse a non-negative integer / percentage option value; print and return -1 when malformed. */
 int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out);
 int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *out);
-
 
 /* After parsing: check the input is there (prints usage hint otherwise). Returns 0 or 1 (exit). */
 int tk_analysis_check(tk_analysis *a);

@@ -9,39 +9,62 @@
 
 TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbol cache)")
 
-enum { OPT_O = 1, OPT_ARCH, OPT_L, OPT_S, OPT_F, OPT_SEARCH, OPT_CACHE_DIR, OPT_OFFSET, OPT_I, OPT_JSON,
-       OPT_FULL_NAMES, OPT_NO_CACHE_WRITE, OPT_ADDRESS };
+enum {
+	OPT_O = 1,
+	OPT_ARCH,
+	OPT_L,
+	OPT_S,
+	OPT_F,
+	OPT_SEARCH,
+	OPT_CACHE_DIR,
+	OPT_OFFSET,
+	OPT_I,
+	OPT_JSON,
+	OPT_FULL_NAMES,
+	OPT_NO_CACHE_WRITE,
+	OPT_ADDRESS
+};
 
 /* atos's own spellings: single-dash long options (-arch, -offset), values after a blank */
 static const tk_cli_option options[] = {
-    TK_OPT_VALUE(OPT_O, "-o", NULL, "PATH", "a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache"),
-    TK_OPT_VALUE(OPT_ARCH, "-arch", NULL, "ARCH", "slice of a universal file: arm64, arm64e, x86_64 (default: the only slice)"),
-    TK_OPT_VALUE(OPT_L, "-l", NULL, "LOADADDR", "runtime load address of the image (hex); addresses are runtime addresses"),
+    TK_OPT_VALUE(OPT_O, "-o", NULL, "PATH",
+                 "a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache"),
+    TK_OPT_VALUE(OPT_ARCH, "-arch", NULL, "ARCH",
+                 "slice of a universal file: arm64, arm64e, x86_64 (default: the only slice)"),
+    TK_OPT_VALUE(OPT_L, "-l", NULL, "LOADADDR",
+                 "runtime load address of the image (hex); addresses are runtime addresses"),
     TK_OPT_VALUE(OPT_S, "-s", NULL, "SLIDE", "alternative to -l: runtime = file address + SLIDE (hex)"),
     TK_OPT_FLAG(OPT_OFFSET, "-offset", NULL, "addresses are offsets from the start of the image"),
     TK_OPT_FLAG(OPT_I, "-i", "--inlineFrames", "print inlined frames too, innermost first, one line each"),
     TK_OPT_VALUE(OPT_F, "-f", NULL, "FILE", "read addresses from FILE (whitespace separated)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "one JSON object per address: function, file, line of every frame"),
-    TK_OPT_FLAG(OPT_FULL_NAMES, "--full-names", NULL, "Swift names in swift-demangle's full form (module, signature types) instead of the short form atos prints "
-     "(\"ViewController.viewDidLoad()\")"),
-    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", NULL, "DIR", "where the symbol cache is kept (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
-    TK_OPT_FLAG(OPT_NO_CACHE_WRITE, "--no-cache-write", NULL, "never write cache files (caches are built in memory for this process only)"),
-    TK_OPT_LIST(OPT_SEARCH, "--search", NULL, "PATH", "directories, dSYMs or binaries to find images in; each input line is then IMAGE ADDRESS… where IMAGE is a "
-     "UUID or a path, optionally :ARCH and @LOADADDR (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 "
-     "0x104a8d010)"),
+    TK_OPT_FLAG(
+        OPT_FULL_NAMES, "--full-names", NULL,
+        "Swift names in swift-demangle's full form (module, signature types) instead of the short form atos prints "
+        "(\"ViewController.viewDidLoad()\")"),
+    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", NULL, "DIR",
+                 "where the symbol cache is kept (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
+    TK_OPT_FLAG(OPT_NO_CACHE_WRITE, "--no-cache-write", NULL,
+                "never write cache files (caches are built in memory for this process only)"),
+    TK_OPT_LIST(
+        OPT_SEARCH, "--search", NULL, "PATH",
+        "directories, dSYMs or binaries to find images in; each input line is then IMAGE ADDRESS… where IMAGE is a "
+        "UUID or a path, optionally :ARCH and @LOADADDR (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 "
+        "0x104a8d010)"),
     TK_OPT_OPERAND(OPT_ADDRESS, "ADDRESS…", "addresses to look up; the first one ends the options (so does --)"),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_atos = {
     .name = "atos",
     .usage = "tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
-    "              [--json] [--full-names] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
-    "tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)",
+             "              [--json] [--full-names] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
+             "tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)",
     .about = "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
-    "the line Apple's atos prints:  function (in Image) (file:line)\n",
+             "the line Apple's atos prints:  function (in Image) (file:line)\n",
     .options = options,
     .footer = "Without debug info for an address, the symbol table gives `function (in Image) + offset`;\n"
-    "an address in no known function is printed back as given.\n",
+              "an address in no known function is printed back as given.\n",
     .flags = TK_CLI_STOP | TK_CLI_HELP_IN_PLACE | TK_CLI_DASH_DIGIT,
     .column = 18,
 };

@@ -10,19 +10,22 @@ enum { OPT_NO_THREAD = 1 };
 
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("collapse options"),
-    TK_OPT_FLAG(OPT_NO_THREAD, "--no-thread", NULL, "merge all threads and leave the thread frame out; samples without a stack then become the single frame "
-     "\"(no stack)\""),
+    TK_OPT_FLAG(
+        OPT_NO_THREAD, "--no-thread", NULL,
+        "merge all threads and leave the thread frame out; samples without a stack then become the single frame "
+        "\"(no stack)\""),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_collapse = {
     .name = "collapse",
     .usage = "tracekit collapse [options] FILE",
     .about = "Writes one line per distinct (thread, call stack): frames root first separated by ';', a\n"
-    "space and the summed weight as an integer in the input's unit (ns for time profiles,\n"
-    "cycles, events). The first frame is the thread, \"NAME tid=TID\". A frame is its symbol, or\n"
-    "0x + hex address when unsymbolicated. Samples without a stack are the thread frame alone.\n"
-    "Feed it to flamegraph.pl, inferno-flamegraph or speedscope.\n",
+             "space and the summed weight as an integer in the input's unit (ns for time profiles,\n"
+             "cycles, events). The first frame is the thread, \"NAME tid=TID\". A frame is its symbol, or\n"
+             "0x + hex address when unsymbolicated. Samples without a stack are the thread frame alone.\n"
+             "Feed it to flamegraph.pl, inferno-flamegraph or speedscope.\n",
     .options = options,
 };
 

@@ -37,30 +37,36 @@ static const tk_cli_option options[] = {
     TK_OPT_VALUE(OPT_TO, "--to", NULL, "FORMAT", "the output format (see formats below)"),
     TK_OPT_INCLUDE(tk_convert_options_table),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_convert = {
     .name = "convert",
     .usage = "tracekit convert [options] FILE… --to FORMAT [-o OUT]",
     .about = "Writes the profile in FILE in another format. The format is --to, else the one whose\n"
-    "extension ends OUT (flame.svg, run.speedscope.json, cpu.pb.gz …). Without -o the result goes\n"
-    "to standard output, except binary formats (pprof), which are never written to a terminal.\n\n"
-    "Several FILEs are converted one at a time, never merged (two traces have unrelated clocks\n"
-    "and may reuse pids and tids): each FILE becomes BASE.EXT, where BASE is its name without\n"
-    ".gz and its last extension and EXT the format's first extension, written beside FILE, or\n"
-    "into the directory -o names. --to is then required. A file that fails is reported and the\n"
-    "others are still converted (exit status 1 if any failed).\n",
+             "extension ends OUT (flame.svg, run.speedscope.json, cpu.pb.gz …). Without -o the result goes\n"
+             "to standard output, except binary formats (pprof), which are never written to a terminal.\n\n"
+             "Several FILEs are converted one at a time, never merged (two traces have unrelated clocks\n"
+             "and may reuse pids and tids): each FILE becomes BASE.EXT, where BASE is its name without\n"
+             ".gz and its last extension and EXT the format's first extension, written beside FILE, or\n"
+             "into the directory -o names. --to is then required. A file that fails is reported and the\n"
+             "others are still converted (exit status 1 if any failed).\n",
     .options = options,
     .table = formats_text,
 };
 
 const tk_cli_option tk_convert_options_table[] = {
     TK_OPT_VALUE(TK_CV_TITLE, "--title", NULL, "TEXT", "the title viewers show (default: the input's file name)"),
-    TK_OPT_FLAG(TK_CV_MERGE_THREADS, "--merge-threads", NULL, "one merged flame graph / stack set instead of one per thread (svg, folded, json)"),
-    TK_OPT_FLAG(TK_CV_ICICLE, "--icicle", "--invert", "svg: an icicle graph (roots at the top); json: the bottom-up tree"),
-    TK_OPT_VALUE(TK_CV_MIN_WIDTH, "--min-width", NULL, "PX", "svg: leave out frames narrower than PX pixels (default 0.1)"),
-    TK_OPT_VALUE(TK_CV_MAX_FRAMES, "--max-frames", NULL, "N", "svg: at most N frames, the lightest left out first (default 20000, ~5 MB)"),
-    TK_OPT_END};
+    TK_OPT_FLAG(TK_CV_MERGE_THREADS, "--merge-threads", NULL,
+                "one merged flame graph / stack set instead of one per thread (svg, folded, json)"),
+    TK_OPT_FLAG(TK_CV_ICICLE, "--icicle", "--invert",
+                "svg: an icicle graph (roots at the top); json: the bottom-up tree"),
+    TK_OPT_VALUE(TK_CV_MIN_WIDTH, "--min-width", NULL, "PX",
+                 "svg: leave out frames narrower than PX pixels (default 0.1)"),
+    TK_OPT_VALUE(TK_CV_MAX_FRAMES, "--max-frames", NULL, "N",
+                 "svg: at most N frames, the lightest left out first (default 20000, ~5 MB)"),
+    TK_OPT_END,
+};
 
 int tk_convert_handle(const char *cmd, tk_convert_options *co, const tk_cli_option *o, const char *val)
 {

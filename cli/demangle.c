@@ -11,19 +11,21 @@ TK_COMMAND(demangle, "demangle C++, Rust and Swift names like c++filt (arguments
 enum { OPT_SIMPLIFIED = 1, OPT_NAME };
 
 static const tk_cli_option options[] = {
-    TK_OPT_FLAG(OPT_SIMPLIFIED, "--simplified", "-s", "Swift in the short form atos, Instruments and crash reports print (\"ViewController.viewDidLoad()\"); "
-     "the default is swift-demangle's full form"),
+    TK_OPT_FLAG(OPT_SIMPLIFIED, "--simplified", "-s",
+                "Swift in the short form atos, Instruments and crash reports print (\"ViewController.viewDidLoad()\"); "
+                "the default is swift-demangle's full form"),
     TK_OPT_OPERAND(OPT_NAME, "NAME…", "names to demangle; the first one ends the options (so does --)"),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_demangle = {
     .name = "demangle",
     .usage = "tracekit demangle [--simplified] [NAME…]",
     .about = "Prints each NAME demangled, one per line; without NAME, copies standard input to standard\n"
-    "output with every mangled name in it demangled (like c++filt). Names that are not mangled,\n"
-    "or not understood, are printed as they are.\n"
-    "  Itanium C++ (_Z…, Mach-O __Z…), Rust legacy (_ZN…17h<hash>E, the hash dropped) and v0 (_R…),\n"
-    "  Swift ($s…, _$s…, $e…, Swift 4.2 $S…, Swift 4 _T0…, older _T…)\n",
+             "output with every mangled name in it demangled (like c++filt). Names that are not mangled,\n"
+             "or not understood, are printed as they are.\n"
+             "  Itanium C++ (_Z…, Mach-O __Z…), Rust legacy (_ZN…17h<hash>E, the hash dropped) and v0 (_R…),\n"
+             "  Swift ($s…, _$s…, $e…, Swift 4.2 $S…, Swift 4 _T0…, older _T…)\n",
     .options = options,
     .footer = NULL,
     .flags = TK_CLI_STOP | TK_CLI_HELP_IN_PLACE,

@@ -11,37 +11,54 @@
 
 TK_COMMAND(diff, "compare runs A and B per function: change, Mann-Whitney p, bootstrap interval")
 
-enum { OPT_SEP = 1, OPT_SIDE, OPT_JSON, OPT_LIMIT, OPT_SVG, OPT_FAIL_IF_SLOWER, OPT_FAIL_MIN_SHARE, OPT_KEEP_GOING,
-       OPT_OUTPUT };
+enum {
+	OPT_SEP = 1,
+	OPT_SIDE,
+	OPT_JSON,
+	OPT_LIMIT,
+	OPT_SVG,
+	OPT_FAIL_IF_SLOWER,
+	OPT_FAIL_MIN_SHARE,
+	OPT_KEEP_GOING,
+	OPT_OUTPUT
+};
 
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("options"),
-    TK_OPT_OPERAND(OPT_SIDE, "A… -- B…", "the runs of each side (files or session directories); without --, two operands are A and B, and one is a "
-     "differential folded file"),
+    TK_OPT_OPERAND(
+        OPT_SIDE, "A… -- B…",
+        "the runs of each side (files or session directories); without --, two operands are A and B, and one is a "
+        "differential folded file"),
     TK_OPT_FLAG(OPT_SEP, "--", NULL, "ends side A: the operands after it are side B"),
-    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "{\"functions\": [{\"name\", \"self_a\", \"self_b\", \"total_a\", \"total_b\", \"p\"}, …]}: absolute "
-     "weights summed over each side, p null with one run a side"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "{\"functions\": [{\"name\", \"self_a\", \"self_b\", \"total_a\", \"total_b\", \"p\"}, …]}: absolute "
+                "weights summed over each side, p null with one run a side"),
     TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "rows to show (default 30 for text, all for JSON; 0 = all)"),
-    TK_OPT_VALUE(OPT_SVG, "--svg", NULL, "FILE", "differential flame graph: B's call tree, red where a path's share grew, blue where it shrank"),
-    TK_OPT_VALUE(OPT_FAIL_IF_SLOWER, "--fail-if-slower", NULL, "PCT", "exit 3 when the total weight per run, or a function's total weight per run, grew by more than PCT % with "
-     "p < 0.05 (with one run a side there is no p: the change alone decides). Functions under --fail-min-share "
-     "are ignored."),
-    TK_OPT_VALUE(OPT_FAIL_MIN_SHARE, "--fail-min-share", NULL, "PCT", "ignore functions whose total share is below PCT % on both sides (default 1)"),
+    TK_OPT_VALUE(OPT_SVG, "--svg", NULL, "FILE",
+                 "differential flame graph: B's call tree, red where a path's share grew, blue where it shrank"),
+    TK_OPT_VALUE(
+        OPT_FAIL_IF_SLOWER, "--fail-if-slower", NULL, "PCT",
+        "exit 3 when the total weight per run, or a function's total weight per run, grew by more than PCT % with "
+        "p < 0.05 (with one run a side there is no p: the change alone decides). Functions under --fail-min-share "
+        "are ignored."),
+    TK_OPT_VALUE(OPT_FAIL_MIN_SHARE, "--fail-min-share", NULL, "PCT",
+                 "ignore functions whose total share is below PCT % on both sides (default 1)"),
     TK_OPT_FLAG(OPT_KEEP_GOING, "--keep-going", NULL, "skip inputs that cannot be read (reported on stderr)"),
     TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "FILE", "write there instead of standard output"),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_diff = {
     .name = "diff",
     .usage = "tracekit diff [options] A… -- B…\n"
-    "tracekit diff [options] A B\n"
-    "tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
-    "                                first count, B the second, as difffolded.pl wrote them)",
+             "tracekit diff [options] A B\n"
+             "tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
+             "                                first count, B the second, as difffolded.pl wrote them)",
     .about = "Per function (symbol + binary), self and total weight on each side (absolute, summed over\n"
-    "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
-    "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"
-    "p-value of the per-run self weights (exact for small samples without ties, otherwise the normal\n"
-    "approximation with tie correction) and a 95 % bootstrap interval of the change (fixed seed).\n",
+             "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
+             "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"
+             "p-value of the per-run self weights (exact for small samples without ties, otherwise the normal\n"
+             "approximation with tie correction) and a 95 % bootstrap interval of the change (fixed seed).\n",
     .options = options,
     .column = 23,
 };

@@ -11,15 +11,16 @@ static const tk_cli_option options[] = {
     TK_OPT_SECTION("flame options"),
     TK_OPT_INCLUDE(tk_convert_options_table),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_flame = {
     .name = "flame",
     .usage = "tracekit flame [options] FILE [-o flame.svg]",
     .about = "Writes a self-contained, interactive SVG flame graph (click to zoom, search, tooltips) that\n"
-    "opens in any browser without network. One graph per thread, stacked, unless --merge-threads.\n"
-    "Frames of the app are warm colours, system libraries cool ones. The same as\n"
-    "`tracekit convert --to svg`.\n",
+             "opens in any browser without network. One graph per thread, stacked, unless --merge-threads.\n"
+             "Frames of the app are warm colours, system libraries cool ones. The same as\n"
+             "`tracekit convert --to svg`.\n",
     .options = options,
 };
 

@@ -15,23 +15,26 @@ enum { OPT_JSON = 1, OPT_TOKENIZER, OPT_OUTPUT, OPT_FILE };
 static const tk_cli_option options[] = {
     TK_OPT_OPERAND(OPT_FILE, "FILE", "the input, or - for standard input"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "machine-readable output"),
-    TK_OPT_VALUE(OPT_TOKENIZER, "--tokenizer", NULL, "fast|libxml2", "XML tokenizer: fast (default) or libxml2 (the reference)"),
+    TK_OPT_VALUE(OPT_TOKENIZER, "--tokenizer", NULL, "fast|libxml2",
+                 "XML tokenizer: fast (default) or libxml2 (the reference)"),
     TK_OPT_INCLUDE(tk_read_options_table),
     TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "OUT", "write there (whole or not at all) instead of standard output"),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_info = {
     .name = "info",
-    .usage = "tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [--keep-going]\n"
-    "              [--run 1|2] [-o OUT] FILE",
+    .usage =
+        "tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [--keep-going]\n"
+        "              [--run 1|2] [-o OUT] FILE",
     .about = "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
-    "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
-    "is accepted.\n\n"
-    "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
-    "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
-    "(ms for time profiles, otherwise in the table's unit, with % of the total), heaviest first.\n"
-    "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
-    "their recording attributes. Environment variables recorded in the toc are never shown.\n",
+             "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
+             "is accepted.\n\n"
+             "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
+             "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
+             "(ms for time profiles, otherwise in the table's unit, with % of the total), heaviest first.\n"
+             "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
+             "their recording attributes. Environment variables recorded in the toc are never shown.\n",
     .options = options,
     .column = 25,
 };

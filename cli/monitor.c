@@ -45,35 +45,48 @@ static int valid_value(const char *v, int integer)
 enum { OPT_DIR = 20, OPT_LIB, OPT_QUIET, OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CMD };
 
 static const tk_cli_option options[] = {
-    TK_OPT_SECTION("options (each sets the environment variable in brackets; unset ones keep the library default or the value "
-     "already in the environment)"),
-    TK_OPT_VALUE(OPT_DIR, "--dir", "-o", "DIR", "session directory (default ./tracekit-session-YYYYmmdd-HHMMSS) [TK_MONITOR_DIR]"),
-    TK_OPT_VALUE(1, "--cpu-threshold", NULL, "PCT", "high load starts at PCT percent of one core (80) [TK_MONITOR_CPU_THRESHOLD]"),
-    TK_OPT_VALUE(2, "--thread-threshold", NULL, "PCT", "sample threads above PCT percent of the process CPU (15) [TK_MONITOR_THREAD_THRESHOLD]"),
-    TK_OPT_VALUE(3, "--cpu-interval", NULL, "MS", "CPU check period at normal load (1000) [TK_MONITOR_CPU_INTERVAL_MS]"),
-    TK_OPT_VALUE(4, "--cpu-high-interval", NULL, "MS", "sampling period during high load (300) [TK_MONITOR_CPU_HIGH_INTERVAL_MS]"),
-    TK_OPT_VALUE(5, "--cpu-duration", NULL, "MS", "high load must last MS to make a record (60000) [TK_MONITOR_CPU_DURATION_MS]"),
-    TK_OPT_VALUE(6, "--persist-interval", NULL, "MS", "rewrite a living record every MS (5000) [TK_MONITOR_PERSIST_INTERVAL_MS]"),
+    TK_OPT_SECTION(
+        "options (each sets the environment variable in brackets; unset ones keep the library default or the value "
+        "already in the environment)"),
+    TK_OPT_VALUE(OPT_DIR, "--dir", "-o", "DIR",
+                 "session directory (default ./tracekit-session-YYYYmmdd-HHMMSS) [TK_MONITOR_DIR]"),
+    TK_OPT_VALUE(1, "--cpu-threshold", NULL, "PCT",
+                 "high load starts at PCT percent of one core (80) [TK_MONITOR_CPU_THRESHOLD]"),
+    TK_OPT_VALUE(2, "--thread-threshold", NULL, "PCT",
+                 "sample threads above PCT percent of the process CPU (15) [TK_MONITOR_THREAD_THRESHOLD]"),
+    TK_OPT_VALUE(3, "--cpu-interval", NULL, "MS",
+                 "CPU check period at normal load (1000) [TK_MONITOR_CPU_INTERVAL_MS]"),
+    TK_OPT_VALUE(4, "--cpu-high-interval", NULL, "MS",
+                 "sampling period during high load (300) [TK_MONITOR_CPU_HIGH_INTERVAL_MS]"),
+    TK_OPT_VALUE(5, "--cpu-duration", NULL, "MS",
+                 "high load must last MS to make a record (60000) [TK_MONITOR_CPU_DURATION_MS]"),
+    TK_OPT_VALUE(6, "--persist-interval", NULL, "MS",
+                 "rewrite a living record every MS (5000) [TK_MONITOR_PERSIST_INTERVAL_MS]"),
     TK_OPT_VALUE(7, "--max-nodes", NULL, "N", "bound on tree nodes per record (4096) [TK_MONITOR_MAX_NODES]"),
     TK_OPT_VALUE(8, "--max-frames", NULL, "N", "frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]"),
     TK_OPT_VALUE(OPT_LIB, "--lib", NULL, "PATH", "the monitor library to preload [TK_MONITOR_LIB]"),
     TK_OPT_FLAG(OPT_QUIET, "--quiet", "-q", "no summary at the end"),
-    TK_OPT_VALUE(OPT_UPLOAD, "--upload", NULL, "URL", "send each finished record to `tracekit serve --ingest` at URL as the library does (DIR/outbox, retried "
-     "with back-off, each kept on disk until acknowledged); what is left when CMD ends is sent then, and the "
-     "session is marked uploaded once the outbox is empty [TK_MONITOR_UPLOAD_URL]"),
-    TK_OPT_VALUE(OPT_TOKEN_FILE, "--token-file", NULL, "FILE", "the bearer token for --upload (required with it) [TK_MONITOR_UPLOAD_TOKEN_FILE]"),
-    TK_OPT_OPERAND(OPT_CMD, "-- CMD [ARGS...]", "the program to run and its arguments, after --: they are never taken as options"),
-    TK_OPT_END};
+    TK_OPT_VALUE(
+        OPT_UPLOAD, "--upload", NULL, "URL",
+        "send each finished record to `tracekit serve --ingest` at URL as the library does (DIR/outbox, retried "
+        "with back-off, each kept on disk until acknowledged); what is left when CMD ends is sent then, and the "
+        "session is marked uploaded once the outbox is empty [TK_MONITOR_UPLOAD_URL]"),
+    TK_OPT_VALUE(OPT_TOKEN_FILE, "--token-file", NULL, "FILE",
+                 "the bearer token for --upload (required with it) [TK_MONITOR_UPLOAD_TOKEN_FILE]"),
+    TK_OPT_OPERAND(OPT_CMD, "-- CMD [ARGS...]",
+                   "the program to run and its arguments, after --: they are never taken as options"),
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_monitor = {
     .name = "monitor",
     .usage = "tracekit monitor [options] -- CMD [ARGS...]",
     .about = "Runs CMD with libtracekit-monitor.so preloaded (found next to the tracekit binary, or at\n"
-    "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
-    "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
-    "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
-    "`tracekit tree DIR` / `tracekit top DIR` (one thread per record). SIGTERM and SIGHUP sent to\n"
-    "tracekit are passed on to CMD; ^C and ^\\ reach CMD from the terminal. Either way the summary follows.\n",
+             "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
+             "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
+             "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
+             "`tracekit tree DIR` / `tracekit top DIR` (one thread per record). SIGTERM and SIGHUP sent to\n"
+             "tracekit are passed on to CMD; ^C and ^\\ reach CMD from the terminal. Either way the summary follows.\n",
     .options = options,
     .footer = "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n",
     .flags = 0,

@@ -42,17 +42,18 @@ static const tk_cli_option options[] = {
     TK_OPT_FLAG(OPT_VERBOSE, "--verbose", "-v", "log each request (method, path, status, sizes, time) on stderr"),
     TK_OPT_VALUE(OPT_SAVE, "--save", NULL, "PATH", "write the profile to PATH and exit (same as -o; no server)"),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_open = {
     .name = "open",
     .usage = "tracekit open [options] FILE",
     .about = "Converts FILE for the Firefox Profiler (the processed format with per-sample weights, see\n"
-    "tracekit convert --to gecko), serves it on 127.0.0.1 under a random path, prints the\n"
-    "https://profiler.firefox.com/from-url/... link and opens it in a browser when one is available.\n"
-    "The server also answers the profiler's symbolication requests (/symbolicate/v5) from the\n"
-    "symbol cache and the --symbols paths, so frames exported without names get them. Stop it\n"
-    "with Ctrl-C.\n",
+             "tracekit convert --to gecko), serves it on 127.0.0.1 under a random path, prints the\n"
+             "https://profiler.firefox.com/from-url/... link and opens it in a browser when one is available.\n"
+             "The server also answers the profiler's symbolication requests (/symbolicate/v5) from the\n"
+             "symbol cache and the --symbols paths, so frames exported without names get them. Stop it\n"
+             "with Ctrl-C.\n",
     .options = options,
 };
 

@@ -57,8 +57,7 @@ static const tk_cli_option *find_operand(const tk_cli_option *t)
 }
 
 /* argv[*i] is an option of table: hand it over. 1 done, 0 not one, -1 error (printed). */
-static int take(const char *cmd, const tk_cli_option *table, int argc, char **argv, int *i, tk_cli_handler h,
-                void *ctx)
+static int take(const char *cmd, const tk_cli_option *table, int argc, char **argv, int *i, tk_cli_handler h, void *ctx)
 {
 	const char *word = argv[*i], *value = NULL;
 	int eq;
@@ -299,8 +298,8 @@ void tk_cli_markdown_table(const tk_cli_option *t, FILE *out)
 	md_rows(t, NULL, NULL, out);
 }
 
-void tk_cli_markdown(const tk_cli_command *c, const char *summary, const tk_cli_option *shared,
-                     const char *shared_link, FILE *out)
+void tk_cli_markdown(const tk_cli_command *c, const char *summary, const tk_cli_option *shared, const char *shared_link,
+                     FILE *out)
 {
 	fprintf(out, "## tracekit %s\n\n", c->name);
 	md_text(out, summary);

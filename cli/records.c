@@ -19,44 +19,65 @@
 
 TK_COMMAND(records, "list CPU-load and hang records (tracekit monitor, MTHawkeye); show one as a tree")
 
-enum { OPT_JSON = 1, OPT_UTC, OPT_TREE, OPT_MIN_PERCENT, OPT_COLLAPSE, OPT_THREADS, OPT_IMAGES, OPT_SYMBOLS,
-       OPT_NO_SYMBOLS, OPT_OUTPUT, OPT_PATH };
+enum {
+	OPT_JSON = 1,
+	OPT_UTC,
+	OPT_TREE,
+	OPT_MIN_PERCENT,
+	OPT_COLLAPSE,
+	OPT_THREADS,
+	OPT_IMAGES,
+	OPT_SYMBOLS,
+	OPT_NO_SYMBOLS,
+	OPT_OUTPUT,
+	OPT_PATH
+};
 
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("options"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "the list as JSON (times as Unix seconds and ISO 8601 UTC)"),
     TK_OPT_FLAG(OPT_UTC, "--utc", NULL, "show times in UTC instead of local time"),
-    TK_OPT_VALUE(OPT_TREE, "--tree", NULL, "KEY", "the call tree of one record (KEY as listed, or a unique prefix of it): total samples, percent, frame, "
-     "file:line; children by weight"),
-    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P", "with --tree, hide subtrees below P percent (default 1, as MTHawkeye)"),
-    TK_OPT_VALUE(OPT_COLLAPSE, "--collapse", NULL, "KEY", "one record as folded stacks (`root;...;leaf count`) for flame graphs"),
-    TK_OPT_VALUE(OPT_THREADS, "--threads", NULL, "KEY", "a hang record's snapshot: every thread's backtrace when the hang was detected"),
-    TK_OPT_VALUE(OPT_IMAGES, "--images", NULL, "FILE", "symbolicate with this images.json (or dyld-images) instead of the session's"),
-    TK_OPT_LIST(OPT_SYMBOLS, "--symbols", NULL, "PATH", "dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that name MTHawkeye frames by image "
-     "UUID; its addresses are already call sites"),
+    TK_OPT_VALUE(
+        OPT_TREE, "--tree", NULL, "KEY",
+        "the call tree of one record (KEY as listed, or a unique prefix of it): total samples, percent, frame, "
+        "file:line; children by weight"),
+    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P",
+                 "with --tree, hide subtrees below P percent (default 1, as MTHawkeye)"),
+    TK_OPT_VALUE(OPT_COLLAPSE, "--collapse", NULL, "KEY",
+                 "one record as folded stacks (`root;...;leaf count`) for flame graphs"),
+    TK_OPT_VALUE(OPT_THREADS, "--threads", NULL, "KEY",
+                 "a hang record's snapshot: every thread's backtrace when the hang was detected"),
+    TK_OPT_VALUE(OPT_IMAGES, "--images", NULL, "FILE",
+                 "symbolicate with this images.json (or dyld-images) instead of the session's"),
+    TK_OPT_LIST(
+        OPT_SYMBOLS, "--symbols", NULL, "PATH",
+        "dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that name MTHawkeye frames by image "
+        "UUID; its addresses are already call sites"),
     TK_OPT_FLAG(OPT_NO_SYMBOLS, "--no-symbols", NULL, "keep frames as raw addresses"),
     TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "OUT", "write there (whole or not at all) instead of standard output"),
-    TK_OPT_OPERAND(OPT_PATH, "PATH", "a session directory, a Records file, an MTHawkeye session directory or - for standard input"),
-    TK_OPT_END};
+    TK_OPT_OPERAND(OPT_PATH, "PATH",
+                   "a session directory, a Records file, an MTHawkeye session directory or - for standard input"),
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_records = {
     .name = "records",
     .usage = "tracekit records [options] PATH",
     .about = "PATH is a session directory written by `tracekit monitor` (records + images.json), a Records\n"
-    "file, an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images), or any other\n"
-    "input whose reader reports events (the list then shows its events; KEY is an event's key).\n"
-    "\n"
-    "Without --tree/--collapse, lists the CPU high-load and hang records: start time, duration,\n"
-    "average CPU (percent of one core), samples, thread and the frame with the most samples.\n",
+             "file, an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images), or any other\n"
+             "input whose reader reports events (the list then shows its events; KEY is an event's key).\n"
+             "\n"
+             "Without --tree/--collapse, lists the CPU high-load and hang records: start time, duration,\n"
+             "average CPU (percent of one core), samples, thread and the frame with the most samples.\n",
     .options = options,
     .footer = "Every record is also readable by the other commands: `tracekit tree PATH`, `tracekit top PATH`\n"
-    "and `tracekit collapse PATH` see one thread per record, its tid the record's position in this\n"
-    "list (1, 2, …; pick one with --thread N), named like\n"
-    "\"cpu-highload 2019-03-25 11:02:01 UTC 132.6 s\" or \"hang main 2026-11-22 12:00:01 UTC 3.02 s\".\n"
-    "\n"
-    "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
-    "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
-    "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n",
+              "and `tracekit collapse PATH` see one thread per record, its tid the record's position in this\n"
+              "list (1, 2, …; pick one with --thread N), named like\n"
+              "\"cpu-highload 2019-03-25 11:02:01 UTC 132.6 s\" or \"hang main 2026-11-22 12:00:01 UTC 3.02 s\".\n"
+              "\n"
+              "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
+              "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
+              "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n",
     .flags = TK_CLI_NO_DASHDASH,
     .column = 21,
 };

@@ -9,20 +9,22 @@ TK_COMMAND(symcache, "build or inspect symbol caches of dSYMs and binaries")
 enum { OPT_CACHE_DIR = 1, OPT_ARCH, OPT_PATH };
 
 static const tk_cli_option options[] = {
-    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", "-o", "DIR", "build: where the cache files go (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
+    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", "-o", "DIR",
+                 "build: where the cache files go (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
     TK_OPT_VALUE(OPT_ARCH, "--arch", "-arch", "ARCH", "only this slice of a universal file (arm64, x86_64 …)"),
     TK_OPT_OPERAND(OPT_PATH, "PATH…", ".dSYM bundles, DWARF files, Mach-O binaries or (info) caches"),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_symcache = {
     .name = "symcache",
     .usage = "tracekit symcache build PATH… [-o|--cache-dir DIR] [-arch|--arch ARCH]\n"
-    "tracekit symcache info CACHE|PATH… [-arch|--arch ARCH]",
+             "tracekit symcache info CACHE|PATH… [-arch|--arch ARCH]",
     .about = "build  converts every slice of each .dSYM bundle, DWARF file or Mach-O binary into a cache\n"
-    "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
-    "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
-    "info   prints UUID, arch, __TEXT vmaddr, counts and sizes of caches (building them first\n"
-    "       when given a dSYM or binary).\n",
+             "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
+             "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
+             "info   prints UUID, arch, __TEXT vmaddr, counts and sizes of caches (building them first\n"
+             "       when given a dSYM or binary).\n",
     .options = options,
     .footer = NULL,
     .flags = TK_CLI_NO_DASHDASH,

@@ -12,17 +12,21 @@ enum { OPT_SORT = 1, OPT_LIMIT, OPT_JSON };
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("top options"),
     TK_OPT_VALUE(OPT_SORT, "--sort", NULL, "self|total", "order by self (default) or total weight"),
-    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "show the first N functions (default 50 for text, all for JSON; 0 = all)"),
-    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "JSON: {unit, total, samples, count, functions: [{name, binary?, self, total, self_samples, samples}]}"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N",
+                 "show the first N functions (default 50 for text, all for JSON; 0 = all)"),
+    TK_OPT_FLAG(
+        OPT_JSON, "--json", NULL,
+        "JSON: {unit, total, samples, count, functions: [{name, binary?, self, total, self_samples, samples}]}"),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_top = {
     .name = "top",
     .usage = "tracekit top [options] FILE",
     .about = "Lists functions over all selected threads with self weight (time as the leaf), total weight\n"
-    "(time on the stack, counted once per sample, so recursion never exceeds 100%), their\n"
-    "percentages of the whole, the number of samples on the stack, the symbol and its binary.\n",
+             "(time on the stack, counted once per sample, so recursion never exceeds 100%), their\n"
+             "percentages of the whole, the number of samples on the stack, the symbol and its binary.\n",
     .options = options,
 };
 
@@ -46,9 +50,7 @@ static int top_option(void *ctx, const tk_cli_option *o, const char *val, const 
 		else
 			return tk_cli_fail("top: --sort '%s': expected self or total", val), -1;
 		return 0;
-	case OPT_LIMIT:
-		t->have_limit = 1;
-		return tk_cli_uint("top", "--limit", val, &t->limit);
+	case OPT_LIMIT: t->have_limit = 1; return tk_cli_uint("top", "--limit", val, &t->limit);
 	}
 	return tk_analysis_handle(&t->a, o, val, spelling);
 }

@@ -11,20 +11,23 @@ enum { OPT_BY = 1, OPT_INVERT, OPT_MIN_PERCENT, OPT_MAX_DEPTH, OPT_JSON };
 
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("tree options"),
-    TK_OPT_VALUE(OPT_BY, "--by", NULL, "thread|process|all", "one tree per thread (default), per process, or one for all"),
+    TK_OPT_VALUE(OPT_BY, "--by", NULL, "thread|process|all",
+                 "one tree per thread (default), per process, or one for all"),
     TK_OPT_FLAG(OPT_INVERT, "--invert", NULL, "bottom-up: leaf functions first, their callers below"),
-    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P", "hide callees below P% of their thread, folded into \"(other)\""),
+    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P",
+                 "hide callees below P% of their thread, folded into \"(other)\""),
     TK_OPT_VALUE(OPT_MAX_DEPTH, "--max-depth", NULL, "N", "show N levels; deeper callees are folded into \"(other)\""),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "JSON (schema: docs/json-tree.md)"),
     TK_OPT_INCLUDE(tk_analysis_options),
-    TK_OPT_END};
+    TK_OPT_END,
+};
 
 const tk_cli_command tk_cli_command_tree = {
     .name = "tree",
     .usage = "tracekit tree [options] FILE",
     .about = "Prints the call tree of each thread: total and self weight (ms for time profiles, else the\n"
-    "recorded unit: cycles, events), percent of the thread, symbol and binary. total = self + the\n"
-    "children's totals on every row; samples without a stack show as \"(no stack)\".\n",
+             "recorded unit: cycles, events), percent of the thread, symbol and binary. total = self + the\n"
+             "children's totals on every row; samples without a stack show as \"(no stack)\".\n",
     .options = options,
 };
 
