@@ -23,9 +23,17 @@ check "ingest after run 1" "$TK" ingest -q --db "$DB" "$S"
 run 2
 n2=$(($(ncpu) - n1))
 "$TK" ingest --db "$DB" "$S" >"$TMP/out" 2>&1
-check_eq "ingest after run 2: run 1's report already stored, run 2's new" \
-	"tracekit: $((n1 + n2)) reports from 1 input: $n2 new, $n1 already stored ($DB)" "$(cat "$TMP/out")"
-check_eq "two sessions, each with its own run's reports" "$(printf '%s\n' $n1 $n2 | sort -n | tr '\n' ' ' | sed 's/ $//')" \
+# (each run also leaves its foreground time, a report of its own: see the hang rate in docs/store.md)
+check_eq "ingest after run 2: run 1's reports already stored, run 2's new" \
+	"tracekit: $((n1 + n2 + 2)) reports from 1 input: $((n2 + 1)) new, $((n1 + 1)) already stored ($DB)" "$(cat "$TMP/out")"
+check_eq "each run's foreground time is in that run's session" \
+	"$("$TK" stats --db "$DB" --metric cpu.duration --by session --json | python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["session"] for l in sys.stdin))')" \
+	"$("$TK" stats --db "$DB" --metric hang.rate --by session --json | python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["session"] for l in sys.stdin))')"
+check_eq "two sessions, each with its own run's CPU reports" "$(printf '%s\n' $n1 $n2 | sort -n | tr '\n' ' ' | sed 's/ $//')" \
 	"$("$TK" stats --db "$DB" --metric cpu.duration --by session --json | python3 -c '
 import json, sys
 print(" ".join(sorted((str(json.loads(l)["count"]) for l in sys.stdin), key=int)))')"
