@@ -10,7 +10,7 @@ CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # tests/fuzz/corpus), so its result and its time do not depend on the machine's load.
 FUZZ_TIME ?= 600
 .PHONY: fuzz fuzz-symbol
-fuzz: fuzz-read fuzz-readers fuzz-metrickit fuzz-records fuzz-reports fuzz-stats fuzz-bundle fuzz-symbol
+fuzz: fuzz-read fuzz-readers fuzz-metrickit fuzz-records fuzz-reports fuzz-stats fuzz-bundle fuzz-alert fuzz-symbol
 
 fuzz-symbol: $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache $(BUILD)/fuzz/fuzz_swift_demangle \
              $(BUILD)/fuzz/fuzz_symbolicate_v5 $(BUILD)/tracekit
