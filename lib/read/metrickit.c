@@ -58,8 +58,13 @@ static int jfail(jp *j, const char *at, const char *msg)
 static void ws(jp *j)
 {
 	const char *p = j->p;
-	while (p < j->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+	while (p < j->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
 		p++;
+		/* pretty-printed payloads indent deep trees by many spaces: eight at a time */
+		uint64_t w;
+		while (j->end - p >= 8 && (memcpy(&w, p, 8), w == 0x2020202020202020ULL))
+			p += 8;
+	}
 	j->p = p;
 }
 
