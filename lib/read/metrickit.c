@@ -82,10 +82,11 @@ static int expect(jp *j, char c, const char *msg)
 	return 0;
 }
 
-/* Bytes that end a plain run in a string: '"', '\\', control characters and non-ASCII. */
-static const unsigned char jplain[256] = {
-    [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
-};
+/* 1 for a byte that ends a plain run in a string: '"', '\\', control characters and non-ASCII. */
+static inline unsigned jstop(unsigned char c)
+{
+	return (unsigned char)(c - 0x20) >= 0x60 || c == '"' || c == '\\';
+}
 
 /* Length of the UTF-8 sequence at p (< end), 0 if invalid (overlong, surrogate, > U+10FFFF). */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
@@ -165,8 +166,8 @@ static int jstr(jp *j, const char **s, size_t *n)
 	const unsigned char *end = (const unsigned char *)j->end;
 	for (;;) {
 		/* plain ASCII runs four bytes at a time */
-		while (j->end - p >= 4 && !(jplain[(unsigned char)p[0]] | jplain[(unsigned char)p[1]] |
-		                            jplain[(unsigned char)p[2]] | jplain[(unsigned char)p[3]]))
+		while (j->end - p >= 4 && !(jstop((unsigned char)p[0]) | jstop((unsigned char)p[1]) |
+		                            jstop((unsigned char)p[2]) | jstop((unsigned char)p[3])))
 			p += 4;
 		if (p >= j->end)
 			return jfail(j, start - 1, "unterminated string");

@@ -69,7 +69,8 @@ static void summarize(const tk_profile *p, summary *s)
 			if (th->t_max > s->tmax)
 				s->tmax = th->t_max;
 		}
-		uint64_t h = (uint64_t)th->pid * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)th->process * 0xc2b2ae3d27d4eb4fULL);
+		uint64_t h =
+		    (uint64_t)th->pid * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)th->process * 0xc2b2ae3d27d4eb4fULL);
 		h ^= h >> 29;
 		size_t i = (size_t)h & (cap - 1);
 		while (slot[i] && !(s->g[slot[i] - 1].pid == th->pid && s->g[slot[i] - 1].name == th->process))
