@@ -83,10 +83,18 @@ static int expect(jp *j, char c, const char *msg)
 }
 
 /* 1 for a byte that ends a plain run in a string: '"', '\\', control characters and non-ASCII. */
-static inline unsigned jstop(unsigned char c)
-{
-	return (unsigned char)(c - 0x20) >= 0x60 || c == '"' || c == '\\';
-}
+#define J16(a) a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a
+/* clang-format off */
+static const unsigned char jplain[256] = {
+    J16(1), J16(1),                                 /* 0x00-0x1f */
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20-0x2f: '"' */
+    J16(0), J16(0),                                 /* 0x30-0x4f */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* 0x50-0x5f: '\\' */
+    J16(0), J16(0),                                 /* 0x60-0x7f */
+    J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), /* 0x80-0xff */
+};
+/* clang-format on */
+#undef J16
 
 /* Length of the UTF-8 sequence at p (< end), 0 if invalid (overlong, surrogate, > U+10FFFF). */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
@@ -166,8 +174,8 @@ static int jstr(jp *j, const char **s, size_t *n)
 	const unsigned char *end = (const unsigned char *)j->end;
 	for (;;) {
 		/* plain ASCII runs four bytes at a time */
-		while (j->end - p >= 4 && !(jstop((unsigned char)p[0]) | jstop((unsigned char)p[1]) |
-		                            jstop((unsigned char)p[2]) | jstop((unsigned char)p[3])))
+		while (j->end - p >= 4 && !(jplain[(unsigned char)p[0]] | jplain[(unsigned char)p[1]] |
+		                            jplain[(unsigned char)p[2]] | jplain[(unsigned char)p[3]]))
 			p += 4;
 		if (p >= j->end)
 			return jfail(j, start - 1, "unterminated string");
