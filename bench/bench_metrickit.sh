@@ -21,6 +21,19 @@ printf 'metrickit\tread %s payloads (%s MB JSON Lines) into one profile\t%s MB/s
 	"$N" "$mb" "$tk_rate" "$tk_mb" "$py_rate" "$py_mb" "$(awk -v a="$py_s" -v b="$tk_s" 'BEGIN {printf "%.1f", a / b}')" \
 	"$([ "$tk_rate" -ge 150 ] && echo met || echo missed)" >>"$BENCH_SUMMARY"
 
+# ingest: the same N payloads into a fresh SQLite store (every diagnostic a report), against Python's
+# json + sqlite3 storing one row per diagnostic with a five-frame signature (bench/mxgen.py ingest-peer)
+rm -f "$out/ingest.db"* "$out/peer.db"
+read -r is_s is_mb < <(cpu "$TK" ingest -q --db "sqlite:$out/ingest.db" "$f")
+read -r ps_s ps_mb < <(cpu python3 bench/mxgen.py ingest-peer "$f" "$out/peer.db")
+stored=$(sqlite3 "$out/ingest.db" 'SELECT count(*) FROM reports')
+is_rate=$(awk -v n="$N" -v s="$is_s" 'BEGIN {printf "%.0f", n / s}')
+ps_rate=$(awk -v n="$N" -v s="$ps_s" 'BEGIN {printf "%.0f", n / s}')
+echo "ingest $N payloads ($stored reports): tracekit $is_s s CPU ($is_rate payloads/s, $is_mb MB RSS); python json+sqlite3 $ps_s s CPU ($ps_rate payloads/s, $ps_mb MB)"
+printf 'metrickit\tingest %s payloads (%s MB JSON Lines, %s reports) into SQLite\t%s payloads/s, %s MB RSS\tpython json + sqlite3 %s payloads/s, %s MB\t%sx\t>= 2,000 payloads/s: %s\n' \
+	"$N" "$mb" "$stored" "$is_rate" "$is_mb" "$ps_rate" "$ps_mb" "$(awk -v a="$ps_s" -v b="$is_s" 'BEGIN {printf "%.1f", a / b}')" \
+	"$([ "$is_rate" -ge 2000 ] && echo met || echo missed)" >>"$BENCH_SUMMARY"
+
 # symbolication: 100,000 frames (10,000 with --quick) into a generated dylib: the generator writes two
 # diagnostics over one tree of F frames, so F = 50,000 gives 100,000 frames (a 43 MB payload; 100,000
 # would pass the reader's 64 MB limit for one payload)

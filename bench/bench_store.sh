@@ -3,7 +3,7 @@
 # (Debian's clickhouse-server started here on 127.0.0.1, as in the tests), side by side with each
 # engine's own way of answering the same question.
 #
-#   bench/bench_store.sh [--quick]        (full: 1 M reports; --quick: 100 k)
+#   bench/bench_store.sh [--quick] [--compact-only]   (full: 1 M reports; --quick: 100 k; 4. alone)
 #   TK_OLD=/path/to/old/tracekit bench/bench_store.sh   also runs that binary's ingest on the same
 #                                        input in the same run (side by side with a previous build)
 #
@@ -14,6 +14,10 @@
 # 3. `tracekit stats --db … --metric hang.duration --by version` (P50…P99.9, exact type 7) and
 #    `tracekit top-hangs`, best of 3; peers: SQLite with type 7 written in plain SQL (window
 #    functions), ClickHouse's own quantilesExact (no interpolation, so not type 7: a speed reference).
+# 4. `tracekit store compact` (issue 20 item 14) on stores raced by two concurrent ingests of the same
+#    sessions (ClickHouse keeps both copies and marks the batches raced, so grouped queries read each
+#    report once with a dedup step; SQLite has one writer at a time): stats --by version and top-hangs,
+#    best of 3, before and after the compaction, against a store that ingested the input once.
 # Rates are wall-clock; CPU (user+sys of the client, plus the server's for ClickHouse) is printed
 # too, because this machine is shared and the load is reported with the summary.
 set -eu
@@ -21,8 +25,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 TK=${TK:-$ROOT/$BUILD/tracekit}
 OUT=${BENCH_OUT:-$ROOT/bench/out}
-SESSIONS=20000 HANGS=50 N=1000000
-if [ "${1:-}" = "--quick" ]; then SESSIONS=2000 N=100000; fi
+SESSIONS=20000 HANGS=50 N=1000000 COMPACT_ONLY=0
+for a in "$@"; do
+	case $a in
+	--quick) SESSIONS=2000 N=100000 ;;
+	--compact-only) COMPACT_ONLY=1 ;;
+	esac
+done
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/storegen" "$BUILD/bench/store_put" >/dev/null
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
@@ -59,6 +68,46 @@ sum() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"${BENCH_SUMMARY:-/dev/null}"; 
 
 echo "# fleet store, $R generated reports ($SESSIONS sessions), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 DB_SQ="sqlite:$TMP/fleet.db" DB_CH="$CH_URL/bench"
+
+compact_bench() {
+	local q="$TMP/compact-q" name db
+	queries() { # DB: QS = best-of-3 wall of stats --by version + top-hangs
+		best3 "$TK" stats --db "$1" --metric hang.duration --by version --json
+		QS=$BEST
+		best3 "$TK" top-hangs --db "$1" --limit 100
+		QS=$(awk -v a="$QS" -v b="$BEST" 'BEGIN { printf "%.2f", a + b }')
+	}
+	for name in sqlite clickhouse; do
+		if [ $name = sqlite ]; then db="sqlite:$TMP/race.db" ref="sqlite:$TMP/once.db"; else db="$CH_URL/race" ref="$CH_URL/once"; fi
+		"$TK" ingest -q --db "$ref" "$G"
+		queries "$ref"
+		local once=$QS
+		"$TK" stats --db "$ref" --metric hang.duration --by version --json >"$q.ref"
+		# two ingesters of the same sessions at once, in small batches so their batches interleave
+		"$TK" ingest -q --jobs 1 --batch 2000 --db "$db" "$G" &
+		local p1=$!
+		"$TK" ingest -q --jobs 1 --batch 2000 --db "$db" "$G" || true
+		wait $p1 || true
+		queries "$db"
+		local raced=$QS
+		local extra=""
+		[ $name = clickhouse ] && extra=$(curl -s --data-binary "SELECT count() - uniqExact(kind, id) FROM race.reports" "http://127.0.0.1:$CH_PORT/")
+		local c0; c0=$(server_cpu)
+		run "$TK" store compact --db "$db"
+		local cw=$WALL cc=$CPU cs; cs=$(awk -v a="$c0" -v b="$(server_cpu)" 'BEGIN { printf "%.2f", b - a }')
+		queries "$db"
+		local after=$QS
+		"$TK" stats --db "$db" --metric hang.duration --by version --json >"$q.after"
+		local same="answers = the once-ingested store's"
+		cmp -s "$q.ref" "$q.after" || same="ANSWERS DIFFER from the once-ingested store's"
+		echo "compact $name ($R reports ingested twice at once${extra:+, $extra extra copies}): stats + top-hangs $raced s raced → $after s after compact ($cw s wall, CPU $cc s${extra:+ + server $cs s}); ingested once: $once s; $same"
+		sum store "store compact, $name: $R reports raced by 2 concurrent ingests; stats --by version + top-hangs (best of 3)" "raced $raced s → compacted $after s (compact $cw s)" "ingested once: $once s" "$(awk -v a="$raced" -v b="$after" 'BEGIN { printf "%.1f× faster after", a / b }')" "back to the un-raced speed; $same"
+	done
+}
+if [ $COMPACT_ONLY = 1 ]; then
+	compact_bench
+	exit 0
+fi
 
 run "$TK" ingest -q --db "$DB_SQ" "$G"
 sq_ingest_wall=$WALL sq_ingest_cpu=$CPU
@@ -128,3 +177,4 @@ sum store "store alone, $N parsed reports, clickhouse" "$(rate "$N" "$ch_put_wal
 sum store "P50…P99.9 by version over $R, sqlite" "$sq_q s" "plain-SQL type 7: $sq_peer s" "$(awk -v a="$sq_peer" -v b="$sq_q" 'BEGIN { printf "%.1f×", a / b }')" "≤ 1 s; $agree"
 sum store "P50…P99.9 by version over $R, clickhouse" "$ch_q s" "quantilesExact (not type 7): $ch_peer s" "$(awk -v a="$ch_peer" -v b="$ch_q" 'BEGIN { printf "%.1f×", a / b }')" "≤ 1 s"
 sum store "top-hangs over $R, sqlite / clickhouse" "$sq_top s / $ch_top s" "-" "-" "-"
+compact_bench

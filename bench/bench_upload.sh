@@ -8,6 +8,9 @@
 # concurrent uploads together, issue 20 item 13: target >= 30 k reports/s).
 #
 #   bench/bench_upload.sh [--quick]     (full: 2000 sessions × 20 hangs + 200 exports; --quick: 500 + 50)
+#   TK_OLD=/path/to/old/tracekit bench/bench_upload.sh   also sends the sessions with that build's
+#                                       upload → serve (its own defaults) in the same run
+#   UPLOAD_ONLY=1: the sessions alone (no exports)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -48,12 +51,21 @@ R=$((SESSIONS * HANGS))
 echo "t0k3n-for-bench" >"$TMP/token"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/v1/reports"
-serve() {
+serve() { # DB [BINARY]
 	: >"$TMP/serve.log"
-	"$TK" serve --ingest --db "$1" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" 2>>"$TMP/serve.log" &
+	"${2:-$TK}" serve --ingest --db "$1" --listen "127.0.0.1:$PORT" --token-file "$TMP/token" 2>>"$TMP/serve.log" &
 	SRV=$!
 	for _ in $(seq 100); do grep -q "serving on" "$TMP/serve.log" && return 0; sleep 0.05; done
 	echo "bench_upload: serve did not start" >&2; exit 1
+}
+old_sessions() { # the previous build, side by side: its upload (one session at a time) → its serve
+	serve "sqlite:$TMP/served-old.db" "$TK_OLD"
+	run "$TK_OLD" upload --url "$URL" --token-file "$TMP/token" --force "$G" 2>"$TMP/up-old.log"
+	OW=$WALL OC=$CPU OSC=$(srv_cpu)
+	kill $SRV; wait $SRV 2>/dev/null || true
+	n3=$(sqlite3 "$TMP/served-old.db" 'SELECT count(*) FROM reports')
+	[ "$n3" = "$R" ] || { echo "bench_upload: the previous build stored $n3 of $R" >&2; exit 1; }
+	printf '%-34s %8s s %9s reports/s  (client CPU %s s, serve CPU %s s)\n' "previous build: upload → serve" "$OW" "$(rate $R "$OW")" "$OC" "$OSC"
 }
 srv_cpu() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$SRV/stat"; }
 
@@ -63,6 +75,7 @@ run "$TK" ingest -q --db "sqlite:$TMP/direct.db" "$G"
 IW=$WALL IC=$CPU
 printf '%-34s %8s s %9s reports/s  (client CPU %s s%s)\n' "tracekit ingest (direct)" "$IW" "$(rate $R "$IW")" "$IC" ""
 n1=$(sqlite3 "$TMP/direct.db" 'SELECT count(*) FROM reports')
+[ -n "${TK_OLD:-}" ] && old_sessions
 for JOBS in 1 8; do
 	serve "sqlite:$TMP/served$JOBS.db"
 	run "$TK" upload --url "$URL" --token-file "$TMP/token" --force --jobs "$JOBS" "$G" 2>"$TMP/up.log"
@@ -74,9 +87,15 @@ for JOBS in 1 8; do
 	printf '%-34s %8s s %9s reports/s  (client CPU %s s, serve CPU %s s, %s commits)\n' "tracekit upload -j $JOBS → serve" "$UW" "$(rate $R "$UW")" "$UC" "$SC" "$commits"
 	ratio=$(awk -v a="$UW" -v b="$IW" 'BEGIN { printf "%.1f×", a / b }')
 	sum upload "$R reports in $SESSIONS sessions → SQLite: upload --jobs $JOBS → serve vs ingest" \
-		"$(rate $R "$UW") reports/s ($(rate $SESSIONS "$UW") sessions/s, $commits commits)" "ingest $(rate $R "$IW") reports/s" \
+		"$(rate $R "$UW") reports/s ($(rate $SESSIONS "$UW") sessions/s, $commits commits; CPU client $UC s + serve $SC s)" "ingest $(rate $R "$IW") reports/s (CPU $IC s)" \
 		"upload $ratio slower" "≥ 30 k reports/s (group commit)"
+	if [ -n "${TK_OLD:-}" ] && [ "$JOBS" = 8 ]; then
+		sum upload "$R reports in $SESSIONS sessions → SQLite: upload → serve, this build (-j 8) vs TK_OLD" \
+			"$(rate $R "$UW") reports/s, CPU $UC + $SC s" "$(rate $R "$OW") reports/s, CPU $OC + $OSC s" \
+			"$(awk -v a="$OW" -v b="$UW" 'BEGIN { printf "%.1f× faster", a / b }')" "≥ 30 k reports/s"
+	fi
 done
+[ -n "${UPLOAD_ONLY:-}" ] && exit 0
 # profiles
 run "$TK" ingest -q --db "sqlite:$TMP/pdirect.db" --set app=Bench "$X"
 IW=$WALL

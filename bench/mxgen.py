@@ -7,6 +7,8 @@
                                              images + the app, diagnostic metadata as iOS 17 writes it.
   mxgen.py peer FILE                         the peer: Python's json module decodes every line and walks
                                              every tree (sum of sampleCount), printing the frame count.
+  mxgen.py ingest-peer FILE DB               the ingest peer: json + sqlite3, one row per diagnostic with
+                                             its keys and a five-frame signature, one transaction.
 """
 import json
 import random
@@ -87,6 +89,32 @@ def main():
                             frames += 1
                             stack.extend(f.get("subFrames", ()))
         print(frames)
+    elif sys.argv[1] == "ingest-peer":
+        # the peer of `tracekit ingest`: Python's json and sqlite3, one row per diagnostic (kind,
+        # version, device, OS, duration text, the attributed stack's first five frames as image+offset),
+        # all in one transaction
+        import sqlite3
+        db = sqlite3.connect(sys.argv[3])
+        db.execute("CREATE TABLE IF NOT EXISTS reports (kind TEXT, version TEXT, device TEXT, os TEXT,"
+                   " duration TEXT, signature TEXT)")
+        rows = []
+        for line in open(sys.argv[2]):
+            p = json.loads(line)
+            for k in ("hangDiagnostics", "cpuExceptionDiagnostics"):
+                for d in p.get(k, []):
+                    m = d["diagnosticMetaData"]
+                    cs = d["callStackTree"]["callStacks"]
+                    st = next((c for c in cs if c.get("threadAttributed")), cs[0])
+                    path, fr = [], st["callStackRootFrames"][0]
+                    while fr:  # the heaviest path, root to leaf
+                        path.append("%s+0x%x" % (fr["binaryName"], fr["offsetIntoBinaryTextSegment"]))
+                        subs = fr.get("subFrames") or []
+                        fr = max(subs, key=lambda s: s["sampleCount"]) if subs else None
+                    rows.append((k, m.get("appVersion"), m.get("deviceType"), m.get("osVersion"),
+                                 m.get("hangDuration") or m.get("totalCPUTime"), ";".join(path[::-1][:5])))
+        db.executemany("INSERT INTO reports VALUES (?,?,?,?,?,?)", rows)
+        db.commit()
+        print(len(rows))
 
 
 if __name__ == "__main__":

@@ -125,46 +125,121 @@ int tk_parse_time_ns(const char *s, uint64_t *ns)
 	return -1;
 }
 
-/* `--event` names a sampling profiler's event (perf's cycles, instructions …) or, as a number, one
- * event of the input (a MetricKit diagnostic, a record, a report: tk_analysis_option). */
-static int text_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
+/* ---- the shared option tables ---- */
 
-static int event_number_follows(int argc, char **argv, int i)
+static const tk_cli_option read_input_options[] = {
+    TK_OPT_FLAG(TK_READ_KEEP_GOING, "--keep-going", NULL,
+                "folded stacks: skip lines that fit no rule (counted, with a warning)"),
+    TK_OPT_VALUE(
+        TK_READ_RUN, "--run", NULL, "1|2",
+        "differential folded stacks (STACK BEFORE AFTER): the first or second count (default 2, as flamegraph.pl "
+        "draws)"),
+    TK_OPT_END,
+};
+
+static const tk_cli_option read_event_options[] = {
+    TK_OPT_VALUE(
+        TK_READ_EVENT, "--event", NULL, "NAME",
+        "perf script / simpleperf with several events (-e a,b): read NAME's samples (default: the first event; "
+        "`tracekit info` lists them). Never added together"),
+    TK_OPT_VALUE(TK_READ_WEIGHT, "--weight", NULL, "samples|period",
+                 "count each sample once (default), or sum each sample's period as FlameGraph and inferno do (ns for "
+                 "cpu-clock, cycles, events)"),
+    TK_OPT_END,
+};
+
+const tk_cli_option tk_read_options_table[] = {
+    TK_OPT_INCLUDE(read_event_options),
+    TK_OPT_INCLUDE(read_input_options),
+    TK_OPT_END,
+};
+
+const tk_cli_option tk_analysis_options[] = {
+    TK_OPT_SECTION("input"),
+    TK_OPT_OPERAND(
+        TK_AN_INPUT, "FILE",
+        "an `xctrace export` XML file, Records, Instruments Deep Copy text, a macOS `sample` report, `perf "
+        "script`/simpleperf text, DTrace stacks, MetricKit JSON, an .ips/.crash/spindump report or folded stacks "
+        "(found by content; gzip'd is fine), or - for standard input"),
+    TK_OPT_VALUE(TK_AN_OUTPUT, "--output", "-o", "PATH", "write there instead of standard output"),
+    TK_OPT_INCLUDE(read_input_options),
+    TK_OPT_SECTION("filters"),
+    TK_OPT_VALUE(TK_AN_TIME_FROM, "--time-from", NULL, "T", "keep samples at or after T since the start of the run"),
+    TK_OPT_VALUE(TK_AN_TIME_TO, "--time-to", NULL, "T",
+                 "keep samples before T; T is 250ms, 1.5s, 300us, 1000ns or MM:SS.mmm"),
+    TK_OPT_LIST(TK_AN_THREAD, "--thread", NULL, "T",
+                "keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several"),
+    TK_OPT_LIST(TK_AN_PROCESS, "--process", NULL, "P",
+                "keep threads of processes whose pid or name is P; repeat for several"),
+    TK_OPT_INCLUDE(read_event_options),
+    /* the same option as --event NAME (the parser takes the first): a number selects an event */
+    TK_OPT_LIST(
+        TK_AN_EVENT_N, "--event", NULL, "N",
+        "(a number) keep the stacks of event N (a MetricKit diagnostic, a record, a report; numbered from 1, as "
+        "`tracekit records` lists them)"),
+    TK_OPT_LIST(TK_AN_KIND, "--kind", NULL, "K",
+                "keep the stacks of events of kind K: hang, cpu, disk, crash, launch, cpu-highload"),
+    TK_OPT_SECTION("transforms (applied in the order given, after the filters)"),
+    TK_OPT_LIST(TK_AN_FOCUS, "--focus", NULL, "FUNC",
+                "keep samples that go through FUNC, re-rooted at its outermost call"),
+    TK_OPT_LIST(TK_AN_EXCLUDE, "--exclude", NULL, "FUNC", "drop samples that go through FUNC"),
+    TK_OPT_LIST(TK_AN_MERGE, "--merge", NULL, "FUNC",
+                "charge FUNC to its caller (its frames disappear, its self time moves up)"),
+    TK_OPT_LIST(TK_AN_MERGE_BINARY, "--merge-binary", NULL, "BIN",
+                "the same for every frame of binary BIN (name or full path)"),
+    TK_OPT_FLAG(TK_AN_HIDE_SYSTEM, "--hide-system", NULL,
+                "--merge-binary for every system binary (/System/, /usr/lib/, dyld, kernel …)"),
+    TK_OPT_FLAG(TK_AN_HIDE_UNSYMBOLICATED, "--hide-unsymbolicated", NULL,
+                "charge frames with no symbol (0x…) to their callers (Hide Missing Symbols)"),
+    TK_OPT_FLAG(TK_AN_FLATTEN_RECURSION, "--flatten-recursion", NULL,
+                "collapse direct recursion (f > f > f becomes f)"),
+    TK_OPT_TEXT(
+        "FUNC is a symbol as shown (\"objc_msgSend\", \"0x1a2b3c\" when unsymbolicated), or BINARY`SYMBOL to pick "
+        "one binary's (\"libobjc.A.dylib`objc_msgSend\"). Functions are told apart by symbol + binary."),
+    TK_OPT_SECTION("symbols"),
+    TK_OPT_LIST(TK_AN_SYMBOLS, "--symbols", NULL, "PATH",
+                "a dSYM, binary or directory to symbolicate from; repeat for several"),
+    TK_OPT_END,
+};
+
+/* `--event` names a sampling profiler's event (perf's cycles, instructions …) or, as a number, one
+ * event of the input (a MetricKit diagnostic, a record, a report: TK_AN_EVENT_N). */
+static int is_number(const char *v)
 {
-	const char *v = strncmp(argv[i], "--event=", 8) == 0 ? argv[i] + 8
-	                : strcmp(argv[i], "--event") == 0 && i + 1 < argc ? argv[i + 1]
-	                                                                  : NULL;
 	return v && *v && strspn(v, "0123456789") == strlen(v);
 }
 
-int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+int tk_cli_read_handle(const char *cmd, tk_read_options *ro, const tk_cli_option *o, const char *val,
+                       const char *spelling)
 {
-	const char *val;
-	int r;
-	if ((r = text_read_option(cmd, argc, argv, i, o)) != 0)
-		return r;
-	if (event_number_follows(argc, argv, *i))
+	switch (o->id) {
+	case TK_READ_KEEP_GOING: ro->keep_going = 1; return 0;
+	case TK_READ_RUN:
+		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
+			return tk_cli_fail(
+			           "%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
+			           "folded file)",
+			           cmd, val),
+			       -1;
+		ro->run = (unsigned)(val[0] - '0');
 		return 0;
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--event", NULL, &val)) != 0) {
-		if (r < 0)
-			return -1;
+	case TK_READ_EVENT:
+		if (is_number(val)) /* no event filter here: as any option the command does not know */
+			return tk_cli_usage(cmd, "unknown option '%s'", spelling), -1;
 		if (!*val)
 			return tk_cli_usage(cmd, "--event needs a non-empty value"), -1;
-		o->event = val;
-		return 1;
-	}
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--weight", NULL, &val)) != 0) {
-		if (r < 0)
-			return -1;
+		ro->event = val;
+		return 0;
+	case TK_READ_WEIGHT:
 		if (strcmp(val, "samples") == 0)
-			o->weight = TK_READ_WEIGHT_SAMPLES;
+			ro->weight = TK_READ_WEIGHT_SAMPLES;
 		else if (strcmp(val, "period") == 0)
-			o->weight = TK_READ_WEIGHT_PERIOD;
+			ro->weight = TK_READ_WEIGHT_PERIOD;
 		else
 			return tk_cli_usage(cmd, "--weight '%s': expected samples or period", val), -1;
-		return 1;
+		return 0;
 	}
-	return 0;
+	return tk_cli_usage(cmd, "unknown option '%s'", spelling), -1;
 }
 
 static void add_spec(tk_analysis *a, tk_transform_kind kind, const char *pattern)
@@ -173,82 +248,55 @@ static void add_spec(tk_analysis *a, tk_transform_kind kind, const char *pattern
 	a->specs[a->nspecs++] = (tk_transform_spec){kind, pattern};
 }
 
-int tk_analysis_option(tk_analysis *a, int argc, char **argv, int *i)
+int tk_analysis_handle(tk_analysis *a, const tk_cli_option *o, const char *val, const char *spelling)
 {
 	static const struct {
-		const char *name;
+		int id;
 		tk_transform_kind kind;
+		const char *name;
 	} with_value[] = {
-	    {"--focus", TK_TX_FOCUS},   {"--exclude", TK_TX_EXCLUDE},
-	    {"--merge", TK_TX_MERGE},   {"--merge-binary", TK_TX_MERGE_BINARY},
-	    {"--thread", TK_TX_THREAD}, {"--process", TK_TX_PROCESS},
-	    {"--event", TK_TX_EVENT},   {"--kind", TK_TX_EVENT_KIND},
+	    {TK_AN_FOCUS, TK_TX_FOCUS, "--focus"},    {TK_AN_EXCLUDE, TK_TX_EXCLUDE, "--exclude"},
+	    {TK_AN_MERGE, TK_TX_MERGE, "--merge"},    {TK_AN_MERGE_BINARY, TK_TX_MERGE_BINARY, "--merge-binary"},
+	    {TK_AN_THREAD, TK_TX_THREAD, "--thread"}, {TK_AN_PROCESS, TK_TX_PROCESS, "--process"},
+	    {TK_AN_EVENT_N, TK_TX_EVENT, "--event"},  {TK_AN_KIND, TK_TX_EVENT_KIND, "--kind"},
 	};
-	const char *arg = argv[*i], *val;
-	int r;
-	for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) {
-		if (with_value[k].kind == TK_TX_EVENT && !event_number_follows(argc, argv, *i))
-			continue; /* --event NAME: a perf event (tk_cli_read_option) */
-		if ((r = tk_cli_opt(a->cmd, argc, argv, i, with_value[k].name, NULL, &val)) != 0) {
-			if (r < 0)
-				return -1;
+	int id = o->id;
+	if (id == TK_READ_EVENT && is_number(val))
+		id = TK_AN_EVENT_N; /* --event N: an event of the input, not a perf event */
+	for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+		if (with_value[k].id == id) {
 			if (!*val)
 				return tk_cli_fail("%s: %s needs a non-empty value", a->cmd, with_value[k].name), -1;
 			add_spec(a, with_value[k].kind, val);
-			return 1;
+			return 0;
 		}
-	}
-	if (strcmp(arg, "--hide-system") == 0) {
-		add_spec(a, TK_TX_MERGE_SYSTEM, NULL);
-		return ++*i, 1;
-	}
-	if (strcmp(arg, "--hide-unsymbolicated") == 0) {
-		add_spec(a, TK_TX_MERGE_UNSYMBOLICATED, NULL);
-		return ++*i, 1;
-	}
-	if (strcmp(arg, "--flatten-recursion") == 0) {
-		add_spec(a, TK_TX_FLATTEN_RECURSION, NULL);
-		return ++*i, 1;
-	}
-	const char *which[] = {"--time-from", "--time-to"};
-	for (int k = 0; k < 2; k++) {
-		if ((r = tk_cli_opt(a->cmd, argc, argv, i, which[k], NULL, &val)) != 0) {
-			if (r < 0)
-				return -1;
-			uint64_t ns;
-			if (tk_parse_time_ns(val, &ns) < 0)
-				return tk_cli_fail(
-				           "%s: %s '%s': expected a time such as 250ms, 1.5s, 300us, 1000ns or 01:02.5",
-				           a->cmd, which[k], val),
-				       -1;
-			*(k ? &a->read.time_to : &a->read.time_from) = ns;
-			return 1;
-		}
-	}
-	if ((r = tk_cli_read_option(a->cmd, argc, argv, i, &a->read)) != 0)
-		return r;
-	if ((r = tk_cli_opt(a->cmd, argc, argv, i, "--symbols", NULL, &val)) != 0) {
-		if (r < 0)
-			return -1;
-		TK_GROW(a->symbol_paths, a->capsymbols, a->nsymbols + 1);
-		a->symbol_paths[a->nsymbols++] = val;
-		return 1;
-	}
-	if ((r = tk_cli_opt(a->cmd, argc, argv, i, "--output", "-o", &val)) != 0) {
-		if (r < 0)
-			return -1;
-		a->output = val;
-		return 1;
-	}
-	if (strcmp(arg, "--") == 0 && *i + 1 < argc) { /* "--" then a path that starts with '-' */
-		arg = argv[++*i];
-	} else if (arg[0] == '-' && arg[1]) { /* "-" alone is standard input */
+	switch (id) {
+	case TK_AN_HIDE_SYSTEM: add_spec(a, TK_TX_MERGE_SYSTEM, NULL); return 0;
+	case TK_AN_HIDE_UNSYMBOLICATED: add_spec(a, TK_TX_MERGE_UNSYMBOLICATED, NULL); return 0;
+	case TK_AN_FLATTEN_RECURSION: add_spec(a, TK_TX_FLATTEN_RECURSION, NULL); return 0;
+	case TK_AN_TIME_FROM:
+	case TK_AN_TIME_TO: {
+		uint64_t ns;
+		const char *name = id == TK_AN_TIME_FROM ? "--time-from" : "--time-to";
+		if (tk_parse_time_ns(val, &ns) < 0)
+			return tk_cli_fail("%s: %s '%s': expected a time such as 250ms, 1.5s, 300us, 1000ns or 01:02.5",
+			                   a->cmd, name, val),
+			       -1;
+		*(id == TK_AN_TIME_TO ? &a->read.time_to : &a->read.time_from) = ns;
 		return 0;
 	}
-	if (a->input)
-		return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, arg), -1;
-	a->input = arg;
-	return ++*i, 1;
+	case TK_AN_SYMBOLS:
+		TK_GROW(a->symbol_paths, a->capsymbols, a->nsymbols + 1);
+		a->symbol_paths[a->nsymbols++] = val;
+		return 0;
+	case TK_AN_OUTPUT: a->output = val; return 0;
+	case TK_AN_INPUT:
+		if (a->input)
+			return tk_cli_fail("%s: one input at a time ('%s' and '%s')", a->cmd, a->input, val), -1;
+		a->input = val;
+		return 0;
+	}
+	return tk_cli_read_handle(a->cmd, &a->read, o, val, spelling);
 }
 
 void tk_cli_read_warn(void *ctx, const char *message)
@@ -256,30 +304,28 @@ void tk_cli_read_warn(void *ctx, const char *message)
 	tk_cli_warn("%s: %s", (const char *)ctx, message);
 }
 
-/* --keep-going, --run N (text readers), and the reader's warning callback. */
-static int text_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+typedef struct read_ctx {
+	const char *cmd;
+	tk_read_options *ro;
+} read_ctx;
+
+static int read_handler(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	const char *val;
-	int r;
+	read_ctx *c = ctx;
+	return tk_cli_read_handle(c->cmd, c->ro, o, val, spelling);
+}
+
+int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
+{
 	o->warn = tk_cli_read_warn;
 	o->warn_ctx = (void *)cmd;
-	if (strcmp(argv[*i], "--keep-going") == 0) {
-		o->keep_going = 1;
-		return ++*i, 1;
-	}
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--run", NULL, &val)) != 0) {
-		if (r < 0)
-			return -1;
-		if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
-			return tk_cli_fail(
-			           "%s: --run '%s': expected 1 or 2 (the first or second count of a differential "
-			           "folded file)",
-			           cmd, val),
-			       -1;
-		o->run = (unsigned)(val[0] - '0');
-		return 1;
-	}
-	return 0;
+	const char *v = strncmp(argv[*i], "--event=", 8) == 0               ? argv[*i] + 8
+	                : strcmp(argv[*i], "--event") == 0 && *i + 1 < argc ? argv[*i + 1]
+	                                                                    : NULL;
+	if (is_number(v)) /* --event N is the caller's (an event filter) */
+		return 0;
+	read_ctx c = {cmd, o};
+	return tk_cli_parse_one(cmd, tk_read_options_table, argc, argv, i, read_handler, &c);
 }
 
 int tk_analysis_check(tk_analysis *a)

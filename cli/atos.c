@@ -9,30 +9,98 @@
 
 TK_COMMAND(atos, "symbolicate addresses like Apple's atos (dSYM, binary or symbol cache)")
 
-static void usage(FILE *f)
+enum {
+	OPT_O = 1,
+	OPT_ARCH,
+	OPT_L,
+	OPT_S,
+	OPT_F,
+	OPT_SEARCH,
+	OPT_CACHE_DIR,
+	OPT_OFFSET,
+	OPT_I,
+	OPT_JSON,
+	OPT_FULL_NAMES,
+	OPT_NO_CACHE_WRITE,
+	OPT_ADDRESS
+};
+
+/* atos's own spellings: single-dash long options (-arch, -offset), values after a blank */
+static const tk_cli_option options[] = {
+    TK_OPT_VALUE(OPT_O, "-o", NULL, "PATH",
+                 "a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache"),
+    TK_OPT_VALUE(OPT_ARCH, "-arch", NULL, "ARCH",
+                 "slice of a universal file: arm64, arm64e, x86_64 (default: the only slice)"),
+    TK_OPT_VALUE(OPT_L, "-l", NULL, "LOADADDR",
+                 "runtime load address of the image (hex); addresses are runtime addresses"),
+    TK_OPT_VALUE(OPT_S, "-s", NULL, "SLIDE", "alternative to -l: runtime = file address + SLIDE (hex)"),
+    TK_OPT_FLAG(OPT_OFFSET, "-offset", NULL, "addresses are offsets from the start of the image"),
+    TK_OPT_FLAG(OPT_I, "-i", "--inlineFrames", "print inlined frames too, innermost first, one line each"),
+    TK_OPT_VALUE(OPT_F, "-f", NULL, "FILE", "read addresses from FILE (whitespace separated)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "one JSON object per address: function, file, line of every frame"),
+    TK_OPT_FLAG(
+        OPT_FULL_NAMES, "--full-names", NULL,
+        "Swift names in swift-demangle's full form (module, signature types) instead of the short form atos prints "
+        "(\"ViewController.viewDidLoad()\")"),
+    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", NULL, "DIR",
+                 "where the symbol cache is kept (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
+    TK_OPT_FLAG(OPT_NO_CACHE_WRITE, "--no-cache-write", NULL,
+                "never write cache files (caches are built in memory for this process only)"),
+    TK_OPT_LIST(
+        OPT_SEARCH, "--search", NULL, "PATH",
+        "directories, dSYMs or binaries to find images in; each input line is then IMAGE ADDRESS… where IMAGE is a "
+        "UUID or a path, optionally :ARCH and @LOADADDR (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 "
+        "0x104a8d010)"),
+    TK_OPT_OPERAND(OPT_ADDRESS, "ADDRESS…", "addresses to look up; the first one ends the options (so does --)"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_atos = {
+    .name = "atos",
+    .usage = "tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
+             "              [--json] [--full-names] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
+             "tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)",
+    .about = "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
+             "the line Apple's atos prints:  function (in Image) (file:line)\n",
+    .options = options,
+    .footer = "Without debug info for an address, the symbol table gives `function (in Image) + offset`;\n"
+              "an address in no known function is printed back as given.\n",
+    .flags = TK_CLI_STOP | TK_CLI_HELP_IN_PLACE | TK_CLI_DASH_DIGIT,
+    .column = 18,
+};
+
+typedef struct atos_args {
+	const char *obj, *arch, *file;
+	const char **search;
+	int nsearch;
+	tk_symbol_options so;
+	tk_atos_options ao;
+} atos_args;
+
+static int atos_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
 {
-	fprintf(f, "usage: tracekit atos -o PATH [-arch ARCH] [-l LOADADDR | -s SLIDE | -offset] [-i] [-f FILE]\n"
-	           "                     [--json] [--full-names] [--cache-dir DIR] [--no-cache-write] [ADDRESS…]\n"
-	           "       tracekit atos --search PATH… [-i] [--json] [-f FILE]   (batch: lines IMAGE ADDRESS…)\n\n"
-	           "Prints, for every address (hex, 0x optional; from the command line, -f FILE or standard input),\n"
-	           "the line Apple's atos prints:  function (in Image) (file:line)\n"
-	           "  -o PATH       a .dSYM bundle, the DWARF file inside it, a Mach-O binary or a .tksym cache\n"
-	           "  -arch ARCH    slice of a universal file: arm64, arm64e, x86_64 (default: the only slice)\n"
-	           "  -l LOADADDR   runtime load address of the image (hex); addresses are runtime addresses\n"
-	           "  -s SLIDE      alternative to -l: runtime = file address + SLIDE (hex)\n"
-	           "  -offset       addresses are offsets from the start of the image\n"
-	           "  -i            print inlined frames too, innermost first, one line each\n"
-	           "  -f FILE       read addresses from FILE (whitespace separated)\n"
-	           "  --json        one JSON object per address: function, file, line of every frame\n"
-	           "  --full-names  Swift names in swift-demangle's full form (module, signature types) instead\n"
-	           "                of the short form atos prints (\"ViewController.viewDidLoad()\")\n"
-	           "  --cache-dir DIR, --no-cache-write   where the symbol cache is kept (default\n"
-	           "                $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
-	           "  --search PATH directories, dSYMs or binaries to find images in; each input line is then\n"
-	           "                IMAGE ADDRESS… where IMAGE is a UUID or a path, optionally :ARCH and @LOADADDR\n"
-	           "                (e.g. 4C4C44A4-5555-3144-A178-6F015627038B@0x104a8c000 0x104a8d010)\n"
-	           "Without debug info for an address, the symbol table gives `function (in Image) + offset`;\n"
-	           "an address in no known function is printed back as given.\n");
+	atos_args *t = ctx;
+	switch (o->id) {
+	case OPT_O: t->obj = v; return 0;
+	case OPT_ARCH: t->arch = v; return 0;
+	case OPT_L:
+	case OPT_S:
+		if (tk_atos_parse_hex(v, o->id == OPT_L ? &t->ao.load : &t->ao.slide) < 0)
+			return tk_cli_usage("atos", "%s %s: not a hex %s", o->name, v,
+			                    o->id == OPT_L ? "load address" : "slide"),
+			       -1;
+		t->ao.mode = o->id == OPT_L ? TK_ATOS_LOAD : TK_ATOS_SLIDE;
+		return 0;
+	case OPT_F: t->file = v; return 0;
+	case OPT_SEARCH: t->search[t->nsearch++] = v; return 0;
+	case OPT_CACHE_DIR: t->so.cache_dir = v; return 0;
+	case OPT_OFFSET: t->ao.mode = TK_ATOS_OFFSET; return 0;
+	case OPT_I: t->ao.inlined = 1; return 0;
+	case OPT_JSON: t->ao.json = 1; return 0;
+	case OPT_FULL_NAMES: t->ao.full_names = 1; return 0;
+	case OPT_NO_CACHE_WRITE: t->so.no_cache_write = 1; return 0;
+	}
+	return 0;
 }
 
 static void atos_warn(void *ctx, const char *message)
@@ -43,65 +111,17 @@ static void atos_warn(void *ctx, const char *message)
 
 int cmd_atos(int argc, char **argv)
 {
-	const char *obj = NULL, *arch = NULL, *file = NULL;
 	const char *search[argc];
-	int nsearch = 0;
-	tk_symbol_options so;
-	tk_symbol_options_init(&so);
-	tk_atos_options ao = {.warn = atos_warn};
+	atos_args t = {.search = search, .ao = {.warn = atos_warn}};
+	tk_symbol_options_init(&t.so);
 	int first_addr = argc;
-	/* atos's own spellings: single-dash long options (-arch, -offset), values after a blank */
-	static const char *const with_value[] = {"-o", "-arch", "-l", "-s", "-f", "--search", "--cache-dir"};
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int r = 0;
-		size_t k = 0;
-		for (; k < sizeof with_value / sizeof with_value[0]; k++)
-			if ((r = tk_cli_opt("atos", argc, argv, &i, with_value[k], NULL, &v)) != 0)
-				break;
-		if (r < 0)
-			return 2;
-		if (r > 0) {
-			switch (k) {
-			case 0: obj = v; break;
-			case 1: arch = v; break;
-			case 2:
-			case 3:
-				if (tk_atos_parse_hex(v, k == 2 ? &ao.load : &ao.slide) < 0)
-					return tk_cli_usage("atos", "%s %s: not a hex %s", with_value[k], v,
-					                    k == 2 ? "load address" : "slide");
-				ao.mode = k == 2 ? TK_ATOS_LOAD : TK_ATOS_SLIDE;
-				break;
-			case 4: file = v; break;
-			case 5: search[nsearch++] = v; break;
-			default: so.cache_dir = v;
-			}
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "-offset"))
-			ao.mode = TK_ATOS_OFFSET;
-		else if (!strcmp(a, "-i") || !strcmp(a, "--inlineFrames"))
-			ao.inlined = 1;
-		else if (!strcmp(a, "--json"))
-			ao.json = 1;
-		else if (!strcmp(a, "--full-names"))
-			ao.full_names = 1;
-		else if (!strcmp(a, "--no-cache-write"))
-			so.no_cache_write = 1;
-		else if (!strcmp(a, "--")) {
-			first_addr = i + 1;
-			break;
-		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-			return tk_cli_usage("atos", "unknown option '%s'", a);
-		} else {
-			first_addr = i;
-			break;
-		}
-		i++;
-	}
+	int r = tk_cli_parse(&tk_cli_command_atos, argc, argv, 1, atos_option, &t, &first_addr);
+	if (r)
+		return r < 0 ? 0 : r;
+	const char *obj = t.obj, *arch = t.arch, *file = t.file;
+	int nsearch = t.nsearch;
+	tk_symbol_options so = t.so;
+	tk_atos_options ao = t.ao;
 	if (!obj && !nsearch)
 		return tk_cli_usage("atos", "-o PATH (or --search PATH for batch input) is required");
 	tk_symbolicator *s = tk_symbolicator_new(&so);

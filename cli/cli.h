@@ -6,6 +6,11 @@
  * and a function `int cmd_NAME(int argc, char **argv)` (argv[0] is the subcommand name) that
  * returns the exit status. The Makefile collects those lines into the command table, so adding a
  * subcommand touches no other file. Subcommands only wire options to the library.
+ *
+ * Options are declared once, as a table (options.h: tk_cli_command_NAME) that the parser, --help and
+ * docs/cli.md (`tracekit help --markdown`) share. ingest, serve, upload, stats, store, store-query and
+ * symbolicate still parse with a loop of their own (tk_cli_opt below) and print hand-written help;
+ * options.h says how each converts.
  */
 #ifndef TK_CLI_H
 #define TK_CLI_H

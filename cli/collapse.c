@@ -6,40 +6,54 @@
 
 TK_COMMAND(collapse, "folded stacks (FlameGraph format) for flame graphs")
 
-static void usage(void)
+enum { OPT_NO_THREAD = 1 };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("collapse options"),
+    TK_OPT_FLAG(
+        OPT_NO_THREAD, "--no-thread", NULL,
+        "merge all threads and leave the thread frame out; samples without a stack then become the single frame "
+        "\"(no stack)\""),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_collapse = {
+    .name = "collapse",
+    .usage = "tracekit collapse [options] FILE",
+    .about = "Writes one line per distinct (thread, call stack): frames root first separated by ';', a\n"
+             "space and the summed weight as an integer in the input's unit (ns for time profiles,\n"
+             "cycles, events). The first frame is the thread, \"NAME tid=TID\". A frame is its symbol, or\n"
+             "0x + hex address when unsymbolicated. Samples without a stack are the thread frame alone.\n"
+             "Feed it to flamegraph.pl, inferno-flamegraph or speedscope.\n",
+    .options = options,
+};
+
+typedef struct collapse_args {
+	tk_analysis a;
+	tk_folded_options fo;
+} collapse_args;
+
+static int collapse_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	printf("usage: tracekit collapse [options] FILE\n\n"
-	       "Writes one line per distinct (thread, call stack): frames root first separated by ';', a\n"
-	       "space and the summed weight as an integer in the input's unit (ns for time profiles,\n"
-	       "cycles, events). The first frame is the thread, \"NAME tid=TID\". A frame is its symbol, or\n"
-	       "0x + hex address when unsymbolicated. Samples without a stack are the thread frame alone.\n"
-	       "Feed it to flamegraph.pl, inferno-flamegraph or speedscope.\n\n"
-	       "collapse options:\n"
-	       "  --no-thread           merge all threads and leave the thread frame out; samples without a\n"
-	       "                        stack then become the single frame \"(no stack)\"\n\n%s",
-	       TK_ANALYSIS_HELP);
+	collapse_args *c = ctx;
+	if (o->id == OPT_NO_THREAD)
+		return c->fo.no_thread = 1, 0;
+	return tk_analysis_handle(&c->a, o, val, spelling);
 }
 
 int cmd_collapse(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "collapse");
-	tk_folded_options fo = {0};
-	int rc = 2; /* a usage error until the options are parsed */
-	for (int i = 1; i < argc;) {
-		int r;
-		if (strcmp(argv[i], "--no-thread") == 0) {
-			fo.no_thread = 1, i++;
-		} else if ((r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("collapse: unknown option '%s' (see tracekit collapse --help)", argv[i]);
-			goto out;
-		}
+	collapse_args c = {0};
+	tk_analysis_init(&c.a, "collapse");
+	int rc = tk_cli_parse(&tk_cli_command_collapse, argc, argv, 1, collapse_option, &c, NULL);
+	tk_analysis a = c.a;
+	tk_folded_options fo = c.fo;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the options are checked */
 	if (tk_analysis_check(&a))
 		goto out;
 	rc = 1;

@@ -12,69 +12,86 @@
 
 TK_COMMAND(convert, "write a profile for a viewer: Firefox Profiler, speedscope, pprof, SVG flame graph …")
 
-static void formats_help(void)
+enum { OPT_TO = 1 };
+
+/* The formats, for --help and docs/cli.md: from the writer table (lib/write/formats.c). */
+static const char *formats_text(void)
 {
+	static char text[2048] = "formats (--to NAME, or chosen by OUT's extension):\n";
+	static size_t len;
+	if (len)
+		return text;
 	size_t n;
+	len = strlen(text);
 	const tk_writer *w = tk_writers(&n);
-	printf("formats (--to NAME, or chosen by OUT's extension):\n");
-	for (size_t i = 0; i < n; i++)
-		printf("  %-12s %s  [%s]\n", w[i].name, w[i].description, w[i].extensions);
+	for (size_t i = 0; i < n && len < sizeof text; i++) {
+		int k = snprintf(text + len, sizeof text - len, "  %-12s %s  [%s]\n", w[i].name, w[i].description,
+		                 w[i].extensions);
+		len += k > 0 ? (size_t)k : 0;
+	}
+	return text;
 }
 
-static void usage(void)
-{
-	printf("usage: tracekit convert [options] FILE… --to FORMAT [-o OUT]\n\n"
-	       "Writes the profile in FILE in another format. The format is --to, else the one whose\n"
-	       "extension ends OUT (flame.svg, run.speedscope.json, cpu.pb.gz …). Without -o the result goes\n"
-	       "to standard output, except binary formats (pprof), which are never written to a terminal.\n\n"
-	       "Several FILEs are converted one at a time, never merged (two traces have unrelated clocks\n"
-	       "and may reuse pids and tids): each FILE becomes BASE.EXT, where BASE is its name without\n"
-	       ".gz and its last extension and EXT the format's first extension, written beside FILE, or\n"
-	       "into the directory -o names. --to is then required. A file that fails is reported and the\n"
-	       "others are still converted (exit status 1 if any failed).\n\n"
-	       "convert options:\n"
-	       "  --to FORMAT           the output format (see below)\n%s\n",
-	       TK_CONVERT_HELP);
-	formats_help();
-	printf("\n%s", TK_ANALYSIS_HELP);
-}
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("convert options"),
+    TK_OPT_VALUE(OPT_TO, "--to", NULL, "FORMAT", "the output format (see formats below)"),
+    TK_OPT_INCLUDE(tk_convert_options_table),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
 
-int tk_convert_option(const char *cmd, tk_convert_options *co, int argc, char **argv, int *i)
+const tk_cli_command tk_cli_command_convert = {
+    .name = "convert",
+    .usage = "tracekit convert [options] FILE… --to FORMAT [-o OUT]",
+    .about = "Writes the profile in FILE in another format. The format is --to, else the one whose\n"
+             "extension ends OUT (flame.svg, run.speedscope.json, cpu.pb.gz …). Without -o the result goes\n"
+             "to standard output, except binary formats (pprof), which are never written to a terminal.\n\n"
+             "Several FILEs are converted one at a time, never merged (two traces have unrelated clocks\n"
+             "and may reuse pids and tids): each FILE becomes BASE.EXT, where BASE is its name without\n"
+             ".gz and its last extension and EXT the format's first extension, written beside FILE, or\n"
+             "into the directory -o names. --to is then required. A file that fails is reported and the\n"
+             "others are still converted (exit status 1 if any failed).\n",
+    .options = options,
+    .table = formats_text,
+};
+
+const tk_cli_option tk_convert_options_table[] = {
+    TK_OPT_VALUE(TK_CV_TITLE, "--title", NULL, "TEXT", "the title viewers show (default: the input's file name)"),
+    TK_OPT_FLAG(TK_CV_MERGE_THREADS, "--merge-threads", NULL,
+                "one merged flame graph / stack set instead of one per thread (svg, folded, json)"),
+    TK_OPT_FLAG(TK_CV_ICICLE, "--icicle", "--invert",
+                "svg: an icicle graph (roots at the top); json: the bottom-up tree"),
+    TK_OPT_VALUE(TK_CV_MIN_WIDTH, "--min-width", NULL, "PX",
+                 "svg: leave out frames narrower than PX pixels (default 0.1)"),
+    TK_OPT_VALUE(TK_CV_MAX_FRAMES, "--max-frames", NULL, "N",
+                 "svg: at most N frames, the lightest left out first (default 20000, ~5 MB)"),
+    TK_OPT_END,
+};
+
+int tk_convert_handle(const char *cmd, tk_convert_options *co, const tk_cli_option *o, const char *val)
 {
-	const char *val;
-	int r;
-	if (strcmp(argv[*i], "--merge-threads") == 0) {
-		co->merge_threads = 1;
-		return ++*i, 1;
-	}
-	if (strcmp(argv[*i], "--icicle") == 0 || strcmp(argv[*i], "--invert") == 0) {
-		co->inverted = 1;
-		return ++*i, 1;
-	}
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--title", NULL, &val)) != 0) {
-		if (r > 0)
-			co->title = val;
-		return r;
-	}
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--max-frames", NULL, &val)) != 0) {
+	switch (o->id) {
+	case TK_CV_MERGE_THREADS: co->merge_threads = 1; return 0;
+	case TK_CV_ICICLE: co->inverted = 1; return 0;
+	case TK_CV_TITLE: co->title = val; return 0;
+	case TK_CV_MAX_FRAMES: {
 		uint32_t n;
-		if (r < 0 || tk_cli_uint(cmd, "--max-frames", val, &n) < 0)
+		if (tk_cli_uint(cmd, "--max-frames", val, &n) < 0)
 			return -1;
 		co->max_frames = n;
-		return 1;
+		return 0;
 	}
-	if ((r = tk_cli_opt(cmd, argc, argv, i, "--min-width", NULL, &val)) != 0) {
-		if (r < 0)
-			return -1;
+	case TK_CV_MIN_WIDTH: {
 		char *end;
 		errno = 0;
 		double v = strtod(val, &end);
 		if (!*val || *end || errno || !(v >= 0 && v <= 10000))
 			return tk_cli_fail("%s: --min-width '%s': expected pixels from 0 to 10000", cmd, val), -1;
 		co->min_width = v;
-		return 1;
+		return 0;
 	}
-	return 0;
+	}
+	return 1;
 }
 
 /* "dir/run.xml.gz" -> "run": the name without directories, ".gz" and the last extension. */
@@ -136,41 +153,48 @@ int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options 
 	return rc;
 }
 
+typedef struct convert_args {
+	tk_analysis a;
+	tk_convert_options co;
+	const char *to;
+	const char **inputs;
+	size_t ninputs, capinputs;
+} convert_args;
+
+static int convert_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
+{
+	convert_args *c = ctx;
+	int r;
+	if (o->id == OPT_TO) {
+		c->to = val;
+		return 0;
+	}
+	if (o->id == TK_AN_INPUT) { /* several inputs, each converted on its own */
+		TK_GROW(c->inputs, c->capinputs, c->ninputs + 1);
+		c->inputs[c->ninputs++] = val;
+		return 0;
+	}
+	if ((r = tk_convert_handle("convert", &c->co, o, val)) <= 0)
+		return r;
+	return tk_analysis_handle(&c->a, o, val, spelling);
+}
+
 int cmd_convert(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "convert");
-	tk_convert_options co;
-	tk_convert_options_init(&co);
-	const char *to = NULL;
-	const char **inputs = NULL;
-	size_t ninputs = 0, capinputs = 0;
-	int rc = 2; /* a usage error until the options are checked */
-	for (int i = 1; i < argc;) {
-		int r;
-		const char *arg = argv[i];
-		if ((r = tk_cli_opt("convert", argc, argv, &i, "--to", NULL, &to)) != 0) {
-			if (r < 0)
-				goto out;
-		} else if ((r = tk_convert_option("convert", &co, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else if ((arg[0] != '-' || !arg[1]) || (strcmp(arg, "--") == 0 && i + 1 < argc)) {
-			if (strcmp(arg, "--") == 0)
-				arg = argv[++i];
-			TK_GROW(inputs, capinputs, ninputs + 1);
-			inputs[ninputs++] = arg;
-			i++;
-		} else if ((r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("convert: unknown option '%s' (see tracekit convert --help)", arg);
-			goto out;
-		}
+	convert_args c = {0};
+	tk_analysis_init(&c.a, "convert");
+	tk_convert_options_init(&c.co);
+	int rc = tk_cli_parse(&tk_cli_command_convert, argc, argv, 1, convert_option, &c, NULL);
+	tk_analysis a = c.a;
+	tk_convert_options co = c.co;
+	const char *to = c.to;
+	const char **inputs = c.inputs;
+	size_t ninputs = c.ninputs;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the options are checked */
 	if (!ninputs) {
 		tk_cli_fail("convert: no input file (use - for standard input; see tracekit convert --help)");
 		goto out;

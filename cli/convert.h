@@ -8,15 +8,11 @@
 #include "analysis.h"
 #include "tracekit/write.h"
 
-#define TK_CONVERT_HELP                                                                                                \
-	"  --title TEXT          the title viewers show (default: the input's file name)\n"                            \
-	"  --merge-threads       one merged flame graph / stack set instead of one per thread (svg, folded, json)\n"   \
-	"  --icicle, --invert    svg: an icicle graph (roots at the top); json: the bottom-up tree\n"                  \
-	"  --min-width PX        svg: leave out frames narrower than PX pixels (default 0.1)\n"                        \
-	"  --max-frames N        svg: at most N frames, the lightest left out first (default 20000, ~5 MB)\n"
-
-/* Consume a viewer option at argv[*i]: 1 if consumed, 0 if not one, -1 after printing an error. */
-int tk_convert_option(const char *cmd, tk_convert_options *co, int argc, char **argv, int *i);
+/* The viewer options (--title, --merge-threads, --icicle, --min-width, --max-frames), ids TK_CV_*. */
+enum { TK_CV_TITLE = 1200, TK_CV_MERGE_THREADS, TK_CV_ICICLE, TK_CV_MIN_WIDTH, TK_CV_MAX_FRAMES };
+extern const tk_cli_option tk_convert_options_table[];
+/* Handle a TK_CV_* option (tk_cli_handler's contract); 1 if o is not one of them. */
+int tk_convert_handle(const char *cmd, tk_convert_options *co, const tk_cli_option *o, const char *value);
 /* Load a->input (filters, transforms, --symbols), write it with w to a->output (atomically) or
  * standard output. Binary formats are refused on a terminal. Returns the exit status. */
 int tk_convert_run(tk_analysis *a, const tk_writer *w, const tk_convert_options *co);

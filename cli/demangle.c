@@ -3,20 +3,40 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "tracekit/symbol.h"
 
 TK_COMMAND(demangle, "demangle C++, Rust and Swift names like c++filt (arguments or standard input)")
 
-static void usage(FILE *f)
+enum { OPT_SIMPLIFIED = 1, OPT_NAME };
+
+static const tk_cli_option options[] = {
+    TK_OPT_FLAG(OPT_SIMPLIFIED, "--simplified", "-s",
+                "Swift in the short form atos, Instruments and crash reports print (\"ViewController.viewDidLoad()\"); "
+                "the default is swift-demangle's full form"),
+    TK_OPT_OPERAND(OPT_NAME, "NAME…", "names to demangle; the first one ends the options (so does --)"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_demangle = {
+    .name = "demangle",
+    .usage = "tracekit demangle [--simplified] [NAME…]",
+    .about = "Prints each NAME demangled, one per line; without NAME, copies standard input to standard\n"
+             "output with every mangled name in it demangled (like c++filt). Names that are not mangled,\n"
+             "or not understood, are printed as they are.\n"
+             "  Itanium C++ (_Z…, Mach-O __Z…), Rust legacy (_ZN…17h<hash>E, the hash dropped) and v0 (_R…),\n"
+             "  Swift ($s…, _$s…, $e…, Swift 4.2 $S…, Swift 4 _T0…, older _T…)\n",
+    .options = options,
+    .footer = NULL,
+    .flags = TK_CLI_STOP | TK_CLI_HELP_IN_PLACE,
+    .column = 19,
+};
+
+static int demangle_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
 {
-	fprintf(f, "usage: tracekit demangle [--simplified] [NAME…]\n\n"
-	           "Prints each NAME demangled, one per line; without NAME, copies standard input to standard\n"
-	           "output with every mangled name in it demangled (like c++filt). Names that are not mangled,\n"
-	           "or not understood, are printed as they are.\n"
-	           "  Itanium C++ (_Z…, Mach-O __Z…), Rust legacy (_ZN…17h<hash>E, the hash dropped) and v0 (_R…),\n"
-	           "  Swift ($s…, _$s…, $e…, Swift 4.2 $S…, Swift 4 _T0…, older _T…)\n"
-	           "  --simplified   Swift in the short form atos, Instruments and crash reports print\n"
-	           "                 (\"ViewController.viewDidLoad()\"); the default is swift-demangle's full form\n");
+	if (o->id == OPT_SIMPLIFIED)
+		*(int *)ctx = TK_DEMANGLE_SIMPLIFIED;
+	return 0;
 }
 
 static int sym_char(int c)
@@ -53,22 +73,10 @@ static void put_name(const char *s, size_t n, int flags, FILE *out)
 int cmd_demangle(int argc, char **argv)
 {
 	int flags = TK_DEMANGLE_FULL;
-	int first = 1;
-	for (; first < argc; first++) {
-		if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[first], "--simplified") || !strcmp(argv[first], "-s"))
-			flags = TK_DEMANGLE_SIMPLIFIED;
-		else if (!strcmp(argv[first], "--")) {
-			first++;
-			break;
-		} else if (argv[first][0] == '-' && argv[first][1]) {
-			return tk_cli_usage("demangle", "unknown option '%s'", argv[first]);
-		} else
-			break;
-	}
+	int first = argc;
+	int r = tk_cli_parse(&tk_cli_command_demangle, argc, argv, 1, demangle_option, &flags, &first);
+	if (r)
+		return r < 0 ? 0 : r;
 	if (first < argc) {
 		for (int i = first; i < argc; i++) {
 			char *d = tk_demangle_any(argv[i], flags);

@@ -11,31 +11,57 @@
 
 TK_COMMAND(diff, "compare runs A and B per function: change, Mann-Whitney p, bootstrap interval")
 
-static void usage(void)
-{
-	printf(
-	    "usage: tracekit diff [options] A… -- B…\n"
-	    "       tracekit diff [options] A B\n"
-	    "       tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
-	    "                                       first count, B the second, as difffolded.pl wrote them)\n\n"
-	    "Per function (symbol + binary), self and total weight on each side (absolute, summed over\n"
-	    "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
-	    "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"
-	    "p-value of the per-run self weights (exact for small samples without ties, otherwise the normal\n"
-	    "approximation with tie correction) and a 95 %% bootstrap interval of the change (fixed seed).\n\n"
-	    "options:\n"
-	    "  --json                {\"functions\": [{\"name\", \"self_a\", \"self_b\", \"total_a\", \"total_b\",\n"
-	    "                        \"p\"}, …]}: absolute weights summed over each side, p null with one run a side\n"
-	    "  --limit N             rows to show (default 30 for text, all for JSON; 0 = all)\n"
-	    "  --svg FILE            differential flame graph: B's call tree, red where a path's share grew,\n"
-	    "                        blue where it shrank\n"
-	    "  --fail-if-slower PCT  exit 3 when the total weight per run, or a function's total weight per run,\n"
-	    "                        grew by more than PCT %% with p < 0.05 (with one run a side there is no\n"
-	    "                        p: the change alone decides). Functions under --fail-min-share are ignored.\n"
-	    "  --fail-min-share PCT  ignore functions whose total share is below PCT %% on both sides (default 1)\n"
-	    "  --keep-going          skip inputs that cannot be read (reported on stderr)\n"
-	    "  -o, --output FILE     write there instead of standard output\n");
-}
+enum {
+	OPT_SEP = 1,
+	OPT_SIDE,
+	OPT_JSON,
+	OPT_LIMIT,
+	OPT_SVG,
+	OPT_FAIL_IF_SLOWER,
+	OPT_FAIL_MIN_SHARE,
+	OPT_KEEP_GOING,
+	OPT_OUTPUT
+};
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_OPERAND(
+        OPT_SIDE, "A… -- B…",
+        "the runs of each side (files or session directories); without --, two operands are A and B, and one is a "
+        "differential folded file"),
+    TK_OPT_FLAG(OPT_SEP, "--", NULL, "ends side A: the operands after it are side B"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "{\"functions\": [{\"name\", \"self_a\", \"self_b\", \"total_a\", \"total_b\", \"p\"}, …]}: absolute "
+                "weights summed over each side, p null with one run a side"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "rows to show (default 30 for text, all for JSON; 0 = all)"),
+    TK_OPT_VALUE(OPT_SVG, "--svg", NULL, "FILE",
+                 "differential flame graph: B's call tree, red where a path's share grew, blue where it shrank"),
+    TK_OPT_VALUE(
+        OPT_FAIL_IF_SLOWER, "--fail-if-slower", NULL, "PCT",
+        "exit 3 when the total weight per run, or a function's total weight per run, grew by more than PCT % with "
+        "p < 0.05 (with one run a side there is no p: the change alone decides). Functions under --fail-min-share "
+        "are ignored."),
+    TK_OPT_VALUE(OPT_FAIL_MIN_SHARE, "--fail-min-share", NULL, "PCT",
+                 "ignore functions whose total share is below PCT % on both sides (default 1)"),
+    TK_OPT_FLAG(OPT_KEEP_GOING, "--keep-going", NULL, "skip inputs that cannot be read (reported on stderr)"),
+    TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "FILE", "write there instead of standard output"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_diff = {
+    .name = "diff",
+    .usage = "tracekit diff [options] A… -- B…\n"
+             "tracekit diff [options] A B\n"
+             "tracekit diff [options] DIFF   (differential folded stacks, `STACK BEFORE AFTER`: A is the\n"
+             "                                first count, B the second, as difffolded.pl wrote them)",
+    .about = "Per function (symbol + binary), self and total weight on each side (absolute, summed over\n"
+             "the side's runs, and as a share of the side's weight), and the change in mean weight per run,\n"
+             "sorted by the size of the self change. With several runs a side: the two-sided Mann-Whitney U\n"
+             "p-value of the per-run self weights (exact for small samples without ties, otherwise the normal\n"
+             "approximation with tie correction) and a 95 % bootstrap interval of the change (fixed seed).\n",
+    .options = options,
+    .column = 23,
+};
 
 typedef struct side {
 	tk_fntable *ft;
@@ -175,57 +201,60 @@ static int read_side(const char **paths, size_t n, side *s, int want_merged, int
 	return 0;
 }
 
+typedef struct diff_args {
+	const char **a, **b;
+	size_t na, nb;
+	int json, keep_going, have_limit, seen_sep;
+	uint32_t limit;
+	double fail_pct, min_share;
+	const char *svg, *output;
+} diff_args;
+
+static int diff_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
+{
+	diff_args *d = ctx;
+	switch (o->id) {
+	case OPT_SEP:
+		if (d->seen_sep)
+			return tk_cli_fail("diff: '--' given twice"), -1;
+		d->seen_sep = 1;
+		return 0;
+	case OPT_JSON: d->json = 1; return 0;
+	case OPT_KEEP_GOING: d->keep_going = 1; return 0;
+	case OPT_LIMIT: d->have_limit = 1; return tk_cli_uint("diff", "--limit", val, &d->limit);
+	case OPT_FAIL_IF_SLOWER: return tk_cli_percent("diff", "--fail-if-slower", val, &d->fail_pct);
+	case OPT_FAIL_MIN_SHARE: return tk_cli_percent("diff", "--fail-min-share", val, &d->min_share);
+	case OPT_SVG: d->svg = val; return 0;
+	case OPT_OUTPUT: d->output = val; return 0;
+	}
+	if (d->seen_sep) /* OPT_SIDE */
+		d->b[d->nb++] = val;
+	else
+		d->a[d->na++] = val;
+	return 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	const char **a = calloc((size_t)argc, sizeof *a), **b = calloc((size_t)argc, sizeof *b);
-	size_t na = 0, nb = 0;
-	int json = 0, keep_going = 0, have_limit = 0, seen_sep = 0;
-	int rc = 2; /* a usage error until the arguments are checked */
-	uint32_t limit = 30;
-	double fail_pct = NAN, min_share = 1;
-	const char *svg = NULL, *output = NULL;
+	diff_args args = {.a = calloc((size_t)argc, sizeof(char *)),
+	                  .b = calloc((size_t)argc, sizeof(char *)),
+	                  .limit = 30,
+	                  .fail_pct = NAN,
+	                  .min_share = 1};
 	side A = {0}, B = {0};
 	tk_diff *d = NULL;
-	for (int i = 1; i < argc;) {
-		const char *val;
-		int r;
-		if (strcmp(argv[i], "--") == 0) {
-			if (seen_sep) {
-				tk_cli_fail("diff: '--' given twice");
-				goto out;
-			}
-			seen_sep = 1, i++;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1, i++;
-		} else if (strcmp(argv[i], "--keep-going") == 0) {
-			keep_going = 1, i++;
-		} else if ((r = tk_cli_opt("diff", argc, argv, &i, "--limit", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("diff", "--limit", val, &limit) < 0)
-				goto out;
-			have_limit = 1;
-		} else if ((r = tk_cli_opt("diff", argc, argv, &i, "--fail-if-slower", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_percent("diff", "--fail-if-slower", val, &fail_pct) < 0)
-				goto out;
-		} else if ((r = tk_cli_opt("diff", argc, argv, &i, "--fail-min-share", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_percent("diff", "--fail-min-share", val, &min_share) < 0)
-				goto out;
-		} else if ((r = tk_cli_opt("diff", argc, argv, &i, "--svg", NULL, &svg)) != 0 ||
-		           (r = tk_cli_opt("diff", argc, argv, &i, "--output", "-o", &output)) != 0) {
-			if (r < 0)
-				goto out;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			tk_cli_fail("diff: unknown option '%s' (see tracekit diff --help)", argv[i]);
-			goto out;
-		} else {
-			if (seen_sep)
-				b[nb++] = argv[i];
-			else
-				a[na++] = argv[i];
-			i++;
-		}
+	int rc = tk_cli_parse(&tk_cli_command_diff, argc, argv, 1, diff_option, &args, NULL);
+	const char **a = args.a, **b = args.b;
+	size_t na = args.na, nb = args.nb;
+	int json = args.json, keep_going = args.keep_going, have_limit = args.have_limit, seen_sep = args.seen_sep;
+	uint32_t limit = args.limit;
+	double fail_pct = args.fail_pct, min_share = args.min_share;
+	const char *svg = args.svg, *output = args.output;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the arguments are checked */
 	unsigned run_a = 0, run_b = 0;
 	if (!seen_sep && na == 2)
 		b[nb++] = a[--na];

@@ -7,38 +7,47 @@
 
 TK_COMMAND(flame, "an interactive SVG flame graph (convert --to svg)")
 
-static void usage(void)
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("flame options"),
+    TK_OPT_INCLUDE(tk_convert_options_table),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_flame = {
+    .name = "flame",
+    .usage = "tracekit flame [options] FILE [-o flame.svg]",
+    .about = "Writes a self-contained, interactive SVG flame graph (click to zoom, search, tooltips) that\n"
+             "opens in any browser without network. One graph per thread, stacked, unless --merge-threads.\n"
+             "Frames of the app are warm colours, system libraries cool ones. The same as\n"
+             "`tracekit convert --to svg`.\n",
+    .options = options,
+};
+
+typedef struct flame_args {
+	tk_analysis a;
+	tk_convert_options co;
+} flame_args;
+
+static int flame_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	printf("usage: tracekit flame [options] FILE [-o flame.svg]\n\n"
-	       "Writes a self-contained, interactive SVG flame graph (click to zoom, search, tooltips) that\n"
-	       "opens in any browser without network. One graph per thread, stacked, unless --merge-threads.\n"
-	       "Frames of the app are warm colours, system libraries cool ones. The same as\n"
-	       "`tracekit convert --to svg`.\n\n"
-	       "flame options:\n%s\n%s",
-	       TK_CONVERT_HELP, TK_ANALYSIS_HELP);
+	flame_args *f = ctx;
+	int r = tk_convert_handle("flame", &f->co, o, val);
+	return r <= 0 ? r : tk_analysis_handle(&f->a, o, val, spelling);
 }
 
 int cmd_flame(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "flame");
-	tk_convert_options co;
-	tk_convert_options_init(&co);
-	int rc = 2; /* a usage error until the options are checked */
-	for (int i = 1; i < argc;) {
-		int r;
-		if ((r = tk_convert_option("flame", &co, argc, argv, &i)) != 0 ||
-		    (r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("flame: unknown option '%s' (see tracekit flame --help)", argv[i]);
-			goto out;
-		}
+	flame_args f;
+	tk_analysis_init(&f.a, "flame");
+	tk_convert_options_init(&f.co);
+	int rc = tk_cli_parse(&tk_cli_command_flame, argc, argv, 1, flame_option, &f, NULL);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
-	if (tk_analysis_check(&a))
+	rc = 2; /* a usage error until the options are checked */
+	if (tk_analysis_check(&f.a))
 		goto out;
 	rc = 1;
 	const tk_writer *w = tk_writer_find("svg");
@@ -46,8 +55,8 @@ int cmd_flame(int argc, char **argv)
 		tk_cli_fail("flame: this build has no svg writer");
 		goto out;
 	}
-	rc = tk_convert_run(&a, w, &co);
+	rc = tk_convert_run(&f.a, w, &f.co);
 out:
-	tk_analysis_free(&a);
+	tk_analysis_free(&f.a);
 	return rc;
 }

@@ -10,24 +10,64 @@
 
 TK_COMMAND(info, "describe an export (schema, threads, weights) or a --toc document")
 
-static void usage(FILE *f)
+enum { OPT_JSON = 1, OPT_TOKENIZER, OPT_OUTPUT, OPT_FILE };
+
+static const tk_cli_option options[] = {
+    TK_OPT_OPERAND(OPT_FILE, "FILE", "the input, or - for standard input"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "machine-readable output"),
+    TK_OPT_VALUE(OPT_TOKENIZER, "--tokenizer", NULL, "fast|libxml2",
+                 "XML tokenizer: fast (default) or libxml2 (the reference)"),
+    TK_OPT_INCLUDE(tk_read_options_table),
+    TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "OUT", "write there (whole or not at all) instead of standard output"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_info = {
+    .name = "info",
+    .usage =
+        "tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [--keep-going]\n"
+        "              [--run 1|2] [-o OUT] FILE",
+    .about = "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
+             "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
+             "is accepted.\n\n"
+             "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
+             "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
+             "(ms for time profiles, otherwise in the table's unit, with % of the total), heaviest first.\n"
+             "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
+             "their recording attributes. Environment variables recorded in the toc are never shown.\n",
+    .options = options,
+    .column = 25,
+};
+
+typedef struct info_args {
+	int json;
+	const char *file, *output;
+	tk_read_options o;
+} info_args;
+
+static int info_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	fprintf(f, "usage: tracekit info [--json] [--tokenizer=fast|libxml2] [--event NAME] [--weight samples|period] [--keep-going] [--run 1|2] [-o OUT] FILE\n\n"
-	           "Describes an `xctrace export` document, or any other input tracekit reads (Records, Deep\n"
-	           "Copy, `sample`, `perf script`, folded stacks). FILE may be - for standard input; gzip'd input\n"
-	           "is accepted.\n\n"
-	           "For a table export (--xpath): schema, unit, stack encoding and Xcode form, whether frames are\n"
-	           "symbolicated, time span, rows, and every process and thread with its sample count and weight\n"
-	           "(ms for time profiles, otherwise in the table's unit, with %% of the total), heaviest first.\n"
-	           "For a table of contents (--toc): runs, device, processes, template, duration and tables with\n"
-	           "their recording attributes. Environment variables recorded in the toc are never shown.\n\n"
-	           "  --json                 machine-readable output\n"
-	           "  --tokenizer=NAME       XML tokenizer: fast (default) or libxml2 (the reference)\n"
-	           "%s"
-	           "  --keep-going           folded stacks: skip lines that fit no rule (counted, with a warning)\n"
-	           "  --run 1|2              differential folded stacks: the first or second count (default 2)\n"
-	           "  -o, --output OUT       write there (whole or not at all) instead of standard output\n",
-	        TK_READ_OPTIONS_HELP);
+	info_args *t = ctx;
+	switch (o->id) {
+	case OPT_JSON: t->json = 1; return 0;
+	case OPT_TOKENIZER:
+		if (strcmp(val, "fast") == 0)
+			t->o.tokenizer = TK_READ_TOKENIZER_FAST;
+		else if (strcmp(val, "libxml2") == 0)
+			t->o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
+		else
+			return tk_cli_usage("info", "--tokenizer '%s': expected fast or libxml2", val), -1;
+		return 0;
+	case OPT_OUTPUT: t->output = val; return 0;
+	case OPT_FILE:
+		if (t->file && strcmp(spelling, "--") == 0) /* FILE -- X: "--" is then no separator */
+			return tk_cli_usage("info", "unknown option '--'"), -1;
+		if (t->file)
+			return tk_cli_usage("info", "more than one FILE given"), -1;
+		t->file = val;
+		return 0;
+	}
+	return tk_cli_read_handle("info", &t->o, o, val, spelling);
 }
 
 /* Where the report goes: standard output or -o's temporary file (util/outfile.h). */
@@ -66,48 +106,17 @@ static int info_toc(tk_input *in, const char *path, int json)
 
 int cmd_info(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		usage(stdout);
-		return 0;
-	}
-	int json = 0;
-	const char *file = NULL, *output = NULL, *val;
-	tk_read_options o;
-	tk_read_options_init(&o);
-	o.progress = tk_cli_progress;
-	o.warn = tk_cli_read_warn;
-	o.warn_ctx = (void *)"info";
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		int r;
-		if (strcmp(a, "--json") == 0) {
-			json = 1, i++;
-		} else if ((r = tk_cli_read_option("info", argc, argv, &i, &o)) != 0) {
-			if (r < 0)
-				return 2;
-		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--tokenizer", NULL, &val)) != 0) {
-			if (r < 0)
-				return 2;
-			if (strcmp(val, "fast") == 0)
-				o.tokenizer = TK_READ_TOKENIZER_FAST;
-			else if (strcmp(val, "libxml2") == 0)
-				o.tokenizer = TK_READ_TOKENIZER_LIBXML2;
-			else
-				return tk_cli_usage("info", "--tokenizer '%s': expected fast or libxml2", val);
-		} else if ((r = tk_cli_opt("info", argc, argv, &i, "--output", "-o", &val)) != 0) {
-			if (r < 0)
-				return 2;
-			output = val;
-		} else if (strcmp(a, "--") == 0 && i + 1 < argc && !file) {
-			file = argv[i + 1], i += 2;
-		} else if (a[0] == '-' && a[1]) {
-			return tk_cli_usage("info", "unknown option '%s'", a);
-		} else if (!file) {
-			file = a, i++;
-		} else {
-			return tk_cli_usage("info", "more than one FILE given");
-		}
-	}
+	info_args t = {0};
+	tk_read_options_init(&t.o);
+	t.o.progress = tk_cli_progress;
+	t.o.warn = tk_cli_read_warn;
+	t.o.warn_ctx = (void *)"info";
+	int r = tk_cli_parse(&tk_cli_command_info, argc, argv, 1, info_option, &t, NULL);
+	if (r)
+		return r < 0 ? 0 : r;
+	int json = t.json;
+	const char *file = t.file, *output = t.output;
+	tk_read_options o = t.o;
 	if (!file)
 		return tk_cli_usage("info", "no input file (use - for standard input)");
 	tk_error err;

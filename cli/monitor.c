@@ -19,40 +19,6 @@
 
 TK_COMMAND(monitor, "run a program under the CPU-load monitor (LD_PRELOAD), then list its records")
 
-static const char usage[] =
-    "usage: tracekit monitor [options] -- CMD [ARGS...]\n"
-    "\n"
-    "Runs CMD with libtracekit-monitor.so preloaded (found next to the tracekit binary, or at\n"
-    "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
-    "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
-    "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
-    "`tracekit tree DIR` / `tracekit top DIR` (one thread per record). SIGTERM and SIGHUP sent to\n"
-    "tracekit are passed on to CMD; ^C and ^\\ reach CMD from the terminal. Either way the summary follows.\n"
-    "\n"
-    "options (each sets the environment variable in brackets; unset ones keep the library default\n"
-    "or the value already in the environment):\n"
-    "  -o, --dir DIR              session directory (default ./tracekit-session-YYYYmmdd-HHMMSS)\n"
-    "                             [TK_MONITOR_DIR]\n"
-    "  --cpu-threshold PCT        high load starts at PCT percent of one core (80) [TK_MONITOR_CPU_THRESHOLD]\n"
-    "  --thread-threshold PCT     sample threads above PCT percent of the process CPU (15)\n"
-    "                             [TK_MONITOR_THREAD_THRESHOLD]\n"
-    "  --cpu-interval MS          CPU check period at normal load (1000) [TK_MONITOR_CPU_INTERVAL_MS]\n"
-    "  --cpu-high-interval MS     sampling period during high load (300) [TK_MONITOR_CPU_HIGH_INTERVAL_MS]\n"
-    "  --cpu-duration MS          high load must last MS to make a record (60000) [TK_MONITOR_CPU_DURATION_MS]\n"
-    "  --persist-interval MS      rewrite a living record every MS (5000) [TK_MONITOR_PERSIST_INTERVAL_MS]\n"
-    "  --max-nodes N              bound on tree nodes per record (4096) [TK_MONITOR_MAX_NODES]\n"
-    "  --max-frames N             frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]\n"
-    "  --lib PATH                 the monitor library to preload [TK_MONITOR_LIB]\n"
-    "  -q, --quiet                no summary at the end\n"
-    "  --upload URL               send each finished record to `tracekit serve --ingest` at URL as the\n"
-    "                             library does (DIR/outbox, retried with back-off, each kept on disk until\n"
-    "                             acknowledged); what is left when CMD ends is sent then, and the session\n"
-    "                             is marked uploaded once the outbox is empty [TK_MONITOR_UPLOAD_URL]\n"
-    "  --token-file FILE          the bearer token for --upload (required with it)\n"
-    "                             [TK_MONITOR_UPLOAD_TOKEN_FILE]\n"
-    "\n"
-    "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n";
-
 static const struct opt {
 	const char *name, *env;
 	int integer; /* otherwise a percentage */
@@ -73,6 +39,87 @@ static int valid_value(const char *v, int integer)
 	}
 	double d = strtod(v, &end);
 	return end != v && !*end && isfinite(d) && d > 0 && d <= 100000;
+}
+
+/* ids 1…8 are opts[id - 1] */
+enum { OPT_DIR = 20, OPT_LIB, OPT_QUIET, OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CMD };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION(
+        "options (each sets the environment variable in brackets; unset ones keep the library default or the value "
+        "already in the environment)"),
+    TK_OPT_VALUE(OPT_DIR, "--dir", "-o", "DIR",
+                 "session directory (default ./tracekit-session-YYYYmmdd-HHMMSS) [TK_MONITOR_DIR]"),
+    TK_OPT_VALUE(1, "--cpu-threshold", NULL, "PCT",
+                 "high load starts at PCT percent of one core (80) [TK_MONITOR_CPU_THRESHOLD]"),
+    TK_OPT_VALUE(2, "--thread-threshold", NULL, "PCT",
+                 "sample threads above PCT percent of the process CPU (15) [TK_MONITOR_THREAD_THRESHOLD]"),
+    TK_OPT_VALUE(3, "--cpu-interval", NULL, "MS",
+                 "CPU check period at normal load (1000) [TK_MONITOR_CPU_INTERVAL_MS]"),
+    TK_OPT_VALUE(4, "--cpu-high-interval", NULL, "MS",
+                 "sampling period during high load (300) [TK_MONITOR_CPU_HIGH_INTERVAL_MS]"),
+    TK_OPT_VALUE(5, "--cpu-duration", NULL, "MS",
+                 "high load must last MS to make a record (60000) [TK_MONITOR_CPU_DURATION_MS]"),
+    TK_OPT_VALUE(6, "--persist-interval", NULL, "MS",
+                 "rewrite a living record every MS (5000) [TK_MONITOR_PERSIST_INTERVAL_MS]"),
+    TK_OPT_VALUE(7, "--max-nodes", NULL, "N", "bound on tree nodes per record (4096) [TK_MONITOR_MAX_NODES]"),
+    TK_OPT_VALUE(8, "--max-frames", NULL, "N", "frames per stack (64, at most 128) [TK_MONITOR_MAX_FRAMES]"),
+    TK_OPT_VALUE(OPT_LIB, "--lib", NULL, "PATH", "the monitor library to preload [TK_MONITOR_LIB]"),
+    TK_OPT_FLAG(OPT_QUIET, "--quiet", "-q", "no summary at the end"),
+    TK_OPT_VALUE(
+        OPT_UPLOAD, "--upload", NULL, "URL",
+        "send each finished record to `tracekit serve --ingest` at URL as the library does (DIR/outbox, retried "
+        "with back-off, each kept on disk until acknowledged); what is left when CMD ends is sent then, and the "
+        "session is marked uploaded once the outbox is empty [TK_MONITOR_UPLOAD_URL]"),
+    TK_OPT_VALUE(OPT_TOKEN_FILE, "--token-file", NULL, "FILE",
+                 "the bearer token for --upload (required with it) [TK_MONITOR_UPLOAD_TOKEN_FILE]"),
+    TK_OPT_OPERAND(OPT_CMD, "-- CMD [ARGS...]",
+                   "the program to run and its arguments, after --: they are never taken as options"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_monitor = {
+    .name = "monitor",
+    .usage = "tracekit monitor [options] -- CMD [ARGS...]",
+    .about = "Runs CMD with libtracekit-monitor.so preloaded (found next to the tracekit binary, or at\n"
+             "$TK_MONITOR_LIB), waits for it and exits with its status (128+N if killed by signal N). The\n"
+             "monitor writes CPU high-load records (MTHawkeye's algorithm) to a session directory; at the end\n"
+             "tracekit says where and how many. Read them with `tracekit records DIR` (list, --tree KEY) or\n"
+             "`tracekit tree DIR` / `tracekit top DIR` (one thread per record). SIGTERM and SIGHUP sent to\n"
+             "tracekit are passed on to CMD; ^C and ^\\ reach CMD from the terminal. Either way the summary follows.\n",
+    .options = options,
+    .footer = "example: tracekit monitor --cpu-duration 2000 -o /tmp/s -- ./server --port 8080\n",
+    .flags = 0,
+    .column = 29,
+};
+
+typedef struct monitor_args {
+	const char *dir, *lib, *upload, *token_file;
+	const char *set[sizeof opts / sizeof opts[0]];
+	int quiet;
+} monitor_args;
+
+static int monitor_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
+{
+	monitor_args *t = ctx;
+	switch (o->id) {
+	case OPT_DIR: t->dir = v; return 0;
+	case OPT_LIB: t->lib = v; return 0;
+	case OPT_UPLOAD: t->upload = v; return 0;
+	case OPT_TOKEN_FILE: t->token_file = v; return 0;
+	case OPT_QUIET: t->quiet = 1; return 0;
+	case OPT_CMD: /* an operand before "--" (options end at "--": parsing never sees CMD) */
+		if (v[0] == '-')
+			return tk_cli_usage("monitor", "unknown option '%s'", v), -1;
+		return tk_cli_usage("monitor", "'%s' is not an option; put the command after --", v), -1;
+	}
+	size_t k = (size_t)o->id - 1;
+	if (!valid_value(v, opts[k].integer))
+		return tk_cli_usage("monitor", "%s wants a positive %s, not '%s'", opts[k].name,
+		                    opts[k].integer ? "whole number" : "number", v),
+		       -1;
+	t->set[k] = v;
+	return 0;
 }
 
 /* The monitor library: $TK_MONITOR_LIB, --lib, or next to this executable (build/), or the
@@ -195,8 +242,8 @@ static void summarise(const char *dir)
 			double avg = tk_event_num(p, e, "cpu.average");
 			if (isfinite(avg) && avg > worst)
 				worst = avg;
-		} else {
-			hang++;
+		} else if (tk_event_get(p, e)->kind == TK_EVENT_HANG) {
+			hang++; /* (the run's foreground time is a marker event, not a record) */
 		}
 	}
 	tk_profile_free(p);
@@ -253,46 +300,15 @@ int cmd_monitor(int argc, char **argv)
 			cmd = i + 1;
 			break;
 		}
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	const char *dir = NULL, *lib = getenv("TK_MONITOR_LIB"), *upload = NULL, *token_file = NULL;
-	const char *set[sizeof opts / sizeof opts[0]] = {0};
-	int quiet = 0;
+	monitor_args t = {.lib = getenv("TK_MONITOR_LIB")};
+	/* options end at "--": the command's own arguments are never taken as values */
 	int end = cmd ? cmd - 1 : argc;
-	for (int i = 1; i < end;) {
-		const char *a = argv[i], *v = NULL;
-		int r;
-		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			quiet = 1;
-			i++;
-			continue;
-		}
-		if (a[0] != '-')
-			return tk_cli_usage("monitor", "'%s' is not an option; put the command after --", a);
-		/* options end at "--": the command's own arguments are never taken as values */
-		if ((r = tk_cli_opt("monitor", end, argv, &i, "--dir", "-o", &dir)) ||
-		    (r = tk_cli_opt("monitor", end, argv, &i, "--lib", NULL, &lib)) ||
-		    (r = tk_cli_opt("monitor", end, argv, &i, "--upload", NULL, &upload)) ||
-		    (r = tk_cli_opt("monitor", end, argv, &i, "--token-file", NULL, &token_file))) {
-			if (r < 0)
-				return 2;
-			continue;
-		}
-		size_t k = 0;
-		while (k < sizeof opts / sizeof opts[0] &&
-		       (r = tk_cli_opt("monitor", end, argv, &i, opts[k].name, NULL, &v)) == 0)
-			k++;
-		if (k == sizeof opts / sizeof opts[0])
-			return tk_cli_usage("monitor", "unknown option '%s'", a);
-		if (r < 0)
-			return 2;
-		if (!valid_value(v, opts[k].integer))
-			return tk_cli_usage("monitor", "%s wants a positive %s, not '%s'", opts[k].name,
-			                    opts[k].integer ? "whole number" : "number", v);
-		set[k] = v;
-	}
+	int r = tk_cli_parse(&tk_cli_command_monitor, end, argv, 1, monitor_option, &t, NULL);
+	if (r)
+		return r < 0 ? 0 : r;
+	const char *dir = t.dir, *lib = t.lib, *upload = t.upload, *token_file = t.token_file;
+	const char *const *set = t.set;
+	int quiet = t.quiet;
 	if (!cmd || cmd >= argc)
 		return tk_cli_usage("monitor", "no command to run (tracekit monitor [options] -- CMD [ARGS...])");
 	if (upload && !token_file)

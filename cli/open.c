@@ -33,21 +33,51 @@ TK_COMMAND(open, "serve a trace to the Firefox Profiler on 127.0.0.1, with symbo
 
 extern char **environ;
 
-static void usage(void)
+enum { OPT_PORT = 1, OPT_NO_BROWSER, OPT_VERBOSE, OPT_SAVE };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("open options"),
+    TK_OPT_VALUE(OPT_PORT, "--port", NULL, "N", "listen on port N of 127.0.0.1 (default 0: a free port)"),
+    TK_OPT_FLAG(OPT_NO_BROWSER, "--no-browser", NULL, "only print the link"),
+    TK_OPT_FLAG(OPT_VERBOSE, "--verbose", "-v", "log each request (method, path, status, sizes, time) on stderr"),
+    TK_OPT_VALUE(OPT_SAVE, "--save", NULL, "PATH", "write the profile to PATH and exit (same as -o; no server)"),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_open = {
+    .name = "open",
+    .usage = "tracekit open [options] FILE",
+    .about = "Converts FILE for the Firefox Profiler (the processed format with per-sample weights, see\n"
+             "tracekit convert --to gecko), serves it on 127.0.0.1 under a random path, prints the\n"
+             "https://profiler.firefox.com/from-url/... link and opens it in a browser when one is available.\n"
+             "The server also answers the profiler's symbolication requests (/symbolicate/v5) from the\n"
+             "symbol cache and the --symbols paths, so frames exported without names get them. Stop it\n"
+             "with Ctrl-C.\n",
+    .options = options,
+};
+
+typedef struct open_args {
+	tk_analysis a;
+	uint32_t port;
+	int no_browser, verbose;
+} open_args;
+
+static int open_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	printf("usage: tracekit open [options] FILE\n\n"
-	       "Converts FILE for the Firefox Profiler (the processed format with per-sample weights, see\n"
-	       "tracekit convert --to gecko), serves it on 127.0.0.1 under a random path, prints the\n"
-	       "https://profiler.firefox.com/from-url/... link and opens it in a browser when one is available.\n"
-	       "The server also answers the profiler's symbolication requests (/symbolicate/v5) from the\n"
-	       "symbol cache and the --symbols paths, so frames exported without names get them. Stop it\n"
-	       "with Ctrl-C.\n\n"
-	       "open options:\n"
-	       "  --port N              listen on port N of 127.0.0.1 (default 0: a free port)\n"
-	       "  --no-browser          only print the link\n"
-	       "  -v, --verbose         log each request (method, path, status, sizes, time) on stderr\n"
-	       "  --save PATH           write the profile to PATH and exit (same as -o; no server)\n\n%s",
-	       TK_ANALYSIS_HELP);
+	open_args *t = ctx;
+	switch (o->id) {
+	case OPT_NO_BROWSER: t->no_browser = 1; return 0;
+	case OPT_VERBOSE: t->verbose = 1; return 0;
+	case OPT_PORT:
+		if (tk_cli_uint("open", "--port", val, &t->port) < 0)
+			return -1;
+		if (t->port > 65535)
+			return tk_cli_fail("open: --port %u: expected 0 to 65535", t->port), -1;
+		return 0;
+	case OPT_SAVE: t->a.output = val; return 0;
+	}
+	return tk_analysis_handle(&t->a, o, val, spelling);
 }
 
 typedef struct server {
@@ -279,39 +309,18 @@ static int write_profile(const tk_profile *p, const char *input, FILE *f, tk_err
 
 int cmd_open(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "open");
-	a.keep_samples = 1; /* samples in time order: the Stack Chart shows the real sequence */
-	uint32_t port = 0;
-	int no_browser = 0, verbose = 0, rc = 2; /* a usage error until the options are checked */
-	for (int i = 1; i < argc;) {
-		const char *val;
-		int r;
-		if (strcmp(argv[i], "--no-browser") == 0) {
-			no_browser = 1, i++;
-		} else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
-			verbose = 1, i++;
-		} else if ((r = tk_cli_opt("open", argc, argv, &i, "--port", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("open", "--port", val, &port) < 0)
-				goto out;
-			if (port > 65535) {
-				tk_cli_fail("open: --port %u: expected 0 to 65535", port);
-				goto out;
-			}
-		} else if ((r = tk_cli_opt("open", argc, argv, &i, "--save", NULL, &val)) != 0) {
-			if (r < 0)
-				goto out;
-			a.output = val;
-		} else if ((r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("open: unknown option '%s' (see tracekit open --help)", argv[i]);
-			goto out;
-		}
+	open_args t = {0};
+	tk_analysis_init(&t.a, "open");
+	t.a.keep_samples = 1; /* samples in time order: the Stack Chart shows the real sequence */
+	int rc = tk_cli_parse(&tk_cli_command_open, argc, argv, 1, open_option, &t, NULL);
+	tk_analysis a = t.a;
+	uint32_t port = t.port;
+	int no_browser = t.no_browser, verbose = t.verbose;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the options are checked */
 	if (tk_analysis_check(&a))
 		goto out;
 	rc = 1;

@@ -19,38 +19,75 @@
 
 TK_COMMAND(records, "list CPU-load and hang records (tracekit monitor, MTHawkeye); show one as a tree")
 
-static const char usage[] =
-    "usage: tracekit records [options] PATH\n"
-    "\n"
-    "PATH is a session directory written by `tracekit monitor` (records + images.json), a Records\n"
-    "file, an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images), or any other\n"
-    "input whose reader reports events (the list then shows its events; KEY is an event's key).\n"
-    "\n"
-    "Without --tree/--collapse, lists the CPU high-load and hang records: start time, duration,\n"
-    "average CPU (percent of one core), samples, thread and the frame with the most samples.\n"
-    "\n"
-    "options:\n"
-    "  --json             the list as JSON (times as Unix seconds and ISO 8601 UTC)\n"
-    "  --utc              show times in UTC instead of local time\n"
-    "  --tree KEY         the call tree of one record (KEY as listed, or a unique prefix of it):\n"
-    "                     total samples, percent, frame, file:line; children by weight\n"
-    "  --min-percent P    with --tree, hide subtrees below P percent (default 1, as MTHawkeye)\n"
-    "  --collapse KEY     one record as folded stacks (`root;...;leaf count`) for flame graphs\n"
-    "  --threads KEY      a hang record's snapshot: every thread's backtrace when the hang was detected\n"
-    "  --images FILE      symbolicate with this images.json (or dyld-images) instead of the session's\n"
-    "  --symbols PATH     dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that\n"
-    "                     name MTHawkeye frames by image UUID; its addresses are already call sites\n"
-    "  --no-symbols       keep frames as raw addresses\n"
-    "  -o, --output OUT   write there (whole or not at all) instead of standard output\n"
-    "\n"
-    "Every record is also readable by the other commands: `tracekit tree PATH`, `tracekit top PATH`\n"
-    "and `tracekit collapse PATH` see one thread per record, its tid the record's position in this\n"
-    "list (1, 2, …; pick one with --thread N), named like\n"
-    "\"cpu-highload 2019-03-25 11:02:01 UTC 132.6 s\" or \"hang main 2026-11-22 12:00:01 UTC 3.02 s\".\n"
-    "\n"
-    "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
-    "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
-    "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n";
+enum {
+	OPT_JSON = 1,
+	OPT_UTC,
+	OPT_TREE,
+	OPT_MIN_PERCENT,
+	OPT_COLLAPSE,
+	OPT_THREADS,
+	OPT_IMAGES,
+	OPT_SYMBOLS,
+	OPT_NO_SYMBOLS,
+	OPT_OUTPUT,
+	OPT_PATH
+};
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "the list as JSON (times as Unix seconds and ISO 8601 UTC)"),
+    TK_OPT_FLAG(OPT_UTC, "--utc", NULL, "show times in UTC instead of local time"),
+    TK_OPT_VALUE(
+        OPT_TREE, "--tree", NULL, "KEY",
+        "the call tree of one record (KEY as listed, or a unique prefix of it): total samples, percent, frame, "
+        "file:line; children by weight"),
+    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P",
+                 "with --tree, hide subtrees below P percent (default 1, as MTHawkeye)"),
+    TK_OPT_VALUE(OPT_COLLAPSE, "--collapse", NULL, "KEY",
+                 "one record as folded stacks (`root;...;leaf count`) for flame graphs"),
+    TK_OPT_VALUE(OPT_THREADS, "--threads", NULL, "KEY",
+                 "a hang record's snapshot: every thread's backtrace when the hang was detected"),
+    TK_OPT_VALUE(OPT_IMAGES, "--images", NULL, "FILE",
+                 "symbolicate with this images.json (or dyld-images) instead of the session's"),
+    TK_OPT_LIST(
+        OPT_SYMBOLS, "--symbols", NULL, "PATH",
+        "dSYMs/binaries (a directory, .dSYM, .app or file; repeat for several) that name MTHawkeye frames by image "
+        "UUID; its addresses are already call sites"),
+    TK_OPT_FLAG(OPT_NO_SYMBOLS, "--no-symbols", NULL, "keep frames as raw addresses"),
+    TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "OUT", "write there (whole or not at all) instead of standard output"),
+    TK_OPT_OPERAND(OPT_PATH, "PATH",
+                   "a session directory, a Records file, an MTHawkeye session directory or - for standard input"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_records = {
+    .name = "records",
+    .usage = "tracekit records [options] PATH",
+    .about = "PATH is a session directory written by `tracekit monitor` (records + images.json), a Records\n"
+             "file, an MTHawkeye session directory (records.mtlog, records.mmap2, dyld-images), or any other\n"
+             "input whose reader reports events (the list then shows its events; KEY is an event's key).\n"
+             "\n"
+             "Without --tree/--collapse, lists the CPU high-load and hang records: start time, duration,\n"
+             "average CPU (percent of one core), samples, thread and the frame with the most samples.\n",
+    .options = options,
+    .footer = "Every record is also readable by the other commands: `tracekit tree PATH`, `tracekit top PATH`\n"
+              "and `tracekit collapse PATH` see one thread per record, its tid the record's position in this\n"
+              "list (1, 2, …; pick one with --thread N), named like\n"
+              "\"cpu-highload 2019-03-25 11:02:01 UTC 132.6 s\" or \"hang main 2026-11-22 12:00:01 UTC 3.02 s\".\n"
+              "\n"
+              "Frames of Linux sessions are named from the ELF symbol tables and DWARF line tables of the\n"
+              "files listed in images.json (a file whose build-id changed since the recording is skipped with\n"
+              "a warning). MTHawkeye frames keep their addresses, tagged with their image's UUID and load address.\n",
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 21,
+};
+
+typedef struct records_args {
+	const char *path, *tree_key, *fold_key, *threads_key, *images, *output;
+	int json, use_utc;
+	unsigned flags;
+	double min_percent;
+} records_args;
 
 /* Where the output goes: standard output or -o's temporary file (util/outfile.h). */
 static FILE *out;
@@ -127,13 +164,25 @@ static void print_warnings(void)
 #endif
 }
 
+/* A run's foreground time (the monitor's foreground line): an event for the store's hang rate, not
+ * a record to list. */
+static int is_foreground(const tk_profile *p, tk_event_id e)
+{
+	const tk_event *ev = tk_event_get(p, e);
+	return ev->kind == TK_EVENT_MARKER && strcmp(tk_string(p, ev->name), "foreground") == 0 &&
+	       ev->thread == TK_NO_THREAD;
+}
+
 static int list(const tk_profile *p, int json, int use_utc)
 {
-	size_t n = tk_event_count(p);
-	tk_record_list *l = tk_record_list_begin(out, n, json, use_utc);
+	size_t n = tk_event_count(p), shown = 0;
+	for (tk_event_id e = 1; e <= n; e++)
+		shown += !is_foreground(p, e);
+	tk_record_list *l = tk_record_list_begin(out, shown, json, use_utc);
 	tk_error err;
 	for (tk_event_id e = 1; e <= n; e++)
-		tk_record_list_add(l, p, e);
+		if (!is_foreground(p, e))
+			tk_record_list_add(l, p, e);
 	if (tk_record_list_end(l, &err) < 0)
 		return tk_cli_fail("%s", err.msg);
 	return 0;
@@ -203,65 +252,47 @@ static int show_threads(const tk_profile *p, tk_event_id e)
 	return 0;
 }
 
-int cmd_records(int argc, char **argv)
+static int records_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
+	records_args *t = ctx;
+	switch (o->id) {
+	case OPT_TREE: t->tree_key = v; return 0;
+	case OPT_COLLAPSE: t->fold_key = v; return 0;
+	case OPT_THREADS: t->threads_key = v; return 0;
+	case OPT_SYMBOLS: {
+		const char **np = realloc(sym.paths, (sym.n + 1) * sizeof *np);
+		if (!np)
+			abort();
+		sym.paths = np;
+		sym.paths[sym.n++] = v;
 		return 0;
 	}
-	const char *path = NULL, *tree_key = NULL, *fold_key = NULL, *threads_key = NULL, *images = NULL;
-	const char *output = NULL;
-	int json = 0, use_utc = 0;
-	unsigned flags = 0;
-	double min_percent = 1.0;
-	/* options with a value, through the one option parser (NAME VALUE or NAME=VALUE) */
-	static const char *const with_value[] = {"--tree",   "--collapse",    "--threads", "--symbols",
-	                                         "--images", "--min-percent", "--output"};
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int r = 0;
-		size_t k = 0;
-		for (; k < sizeof with_value / sizeof with_value[0]; k++)
-			if ((r = tk_cli_opt("records", argc, argv, &i, with_value[k], k == 6 ? "-o" : NULL, &v)) != 0)
-				break;
-		if (r < 0)
-			return 2;
-		if (r > 0) {
-			switch (k) {
-			case 0: tree_key = v; break;
-			case 1: fold_key = v; break;
-			case 2: threads_key = v; break;
-			case 3: {
-				const char **np = realloc(sym.paths, (sym.n + 1) * sizeof *np);
-				if (!np)
-					abort();
-				sym.paths = np;
-				sym.paths[sym.n++] = v;
-				break;
-			}
-			case 4: images = v; break;
-			case 5:
-				if (tk_cli_percent("records", "--min-percent", v, &min_percent) < 0)
-					return 2;
-				break;
-			default: output = v;
-			}
-			continue;
-		}
-		i++;
-		if (strcmp(a, "--json") == 0)
-			json = 1;
-		else if (strcmp(a, "--utc") == 0)
-			use_utc = 1;
-		else if (strcmp(a, "--no-symbols") == 0)
-			flags |= NO_SYMBOLS;
-		else if (a[0] == '-' && a[1])
-			return tk_cli_usage("records", "unknown option '%s'", a);
-		else if (!path)
-			path = a;
-		else
-			return tk_cli_usage("records", "one PATH only (got '%s' and '%s')", path, a);
+	case OPT_IMAGES: t->images = v; return 0;
+	case OPT_MIN_PERCENT: return tk_cli_percent("records", "--min-percent", v, &t->min_percent);
+	case OPT_OUTPUT: t->output = v; return 0;
+	case OPT_JSON: t->json = 1; return 0;
+	case OPT_UTC: t->use_utc = 1; return 0;
+	case OPT_NO_SYMBOLS: t->flags |= NO_SYMBOLS; return 0;
 	}
+	if (t->path) /* OPT_PATH */
+		return tk_cli_usage("records", "one PATH only (got '%s' and '%s')", t->path, v), -1;
+	t->path = v;
+	return 0;
+}
+
+int cmd_records(int argc, char **argv)
+{
+	records_args args = {.min_percent = 1.0};
+	int r = tk_cli_parse(&tk_cli_command_records, argc, argv, 1, records_option, &args, NULL);
+	if (r) {
+		free(sym.paths);
+		return r < 0 ? 0 : r;
+	}
+	const char *path = args.path, *tree_key = args.tree_key, *fold_key = args.fold_key;
+	const char *threads_key = args.threads_key, *images = args.images, *output = args.output;
+	int json = args.json, use_utc = args.use_utc;
+	unsigned flags = args.flags;
+	double min_percent = args.min_percent;
 	if (!path)
 		return tk_cli_usage("records", "no PATH (a session directory, a Records file or - for standard input)");
 	if (!!tree_key + !!fold_key + !!threads_key > 1)

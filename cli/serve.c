@@ -1,4 +1,5 @@
-/* tracekit serve --ingest — an HTTP endpoint (libmicrohttpd) that devices POST report bundles to. */
+/* tracekit serve --ingest — an HTTP endpoint (libmicrohttpd) that devices POST report bundles to;
+ * --ui — the read-only fleet dashboard (tracekit/dashboard.h) on the same port. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
@@ -13,13 +14,23 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "tracekit/alert.h"
+#include "tracekit/dashboard.h"
 #include "tracekit/store.h"
+#include "tracekit/symbol.h"
 #include "util/mem.h"
 
-TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest)")
+TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest), the dashboard (--ui)")
 
 static const char usage[] =
     "usage: tracekit serve --ingest --token-file FILE [--db URL] [--listen 127.0.0.1:PORT]\n"
+    "       tracekit serve --ui [--ingest --token-file FILE] [--db URL] [--listen ADDR:PORT] [--read-token-file FILE]\n"
+    "\n"
+    "--ui serves the fleet dashboard (docs/dashboard.md): read-only pages over the store (overview by\n"
+    "version, top stacks with their flame graphs, compare two versions) and a JSON API under /api/,\n"
+    "at http://ADDR:PORT/. It needs --read-token-file when it listens on anything but 127.0.0.1: the\n"
+    "browser then opens http://ADDR:PORT/?token=TOKEN once (a cookie keeps it), API clients send\n"
+    "`Authorization: Bearer TOKEN`. The read token must differ from the ingest token.\n"
     "\n"
     "Accepts POST /v1/reports with a gzip'd bundle (docs/store.md: a session's records, meta.json\n"
     "and images.json, as `tracekit monitor --upload` and `tracekit upload` send them; a gzip'd bare\n"
@@ -36,7 +47,13 @@ static const char usage[] =
     "options:\n"
     "  --db URL            sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
     "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
-    "  --token-file FILE   the bearer token (first line of FILE); required\n"
+    "  --token-file FILE   the bearer token of uploads (first line of FILE); required with --ingest\n"
+    "  --symbols PATH      dSYMs (repeat) naming uploaded Apple reports' frames, as `tracekit ingest\n"
+    "                      --symbols` does, so their signatures carry function names\n"
+    "  --ui                serve the dashboard (read-only) too, or alone\n"
+    "  --rules FILE        alert rules (docs/alerts.md) the dashboard shows with their breaches\n"
+    "  --read-token-file FILE  the dashboard's read token (first line of FILE); required with --ui\n"
+    "                      unless it listens on 127.0.0.1\n"
     "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
     "                      that, capped at 256 MiB, and an uploaded profile's own gzip to the same\n"
     "  --max-stacks N      distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)\n"
@@ -74,6 +91,12 @@ typedef struct server {
 	size_t max_body, max_inflated, max_stacks;
 	double max_seconds, header_timeout;
 	int verbose;
+	/* the dashboard: its own store handle (reads beside the committer's writes), one query at a time */
+	int ui, ingest;
+	tk_store *ui_store;
+	char read_token[512];
+	tk_alert_rules rules; /* --rules: shown with their breaches and thresholds */
+	pthread_mutex_t ui_mu;
 	pthread_mutex_t mu; /* everything below */
 	/* decoding slots: uploads are decoded on several threads at once, at most `slots` at a time */
 	pthread_cond_t slot_cv;
@@ -86,6 +109,9 @@ typedef struct server {
 	/* connections, for the watchdog */
 	conn *conns;
 	pthread_cond_t watch_cv;
+	/* --symbols: Apple reports' (and MTHawkeye) frames named from dSYMs as they are decoded */
+	tk_report_meta meta;
+	int named;
 } server;
 
 typedef struct upload {
@@ -267,6 +293,110 @@ static void *committer(void *arg)
 	return NULL;
 }
 
+static const char *ui_arg(void *ctx, const char *name)
+{
+	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* The query arguments but token, re-encoded, for the redirect that drops the token from the URL. */
+typedef struct qs_buf {
+	char s[4096];
+	size_t n;
+} qs_buf;
+
+static enum MHD_Result qs_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	qs_buf *b = cls;
+	if (strcmp(key, "token") == 0)
+		return MHD_YES;
+	const char *parts[2] = {key, value ? value : ""};
+	for (int i = 0; i < 2; i++) {
+		if (b->n + 4 >= sizeof b->s)
+			return MHD_NO;
+		char sep = i ? '=' : b->n ? '&' : '?';
+		b->s[b->n++] = sep;
+		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++) {
+			if (b->n + 4 >= sizeof b->s)
+				return MHD_NO;
+			if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+			    *p == '_' || *p == '.' || *p == '~')
+				b->s[b->n++] = (char)*p;
+			else
+				b->n += (size_t)snprintf(b->s + b->n, 4, "%%%02X", *p);
+		}
+	}
+	b->s[b->n] = 0;
+	return MHD_YES;
+}
+
+/* The cookie named name in a Cookie header, copied into out (cap bytes); 0 if absent. */
+static int cookie(struct MHD_Connection *c, const char *name, char *out, size_t cap)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, name);
+	if (!v || strlen(v) >= cap)
+		return 0;
+	strcpy(out, v);
+	return 1;
+}
+
+static void secure_headers(struct MHD_Response *r, const char *csp)
+{
+	MHD_add_response_header(r, "Content-Security-Policy", csp);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "X-Frame-Options", "SAMEORIGIN");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+}
+
+/* A dashboard request: GET only, the read token checked when one is set, answered by the library. */
+static enum MHD_Result ui_handle(server *S, struct MHD_Connection *c, const char *url, const char *method)
+{
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return reply(c, 405, "%s not allowed: the dashboard is read-only (GET)", method);
+	if (S->read_token[0]) {
+		const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+		const char *given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+		char ck[512];
+		int ok = (auth && strncmp(auth, "Bearer ", 7) == 0 && token_ok(auth + 7, S->read_token)) ||
+		         (cookie(c, "tk_read", ck, sizeof ck) && token_ok(ck, S->read_token));
+		if (!ok && given && token_ok(given, S->read_token)) {
+			/* the token in a link: kept in a cookie, and dropped from the URL people will share */
+			qs_buf b = {.n = 0};
+			MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, qs_add, &b);
+			char loc[4200], set[600];
+			snprintf(loc, sizeof loc, "%s%s", url, b.s);
+			snprintf(set, sizeof set, "tk_read=%s; HttpOnly; SameSite=Strict; Path=/", S->read_token);
+			struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+			MHD_add_response_header(r, "Location", loc);
+			MHD_add_response_header(r, "Set-Cookie", set);
+			secure_headers(r, "default-src 'none'");
+			enum MHD_Result rc = MHD_queue_response(c, 303, r);
+			MHD_destroy_response(r);
+			return rc;
+		}
+		if (!ok)
+			return reply(c, 401, "the dashboard wants its read token: open /?token=TOKEN once, or send "
+			                     "Authorization: Bearer TOKEN");
+	}
+	tk_dashboard_options o = {.now = (double)time(NULL), .rules = &S->rules};
+	tk_dashboard_response out;
+	pthread_mutex_lock(&S->ui_mu);
+	double t0 = now_s();
+	tk_dashboard_get(S->ui_store, &o, url, ui_arg, c, &out);
+	double t1 = now_s();
+	pthread_mutex_unlock(&S->ui_mu);
+	logline(S, c, "GET %s: %u, %zu bytes (%.1f ms)", url, out.status, out.n, (t1 - t0) * 1e3);
+	struct MHD_Response *r = MHD_create_response_from_buffer(out.n, out.body, MHD_RESPMEM_MUST_FREE);
+	out.body = NULL;
+	MHD_add_response_header(r, "Content-Type", out.type);
+	if (out.disposition)
+		MHD_add_response_header(r, "Content-Disposition", out.disposition);
+	secure_headers(r, out.csp);
+	enum MHD_Result rc = MHD_queue_response(c, out.status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *data, size_t *data_n, void **ctx)
 {
@@ -280,6 +410,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			k->in_request = 1;
 			pthread_mutex_unlock(&S->mu);
 		}
+		if (S->ui && !(S->ingest && strcmp(url, "/v1/reports") == 0))
+			return ui_handle(S, c, url, method);
 		/* refuse early what will be refused anyway, before a byte of the body */
 		if (strcmp(url, "/v1/reports") != 0)
 			return reply(c, 404, "no such endpoint: %s (POST bundles to /v1/reports)", url);
@@ -337,7 +469,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	tk_error err;
 	tk_bundle_limits lim = {
 	    .max_inflated = S->max_inflated, .max_stacks = S->max_stacks, .max_seconds = S->max_seconds};
-	int drc = tk_bundle_decode(u->data, u->n, &lim, "upload", NULL, &set, &err);
+	/* MetricKit payloads as the app sends them, else a bundle */
+	int drc = tk_payload_reports(u->data, u->n, &lim, "upload", S->named ? &S->meta : NULL, &set, &err);
+	if (drc == 2)
+		drc = tk_bundle_decode(u->data, u->n, &lim, "upload", S->named ? &S->meta : NULL, &set, &err);
 	pthread_mutex_lock(&S->mu);
 	S->slots++;
 	pthread_cond_signal(&S->slot_cv);
@@ -412,23 +547,47 @@ static int uint_opt(int argc, char **argv, int *i, const char *name, uint32_t mi
 	return 1;
 }
 
+/* The first line of path into out: a token of at least 8 characters. 0, or 1 after a message. */
+static int read_token(const char *path, char *out, size_t cap, int cookie_safe)
+{
+	FILE *tf = fopen(path, "r");
+	if (!tf)
+		return tk_cli_fail("serve: %s: %s", path, strerror(errno)), 1;
+	if (!fgets(out, (int)cap, tf))
+		out[0] = 0;
+	fclose(tf);
+	out[strcspn(out, "\r\n")] = 0;
+	if (strlen(out) < 8)
+		return tk_cli_fail("serve: %s: the token must be at least 8 characters", path), 1;
+	for (const char *p = out; cookie_safe && *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == ';' || *p == '"' || *p == ',' || *p == '\\' || (unsigned char)*p >= 127)
+			return tk_cli_fail("serve: %s: the token must be printable ASCII without spaces, ; , \" or \\", path), 1;
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	if (tk_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	const char *db = getenv("TRACEKIT_DB"), *listen = "127.0.0.1:8470", *token_file = NULL;
+	const char *db = getenv("TRACEKIT_DB"), *listen = "127.0.0.1:8470", *token_file = NULL, *read_token_file = NULL,
+	           *rules_file = NULL;
 	if (!db || !*db)
 		db = "sqlite:tracekit.db";
 	int ingest = 0;
 	server S = {.max_body = 16u << 20, .max_stacks = 200000, .max_seconds = 60, .header_timeout = 10};
 	uint32_t per_address = 16, workers = 0, num;
+	const char *symbols[64];
+	size_t nsym = 0;
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
 		int r;
 		if (strcmp(a, "--ingest") == 0) {
 			ingest = 1;
+			i++;
+		} else if (strcmp(a, "--ui") == 0) {
+			S.ui = 1;
 			i++;
 		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
 			S.verbose = 1;
@@ -455,9 +614,17 @@ int cmd_serve(int argc, char **argv)
 				workers = 64;
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--db", NULL, &db)) ||
 		           (r = tk_cli_opt("serve", argc, argv, &i, "--listen", NULL, &listen)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file))) {
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file)) ||
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--read-token-file", NULL, &read_token_file)) ||
+		           (r = tk_cli_opt("serve", argc, argv, &i, "--rules", NULL, &rules_file))) {
 			if (r < 0)
 				return 2;
+		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--symbols", NULL, &v))) {
+			if (r < 0)
+				return 2;
+			if (nsym == sizeof symbols / sizeof symbols[0])
+				return tk_cli_usage("serve", "at most 64 --symbols paths");
+			symbols[nsym++] = v;
 		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--max-body", NULL, &v))) {
 			if (r < 0)
 				return 2;
@@ -471,20 +638,33 @@ int cmd_serve(int argc, char **argv)
 			return tk_cli_usage("serve", "unknown option '%s'", a);
 		}
 	}
-	if (!ingest)
-		return tk_cli_fail("serve: say what to serve: --ingest (the only service so far)"), 2;
-	if (!token_file)
+	if (!ingest && !S.ui)
+		return tk_cli_fail("serve: say what to serve: --ingest (uploads), --ui (the dashboard) or both"), 2;
+	S.ingest = ingest;
+	if (ingest && !token_file)
 		return tk_cli_fail("serve: --token-file FILE is required (uploads must carry its bearer token)"), 2;
 	S.max_inflated = S.max_body * 8 < (256u << 20) ? S.max_body * 8 : (256u << 20);
-	FILE *tf = fopen(token_file, "r");
-	if (!tf)
-		return tk_cli_fail("serve: %s: %s", token_file, strerror(errno));
-	if (!fgets(S.token, sizeof S.token, tf))
-		S.token[0] = 0;
-	fclose(tf);
-	S.token[strcspn(S.token, "\r\n")] = 0;
-	if (strlen(S.token) < 8)
-		return tk_cli_fail("serve: %s: the token must be at least 8 characters", token_file);
+	if (token_file && read_token(token_file, S.token, sizeof S.token, 0))
+		return 1;
+	if (read_token_file && read_token(read_token_file, S.read_token, sizeof S.read_token, 1))
+		return 1;
+	if (rules_file) {
+		FILE *rf = fopen(rules_file, "r");
+		char buf[65536];
+		size_t rn = rf ? fread(buf, 1, sizeof buf, rf) : 0;
+		int big = rf && rn == sizeof buf;
+		if (rf)
+			fclose(rf);
+		tk_error rerr;
+		if (!rf)
+			return tk_cli_fail("serve: %s: %s", rules_file, strerror(errno));
+		if (big)
+			return tk_cli_fail("serve: %s: a rules file is at most 64 KiB", rules_file);
+		if (tk_alert_rules_parse(buf, rn, rules_file, &S.rules, &rerr))
+			return tk_cli_fail("serve: %s", rerr.msg), 2;
+	}
+	if (S.read_token[0] && S.token[0] && strcmp(S.read_token, S.token) == 0)
+		return tk_cli_fail("serve: the read token must differ from the ingest token (readers must not upload)"), 2;
 
 	struct sockaddr_in addr = {.sin_family = AF_INET};
 	const char *colon = strrchr(listen, ':');
@@ -497,11 +677,35 @@ int cmd_serve(int argc, char **argv)
 	if (*end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &addr.sin_addr) != 1)
 		return tk_cli_fail("serve: --listen %s: expected an IPv4 ADDR:PORT, e.g. 127.0.0.1:8470", listen), 2;
 	addr.sin_port = htons((uint16_t)port);
+	if (S.ui && !S.read_token[0] && strcmp(host, "127.0.0.1") != 0)
+		return tk_cli_fail("serve: --ui on %s (not 127.0.0.1) needs --read-token-file FILE: the dashboard shows "
+		                   "the fleet's data",
+		                   host),
+		       2;
 
 	tk_error err;
+	tk_symbolicator *sym = nsym ? tk_symbolicator_new(NULL) : NULL;
+	for (size_t k = 0; k < nsym; k++)
+		if (tk_symbolicator_add_path(sym, symbols[k], &err) < 0) {
+			tk_symbolicator_free(sym);
+			return tk_cli_fail("serve: --symbols %s: %s", symbols[k], err.msg);
+		}
+	tk_store_namer *namer = sym ? tk_store_namer_new(sym) : NULL;
+	if (namer) {
+		tk_store_namer_meta(namer, &S.meta);
+		S.named = 1;
+	}
 	S.store = tk_store_open(db, &err);
-	if (!S.store)
+	if (!S.store) {
+		tk_store_namer_free(namer);
+		tk_symbolicator_free(sym);
 		return tk_cli_fail("serve: %s", err.msg);
+	}
+	if (S.ui && !(S.ui_store = tk_store_open(db, &err))) {
+		tk_store_close(S.store);
+		return tk_cli_fail("serve: %s", err.msg);
+	}
+	pthread_mutex_init(&S.ui_mu, NULL);
 	if (!workers) {
 		long nc = sysconf(_SC_NPROCESSORS_ONLN);
 		workers = nc < 2 ? 2 : nc > 8 ? 8 : (uint32_t)nc;
@@ -543,8 +747,11 @@ int cmd_serve(int argc, char **argv)
 		rc = 1;
 	} else {
 		const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-		fprintf(stderr, "tracekit: serving on http://%s:%u/v1/reports (store %s)\n", host,
-		        info ? (unsigned)info->port : (unsigned)port, db);
+		unsigned bound = info ? (unsigned)info->port : (unsigned)port;
+		if (ingest)
+			fprintf(stderr, "tracekit: serving on http://%s:%u/v1/reports (store %s)\n", host, bound, db);
+		if (S.ui)
+			fprintf(stderr, "tracekit: serving the dashboard on http://%s:%u/ (store %s)\n", host, bound, db);
 		int sig;
 		sigwait(&sigs, &sig);
 		MHD_stop_daemon(d); /* waits for the connections, whose uploads the committer still commits */
@@ -560,5 +767,9 @@ int cmd_serve(int argc, char **argv)
 	pthread_join(commit_tid, NULL);
 	pthread_join(watch_tid, NULL);
 	tk_store_close(S.store);
+	tk_store_namer_free(namer);
+	tk_symbolicator_free(sym);
+	tk_store_close(S.ui_store);
+	tk_alert_rules_free(&S.rules);
 	return rc;
 }

@@ -13,6 +13,15 @@
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
 TK_COMMAND(top_diagnostics, "the stacks behind most events of a kind (hang, cpu, disk, crash, launch) in a fleet store")
 
+#define SIG_USAGE                                                                                                      \
+	"  --signature SIG  only the reports with this stack signature; with it:\n"                                    \
+	"    --folded       the signature's aggregated flame graph: every stack of its reports merged (folded\n"       \
+	"                   lines in byte order, counts summed), for `tracekit flame -`\n"                             \
+	"    --max-reports N  --folded over the first N of its reports by id only\n"                                   \
+	"    --detail       count, sessions, first/last version, reports per version and per device, the\n"            \
+	"                   duration summary and every duration, example report ids (text, or --json)\n"               \
+	"    --examples N   --detail lists N example ids (default 5)\n"
+
 static const char top_usage[] =
     "usage: tracekit top-hangs [options]\n"
     "\n"
@@ -26,13 +35,8 @@ static const char top_usage[] =
     "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
     "  --since D        only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
     "  --limit N        at most N signatures (default 10)\n"
-    "  --json           one JSON object per signature\n";
-
-static void put_num(double v)
-{
-	char buf[32];
-	fputs(tk_stats_fmt_double(v, buf), stdout);
-}
+    "  --json           one JSON object per signature (with first_version, last_version: the lowest\n"
+    "                   and highest version among its reports, versions compared as numbers)\n" SIG_USAGE;
 
 /* Options shared by both commands. Returns 0, 2 (usage) or 1. */
 typedef struct qopts {
@@ -41,6 +45,8 @@ typedef struct qopts {
 	int json;
 	size_t limit;
 	char *where;
+	int folded, detail, overview;
+	size_t max_reports, examples;
 } qopts;
 
 static const char diag_usage[] =
@@ -58,7 +64,7 @@ static const char diag_usage[] =
     "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
     "  --since D        only events that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
     "  --limit N        at most N signatures (default 10)\n"
-    "  --json           one JSON object per signature\n";
+    "  --json           one JSON object per signature (with first_version, last_version)\n" SIG_USAGE;
 
 static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 {
@@ -66,11 +72,18 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 	o->db = db && *db ? db : "sqlite:tracekit.db";
 	o->limit = 10;
 	tk_error err;
-	static const char *const with_value[] = {"--db", "--metric", "--by", "--where", "--since", "--limit", "--kind"};
+	o->examples = 5;
+	static const char *const with_value[] = {"--db",    "--metric", "--by",        "--where",       "--since",
+	                                         "--limit", "--kind",   "--signature", "--max-reports", "--examples"};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i], *v = NULL;
-		if (strcmp(a, "--json") == 0) {
-			o->json = 1;
+		int *flag = strcmp(a, "--json") == 0                ? &o->json
+		            : !stats && strcmp(a, "--folded") == 0  ? &o->folded
+		            : !stats && strcmp(a, "--detail") == 0  ? &o->detail
+		            : stats && strcmp(a, "--overview") == 0 ? &o->overview
+		                                                    : NULL;
+		if (flag) {
+			*flag = 1;
 			i++;
 			continue;
 		}
@@ -99,6 +112,16 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 		} else if (strcmp(a, "--since") == 0) {
 			if (tk_store_query_since(&o->q, v, (double)time(NULL), &err))
 				return tk_cli_fail("%s: %s", name, err.msg), 2;
+		} else if (strcmp(a, "--signature") == 0) {
+			o->q.signature = v;
+		} else if (!stats && (strcmp(a, "--max-reports") == 0 || strcmp(a, "--examples") == 0)) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || n < 0 || n > 100000000)
+				return tk_cli_fail("%s: %s wants a whole number from 0 to 100000000, not '%s'", name, a,
+				                   v),
+				       2;
+			*(a[2] == 'm' ? &o->max_reports : &o->examples) = (size_t)n;
 		} else if (!stats && strcmp(a, "--limit") == 0) {
 			char *end;
 			long n = strtol(v, &end, 10);
@@ -114,6 +137,119 @@ static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
 	return 0;
 }
 
+static void put_num(double v)
+{
+	char buf[32];
+	fputs(tk_stats_fmt_double(v, buf), stdout);
+}
+
+static void json_key(const char *k)
+{
+	tk_json_fput(stdout, k);
+	fputs(": ", stdout);
+}
+
+static void put_tallies(const char *name, const tk_store_tally *t, size_t n, int json)
+{
+	if (json) {
+		printf(", ");
+		json_key(name);
+		putchar('{');
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputs(", ", stdout);
+			json_key(t[i].value);
+			printf("%llu", (unsigned long long)t[i].count);
+		}
+		putchar('}');
+		return;
+	}
+	printf("%s:\n", name);
+	for (size_t i = 0; i < n; i++)
+		printf("  %-24s %llu\n", tk_cli_shown(t[i].value), (unsigned long long)t[i].count);
+}
+
+/* --signature SIG with --folded (its merged stacks) or --detail. */
+static int signature_page(qopts *o, const char *kind, const char *name)
+{
+	tk_error err;
+	tk_store *s = tk_store_open(o->db, &err);
+	int rc = 0;
+	if (!s) {
+		rc = 1;
+	} else if (o->folded) {
+		char *f = NULL;
+		size_t n = 0;
+		if (tk_store_signature_folded(s, kind, o->q.signature, &o->q, o->max_reports, &f, &n, &err))
+			rc = 1;
+		else
+			fwrite(f, 1, n, stdout);
+		free(f);
+	} else {
+		tk_store_signature_info in;
+		if (tk_store_signature_detail(s, kind, o->q.signature, &o->q, o->examples, &in, &err)) {
+			rc = 1;
+		} else if (o->json) {
+			fputs("{\"signature\": ", stdout);
+			tk_json_fput(stdout, o->q.signature);
+			printf(", \"kind\": ");
+			tk_json_fput(stdout, kind);
+			printf(", \"count\": %llu, \"sessions\": %llu, \"first_version\": ",
+			       (unsigned long long)in.count, (unsigned long long)in.sessions);
+			tk_json_fput(stdout, in.first_version ? in.first_version : "");
+			fputs(", \"last_version\": ", stdout);
+			tk_json_fput(stdout, in.last_version ? in.last_version : "");
+			put_tallies("versions", in.versions, in.nversions, 1);
+			put_tallies("devices", in.devices, in.ndevices, 1);
+			fputs(", \"duration\": {\"count\": ", stdout);
+			printf("%llu, \"mean\": ", (unsigned long long)in.summary.count);
+			put_num(in.count ? in.summary.mean : NAN);
+			fputs(", \"min\": ", stdout);
+			put_num(in.count ? in.summary.min : NAN);
+			static const char *const qn[TK_STORE_NQ] = {"p50", "p90", "p95", "p99", "p99.9"};
+			for (int k = 0; k < TK_STORE_NQ; k++) {
+				printf(", \"%s\": ", qn[k]);
+				put_num(in.count ? in.summary.q[k] : NAN);
+			}
+			fputs(", \"max\": ", stdout);
+			put_num(in.count ? in.summary.max : NAN);
+			fputs(", \"unit\": \"s\", \"values\": [", stdout);
+			for (size_t i = 0; i < in.count; i++) {
+				if (i)
+					fputs(", ", stdout);
+				put_num(in.durations[i]);
+			}
+			fputs("]}, \"examples\": [", stdout);
+			for (size_t i = 0; i < in.nexamples; i++) {
+				if (i)
+					fputs(", ", stdout);
+				tk_json_fput(stdout, in.examples[i]);
+			}
+			fputs("]}\n", stdout);
+		} else {
+			printf("signature:  %s\nkind:       %s\nreports:    %llu\nsessions:   %llu\nversions:   %s .. "
+			       "%s\n",
+			       tk_cli_shown(o->q.signature), tk_cli_shown(kind), (unsigned long long)in.count,
+			       (unsigned long long)in.sessions, tk_cli_shown(in.first_version ? in.first_version : ""),
+			       tk_cli_shown(in.last_version ? in.last_version : ""));
+			if (in.count)
+				printf("duration:   P50 %.3f s, P90 %.3f s, P95 %.3f s, P99 %.3f s, max %.3f s\n",
+				       in.summary.q[0], in.summary.q[1], in.summary.q[2], in.summary.q[3],
+				       in.summary.max);
+			put_tallies("per version", in.versions, in.nversions, 0);
+			put_tallies("per device", in.devices, in.ndevices, 0);
+			printf("examples:\n");
+			for (size_t i = 0; i < in.nexamples; i++)
+				printf("  %s\n", tk_cli_shown(in.examples[i]));
+		}
+		if (!rc)
+			tk_store_signature_info_free(&in);
+	}
+	tk_store_close(s);
+	free(o->where);
+	return rc ? tk_cli_fail("%s: %s", name, err.msg) : 0;
+}
+
 /* top-hangs, and top-diagnostics --kind K (the same answer for K = hang). */
 static int top(int argc, char **argv, const char *name)
 {
@@ -126,6 +262,8 @@ static int top(int argc, char **argv, const char *name)
 	int rc = parse(argc, argv, &o, 0, name);
 	if (!rc && diag && !o.q.kind)
 		rc = tk_cli_usage(name, "--kind is required (%s)", tk_store_diagnostic_kinds());
+	if (!rc && (o.folded || o.detail) && !o.q.signature)
+		rc = tk_cli_usage(name, "--folded and --detail need --signature SIG");
 	if (rc) {
 		free(o.where);
 		return rc;
@@ -133,6 +271,8 @@ static int top(int argc, char **argv, const char *name)
 	tk_error err;
 	const char *kind = o.q.kind;
 	o.q.kind = NULL;
+	if (o.folded || o.detail)
+		return signature_page(&o, kind ? kind : "hang", name);
 	tk_store *s = tk_store_open(o.db, &err);
 	tk_store_hang *h = NULL;
 	size_t n = 0;
@@ -142,26 +282,16 @@ static int top(int argc, char **argv, const char *name)
 		free(o.where);
 		return tk_cli_fail("%s: %s", name, err.msg);
 	}
-	if (!o.json)
+	if (o.json) {
+		if (tk_store_hangs_write_json(stdout, h, n, &err))
+			tk_cli_fail("%s: %s", name, err.msg);
+	} else {
 		printf("%8s %9s %9s %9s  %-16s  %s\n", diag ? "count" : "hangs", "sessions", "P50 s", "P95 s", "example",
 		       "stack (leaf first)");
-	for (size_t i = 0; i < n; i++) {
-		if (o.json) {
-			fputs("{\"signature\": ", stdout);
-			tk_json_fput(stdout, h[i].signature);
-			printf(", \"count\": %llu, \"sessions\": %llu, \"p50\": ", (unsigned long long)h[i].count,
-			       (unsigned long long)h[i].sessions);
-			put_num(h[i].p50);
-			fputs(", \"p95\": ", stdout);
-			put_num(h[i].p95);
-			fputs(", \"example\": ", stdout);
-			tk_json_fput(stdout, h[i].example);
-			fputs("}\n", stdout);
-		} else {
+		for (size_t i = 0; i < n; i++)
 			printf("%8llu %9llu %9.3f %9.3f  %-16.16s  %s\n", (unsigned long long)h[i].count,
 			       (unsigned long long)h[i].sessions, h[i].p50, h[i].p95, tk_cli_shown(h[i].example),
 			       *h[i].signature ? tk_cli_shown(h[i].signature) : "(no stack)");
-		}
 	}
 	tk_store_hangs_free(h, n);
 	tk_store_close(s);
@@ -188,13 +318,63 @@ static const char stats_usage[] =
     "\n"
     "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
     "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%);\n"
+    "                    hang.rate (s/h: Apple's hang rate, s of hangs >= 250 ms per hour of foreground\n"
+    "                    time, per session; mean = the pooled rate; docs/store.md)\n"
     "                    of profile inputs (xctrace exports): profile.weight, fn.self:NAME, fn.total:NAME\n"
     "                    (in the profiles' unit; a function absent from a profile weighs 0 there)\n"
     "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
-    "                    session; comma-separated\n"
+    "                    session, and one time bucket: day (\"2026-11-20\") or hour (\"2026-11-20T13\"),\n"
+    "                    the UTC day or hour a report started; comma-separated (day,version)\n"
+    "  --signature SIG   only the reports with this stack signature (as top-hangs shows it)\n"
+    "  --overview        instead of a metric: per group, the distinct sessions that sent reports and\n"
+    "                    the reports per kind ({keys…, \"sessions\", \"reports\", \"kinds\": {…}})\n"
     "  --where K=V,...   only reports whose keys match\n"
     "  --since D         only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D\n"
     "  --json            one object per group: the group's keys, then `tracekit stats --json`'s fields\n";
+
+/* stats --db --overview: sessions and reports per kind, per group. */
+static int overview(qopts *o)
+{
+	tk_error err;
+	tk_store *s = tk_store_open(o->db, &err);
+	tk_store_overview *g = NULL;
+	size_t n = 0;
+	if (!s || tk_store_overview_get(s, &o->q, &g, &n, &err)) {
+		tk_store_close(s);
+		free(o->where);
+		return tk_cli_fail("stats: %s", err.msg);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (o->json)
+			putchar('{');
+		for (size_t k = 0; k < o->q.nby; k++) {
+			if (o->json) {
+				json_key(tk_store_by_name(o->q.by[k]));
+				tk_json_fput(stdout, g[i].keys[k]);
+				fputs(", ", stdout);
+			} else {
+				printf("%s=%s ", tk_store_by_name(o->q.by[k]), tk_cli_shown(g[i].keys[k]));
+			}
+		}
+		if (o->json) {
+			printf("\"sessions\": %llu, \"reports\": %llu", (unsigned long long)g[i].sessions,
+			       (unsigned long long)g[i].reports);
+			put_tallies("kinds", g[i].kinds, g[i].nkinds, 1);
+			fputs("}\n", stdout);
+		} else {
+			printf("sessions=%llu reports=%llu", (unsigned long long)g[i].sessions,
+			       (unsigned long long)g[i].reports);
+			for (size_t k = 0; k < g[i].nkinds; k++)
+				printf(" %s=%llu", tk_cli_shown(g[i].kinds[k].value),
+				       (unsigned long long)g[i].kinds[k].count);
+			putchar('\n');
+		}
+	}
+	tk_store_overview_free(g, n);
+	tk_store_close(s);
+	free(o->where);
+	return 0;
+}
 
 int tk_cli_stats_db(int argc, char **argv)
 {
@@ -208,6 +388,8 @@ int tk_cli_stats_db(int argc, char **argv)
 		free(o.where);
 		return rc;
 	}
+	if (o.overview)
+		return overview(&o);
 	if (!o.q.metric)
 		o.q.metric = "hang.duration";
 	tk_error err;
@@ -220,40 +402,19 @@ int tk_cli_stats_db(int argc, char **argv)
 		return tk_cli_fail("stats: %s", err.msg);
 	}
 	rc = 0;
-	if (!o.json) {
+	if (o.json) {
+		if (tk_store_groups_write_json(stdout, &o.q, g, n, &err))
+			rc = tk_cli_fail("stats: %s", err.msg);
+	} else {
+		int rate = strcmp(o.q.metric, "hang.rate") == 0;
+		if (rate)
+			printf("hang.rate (s of hangs >= 250 ms per foreground hour): count = sessions (devices), "
+			       "mean = pooled rate, percentiles across sessions\n");
 		for (size_t k = 0; k < o.q.nby; k++)
-			printf("%-14s ", tk_store_key_names[o.q.by[k]]);
-		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", "count", "mean", "min", "P50", "P90", "P95",
-		       "P99", "P99.9", "max");
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (o.json) {
-			/* the object `tracekit stats --json` writes, with the group's keys in front */
-			tk_summary sum = {.count = g[i].count,
-			                  .mean = g[i].mean,
-			                  .wmean = NAN,
-			                  .min = g[i].min,
-			                  .max = g[i].max,
-			                  .exact = 1};
-			memcpy(sum.pct, g[i].q, sizeof sum.pct);
-			char *obj = NULL;
-			size_t len = 0;
-			FILE *mem = open_memstream(&obj, &len);
-			if (!mem || tk_summary_write_json(mem, o.q.metric, g[i].unit, &sum, &err) || fclose(mem)) {
-				free(obj);
-				rc = tk_cli_fail("stats: %s", err.msg);
-				break;
-			}
-			putchar('{');
-			for (size_t k = 0; k < o.q.nby; k++) {
-				tk_json_fput(stdout, tk_store_key_names[o.q.by[k]]);
-				fputs(": ", stdout);
-				tk_json_fput(stdout, g[i].keys[k]);
-				fputs(", ", stdout);
-			}
-			fputs(obj + 1, stdout);
-			free(obj);
-		} else {
+			printf("%-14s ", tk_store_by_name(o.q.by[k]));
+		printf("%9s %12s %12s %12s %12s %12s %12s %12s %12s\n", rate ? "sessions" : "count",
+		       rate ? "pooled" : "mean", "min", "P50", "P90", "P95", "P99", "P99.9", "max");
+		for (size_t i = 0; i < n; i++) {
 			for (size_t k = 0; k < o.q.nby; k++)
 				printf("%-14s ", tk_cli_shown(g[i].keys[k]));
 			printf("%9llu", (unsigned long long)g[i].count);
@@ -261,6 +422,9 @@ int tk_cli_stats_db(int argc, char **argv)
 			               g[i].q[2], g[i].q[3], g[i].q[4], g[i].max};
 			for (int k = 0; k < 8; k++)
 				printf(" %12.4f", v[k]);
+			if (strcmp(o.q.metric, "hang.rate") == 0 && g[i].estimated)
+				printf("  (estimated: %llu of %llu from histograms)",
+				       (unsigned long long)g[i].estimated, (unsigned long long)g[i].count);
 			putchar('\n');
 		}
 	}

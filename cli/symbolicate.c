@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	           "the crash-report text Xcode prints (for .ips and .crash), or the same spindump text. Frames in\n"
 	           "images without symbols keep what the report says. Directories are searched for reports.\n"
 	           "  -o OUT      one report: the output file (default standard output); several: a directory, one\n"
-	           "              file per report (NAME.crash for the text of an .ips, the input's name otherwise)\n"
+	           "              file per report (NAME.crash for the text of an .ips, the input's name otherwise;\n"
+	           "              a name another report of the batch took becomes NAME.ips.crash, NAME-2.crash …)\n"
 	           "  --json      .ips only: the .ips JSON with symbol, sourceFile and sourceLine filled in\n"
 	           "Each report's frames resolved and left, and the images without symbols (and why), go to stderr.\n");
 }
@@ -64,8 +65,23 @@ static int is_report(const char *path)
 	return r;
 }
 
+/* The outputs of this batch so far: an input's name may give the name another input's output took
+ * (NAME.ips written as NAME.crash beside NAME.crash, or NAME.ips in two directories). */
+typedef struct taken {
+	char **v;
+	size_t n;
+} taken;
+
+static int is_taken(const taken *t, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i], name))
+			return 1;
+	return 0;
+}
+
 /* DIR/NAME for the output of one report of a batch. */
-static char *out_name(const char *dir, const char *in, const tk_apple_report *r, int json)
+static char *out_name1(const char *dir, const char *in, const tk_apple_report *r, int json, int keep_ext, int nth)
 {
 	const char *b = strrchr(in, '/');
 	b = b ? b + 1 : in;
@@ -74,14 +90,46 @@ static char *out_name(const char *dir, const char *in, const tk_apple_report *r,
 		n -= 3;
 	const char *ext = "";
 	if (r->format == TK_APPLE_IPS && !json) {
-		if (n > 4 && !strcmp(b + n - 4, ".ips"))
+		if (n > 4 && !strcmp(b + n - 4, ".ips") && !keep_ext)
 			n -= 4;
 		ext = ".crash";
 	}
-	size_t len = strlen(dir) + n + strlen(ext) + 2;
+	/* NAME-2.EXT …: the number before the input's own extension */
+	const char *dot = nth > 1 && !*ext ? memchr(b, '.', n) : NULL;
+	size_t stem = dot ? (size_t)(dot - b) : n;
+	char num[24] = "";
+	if (nth > 1)
+		snprintf(num, sizeof num, "-%d", nth);
+	size_t len = strlen(dir) + n + strlen(num) + strlen(ext) + 2;
 	char *o = malloc(len);
 	if (o)
-		snprintf(o, len, "%s/%.*s%s", dir, (int)n, b, ext);
+		snprintf(o, len, "%s/%.*s%s%.*s%s", dir, (int)stem, b, num, (int)(n - stem), b + stem, ext);
+	return o;
+}
+
+/* The first of NAME.crash, NAME.ips.crash (for an .ips), NAME-2.crash, NAME-3.crash … that no
+ * earlier report of the batch was written to. */
+static char *out_name(const char *dir, const char *in, const tk_apple_report *r, int json, taken *t)
+{
+	char *o = NULL;
+	for (int i = 0; i < 1000000; i++) {
+		free(o);
+		o = out_name1(dir, in, r, json, i == 1, i < 2 ? 1 : i);
+		if (!o || !is_taken(t, o))
+			break;
+	}
+	if (o) {
+		char **v = realloc(t->v, (t->n + 1) * sizeof *t->v);
+		char *c = strdup(o);
+		if (v && c) {
+			t->v = v;
+			t->v[t->n++] = c;
+		} else {
+			if (v)
+				t->v = v;
+			free(c);
+		}
+	}
 	return o;
 }
 
@@ -109,6 +157,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	int failed = 0;
 	size_t total_res = 0, total_unres = 0;
 	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
+	taken used = {0};
 	for (size_t i = 0; i < nfiles; i++) {
 		tk_apple_report *r = tk_apple_report_read_path(files[i], &err);
 		if (!r) {
@@ -123,7 +172,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			failed++;
 			continue;
 		}
-		char *dest = to_dir ? out_name(out, files[i], r, json) : (out ? strdup(out) : NULL);
+		char *dest = to_dir ? out_name(out, files[i], r, json, &used) : (out ? strdup(out) : NULL);
 		tk_outfile of = {0};
 		int rc = tk_outfile_open(&of, dest, &err);
 		of.nosync = to_dir; /* a batch: one syncfs at the end instead of an fsync per file */
@@ -141,6 +190,14 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			fprintf(stderr,
 			        "tracekit: symbolicate: %s: %zu frames resolved, %zu left as the report has them\n",
 			        tk_cli_shown(files[i]), sst.resolved, sst.unresolved);
+			if (to_dir && dest) {
+				char *plain = out_name1(out, files[i], r, json, 0, 1);
+				if (plain && strcmp(plain, dest))
+					fprintf(stderr,
+					        "tracekit: symbolicate: %s: written to %s (%s is another report's)\n",
+					        tk_cli_shown(files[i]), tk_cli_shown(dest), tk_cli_shown(plain));
+				free(plain);
+			}
 			for (size_t m = 0; m < r->nimages; m++)
 				if (r->images[m].symbols < 0)
 					fprintf(stderr, "tracekit: symbolicate: %s:   unsymbolicated: %s (%s)\n",
@@ -154,6 +211,9 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		tk_apple_report_free(r);
 	}
 	tk_apple_report_symbols_free(rs);
+	for (size_t i = 0; i < used.n; i++)
+		free(used.v[i]);
+	free(used.v);
 	int sync_bad = 0;
 	if (to_dir) {
 		/* the outputs were renamed into place unsynced: make them durable before saying so */

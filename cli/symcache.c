@@ -6,15 +6,46 @@
 
 TK_COMMAND(symcache, "build or inspect symbol caches of dSYMs and binaries")
 
-static void usage(FILE *f)
+enum { OPT_CACHE_DIR = 1, OPT_ARCH, OPT_PATH };
+
+static const tk_cli_option options[] = {
+    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", "-o", "DIR",
+                 "build: where the cache files go (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
+    TK_OPT_VALUE(OPT_ARCH, "--arch", "-arch", "ARCH", "only this slice of a universal file (arm64, x86_64 …)"),
+    TK_OPT_OPERAND(OPT_PATH, "PATH…", ".dSYM bundles, DWARF files, Mach-O binaries or (info) caches"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_symcache = {
+    .name = "symcache",
+    .usage = "tracekit symcache build PATH… [-o|--cache-dir DIR] [-arch|--arch ARCH]\n"
+             "tracekit symcache info CACHE|PATH… [-arch|--arch ARCH]",
+    .about = "build  converts every slice of each .dSYM bundle, DWARF file or Mach-O binary into a cache\n"
+             "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
+             "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
+             "info   prints UUID, arch, __TEXT vmaddr, counts and sizes of caches (building them first\n"
+             "       when given a dSYM or binary).\n",
+    .options = options,
+    .footer = NULL,
+    .flags = TK_CLI_NO_DASHDASH,
+};
+
+typedef struct symcache_args {
+	const char *arch;
+	tk_symbol_options so;
+	const char **paths;
+	int np;
+} symcache_args;
+
+static int symcache_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
 {
-	fprintf(f, "usage: tracekit symcache build PATH… [-o|--cache-dir DIR] [-arch|--arch ARCH]\n"
-	           "       tracekit symcache info CACHE|PATH… [-arch|--arch ARCH]\n\n"
-	           "build  converts every slice of each .dSYM bundle, DWARF file or Mach-O binary into a cache\n"
-	           "       file DIR/<UUID>-<arch>.tksym (DIR defaults to $XDG_CACHE_HOME/tracekit or\n"
-	           "       ~/.cache/tracekit). Valid caches are kept; stale or corrupt ones are rebuilt.\n"
-	           "info   prints UUID, arch, __TEXT vmaddr, counts and sizes of caches (building them first\n"
-	           "       when given a dSYM or binary).\n");
+	symcache_args *t = ctx;
+	switch (o->id) {
+	case OPT_CACHE_DIR: t->so.cache_dir = v; return 0;
+	case OPT_ARCH: t->arch = v; return 0;
+	}
+	t->paths[t->np++] = v;
+	return 0;
 }
 
 static void print_meta(void *ctx, const tk_symcache_meta *m, const char *cache_path)
@@ -30,34 +61,21 @@ int cmd_symcache(int argc, char **argv)
 	if (argc < 2)
 		return tk_cli_usage("symcache", "expected build or info");
 	if (tk_cli_wants_help(argc, argv)) {
-		usage(stdout);
+		tk_cli_help(&tk_cli_command_symcache, stdout);
 		return 0;
 	}
-	const char *sub = argv[1], *arch = NULL;
+	const char *sub = argv[1];
 	if (strcmp(sub, "build") != 0 && strcmp(sub, "info") != 0)
 		return tk_cli_usage("symcache", "unknown subcommand '%s' (expected build or info)", sub);
-	tk_symbol_options so;
-	tk_symbol_options_init(&so);
 	const char *paths[argc];
-	int np = 0;
-	for (int i = 2; i < argc;) {
-		const char *v;
-		int r;
-		/* through the one option parser: NAME VALUE or NAME=VALUE */
-		if ((r = tk_cli_opt("symcache", argc, argv, &i, "--cache-dir", "-o", &v)) != 0) {
-			if (r < 0)
-				return 2;
-			so.cache_dir = v;
-		} else if ((r = tk_cli_opt("symcache", argc, argv, &i, "--arch", "-arch", &v)) != 0) {
-			if (r < 0)
-				return 2;
-			arch = v;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return tk_cli_usage("symcache", "unknown option '%s'", argv[i]);
-		} else {
-			paths[np++] = argv[i++];
-		}
-	}
+	symcache_args t = {.paths = paths};
+	tk_symbol_options_init(&t.so);
+	int r = tk_cli_parse(&tk_cli_command_symcache, argc, argv, 2, symcache_option, &t, NULL);
+	if (r)
+		return r < 0 ? 0 : r;
+	const char *arch = t.arch;
+	tk_symbol_options so = t.so;
+	int np = t.np;
 	if (!np)
 		return tk_cli_usage("symcache", "%s: no input", sub);
 	tk_symbolicator *s = tk_symbolicator_new(&so);

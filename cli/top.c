@@ -7,57 +7,68 @@
 
 TK_COMMAND(top, "top functions by self or total weight (Instruments' Top Functions)")
 
-static void usage(void)
+enum { OPT_SORT = 1, OPT_LIMIT, OPT_JSON };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("top options"),
+    TK_OPT_VALUE(OPT_SORT, "--sort", NULL, "self|total", "order by self (default) or total weight"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N",
+                 "show the first N functions (default 50 for text, all for JSON; 0 = all)"),
+    TK_OPT_FLAG(
+        OPT_JSON, "--json", NULL,
+        "JSON: {unit, total, samples, count, functions: [{name, binary?, self, total, self_samples, samples}]}"),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_top = {
+    .name = "top",
+    .usage = "tracekit top [options] FILE",
+    .about = "Lists functions over all selected threads with self weight (time as the leaf), total weight\n"
+             "(time on the stack, counted once per sample, so recursion never exceeds 100%), their\n"
+             "percentages of the whole, the number of samples on the stack, the symbol and its binary.\n",
+    .options = options,
+};
+
+typedef struct top_args {
+	tk_analysis a;
+	tk_top_sort sort;
+	uint32_t limit;
+	int json, have_limit;
+} top_args;
+
+static int top_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	printf("usage: tracekit top [options] FILE\n\n"
-	       "Lists functions over all selected threads with self weight (time as the leaf), total weight\n"
-	       "(time on the stack, counted once per sample, so recursion never exceeds 100%%), their\n"
-	       "percentages of the whole, the number of samples on the stack, the symbol and its binary.\n\n"
-	       "top options:\n"
-	       "  --sort self|total     order by self (default) or total weight\n"
-	       "  --limit N             show the first N functions (default 50 for text, all for JSON; 0 = all)\n"
-	       "  --json                JSON: {unit, total, samples, count, functions: [{name, binary?, self,\n"
-	       "                        total, self_samples, samples}]}\n\n%s",
-	       TK_ANALYSIS_HELP);
+	top_args *t = ctx;
+	switch (o->id) {
+	case OPT_JSON: t->json = 1; return 0;
+	case OPT_SORT:
+		if (strcmp(val, "self") == 0)
+			t->sort = TK_TOP_BY_SELF;
+		else if (strcmp(val, "total") == 0)
+			t->sort = TK_TOP_BY_TOTAL;
+		else
+			return tk_cli_fail("top: --sort '%s': expected self or total", val), -1;
+		return 0;
+	case OPT_LIMIT: t->have_limit = 1; return tk_cli_uint("top", "--limit", val, &t->limit);
+	}
+	return tk_analysis_handle(&t->a, o, val, spelling);
 }
 
 int cmd_top(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "top");
-	tk_top_sort sort = TK_TOP_BY_SELF;
-	uint32_t limit = 50;
-	int json = 0, have_limit = 0, rc = 2; /* a usage error until the options are parsed */
-	for (int i = 1; i < argc;) {
-		const char *val;
-		int r;
-		if (strcmp(argv[i], "--json") == 0) {
-			json = 1, i++;
-		} else if ((r = tk_cli_opt("top", argc, argv, &i, "--sort", NULL, &val)) != 0) {
-			if (r < 0)
-				goto out;
-			if (strcmp(val, "self") == 0)
-				sort = TK_TOP_BY_SELF;
-			else if (strcmp(val, "total") == 0)
-				sort = TK_TOP_BY_TOTAL;
-			else {
-				tk_cli_fail("top: --sort '%s': expected self or total", val);
-				goto out;
-			}
-		} else if ((r = tk_cli_opt("top", argc, argv, &i, "--limit", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("top", "--limit", val, &limit) < 0)
-				goto out;
-			have_limit = 1;
-		} else if ((r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("top: unknown option '%s' (see tracekit top --help)", argv[i]);
-			goto out;
-		}
+	top_args t = {.sort = TK_TOP_BY_SELF, .limit = 50};
+	tk_analysis_init(&t.a, "top");
+	int rc = tk_cli_parse(&tk_cli_command_top, argc, argv, 1, top_option, &t, NULL);
+	tk_analysis a = t.a;
+	tk_top_sort sort = t.sort;
+	uint32_t limit = t.limit;
+	int json = t.json, have_limit = t.have_limit;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the options are checked */
 	if (json && !have_limit)
 		limit = 0;
 	if (tk_analysis_check(&a))

@@ -7,66 +7,76 @@
 
 TK_COMMAND(tree, "call tree per thread, like Instruments' Call Tree (text or JSON)")
 
-static void usage(void)
+enum { OPT_BY = 1, OPT_INVERT, OPT_MIN_PERCENT, OPT_MAX_DEPTH, OPT_JSON };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("tree options"),
+    TK_OPT_VALUE(OPT_BY, "--by", NULL, "thread|process|all",
+                 "one tree per thread (default), per process, or one for all"),
+    TK_OPT_FLAG(OPT_INVERT, "--invert", NULL, "bottom-up: leaf functions first, their callers below"),
+    TK_OPT_VALUE(OPT_MIN_PERCENT, "--min-percent", NULL, "P",
+                 "hide callees below P% of their thread, folded into \"(other)\""),
+    TK_OPT_VALUE(OPT_MAX_DEPTH, "--max-depth", NULL, "N", "show N levels; deeper callees are folded into \"(other)\""),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "JSON (schema: docs/json-tree.md)"),
+    TK_OPT_INCLUDE(tk_analysis_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_tree = {
+    .name = "tree",
+    .usage = "tracekit tree [options] FILE",
+    .about = "Prints the call tree of each thread: total and self weight (ms for time profiles, else the\n"
+             "recorded unit: cycles, events), percent of the thread, symbol and binary. total = self + the\n"
+             "children's totals on every row; samples without a stack show as \"(no stack)\".\n",
+    .options = options,
+};
+
+typedef struct tree_args {
+	tk_analysis a;
+	tk_calltree_options co;
+	double min_percent;
+	uint32_t max_depth;
+	int json;
+} tree_args;
+
+static int tree_option(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
 {
-	printf("usage: tracekit tree [options] FILE\n\n"
-	       "Prints the call tree of each thread: total and self weight (ms for time profiles, else the\n"
-	       "recorded unit: cycles, events), percent of the thread, symbol and binary. total = self + the\n"
-	       "children's totals on every row; samples without a stack show as \"(no stack)\".\n\n"
-	       "tree options:\n"
-	       "  --by thread|process|all   one tree per thread (default), per process, or one for all\n"
-	       "  --invert              bottom-up: leaf functions first, their callers below\n"
-	       "  --min-percent P       hide callees below P%% of their thread, folded into \"(other)\"\n"
-	       "  --max-depth N         show N levels; deeper callees are folded into \"(other)\"\n"
-	       "  --json                JSON (schema: docs/json-tree.md)\n\n%s",
-	       TK_ANALYSIS_HELP);
+	tree_args *t = ctx;
+	switch (o->id) {
+	case OPT_INVERT: t->co.invert = 1; return 0;
+	case OPT_JSON: t->json = 1; return 0;
+	case OPT_BY:
+		if (strcmp(val, "thread") == 0)
+			t->co.group = TK_GROUP_THREAD;
+		else if (strcmp(val, "process") == 0)
+			t->co.group = TK_GROUP_PROCESS;
+		else if (strcmp(val, "all") == 0)
+			t->co.group = TK_GROUP_ALL;
+		else
+			return tk_cli_fail("tree: --by '%s': expected thread, process or all", val), -1;
+		return 0;
+	case OPT_MIN_PERCENT: return tk_cli_percent("tree", "--min-percent", val, &t->min_percent);
+	case OPT_MAX_DEPTH: return tk_cli_uint("tree", "--max-depth", val, &t->max_depth);
+	}
+	return tk_analysis_handle(&t->a, o, val, spelling);
 }
 
 int cmd_tree(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
-	tk_analysis a;
-	tk_analysis_init(&a, "tree");
-	tk_calltree_options co;
-	tk_calltree_options_init(&co);
-	double min_percent = 0;
-	uint32_t max_depth = 0;
-	int json = 0, rc = 2; /* a usage error until the options are parsed */
-	for (int i = 1; i < argc;) {
-		const char *val;
-		int r;
-		if (strcmp(argv[i], "--invert") == 0) {
-			co.invert = 1, i++;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1, i++;
-		} else if ((r = tk_cli_opt("tree", argc, argv, &i, "--by", NULL, &val)) != 0) {
-			if (r < 0)
-				goto out;
-			if (strcmp(val, "thread") == 0)
-				co.group = TK_GROUP_THREAD;
-			else if (strcmp(val, "process") == 0)
-				co.group = TK_GROUP_PROCESS;
-			else if (strcmp(val, "all") == 0)
-				co.group = TK_GROUP_ALL;
-			else {
-				tk_cli_fail("tree: --by '%s': expected thread, process or all", val);
-				goto out;
-			}
-		} else if ((r = tk_cli_opt("tree", argc, argv, &i, "--min-percent", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_percent("tree", "--min-percent", val, &min_percent) < 0)
-				goto out;
-		} else if ((r = tk_cli_opt("tree", argc, argv, &i, "--max-depth", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("tree", "--max-depth", val, &max_depth) < 0)
-				goto out;
-		} else if ((r = tk_analysis_option(&a, argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-		} else {
-			tk_cli_fail("tree: unknown option '%s' (see tracekit tree --help)", argv[i]);
-			goto out;
-		}
+	tree_args args = {0};
+	tk_analysis_init(&args.a, "tree");
+	tk_calltree_options_init(&args.co);
+	int rc = tk_cli_parse(&tk_cli_command_tree, argc, argv, 1, tree_option, &args, NULL);
+	tk_analysis a = args.a;
+	tk_calltree_options co = args.co;
+	double min_percent = args.min_percent;
+	uint32_t max_depth = args.max_depth;
+	int json = args.json;
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2; /* a usage error until the options are checked */
 	if (tk_analysis_check(&a))
 		goto out;
 	rc = 1;

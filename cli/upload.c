@@ -20,9 +20,11 @@ static const char usage[] =
     "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
     "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
     "A PROFILE (an xctrace export, or any other file `tracekit ingest` stores as a profile report; in a\n"
-    "directory tree, files named *.xml and *.xml.gz) is sent too, with --set's keys, and stored exactly\n"
+    "directory tree, files named *.xml and *.xml.gz, Apple reports and MetricKit payloads found by\n"
+    "content) is sent too, with --set's keys, and stored exactly\n"
     "as `tracekit ingest --set … PROFILE` stores it; nothing is written beside it (resending is\n"
-    "harmless: the server keeps one copy).\n"
+    "harmless: the server keeps one copy). MetricKit payload files (*.json, *.jsonl, gzip'd too, in a\n"
+    "tree) are sent the same way: the server stores their diagnostics and metric payloads.\n"
     "\n"
     "options:\n"
     "  --set K=V,...      keys for sessions without meta.json (app, version, build, device, os, session)\n"
@@ -47,12 +49,6 @@ typedef struct up {
 	size_t nitems, capitems, next;
 	pthread_mutex_t mu;
 } up;
-
-static int is_export_name(const char *path)
-{
-	size_t n = strlen(path);
-	return (n > 4 && strcmp(path + n - 4, ".xml") == 0) || (n > 7 && strcmp(path + n - 7, ".xml.gz") == 0);
-}
 
 /* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent). */
 static void tally(up *U, int rc, const tk_error *err, size_t *sent)
@@ -145,9 +141,10 @@ static void one(up *U, const char *dir)
 			closedir(d);
 		qsort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
-			/* inside a tree, as `tracekit ingest` walks it: sessions, and exports (.xml, .xml.gz) */
+			/* inside a tree, as `tracekit ingest` walks it: sessions, exports (.xml, .xml.gz), Apple
+			 * reports and MetricKit payloads */
 			if (stat(names[i], &st) == 0 &&
-			    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && is_export_name(names[i]))))
+			    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && tk_store_tree_input(names[i]))))
 				one(U, names[i]);
 			free(names[i]);
 		}

@@ -20,7 +20,7 @@ $(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit-store.a $(BUILD
 # reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
 # Uploaded profiles (lib/store/inputs.c) go through every reader and the stats function table, so
 # those are in too: the fuzzer reaches them through a bundle's "profile" part.
-FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/store/inputs.c \
+FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/store/inputs.c lib/store/stacks.c \
                    $(wildcard lib/read/*.c lib/model/*.c lib/stats/*.c) \
                    lib/symbol/elf.c lib/symbol/elf_name.c $(wildcard lib/symbol/demangle*.c lib/symbol/swift_*.c lib/util/*.c)
 $(BUILD)/fuzz_bundle: $(FUZZ_BUNDLE_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)

@@ -58,6 +58,8 @@ struct tk_monitor {
 	_Atomic int64_t cpu_tid, hang_tid;
 	living cpu, hang;
 	double launch;          /* the launch-time line's value */
+	bool fg;                /* in the foreground (tk_monitor_set_foreground; true until told otherwise) */
+	uint64_t fg_since, fg_ns; /* mono ns it last came to the foreground; foreground ns before that */
 	tkm_outbox *outbox;     /* cfg.upload: finished records waiting for the callback's acknowledgement */
 	uint32_t dropped_noted; /* outbox-full events already noted in the records */
 	uint32_t put_failures;  /* finished records the outbox could not write at once (held, retried) */
@@ -189,6 +191,7 @@ static int check_config(const tk_monitor_config *c, char *err, size_t errlen)
 /* ---------- registry: lets a ping posted to a loop find its monitor, or learn it is gone ---------- */
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool fg_state = true; /* tk_monitor_set_foreground's last word, for monitors started later */
 static tk_monitor **reg;
 static size_t reg_n;
 static int reg_next_id = 1;
@@ -574,6 +577,56 @@ static void queue_upload(tk_monitor *m, const emitted *e)
 		}
 	}
 	tkm_buf_free(&t);
+}
+
+/* ---------- foreground time ---------- */
+
+/* Foreground seconds so far. Caller holds m->lock. */
+static double fg_seconds(const tk_monitor *m)
+{
+	uint64_t ns = m->fg_ns;
+	if (m->fg) {
+		uint64_t now = tkm_mono_ns();
+		ns += now > m->fg_since ? now - m->fg_since : 0;
+	}
+	return (double)ns / 1e9;
+}
+
+/* The run's foreground line (docs/records-format.md): rewritten live by flushes, final at stop. It
+ * reaches a store with the session (`tracekit ingest` or `tracekit upload` of the directory), not
+ * through the outbox: what is queued at stop waits for the next run, and a program must end with
+ * nothing pending when its records were all delivered. Caller holds m->lock. */
+static void persist_foreground(tk_monitor *m, bool live)
+{
+	tkm_buf b = {0};
+	tkm_buf_printf(&b, "foreground,%.6f,{\"seconds\":%.3f,\"live\":%s,\"pid\":%d}\n", m->launch, fg_seconds(m),
+	               live ? "true" : "false", (int)getpid());
+	if (!b.oom)
+		append_lines(m, b.p, b.n);
+	tkm_buf_free(&b);
+}
+
+static void fg_set(tk_monitor *m, bool foreground)
+{
+	if (foreground == m->fg)
+		return;
+	uint64_t now = tkm_mono_ns();
+	if (m->fg)
+		m->fg_ns += now > m->fg_since ? now - m->fg_since : 0;
+	m->fg = foreground;
+	m->fg_since = now;
+}
+
+void tk_monitor_set_foreground(bool foreground)
+{
+	pthread_mutex_lock(&reg_lock);
+	fg_state = foreground;
+	for (size_t i = 0; i < reg_n; i++) {
+		pthread_mutex_lock(&reg[i]->lock);
+		fg_set(reg[i], foreground);
+		pthread_mutex_unlock(&reg[i]->lock);
+	}
+	pthread_mutex_unlock(&reg_lock);
 }
 
 /* Persist a living record: write it (under the lock), then call back (outside it, so the callback
@@ -1128,6 +1181,10 @@ tk_monitor *tk_monitor_start(const tk_monitor_config *cfg, char *err, size_t err
 		tkm_backend_release();
 		goto fail;
 	}
+	pthread_mutex_lock(&reg_lock);
+	m->fg = fg_state; /* the process's lifetime counts as foreground unless the app says otherwise */
+	m->fg_since = tkm_mono_ns();
+	pthread_mutex_unlock(&reg_lock);
 	reg_add(m);
 	int rc = 0;
 	/* Our threads are created with every signal blocked: a process-directed signal (SIGTERM, SIGCHLD,
@@ -1165,6 +1222,7 @@ void tk_monitor_flush(tk_monitor *m)
 	pthread_mutex_lock(&m->lock);
 	persist(m, &m->cpu, true);
 	persist(m, &m->hang, true);
+	persist_foreground(m, true);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -1188,6 +1246,7 @@ void tk_monitor_stop(tk_monitor *m)
 	pthread_mutex_lock(&m->lock);
 	persist(m, &m->cpu, false); /* the living record, final: the process or the monitor is ending */
 	persist(m, &m->hang, false);
+	persist_foreground(m, false); /* the run's foreground seconds, final (hang rate) */
 	if (tkm_fd_lost_count() != m->lost_noted)
 		records_ready(m); /* say so even when no record was written since */
 	pthread_mutex_unlock(&m->lock);

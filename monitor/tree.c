@@ -57,18 +57,48 @@ void tkm_buf_printf(tkm_buf *b, const char *fmt, ...)
 	free(big);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, at
+ * most U+10FFFF), or 0 when the bytes there are not one; then *bad = the bytes one U+FFFD replaces:
+ * the maximal subpart (a lead byte and the continuation bytes that fit it so far, else one byte),
+ * the practice the Unicode standard recommends and Python's decoder follows. p is NUL-terminated. */
+static size_t utf8_len(const unsigned char *p, size_t *bad)
+{
+	unsigned c = p[0];
+	*bad = 1;
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!n)
+		return 0;
+	/* the second byte's range depends on the first (Table 3-7 of the Unicode standard) */
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	for (size_t i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi) {
+			*bad = i;
+			return 0;
+		}
+	return n;
+}
+
+/* Thread names and symbols are bytes from the process: a byte that does not start a well-formed
+ * UTF-8 sequence is written as U+FFFD, so the record is always valid UTF-8 (and JSON). */
 void tkm_buf_json_str(tkm_buf *b, const char *s)
 {
 	tkm_buf_put(b, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t bad, n = utf8_len(p, &bad);
 		if (*p == '"' || *p == '\\') {
 			char e[2] = {'\\', (char)*p};
 			tkm_buf_put(b, e, 2);
 		} else if (*p < 0x20 || *p == 0x7f) {
 			tkm_buf_printf(b, "\\u%04x", *p);
+		} else if (!n) {
+			tkm_buf_put(b, "\xef\xbf\xbd", 3); /* U+FFFD for the bad bytes; go on after them */
+			n = bad;
 		} else {
-			tkm_buf_put(b, (const char *)p, 1);
+			tkm_buf_put(b, (const char *)p, n);
 		}
+		p += n;
 	}
 	tkm_buf_put(b, "\"", 1);
 }

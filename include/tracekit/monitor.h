@@ -54,6 +54,7 @@
 #ifndef TRACEKIT_MONITOR_H
 #define TRACEKIT_MONITOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -201,6 +202,20 @@ TK_MONITOR_API void tk_monitor_stop(tk_monitor *m);
 
 /* Persist living records now (e.g. before the app is suspended). */
 TK_MONITOR_API void tk_monitor_flush(tk_monitor *m);
+/* Foreground time, for Apple's hang rate (seconds of hangs per hour of foreground use; `tracekit
+ * stats --db URL --metric hang.rate`). Every monitor counts the time its process spends in the
+ * foreground and writes it to the session as the run's `foreground` line (docs/records-format.md):
+ * live at each tk_monitor_flush, final at tk_monitor_stop, so the store divides the session's hangs
+ * by it when the session directory is ingested or uploaded (`tracekit ingest`, `tracekit upload`;
+ * the outbox of TK_MONITOR_UPLOAD_URL carries finished records only). Until told otherwise the whole lifetime of the
+ * process counts as foreground (right for Linux services and command-line programs). An iOS app says when it leaves and
+ * returns, from its UIApplication notifications (or the scene equivalents): UIApplicationDidBecomeActiveNotification →
+ * tk_monitor_set_foreground(true) UIApplicationWillResignActiveNotification  → tk_monitor_set_foreground(false)
+ *   UIApplicationDidEnterBackgroundNotification → tk_monitor_set_foreground(false)
+ * (an app launched into the background calls tk_monitor_set_foreground(false) before starting the
+ * monitor). Applies to every running monitor of the process and to monitors started later.
+ * Thread-safe; cheap (a lock and a clock read). */
+TK_MONITOR_API void tk_monitor_set_foreground(bool foreground);
 
 /* Heartbeat mode: call from the watched loop at each iteration (the calling thread becomes the
  * watched thread), and tk_monitor_idle() right before the loop waits for events so that waiting is

@@ -245,6 +245,28 @@ typedef struct tk_stats_group {
 int tk_write_stats_svg(FILE *f, const char *metric, const char *unit, const tk_summary *s, const tk_stats_group *all,
                        const tk_stats_group *groups, size_t ngroups, tk_error *err);
 
+/* A time series chart: one line per series over nx time buckets (labels xlabels, e.g. days), each
+ * series' y[i] its value in bucket i (NAN: none there), thresholds as dashed lines across (alert
+ * rules). A self-contained SVG (no scripts, fonts or links); every label XML-escaped. */
+typedef struct tk_trend_series {
+	const char *name;
+	const double *y; /* nx values */
+} tk_trend_series;
+typedef struct tk_trend_threshold {
+	const char *label;
+	double value;
+} tk_trend_threshold;
+typedef struct tk_trend_chart {
+	const char *title, *unit;
+	const char *const *xlabels;
+	size_t nx;
+	const tk_trend_series *series;
+	size_t nseries;
+	const tk_trend_threshold *thresholds;
+	size_t nthresholds;
+} tk_trend_chart;
+int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err);
+
 /* The same figure's histogram as Unicode bars for a terminal: rows bins (≥ 2), bars up to width
  * cells (▏…█ eighths), each row "  [lo, hi)  bar  count". */
 int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all, unsigned rows, unsigned width,
@@ -303,6 +325,9 @@ int tk_write_diff_flamegraph(FILE *f, const struct tk_profile *a, const struct t
  * correction. Returns the p-value (1 when either side is empty); *u_out (may be NULL) gets U of a
  * (the number of pairs where a > b, ties counting 1/2). */
 double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out);
+/* Free the calling thread's cached null distribution (the exact test keeps its last one per thread):
+ * for threads that end, e.g. a server's per-connection threads. */
+void tk_mann_whitney_release(void);
 
 /* Percentile bootstrap interval of mean(b) − mean(a): reps resamples of each side (with a fixed
  * seed, so runs repeat), the (1−conf)/2 and (1+conf)/2 type 7 quantiles of the differences. */

@@ -26,9 +26,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracekit/error.h"
 #include "tracekit/profile.h"
+#include "tracekit/read.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +53,12 @@ typedef struct tk_report {
 	uint64_t samples;
 	const char *thread;    /* "" if none */
 	const char *signature; /* stack signature: first app frames, leaf first, ";"-joined */
+	/* The record's stacks as folded text: the lines `tracekit collapse --no-thread --event N` writes
+	 * for it ("root;…;leaf WEIGHT\n" each), except that a frame without a symbol is named
+	 * IMAGE+0xOFFSET as in signatures (the same code is one frame on every device, whatever the
+	 * ASLR slide); "" or NULL when it has none. Not part of the id. Stored once per distinct text
+	 * (docs/store.md); tk_store_report_get gives it back. */
+	const char *stacks;
 } tk_report;
 
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
@@ -62,7 +70,24 @@ typedef struct tk_report_meta {
 	 * (a symbolicator is not shared between threads). */
 	int (*name_frames)(void *ctx, tk_profile **p, tk_error *err);
 	void *name_frames_ctx;
+	/* Optional: reads an Apple report (.ips, .crash, spindump; tracekit/apple_report.h) from in into
+	 * p with its frames named, instead of the registry's reader (tk_store_namer_meta sets both). */
+	int (*read_report)(void *ctx, tk_input *in, tk_profile *p, tk_error *err);
+	void *read_report_ctx;
 } tk_report_meta;
+
+/* Names frames from dSYMs while reports are made: Apple reports (.ips, .crash, spindump) by the
+ * symbolication `tracekit symbolicate` does (tk_apple_report_symbolicate: the caller-frame rule,
+ * inlined functions as frames of their own, Swift as atos prints it), and MTHawkeye records by image
+ * UUID, so stack signatures carry function names, not addresses. Frames in images without symbols
+ * keep what the input says. Safe to share between threads (one naming at a time); s stays the
+ * caller's and must outlive the namer. */
+typedef struct tk_symbolicator tk_symbolicator;
+typedef struct tk_store_namer tk_store_namer;
+tk_store_namer *tk_store_namer_new(tk_symbolicator *s);
+void tk_store_namer_free(tk_store_namer *n);
+/* Point meta's name_frames and read_report at the namer (for tk_reports_from_path, tk_bundle_decode …). */
+void tk_store_namer_meta(tk_store_namer *n, tk_report_meta *meta);
 
 /* Parse "app=Foo,version=5.2" into meta (strings point into a copy owned by *owned; free it).
  * Returns 0 or -1 with err naming the bad item. */
@@ -118,6 +143,11 @@ int tk_reports_from_path(const char *path, const tk_report_meta *given, tk_repor
 void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_meta *given, unsigned threads,
                            tk_report_set *out, int *rc, tk_error *errs);
 
+/* Is path, met as a file inside a directory tree, an input `tracekit ingest` takes from the tree? A
+ * file named "records", an xctrace export (*.xml, *.xml.gz), or by content an Apple report (.ips,
+ * .crash, spindump) or a MetricKit payload. (Given by name, any file is an input.) */
+int tk_store_tree_input(const char *path);
+
 /* The same from bytes: one Records file, an optional meta.json and images.json (either may be NULL). */
 int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, size_t meta_n, const void *images_json,
                           size_t images_n, const char *name, const tk_report_meta *given, tk_report_set *out,
@@ -153,6 +183,14 @@ typedef struct tk_bundle_limits {
 int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
                      const tk_report_meta *given, tk_report_set *out, tk_error *err);
 
+/* MetricKit payloads sent as the app has them (payload.jsonRepresentation(): one payload, a JSON
+ * array or JSON Lines; gzip'd or not; docs/metrickit.md): their reports, as `tracekit ingest FILE`
+ * stores them (same ids, so either path is idempotent with the other). Returns 0; 2 when the body
+ * is not MetricKit (decode it with tk_bundle_decode); -1 with err for bad payloads (HTTP 400); 1
+ * with err when over lim's stacks or time (HTTP 413). */
+int tk_payload_reports(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                       const tk_report_meta *given, tk_report_set *out, tk_error *err);
+
 /* ---- the store ---- */
 
 typedef struct tk_store tk_store;
@@ -167,17 +205,25 @@ int tk_store_put(tk_store *s, const tk_report *v, size_t n, size_t *added, tk_er
 
 /* What to select: a metric, optional grouping and filters. */
 typedef struct tk_store_query {
-	const char *metric;     /* "hang.duration", "cpu.duration", "cpu.average" (reports); "profile.weight",
-	                         * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
+	const char *metric; /* "hang.duration", "hang.rate", "cpu.duration", "cpu.average" (reports); "profile.weight",
+	                     * "fn.self:NAME", "fn.total:NAME" (profile reports; NAME may be BINARY`SYMBOL) */
 	int by[TK_STORE_NKEYS]; /* key indexes to group by, in order */
 	size_t nby;
 	const char *where[TK_STORE_NKEYS]; /* key = value filters (NULL = none) */
 	double since;                      /* only reports with time >= since (Unix s); 0 = all */
 	/* tk_store_top_diagnostics: the event kind counted (tk_store_diagnostic_kinds); NULL = hangs */
 	const char *kind;
+	/* only reports with this stack signature (tk_report.signature); NULL = any. Report metrics only. */
+	const char *signature;
 } tk_store_query;
 
-/* Parse "--by" ("version", "app.version", "device,os") and "--where" ("version=5.2,os=iOS 17")
+/* Time buckets tk_store_query.by takes besides the keys ("--by day,version"): the UTC day a report
+ * started, "2026-11-20", or its hour, "2026-11-20T13" (the group key text; they sort in time order). */
+enum { TK_STORE_BY_DAY = 64, TK_STORE_BY_HOUR = 65 };
+/* The name of a by entry: a key name (tk_store_key_names), "day" or "hour". */
+const char *tk_store_by_name(int by);
+
+/* Parse "--by" ("version", "app.version", "device,os", "day,version", "hour") and "--where" ("version=5.2,os=iOS 17")
  * and "--since" ("7d", "12h", "30m", or Unix seconds) into q. now = the present, Unix seconds. */
 int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err);
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err); /* spec is split in place */
@@ -195,10 +241,26 @@ typedef struct tk_store_group {
 	uint64_t count;
 	double mean, min, max, q[TK_STORE_NQ];
 	char unit[24]; /* the metric's unit (for profile metrics, the profiles' unit) */
+	/* hang.rate: how many of the count sessions have their hang time estimated from a MetricKit
+	 * hang-time histogram (bucket midpoints) rather than summed from exact hang durations */
+	uint64_t estimated;
 } tk_store_group;
 
 /* One group per distinct by-key tuple (one in all when nby = 0 and there are reports; none when
- * nothing matches), sorted by keys. Free with tk_store_groups_free. */
+ * nothing matches), sorted by keys. Free with tk_store_groups_free.
+ *
+ * metric "hang.rate" is Apple's hang rate (Xcode Organizer's): seconds of hangs of at least 250 ms
+ * per hour of foreground time, unit "s/h". It is computed per session — the reports sharing all six
+ * keys; for MetricKit one metric payload (one device's day) unless the upload names a session — that
+ * has foreground time ("foreground" reports: a metric payload's cumulativeForegroundTime, a monitor
+ * session's foreground seconds): rate = hang s / foreground h. A session's hang seconds are its
+ * metric payloads' histogrammedAppHangTime estimate ("hang-time" reports: buckets ≥ 250 ms at their
+ * midpoints, a straddling bucket's part above 250 ms spread evenly) when it has one, otherwise the
+ * sum of its hangs ≥ 250 ms with exact durations (the monitor's hangs, MetricKit hang diagnostics).
+ * Durations are summed per session in whole microseconds. The group's count = its sessions with
+ * foreground time, q[] = percentiles (type 7) of their rates (P50/P90 across devices), min/max the
+ * extreme rates, mean = the pooled rate Σ hang s / Σ foreground h, estimated = the sessions whose
+ * hang time came from a histogram. Hangs in sessions without foreground time are not counted. */
 int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
 void tk_store_groups_free(tk_store_group *g, size_t n);
 
@@ -207,6 +269,9 @@ typedef struct tk_store_hang {
 	uint64_t count, sessions;
 	double p50, p95; /* duration, seconds */
 	char *example;   /* id of one report */
+	/* the lowest and highest version (tk_store_version_cmp) among the signature's selected reports:
+	 * a first version that is the newest of the fleet marks a stack new in it (a regression) */
+	char *first_version, *last_version;
 } tk_store_hang;
 
 /* Hangs grouped by stack signature, most frequent first (ties by signature), at most limit. */
@@ -224,6 +289,71 @@ int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query
                              tk_store_hang **out, size_t *n, tk_error *err);
 /* The kinds tk_store_top_diagnostics takes, for --help: "hang|cpu|disk|crash|launch|…". */
 const char *tk_store_diagnostic_kinds(void);
+
+/* ---- one report, one signature: what a fleet dashboard opens (docs/store.md "Stacks") ---- */
+
+/* Versions in release order: runs of digits compare as numbers ("5.10" after "5.9"), the rest byte
+ * by byte. <0, 0, >0 as strcmp. */
+int tk_store_version_cmp(const char *a, const char *b);
+
+/* A stored report: its metadata and its stacks. */
+typedef struct tk_store_report {
+	char id[65];
+	char *kind, *keys[TK_STORE_NKEYS], *rkey, *thread, *signature;
+	double time, duration, avg_cpu; /* NAN when not recorded */
+	uint64_t samples;
+	char *folded; /* its stacks as folded text (tk_report.stacks); "" when none were stored */
+} tk_store_report;
+
+/* The report with this id (64 hex digits, as top-hangs' example). Returns 0 (out filled; free it
+ * with tk_store_report_free), 1 when the store has no such report, -1 with err. */
+int tk_store_report_get(tk_store *s, const char *id, tk_store_report *out, tk_error *err);
+void tk_store_report_free(tk_store_report *r);
+
+/* A signature's aggregated flame graph: the stacks (tk_report.stacks) of every report of kind (as
+ * tk_store_top_diagnostics: "hang", "cpu" …) with this signature that q selects (its where, since;
+ * the reports top-hangs counts for it), merged: each distinct stack line once, in byte order, with
+ * its counts summed. max_reports > 0 takes only the first max_reports of those reports by id.
+ * *folded (malloc'd, "" when none) and *n its length. Returns 0 or -1 with err. */
+int tk_store_signature_folded(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_reports, char **folded, size_t *n, tk_error *err);
+
+/* A count per value of a key. */
+typedef struct tk_store_tally {
+	char *value;
+	uint64_t count;
+} tk_store_tally;
+
+/* What a signature's page shows, over the same reports as tk_store_signature_folded. */
+typedef struct tk_store_signature_info {
+	uint64_t count, sessions;
+	char *first_version, *last_version; /* as tk_store_hang's; NULL when count is 0 */
+	tk_store_tally *versions;           /* per version, in tk_store_version_cmp order */
+	size_t nversions;
+	tk_store_tally *devices; /* per device, most first (ties by name) */
+	size_t ndevices;
+	double *durations;      /* every report's duration, seconds, ascending (a histogram's input) */
+	tk_store_group summary; /* their summary (count, mean, min, max, quantiles; unit "s") */
+	char **examples;        /* the first max_examples report ids, ascending */
+	size_t nexamples;
+} tk_store_signature_info;
+
+int tk_store_signature_detail(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_examples, tk_store_signature_info *out, tk_error *err);
+void tk_store_signature_info_free(tk_store_signature_info *i);
+
+/* The fleet overview per group of q->by (keys and time buckets; q->metric and q->kind unused): the
+ * distinct sessions that sent any report, and the reports per stored kind. Percentiles per group
+ * come from tk_store_percentiles (hang.duration, cpu.duration …) with the same q. */
+typedef struct tk_store_overview {
+	char *keys[TK_STORE_NKEYS]; /* values of q->by[i] */
+	uint64_t sessions, reports;
+	tk_store_tally *kinds; /* reports per kind ("hang", "cpu-highload" …), by kind name */
+	size_t nkinds;
+} tk_store_overview;
+/* One row per group, sorted by keys (one in all when nby = 0 and there are reports). */
+int tk_store_overview_get(tk_store *s, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err);
+void tk_store_overview_free(tk_store_overview *o, size_t n);
 
 /* Store profile reports atomically; those already present (same id) are skipped. */
 /* ---- maintenance (`tracekit store compact`, docs/store.md) ---- */
@@ -254,6 +384,45 @@ typedef struct tk_store_batch {
 	size_t added, padded; /* out: reports and profiles newly stored */
 } tk_store_batch;
 int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err);
+
+/* ---- ingest: inputs into the store (`tracekit ingest`) ----
+ * Every path is an input (a Records file, a session directory of `tracekit monitor` or MTHawkeye, an
+ * Apple report, a MetricKit payload, an xctrace export or any file the readers take), or a directory
+ * searched recursively in name order for sessions and the files tk_store_tree_input takes. Inputs are
+ * read and turned into reports (tk_reports_from_path: read, frames named, signatures, function tables)
+ * on `jobs` threads, 2048 at a time, each chunk stored while the next is read; idempotent as
+ * tk_store_put. */
+typedef struct tk_store_ingest_options {
+	const tk_report_meta *meta; /* keys the inputs lack (--set); may be NULL */
+	tk_symbolicator *symbols;   /* dSYMs naming Apple reports' and MTHawkeye frames (tk_store_namer); NULL */
+	size_t batch;               /* reports per transaction / INSERT; 0 = all of a chunk's */
+	unsigned jobs;              /* threads reading inputs; 0 = the CPUs (1 when frames are named) */
+	int keep_going;             /* after a bad input, go on with the others */
+	/* each bad input (error = 1: counted in bad) or warning (0: a directory holding no input), as
+	 * "INPUT: problem"; may be NULL */
+	void (*message)(void *ctx, int error, const char *msg);
+	/* after each stored batch: inputs read so far, reports stored, seconds since the start; NULL */
+	void (*progress)(void *ctx, size_t inputs, size_t reports, double seconds);
+	void *ctx;
+} tk_store_ingest_options;
+typedef struct tk_store_ingest_result {
+	size_t inputs;           /* read */
+	size_t reports, added;   /* reports stored (new or already there), newly stored */
+	size_t live;             /* records skipped because their writer still had them open */
+	size_t bad;              /* inputs that could not be read (said through message) */
+	size_t profiles, padded; /* profile reports stored, newly stored */
+} tk_store_ingest_result;
+/* Returns 0 (every input read; r->bad > 0 only with keep_going), 1 (stopped at a bad input) or -1
+ * with err (the store failed; batches stored before it stay). r may be NULL. */
+int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_store_ingest_options *o,
+                    tk_store_ingest_result *r, tk_error *err);
+
+/* ---- the queries' JSON (`tracekit stats --db --json`, `top-hangs --json`, the dashboard's /api/) ----
+ * One object per line. Groups: the group's by-keys (q->by order) then tk_summary_write_json's fields
+ * for q->metric. Hangs: {"signature", "count", "sessions", "p50", "p95", "example"}. Every string is
+ * JSON-escaped (always valid UTF-8). Return 0 or -1 with err. */
+int tk_store_groups_write_json(FILE *f, const tk_store_query *q, const tk_store_group *g, size_t n, tk_error *err);
+int tk_store_hangs_write_json(FILE *f, const tk_store_hang *h, size_t n, tk_error *err);
 
 /* Total reports stored (for tests and progress). Returns 0 or -1 with err. */
 int tk_store_count(tk_store *s, uint64_t *n, tk_error *err);

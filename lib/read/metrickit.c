@@ -1754,7 +1754,7 @@ static int read_payload(mx *m)
 			tk_event_set_num(m->p, e, "payload.begin", pi.begin);
 		if (!isnan(pi.end))
 			tk_event_set_num(m->p, e, "payload.end", pi.end);
-		if (e == me && !isnan(pi.begin) && !isnan(pi.end) && pi.end >= pi.begin)
+		if (e == me && !isnan(pi.begin) && !isnan(pi.end) && pi.end >= pi.begin && pi.end - pi.begin < 1.8e10)
 			ev->duration = (uint64_t)((pi.end - pi.begin) * 1e9);
 	}
 	return 0;

@@ -91,6 +91,8 @@ struct tk_records {
 	segvec *cur;  /* where add_seg adds: &segs, or a run's set while it is being loaded */
 	imgset *sets; /* per-run images files, loaded with the session */
 	size_t nsets, capsets;
+	entry *fgs; /* the runs' foreground lines (taken from ents, which build frees) */
+	size_t nfgs, capfgs;
 	char **launches; /* every launch-time value, in file order (records point at their run's) */
 	size_t nlaunches, caplaunches;
 	char *meta_kv[16][2];
@@ -252,8 +254,8 @@ static void put_ent(tk_records *r, const char *coll, size_t clen, const char *ke
 	e->voff = voff;
 }
 
-static const char *const wanted[] = {
-    "cpu-highload", "cpu-highload-stackframe", "hang", "hang-stackframe", "anr", "launch-time", "monitor-event"};
+static const char *const wanted[] = {"cpu-highload", "cpu-highload-stackframe", "hang",      "hang-stackframe", "anr",
+                                     "launch-time",  "monitor-event",           "foreground"};
 
 static int is_wanted(const char *c, size_t n)
 {
@@ -810,15 +812,36 @@ static int fast_next(fast *f, char close)
 	return c == ',' ? 1 : c == close ? 2 : 0;
 }
 
-static int fast_nodes(fast *f, int depth, uint64_t *sum);
+/* A flat list of nodes in pre-order (address, count, parent, children's counts): what a tree kept by
+ * keep_tree becomes when it is loaded into a profile (below), instead of a jansson document. */
+typedef struct fnode {
+	uint64_t addr, count, kids;
+	uint32_t parent; /* index + 1; 0 for a root */
+} fnode;
 
-static int fast_node(fast *f, int depth, uint64_t *count)
+typedef struct fnodes {
+	fnode *v;
+	size_t n, cap;
+} fnodes;
+
+static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
+
+/* One node "{frame, count, proportion?, children?}": *count gets its count. With out, the node and
+ * its subtree are appended in pre-order (parent = the index + 1 of the node above, 0 for a root);
+ * without, the tree is only checked. */
+static int fast_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
 {
 	if (f->p >= f->end || *f->p != '{')
 		return 0;
 	f->p++;
+	size_t me = 0;
+	if (out) {
+		TK_GROW(out->v, out->cap, out->n + 1);
+		me = out->n++;
+		out->v[me] = (fnode){0, 0, 0, parent};
+	}
 	int seen = 0; /* bits: frame, count, proportion, children */
-	uint64_t c = 0, kids = 0, addr, ignored;
+	uint64_t c = 0, kids = 0, addr = 0, ignored;
 	fast_ws(f);
 	if (f->p < f->end && *f->p == '}')
 		return 0; /* no frame: an error jansson's path words */
@@ -851,7 +874,7 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 				return 0;
 		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
 			f->p += 4;
-		} else if (!fast_nodes(f, depth + 1, &kids)) {
+		} else if (!fast_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
 			return 0;
 		}
 		int m = fast_next(f, '}');
@@ -862,12 +885,17 @@ static int fast_node(fast *f, int depth, uint64_t *count)
 	}
 	if (!(seen & 1) || !(seen & 2) || kids > c)
 		return 0;
+	if (out) {
+		out->v[me].addr = addr;
+		out->v[me].count = c;
+		out->v[me].kids = kids;
+	}
 	*count = c;
 	return 1;
 }
 
 /* "[node, …]": *sum gets the nodes' counts added up. */
-static int fast_nodes(fast *f, int depth, uint64_t *sum)
+static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
 {
 	if (depth > 512 || f->p >= f->end || *f->p != '[')
 		return 0;
@@ -881,7 +909,7 @@ static int fast_nodes(fast *f, int depth, uint64_t *sum)
 	for (;;) {
 		uint64_t c;
 		fast_ws(f);
-		if (!fast_node(f, depth, &c))
+		if (!fast_node(f, depth, parent, out, &c))
 			return 0;
 		*sum += c; /* each count < 10^18; a wrapped sum goes to jansson's path */
 		if (*sum < c)
@@ -897,7 +925,7 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 {
 	fast f = {s, s + n};
 	fast_ws(&f);
-	if (!fast_nodes(&f, 1, total))
+	if (!fast_nodes(&f, 1, 0, NULL, total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
@@ -905,102 +933,8 @@ static int tree_fast(const char *s, size_t n, uint64_t *total)
 
 /* ---- loading a tree without jansson ----
  * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
- * a flat list of nodes in pre-order (address, count, parent, children's counts) instead of a jansson
- * document (a hash table and several allocations a node), then loaded in that order, which is the
- * order load_node visits. Anything else goes through jansson as before. */
-typedef struct fnode {
-	uint64_t addr, count, kids;
-	uint32_t parent; /* index + 1; 0 for a root */
-} fnode;
-
-typedef struct fnodes {
-	fnode *v;
-	size_t n, cap;
-} fnodes;
-
-static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum);
-
-static int flat_node(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *count)
-{
-	if (f->p >= f->end || *f->p != '{')
-		return 0;
-	f->p++;
-	TK_GROW(out->v, out->cap, out->n + 1);
-	size_t me = out->n++;
-	out->v[me] = (fnode){0, 0, 0, parent};
-	int seen = 0;
-	uint64_t c = 0, kids = 0, addr = 0, ignored;
-	for (;;) {
-		const char *k, *v;
-		size_t kn, vn;
-		fast_ws(f);
-		if (!fast_str(f, &k, &kn))
-			return 0;
-		fast_ws(f);
-		if (f->p >= f->end || *f->p++ != ':')
-			return 0;
-		fast_ws(f);
-		int bit = kn == 5 && memcmp(k, "frame", 5) == 0          ? 1
-		          : kn == 5 && memcmp(k, "count", 5) == 0        ? 2
-		          : kn == 10 && memcmp(k, "proportion", 10) == 0 ? 4
-		          : kn == 8 && memcmp(k, "children", 8) == 0     ? 8
-		                                                         : 0;
-		if (!bit || (seen & bit))
-			return 0;
-		seen |= bit;
-		if (bit == 1) {
-			if (!fast_str(f, &v, &vn) || parse_hex(v, vn, &addr))
-				return 0;
-		} else if (bit == 2) {
-			if (!fast_num(f, 0, &c))
-				return 0;
-		} else if (bit == 4) {
-			if (!fast_num(f, 1, &ignored))
-				return 0;
-		} else if (f->end - f->p >= 4 && memcmp(f->p, "null", 4) == 0) {
-			f->p += 4;
-		} else if (!flat_nodes(f, depth + 1, (uint32_t)me + 1, out, &kids)) {
-			return 0;
-		}
-		int m = fast_next(f, '}');
-		if (!m)
-			return 0;
-		if (m == 2)
-			break;
-	}
-	if (!(seen & 1) || !(seen & 2) || kids > c)
-		return 0;
-	out->v[me].addr = addr;
-	out->v[me].count = c;
-	out->v[me].kids = kids;
-	*count = c;
-	return 1;
-}
-
-static int flat_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t *sum)
-{
-	if (depth > 512 || f->p >= f->end || *f->p != '[')
-		return 0;
-	f->p++;
-	*sum = 0;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
-		return 1;
-	}
-	for (;;) {
-		uint64_t c;
-		fast_ws(f);
-		if (!flat_node(f, depth, parent, out, &c))
-			return 0;
-		*sum += c;
-		if (*sum < c)
-			return 0;
-		int m = fast_next(f, ']');
-		if (m != 1)
-			return m == 2;
-	}
-}
+ * fnodes, then loaded in that order, which is the order load_node visits. Anything else goes
+ * through jansson as before. */
 
 /* The tree's nodes in pre-order, 1 when it has the fast shape (else 0: use jansson). */
 static int tree_flat(const char *s, size_t n, fnodes *out)
@@ -1009,7 +943,7 @@ static int tree_flat(const char *s, size_t n, fnodes *out)
 	uint64_t total;
 	out->n = 0;
 	fast_ws(&f);
-	if (!flat_nodes(&f, 1, 0, out, &total))
+	if (!fast_nodes(&f, 1, 0, out, &total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
@@ -1644,7 +1578,14 @@ static int build(tk_records *r, tk_error *err)
 			launch = r->launches[r->nlaunches++] = tk_xstrdup(e->value);
 		} else if (strcmp(e->coll, "monitor-event") == 0)
 			monitor_event(r, e);
-		else if (strcmp(e->coll, "anr") == 0) {
+		else if (strcmp(e->coll, "foreground") == 0) {
+			TK_GROW(r->fgs, r->capfgs, r->nfgs + 1);
+			entry *k = &r->fgs[r->nfgs++]; /* kept: the lines are freed below */
+			*k = *e;
+			k->coll = tk_xstrdup(e->coll);
+			k->key = tk_xstrdup(e->key);
+			k->value = tk_xstrndup(e->value, e->vlen);
+		} else if (strcmp(e->coll, "anr") == 0) {
 			TK_GROW(parts, capparts, nparts + 1);
 			const char *us = strrchr(e->key, '_');
 			char *end = NULL;
@@ -1706,6 +1647,12 @@ void tk_records_free(tk_records *r)
 	}
 	free(r->ents);
 	tk_hidx_free(&r->index);
+	for (size_t i = 0; i < r->nfgs; i++) {
+		free(r->fgs[i].coll);
+		free(r->fgs[i].key);
+		free(r->fgs[i].value);
+	}
+	free(r->fgs);
 	for (size_t i = 0; i < r->nrecs; i++) {
 		json_decref(r->recs[i].meta);
 		for (size_t t = 0; t < r->recs[i].nths; t++) {
@@ -2141,6 +2088,55 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	return L.t;
 }
 
+/* Each run's foreground line (docs/records-format.md) → a marker event "foreground" with the run's
+ * facts (launch.time, run.pid, process …: the session key its records get) and its foreground
+ * seconds as duration, for the store's hang rate. Not a record; a malformed line is ignored. */
+static void add_foreground_events(const tk_records *r, tk_profile *p)
+{
+	for (size_t i = 0; i < r->nfgs; i++) {
+		const entry *en = &r->fgs[i];
+		json_t *v = json_loadb(en->value, en->vlen, 0, NULL);
+		json_t *sec = json_object_get(v, "seconds"), *live = json_object_get(v, "live"),
+		       *pid = json_object_get(v, "pid");
+		char *end;
+		double lt = strtod(en->key, &end);
+		double d = json_is_number(sec) ? json_number_value(sec) : NAN;
+		if (!json_is_object(v) || !isfinite(d) || d < 0 || d > 1e12 || *end || !isfinite(lt)) {
+			json_decref(v);
+			continue;
+		}
+		tk_event e = {.kind = TK_EVENT_MARKER,
+		              .name = tk_intern_cstr(p, "foreground"),
+		              .key = tk_intern_cstr(p, en->key),
+		              .start = UINT64_MAX,
+		              .duration = (uint64_t)(d * 1e9),
+		              .wall = lt,
+		              .flags = json_is_true(live) ? TK_EVENT_LIVE : 0u,
+		              .thread = TK_NO_THREAD};
+		tk_event_id id = tk_event_add(p, &e);
+		tk_event_set_num(p, id, "duration", d);
+		tk_event_set_num(p, id, "foreground.time", d);
+		tk_event_set_str(p, id, "launch.time", en->key);
+		if (json_is_integer(pid))
+			tk_event_set_num(p, id, "run.pid", (double)json_integer_value(pid));
+		char where[600];
+		snprintf(where, sizeof where, "%s:%u", r->files[en->file], en->line);
+		tk_event_set_str(p, id, "where", where);
+		static const char *const from_meta[] = {"process", "os", "arch", "format", "images"};
+		for (size_t k = 0; k < sizeof from_meta / sizeof from_meta[0]; k++) {
+			const char *m = tk_records_meta(r, from_meta[k]);
+			if (m)
+				tk_event_set_str(p, id, from_meta[k], m);
+		}
+		const char *mpid = tk_records_meta(r, "pid"), *mlt = tk_records_meta(r, "launch-time");
+		if (mpid)
+			tk_event_set_num(p, id, "pid", strtod(mpid, NULL));
+		if (mlt)
+			tk_event_set_str(p, id, "session.launch.time", mlt);
+		json_decref(v);
+	}
+}
+
 int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *err)
 {
 	tk_profile_set_unit(p, TK_UNIT_SAMPLES);
@@ -2155,6 +2151,7 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
 		    load_threads(r, i, p, flags, tk_thread_get(p, (tk_thread_id)t)->event, err) < 0)
 			return -1;
 	}
+	add_foreground_events(r, p);
 	return 0;
 }
 
@@ -2203,7 +2200,7 @@ static const char *const known_collections[] = {"collection",    "launch-time",
                                                 "gl-mem",        "app-launch",
                                                 "view-ctrl",     "custom-time-event",
                                                 "call-trace",    "mem",
-                                                "monitor-event"};
+                                                "monitor-event", "foreground"};
 
 /* A Records file starts with its header line, or (when the head of the file was cut) with a line
  * of a collection MTHawkeye or our monitor writes, followed by a key and a value. */

@@ -72,6 +72,13 @@ static const double *null_cdf(size_t m, size_t n)
 	return cdf;
 }
 
+void tk_mann_whitney_release(void)
+{
+	free(cache.cdf);
+	cache.cdf = NULL;
+	cache.m = cache.n = 0;
+}
+
 static double exact_cdf(size_t m, size_t n, double u)
 {
 	const double *cdf = null_cdf(m, n);

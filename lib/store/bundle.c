@@ -314,8 +314,9 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 	/* a profile inflates again as it is read (streamed, never whole): bounded by the same size, and
 	 * what its reader builds by lim's stacks and time */
 	if (!rc && part[F_PROFILE])
-		rc = tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON],
-		                            plen[F_PROFILE_JSON], part[F_META], plen[F_META], name, &bounds, out, err);
+		rc =
+		    tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON], plen[F_PROFILE_JSON],
+		                           part[F_META], plen[F_META], name, &bounds, given, out, err);
 	else if (!rc)
 		rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META], part[F_IMAGES],
 		                           plen[F_IMAGES], name, given, out, err);

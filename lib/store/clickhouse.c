@@ -206,6 +206,12 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS tracekit_ingests (token String, state UInt8, at DateTime)"
     " ENGINE = MergeTree ORDER BY token;\n"
     "INSERT INTO tracekit_ingests SELECT 'schema-2', if(count() = uniqExact(kind, id), 1, 2), now() FROM reports",
+    /* 3 → 4: each report's stacks (folded text), once per distinct text under the hex of the first
+     * 16 bytes of its SHA-256 (copies from racing ingesters are identical: read with any()), and
+     * each report's link to its text, inserted before the report itself. */
+    "CREATE TABLE IF NOT EXISTS stacks (hash String, folded String) ENGINE = ReplacingMergeTree() ORDER BY hash;\n"
+    "CREATE TABLE IF NOT EXISTS report_stacks (id String, ts DateTime, stack String)"
+    " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY id",
 };
 
 /* Run the statements of one migration (the HTTP interface takes one per request). */
@@ -421,6 +427,66 @@ static void rb_num(buf *b, double v)
 	}
 }
 
+static int cmp_hash_idx(const void *a, const void *b, void *hash)
+{
+	const char(*h)[33] = hash;
+	return strcmp(h[*(const size_t *)a], h[*(const size_t *)b]);
+}
+
+/* The new reports' stacks: the texts the table lacks, and every report's link to its text. */
+static int stacks_put(ch *c, const tk_report **ord, size_t n, tk_error *err)
+{
+	char(*hash)[33] = tk_xcalloc(n, sizeof *hash);
+	buf hashes = {0}, links = {0}, texts = {0}, have = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (!ord[i]->stacks || !*ord[i]->stacks)
+			continue;
+		tk_store_stacks_hash(ord[i]->stacks, hash[i]);
+		bprintf(&hashes, "%s\n", hash[i]);
+		rb_str(&links, ord[i]->id);
+		rb_u(&links, day_ts(ord[i]->time), 4);
+		rb_str(&links, hash[i]);
+	}
+	int rc = 0;
+	if (links.n)
+		rc = post_ext(c, NULL,
+		              "SELECT DISTINCT hash FROM stacks WHERE hash IN ids ORDER BY hash FORMAT TabSeparated", 0,
+		              &hashes, &have, err);
+	if (!rc && links.n) {
+		/* each text once: the hashes sorted, and merged with the sorted ones the table has */
+		size_t *idx = tk_xmalloc(n * sizeof *idx), m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (hash[i][0])
+				idx[m++] = i;
+		qsort_r(idx, m, sizeof *idx, cmp_hash_idx, hash);
+		const char *h_at = have.p ? have.p : "";
+		for (size_t k = 0; k < m; k++) {
+			const char *x = hash[idx[k]];
+			if (k && strcmp(hash[idx[k - 1]], x) == 0)
+				continue;
+			int cmp = 1;
+			while (*h_at && (cmp = strncmp(h_at, x, 32)) < 0)
+				h_at += strcspn(h_at, "\n") + 1;
+			if (*h_at && cmp == 0)
+				continue;
+			rb_str(&texts, x);
+			rb_str(&texts, ord[idx[k]]->stacks);
+		}
+		free(idx);
+		if (texts.n)
+			rc = post(c, "INSERT INTO stacks (hash, folded) FORMAT RowBinary", texts.p, texts.n, NULL, err);
+		if (!rc)
+			rc = post(c, "INSERT INTO report_stacks (id, ts, stack) FORMAT RowBinary", links.p, links.n,
+			          NULL, err);
+	}
+	free(hash);
+	free(hashes.p);
+	free(links.p);
+	free(texts.p);
+	free(have.p);
+	return rc;
+}
+
 static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
@@ -454,9 +520,9 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	buf ids = {0};
 	for (long i = 0; i < add; i++)
 		bprintf(&ids, "%s\n", ord[i]->id);
+	int rc = add ? stacks_put(c, ord, (size_t)add, err) : 0; /* before the reports that name them */
 	free(ord);
-	int rc = 0;
-	if (add) {
+	if (add && !rc) {
 		unsigned char rnd[16];
 		char token[33], sql[128];
 		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
@@ -562,7 +628,10 @@ static void put_quoted(buf *b, const char *s)
 
 static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const char *col)
 {
-	bprintf(b, " WHERE kind IN %s", kinds);
+	if (kinds)
+		bprintf(b, " WHERE kind IN %s", kinds);
+	else
+		bprintf(b, " WHERE 1"); /* every kind */
 	if (col)
 		bprintf(b, " AND isNotNull(%s)", col);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
@@ -572,6 +641,22 @@ static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const 
 		}
 	if (q->since > 0)
 		bprintf(b, " AND time >= %.17g AND ts >= toDateTime(%lld)", q->since, (long long)floor(q->since));
+	if (q->signature) {
+		bprintf(b, " AND signature = ");
+		put_quoted(b, q->signature);
+	}
+}
+
+/* A by entry in a select list: a key, or a time bucket named day or hour (the UTC day or hour of
+ * ts, the report's start rounded down to the second, as SQLite's CAST does). */
+static void by_sql(buf *b, int by)
+{
+	if (by == TK_STORE_BY_DAY)
+		bprintf(b, "substring(toString(ts, 'UTC'), 1, 10) AS day");
+	else if (by == TK_STORE_BY_HOUR)
+		bprintf(b, "replaceOne(substring(toString(ts, 'UTC'), 1, 13), ' ', 'T') AS hour");
+	else
+		bprintf(b, "%s", tk_store_by_name(by));
 }
 
 /* The order statistics type 7 interpolates between, found with integer index arithmetic as
@@ -734,19 +819,22 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	(void)limit;
 	tk_store_group **out = outv;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
-	buf keys = {0}, sql = {0}, src = {0}, unit = {0};
+	buf keys = {0}, ksel = {0}, sql = {0}, src = {0}, unit = {0};
 	source_sql(&src, c, m, q->metric, q);
 	if (m->profile)
 		bprintf(&unit, "unit");
 	else
 		put_quoted(&unit, m->unit);
-	for (size_t i = 0; i < q->nby; i++)
-		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	for (size_t i = 0; i < q->nby; i++) {
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+		bprintf(&ksel, "%s", i ? ", " : "");
+		by_sql(&ksel, q->by[i]);
+	}
 	/* one pass over the (deduplicated) rows per group: the sorted values for the order statistics
 	 * and the exact sum's terms (sumMap by sign and exponent); one constant key stands in when there
 	 * is no grouping. (It was two passes joined on the keys: with every report read once, each pass
 	 * costs a hash of the ids.) */
-	const char *K = q->nby ? keys.p : "tk_all", *KSEL = q->nby ? keys.p : "1 AS tk_all";
+	const char *K = q->nby ? keys.p : "tk_all", *KSEL = q->nby ? ksel.p : "1 AS tk_all";
 	bprintf(&sql, "SELECT %s%sn, toString(total), toString(s[1]), toString(s[n])", q->nby ? keys.p : "",
 	        q->nby ? ", " : "");
 	for (int k = 0; k < TK_STORE_NQ; k++) {
@@ -769,6 +857,7 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	free(keys.p);
+	free(ksel.p);
 	free(src.p);
 	free(unit.p);
 	if (rc)
@@ -855,6 +944,84 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	return 0;
 }
 
+/* hang.rate, as sq_hang_rate answers it (store.h, docs/store.md "Hang rate"): per session (all six
+ * keys) hang and foreground µs summed in integers (so both engines' sums are exact and equal), the
+ * rate hs · 3600 / fg in double, then type 7 over the sorted rates and the pooled rate. */
+#define CH_US "toInt64(assumeNotNull(duration) * 1000000.0 + 0.5)"
+static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
+{
+	(void)limit;
+	tk_store_group **out = outv;
+	/* a day or hour bucket holds the sessions that started in it (their first report's ts, t0) */
+	buf keys = {0}, sel = {0}, sql = {0};
+	for (size_t i = 0; i < q->nby; i++) {
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+		if (q->by[i] == TK_STORE_BY_DAY)
+			bprintf(&sel, "%ssubstring(toString(t0, 'UTC'), 1, 10) AS day", i ? ", " : "");
+		else if (q->by[i] == TK_STORE_BY_HOUR)
+			bprintf(&sel, "%sreplaceOne(substring(toString(t0, 'UTC'), 1, 13), ' ', 'T') AS hour", i ? ", " : "");
+		else
+			bprintf(&sel, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+	}
+	const char *K = q->nby ? keys.p : "tk_all";
+	bprintf(&sql, "SELECT %s%sn, toString(ph), toString(pf), est, toString(s[1]), toString(s[n])",
+	        q->nby ? keys.p : "", q->nby ? ", " : "");
+	for (int k = 0; k < TK_STORE_NQ; k++) {
+		bput(&sql, ", ", 2);
+		type7_sql(&sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
+	}
+	bprintf(&sql,
+	        " FROM (SELECT %s, count() AS n, arraySort(groupArray(rate)) AS s, sum(hs) AS ph, sum(fg) AS pf,"
+	        " sum(e) AS est FROM (SELECT app, version, build, device, os, session, 1 AS tk_all, min(ts) AS t0,"
+	        " sumIf(" CH_US ", kind = 'foreground') AS fg, countIf(kind = 'hang-time') > 0 AS e,"
+	        " if(e, sumIf(" CH_US ", kind = 'hang-time'), sumIf(" CH_US ", kind IN " TK_STORE_HANG_KINDS
+	        " AND assumeNotNull(duration) >= %.17g)) AS hs, hs * 3600.0 / fg AS rate FROM ",
+	        q->nby ? sel.p : K, TK_STORE_RATE_MIN_HANG);
+	reports_sql(&sql, c, q, TK_STORE_RATE_KINDS, "duration");
+	if (!c->dedupe)
+		where_sql(&sql, q, TK_STORE_RATE_KINDS, "duration");
+	bprintf(&sql, " GROUP BY app, version, build, device, os, session HAVING fg > 0) GROUP BY %s)", K);
+	if (q->nby)
+		bprintf(&sql, " ORDER BY %s", keys.p);
+	bprintf(&sql, " FORMAT TabSeparated");
+	buf res = {0};
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	free(keys.p);
+	free(sel.p);
+	if (rc)
+		return -1;
+	size_t cap = 0;
+	for (char *line = res.p, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[TK_STORE_NKEYS + 6 + 3 * TK_STORE_NQ];
+		size_t nf = split_tsv(line, f, sizeof f / sizeof f[0]);
+		if (nf != q->nby + 6 + 3 * TK_STORE_NQ) {
+			tk_store_groups_free(*out, *n);
+			*out = NULL, *n = 0;
+			free(res.p);
+			return tk_error_set(err, "%s: unexpected answer to the hang-rate query", c->url);
+		}
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup(f[i]);
+		char **x = f + q->nby;
+		g->count = strtoull(x[0], NULL, 10);
+		g->mean = (double)strtoll(x[1], NULL, 10) * 3600.0 / (double)strtoll(x[2], NULL, 10);
+		g->estimated = strtoull(x[3], NULL, 10);
+		g->min = strtod(x[4], NULL);
+		g->max = strtod(x[5], NULL);
+		for (int k = 0; k < TK_STORE_NQ; k++)
+			g->q[k] = type7_value(g->count, x + 6 + 3 * k, tk_summary_pct_den[k]);
+	}
+	free(res.p);
+	return 0;
+}
+
 static void drop_groups(void *out, size_t *n)
 {
 	tk_store_groups_free(*(tk_store_group **)out, *n);
@@ -871,6 +1038,8 @@ static void drop_hangs(void *out, size_t *n)
 
 static int ch_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
+	if (tk_store_is_hang_rate(q))
+		return with_dedupe(h, rate_once, drop_groups, q, 0, out, n, err);
 	return with_dedupe(h, percentiles_once, drop_groups, q, 0, out, n, err);
 }
 
@@ -988,6 +1157,281 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	return 0;
 }
 
+/* ---- stacks, signatures, overview ----
+ * These read every report once (LIMIT 1 BY kind, id) whatever the ingest state: they answer for
+ * one signature or a page, not the fleet-wide scans with_dedupe saves. */
+
+/* The lines of a TabSeparated answer, each split into exactly nf fields; -1 if one is not. */
+typedef int (*row_fn)(char **f, void *ctx);
+static int each_row(ch *c, const char *sql, const buf *ext, size_t nf, row_fn fn, void *ctx, const char *what,
+                    tk_error *err)
+{
+	buf res = {0};
+	if (post_ext(c, NULL, sql, strlen(sql), ext, &res, err))
+		return -1;
+	int rc = 0;
+	for (char *line = res.p, *next; !rc && line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[TK_STORE_NKEYS + 8];
+		if (split_tsv(line, f, nf) != nf || fn(f, ctx))
+			rc = tk_error_set(err, "%s: unexpected answer to the %s query", c->url, what);
+	}
+	free(res.p);
+	return rc;
+}
+
+static double tsv_num(const char *f)
+{
+	char *end;
+	double v = strtod(f, &end);
+	return end == f ? NAN : v; /* \N: NULL */
+}
+
+static int report_row(char **f, void *ctx)
+{
+	tk_store_report *r = ctx;
+	if (r->kind)
+		return 0; /* a racing ingester's copy */
+	r->kind = tk_xstrdup(f[0]);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		r->keys[k] = tk_xstrdup(f[1 + k]);
+	r->rkey = tk_xstrdup(f[7]);
+	r->thread = tk_xstrdup(f[8]);
+	r->signature = tk_xstrdup(f[9]);
+	r->time = strtod(f[10], NULL);
+	r->duration = tsv_num(f[11]);
+	r->avg_cpu = tsv_num(f[12]);
+	r->samples = strtoull(f[13], NULL, 10);
+	return 0;
+}
+
+static int folded_row(char **f, void *ctx)
+{
+	char **folded = ctx;
+	free(*folded);
+	*folded = tk_xstrdup(f[0]);
+	return 0;
+}
+
+static int ch_report_get(void *h, const char *id, tk_store_report *out, tk_error *err)
+{
+	ch *c = h;
+	buf sql = {0};
+	/* NULL numbers come back as \N (toString of a Nullable) */
+	bprintf(&sql,
+	        "SELECT kind, app, version, build, device, os, session, rkey, thread, signature, toString(time), "
+	        "ifNull(toString(duration), '\\\\N'), ifNull(toString(avg_cpu), '\\\\N'), samples FROM reports "
+	        "WHERE id = '%s' LIMIT 1 FORMAT TabSeparated",
+	        id);
+	int rc = each_row(c, sql.p, NULL, 14, report_row, out, "report", err);
+	free(sql.p);
+	if (rc || !out->kind)
+		return rc ? -1 : 1;
+	snprintf(out->id, sizeof out->id, "%s", id);
+	sql = (buf){0};
+	bprintf(&sql,
+	        "SELECT any(folded) FROM stacks WHERE hash IN (SELECT stack FROM report_stacks WHERE id = '%s') "
+	        "GROUP BY hash LIMIT 1 FORMAT TabSeparated",
+	        id);
+	rc = each_row(c, sql.p, NULL, 1, folded_row, &out->folded, "report stacks", err);
+	free(sql.p);
+	if (!out->folded)
+		out->folded = tk_xstrdup("");
+	return rc ? -1 : 0;
+}
+
+/* The selected reports, each once: (SELECT cols FROM reports WHERE … LIMIT 1 BY kind, id). */
+static void sel_reports(buf *b, const tk_store_query *q, const char *kinds, const char *cols)
+{
+	bprintf(b, "(SELECT %s FROM reports", cols);
+	where_sql(b, q, kinds, "duration");
+	bprintf(b, " LIMIT 1 BY kind, id)");
+}
+
+typedef struct stack_acc {
+	char ***folded;
+	uint64_t **times;
+	size_t *n, cap, tcap;
+	buf hashes;
+} stack_acc;
+
+static int hash_row(char **f, void *ctx)
+{
+	stack_acc *a = ctx;
+	TK_GROW(*a->folded, a->cap, *a->n + 1);
+	TK_GROW(*a->times, a->tcap, *a->n + 1);
+	(*a->folded)[*a->n] = tk_xstrdup(f[0]); /* the hash, replaced by its text below */
+	(*a->times)[(*a->n)++] = strtoull(f[1], NULL, 10);
+	bprintf(&a->hashes, "%s\n", f[0]);
+	return 0;
+}
+
+typedef struct text_acc {
+	stack_acc *a;
+	size_t at; /* both answers are sorted by hash */
+} text_acc;
+
+static int text_row(char **f, void *ctx)
+{
+	text_acc *t = ctx;
+	stack_acc *a = t->a;
+	while (t->at < *a->n && strcmp((*a->folded)[t->at], f[0]) < 0)
+		t->at++;
+	if (t->at < *a->n && strcmp((*a->folded)[t->at], f[0]) == 0) {
+		free((*a->folded)[t->at]);
+		(*a->folded)[t->at++] = tk_xstrdup(f[1]);
+	}
+	return 0;
+}
+
+static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
+                         uint64_t **times, size_t *n, tk_error *err)
+{
+	ch *c = h;
+	buf sql = {0};
+	bprintf(&sql, "SELECT stack, count() FROM (SELECT id, any(stack) AS stack FROM report_stacks WHERE id IN "
+	              "(SELECT id FROM ");
+	sel_reports(&sql, q, kinds, "kind, id");
+	if (max_reports)
+		bprintf(&sql, " ORDER BY id LIMIT %zu", max_reports);
+	bprintf(&sql, ") GROUP BY id) GROUP BY stack ORDER BY stack FORMAT TabSeparated");
+	stack_acc a = {.folded = folded, .times = times, .n = n};
+	int rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
+	free(sql.p);
+	if (!rc && *n) {
+		text_acc t = {&a, 0};
+		rc = each_row(c,
+		              "SELECT hash, any(folded) FROM stacks WHERE hash IN ids GROUP BY hash ORDER BY hash "
+		              "FORMAT TabSeparated",
+		              &a.hashes, 2, text_row, &t, "signature stacks", err);
+		for (size_t i = 0; !rc && i < *n; i++)
+			if (strlen((*folded)[i]) == 32 && !strchr((*folded)[i], ' ')) /* a hash without its text */
+				rc = tk_error_set(err, "%s: stacks %s are missing", c->url, (*folded)[i]);
+	}
+	free(a.hashes.p);
+	return rc;
+}
+
+typedef struct rows_acc {
+	tk_store_sigrow **rows;
+	size_t *n, cap;
+} rows_acc;
+
+static int sig_row(char **f, void *ctx)
+{
+	rows_acc *a = ctx;
+	TK_GROW(*a->rows, a->cap, *a->n + 1);
+	(*a->rows)[(*a->n)++] = (tk_store_sigrow){tk_xstrdup(f[0]), tk_xstrdup(f[1]), tk_xstrdup(f[2]),
+	                                          tk_xstrdup(f[3]), strtod(f[4], NULL)};
+	return 0;
+}
+
+static int ch_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+                       tk_error *err)
+{
+	buf sql = {0};
+	bprintf(&sql, "SELECT id, version, device, session, toString(assumeNotNull(duration)) FROM ");
+	sel_reports(&sql, q, kinds, "kind, id, version, device, session, duration");
+	bprintf(&sql, " ORDER BY id FORMAT TabSeparated");
+	rows_acc a = {rows, n, 0};
+	int rc = each_row(h, sql.p, NULL, 5, sig_row, &a, "signature", err);
+	free(sql.p);
+	return rc;
+}
+
+typedef struct vers_acc {
+	char *const *sigs;
+	char **versions;
+	size_t n;
+} vers_acc;
+
+static int vers_row(char **f, void *ctx)
+{
+	vers_acc *a = ctx;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->sigs[i], f[0]) == 0) {
+			size_t len = a->versions[i] ? strlen(a->versions[i]) : 0;
+			a->versions[i] = tk_xrealloc(a->versions[i], len + strlen(f[1]) + 2);
+			sprintf(a->versions[i] + len, "%s\n", f[1]);
+		}
+	return 0;
+}
+
+static int ch_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                           char **versions, tk_error *err)
+{
+	buf sql = {0};
+	bprintf(&sql, "SELECT DISTINCT signature, version FROM reports");
+	where_sql(&sql, q, kinds, "duration");
+	bprintf(&sql, " AND signature IN (");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			bput(&sql, ", ", 2);
+		put_quoted(&sql, sigs[i]);
+	}
+	bprintf(&sql, ") FORMAT TabSeparated");
+	vers_acc a = {sigs, versions, n};
+	int rc = each_row(h, sql.p, NULL, 2, vers_row, &a, "versions", err);
+	free(sql.p);
+	for (size_t i = 0; i < n; i++)
+		if (!versions[i])
+			versions[i] = tk_xstrdup("");
+	return rc;
+}
+
+typedef struct ov_acc {
+	tk_store_overview **out;
+	size_t *n, cap, nby;
+	int pass;
+} ov_acc;
+
+static int ov_row(char **f, void *ctx)
+{
+	ov_acc *a = ctx;
+	TK_GROW(*a->out, a->cap, *a->n + 1);
+	tk_store_overview *o = &(*a->out)[(*a->n)++];
+	memset(o, 0, sizeof *o);
+	for (size_t i = 0; i < a->nby; i++)
+		o->keys[i] = tk_xstrdup(f[i]);
+	if (a->pass) {
+		o->sessions = strtoull(f[a->nby], NULL, 10);
+	} else {
+		o->kinds = tk_xcalloc(1, sizeof *o->kinds);
+		o->nkinds = 1;
+		o->kinds[0] = (tk_store_tally){tk_xstrdup(f[a->nby]), strtoull(f[a->nby + 1], NULL, 10)};
+	}
+	return 0;
+}
+
+static int ch_overview(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
+{
+	buf keys = {0}, ksel = {0};
+	for (size_t i = 0; i < q->nby; i++) {
+		bprintf(&keys, "%s, ", tk_store_by_name(q->by[i]));
+		by_sql(&ksel, q->by[i]);
+		bput(&ksel, ", ", 2);
+	}
+	ov_acc a = {out, n, 0, q->nby, 0};
+	int rc = 0;
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		a.pass = pass;
+		buf sql = {0};
+		bprintf(&sql,
+		        "SELECT %s%s FROM (SELECT kind, id, app, version, build, device, os, session, ts FROM reports",
+		        ksel.p ? ksel.p : "", pass ? "uniqExact(session)" : "kind, count()");
+		where_sql(&sql, q, NULL, NULL);
+		bprintf(&sql, " LIMIT 1 BY kind, id) GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated",
+		        keys.p ? keys.p : "", pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
+		rc = each_row(h, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);
+		free(sql.p);
+	}
+	free(keys.p);
+	free(ksel.p);
+	return rc;
+}
+
 const tk_store_ops tk_store_clickhouse = {
     .name = "clickhouse",
     .open = ch_open,
@@ -998,4 +1442,9 @@ const tk_store_ops tk_store_clickhouse = {
     .count = ch_count,
     .put_profiles = ch_put_profiles,
     .compact = ch_compact,
+    .report_get = ch_report_get,
+    .sig_stacks = ch_sig_stacks,
+    .sig_rows = ch_sig_rows,
+    .sig_versions = ch_sig_versions,
+    .overview = ch_overview,
 };

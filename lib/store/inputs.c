@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "store/internal.h"
+#include "tracekit/apple_report.h"
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/symbol.h"
@@ -75,8 +77,36 @@ static int bound_check(void *ctx, tk_error *err)
 	return 0;
 }
 
+/* An Apple report is one incident, whatever form it came in (the .ips, the .crash text Xcode made of
+ * it, symbolicated or not): its id is the SHA-256 of its kind, app and incident identifier, so the
+ * same incident is stored once. Reports without an incident id keep their content hash. */
+static int is_apple_report(const tk_profile *p)
+{
+	const char *f = tk_profile_meta(p, "format");
+	return f && (!strcmp(f, "ips") || !strcmp(f, "crash") || !strcmp(f, "spindump"));
+}
+
+static void incident_id(tk_report *r)
+{
+	if (!r->rkey || !*r->rkey)
+		return;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, "apple-report", 13);
+	EVP_DigestUpdate(ctx, r->kind, strlen(r->kind) + 1);
+	EVP_DigestUpdate(ctx, r->keys[TK_STORE_APP], strlen(r->keys[TK_STORE_APP]) + 1);
+	EVP_DigestUpdate(ctx, r->rkey, strlen(r->rkey) + 1);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdn = 0;
+	EVP_DigestFinal_ex(ctx, md, &mdn);
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; i < 32 && i < mdn; i++)
+		sprintf(r->id + 2 * i, "%02x", md[i]);
+}
+
 static int add_profile_input(tk_input *in, const char *source, const char *const keys[TK_STORE_NKEYS], double time,
-                             const char id[65], tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                             const char id[65], tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                             tk_error *err)
 {
 	tk_profile *p = tk_profile_new();
 	tk_read_options ro;
@@ -85,7 +115,13 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	bounded_read br = {b, p, source};
 	if (b)
 		tk_input_set_check(in, bound_check, &br);
-	int rc = tk_read_input(p, in, &ro, err);
+	int rc;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (given && given->read_report && tk_apple_report_sniff(head, hn))
+		rc = given->read_report(given->read_report_ctx, in, p, err); /* frames named from dSYMs */
+	else
+		rc = tk_read_input(p, in, &ro, err);
 	if (b)
 		tk_input_set_check(in, NULL, NULL);
 	if (!rc && b && bound_check(&br, err)) /* the last read's stacks too */
@@ -98,7 +134,11 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 		char *mkeys[TK_STORE_NKEYS];
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
 			mkeys[k] = (char *)keys[k];
+		size_t first = out->n;
 		rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+		if (!rc && is_apple_report(p))
+			for (size_t i = first; i < out->n; i++)
+				incident_id(&out->v[i]);
 		tk_profile_free(p);
 		return rc;
 	}
@@ -137,11 +177,88 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
 	return 0;
 }
 
+/* MetricKit payloads in JSON Lines (as servers keep them): each line read into a profile of its own
+ * and turned into reports before the next, so memory is bounded by one payload and the model never
+ * grows with the file. The reports are those of reading the file whole (MetricKit events carry
+ * nothing of their position). Returns 0, -1 with err, or 2 when the file is not one payload a line
+ * (read it whole then; out is left as it was). */
+static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE_NKEYS], tk_report_set *out,
+                               tk_error *err)
+{
+	tk_input *in = tk_input_open(path, err);
+	if (!in)
+		return -1;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (!tk_reader_metrickit.sniff(head, hn)) {
+		tk_input_close(in);
+		return 2;
+	}
+	size_t had = out->n, cap = 1 << 20, len = 0, lineno = 0, start = 0;
+	char *buf = tk_xmalloc(cap);
+	char *mkeys[TK_STORE_NKEYS];
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		mkeys[k] = (char *)keys[k];
+	int rc = 0, eof = 0;
+	while (!rc) {
+		char *nl = memchr(buf + start, '\n', len - start);
+		if (!nl && !eof) { /* more bytes: keep the partial line, read on */
+			memmove(buf, buf + start, len - start);
+			len -= start, start = 0;
+			TK_GROW(buf, cap, len + (1 << 20));
+			ptrdiff_t got = tk_input_read(in, buf + len, cap - len, err);
+			if (got < 0)
+				rc = -1;
+			eof = got == 0;
+			len += got > 0 ? (size_t)got : 0;
+			continue;
+		}
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		char *line = buf + start;
+		size_t ll = end - start;
+		start = nl ? end + 1 : len;
+		lineno++;
+		while (ll && (line[ll - 1] == '\r' || line[ll - 1] == ' ' || line[ll - 1] == '\t'))
+			ll--;
+		size_t lead = 0;
+		while (lead < ll && (line[lead] == ' ' || line[lead] == '\t'))
+			lead++;
+		if (lead < ll && !(line[lead] == '{' && line[ll - 1] == '}')) {
+			rc = 2; /* pretty-printed, an array …: not one payload a line */
+			break;
+		}
+		if (lead < ll) {
+			char name[4200];
+			snprintf(name, sizeof name, "%s line %zu", path, lineno);
+			tk_profile *p = tk_profile_new();
+			tk_read_options ro;
+			tk_read_options_init(&ro);
+			ro.event_context = 1;
+			tk_input *li = tk_input_open_mem(line + lead, ll - lead, name, err);
+			rc = li ? tk_reader_metrickit.read(p, li, &ro, err) : -1;
+			tk_input_close(li);
+			if (!rc && tk_event_count(p))
+				rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+			tk_profile_free(p);
+		}
+		if (!nl && eof)
+			break;
+	}
+	free(buf);
+	tk_input_close(in);
+	if (rc == 2) /* undo: the caller reads the file whole */
+		out->n = had;
+	return rc;
+}
+
 static int add_profile(const char *path, const tk_report_meta *given, tk_report_set *out, tk_error *err)
 {
 	const char *keys[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		keys[k] = given && given->keys[k] ? given->keys[k] : "";
+	int lines = add_metrickit_lines(path, keys, out, err);
+	if (lines != 2)
+		return lines;
 	struct stat st;
 	double time = stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 : 0;
 	char id[65];
@@ -150,7 +267,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return -1;
-	int rc = add_profile_input(in, path, keys, time, id, NULL, out, err);
+	int rc = add_profile_input(in, path, keys, time, id, NULL, given, out, err);
 	tk_input_close(in);
 	return rc;
 }
@@ -200,7 +317,8 @@ static int keys_from_meta(const char *data, size_t n, const char *name, char *ke
 }
 
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err)
+                           const char *name, tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                           tk_error *err)
 {
 	size_t max_inflated = b->max_inflated;
 	/* profile.json: {"name":…, "mtime_sec":…, "mtime_nsec":…, "encoding":"gzip"|"none"} */
@@ -284,7 +402,7 @@ int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t
 	if (!rc && !(in = tk_input_open_mem(data, n, source, err)))
 		rc = -1;
 	if (!rc)
-		rc = add_profile_input(in, source, keys, time, id, b, out, err);
+		rc = add_profile_input(in, source, keys, time, id, b, given, out, err);
 	if (in)
 		tk_input_close(in);
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
@@ -346,4 +464,33 @@ void tk_reports_from_paths(const char *const *paths, size_t n, const tk_report_m
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	pthread_mutex_destroy(&P.mu);
+}
+
+/* ---- MetricKit payloads POSTed as the app has them (docs/metrickit.md) ---- */
+
+int tk_payload_reports(const void *body, size_t n, const tk_bundle_limits *lim, const char *name,
+                       const tk_report_meta *given, tk_report_set *out, tk_error *err)
+{
+	tk_input *in = tk_input_open_mem(body, n, name, err);
+	if (!in)
+		return -1;
+	size_t hn;
+	const unsigned char *head = tk_input_head(in, &hn);
+	if (!tk_reader_metrickit.sniff(head, hn)) {
+		tk_input_close(in);
+		return 2;
+	}
+	const char *keys[TK_STORE_NKEYS];
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		keys[k] = given && given->keys[k] ? given->keys[k] : "";
+	tk_bundle_bounds b = {.max_inflated = lim->max_inflated, .max_stacks = lim->max_stacks};
+	if (lim->max_seconds > 0)
+		b.deadline = tk_store_now() + lim->max_seconds;
+	static const char no_id[65] = "";
+	size_t had = out->pn;
+	int rc = add_profile_input(in, name, keys, 0, no_id, &b, given, out, err);
+	tk_input_close(in);
+	if (!rc && out->pn != had) /* payloads with no diagnostic and no metrics: nothing to store */
+		rc = tk_error_set(err, "%s: the MetricKit payloads hold no diagnostic or metrics", name);
+	return rc ? (b.over ? 1 : -1) : 0;
 }

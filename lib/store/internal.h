@@ -4,6 +4,12 @@
 
 #include "tracekit/store.h"
 
+/* One report of a signature (tk_store_signature_detail's input). */
+typedef struct tk_store_sigrow {
+	char *id, *version, *device, *session;
+	double duration;
+} tk_store_sigrow;
+
 /* A backend opens its URL (the part after "scheme:") and answers the store calls. */
 typedef struct tk_store_ops {
 	const char *name;
@@ -17,6 +23,21 @@ typedef struct tk_store_ops {
 	int (*compact)(void *h, tk_store_compact_result *r, tk_error *err);
 	/* optional: tk_store_put_batches in one transaction (else one put per batch) */
 	int (*put_batches)(void *h, tk_store_batch *b, size_t n, tk_error *err);
+	/* stacks and signatures (store.c finishes the answers): tk_store_report_get (0, 1 = none, -1) */
+	int (*report_get)(void *h, const char *id, tk_store_report *out, tk_error *err);
+	/* the distinct stacks of the reports q selects (kinds, q->signature; duration recorded), the
+	 * first max_reports by id (0 = all), each with how many of them hold it */
+	int (*sig_stacks)(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
+	                  uint64_t **times, size_t *n, tk_error *err);
+	/* the same reports' rows, by id */
+	int (*sig_rows)(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+	                tk_error *err);
+	/* the distinct versions of each signature's reports ("\n"-joined, malloc'd, into versions[i]) */
+	int (*sig_versions)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+	                    char **versions, tk_error *err);
+	/* tk_store_overview_get: one row per (group, kind) with its reports in kinds[0] (nkinds = 1),
+	 * then store.c merges; sessions per group come from a row with kinds = NULL */
+	int (*overview)(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
@@ -47,7 +68,8 @@ typedef struct tk_bundle_bounds {
 } tk_bundle_bounds;
 double tk_store_now(void); /* CLOCK_MONOTONIC, seconds */
 int tk_profile_from_bundle(const void *data, size_t n, const char *pjson, size_t pn, const char *meta, size_t mn,
-                           const char *name, tk_bundle_bounds *b, tk_report_set *out, tk_error *err);
+                           const char *name, tk_bundle_bounds *b, const tk_report_meta *given, tk_report_set *out,
+                           tk_error *err);
 
 /* A metric: the record kinds it reads (an SQL list) and the column holding its value. */
 typedef struct tk_store_metric {
@@ -63,6 +85,13 @@ void tk_store_fnsel_free(tk_store_fnsel *f);
 /* Profiles of a query must share one unit, as `tracekit stats` requires of its inputs. */
 int tk_store_unit_check(tk_store_group *g, size_t n, const char *umin, const char *umax, tk_error *err);
 #define TK_STORE_HANG_KINDS "('hang', 'anr')"
+/* hang.rate: the kinds it reads — foreground time (MetricKit metric payloads, the monitor's
+ * sessions), a metric payload's estimated hang time, and hangs with exact durations — and the
+ * smallest hang it counts (Apple's 250 ms). Both backends sum durations per session in whole
+ * microseconds (TK_STORE_RATE_US: x·10^6 + 0.5 truncated), so their sums are exact and equal. */
+#define TK_STORE_RATE_KINDS "('foreground', 'hang-time', 'hang', 'anr')"
+#define TK_STORE_RATE_MIN_HANG 0.25
+int tk_store_is_hang_rate(const tk_store_query *q);
 /* The stored kinds (an SQL list) of a top-diagnostics kind (tk_store_query.kind; NULL = hangs:
  * TK_STORE_HANG_KINDS itself), or NULL if unknown. */
 const char *tk_store_kinds_sql(const char *kind);
@@ -73,6 +102,16 @@ const tk_store_metric *tk_store_metric_find(const char *name);
 double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den);
 /* Summary of sorted values as tk_store_percentiles reports it (count, mean, min, max, q). */
 void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
+
+/* ---- stacks (stacks.c) ---- */
+/* The folded stacks of event e of p (tk_report.stacks), malloc'd ("" when it owns no stack). */
+char *tk_store_event_folded(const tk_profile *p, tk_event_id e);
+/* The stacks table's key of a folded text: hex of the first 16 bytes of its SHA-256. */
+void tk_store_stacks_hash(const char *folded, char hex[33]);
+/* Folded texts merged: every line's stack once, in byte order, with the sum of its counts over the
+ * texts, text i counted times[i] times (times may be NULL: once each). Malformed lines are skipped.
+ * malloc'd. */
+char *tk_store_folded_merge(const char *const *folded, const uint64_t *times, size_t n);
 
 /* Schema version both backends create and migrate to. */
 #define TK_STORE_SCHEMA_VERSION 2

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/internal.h"
+#include "tracekit/metrickit.h"
 #include "tracekit/read.h"
 #include "tracekit/symbol.h"
 #include "util/mem.h"
@@ -128,6 +129,9 @@ typedef struct sigframe {
 	const char *path;  /* and path */
 	uint64_t load_addr, addr;
 	int synthetic;
+	int apple; /* a MetricKit frame in an Apple image (apple_image): skipped as system frames are */
+	int ret;   /* a return address (MetricKit's non-leaf frames): signed by its call site, addr − 1, as
+	            * the monitor's and MTHawkeye's records store it, so the same site matches across both */
 } sigframe;
 
 /* A frame's name in a signature: the symbol, else image+offset (the same on every device, unlike
@@ -140,7 +144,7 @@ static size_t frame_name(const sigframe *f, char *buf, size_t n)
 	} else if (f->image && f->addr >= f->load_addr) {
 		nb_put(&nb, f->image, strlen(f->image));
 		nb_put(&nb, "+0x", 3);
-		nb_hex(&nb, f->addr - f->load_addr);
+		nb_hex(&nb, f->addr - f->load_addr - (f->ret && f->addr > f->load_addr));
 	} else {
 		nb_put(&nb, "0x", 2);
 		nb_hex(&nb, f->addr);
@@ -168,7 +172,7 @@ static char *signature_build(const sigframe *fr, size_t depth)
 				seen = f->path;
 				seen_system = system_binary(f->path);
 			}
-			if (pass == 0 && f->image && seen_system)
+			if (pass == 0 && f->image && (seen_system || f->apple))
 				continue;
 			char name[512];
 			size_t nl = frame_name(f, name, sizeof name);
@@ -184,6 +188,43 @@ static char *signature_build(const sigframe *fr, size_t depth)
 	return out;
 }
 
+/* MetricKit names images, not paths: an Apple image is a .dylib or lib… (the system and Swift
+ * runtime libraries, dyld) or one of the frameworks hang stacks pass through. An app's own
+ * frameworks are app frames, as the monitor's images outside the system directories are. */
+static int apple_image(const char *name)
+{
+	static const char *const fw[] = {"UIKitCore",
+	                                 "UIKit",
+	                                 "CoreFoundation",
+	                                 "Foundation",
+	                                 "GraphicsServices",
+	                                 "QuartzCore",
+	                                 "SwiftUI",
+	                                 "SwiftUICore",
+	                                 "CoreGraphics",
+	                                 "FrontBoardServices",
+	                                 "BaseBoard",
+	                                 "AppKit",
+	                                 "CFNetwork",
+	                                 "WebKit",
+	                                 "JavaScriptCore",
+	                                 "Combine",
+	                                 "CoreData",
+	                                 "CoreText",
+	                                 "ImageIO",
+	                                 "Metal",
+	                                 "dyld",
+	                                 "AttributeGraph",
+	                                 "RunningBoardServices"};
+	size_t n = strlen(name);
+	if (strncmp(name, "lib", 3) == 0 || (n > 6 && strcmp(name + n - 6, ".dylib") == 0))
+		return 1;
+	for (size_t i = 0; i < sizeof fw / sizeof fw[0]; i++)
+		if (strcmp(name, fw[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The signature of a profile's stack. */
 static char *signature_of(const tk_profile *p, tk_stack_id stack)
 {
@@ -192,15 +233,27 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 	if (depth > 256)
 		depth = 256;
 	sigframe sf[256];
+	const char *format = tk_profile_meta(p, "format");
+	int mx = format && strcmp(format, "metrickit") == 0;
 	for (size_t i = 0; i < depth; i++) { /* fr is root first */
 		const tk_frame *f = tk_frame_get(p, fr[depth - 1 - i]);
 		const tk_binary *b = tk_binary_get(p, f->binary);
-		sf[i] = (sigframe){.name = f->name ? tk_string(p, f->name) : NULL,
+		const char *fname = f->name ? tk_string(p, f->name) : NULL;
+		if (mx && fname && b) {
+			/* the reader's label of an unnamed frame ("Atlas + 0x1b5d74"): signed as image+offset */
+			const char *bn = tk_string(p, b->name);
+			size_t bl = strlen(bn);
+			if (strncmp(fname, bn, bl) == 0 && strncmp(fname + bl, " + 0x", 5) == 0)
+				fname = NULL;
+		}
+		sf[i] = (sigframe){.name = fname,
 		                   .image = b ? tk_string(p, b->name) : NULL,
 		                   .path = b ? tk_string(p, b->path) : NULL,
 		                   .load_addr = b ? b->load_addr : 0,
 		                   .addr = f->addr,
-		                   .synthetic = (f->flags & TK_FRAME_SYNTHETIC) != 0};
+		                   .synthetic = (f->flags & TK_FRAME_SYNTHETIC) != 0,
+		                   .apple = mx && b && apple_image(tk_string(p, b->name)),
+		                   .ret = mx && !(f->flags & TK_FRAME_LEAF_PC)};
 	}
 	return signature_build(sf, depth);
 }
@@ -510,7 +563,73 @@ static const char *stored_kind(const tk_profile *p, const tk_event *ev)
 	const char *name = tk_string(p, ev->name);
 	if (strcmp(name, "hang") == 0 || strcmp(name, "cpu-highload") == 0 || strcmp(name, "anr") == 0)
 		return name;
+	if (ev->kind == TK_EVENT_MARKER && strcmp(name, "foreground") == 0) /* the monitor's foreground time */
+		return name;
 	return tk_event_kind_name(ev->kind);
+}
+
+/* ---- hang rate inputs (docs/store.md "Hang rate") ---- */
+
+/* A MetricKit metric payload (the reader's "metrics" event) with its foreground time. */
+static int is_metric_payload(const tk_profile *p, tk_event_id e, const tk_event *ev)
+{
+	return ev->kind == TK_EVENT_MARKER && strcmp(tk_string(p, ev->name), "metrics") == 0 &&
+	       isfinite(tk_event_num(p, e, "foreground.time"));
+}
+
+/* A metric payload's own session when none is given: one payload is one device's day, and MetricKit
+ * names no device, so the payload stands for its device: a hash of everything the reader kept of it
+ * (the same payload always hashes the same, two devices' payloads differ in their numbers). */
+static void metric_payload_session(const tk_profile *p, tk_event_id e, const tk_event *ev, char out[17])
+{
+	size_t cap = 256, len = 0;
+	char *b = tk_xmalloc(cap);
+	size_t na = tk_event_attr_count(p, e);
+	for (size_t i = 0; i <= na; i++) {
+		char item[96];
+		const char *k = "wall", *str = NULL;
+		double num = ev->wall;
+		if (i < na) {
+			tk_event_attr a = tk_event_attr_at(p, e, i);
+			k = a.key, str = a.str, num = a.num;
+		}
+		if (!str) {
+			snprintf(item, sizeof item, "%.17g", num);
+			str = item;
+		}
+		size_t need = strlen(k) + strlen(str) + 2;
+		TK_GROW(b, cap, len + need + 1);
+		len += (size_t)snprintf(b + len, cap - len, "%s=%s", k, str) + 1; /* NUL-separated */
+	}
+	sha256_hex(b, len, out, 8);
+	free(b);
+}
+
+/* The hang-time report of a metric payload: the seconds of hangs of at least 250 ms its
+ * histogrammedAppHangTime implies (tk_mx_histogram_sum_above: bucket midpoints, the part of a
+ * bucket straddling 250 ms spread evenly), an estimate; samples = the hangs counted (rounded).
+ * Returns 0 when the payload has no hang histogram in time units. */
+static int metric_payload_hang_time(const tk_profile *p, tk_event_id e, double *seconds, uint64_t *hangs)
+{
+	const char *h = tk_event_str(p, e, "histogram.app.hang.time");
+	tk_mx_bucket *b = NULL;
+	size_t n = 0;
+	tk_mx_kind kind;
+	if (!h || tk_mx_histogram_parse(h, &b, &n, &kind) || kind != TK_MX_TIME) {
+		free(b);
+		return 0;
+	}
+	const uint64_t min = 250000000; /* ns */
+	*seconds = tk_mx_histogram_sum_above(b, n, min) / 1e9;
+	double c = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].end >= min && b[i].count)
+			c += b[i].start >= min || b[i].end == b[i].start
+			         ? (double)b[i].count
+			         : (double)b[i].count * (double)(b[i].end - min) / (double)(b[i].end - b[i].start);
+	*hangs = (uint64_t)llround(c);
+	free(b);
+	return 1;
 }
 
 /* Every event of p becomes a report: its kind, the keys (meta.json, then given, then the event's
@@ -549,6 +668,13 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 					v = tk_event_str(p, e, attr_of[k][a]);
 			derive_session |= k == TK_STORE_SESSION && !*v;
 			kept[k] = k == TK_STORE_SESSION && !*v ? NULL : tk_report_set_keep(out, v);
+		}
+		const int metrics = is_metric_payload(p, e, ev);
+		if (derive_session && metrics) {
+			char msess[17];
+			metric_payload_session(p, e, ev, msess);
+			kept[TK_STORE_SESSION] = tk_report_set_keep(out, msess);
+			derive_session = 0;
 		}
 		if (derive_session) {
 			/* A session recorded without an id: the same run always hashes to the same one — each
@@ -592,7 +718,26 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		rep->thread = tk_report_set_keep(out, th ? th : "");
 		rep->signature = tk_report_set_keep(out, sig ? sig : "");
 		free(sig);
+		char *folded = tk_store_event_folded(p, e);
+		rep->stacks = tk_report_set_keep(out, folded);
+		free(folded);
+		if (metrics) { /* foreground time (and the hang histogram's estimate) for the hang rate */
+			rep->kind = tk_report_set_keep(out, "foreground");
+			rep->duration = tk_event_num(p, e, "foreground.time");
+			rep->samples = 0;
+		}
 		tk_report_set_id(rep);
+		double hs;
+		uint64_t hn;
+		if (metrics && metric_payload_hang_time(p, e, &hs, &hn)) {
+			TK_GROW(out->v, out->cap, out->n + 1);
+			tk_report *h = &out->v[out->n++];
+			*h = out->v[out->n - 2];
+			h->kind = tk_report_set_keep(out, "hang-time");
+			h->duration = hs;
+			h->samples = hn;
+			tk_report_set_id(h);
+		}
 	}
 	return 0;
 }

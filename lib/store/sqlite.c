@@ -27,6 +27,7 @@ typedef struct sq {
 	tk_hidx sigidx;
 	uint32_t *touched; /* cache entries with a delta in this batch */
 	size_t ntouched, touchcap;
+	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -64,6 +65,11 @@ static const char *const migrations[] = {
     "ALTER TABLE reports ADD COLUMN sid INTEGER;"
     "UPDATE reports SET sid = (SELECT h.sid FROM hang_sigs h WHERE h.signature = reports.signature);"
     "CREATE INDEX reports_sid ON reports(sid);",
+    /* 3 → 4: each report's stacks (folded text), stored once per distinct text under the first 16
+     * bytes of its SHA-256; a report points at its text from report_stacks (reports stored before
+     * this version have none). */
+    "CREATE TABLE stacks (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE report_stacks (report BLOB PRIMARY KEY, stack BLOB NOT NULL) WITHOUT ROWID;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -135,6 +141,8 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sig_find);
 	sqlite3_finalize(s->sig_add);
 	sqlite3_finalize(s->sig_bump);
+	sqlite3_finalize(s->stk_add);
+	sqlite3_finalize(s->stk_link);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -332,6 +340,36 @@ static int is_hang_kind(const char *kind)
 	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
 }
 
+/* A new report's stacks: the text once in stacks, the report's link to it in report_stacks. */
+static int stacks_put(sq *s, const unsigned char id[32], const char *folded, tk_error *err)
+{
+	if ((!s->stk_add && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO stacks (hash, folded) VALUES (?, ?)", -1,
+	                                       &s->stk_add, NULL) != SQLITE_OK) ||
+	    (!s->stk_link &&
+	     sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO report_stacks (report, stack) VALUES (?, ?)", -1,
+	                        &s->stk_link, NULL) != SQLITE_OK))
+		return fail(s, err, "preparing the stacks insert");
+	char hex[33];
+	unsigned char hash[16];
+	tk_store_stacks_hash(folded, hex);
+	for (int b = 0; b < 16; b++)
+		hash[b] = (unsigned char)(nibble(hex[2 * b]) << 4 | nibble(hex[2 * b + 1]));
+	sqlite3_reset(s->stk_add);
+	sqlite3_bind_blob(s->stk_add, 1, hash, sizeof hash, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s->stk_add, 2, folded, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s->stk_add);
+	sqlite3_reset(s->stk_add);
+	sqlite3_clear_bindings(s->stk_add);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s->stk_link);
+		sqlite3_bind_blob(s->stk_link, 1, id, 32, SQLITE_TRANSIENT);
+		sqlite3_bind_blob(s->stk_link, 2, hash, sizeof hash, SQLITE_TRANSIENT);
+		rc = sqlite3_step(s->stk_link);
+		sqlite3_reset(s->stk_link);
+	}
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "insert (stacks)");
+}
+
 /* The rows of one batch inside an open transaction; on failure the caller rolls back. */
 static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
@@ -366,6 +404,8 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 			return -1;
 		}
 		int fresh = sqlite3_changes(s->db) == 1;
+		if (fresh && r->stacks && *r->stacks && stacks_put(s, id, r->stacks, err))
+			return -1;
 		add += (size_t)fresh;
 		if (fresh && isfinite(r->duration) && is_hang_kind(r->kind)) {
 			if (!s->sigs[g].delta) {
@@ -529,7 +569,9 @@ static void where_sql(const tk_store_query *q, const char *kinds, const char *co
 		if (q->where[k])
 			len += (size_t)snprintf(buf + len, n - len, " AND %s = ?", tk_store_key_names[k]);
 	if (q->since > 0)
-		snprintf(buf + len, n - len, " AND time >= ?");
+		len += (size_t)snprintf(buf + len, n - len, " AND time >= ?");
+	if (q->signature) /* by the signature's row: reports_sid finds its reports */
+		snprintf(buf + len, n - len, " AND sid = (SELECT sid FROM hang_sigs WHERE signature = ?)");
 }
 
 static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
@@ -539,23 +581,110 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 		if (q->where[k])
 			sqlite3_bind_text(st, i++, q->where[k], -1, SQLITE_STATIC);
 	if (q->since > 0)
-		sqlite3_bind_double(st, i, q->since);
+		sqlite3_bind_double(st, i++, q->since);
+	if (q->signature)
+		sqlite3_bind_text(st, i, q->signature, -1, SQLITE_STATIC);
+}
+
+/* A by entry as a column of the select list: a key, or a time bucket named day or hour (the
+ * report's start in UTC; CAST truncates, so a time never rounds up into the next bucket). */
+static void by_sql(int by, char *buf, size_t n)
+{
+	if (by == TK_STORE_BY_DAY)
+		snprintf(buf, n, "strftime('%%Y-%%m-%%d', CAST(time AS INTEGER), 'unixepoch') AS day");
+	else if (by == TK_STORE_BY_HOUR)
+		snprintf(buf, n, "strftime('%%Y-%%m-%%dT%%H', CAST(time AS INTEGER), 'unixepoch') AS hour");
+	else
+		snprintf(buf, n, "%s", tk_store_by_name(by));
+}
+
+/* The select list and the names (GROUP BY, ORDER BY) of q->by. */
+static void by_lists(const tk_store_query *q, char *sel, size_t sn, char *names, size_t nn)
+{
+	size_t sl = 0, nl = 0;
+	sel[0] = names[0] = 0;
+	for (size_t i = 0; i < q->nby; i++) {
+		char one[128];
+		by_sql(q->by[i], one, sizeof one);
+		sl += (size_t)snprintf(sel + sl, sn - sl, "%s%s", i ? ", " : "", one);
+		nl += (size_t)snprintf(names + nl, nn - nl, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+	}
+}
+
+/* hang.rate (docs/store.md "Hang rate"): per session (all six keys), hang µs and foreground µs;
+ * its rate = hang s per foreground h; the group's percentiles of those rates, its mean the pooled
+ * rate Σ hang / Σ foreground. A session with a metric payload's hang histogram takes its hang time
+ * from there (an estimate, counted in estimated), any other from its hangs of at least 250 ms. */
+#define SQ_US(x) "CAST(" x " * 1000000.0 + 0.5 AS INTEGER)"
+static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	/* a day or hour bucket holds the sessions that started in it (their first report's time, t0) */
+	char sel[512], keys[256], where[512];
+	by_lists(q, sel, sizeof sel, keys, sizeof keys);
+	for (char *t; (t = strstr(sel, "CAST(time "));)
+		memcpy(t, "CAST(t0   ", 10);
+	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
+	    "SELECT app, version, build, device, os, session, min(time) AS t0,"
+	    " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
+	        "duration") " ELSE 0 END) AS fg,"
+	                    " sum(kind = 'hang-time') > 0 AS est,"
+	                    " CASE WHEN sum(kind = 'hang-time') > 0"
+	                    " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
+	                        "duration") " ELSE 0 END)"
+	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
+	                                    " AND duration >= %.17g THEN " SQ_US(
+	                                        "duration") " ELSE 0 END) END AS hs"
+	                                                    " FROM reports%s GROUP BY app, version, build, device, os, "
+	                                                    "session) WHERE fg > 0%s%s%s%s",
+	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
+	    q->nby ? " ORDER BY " : "", keys);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "hang-rate query");
+	bind_where(st, q);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int c = (int)q->nby;
+		const void *blob = sqlite3_column_blob(st, c);
+		if (!blob || sqlite3_column_bytes(st, c) != (int)((4 + TK_STORE_NQ) * sizeof(double)))
+			continue; /* no session at all */
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_group *g = &(*out)[(*n)++];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < q->nby; i++)
+			g->keys[i] = tk_xstrdup((const char *)sqlite3_column_text(st, (int)i));
+		unpack(blob, g);
+		g->mean = (double)sqlite3_column_int64(st, c + 1) * 3600.0 / (double)sqlite3_column_int64(st, c + 2);
+		g->estimated = (uint64_t)sqlite3_column_int64(st, c + 3);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_groups_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(s, err, "hang-rate query");
+	}
+	return 0;
 }
 
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	if (tk_store_is_hang_rate(q))
+		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
-	char keys[256] = "", where[512];
-	size_t kl = 0;
-	for (size_t i = 0; i < q->nby; i++)
-		kl +=
-		    (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? ", " : "", tk_store_key_names[q->by[i]]);
+	char keys[256] = "", sel[1024], where[512];
+	by_lists(q, sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
-	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", keys, q->nby ? ", " : "",
-	                            m->column, m->profile ? ", min(unit), max(unit)" : "", src, where,
-	                            q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", sel, q->nby ? ", " : "", m->column,
+	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
+	                            keys, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -652,7 +781,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
-	int filtered = q->since > 0 || q->kind; /* the summary table counts hangs */
+	int filtered = q->since > 0 || q->kind || q->signature; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
@@ -730,6 +859,193 @@ static int sq_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	return 0;
 }
 
+/* ---- stacks, signatures, overview ---- */
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return tk_xstrdup(t ? t : "");
+}
+
+static double col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static int sq_report_get(void *h, const char *id, tk_store_report *out, tk_error *err)
+{
+	sq *s = h;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT kind, app, version, build, device, os, session, rkey, thread, signature, time, "
+	                       "duration, avg_cpu, samples, (SELECT st.folded FROM report_stacks rs JOIN stacks st ON "
+	                       "st.hash = rs.stack WHERE rs.report = reports.id) FROM reports WHERE id = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "report query");
+	unsigned char bid[32];
+	hex_id(id, bid);
+	sqlite3_bind_blob(st, 1, bid, sizeof bid, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		snprintf(out->id, sizeof out->id, "%s", id);
+		out->kind = col_dup(st, 0);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			out->keys[k] = col_dup(st, 1 + k);
+		out->rkey = col_dup(st, 7);
+		out->thread = col_dup(st, 8);
+		out->signature = col_dup(st, 9);
+		out->time = col_num(st, 10);
+		out->duration = col_num(st, 11);
+		out->avg_cpu = col_num(st, 12);
+		out->samples = (uint64_t)sqlite3_column_int64(st, 13);
+		out->folded = col_dup(st, 14);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? 1 : fail(s, err, "report query");
+}
+
+static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
+                         uint64_t **times, size_t *n, tk_error *err)
+{
+	sq *s = h;
+	char where[1024], limit[48] = "";
+	where_sql(q, kinds, "duration", where, sizeof where);
+	if (max_reports)
+		snprintf(limit, sizeof limit, " ORDER BY id LIMIT %zu", max_reports);
+	char *sql = sqlite3_mprintf("SELECT st.folded, count(*) FROM (SELECT id FROM reports%s%s) r JOIN report_stacks "
+	                            "rs ON rs.report = r.id JOIN stacks st ON st.hash = rs.stack GROUP BY rs.stack "
+	                            "ORDER BY rs.stack",
+	                            where, limit);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "signature stacks query");
+	bind_where(st, q);
+	size_t cap = 0, tcap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		TK_GROW(*folded, cap, *n + 1);
+		TK_GROW(*times, tcap, *n + 1);
+		(*folded)[*n] = col_dup(st, 0);
+		(*times)[(*n)++] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
+}
+
+static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+                       tk_error *err)
+{
+	sq *s = h;
+	char where[1024];
+	where_sql(q, kinds, "duration", where, sizeof where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s ORDER BY id", where);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "signature query");
+	bind_where(st, q);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		TK_GROW(*rows, cap, *n + 1);
+		(*rows)[(*n)++] =
+		    (tk_store_sigrow){col_dup(st, 0), col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_num(st, 4)};
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
+}
+
+static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                           char **versions, tk_error *err)
+{
+	sq *s = h;
+	for (size_t i = 0; i < n; i++) {
+		tk_store_query one = *q;
+		one.signature = sigs[i];
+		char where[1024];
+		where_sql(&one, kinds, "duration", where, sizeof where);
+		char *sql = sqlite3_mprintf("SELECT DISTINCT version FROM reports%s", where);
+		sqlite3_stmt *st;
+		int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+		sqlite3_free(sql);
+		if (prc != SQLITE_OK)
+			return fail(s, err, "versions query");
+		bind_where(st, &one);
+		size_t len = 0, cap = 0;
+		char *v = NULL;
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *t = (const char *)sqlite3_column_text(st, 0);
+			size_t tl = t ? strlen(t) : 0;
+			TK_GROW(v, cap, len + tl + 2);
+			memcpy(v + len, t ? t : "", tl);
+			len += tl;
+			v[len++] = '\n';
+			v[len] = 0;
+		}
+		sqlite3_finalize(st);
+		versions[i] = v ? v : tk_xstrdup("");
+		if (rc != SQLITE_DONE)
+			return fail(s, err, "versions query");
+	}
+	return 0;
+}
+
+/* Reports per (group, kind), then distinct sessions per group (kinds NULL). */
+static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
+{
+	sq *s = h;
+	char keys[256], sel[1024], where[1024];
+	by_lists(q, sel, sizeof sel, keys, sizeof keys);
+	where_sql(q, "(kind)", NULL, where, sizeof where);
+	size_t cap = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		char *sql =
+		    sqlite3_mprintf("SELECT %s%s%s FROM reports%s GROUP BY %s%s ORDER BY %s%s", sel, q->nby ? ", " : "",
+		                    pass ? "count(DISTINCT session)" : "kind, count(*)", where, keys,
+		                    pass     ? (q->nby ? "" : "NULL")
+		                    : q->nby ? ", kind"
+		                             : "kind",
+		                    keys,
+		                    pass     ? (q->nby ? "" : "NULL")
+		                    : q->nby ? ", kind"
+		                             : "kind");
+		sqlite3_stmt *st;
+		int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+		sqlite3_free(sql);
+		if (prc != SQLITE_OK)
+			return fail(s, err, "overview query");
+		bind_where(st, q);
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			TK_GROW(*out, cap, *n + 1);
+			tk_store_overview *o = &(*out)[(*n)++];
+			memset(o, 0, sizeof *o);
+			for (size_t i = 0; i < q->nby; i++)
+				o->keys[i] = col_dup(st, (int)i);
+			int c = (int)q->nby;
+			if (pass) {
+				o->sessions = (uint64_t)sqlite3_column_int64(st, c);
+			} else {
+				o->kinds = tk_xcalloc(1, sizeof *o->kinds);
+				o->nkinds = 1;
+				o->kinds[0].value = col_dup(st, c);
+				o->kinds[0].count = (uint64_t)sqlite3_column_int64(st, c + 1);
+			}
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return fail(s, err, "overview query");
+	}
+	return 0;
+}
+
 const tk_store_ops tk_store_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -741,4 +1057,9 @@ const tk_store_ops tk_store_sqlite = {
     .put_profiles = sq_put_profiles,
     .compact = sq_compact,
     .put_batches = sq_put_batches,
+    .report_get = sq_report_get,
+    .sig_stacks = sq_sig_stacks,
+    .sig_rows = sq_sig_rows,
+    .sig_versions = sq_sig_versions,
+    .overview = sq_overview,
 };

@@ -1,5 +1,6 @@
 /* The store front: URL → backend, query options, metrics and the summary every backend reproduces. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,9 @@ static const tk_store_metric metrics[] = {
     {"hang.duration", "('hang', 'anr')", "duration", "s", 0},
     {"cpu.duration", "('cpu-highload')", "duration", "s", 0},
     {"cpu.average", "('cpu-highload')", "avg_cpu", "%", 0},
+    /* Apple's hang rate: per device (session), hang seconds per hour of foreground time (the backends'
+     * own query, not this table's column: docs/store.md "Hang rate") */
+    {"hang.rate", TK_STORE_RATE_KINDS, "duration", "s/h", 0},
     /* profile reports: one value per profile, the function's weight 0 where it is absent */
     {"profile.weight", "('profile')", "value", "", 1},
     {"fn.self:", "('profile')", "value", "", 2},
@@ -167,10 +171,11 @@ const char *tk_store_metric_unit(const char *metric)
 static int check_metric(const tk_store_query *q, tk_error *err)
 {
 	if (!q->metric || !tk_store_metric_find(q->metric))
-		return tk_error_set(err,
-		                    "--metric %s: the store answers hang.duration, cpu.duration, cpu.average, "
-		                    "profile.weight, fn.self:NAME and fn.total:NAME",
-		                    q->metric ? q->metric : "(none)");
+		return tk_error_set(
+		    err,
+		    "--metric %s: the store answers hang.duration, hang.rate, cpu.duration, cpu.average, "
+		    "profile.weight, fn.self:NAME and fn.total:NAME",
+		    q->metric ? q->metric : "(none)");
 	return 0;
 }
 
@@ -180,6 +185,8 @@ int tk_store_percentiles(tk_store *s, const tk_store_query *q, tk_store_group **
 	*n = 0;
 	if (check_metric(q, err))
 		return -1;
+	if (q->signature && tk_store_metric_find(q->metric)->profile)
+		return tk_error_set(err, "--signature selects reports; %s is a metric of profiles", q->metric);
 	if (s->b->percentiles(s->h, q, out, n, err))
 		return -1;
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
@@ -226,6 +233,47 @@ int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query
 	return tk_store_top_hangs(s, &k, limit, out, n, err);
 }
 
+/* The lowest and highest of "\n"-joined versions. */
+static void version_range(const char *list, char **first, char **last)
+{
+	char *copy = tk_xstrdup(list), *lo = NULL, *hi = NULL;
+	for (char *v = strtok(copy, "\n"); v; v = strtok(NULL, "\n")) {
+		if (!lo || tk_store_version_cmp(v, lo) < 0)
+			lo = v;
+		if (!hi || tk_store_version_cmp(v, hi) > 0)
+			hi = v;
+	}
+	*first = tk_xstrdup(lo ? lo : "");
+	*last = tk_xstrdup(hi ? hi : "");
+	free(copy);
+}
+
+/* Each signature's first and last version over the same reports (q) its counts are of. */
+static int first_last(tk_store *s, const tk_store_query *q, tk_store_hang *h, size_t n, tk_error *err)
+{
+	if (!n)
+		return 0;
+	char **sigs = tk_xmalloc(n * sizeof *sigs), **vers = tk_xcalloc(n, sizeof *vers);
+	for (size_t i = 0; i < n; i++)
+		sigs[i] = h[i].signature;
+	int rc = s->b->sig_versions(s->h, q, tk_store_kinds_sql(q->kind), sigs, n, vers, err);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			version_range(vers[i], &h[i].first_version, &h[i].last_version);
+		free(vers[i]);
+	}
+	free(sigs);
+	free(vers);
+	if (rc) {
+		for (size_t i = 0; i < n; i++) {
+			free(h[i].first_version);
+			free(h[i].last_version);
+			h[i].first_version = h[i].last_version = NULL;
+		}
+	}
+	return rc;
+}
+
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err)
 {
@@ -233,7 +281,9 @@ int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_st
 		return tk_error_set(err, "unknown kind '%s' (one of %s)", q->kind, tk_store_diagnostic_kinds());
 	*out = NULL;
 	*n = 0;
-	return s->b->top_hangs(s->h, q, limit, out, n, err);
+	if (s->b->top_hangs(s->h, q, limit, out, n, err))
+		return -1;
+	return first_last(s, q, *out, *n, err);
 }
 
 void tk_store_groups_free(tk_store_group *g, size_t n)
@@ -249,6 +299,8 @@ void tk_store_hangs_free(tk_store_hang *h, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(h[i].signature);
 		free(h[i].example);
+		free(h[i].first_version);
+		free(h[i].last_version);
 	}
 	free(h);
 }
@@ -260,11 +312,24 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
 	char *copy = tk_xstrdup(spec);
 	for (char *item = strtok(copy, ","); item; item = strtok(NULL, ",")) {
 		int k = tk_store_key_index(item);
+		if (k < 0 && (strcmp(item, "day") == 0 || strcmp(item, "hour") == 0)) {
+			int b = item[0] == 'd' ? TK_STORE_BY_DAY : TK_STORE_BY_HOUR, dup = 0;
+			for (size_t i = 0; i < q->nby; i++)
+				dup |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
+			if (dup) {
+				tk_error_set(err, "--by %s: one time bucket at most (day or hour)", spec);
+				free(copy);
+				return -1;
+			}
+			if (q->nby < TK_STORE_NKEYS)
+				q->by[q->nby++] = b;
+			continue;
+		}
 		if (k < 0) {
-			tk_error_set(
-			    err,
-			    "--by %s: '%s' is not one of app, version (or app.version), build, device, os, session",
-			    spec, item);
+			tk_error_set(err,
+			             "--by %s: '%s' is not one of app, version (or app.version), build, device, os, "
+			             "session, day, hour",
+			             spec, item);
 			free(copy);
 			return -1;
 		}
@@ -350,4 +415,309 @@ double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den)
 	/* type 7 on the two order statistics is tk_quantile7's own interpolation step */
 	const double x[2] = {a, b};
 	return tk_quantile7(x, 2, delta, den);
+}
+
+int tk_store_is_hang_rate(const tk_store_query *q)
+{
+	return q->metric && strcmp(q->metric, "hang.rate") == 0;
+}
+
+/* ---- time buckets, versions ---- */
+
+const char *tk_store_by_name(int by)
+{
+	if (by == TK_STORE_BY_DAY)
+		return "day";
+	if (by == TK_STORE_BY_HOUR)
+		return "hour";
+	return by >= 0 && by < TK_STORE_NKEYS ? tk_store_key_names[by] : "";
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int tk_store_version_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (is_digit(*a) && is_digit(*b)) {
+			while (*a == '0' && is_digit(a[1]))
+				a++;
+			while (*b == '0' && is_digit(b[1]))
+				b++;
+			size_t la = 0, lb = 0;
+			while (is_digit(a[la]))
+				la++;
+			while (is_digit(b[lb]))
+				lb++;
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			int c = memcmp(a, b, la);
+			if (c)
+				return c < 0 ? -1 : 1;
+			a += la, b += lb;
+		} else {
+			if (*a != *b)
+				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+			a++, b++;
+		}
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+/* ---- one report, one signature ---- */
+
+static int is_hex_id(const char *id)
+{
+	size_t n = strspn(id, "0123456789abcdef");
+	return n == 64 && !id[n];
+}
+
+int tk_store_report_get(tk_store *s, const char *id, tk_store_report *out, tk_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!is_hex_id(id))
+		return tk_error_set(err, "report id '%.80s': expected 64 lowercase hex digits (as top-hangs shows)",
+		                    id);
+	return s->b->report_get(s->h, id, out, err);
+}
+
+void tk_store_report_free(tk_store_report *r)
+{
+	free(r->kind);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		free(r->keys[k]);
+	free(r->rkey);
+	free(r->thread);
+	free(r->signature);
+	free(r->folded);
+	memset(r, 0, sizeof *r);
+}
+
+/* The query of a signature's reports: q's filters, kind and signature. */
+static int sig_query(const char *kind, const char *signature, const tk_store_query *q, tk_store_query *out,
+                     const char **kinds, tk_error *err)
+{
+	if (!kind || !(*kinds = tk_store_kinds_sql(kind)))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
+		                    tk_store_diagnostic_kinds());
+	if (!signature)
+		return tk_error_set(err, "no signature given");
+	*out = q ? *q : (tk_store_query){0};
+	out->kind = strcmp(kind, "hang") == 0 ? NULL : kind;
+	out->signature = signature;
+	return 0;
+}
+
+int tk_store_signature_folded(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_reports, char **folded, size_t *n, tk_error *err)
+{
+	*folded = NULL;
+	*n = 0;
+	tk_store_query sq;
+	const char *kinds;
+	if (sig_query(kind, signature, q, &sq, &kinds, err))
+		return -1;
+	char **texts = NULL;
+	uint64_t *times = NULL;
+	size_t nt = 0;
+	int rc = s->b->sig_stacks(s->h, &sq, kinds, max_reports, &texts, &times, &nt, err);
+	if (!rc) {
+		*folded = tk_store_folded_merge((const char *const *)texts, times, nt);
+		*n = strlen(*folded);
+	}
+	for (size_t i = 0; i < nt; i++)
+		free(texts[i]);
+	free(texts);
+	free(times);
+	return rc;
+}
+
+static int count_by_value(const void *a, const void *b)
+{
+	const tk_store_tally *x = a, *y = b;
+	return strcmp(x->value, y->value);
+}
+
+static int count_by_version(const void *a, const void *b)
+{
+	const tk_store_tally *x = a, *y = b;
+	return tk_store_version_cmp(x->value, y->value);
+}
+
+static int count_most_first(const void *a, const void *b)
+{
+	const tk_store_tally *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->value, y->value);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Distinct values of the rows' field at offset off, with counts (sorted by value). */
+static tk_store_tally *tally(const tk_store_sigrow *r, size_t n, size_t off, size_t *nout)
+{
+	tk_store_tally *c = tk_xmalloc((n ? n : 1) * sizeof *c);
+	for (size_t i = 0; i < n; i++)
+		c[i] = (tk_store_tally){*(char *const *)((const char *)&r[i] + off), 1};
+	qsort(c, n, sizeof *c, count_by_value);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && strcmp(c[m - 1].value, c[i].value) == 0)
+			c[m - 1].count++;
+		else
+			c[m++] = c[i];
+	}
+	for (size_t i = 0; i < m; i++)
+		c[i].value = tk_xstrdup(c[i].value);
+	*nout = m;
+	return c;
+}
+
+int tk_store_signature_detail(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
+                              size_t max_examples, tk_store_signature_info *out, tk_error *err)
+{
+	memset(out, 0, sizeof *out);
+	tk_store_query sq;
+	const char *kinds;
+	if (sig_query(kind, signature, q, &sq, &kinds, err))
+		return -1;
+	tk_store_sigrow *r = NULL;
+	size_t n = 0;
+	int rc = s->b->sig_rows(s->h, &sq, kinds, &r, &n, err);
+	if (!rc) {
+		out->count = n;
+		out->versions = tally(r, n, offsetof(tk_store_sigrow, version), &out->nversions);
+		qsort(out->versions, out->nversions, sizeof *out->versions, count_by_version);
+		if (out->nversions) {
+			out->first_version = tk_xstrdup(out->versions[0].value);
+			out->last_version = tk_xstrdup(out->versions[out->nversions - 1].value);
+		}
+		out->devices = tally(r, n, offsetof(tk_store_sigrow, device), &out->ndevices);
+		qsort(out->devices, out->ndevices, sizeof *out->devices, count_most_first);
+		size_t ns;
+		tk_store_tally *sessions = tally(r, n, offsetof(tk_store_sigrow, session), &ns);
+		out->sessions = ns;
+		for (size_t i = 0; i < ns; i++)
+			free(sessions[i].value);
+		free(sessions);
+		out->durations = tk_xmalloc((n ? n : 1) * sizeof *out->durations);
+		for (size_t i = 0; i < n; i++)
+			out->durations[i] = r[i].duration;
+		qsort(out->durations, n, sizeof *out->durations, dbl_cmp);
+		if (n)
+			tk_store_summarise(out->durations, n, &out->summary);
+		snprintf(out->summary.unit, sizeof out->summary.unit, "s");
+		out->nexamples = n < max_examples ? n : max_examples;
+		out->examples = tk_xmalloc((out->nexamples ? out->nexamples : 1) * sizeof *out->examples);
+		char **ids = tk_xmalloc((n ? n : 1) * sizeof *ids);
+		for (size_t i = 0; i < n; i++)
+			ids[i] = r[i].id;
+		qsort(ids, n, sizeof *ids, str_cmp);
+		for (size_t i = 0; i < out->nexamples; i++)
+			out->examples[i] = tk_xstrdup(ids[i]);
+		free(ids);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].id);
+		free(r[i].version);
+		free(r[i].device);
+		free(r[i].session);
+	}
+	free(r);
+	if (rc)
+		tk_store_signature_info_free(out);
+	return rc;
+}
+
+void tk_store_signature_info_free(tk_store_signature_info *i)
+{
+	free(i->first_version);
+	free(i->last_version);
+	for (size_t k = 0; k < i->nversions; k++)
+		free(i->versions[k].value);
+	free(i->versions);
+	for (size_t k = 0; k < i->ndevices; k++)
+		free(i->devices[k].value);
+	free(i->devices);
+	free(i->durations);
+	for (size_t k = 0; k < i->nexamples; k++)
+		free(i->examples[k]);
+	free(i->examples);
+	memset(i, 0, sizeof *i);
+}
+
+/* ---- overview ---- */
+
+static int keys_cmp(char *const *a, char *const *b, size_t nby)
+{
+	for (size_t i = 0; i < nby; i++) {
+		int c = strcmp(a[i], b[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+int tk_store_overview_get(tk_store *s, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	tk_store_overview *rows = NULL;
+	size_t nr = 0;
+	if (s->b->overview(s->h, q, &rows, &nr, err)) {
+		tk_store_overview_free(rows, nr);
+		return -1;
+	}
+	/* the rows come sorted by keys: per (group, kind) first, then per group with its sessions */
+	size_t split = 0;
+	while (split < nr && rows[split].kinds)
+		split++;
+	size_t cap = 0;
+	for (size_t i = 0; i < split; i++) { /* sorted by keys: a group's kinds are adjacent */
+		tk_store_overview *r = &rows[i];
+		if (!*n || keys_cmp((*out)[*n - 1].keys, r->keys, q->nby) != 0) {
+			TK_GROW(*out, cap, *n + 1);
+			tk_store_overview *g = &(*out)[(*n)++];
+			memset(g, 0, sizeof *g);
+			for (size_t k = 0; k < q->nby; k++)
+				g->keys[k] = tk_xstrdup(r->keys[k]);
+		}
+		tk_store_overview *g = &(*out)[*n - 1];
+		g->kinds = tk_xrealloc(g->kinds, (g->nkinds + 1) * sizeof *g->kinds);
+		g->kinds[g->nkinds++] = (tk_store_tally){tk_xstrdup(r->kinds[0].value), r->kinds[0].count};
+		g->reports += r->kinds[0].count;
+	}
+	size_t j = 0; /* the sessions rows: the same groups in the same order */
+	for (size_t i = split; i < nr; i++) {
+		while (j < *n && keys_cmp((*out)[j].keys, rows[i].keys, q->nby) < 0)
+			j++;
+		if (j < *n && keys_cmp((*out)[j].keys, rows[i].keys, q->nby) == 0)
+			(*out)[j].sessions = rows[i].sessions;
+	}
+	tk_store_overview_free(rows, nr);
+	return 0;
+}
+
+void tk_store_overview_free(tk_store_overview *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			free(o[i].keys[k]);
+		for (size_t k = 0; k < o[i].nkinds; k++)
+			free(o[i].kinds[k].value);
+		free(o[i].kinds);
+	}
+	free(o);
 }

@@ -2,7 +2,7 @@
  * the input is gzip'd here, so the fuzzer explores the framing, meta.json, images.json and Records
  * inside, and a "profile" part through every reader and the function table (tests/fuzz/corpus/bundle
  * has a folded and an xctrace profile); the raw input is also decoded as a body (the gzip layer: truncated, corrupt,
- * not gzip). Any bytes must give reports or a tk_error — never a crash, a leak or a sanitizer report — and every report
+ * not gzip), and as MetricKit payloads (tk_payload_reports, tried first as the server does). Any bytes must give reports or a tk_error — never a crash, a leak or a sanitizer report — and every report
  * must carry a 64-hex-digit id and non-NULL keys. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +19,11 @@ static void decode(const void *body, size_t n)
 	tk_error err;
 	/* the server's bounds, small: stacks and time stop a profile part's reader mid-way */
 	tk_bundle_limits lim = {.max_inflated = 1u << 20, .max_stacks = 2000, .max_seconds = 10};
-	if (tk_bundle_decode(body, n, &lim, "fuzz", NULL, &set, &err) == 0)
+	/* as the server: MetricKit payloads POSTed as the app has them, else a bundle */
+	int rc = tk_payload_reports(body, n, &lim, "fuzz", NULL, &set, &err);
+	if (rc == 2)
+		rc = tk_bundle_decode(body, n, &lim, "fuzz", NULL, &set, &err);
+	if (rc == 0)
 		for (size_t i = 0; i < set.n; i++) {
 			if (strlen(set.v[i].id) != 64 || !set.v[i].signature || !set.v[i].thread)
 				abort();

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -128,6 +129,30 @@ static void test_json_string(void **state)
 	tkm_buf_free(&b);
 }
 
+/* Bytes that are not UTF-8 (a thread named by prctl with Latin-1 text, a cut multi-byte name, a
+ * surrogate, an overlong '/') become U+FFFD (one per maximal subpart); good sequences pass whole. Checked against
+ * Python's own decoder: bytes.decode("utf-8", "replace") gives the same text for these inputs. */
+static void test_json_string_utf8(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"caf\xe9", "\"caf\xef\xbf\xbd\""},                                           /* Latin-1 é */
+	    {"\xe2\x82", "\"\xef\xbf\xbd\""},                                             /* € cut short: one */
+	    {"a\xe2\x82\xac\xf0\x9f\x98\x80", "\"a\xe2\x82\xac\xf0\x9f\x98\x80\""},       /* €, U+1F600 kept */
+	    {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},                 /* a surrogate */
+	    {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\""},                                 /* overlong '/' */
+	    {"\xf4\x90\x80\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* > U+10FFFF */
+	    {"\xff\"", "\"\xef\xbf\xbd\\\"\""},                                           /* then an escape */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tkm_buf b = {0};
+		tkm_buf_json_str(&b, cases[i].in);
+		assert_string_equal(b.p, cases[i].want);
+		tkm_buf_free(&b);
+	}
+}
+
 static void test_backoff(void **state)
 {
 	const int yes[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89};
@@ -248,14 +273,80 @@ static void test_start_errors(void **state)
 	tk_monitor_flush(NULL);
 }
 
+/* The run's foreground line in dir/records (the last one wins, as readers take it): seconds and live. */
+static double foreground_line(const char *dir, int *live)
+{
+	char path[512], line[4096];
+	snprintf(path, sizeof path, "%s/records", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	double sec = -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "foreground,", 11) == 0) {
+			const char *v = strstr(line, "\"seconds\":");
+			assert_non_null(v);
+			sec = strtod(v + 10, NULL);
+			*live = strstr(line, "\"live\":true") != NULL;
+		}
+	fclose(f);
+	return sec;
+}
+
+/* tk_monitor_set_foreground: time in the background is not counted; the whole life counts by
+ * default; flush writes the line live, stop final. Waits on the clock, never sleeps a fixed time. */
+static void test_foreground(void **state)
+{
+	char dir[] = "/tmp/tk-fg-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	tk_monitor_config c;
+	tk_monitor_config_default(&c);
+	c.dir = dir;
+	c.cpu_enabled = 0;
+	char err[256];
+	struct timespec t0, t;
+	tk_monitor_set_foreground(false); /* launched into the background */
+	tk_monitor *m = tk_monitor_start(&c, err, sizeof err);
+	assert_non_null(m);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+	tk_monitor_flush(m);
+	int live = 0;
+	assert_true(foreground_line(dir, &live) == 0.0);
+	assert_true(live);
+	tk_monitor_set_foreground(true); /* didBecomeActive */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 30000000L);
+	tk_monitor_set_foreground(false); /* willResignActive: what follows is not counted */
+	double upto;
+	tk_monitor_flush(m);
+	upto = foreground_line(dir, &live);
+	assert_true(upto >= 0.030);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+	tk_monitor_stop(m);
+	assert_true(foreground_line(dir, &live) == upto); /* the background time after it: not counted */
+	assert_false(live);
+	tk_monitor_set_foreground(true); /* the default again for the other tests */
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mthawkeye_merge), cmocka_unit_test(test_roots_order),
 	    cmocka_unit_test(test_bound),           cmocka_unit_test(test_large),
-	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_backoff),
-	    cmocka_unit_test(test_compact),         cmocka_unit_test(test_config_default),
-	    cmocka_unit_test(test_config_env),      cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_json_string),     cmocka_unit_test(test_json_string_utf8),
+	    cmocka_unit_test(test_backoff),         cmocka_unit_test(test_compact),
+	    cmocka_unit_test(test_config_default),  cmocka_unit_test(test_config_env),
+	    cmocka_unit_test(test_start_errors),    cmocka_unit_test(test_foreground),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,6 +363,86 @@ static void test_signatures(void **state)
 	tk_report_set_free(&a);
 }
 
+/* tk_store_ingest: a tree of sessions found and stored, a bad input said through the callback and
+ * counted (skipped with keep_going, stopping the run without), an empty directory warned about, and
+ * ingesting again stores nothing new. */
+typedef struct said {
+	int errors, warnings;
+	char last[1024], warning[1024];
+} said;
+
+static void on_message(void *ctx, int error, const char *msg)
+{
+	said *m = ctx;
+	if (error) {
+		m->errors++;
+		snprintf(m->last, sizeof m->last, "%s", msg);
+	} else {
+		m->warnings++;
+		snprintf(m->warning, sizeof m->warning, "%s", msg);
+	}
+}
+
+static void test_ingest_api(void **state)
+{
+	(void)state;
+	char tree[600], s1[700], s2[700], bad[700], empty[700], url[700];
+	snprintf(tree, sizeof tree, "%s/ingest-tree", tmpdir);
+	snprintf(s1, sizeof s1, "%s/s1", tree);
+	snprintf(s2, sizeof s2, "%s/s2", tree);
+	snprintf(empty, sizeof empty, "%s/ingest-empty", tmpdir);
+	snprintf(bad, sizeof bad, "%s/ingest-bad.txt", tmpdir);
+	assert_int_equal(mkdir(tree, 0755), 0);
+	assert_int_equal(mkdir(s1, 0755), 0);
+	assert_int_equal(mkdir(s2, 0755), 0);
+	assert_int_equal(mkdir(empty, 0755), 0);
+	for (int k = 0; k < 2; k++) {
+		char rec[2048] = "collection,key,value\n";
+		for (int i = 0; i < 2 + k; i++) {
+			size_t len = strlen(rec);
+			snprintf(
+			    rec + len, sizeof rec - len,
+			    "hang,17000%d%d000.000,{\"start\":17000%d%d000.0,\"duration_ms\":500,\"threshold_ms\":250,"
+			    "\"tid\":1,\"thread\":\"main\",\"samples\":1,\"live\":false,\"suppressed\":0}\n",
+			    k, i, k, i);
+		}
+		write_file(k ? s2 : s1, "records", rec);
+	}
+	write_file(tmpdir, "ingest-bad.txt", "this is no input any reader takes\n");
+	snprintf(url, sizeof url, "sqlite:%s/ingest.db", tmpdir);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err);
+	assert_non_null(s);
+	said m = {0};
+	tk_store_ingest_options o = {.keep_going = 1, .message = on_message, .ctx = &m, .jobs = 2};
+	tk_store_ingest_result r;
+	const char *paths[] = {tree, bad, empty};
+	assert_int_equal(tk_store_ingest(s, paths, 3, &o, &r, &err), 0);
+	assert_int_equal(r.inputs, 2);
+	assert_int_equal(r.reports, 5);
+	assert_int_equal(r.added, 5);
+	assert_int_equal(r.bad, 1);
+	assert_int_equal(m.errors, 1);
+	assert_int_equal(m.warnings, 1);
+	assert_non_null(strstr(m.warning, "ingest-empty holds no sessions"));
+	assert_non_null(strstr(m.last, "ingest-bad.txt"));
+	uint64_t n = 0;
+	assert_int_equal(tk_store_count(s, &n, &err), 0);
+	assert_int_equal(n, 5);
+	/* again, without keep_going: the bad input stops the run (the first chunk holds all three) */
+	memset(&m, 0, sizeof m);
+	o.keep_going = 0;
+	assert_int_equal(tk_store_ingest(s, paths, 2, &o, &r, &err), 1);
+	assert_int_equal(m.errors, 1);
+	assert_non_null(strstr(m.last, "ingest-bad.txt"));
+	assert_int_equal(r.reports, 0);
+	/* the good inputs alone: nothing new */
+	assert_int_equal(tk_store_ingest(s, paths, 1, &o, &r, &err), 0);
+	assert_int_equal(r.reports, 5);
+	assert_int_equal(r.added, 0);
+	tk_store_close(s);
+}
+
 /* Report ids hash "%.17g" of the numbers: tk_store_fmt_g17 must give snprintf's bytes for every
  * double, so stores made before it dedupe against new ingests. Oracle: glibc's snprintf. */
 static uint64_t g17_state = 0x9e3779b97f4a7c15ull;
@@ -467,6 +547,7 @@ int main(void)
 	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
 	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
 	    cmocka_unit_test(test_batches),       cmocka_unit_test(test_bundle_limits),
+	    cmocka_unit_test(test_ingest_api),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];

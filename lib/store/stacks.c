@@ -1,0 +1,279 @@
+/* A report's stacks as folded text (the lines `tracekit collapse --event N` writes for its record),
+ * their content hash (the key of the store's stacks table, so identical stacks are stored once),
+ * and the merging of many reports' stacks into one flame graph's. */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "util/mem.h"
+
+typedef struct text {
+	char *p;
+	size_t n, cap;
+} text;
+
+static void tput(text *t, const char *s, size_t n)
+{
+	TK_GROW(t->p, t->cap, t->n + n + 1);
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = 0;
+}
+
+/* A frame as the folded writer spells it: ';' and line breaks would break the format. */
+static void tput_frame(text *t, const char *label)
+{
+	size_t at = t->n, n = strlen(label);
+	tput(t, label, n);
+	for (size_t i = at; i < t->n; i++)
+		if (t->p[i] == ';')
+			t->p[i] = ':';
+		else if (t->p[i] == '\n' || t->p[i] == '\r')
+			t->p[i] = ' ';
+}
+
+/* w / 10^d exactly, trailing zeros of the fraction dropped (as the writers print weights). */
+static void put_weight(text *t, uint64_t w, unsigned d)
+{
+	char buf[48];
+	uint64_t m = 1;
+	for (unsigned i = 0; i < d && i < 19; i++)
+		m *= 10;
+	uint64_t ip = w / m, f = w % m;
+	if (!f) {
+		snprintf(buf, sizeof buf, " %llu\n", (unsigned long long)ip);
+	} else {
+		while (f % 10 == 0)
+			f /= 10, d--;
+		snprintf(buf, sizeof buf, " %llu.%0*llu\n", (unsigned long long)ip, (int)d, (unsigned long long)f);
+	}
+	tput(t, buf, strlen(buf));
+}
+
+/* One stack of a thread: its labels root first. */
+typedef struct path {
+	const char **label;
+	size_t depth;
+	uint64_t weight;
+} path;
+
+static int path_cmp(const void *a, const void *b)
+{
+	const path *x = a, *y = b;
+	for (size_t i = 0; i < x->depth && i < y->depth; i++) {
+		int c = strcmp(x->label[i], y->label[i]);
+		if (c)
+			return c;
+	}
+	return (x->depth > y->depth) - (x->depth < y->depth); /* a caller's line before its callees' */
+}
+
+/* A frame's label: its symbol, else image+0xOFFSET (the same on every device, unlike the slid
+ * address; as signatures name frames), else the address as tk_frame_label writes it. */
+static const char *frame_label(const tk_profile *p, tk_frame_id id, char **owned)
+{
+	const tk_frame *f = tk_frame_get(p, id);
+	if (f->name)
+		return tk_string(p, f->name);
+	const tk_binary *b = tk_binary_get(p, f->binary);
+	char buf[32];
+	if (b && f->addr >= b->load_addr) {
+		const char *image = tk_string(p, b->name);
+		*owned = tk_xmalloc(strlen(image) + 24);
+		sprintf(*owned, "%s+0x%llx", image, (unsigned long long)(f->addr - b->load_addr));
+		return *owned;
+	}
+	const char *l = tk_frame_label(p, id, buf);
+	return l == buf ? (*owned = tk_xstrdup(buf)) : l;
+}
+
+/* The folded stacks of event e: what `tracekit collapse --no-thread --event N` writes for the
+ * threads the event owns (its snapshot's context threads left out, as a reader without
+ * event_context never makes them), frames without a symbol named image+0xOFFSET: stacks with the
+ * same labels merged, lines in depth-first order of labels, an empty stack "(no stack)". */
+char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
+{
+	text out = {0};
+	tput(&out, "", 0);
+	path *pv = NULL;
+	size_t np = 0, cap = 0;
+	char **owned = NULL;
+	size_t nowned = 0, capowned = 0;
+	tk_frame_id *fr = NULL;
+	size_t capfr = 0;
+	size_t nt = tk_thread_count(p);
+	for (size_t i = 0; i < nt; i++) {
+		const tk_thread *x = tk_thread_get(p, (tk_thread_id)i);
+		if (x->event != e || x->role == TK_ROLE_CONTEXT || !x->samples)
+			continue;
+		size_t ns;
+		const tk_stack_weight *sw = tk_thread_stacks(p, (tk_thread_id)i, &ns);
+		for (size_t j = 0; j < ns; j++) {
+			size_t depth = sw[j].stack ? tk_stack_frames(p, sw[j].stack, fr, capfr) : 0;
+			if (depth > capfr) {
+				TK_GROW(fr, capfr, depth);
+				depth = tk_stack_frames(p, sw[j].stack, fr, capfr);
+			}
+			TK_GROW(pv, cap, np + 1);
+			path *pa = &pv[np++];
+			pa->label = tk_xmalloc((depth ? depth : 1) * sizeof *pa->label);
+			pa->depth = depth;
+			pa->weight = sw[j].weight;
+			for (size_t d = 0; d < depth; d++) {
+				char *own = NULL;
+				pa->label[d] = frame_label(p, fr[d], &own);
+				if (own) {
+					TK_GROW(owned, capowned, nowned + 1);
+					owned[nowned++] = own;
+				}
+			}
+		}
+	}
+	if (np)
+		qsort(pv, np, sizeof *pv, path_cmp);
+	unsigned dec = tk_profile_weight_decimals(p);
+	for (size_t j = 0; j < np;) {
+		uint64_t w = 0;
+		size_t k = j;
+		for (; k < np && path_cmp(&pv[j], &pv[k]) == 0; k++)
+			w += pv[k].weight;
+		if (w) {
+			if (!pv[j].depth)
+				tput(&out, "(no stack)", 10);
+			for (size_t d = 0; d < pv[j].depth; d++) {
+				if (d)
+					tput(&out, ";", 1);
+				tput_frame(&out, pv[j].label[d]);
+			}
+			put_weight(&out, w, dec);
+		}
+		j = k;
+	}
+	for (size_t j = 0; j < np; j++)
+		free(pv[j].label);
+	free(pv);
+	for (size_t j = 0; j < nowned; j++)
+		free(owned[j]);
+	free(owned);
+	free(fr);
+	return out.p;
+}
+
+void tk_store_stacks_hash(const char *folded, char hex[33])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdn = 0;
+	EVP_Digest(folded, strlen(folded), md, &mdn, EVP_sha256(), NULL);
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[32] = 0;
+}
+
+/* ---- merging ---- */
+
+/* A count of a folded line: an integer or a decimal, kept as units of 10^-9. */
+typedef unsigned __int128 u128;
+#define FRAC 9
+
+static int parse_count(const char *s, size_t n, u128 *v, unsigned *dec)
+{
+	u128 x = 0;
+	size_t i = 0;
+	unsigned d = 0;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		x = x * 10 + (unsigned)(s[i] - '0');
+	if (i == 0)
+		return -1;
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (d < FRAC)
+				x = x * 10 + (unsigned)(s[i] - '0'), d++;
+	}
+	if (i != n)
+		return -1;
+	*dec = d;
+	for (; d < FRAC; d++)
+		x *= 10;
+	*v = x;
+	return 0;
+}
+
+typedef struct mline {
+	const char *stack;
+	size_t len;
+	u128 count;
+} mline;
+
+static int mline_cmp(const void *a, const void *b)
+{
+	const mline *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->stack, y->stack, n);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void put_u128(text *t, u128 v)
+{
+	char d[48];
+	int i = 48;
+	do
+		d[--i] = (char)('0' + (int)(v % 10));
+	while (v /= 10);
+	tput(t, d + i, (size_t)(48 - i));
+}
+
+char *tk_store_folded_merge(const char *const *folded, const uint64_t *times, size_t n)
+{
+	mline *v = NULL;
+	size_t nv = 0, cap = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (const char *line = folded[i]; *line;) {
+			const char *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line) : strlen(line);
+			const char *sp = memrchr(line, ' ', len);
+			u128 c;
+			unsigned dec;
+			if (sp && parse_count(sp + 1, len - (size_t)(sp + 1 - line), &c, &dec) == 0) {
+				TK_GROW(v, cap, nv + 1);
+				v[nv++] = (mline){line, (size_t)(sp - line), c * (times ? times[i] : 1)};
+			}
+			line += len + (end != NULL);
+		}
+	}
+	if (nv)
+		qsort(v, nv, sizeof *v, mline_cmp);
+	text out = {0};
+	tput(&out, "", 0);
+	u128 scale = 1;
+	for (int k = 0; k < FRAC; k++)
+		scale *= 10;
+	for (size_t i = 0; i < nv;) {
+		u128 sum = 0;
+		size_t j = i;
+		for (; j < nv && mline_cmp(&v[i], &v[j]) == 0; j++)
+			sum += v[j].count;
+		tput(&out, v[i].stack, v[i].len);
+		tput(&out, " ", 1);
+		put_u128(&out, sum / scale);
+		u128 f = sum % scale;
+		if (f) {
+			char frac[FRAC + 2];
+			int d = FRAC;
+			frac[0] = '.';
+			for (int k = FRAC; k > 0; k--, f /= 10)
+				frac[k] = (char)('0' + (int)(f % 10));
+			while (frac[d] == '0')
+				d--;
+			tput(&out, frac, (size_t)d + 1);
+		}
+		tput(&out, "\n", 1);
+		i = j;
+	}
+	free(v);
+	return out.p;
+}

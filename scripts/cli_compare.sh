@@ -1,0 +1,201 @@
+#!/bin/bash
+# Compare two tracekit binaries argument by argument: stdout, stderr, exit status and the files each
+# writes, for the command lines below (option parsing edge cases and real conversions of fixtures).
+# Used to check that a change to option parsing (cli/options.c) changes no behaviour:
+#   git worktree add /tmp/base main && make -C /tmp/base -j2
+#   scripts/cli_compare.sh /tmp/base/build/tracekit build/tracekit
+# Tokens F, G (inputs), A, B (diff sides) and P (a directory) stand for fixtures. --help output is
+# expected to differ where the help text was reworded; everything else should be identical.
+set -u
+OLD=$(realpath "$1") NEW=$(realpath "$2")
+R=$(cd "$(dirname "$0")/.." && pwd)
+F=$R/tests/fixtures/folded/inferno_austin.txt
+G=$R/tests/fixtures/other/deep-copy_instruments16.0_time-profile_speedscope.txt
+A=$R/tests/fixtures/folded/inferno_diff-folded_before.txt
+B=$R/tests/fixtures/folded/inferno_diff-folded_after.txt
+P=$R/tests/fixtures/mthawkeye
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+n=0 bad=0
+while IFS= read -r line; do
+	[ -z "$line" ] && continue
+	n=$((n + 1))
+	for v in old new; do
+		bin=$OLD; [ $v = new ] && bin=$NEW
+		d=$W/$v; rm -rf "$d"; mkdir -p "$d"
+		eval "set -- $line"
+		args=()
+		for a in "$@"; do
+			case $a in F) a=$F ;; G) a=$G ;; A) a=$A ;; B) a=$B ;; P) a=$P ;; esac
+			args+=("$a")
+		done
+		(cd "$d" && TK_MONITOR_LIB=/nonexistent timeout 60 "$bin" "${args[@]}" </dev/null >"$W/$v.out" 2>"$W/$v.err"
+		 echo $? >"$W/$v.rc")
+		(cd "$d" && find . -type f | sort | xargs -r md5sum) >"$W/$v.files"
+	done
+	for x in out err rc files; do
+		if ! cmp -s "$W/old.$x" "$W/new.$x"; then
+			bad=$((bad + 1))
+			echo "differs [$line] $x:"
+			diff "$W/old.$x" "$W/new.$x" | head -6
+		fi
+	done
+done <<'CASES'
+tree
+tree --bogus
+tree --by
+tree --by x F
+tree --by=all F
+tree --json F
+tree F --json --invert --min-percent 5 --max-depth 3
+tree F --min-percent=abc
+tree F --max-depth -1
+tree F G
+tree -- F
+tree --
+tree F --
+tree -o
+tree -o=x F
+tree --output=OUT1 F
+tree F --event 1
+tree F --event=1
+tree F --event cycles
+tree F --event=
+tree F --event
+tree F --focus ""
+tree F --focus= 
+tree F --thread main --process 0x1 --kind hang
+tree F --time-from 1s --time-to 500ms
+tree F --time-from bad
+tree F --weight period
+tree F --weight bad
+tree F --run 3
+tree F --run=1 --keep-going
+tree F --symbols /nonexistent
+tree F --hide-system --hide-unsymbolicated --flatten-recursion --merge a --merge-binary b --exclude c
+tree - 
+tree -x
+tree --json=1 F
+top F --sort total --limit 3
+top F --sort bad
+top F --limit x
+top F --json
+collapse F --no-thread
+collapse F --no-thread=1
+flame F --title T --min-width 1 --max-frames 10 --merge-threads --icicle --invert -o OUT2.svg
+flame F --min-width 99999
+flame F --max-frames x
+convert F
+convert F --to bad
+convert F G
+convert F G --to svg -o /nonexistent
+convert F -o out.weird
+convert F --to folded
+convert F --to=folded --title x
+convert -- F --to folded
+convert F -- --to folded
+convert --to
+diff
+diff A
+diff A B C
+diff A -- B -- C
+diff --json --limit 3 A B
+diff --limit x A B
+diff --fail-if-slower 200 A B
+diff --fail-min-share x A B
+diff --svg
+diff -o
+diff --bogus A B
+diff - B
+atos
+atos -o
+atos -o /nonexistent 0x1
+atos -o=/nonexistent 0x1
+atos -l zz -o x
+atos -s 0x10 -o /nonexistent
+atos -bogus
+atos -o /nonexistent -5
+atos --search /nonexistent -i --json
+atos -o /nonexistent -- -x
+atos -h
+atos -o -h
+atos --help
+demangle _Z1fv
+demangle -s _Z1fv
+demangle --simplified '$s4main3fooyyF'
+demangle -x
+demangle -- -s
+demangle _Z1fv --help
+demangle --help
+info
+info --bogus
+info F --json
+info F G
+info F -- G
+info -- F
+info --tokenizer bad F
+info --tokenizer=libxml2 F
+info --event 3 F
+info --event=3 F
+info --weight bad F
+info --run 9 F
+info -o
+info F --
+records
+records P Q
+records --bogus
+records -- P
+records P --min-percent x
+records P --tree a --collapse b
+records --tree
+symcache
+symcache bogus
+symcache build
+symcache build -- x
+symcache build --bogus
+symcache info --arch
+symcache info -arch arm64 /nonexistent
+symcache build -o /tmp/clio/cache /nonexistent
+open
+open --port 70000 F
+open --port x F
+open --save
+open --bogus
+open -v --no-browser
+monitor
+monitor --bogus -- true
+monitor x -- true
+monitor - -- true
+monitor --cpu-threshold 0 -- true
+monitor --max-frames x -- true
+monitor --dir -- true
+monitor -q
+monitor --upload http://x -- true
+version
+version x
+version --help
+convert G --to gecko -o OUT.json
+convert G --to speedscope
+convert G --to pprof -o OUT.pb.gz
+convert G --to svg --title hello --merge-threads
+convert G --to json --invert
+convert G -o OUT.speedscope.json
+convert F G --to folded -o .
+tree G --json --by process
+tree G --invert --min-percent 2
+top G --sort total --json --limit 5
+collapse G --thread 0x1 --focus main
+flame G -o OUT.svg --hide-system
+diff A B
+diff A B --json --svg OUT.svg -o OUT.txt
+diff A -- B
+diff --keep-going A /nonexistent -- B
+diff A
+info G
+info G --json -o OUT.info
+info F --run 1 --keep-going
+demangle _ZN3foo3barEv '$s4main3fooyyF' -s
+atos -o /nonexistent
+symcache info /nonexistent
+CASES
+echo "$n command lines, $bad differences"
+[ $bad -eq 0 ]

@@ -1,0 +1,155 @@
+#!/bin/bash
+# tracekit serve --ui: the fleet dashboard over a generated fleet (storegen) in SQLite, with a
+# regression (version 5.3, whose hangs are on stacks no earlier version had) and a hostile upload
+# (app, version, device, OS and frame names that are markup). The API equals the CLI's JSON byte
+# for byte; headless Chromium (tests/js/dashboard.mjs) reads the pages' numbers against the CLI's
+# JSON, follows overview → stacks → signature → flame graph → downloads, checks the marks, that
+# hostile text shows as text and runs nothing, and takes the README's screenshots (DASHBOARD_SHOTS).
+. "$TK_ROOT/tests/lib.sh"
+. "$TK_ROOT/tests/store_lib.sh"
+NODE="$TK_ROOT/tests/js/node_modules/.bin/node"
+start_clickhouse
+SRV_PID=
+# (wait with no pid would wait for clickhouse-server too: only with a pid)
+trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+DB="sqlite:$TMP/fleet.db"
+G="$TMP/gen"
+"$STOREGEN" "$G" 40 3 19 --cpu 1 --foreground --days 8 >/dev/null
+# the regression: two sessions of 5.3 whose app image sits 0x40 higher, so every stack is new
+for s in s0000000 s0000001; do
+	cp -r "$G/$s" "$G/r$s"
+	sed -i 's/"version":"[^"]*"/"version":"5.3"/; s/"build":"[^"]*"/"build":"5.3.104"/; s/"session":"/"session":"r/' "$G/r$s/meta.json"
+	for f in "$G/r$s"/images*.json; do
+		python3 - "$f" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for im in d["images"]:
+    if im["path"].endswith("/Atlas"):
+        im["base"] = hex(int(im["base"], 16) + 0x40)
+json.dump(d, open(sys.argv[1], "w"))
+PY
+	done
+done
+# the hostile upload: markup in every stored string that reaches a page
+H="$G/hostile"; cp -r "$G/s0000002" "$H"
+cat >"$H/meta.json" <<'JSON'
+{"app":"\"><script>alert('app')</script>","version":"</svg><script>alert('v')</script>","build":"<b onmouseover=alert(1)>","device":"\"onload=\"alert('d')","os":"<img src=x onerror=alert('os')>","session":"<script>s</script>"}
+JSON
+for f in "$H"/images*.json; do
+	sed -i 's#Atlas.app/Atlas#Atlas.app/<img src=x onerror=alert(7)>#' "$f"
+done
+sed -i 's/"thread":"main"/"thread":"<script>alert(8)<\\\/script>"/g' "$H/records"
+"$TK" ingest --db "$DB" "$G" >"$TMP/ingest.log" 2>&1 || { notok "ingest the fleet" "$(tail -3 "$TMP/ingest.log")"; exit 1; }
+check "the hostile frame names were stored" sh -c "'$TK' top-hangs --db '$DB' --json --limit 100 | grep -q 'onerror=alert(7)'"
+
+PORT=$(free_port)
+BASE="http://127.0.0.1:$PORT"
+start() { # ARGS...: start serve, wait until it answers
+	: >"$TMP/serve.log"
+	"$TK" serve "$@" 2>>"$TMP/serve.log" &
+	SRV_PID=$!
+	while kill -0 $SRV_PID 2>/dev/null; do grep -q "serving the dashboard" "$TMP/serve.log" && return 0; sleep 0.05; done
+	notok "serve --ui did not start" "$(tail -3 "$TMP/serve.log")"; exit 1
+}
+stop() { # stop serve (SIGTERM: a clean exit, so the sanitizers' leak check runs) and look at its log
+	[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; SRV_PID=
+	if grep -q "Sanitizer\|runtime error" "$TMP/serve.log"; then notok "serve ran clean" "$(grep -m3 "Sanitizer\|runtime error" "$TMP/serve.log")"; fi
+}
+printf '# the dashboard draws these\np95(hang.duration) > 2 s by version\nhang.rate > 5 s/h by version\n' >"$TMP/rules"
+start --ui --db "$DB" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
+
+# ---- the API is the CLI's JSON, byte for byte, for the same filters ----
+api() { curl -s -f "$BASE$1"; }
+api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/a1"
+"$TK" stats --db "$DB" --metric hang.duration --by app,version --json >"$TMP/c1"
+check_same_file "/api/stats by app,version = stats --db --json" "$TMP/c1" "$TMP/a1"
+api "/api/stats?metric=cpu.duration&by=device&app=Atlas&version=5.2" >"$TMP/a2"
+"$TK" stats --db "$DB" --metric cpu.duration --by device --where app=Atlas,version=5.2 --json >"$TMP/c2"
+check_same_file "/api/stats with filters = stats --db --where" "$TMP/c2" "$TMP/a2"
+api "/api/top?limit=50&app=Atlas" >"$TMP/a3"
+"$TK" top-hangs --db "$DB" --where app=Atlas --limit 50 --json >"$TMP/c3"
+check_same_file "/api/top = top-hangs --json" "$TMP/c3" "$TMP/a3"
+api "/api/top?kind=cpu&limit=5" >"$TMP/a4"
+"$TK" top-diagnostics --kind cpu --db "$DB" --limit 5 --json >"$TMP/c4"
+check_same_file "/api/top?kind=cpu = top-diagnostics --kind cpu --json" "$TMP/c4" "$TMP/a4"
+api "/api/top?limit=100" >"$TMP/a5"
+check "the API's JSON escapes hostile names (valid JSON, text intact)" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert any("<img src=x onerror=alert(7)>" in r["signature"] for r in rows), rows' "$TMP/a5"
+check_eq "a page that does not exist is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/nope")"
+check_eq "POST is refused (read-only)" 405 "$(curl -s -o /dev/null -w '%{http_code}' -d x "$BASE/")"
+check_eq "a bad since= is 400" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/?since=yesterday")"
+curl -s -D "$TMP/h" -o /dev/null "$BASE/"
+check "the overview carries a strict CSP (no inline script)" grep -qi "^Content-Security-Policy: default-src 'self'; script-src 'self';" "$TMP/h"
+check "and nosniff" grep -qi "^X-Content-Type-Options: nosniff" "$TMP/h"
+
+# ---- the CLI's answers the browser compares the pages with ----
+J="$TMP/json"; mkdir -p "$J"
+"$TK" stats --db "$DB" --metric hang.duration --by app,version --json >"$J/hang.json"
+"$TK" stats --db "$DB" --metric cpu.duration --by app,version --json >"$J/cpu.json"
+"$TK" top-hangs --db "$DB" --where app=Atlas --limit 50 --json >"$J/top.json"
+"$TK" top-hangs --db "$DB" --where app=Atlas,version=5.3 --limit 50 --json >"$J/top53.json"
+for v in 5.0 5.1 5.2; do "$TK" top-hangs --db "$DB" --where "version=$v" --limit 1000 --json; done >"$J/older.json"
+for v in 5.0 5.2; do "$TK" stats --db "$DB" --metric hang.duration --where "app=Atlas,version=$v" --json >"$J/v$v.json"; done
+"$TK" stats --db "$DB" --overview --by app,version --json >"$J/overview.json"
+for v in 5.0 5.2; do "$TK" top-hangs --db "$DB" --where "app=Atlas,version=$v" --limit 1000 --json >"$J/top$v.json"; done
+"$TK" stats --db "$DB" --metric hang.rate --by app,version --json >"$J/rate.json"
+"$TK" stats --db "$DB" --metric hang.duration --by day,version --where app=Atlas --json >"$J/trend.json"
+"$TK" alert --db "$DB" --rules "$TMP/rules" --json >"$J/alert.json"; check_eq "tracekit alert finds breaches (exit 3)" 3 "$?"
+SIG=$(head -1 "$J/top.json" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
+"$TK" top-hangs --db "$DB" --where app=Atlas --signature "$SIG" --detail --examples 10 --json >"$J/detail.json"
+"$TK" top-hangs --db "$DB" --where app=Atlas --signature "$SIG" --folded >"$J/folded.txt"
+EX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["examples"][0])' "$J/detail.json")
+"$TK" report --db "$DB" --json "$EX" >"$J/report.json"
+
+if [ ! -x "$NODE" ]; then notok "node is installed (make test runs npm ci in tests/js)"; exit 0; fi
+SHOTS=${DASHBOARD_SHOTS:-$TMP/shots}; mkdir -p "$SHOTS"
+if "$NODE" "$TK_ROOT/tests/js/dashboard.mjs" "$BASE" "$J" "$SHOTS" >"$TMP/browser.out" 2>"$TMP/browser.err"; then
+	cat "$TMP/browser.out"
+else
+	cat "$TMP/browser.out"; notok "the browser test ran" "$(tail -20 "$TMP/browser.err")"
+fi
+stop
+
+# ---- the read token ----
+echo "read-t0ken-1234" >"$TMP/read"; echo "ingest-t0ken-99" >"$TMP/ingest"
+check_fails "--ui on 0.0.0.0 without a read token is refused" "$TK" serve --ui --db "$DB" --listen "0.0.0.0:$PORT"
+check_fails "the read token may not be the ingest token" "$TK" serve --ui --ingest --db "$DB" --listen "127.0.0.1:$PORT" \
+	--token-file "$TMP/read" --read-token-file "$TMP/read"
+start --ui --ingest --db "$DB" --listen "0.0.0.0:$PORT" --token-file "$TMP/ingest" --read-token-file "$TMP/read"
+check_eq "no token → 401" 401 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/")"
+check_eq "the ingest token does not read → 401" 401 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ingest-t0ken-99' "$BASE/api/top")"
+check_eq "the read token as a bearer → 200" 200 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer read-t0ken-1234' "$BASE/api/top")"
+code=$(curl -s -D "$TMP/h2" -o /dev/null -w '%{http_code}' "$BASE/stacks?token=read-t0ken-1234&kind=cpu")
+check_eq "?token= → 303 to the same view without the token" "303 /stacks?kind=cpu" "$code $(grep -i '^Location:' "$TMP/h2" | tr -d '\r' | cut -d' ' -f2)"
+check "… and an HttpOnly, SameSite cookie" grep -qi '^Set-Cookie: tk_read=read-t0ken-1234; HttpOnly; SameSite=Strict' "$TMP/h2"
+check_eq "the cookie reads → 200" 200 "$(curl -s -o /dev/null -w '%{http_code}' -b 'tk_read=read-t0ken-1234' "$BASE/stacks")"
+check_eq "a wrong token → 401" 401 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/?token=read-t0ken-1235")"
+gzip -c "$G/s0000003/records" >"$TMP/up.gz"
+check_eq "uploads still go to /v1/reports on the same port (ingest token)" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ingest-t0ken-99' --data-binary "@$TMP/up.gz" "$BASE/v1/reports")"
+check_eq "the read token cannot upload" 401 \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer read-t0ken-1234' --data-binary "@$TMP/up.gz" "$BASE/v1/reports")"
+stop
+
+# ---- the same fleet in ClickHouse: the API is the CLI's answer there too, pages escape the same ----
+CH="$CH_URL/tk_dash"
+"$TK" ingest --db "$CH" "$G" >"$TMP/ingest-ch.log" 2>&1 || { notok "ingest into ClickHouse" "$(tail -3 "$TMP/ingest-ch.log")"; exit 1; }
+start --ui --db "$CH" --listen "127.0.0.1:$PORT"
+api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/ch1"
+"$TK" stats --db "$CH" --metric hang.duration --by app,version --json >"$TMP/cc1"
+check_same_file "ClickHouse: /api/stats = stats --db --json" "$TMP/cc1" "$TMP/ch1"
+check_same_file "ClickHouse: … and equals SQLite's" "$J/hang.json" "$TMP/ch1"
+api "/api/top?limit=50&app=Atlas" >"$TMP/ch2"
+"$TK" top-hangs --db "$CH" --where app=Atlas --limit 50 --json >"$TMP/cc2"
+check_same_file "ClickHouse: /api/top = top-hangs --json" "$TMP/cc2" "$TMP/ch2"
+SIGQ=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$SIG")
+for u in "/" "/trends" "/stacks" "/signature?kind=hang&sig=$SIGQ&app=Atlas" "/report?id=$EX" "/compare?a=5.0&b=5.2" "/rules" \
+	"/flame.svg?kind=hang&sig=$SIGQ" "/stats.svg?kind=hang&sig=$SIGQ" "/trend.svg"; do
+	check_eq "ClickHouse: $u answers 200" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE$u")"
+done
+curl -s "$BASE/stacks?limit=50" >"$TMP/chs.html"
+check "ClickHouse: the hostile frame names are escaped text on the stacks page" \
+	sh -c "grep -q '&lt;img src=x onerror=alert(7)&gt;' '$TMP/chs.html' && ! grep -q '<img src=x' '$TMP/chs.html'"
+stop
