@@ -1,9 +1,11 @@
 /* tracekit symbolicate — rewrite an Instruments export with names, files and lines from dSYMs. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "tracekit/apple_report.h"
@@ -173,6 +175,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		char *dest = to_dir ? out_name(out, files[i], r, json, &used) : (out ? strdup(out) : NULL);
 		tk_outfile of = {0};
 		int rc = tk_outfile_open(&of, dest, &err);
+		of.nosync = to_dir; /* a batch: one syncfs at the end instead of an fsync per file */
 		if (rc == 0)
 			rc =
 			    json ? tk_apple_report_write_ips(of.f, r, &err) : tk_apple_report_write_text(of.f, r, &err);
@@ -211,6 +214,17 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	for (size_t i = 0; i < used.n; i++)
 		free(used.v[i]);
 	free(used.v);
+	int sync_bad = 0;
+	if (to_dir) {
+		/* the outputs were renamed into place unsynced: make them durable before saying so */
+		int dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || syncfs(dfd) != 0) {
+			tk_cli_warn("symbolicate: %s: cannot sync the outputs: %s", tk_cli_shown(out), strerror(errno));
+			sync_bad = 1;
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
 	if (nfiles > 1)
 		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n",
 		        nfiles, (size_t)failed, total_res, total_unres);
@@ -219,7 +233,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	free(files);
 	if (!nfiles)
 		return tk_cli_fail("symbolicate: no reports found");
-	return failed ? 1 : 0;
+	return failed || sync_bad ? 1 : 0;
 }
 
 static int parse_hex(const char *s, uint64_t *v)

@@ -58,8 +58,13 @@ static int jfail(jp *j, const char *at, const char *msg)
 static void ws(jp *j)
 {
 	const char *p = j->p;
-	while (p < j->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+	while (p < j->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
 		p++;
+		/* pretty-printed payloads indent deep trees by many spaces: eight at a time */
+		uint64_t w;
+		while (j->end - p >= 8 && (memcpy(&w, p, 8), w == 0x2020202020202020ULL))
+			p += 8;
+	}
 	j->p = p;
 }
 
@@ -76,6 +81,20 @@ static int expect(jp *j, char c, const char *msg)
 	j->p++;
 	return 0;
 }
+
+/* 1 for a byte that ends a plain run in a string: '"', '\\', control characters and non-ASCII. */
+#define J16(a) a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a
+/* clang-format off */
+static const unsigned char jplain[256] = {
+    J16(1), J16(1),                                 /* 0x00-0x1f */
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20-0x2f: '"' */
+    J16(0), J16(0),                                 /* 0x30-0x4f */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* 0x50-0x5f: '\\' */
+    J16(0), J16(0),                                 /* 0x60-0x7f */
+    J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), J16(1), /* 0x80-0xff */
+};
+/* clang-format on */
+#undef J16
 
 /* Length of the UTF-8 sequence at p (< end), 0 if invalid (overlong, surrogate, > U+10FFFF). */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
@@ -154,6 +173,10 @@ static int jstr(jp *j, const char **s, size_t *n)
 	const char *start = ++j->p, *p = start;
 	const unsigned char *end = (const unsigned char *)j->end;
 	for (;;) {
+		/* plain ASCII runs four bytes at a time */
+		while (j->end - p >= 4 && !(jplain[(unsigned char)p[0]] | jplain[(unsigned char)p[1]] |
+		                            jplain[(unsigned char)p[2]] | jplain[(unsigned char)p[3]]))
+			p += 4;
 		if (p >= j->end)
 			return jfail(j, start - 1, "unterminated string");
 		unsigned char c = (unsigned char)*p;
@@ -482,6 +505,13 @@ typedef struct mx {
 		tk_frame_id id;
 	} * fc;
 	size_t fc_cap, fc_n;
+	/* binaryUUID / binaryName strings as written → interned (normalized) string: the same few
+	 * dozen images recur in every frame, and this skips the UUID check, upper-casing and interning */
+	struct scache {
+		uint8_t len, uuid; /* len 0 = empty slot */
+		char raw[62];
+		tk_str id;
+	} sc[128];
 	/* per-image load addresses of one diagnostic: open addressing over uuid strings */
 	tk_str *im_key;
 	uint64_t *im_load;
@@ -843,6 +873,16 @@ static void frame_where(mx *m, const char *base, uint32_t stack_i, uint32_t fi, 
 	where_set(m, "%s.callStacks[%u]%s%s%s", base, stack_i, tail, field ? "." : "", field ? field : "");
 }
 
+static struct scache *scache_slot(mx *m, const char *s, size_t n, int uuid)
+{
+	uint64_t a = 0, z = 0;
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n >= 8)
+		memcpy(&z, s + n - 8, 8);
+	uint64_t h = (a ^ (z * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
+	return &m->sc[((h >> 57) ^ (uint64_t)uuid) & 127];
+}
+
 /* One frame object's members (the '{' consumed); subFrames opens a nested level. Returns 1 when
  * the caller must descend into subFrames (array opened), 0 when the object ended, -1 on error. */
 static int read_frame_members(mx *m, const char *base, uint32_t stack_i, uint32_t fi, int *first)
@@ -909,6 +949,14 @@ static int read_frame_members(mx *m, const char *base, uint32_t stack_i, uint32_
 				frame_where(m, base, stack_i, fi, su ? "binaryUUID" : "binaryName");
 				return mx_jerr(m);
 			}
+			struct scache *ce = NULL;
+			if (n && n <= sizeof ce->raw) {
+				ce = scache_slot(m, s, n, su);
+				if (ce->len == n && ce->uuid == su && memcmp(ce->raw, s, n) == 0) {
+					*(su ? &f->uuid : &f->name) = ce->id;
+					continue;
+				}
+			}
 			if (su) {
 				if (!n)
 					continue; /* an empty UUID: as if missing */
@@ -929,6 +977,12 @@ static int read_frame_members(mx *m, const char *base, uint32_t stack_i, uint32_
 				f->uuid = tk_intern(m->p, u, o);
 			} else
 				f->name = tk_intern(m->p, s, n);
+			if (ce) {
+				ce->len = (uint8_t)n;
+				ce->uuid = (uint8_t)su;
+				memcpy(ce->raw, s, n);
+				ce->id = su ? f->uuid : f->name;
+			}
 			continue;
 		}
 		if (jskip(j) < 0) { /* unknown members are skipped */
@@ -1793,33 +1847,59 @@ typedef struct scan {
 	int in_str, esc;
 } scan;
 
+/* Bytes the scan stops at: in a string '"' and '\\' (1), outside also the brackets (2). Everything
+ * else is skipped a byte at a time without branches on the state. */
+static const unsigned char scan_stop[256] = {['"'] = 1, ['\\'] = 1, ['{'] = 2, ['}'] = 2, ['['] = 2, [']'] = 2};
+
 static int scan_value(buf *b, size_t start, scan *sc, size_t *end)
 {
 	if (!sc->at)
 		sc->at = start;
-	const char *d = b->d;
-	size_t i = sc->at;
+	const unsigned char *d = (const unsigned char *)b->d;
+	size_t i = sc->at, len = b->len;
 	uint64_t depth = sc->depth;
 	int in_str = sc->in_str, esc = sc->esc;
-	for (; i < b->len; i++) {
-		char c = d[i];
-		if (in_str) {
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"')
-				in_str = 0;
+	if (esc && i < len) { /* the byte after a backslash that ended the previous buffer */
+		esc = 0;
+		i++;
+	}
+	while (i < len) {
+		unsigned char c = d[i];
+		if (!scan_stop[c]) {
+			i++;
 			continue;
 		}
-		if (c == '"')
+		if (in_str) {
+			if (c == '\\') {
+				if (i + 1 >= len) {
+					esc = 1;
+					i++;
+					break;
+				}
+				i += 2;
+				continue;
+			}
+			if (c == '"')
+				in_str = 0;
+			i++;
+			continue;
+		}
+		if (c == '"') {
+			/* a string: its first quote ends it unless a backslash is right before that quote
+			 * (then, and at the buffer's end, byte by byte) */
+			const unsigned char *q = memchr(d + i + 1, '"', len - i - 1);
+			if (q && (q == d + i + 1 || q[-1] != '\\')) {
+				i = (size_t)(q - d) + 1;
+				continue;
+			}
 			in_str = 1;
-		else if (c == '{' || c == '[')
+		} else if (c == '{' || c == '[')
 			depth++;
 		else if ((c == '}' || c == ']') && --depth == 0) {
 			*end = i + 1;
 			return 0;
 		}
+		i++;
 	}
 	sc->at = i;
 	sc->depth = depth;

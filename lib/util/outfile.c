@@ -79,7 +79,7 @@ int tk_outfile_commit(tk_outfile *o, tk_error *err)
 		release(o);
 		return bad ? -1 : 0;
 	}
-	int bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
+	int bad = fflush(o->f) != 0 || ferror(o->f) || (!o->nosync && fsync(fileno(o->f)) != 0);
 	int e = errno ? errno : EIO;
 	if (fclose(o->f) != 0 && !bad) {
 		bad = 1;

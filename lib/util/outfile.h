@@ -24,6 +24,8 @@ typedef struct tk_outfile {
 	FILE *f;    /* where to write */
 	char *path; /* final path; NULL for standard output */
 	char *tmp;  /* temporary path beside it; NULL for standard output */
+	int nosync; /* set after open: commit renames without an fsync of its own; the caller
+	             * makes the batch durable once (syncfs) before it reports success */
 } tk_outfile;
 
 int tk_outfile_open(tk_outfile *o, const char *path, tk_error *err);

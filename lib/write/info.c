@@ -46,13 +46,21 @@ static int by_group_weight(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Threads grouped by process (pid and name), both heaviest first. */
+/* Threads grouped by process (pid and name), both heaviest first. Groups are made in the order
+ * their first thread comes (so ties sort as before) through a hash of (pid, name): a fleet of
+ * MetricKit payloads has tens of thousands of processes, and a scan of the groups per thread
+ * (with a thread array of every group sized for all threads) was quadratic in time and memory. */
 static void summarize(const tk_profile *p, summary *s)
 {
 	size_t nt = tk_thread_count(p);
 	s->g = tk_xcalloc(nt ? nt : 1, sizeof *s->g);
 	s->ng = 0;
 	s->tmin = UINT64_MAX, s->tmax = 0;
+	size_t cap = 16;
+	while (cap < 2 * nt)
+		cap <<= 1;
+	size_t *slot = tk_xcalloc(cap, sizeof *slot); /* group index + 1, 0 = empty */
+	size_t *gof = tk_xmalloc((nt ? nt : 1) * sizeof *gof);
 	for (tk_thread_id t = 0; t < nt; t++) {
 		const tk_thread *th = tk_thread_get(p, t);
 		if (th->t_min <= th->t_max) {
@@ -61,19 +69,33 @@ static void summarize(const tk_profile *p, summary *s)
 			if (th->t_max > s->tmax)
 				s->tmax = th->t_max;
 		}
-		size_t k = 0;
-		while (k < s->ng && !(s->g[k].pid == th->pid && s->g[k].name == th->process))
-			k++;
-		if (k == s->ng) {
-			s->g[k].pid = th->pid;
-			s->g[k].name = th->process;
-			s->g[k].threads = tk_xcalloc(nt, sizeof *s->g[k].threads);
-			s->ng++;
+		uint64_t h =
+		    (uint64_t)th->pid * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)th->process * 0xc2b2ae3d27d4eb4fULL);
+		h ^= h >> 29;
+		size_t i = (size_t)h & (cap - 1);
+		while (slot[i] && !(s->g[slot[i] - 1].pid == th->pid && s->g[slot[i] - 1].name == th->process))
+			i = (i + 1) & (cap - 1);
+		if (!slot[i]) {
+			s->g[s->ng].pid = th->pid;
+			s->g[s->ng].name = th->process;
+			slot[i] = ++s->ng;
 		}
+		size_t k = slot[i] - 1;
+		gof[t] = k;
 		s->g[k].weight += th->weight;
 		s->g[k].samples += th->samples;
-		s->g[k].threads[s->g[k].nthreads++] = t;
+		s->g[k].nthreads++;
 	}
+	free(slot);
+	for (size_t k = 0; k < s->ng; k++) {
+		s->g[k].threads = tk_xmalloc(s->g[k].nthreads * sizeof *s->g[k].threads);
+		s->g[k].nthreads = 0;
+	}
+	for (tk_thread_id t = 0; t < nt; t++) {
+		pgroup *g = &s->g[gof[t]];
+		g->threads[g->nthreads++] = t;
+	}
+	free(gof);
 	for (size_t k = 0; k < s->ng; k++)
 		qsort_r(s->g[k].threads, s->g[k].nthreads, sizeof *s->g[k].threads, by_thread_weight, (void *)p);
 	qsort(s->g, s->ng, sizeof *s->g, by_group_weight);
