@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "tracekit/apple_report.h"
 #include "tracekit/symbol.h"
+#include "util/hidx.h"
 #include "util/outfile.h"
 
 TK_COMMAND(symbolicate, "symbolicate Apple reports (.ips, .crash, spindump) or an xctrace export from dSYMs")
@@ -70,14 +71,17 @@ static int is_report(const char *path)
 typedef struct taken {
 	char **v;
 	size_t n;
+	tk_hidx idx; /* over v: a batch of 100 000 reports checks each name in constant time */
 } taken;
+
+static int taken_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return !strcmp(((const taken *)ctx)->v[i], key);
+}
 
 static int is_taken(const taken *t, const char *name)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i], name))
-			return 1;
-	return 0;
+	return tk_hidx_find(&t->idx, tk_hash_bytes(name, strlen(name), 0), taken_eq, t, name) != UINT32_MAX;
 }
 
 /* DIR/NAME for the output of one report of a batch. */
@@ -123,6 +127,7 @@ static char *out_name(const char *dir, const char *in, const tk_apple_report *r,
 		char *c = strdup(o);
 		if (v && c) {
 			t->v = v;
+			tk_hidx_insert(&t->idx, tk_hash_bytes(c, strlen(c), 0), (uint32_t)t->n);
 			t->v[t->n++] = c;
 		} else {
 			if (v)
@@ -214,6 +219,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	for (size_t i = 0; i < used.n; i++)
 		free(used.v[i]);
 	free(used.v);
+	tk_hidx_free(&used.idx);
 	int sync_bad = 0;
 	if (to_dir) {
 		/* the outputs were renamed into place unsynced: make them durable before saying so */
