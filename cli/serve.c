@@ -81,6 +81,7 @@ typedef struct conn {
 typedef struct pending {
 	tk_store_batch b;
 	struct pending *next;
+	pthread_cond_t cv; /* signalled when its group committed: only its own request wakes */
 	int done, failed;
 	char err[512];
 } pending;
@@ -101,9 +102,16 @@ typedef struct server {
 	/* decoding slots: uploads are decoded on several threads at once, at most `slots` at a time */
 	pthread_cond_t slot_cv;
 	unsigned slots;
-	/* the group commit: the committer takes every upload queued while it committed the last group */
-	pthread_cond_t queue_cv, done_cv;
+	/* the group commit: the committer takes every upload queued while it committed the last group.
+	 * Under concurrency (the last group held last_n > 1 uploads, or uploads are being decoded: busy,
+	 * received and not yet queued) it waits for as many as the last group held, or for those being
+	 * decoded, up to as long as its last commit took (commit_s, 1 to 20 ms), so that the clients'
+	 * next uploads share a commit rather than each starting one; when idle an upload is committed
+	 * at once. */
+	pthread_cond_t queue_cv; /* on CLOCK_MONOTONIC */
 	pending *head, *tail;
+	unsigned busy, queued, last_n;
+	double commit_s;
 	int stop;
 	unsigned long long stored, profiles, requests, groups, grouped;
 	/* connections, for the watchdog */
@@ -249,8 +257,21 @@ static void *committer(void *arg)
 			pthread_cond_wait(&S->queue_cv, &S->mu);
 		if (!S->head)
 			break;
+		if ((S->busy || S->queued < S->last_n) && !S->stop) {
+			double wait = S->commit_s < 0.001 ? 0.001 : S->commit_s > 0.02 ? 0.02 : S->commit_s;
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			long long ns = until.tv_nsec + (long long)(wait * 1e9);
+			until.tv_sec += (time_t)(ns / 1000000000);
+			until.tv_nsec = (long)(ns % 1000000000);
+			while ((S->busy || S->queued < S->last_n) && !S->stop &&
+			       pthread_cond_timedwait(&S->queue_cv, &S->mu, &until) == 0)
+				;
+		}
 		pending *group = S->head;
 		S->head = S->tail = NULL;
+		S->last_n = S->queued;
+		S->queued = 0;
 		pthread_mutex_unlock(&S->mu);
 		size_t n = 0;
 		for (pending *q = group; q; q = q->next)
@@ -260,7 +281,9 @@ static void *committer(void *arg)
 		for (pending *q = group; q; q = q->next)
 			b[i++] = q->b;
 		tk_error err = {{0}};
+		double t0 = now_s();
 		int rc = tk_store_put_batches(S->store, b, n, &err);
+		double took = now_s() - t0;
 		if (rc)
 			tk_cli_warn("serve: %s", err.msg);
 		pthread_mutex_lock(&S->mu);
@@ -274,7 +297,9 @@ static void *committer(void *arg)
 			else
 				S->stored += b[i].added, S->profiles += b[i].padded;
 			q->done = 1;
+			pthread_cond_signal(&q->cv);
 		}
+		S->commit_s = took;
 		S->groups++;
 		S->grouped += n;
 		if (S->verbose && !rc) {
@@ -287,7 +312,6 @@ static void *committer(void *arg)
 			        n, ar, nr, ap, np);
 		}
 		free(b);
-		pthread_cond_broadcast(&S->done_cv);
 	}
 	pthread_mutex_unlock(&S->mu);
 	return NULL;
@@ -455,6 +479,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	pthread_mutex_lock(&S->mu);
 	S->requests++;
+	S->busy += !u->too_big;
 	pthread_mutex_unlock(&S->mu);
 	if (u->too_big)
 		return reply(c, 413, "body is over the limit of %zu bytes", S->max_body);
@@ -476,6 +501,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	pthread_mutex_lock(&S->mu);
 	S->slots++;
 	pthread_cond_signal(&S->slot_cv);
+	if (drc) {
+		S->busy--;
+		pthread_cond_signal(&S->queue_cv); /* the committer may be waiting for it */
+	}
 	pthread_mutex_unlock(&S->mu);
 	if (drc) {
 		tk_report_set_free(&set);
@@ -486,16 +515,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	logline(S, c, "POST /v1/reports: %zu report(s), %zu profile(s) decoded, waiting for the group commit", set.n,
 	        set.pn);
 	pending q = {.b = {.v = set.v, .n = set.n, .pv = set.pv, .pn = set.pn}};
+	pthread_cond_init(&q.cv, NULL);
 	pthread_mutex_lock(&S->mu);
 	if (S->tail)
 		S->tail->next = &q;
 	else
 		S->head = &q;
 	S->tail = &q;
+	S->queued++;
+	S->busy--;
 	pthread_cond_signal(&S->queue_cv);
 	while (!q.done)
-		pthread_cond_wait(&S->done_cv, &S->mu);
+		pthread_cond_wait(&q.cv, &S->mu);
 	pthread_mutex_unlock(&S->mu);
+	pthread_cond_destroy(&q.cv);
 	enum MHD_Result rc;
 	if (q.failed) {
 		logline(S, c, "POST /v1/reports: 503 %s", q.err);
@@ -713,11 +746,10 @@ int cmd_serve(int argc, char **argv)
 	S.slots = workers;
 	pthread_mutex_init(&S.mu, NULL);
 	pthread_cond_init(&S.slot_cv, NULL);
-	pthread_cond_init(&S.queue_cv, NULL);
-	pthread_cond_init(&S.done_cv, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&S.queue_cv, &ca);
 	pthread_cond_init(&S.watch_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	json_object_seed(0); /* jansson's hash seed is set once, before the decoding threads use it */

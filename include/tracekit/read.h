@@ -65,6 +65,10 @@ typedef struct tk_read_options {
 	/* Records: take loaded images from this images.json or dyld-images file as well as the session's
 	 * own (records --images); NULL for none. */
 	const char *images;
+	/* Records: the images.json content itself (images_len bytes) instead of reading the file
+	 * `images`, which then only names it in errors; NULL: read `images` from disk. */
+	const void *images_data;
+	size_t images_len;
 	/* The reader for an input no reader recognises (e.g. &tk_reader_records, so that its own error
 	 * names the line at fault); NULL: such an input is an error. */
 	const struct tk_reader *fallback;

@@ -467,25 +467,26 @@ static void add_seg(tk_records *r, uint64_t lo, uint64_t hi)
 	sv->v[sv->n++] = (seg){lo, hi, (uint32_t)(r->nimages - 1)};
 }
 
-static int json_file(const char *path, json_t **out, tk_error *err)
+/* A JSON file, or its content when data is not NULL (path then only names it). */
+static int json_file(const char *path, const void *data, size_t n, json_t **out, tk_error *err)
 {
 	json_error_t je;
-	size_t n;
-	char *data = slurp(path, &n, err);
-	if (!data)
+	char *own = NULL;
+	if (!data && !(data = own = slurp(path, &n, err)))
 		return -1;
 	*out = json_loadb(data, n, 0, &je);
-	free(data);
+	free(own);
 	if (!*out)
 		return tk_error_set(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
 	return 0;
 }
 
-/* An images file: a JSON object whose KEY holds the image array (ours: "images", MTHawkeye's:
- * "dyld_images"). On success the caller owns *root and *imgs points into it. */
-static int images_file(const char *path, const char *key, json_t **root, json_t **imgs, tk_error *err)
+/* An images file (or its content: data, n): a JSON object whose KEY holds the image array (ours:
+ * "images", MTHawkeye's: "dyld_images"). On success the caller owns *root and *imgs points into it. */
+static int images_file(const char *path, const void *data, size_t n, const char *key, json_t **root, json_t **imgs,
+                       tk_error *err)
 {
-	if (json_file(path, root, err))
+	if (json_file(path, data, n, root, err))
 		return -1;
 	*imgs = json_object_get(*root, key);
 	if (!json_is_object(*root) || !json_is_array(*imgs)) {
@@ -496,10 +497,10 @@ static int images_file(const char *path, const char *key, json_t **root, json_t 
 }
 
 /* Our images.json (docs/records-format.md). */
-static int load_images_json(tk_records *r, const char *path, tk_error *err)
+static int load_images_json(tk_records *r, const char *path, const void *data, size_t n, tk_error *err)
 {
 	json_t *root, *imgs;
-	if (images_file(path, "images", &root, &imgs, err))
+	if (images_file(path, data, n, "images", &root, &imgs, err))
 		return -1;
 	const char *os = json_string_value(json_object_get(root, "os"));
 	const char *arch = json_string_value(json_object_get(root, "arch"));
@@ -566,7 +567,7 @@ static int load_images_json(tk_records *r, const char *path, tk_error *err)
 static int load_dyld_images(tk_records *r, const char *path, tk_error *err)
 {
 	json_t *root, *imgs;
-	if (images_file(path, "dyld_images", &root, &imgs, err))
+	if (images_file(path, NULL, 0, "dyld_images", &root, &imgs, err))
 		return -1;
 	const char *os = json_string_value(json_object_get(root, "os_version"));
 	const char *app = json_string_value(json_object_get(root, "name"));
@@ -621,7 +622,7 @@ int tk_records_load_images(tk_records *r, const char *path, tk_error *err)
 	const char *b = base_name(path);
 	if (strcmp(b, "dyld-images") == 0)
 		return load_dyld_images(r, path, err);
-	return load_images_json(r, path, err);
+	return load_images_json(r, path, NULL, 0, err);
 }
 
 /* ---- building records from the lines ---- */
@@ -1735,7 +1736,7 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 	char *imgs = join(dir, "images.json"), *dyld = join(dir, "dyld-images");
 	int rc = 0;
 	if (!r->mthawkeye && is_file(imgs))
-		rc = load_images_json(r, imgs, err);
+		rc = load_images_json(r, imgs, NULL, 0, err);
 	else if (r->mthawkeye && is_file(dyld))
 		rc = load_dyld_images(r, dyld, err);
 	free(imgs);
@@ -1759,7 +1760,7 @@ static int session_images(tk_records *r, const char *dir, tk_error *err)
 			TK_GROW(r->sets, r->capsets, r->nsets + 1);
 			r->sets[r->nsets++] = (imgset){.name = tk_xstrdup(name), .pid = -1};
 			r->cur = &r->sets[k].segs;
-			rc = load_images_json(r, path, err);
+			rc = load_images_json(r, path, NULL, 0, err);
 			r->cur = NULL;
 			free(path);
 		}
@@ -2163,7 +2164,10 @@ static unsigned read_flags(const tk_read_options *o)
 
 static int load_read(tk_records *r, tk_profile *p, const tk_read_options *o, tk_error *err)
 {
-	if (o && o->images && tk_records_load_images(r, o->images, err))
+	if (o && o->images_data) {
+		if (load_images_json(r, o->images ? o->images : "images.json", o->images_data, o->images_len, err))
+			return -1;
+	} else if (o && o->images && tk_records_load_images(r, o->images, err))
 		return -1;
 	return tk_records_load_all(r, p, read_flags(o), err);
 }

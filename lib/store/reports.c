@@ -812,42 +812,18 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 	char *keys[TK_STORE_NKEYS] = {0};
 	if (meta_json && meta_from_json(meta_json, meta_n, name, keys, err))
 		return free_keys(keys), -1;
-	int rc = 0;
-	char tmp[] = "/tmp/tracekit-images-XXXXXX";
-	int have_tmp = 0;
-	if (images_json) {
-		/* the reader takes images from a file */
-		int fd = mkstemp(tmp);
-		if (fd < 0) {
-			rc = tk_error_set(err, "%s: cannot make a temporary file for images.json: %s", name,
-			                  strerror(errno));
-		} else {
-			have_tmp = 1;
-			size_t done = 0;
-			while (done < images_n) {
-				ssize_t w = write(fd, (const char *)images_json + done, images_n - done);
-				if (w <= 0)
-					break;
-				done += (size_t)w;
-			}
-			close(fd);
-			if (done < images_n)
-				rc = tk_error_set(err, "%s: cannot write a temporary images.json", name);
-		}
-	}
-	tk_profile *p = NULL;
-	if (!rc) {
-		/* the records alone, as bytes (no session directory beside them), read by the Records
-		 * reader whatever their first line looks like */
-		tk_read_options ro;
-		read_options(&ro, have_tmp ? tmp : NULL);
-		p = tk_profile_new();
-		tk_input *in = tk_input_open_mem(records, n, name, err);
-		rc = in ? tk_reader_records.read(p, in, &ro, err) : -1;
-		tk_input_close(in);
-	}
-	if (have_tmp)
-		unlink(tmp);
+	/* the records alone, as bytes (no session directory beside them), read by the Records reader
+	 * whatever their first line looks like; images.json from memory, named after the upload */
+	char iname[512];
+	snprintf(iname, sizeof iname, "%s: images.json", name);
+	tk_read_options ro;
+	read_options(&ro, images_json ? iname : NULL);
+	ro.images_data = images_json;
+	ro.images_len = images_n;
+	tk_profile *p = tk_profile_new();
+	tk_input *in = tk_input_open_mem(records, n, name, err);
+	int rc = in ? tk_reader_records.read(p, in, &ro, err) : -1;
+	tk_input_close(in);
 	if (!rc)
 		rc = tk_store_event_reports(&p, keys, given, out, err);
 	free_keys(keys);
