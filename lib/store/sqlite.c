@@ -70,6 +70,14 @@ static const char *const migrations[] = {
      * this version have none). */
     "CREATE TABLE stacks (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE report_stacks (report BLOB PRIMARY KEY, stack BLOB NOT NULL) WITHOUT ROWID;",
+    /* 4 → 5: covering indexes for the dashboard's groupings (issue 19), each read in its order
+     * without touching the table: per session (hang.rate's inner GROUP BY of the six keys), per
+     * (app, version) of a kind (the overview's percentiles), and per signature with what the top
+     * hangs, first/last versions and a signature's rows read (it replaces reports_sid). */
+    "CREATE INDEX reports_session ON reports(app, version, build, device, os, session, kind, duration, time);"
+    "CREATE INDEX reports_app_version ON reports(kind, app, version, duration);"
+    "CREATE INDEX reports_sig ON reports(sid, kind, duration, version, device, session, id);"
+    "DROP INDEX reports_sid;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -570,7 +578,7 @@ static void where_sql(const tk_store_query *q, const char *kinds, const char *co
 			len += (size_t)snprintf(buf + len, n - len, " AND %s = ?", tk_store_key_names[k]);
 	if (q->since > 0)
 		len += (size_t)snprintf(buf + len, n - len, " AND time >= ?");
-	if (q->signature) /* by the signature's row: reports_sid finds its reports */
+	if (q->signature) /* by the signature's row: reports_sig finds its reports */
 		snprintf(buf + len, n - len, " AND sid = (SELECT sid FROM hang_sigs WHERE signature = ?)");
 }
 
@@ -636,9 +644,12 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
 	                                    " AND duration >= %.17g THEN " SQ_US(
 	                                        "duration") " ELSE 0 END) END AS hs"
-	                                                    " FROM reports%s GROUP BY app, version, build, device, os, "
+	                                                    " FROM reports%s%s GROUP BY app, version, build, device, os, "
 	                                                    "session) WHERE fg > 0%s%s%s%s",
-	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
+	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
+	    /* the sessions in reports_session's order, from the index alone (no sort, no table); a
+	     * time or signature filter is narrower by its own index */
+	    q->since > 0 || q->signature ? "" : " INDEXED BY reports_session", where, q->nby ? " GROUP BY " : "", keys,
 	    q->nby ? " ORDER BY " : "", keys);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -736,7 +747,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		return fail(s, err, "top-hangs query");
 	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) FROM reports "
-	                       "INDEXED BY reports_sid WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
+	                       "INDEXED BY reports_sig WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
 	                       " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
@@ -1046,6 +1057,22 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	return 0;
 }
 
+/* Changes by any connection (data_version) and by this one (total_changes): equal tokens, equal data. */
+static int sq_changes(void *h, uint64_t *token, tk_error *err)
+{
+	sq *s = h;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "data_version");
+	int rc = sqlite3_step(st);
+	uint64_t dv = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, err, "data_version");
+	*token = dv << 40 ^ (uint64_t)sqlite3_total_changes64(s->db);
+	return 0;
+}
+
 const tk_store_ops tk_store_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -1062,4 +1089,5 @@ const tk_store_ops tk_store_sqlite = {
     .sig_rows = sq_sig_rows,
     .sig_versions = sq_sig_versions,
     .overview = sq_overview,
+    .changes = sq_changes,
 };
