@@ -606,6 +606,18 @@ static void by_sql(int by, char *buf, size_t n)
 		snprintf(buf, n, "%s", tk_store_by_name(by));
 }
 
+/* What to GROUP BY for a by entry: its name, or for a time bucket the bucket's number (the same
+ * groups as its text, strftime run once per group instead of once per row). */
+static void by_group(int by, char *buf, size_t n)
+{
+	if (by == TK_STORE_BY_DAY || by == TK_STORE_BY_HOUR) {
+		int w = by == TK_STORE_BY_DAY ? 86400 : 3600;
+		snprintf(buf, n, "(CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * %d) / %d", w - 1, w);
+	} else {
+		snprintf(buf, n, "%s", tk_store_by_name(by));
+	}
+}
+
 /* The select list and the names (GROUP BY, ORDER BY) of q->by. */
 static void by_lists(const tk_store_query *q, char *sel, size_t sn, char *names, size_t nn)
 {
@@ -693,9 +705,15 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	by_lists(q, sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
+	char groups[512] = "";
+	for (size_t i = 0, gl = 0; i < q->nby; i++) {
+		char one[128];
+		by_group(q->by[i], one, sizeof one);
+		gl += (size_t)snprintf(groups + gl, sizeof groups - gl, "%s%s", i ? ", " : "", one);
+	}
 	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", sel, q->nby ? ", " : "", m->column,
 	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
-	                            keys, q->nby ? " ORDER BY " : "", keys);
+	                            groups, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
