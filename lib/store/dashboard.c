@@ -58,7 +58,8 @@ typedef struct req {
 	int uncachable; /* read more arguments than seen holds */
 } req;
 
-static const char *arg(req *r, const char *name)
+/* An argument as given (NULL when absent, maybe empty), noted in r->seen. */
+static const char *arg_raw(req *r, const char *name)
 {
 	const char *v = r->arg ? r->arg(r->actx, name) : NULL;
 	size_t i = 0;
@@ -70,6 +71,13 @@ static const char *arg(req *r, const char *name)
 		else
 			r->uncachable = 1;
 	}
+	return v;
+}
+
+/* An argument, NULL when absent or empty. */
+static const char *arg(req *r, const char *name)
+{
+	const char *v = arg_raw(r, name);
 	return v && *v ? v : NULL;
 }
 
@@ -603,7 +611,7 @@ static void sig_href(req *r, const char *path, const char *kind, const char *sig
 static int signature(req *r)
 {
 	FILE *f = r->f;
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind || !sig)
 		return tk_error_set(&r->err, "a signature page wants kind= and sig="), -2;
 	tk_store_signature_info in;
@@ -886,7 +894,7 @@ static int report_picture(req *r, const char *which, tk_dashboard_response *out)
 /* The durations of a signature's reports: histogram, CDF and box plot (tk_write_stats_svg). */
 static int stats_picture(req *r, tk_dashboard_response *out)
 {
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind || !sig)
 		return tk_error_set(&r->err, "wants kind= and sig="), -2;
 	tk_store_signature_info in;
@@ -908,7 +916,7 @@ static int stats_picture(req *r, tk_dashboard_response *out)
 
 static int picture(req *r, const char *which, tk_dashboard_response *out)
 {
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind)
 		return tk_error_set(&r->err, "kind: expected hang, cpu, disk, crash or launch"), -2;
 	tk_profile *p = sig_profile(r, kind, sig, &r->q);
@@ -1418,7 +1426,7 @@ typedef struct centry {
 	const tk_dashboard_options *o;
 	uint64_t token, used;
 	char *path;
-	char **names, **vals; /* vals[i] NULL: the argument was absent (or empty) */
+	char **names, **vals; /* as given; vals[i] NULL: the argument was absent */
 	size_t nargs;
 	tk_dashboard_response resp;
 } centry;
@@ -1453,8 +1461,7 @@ static void resp_copy(tk_dashboard_response *to, const tk_dashboard_response *fr
 
 static const char *arg_of(tk_dashboard_arg_fn argf, void *actx, const char *name)
 {
-	const char *v = argf ? argf(actx, name) : NULL;
-	return v && *v ? v : NULL;
+	return argf ? argf(actx, name) : NULL;
 }
 
 static int cache_get(tk_store *s, const tk_dashboard_options *o, uint64_t token, const char *path,
