@@ -28,6 +28,7 @@ typedef struct sq {
 	uint32_t *touched; /* cache entries with a delta in this batch */
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
+	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -136,6 +137,62 @@ static void unpack(const void *blob, tk_store_group *g)
 	memcpy(g->q, v + 4, sizeof g->q);
 }
 
+/* ---- percentile answers kept per connection: the dashboard's pages and pictures ask the same
+ * grouped query again (a page, then its picture; the alert rules on every page). Keyed by the query
+ * and the store's change token (sq_changes): an answer is only reused over the same data. */
+
+#define QCACHE_N 16
+typedef struct qcache {
+	char *key[QCACHE_N];
+	uint64_t token[QCACHE_N], used[QCACHE_N], clock;
+	tk_store_group *g[QCACHE_N];
+	size_t n[QCACHE_N], nby[QCACHE_N];
+} qcache;
+
+static tk_store_group *groups_copy(const tk_store_group *g, size_t n, size_t nby)
+{
+	tk_store_group *c = tk_xmalloc((n ? n : 1) * sizeof *c);
+	for (size_t i = 0; i < n; i++) {
+		c[i] = g[i];
+		for (size_t k = 0; k < TK_STORE_NKEYS; k++)
+			c[i].keys[k] = k < nby && g[i].keys[k] ? tk_xstrdup(g[i].keys[k]) : NULL;
+	}
+	return c;
+}
+
+static void qcache_free(sq *s)
+{
+	if (!s->qc)
+		return;
+	for (size_t i = 0; i < QCACHE_N; i++) {
+		free(s->qc->key[i]);
+		tk_store_groups_free(s->qc->g[i], s->qc->n[i]);
+	}
+	free(s->qc);
+	s->qc = NULL;
+}
+
+/* The query as text: every field sq_percentiles reads. */
+static char *query_key(const tk_store_query *q)
+{
+	char *k = sqlite3_mprintf("%s|%d", q->metric ? q->metric : "", (int)q->nby);
+	for (size_t i = 0; i < q->nby; i++) {
+		char *n = sqlite3_mprintf("%s|%d", k, q->by[i]);
+		sqlite3_free(k);
+		k = n;
+	}
+	for (int i = 0; i < TK_STORE_NKEYS; i++) {
+		char *n = q->where[i] ? sqlite3_mprintf("%s|w%d=%Q", k, i, q->where[i]) : sqlite3_mprintf("%s|-", k);
+		sqlite3_free(k);
+		k = n;
+	}
+	char *n = sqlite3_mprintf("%s|%.17g|%Q|%Q", k, q->since, q->signature, q->kind);
+	sqlite3_free(k);
+	char *out = tk_xstrdup(n);
+	sqlite3_free(n);
+	return out;
+}
+
 /* ---- open / schema ---- */
 
 static void sq_close(void *h)
@@ -151,6 +208,7 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sig_bump);
 	sqlite3_finalize(s->stk_add);
 	sqlite3_finalize(s->stk_link);
+	qcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -695,9 +753,50 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	return 0;
 }
 
+static int sq_changes(void *h, uint64_t *token, tk_error *err);
+static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	uint64_t token;
+	if (sq_changes(s, &token, err))
+		return -1;
+	char *key = query_key(q);
+	if (!s->qc)
+		s->qc = tk_xcalloc(1, sizeof *s->qc);
+	qcache *c = s->qc;
+	size_t slot = 0;
+	for (size_t i = 0; i < QCACHE_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			*out = groups_copy(c->g[i], c->n[i], c->nby[i]);
+			*n = c->n[i];
+			return 0;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	if (sq_percentiles_run(s, q, out, n, err)) {
+		free(key);
+		return -1;
+	}
+	free(c->key[slot]);
+	tk_store_groups_free(c->g[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->g[slot] = groups_copy(*out, *n, q->nby);
+	c->n[slot] = *n;
+	c->nby[slot] = q->nby;
+	return 0;
+}
+
+static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
 	if (tk_store_is_hang_rate(q))
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
