@@ -75,10 +75,10 @@ static const char *const migrations[] = {
      * without touching the table: per session (hang.rate's inner GROUP BY of the six keys), per
      * (app, version) of a kind (the overview's percentiles), and per signature with what the top
      * hangs, first/last versions and a signature's rows read (it replaces reports_sid). */
-    "CREATE INDEX reports_session ON reports(app, version, build, device, os, session, kind, duration, time);"
-    "CREATE INDEX reports_app_version ON reports(kind, app, version, duration);"
-    "CREATE INDEX reports_sig ON reports(sid, kind, duration, version, device, session, id);"
-    "DROP INDEX reports_sid;",
+    "CREATE INDEX IF NOT EXISTS reports_session ON reports(app, version, build, device, os, session, kind, duration, time);"
+    "CREATE INDEX IF NOT EXISTS reports_app_version ON reports(kind, app, version, duration);"
+    "CREATE INDEX IF NOT EXISTS reports_sig ON reports(sid, kind, duration, version, device, session, id);"
+    "DROP INDEX IF EXISTS reports_sid;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
