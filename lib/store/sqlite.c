@@ -29,6 +29,7 @@ typedef struct sq {
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
+	uint64_t serial;                  /* this connection among the process's (sq_changes) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -263,6 +264,8 @@ static int migrate(sq *s, tk_error *err)
 static void *sq_open(const char *path, tk_error *err)
 {
 	sq *s = tk_xcalloc(1, sizeof *s);
+	static _Atomic uint64_t serials;
+	s->serial = ++serials;
 	s->path = tk_xstrdup(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
@@ -1174,7 +1177,8 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	return 0;
 }
 
-/* Changes by any connection (data_version) and by this one (total_changes): equal tokens, equal data. */
+/* Changes by any connection (data_version) and by this one (total_changes) on this connection:
+ * equal tokens, equal data. */
 static int sq_changes(void *h, uint64_t *token, tk_error *err)
 {
 	sq *s = h;
@@ -1186,7 +1190,8 @@ static int sq_changes(void *h, uint64_t *token, tk_error *err)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		return fail(s, err, "data_version");
-	*token = dv << 40 ^ (uint64_t)sqlite3_total_changes64(s->db);
+	/* the connection too: another store opened later at the same address is not this one */
+	*token = s->serial << 48 ^ dv << 32 ^ (uint64_t)sqlite3_total_changes64(s->db);
 	return 0;
 }
 
