@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
@@ -19,6 +21,7 @@
 #include "tracekit/read.h"
 #include "tracekit/stats.h"
 #include "tracekit/write.h"
+#include "store/internal.h"
 #include "util/text.h"
 
 extern const char tk_dashboard_css[], tk_dashboard_js[], tk_dashboard_icon[];
@@ -49,11 +52,32 @@ typedef struct req {
 	tk_store_query q; /* the filters (where, since) */
 	const char *since;
 	tk_error err;
+	/* the arguments the answer read, by name (its cache key with the path) */
+	const char *seen[32];
+	size_t nseen;
+	int uncachable; /* read more arguments than seen holds */
 } req;
 
-static const char *arg(req *r, const char *name)
+/* An argument as given (NULL when absent, maybe empty), noted in r->seen. */
+static const char *arg_raw(req *r, const char *name)
 {
 	const char *v = r->arg ? r->arg(r->actx, name) : NULL;
+	size_t i = 0;
+	while (i < r->nseen && strcmp(r->seen[i], name) != 0)
+		i++;
+	if (i == r->nseen) {
+		if (r->nseen < sizeof r->seen / sizeof r->seen[0])
+			r->seen[r->nseen++] = name;
+		else
+			r->uncachable = 1;
+	}
+	return v;
+}
+
+/* An argument, NULL when absent or empty. */
+static const char *arg(req *r, const char *name)
+{
+	const char *v = arg_raw(r, name);
 	return v && *v ? v : NULL;
 }
 
@@ -457,23 +481,17 @@ out:
 
 /* For each of the n signatures, the first and last version it was seen in, in any version at any
  * time under the other filters (so a version filter still shows what is new in that version). */
-static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n, const char **first,
-                      const char **last, tk_store_hang **all, size_t *nall)
+static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n, char **first, char **last)
 {
 	tk_store_query q = r->q;
 	q.where[TK_STORE_VERSION] = NULL;
 	q.since = 0;
-	if (top(r, kind, &q, 1000000, all, nall))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		first[i] = last[i] = NULL;
-		for (size_t j = 0; j < *nall; j++)
-			if (strcmp(h[i].signature, (*all)[j].signature) == 0) {
-				first[i] = (*all)[j].first_version, last[i] = (*all)[j].last_version;
-				break;
-			}
-	}
-	return 0;
+	char **sigs = calloc(n + 1, sizeof *sigs);
+	for (size_t i = 0; i < n; i++)
+		sigs[i] = h[i].signature;
+	int rc = tk_store_sig_first_last(r->s, &q, kind, sigs, n, first, last, &r->err);
+	free(sigs);
+	return rc;
 }
 
 static void kind_tabs(req *r, const char *path, const char *kind)
@@ -494,11 +512,11 @@ static int stacks(req *r)
 	const char *kind = kind_arg(r);
 	if (!kind)
 		return tk_error_set(&r->err, "kind: expected hang, cpu, disk, crash or launch"), -2;
-	size_t limit = 50, nv = 0, nall = 0;
-	tk_store_hang *h = NULL, *all = NULL;
+	size_t limit = 50, nv = 0;
+	tk_store_hang *h = NULL;
 	size_t n = 0;
 	char **vers = NULL;
-	const char **first = NULL, **last = NULL;
+	char **first = NULL, **last = NULL;
 	int rc = -1;
 	if (top(r, kind, &r->q, limit, &h, &n))
 		goto out;
@@ -510,7 +528,7 @@ static int stacks(req *r)
 		r->q = keep;
 	}
 	first = calloc(n + 1, sizeof *first), last = calloc(n + 1, sizeof *last);
-	if (first_last(r, kind, h, n, first, last, &all, &nall))
+	if (first_last(r, kind, h, n, first, last))
 		goto out;
 	kind_tabs(r, "/stacks", kind);
 	fprintf(f, "<p class=\"lead\">The stack signatures behind most %s reports (first five app frames, leaf first): "
@@ -557,11 +575,12 @@ static int stacks(req *r)
 	fputs("</tbody></table>\n", f);
 	rc = 0;
 out:
+	for (size_t i = 0; first && last && i < n; i++)
+		free(first[i]), free(last[i]);
 	free(first);
 	free(last);
 	free_values(vers, nv);
 	tk_store_hangs_free(h, n);
-	tk_store_hangs_free(all, nall);
 	return rc;
 }
 
@@ -592,7 +611,7 @@ static void sig_href(req *r, const char *path, const char *kind, const char *sig
 static int signature(req *r)
 {
 	FILE *f = r->f;
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind || !sig)
 		return tk_error_set(&r->err, "a signature page wants kind= and sig="), -2;
 	tk_store_signature_info in;
@@ -875,7 +894,7 @@ static int report_picture(req *r, const char *which, tk_dashboard_response *out)
 /* The durations of a signature's reports: histogram, CDF and box plot (tk_write_stats_svg). */
 static int stats_picture(req *r, tk_dashboard_response *out)
 {
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind || !sig)
 		return tk_error_set(&r->err, "wants kind= and sig="), -2;
 	tk_store_signature_info in;
@@ -897,7 +916,7 @@ static int stats_picture(req *r, tk_dashboard_response *out)
 
 static int picture(req *r, const char *which, tk_dashboard_response *out)
 {
-	const char *kind = kind_arg(r), *sig = r->arg ? r->arg(r->actx, "sig") : NULL;
+	const char *kind = kind_arg(r), *sig = arg_raw(r, "sig");
 	if (!kind)
 		return tk_error_set(&r->err, "kind: expected hang, cpu, disk, crash or launch"), -2;
 	tk_profile *p = sig_profile(r, kind, sig, &r->q);
@@ -1395,8 +1414,137 @@ static void svg_csp(tk_dashboard_response *out)
 	out->csp = out->csp_buf;
 }
 
+/* ---- the answer cache ----
+ * A page or picture costs whole-store queries; the same one again while the store is unchanged
+ * (its change token, tk_store_changes) is answered from here: keyed by the store, the rules, the
+ * path and every argument the answer read (names and values, absent ones too). Answers with
+ * since= (relative to the present) are not kept. */
+#define CACHE_N 64
+#define CACHE_MAX_BODY (4u << 20)
+typedef struct centry {
+	const tk_store *s;
+	const tk_dashboard_options *o;
+	uint64_t token, used;
+	char *path;
+	char **names, **vals; /* as given; vals[i] NULL: the argument was absent */
+	size_t nargs;
+	tk_dashboard_response resp;
+} centry;
+static centry cache[CACHE_N];
+static uint64_t cache_clock;
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void centry_free(centry *e)
+{
+	for (size_t i = 0; i < e->nargs; i++)
+		free(e->names[i]), free(e->vals[i]);
+	free(e->names);
+	free(e->vals);
+	free(e->path);
+	free(e->resp.body);
+	memset(e, 0, sizeof *e);
+}
+
+static void resp_copy(tk_dashboard_response *to, const tk_dashboard_response *from)
+{
+	*to = *from;
+	to->body = malloc(from->n + 1);
+	if (!to->body) {
+		to->n = 0;
+		return;
+	}
+	memcpy(to->body, from->body, from->n);
+	to->body[from->n] = 0;
+	if (from->csp == from->csp_buf)
+		to->csp = to->csp_buf;
+}
+
+static const char *arg_of(tk_dashboard_arg_fn argf, void *actx, const char *name)
+{
+	return argf ? argf(actx, name) : NULL;
+}
+
+static int cache_get(tk_store *s, const tk_dashboard_options *o, uint64_t token, const char *path,
+                     tk_dashboard_arg_fn argf, void *actx, tk_dashboard_response *out)
+{
+	int hit = 0;
+	pthread_mutex_lock(&cache_mu);
+	for (size_t i = 0; i < CACHE_N && !hit; i++) {
+		centry *e = &cache[i];
+		if (!e->path || e->s != s || e->o != o || e->token != token || strcmp(e->path, path) != 0)
+			continue;
+		size_t k = 0;
+		for (; k < e->nargs; k++) {
+			const char *v = arg_of(argf, actx, e->names[k]);
+			if (!v != !e->vals[k] || (v && strcmp(v, e->vals[k]) != 0))
+				break;
+		}
+		if (k < e->nargs)
+			continue;
+		resp_copy(out, &e->resp);
+		hit = out->body != NULL;
+		e->used = ++cache_clock;
+	}
+	pthread_mutex_unlock(&cache_mu);
+	return hit;
+}
+
+static void cache_put(const req *r, uint64_t token, const char *path, const tk_dashboard_response *resp)
+{
+	if (r->uncachable || resp->n > CACHE_MAX_BODY || !resp->body)
+		return;
+	pthread_mutex_lock(&cache_mu);
+	centry *e = &cache[0];
+	for (size_t i = 0; i < CACHE_N; i++) { /* a free slot, one of an older state, or the least used */
+		if (!cache[i].path || cache[i].s != r->s || cache[i].token != token) {
+			e = &cache[i];
+			break;
+		}
+		if (cache[i].used < e->used)
+			e = &cache[i];
+	}
+	centry_free(e);
+	e->s = r->s;
+	e->o = r->o;
+	e->token = token;
+	e->used = ++cache_clock;
+	e->path = strdup(path);
+	e->names = calloc(r->nseen + 1, sizeof *e->names);
+	e->vals = calloc(r->nseen + 1, sizeof *e->vals);
+	resp_copy(&e->resp, resp);
+	int ok = e->path && e->names && e->vals && e->resp.body;
+	for (size_t i = 0; ok && i < r->nseen; i++) {
+		const char *v = arg_of(r->arg, r->actx, r->seen[i]);
+		e->names[i] = strdup(r->seen[i]);
+		e->vals[i] = v ? strdup(v) : NULL;
+		e->nargs = i + 1;
+		ok = e->names[i] && (!v || e->vals[i]);
+	}
+	if (!ok)
+		centry_free(e);
+	pthread_mutex_unlock(&cache_mu);
+}
+
+static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path,
+                              tk_dashboard_arg_fn argf, void *actx, tk_dashboard_response *out, req *rq);
+
 unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path, tk_dashboard_arg_fn argf,
                           void *actx, tk_dashboard_response *out)
+{
+	uint64_t token = 0;
+	tk_error err = {0};
+	int keep = !arg_of(argf, actx, "since") && tk_store_changes(s, &token, &err) == 0;
+	if (keep && cache_get(s, o, token, path, argf, actx, out))
+		return out->status;
+	req r = {0};
+	unsigned status = dashboard_get(s, o, path, argf, actx, out, &r);
+	if (keep && status == 200 && strncmp(path, "/static/", 8) != 0)
+		cache_put(&r, token, path, out);
+	return status;
+}
+
+static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path,
+                              tk_dashboard_arg_fn argf, void *actx, tk_dashboard_response *out, req *rq)
 {
 	memset(out, 0, sizeof *out);
 	out->status = 200;
@@ -1418,7 +1566,11 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 		memcpy(out->body, t, out->n + 1);
 		return 200;
 	}
-	req r = {.s = s, .o = o, .arg = argf, .actx = actx};
+	req *rp = rq, r0 = {0};
+	if (!rp)
+		rp = &r0;
+	*rp = (req){.s = s, .o = o, .arg = argf, .actx = actx};
+#define r (*rp)
 	/* the filters */
 	for (size_t i = 0; i < NFILTERS; i++)
 		r.q.where[filter_keys[i]] = arg(&r, tk_store_key_names[filter_keys[i]]);
@@ -1491,6 +1643,7 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 	if (out->csp == csp_svg)
 		svg_csp(out);
 	return out->status;
+#undef r
 }
 
 void tk_dashboard_response_free(tk_dashboard_response *r)

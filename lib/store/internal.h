@@ -38,10 +38,20 @@ typedef struct tk_store_ops {
 	/* tk_store_overview_get: one row per (group, kind) with its reports in kinds[0] (nkinds = 1),
 	 * then store.c merges; sessions per group come from a row with kinds = NULL */
 	int (*overview)(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err);
+	/* optional: a token that changes whenever the stored data may have (the dashboard's cache) */
+	int (*changes)(void *h, uint64_t *token, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
+
+/* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has
+ * no report) among the reports of q of kind (as tk_store_top_diagnostics names it), in one pass of
+ * the backend's sig_versions instead of a top list of every signature. */
+int tk_store_sig_first_last(tk_store *s, const tk_store_query *q, const char *kind, char *const *sigs, size_t n,
+                            char **first, char **last, tk_error *err);
+/* The backend's change token (ops.changes): 0, 1 when the backend has none, or -1 with err. */
+int tk_store_changes(tk_store *s, uint64_t *token, tk_error *err);
 
 void tk_report_set_id(tk_report *r);
 /* curl_global_init once per process, from whichever thread needs curl first (curl_once.c). */

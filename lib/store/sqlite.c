@@ -28,6 +28,8 @@ typedef struct sq {
 	uint32_t *touched; /* cache entries with a delta in this batch */
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
+	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
+	uint64_t serial;                  /* this connection among the process's (sq_changes) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -70,6 +72,14 @@ static const char *const migrations[] = {
      * this version have none). */
     "CREATE TABLE stacks (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE report_stacks (report BLOB PRIMARY KEY, stack BLOB NOT NULL) WITHOUT ROWID;",
+    /* 4 → 5: covering indexes for the dashboard's groupings (issue 19), each read in its order
+     * without touching the table: per session (hang.rate's inner GROUP BY of the six keys), per
+     * (app, version) of a kind (the overview's percentiles), and per signature with what the top
+     * hangs, first/last versions and a signature's rows read (it replaces reports_sid). */
+    "CREATE INDEX IF NOT EXISTS reports_session ON reports(app, version, build, device, os, session, kind, duration, time);"
+    "CREATE INDEX IF NOT EXISTS reports_app_version ON reports(kind, app, version, duration);"
+    "CREATE INDEX IF NOT EXISTS reports_sig ON reports(sid, kind, duration, version, device, session, id);"
+    "DROP INDEX IF EXISTS reports_sid;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -128,6 +138,62 @@ static void unpack(const void *blob, tk_store_group *g)
 	memcpy(g->q, v + 4, sizeof g->q);
 }
 
+/* ---- percentile answers kept per connection: the dashboard's pages and pictures ask the same
+ * grouped query again (a page, then its picture; the alert rules on every page). Keyed by the query
+ * and the store's change token (sq_changes): an answer is only reused over the same data. */
+
+#define QCACHE_N 16
+typedef struct qcache {
+	char *key[QCACHE_N];
+	uint64_t token[QCACHE_N], used[QCACHE_N], clock;
+	tk_store_group *g[QCACHE_N];
+	size_t n[QCACHE_N], nby[QCACHE_N];
+} qcache;
+
+static tk_store_group *groups_copy(const tk_store_group *g, size_t n, size_t nby)
+{
+	tk_store_group *c = tk_xmalloc((n ? n : 1) * sizeof *c);
+	for (size_t i = 0; i < n; i++) {
+		c[i] = g[i];
+		for (size_t k = 0; k < TK_STORE_NKEYS; k++)
+			c[i].keys[k] = k < nby && g[i].keys[k] ? tk_xstrdup(g[i].keys[k]) : NULL;
+	}
+	return c;
+}
+
+static void qcache_free(sq *s)
+{
+	if (!s->qc)
+		return;
+	for (size_t i = 0; i < QCACHE_N; i++) {
+		free(s->qc->key[i]);
+		tk_store_groups_free(s->qc->g[i], s->qc->n[i]);
+	}
+	free(s->qc);
+	s->qc = NULL;
+}
+
+/* The query as text: every field sq_percentiles reads. */
+static char *query_key(const tk_store_query *q)
+{
+	char *k = sqlite3_mprintf("%s|%d", q->metric ? q->metric : "", (int)q->nby);
+	for (size_t i = 0; i < q->nby; i++) {
+		char *n = sqlite3_mprintf("%s|%d", k, q->by[i]);
+		sqlite3_free(k);
+		k = n;
+	}
+	for (int i = 0; i < TK_STORE_NKEYS; i++) {
+		char *n = q->where[i] ? sqlite3_mprintf("%s|w%d=%Q", k, i, q->where[i]) : sqlite3_mprintf("%s|-", k);
+		sqlite3_free(k);
+		k = n;
+	}
+	char *n = sqlite3_mprintf("%s|%.17g|%Q|%Q", k, q->since, q->signature, q->kind);
+	sqlite3_free(k);
+	char *out = tk_xstrdup(n);
+	sqlite3_free(n);
+	return out;
+}
+
 /* ---- open / schema ---- */
 
 static void sq_close(void *h)
@@ -143,6 +209,7 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sig_bump);
 	sqlite3_finalize(s->stk_add);
 	sqlite3_finalize(s->stk_link);
+	qcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -197,6 +264,8 @@ static int migrate(sq *s, tk_error *err)
 static void *sq_open(const char *path, tk_error *err)
 {
 	sq *s = tk_xcalloc(1, sizeof *s);
+	static _Atomic uint64_t serials;
+	s->serial = ++serials;
 	s->path = tk_xstrdup(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
@@ -570,7 +639,7 @@ static void where_sql(const tk_store_query *q, const char *kinds, const char *co
 			len += (size_t)snprintf(buf + len, n - len, " AND %s = ?", tk_store_key_names[k]);
 	if (q->since > 0)
 		len += (size_t)snprintf(buf + len, n - len, " AND time >= ?");
-	if (q->signature) /* by the signature's row: reports_sid finds its reports */
+	if (q->signature) /* by the signature's row: reports_sig finds its reports */
 		snprintf(buf + len, n - len, " AND sid = (SELECT sid FROM hang_sigs WHERE signature = ?)");
 }
 
@@ -596,6 +665,18 @@ static void by_sql(int by, char *buf, size_t n)
 		snprintf(buf, n, "strftime('%%Y-%%m-%%dT%%H', CAST(time AS INTEGER), 'unixepoch') AS hour");
 	else
 		snprintf(buf, n, "%s", tk_store_by_name(by));
+}
+
+/* What to GROUP BY for a by entry: its name, or for a time bucket the bucket's number (the same
+ * groups as its text, strftime run once per group instead of once per row). */
+static void by_group(int by, char *buf, size_t n)
+{
+	if (by == TK_STORE_BY_DAY || by == TK_STORE_BY_HOUR) {
+		int w = by == TK_STORE_BY_DAY ? 86400 : 3600;
+		snprintf(buf, n, "(CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * %d) / %d", w - 1, w);
+	} else {
+		snprintf(buf, n, "%s", tk_store_by_name(by));
+	}
 }
 
 /* The select list and the names (GROUP BY, ORDER BY) of q->by. */
@@ -636,9 +717,12 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
 	                                    " AND duration >= %.17g THEN " SQ_US(
 	                                        "duration") " ELSE 0 END) END AS hs"
-	                                                    " FROM reports%s GROUP BY app, version, build, device, os, "
+	                                                    " FROM reports%s%s GROUP BY app, version, build, device, os, "
 	                                                    "session) WHERE fg > 0%s%s%s%s",
-	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG, where, q->nby ? " GROUP BY " : "", keys,
+	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
+	    /* the sessions in reports_session's order, from the index alone (no sort, no table); a
+	     * time or signature filter is narrower by its own index */
+	    q->since > 0 || q->signature ? "" : " INDEXED BY reports_session", where, q->nby ? " GROUP BY " : "", keys,
 	    q->nby ? " ORDER BY " : "", keys);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -672,9 +756,50 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	return 0;
 }
 
+static int sq_changes(void *h, uint64_t *token, tk_error *err);
+static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	uint64_t token;
+	if (sq_changes(s, &token, err))
+		return -1;
+	char *key = query_key(q);
+	if (!s->qc)
+		s->qc = tk_xcalloc(1, sizeof *s->qc);
+	qcache *c = s->qc;
+	size_t slot = 0;
+	for (size_t i = 0; i < QCACHE_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			*out = groups_copy(c->g[i], c->n[i], c->nby[i]);
+			*n = c->n[i];
+			return 0;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	if (sq_percentiles_run(s, q, out, n, err)) {
+		free(key);
+		return -1;
+	}
+	free(c->key[slot]);
+	tk_store_groups_free(c->g[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->g[slot] = groups_copy(*out, *n, q->nby);
+	c->n[slot] = *n;
+	c->nby[slot] = q->nby;
+	return 0;
+}
+
+static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
 	if (tk_store_is_hang_rate(q))
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
@@ -682,9 +807,15 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	by_lists(q, sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
+	char groups[512] = "";
+	for (size_t i = 0, gl = 0; i < q->nby; i++) {
+		char one[128];
+		by_group(q->by[i], one, sizeof one);
+		gl += (size_t)snprintf(groups + gl, sizeof groups - gl, "%s%s", i ? ", " : "", one);
+	}
 	char *sql = sqlite3_mprintf("SELECT %s%stk_summary(%s)%s FROM %s%s%s%s%s%s", sel, q->nby ? ", " : "", m->column,
 	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
-	                            keys, q->nby ? " ORDER BY " : "", keys);
+	                            groups, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -736,7 +867,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		return fail(s, err, "top-hangs query");
 	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) FROM reports "
-	                       "INDEXED BY reports_sid WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
+	                       "INDEXED BY reports_sig WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
 	                       " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
@@ -1046,6 +1177,24 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	return 0;
 }
 
+/* Changes by any connection (data_version) and by this one (total_changes) on this connection:
+ * equal tokens, equal data. */
+static int sq_changes(void *h, uint64_t *token, tk_error *err)
+{
+	sq *s = h;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "data_version");
+	int rc = sqlite3_step(st);
+	uint64_t dv = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, err, "data_version");
+	/* the connection too: another store opened later at the same address is not this one */
+	*token = s->serial << 48 ^ dv << 32 ^ (uint64_t)sqlite3_total_changes64(s->db);
+	return 0;
+}
+
 const tk_store_ops tk_store_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -1062,4 +1211,5 @@ const tk_store_ops tk_store_sqlite = {
     .sig_rows = sq_sig_rows,
     .sig_versions = sq_sig_versions,
     .overview = sq_overview,
+    .changes = sq_changes,
 };

@@ -274,6 +274,29 @@ static int first_last(tk_store *s, const tk_store_query *q, tk_store_hang *h, si
 	return rc;
 }
 
+int tk_store_sig_first_last(tk_store *s, const tk_store_query *q, const char *kind, char *const *sigs, size_t n,
+                            char **first, char **last, tk_error *err)
+{
+	const char *kinds = tk_store_kinds_sql(strcmp(kind, "hang") == 0 ? NULL : kind);
+	if (!kinds)
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind, tk_store_diagnostic_kinds());
+	char **vers = tk_xcalloc(n + 1, sizeof *vers);
+	int rc = n ? s->b->sig_versions(s->h, q, kinds, sigs, n, vers, err) : 0;
+	for (size_t i = 0; i < n; i++) {
+		first[i] = last[i] = NULL;
+		if (!rc && vers[i] && vers[i][0])
+			version_range(vers[i], &first[i], &last[i]);
+		free(vers[i]);
+	}
+	free(vers);
+	return rc;
+}
+
+int tk_store_changes(tk_store *s, uint64_t *token, tk_error *err)
+{
+	return s->b->changes ? s->b->changes(s->h, token, err) : 1;
+}
+
 int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
                        tk_error *err)
 {

@@ -133,6 +133,28 @@ check_eq "the read token cannot upload" 401 \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer read-t0ken-1234' --data-binary "@$TMP/up.gz" "$BASE/v1/reports")"
 stop
 
+# ---- the answer cache: the same view again is the same answer; once another process has added
+# reports, every view (page, picture, API) is the new store's answer, not the one kept ----
+D2="sqlite:$TMP/cache.db"
+"$TK" ingest -q --db "$D2" "$G/s0000000" "$G/s0000001"
+start --ui --db "$D2" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
+for u in "/api/stats?by=version" "/api/top" "/" "/stacks" "/trend.svg"; do curl -s "$BASE$u"; done >"$TMP/k1"
+for u in "/api/stats?by=version" "/api/top" "/" "/stacks" "/trend.svg"; do curl -s "$BASE$u"; done >"$TMP/k2"
+check_same_file "a view asked again (from the cache) is the same answer" "$TMP/k1" "$TMP/k2"
+curl -s "$BASE/api/stats?by=version" >"$TMP/k0"
+"$TK" ingest -q --db "$D2" "$G/s0000004" "$G/s0000005"
+curl -s "$BASE/api/stats?by=version" >"$TMP/k3"; "$TK" stats --db "$D2" --by version --json >"$TMP/k4"
+check_same_file "after another process's ingest /api/stats is the new answer (stats --db --json)" "$TMP/k4" "$TMP/k3"
+curl -s "$BASE/api/top" >"$TMP/k5"; "$TK" top-hangs --db "$D2" --json >"$TMP/k6"
+check_same_file "… and /api/top (top-hangs --json)" "$TMP/k6" "$TMP/k5"
+for u in "/" "/stacks" "/trend.svg"; do curl -s "$BASE$u" | md5sum; done >"$TMP/k7"
+stop
+start --ui --db "$D2" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
+for u in "/" "/stacks" "/trend.svg"; do curl -s "$BASE$u" | md5sum; done >"$TMP/k8"
+check_same_file "… and the pages are what a fresh server (no cache) answers" "$TMP/k8" "$TMP/k7"
+check "… and the new answer differs from the one before the ingest" sh -c "! cmp -s '$TMP/k0' '$TMP/k3'"
+stop
+
 # ---- the same fleet in ClickHouse: the API is the CLI's answer there too, pages escape the same ----
 CH="$CH_URL/tk_dash"
 "$TK" ingest --db "$CH" "$G" >"$TMP/ingest-ch.log" 2>&1 || { notok "ingest into ClickHouse" "$(tail -3 "$TMP/ingest-ch.log")"; exit 1; }

@@ -185,7 +185,7 @@ OLD="$TMP/old.db"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000000"
 sqlite3 "$OLD" "DROP TABLE stacks; DROP TABLE report_stacks; PRAGMA user_version = 3;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000001"
-check_eq "sqlite: schema 3 migrates to 4" "4" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 3 migrates to 5" "5" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 id0=$(cat "$TMP/id0") id1=$(cat "$TMP/id1")
 check_eq "sqlite: a report stored before the migration has no stacks" "" "$("$TK" report --db "sqlite:$OLD" --folded "$id0" || echo FAILED)"
 check_eq "sqlite: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "sqlite:$OLD" --folded "$id1")"
