@@ -24,7 +24,8 @@
  *   - "--": the next argument is an operand even if it starts with '-' (or, with TK_CLI_STOP, the
  *     options end there); with TK_CLI_NO_DASHDASH it is an ordinary (unknown) option;
  *   - "-" alone and words not starting with '-' are operands, given to the handler with the table's
- *     TK_CLI_OPERAND entry (its id); a table without one rejects operands;
+ *     TK_CLI_OPERAND entry (its id); a table without one rejects operands (an OPERAND entry with help
+ *     NULL is left out of --help and the docs: a handler that words the refusal itself);
  *   - anything else: "CMD: unknown option 'X' (see tracekit CMD --help)", exit status 2.
  * An option given twice is handed over twice (a value option's last value usually wins; TK_CLI_LIST
  * options, documented as repeatable, collect them). `--help`/`-h` anywhere before "--" prints the
