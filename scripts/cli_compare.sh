@@ -356,6 +356,26 @@ ingest --db D --bogus M
 ingest --db
 ingest -x
 ingest --db D M --help
+upload
+upload --help
+upload --url http://127.0.0.1:1/v1/reports
+upload --url http://127.0.0.1:1/v1/reports --token-file V
+upload --url http://127.0.0.1:1/v1/reports --token-file /nonexistent M
+upload --url=http://127.0.0.1:1/v1/reports --token-file=V --retries 1 --retry-delay 1 M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --retries=1 -j 1 --force M F
+upload --url http://127.0.0.1:1/v1/reports --token-file V --retries 0 M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --retry-delay x M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --jobs 0 M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --jobs 65 M
+upload --url http://127.0.0.1:1/v1/reports --token-file V -j x M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --set bogus --retries 1 M
+upload --url http://127.0.0.1:1/v1/reports --token-file V -
+upload --url http://127.0.0.1:1/v1/reports --token-file V -- M
+upload --url http://127.0.0.1:1/v1/reports --token-file V --retries 1 M --force
+upload --url http://127.0.0.1:1/v1/reports --token-file V --bogus M
+upload --url
+upload -j
+upload M --help
 CASES
 echo "$n command lines, $bad differences"
 [ $bad -eq 0 ]
