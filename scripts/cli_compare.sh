@@ -376,6 +376,29 @@ upload --url http://127.0.0.1:1/v1/reports --token-file V --bogus M
 upload --url
 upload -j
 upload M --help
+serve
+serve --help
+serve --bogus
+serve x
+serve --
+serve -- --ui
+serve --ingest
+serve --ingest --token-file /nonexistent
+serve --ingest --token-file V
+serve --ingest --token-file=V --db=D -v
+serve --ui --read-token-file V
+serve --ui --rules /nonexistent --db D
+serve --ui --max-body 10
+serve --ui --max-body x
+serve --ui --max-body=-2048
+serve --ui --max-stacks 0
+serve --ui --max-seconds x
+serve --ui --workers 0
+serve --ui --header-timeout
+serve --ui --max-per-address -1
+serve --ui --symbols /nonexistent --symbols /nonexistent2 --read-token-file /nonexistent
+serve --listen
+serve --ui --verbose --token-file V --ingest
 CASES
 echo "$n command lines, $bad differences"
 [ $bad -eq 0 ]
