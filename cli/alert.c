@@ -12,30 +12,77 @@
 
 TK_COMMAND(alert, "check alert rules (p95(hang.duration) > 2 s by version) on a fleet store; exit 3 if any breaks")
 
-static const char usage[] =
-    "usage: tracekit alert --db URL --rules FILE [--where K=V,...] [--json] [--now T]\n"
-    "\n"
-    "Checks a rules file against a fleet store (see `tracekit ingest`) and prints every group that\n"
-    "breaks a rule: the rule, the group's keys, its value and the threshold. Exits 3 when any group\n"
-    "breaks a rule, 0 when none does, 1 on an error (a bad rules file: one line naming FILE:LINE), 2 on\n"
-    "a usage error. The numbers are `tracekit stats --db` ones, computed in the database engine.\n"
-    "\n"
-    "A rules file has one rule a line; '#' starts a comment (docs/alerts.md):\n"
-    "  p95(hang.duration) > 2 s by version     a percentile: p50 p90 p95 p99 p99.9\n"
-    "  p99(cpu.duration) > 60 s since 1d       only reports of the last day (d, h, m, s)\n"
-    "  count(hang.duration) > 500 by app.version,device\n"
-    "  cpu.average >= 150 %                    a metric alone is its mean (hang.rate: the fleet's rate)\n"
-    "  max(hang.duration) > 30000 ms           also min, mean; ms is converted to the metric's s\n"
-    "Operators: > >= < <=. Keys for by: app, version, app.version (= app and version), build, device,\n"
-    "os, session. Without by, a rule checks one group: all the selected reports.\n"
-    "\n"
-    "options:\n"
-    "  --db URL         sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
-    "  --rules FILE     the rules (- for standard input)\n"
-    "  --where K=V,...  only reports whose keys match, for every rule (app, version, build, device, os, session)\n"
-    "  --json           one JSON object per breaking group: rule, line, metric, stat, op, threshold, unit,\n"
-    "                   group (the by keys' values), value, count\n"
-    "  --now T          the present as Unix seconds for `since` (default: the clock), to replay a check\n";
+enum { OPT_DB = 1, OPT_RULES, OPT_WHERE, OPT_JSON, OPT_NOW, OPT_STRAY };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL",
+                 "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"),
+    TK_OPT_VALUE(OPT_RULES, "--rules", NULL, "FILE", "the rules (- for standard input)"),
+    TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
+                 "only reports whose keys match, for every rule (app, version, build, device, os, session)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "one JSON object per breaking group: rule, line, metric, stat, op, threshold, unit, group (the by "
+                "keys' values), value, count"),
+    TK_OPT_VALUE(OPT_NOW, "--now", NULL, "T",
+                 "the present as Unix seconds for `since` (default: the clock), to replay a check"),
+    TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL), /* none taken: refused as before, as an unknown option */
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_alert = {
+    .name = "alert",
+    .usage = "tracekit alert --db URL --rules FILE [--where K=V,...] [--json] [--now T]",
+    .about =
+        "Checks a rules file against a fleet store (see `tracekit ingest`) and prints every group that\n"
+        "breaks a rule: the rule, the group's keys, its value and the threshold. Exits 3 when any group\n"
+        "breaks a rule, 0 when none does, 1 on an error (a bad rules file: one line naming FILE:LINE), 2 on\n"
+        "a usage error. The numbers are `tracekit stats --db` ones, computed in the database engine.\n"
+        "\n"
+        "A rules file has one rule a line; '#' starts a comment (docs/alerts.md):\n"
+        "  p95(hang.duration) > 2 s by version     a percentile: p50 p90 p95 p99 p99.9\n"
+        "  p99(cpu.duration) > 60 s since 1d       only reports of the last day (d, h, m, s)\n"
+        "  count(hang.duration) > 500 by app.version,device\n"
+        "  cpu.average >= 150 %                    a metric alone is its mean (hang.rate: the fleet's rate)\n"
+        "  max(hang.duration) > 30000 ms           also min, mean; ms is converted to the metric's s\n"
+        "Operators: > >= < <=. Keys for by: app, version, app.version (= app and version), build, device,\n"
+        "os, session. Without by, a rule checks one group: all the selected reports.\n",
+    .options = options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 19,
+};
+
+typedef struct alert_args {
+	const char *db, *rules_path;
+	double now;
+	int json;
+	char *where;
+	tk_store_query filter;
+} alert_args;
+
+static int alert_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
+{
+	alert_args *A = ctx;
+	tk_error err;
+	char *end;
+	switch (o->id) {
+	case OPT_JSON: A->json = 1; return 0;
+	case OPT_DB: A->db = v; return 0;
+	case OPT_RULES: A->rules_path = v; return 0;
+	case OPT_WHERE:
+		free(A->where);
+		A->where = strdup(v);
+		if (!A->where || tk_store_query_where(&A->filter, A->where, &err))
+			return tk_cli_fail("alert: %s", A->where ? err.msg : "out of memory"), -1;
+		return 0;
+	case OPT_NOW:
+		A->now = strtod(v, &end);
+		if (end == v || *end || !(A->now >= 0 && A->now < 1e11))
+			return tk_cli_usage("alert", "--now wants Unix seconds, not '%s'", v), -1;
+		return 0;
+	}
+	return tk_cli_usage("alert", "unknown option '%s'", spelling), -1;
+}
 
 static const char *const op_names[] = {">", ">=", "<", "<="};
 
@@ -86,53 +133,20 @@ static void put_num(double v)
 
 int cmd_alert(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return 0;
-	}
 	const char *env = getenv("TRACEKIT_DB");
-	const char *db = env && *env ? env : "sqlite:tracekit.db", *rules_path = NULL;
-	double now = (double)time(NULL);
-	int json = 0, rc = 2;
-	char *where = NULL, *text = NULL;
-	tk_store_query filter = {0};
+	alert_args A = {.db = env && *env ? env : "sqlite:tracekit.db", .now = (double)time(NULL)};
+	int rc = tk_cli_parse(&tk_cli_command_alert, argc, argv, 1, alert_option, &A, NULL);
+	const char *db = A.db, *rules_path = A.rules_path;
+	double now = A.now;
+	int json = A.json;
+	char *where = A.where, *text = NULL;
+	tk_store_query filter = A.filter;
 	tk_error err;
-	for (int i = 1; i < argc;) {
-		const char *v;
-		int r;
-		if (strcmp(argv[i], "--json") == 0) {
-			json = 1, i++;
-		} else if ((r = tk_cli_opt("alert", argc, argv, &i, "--db", NULL, &v)) != 0) {
-			if (r < 0)
-				goto out;
-			db = v;
-		} else if ((r = tk_cli_opt("alert", argc, argv, &i, "--rules", NULL, &v)) != 0) {
-			if (r < 0)
-				goto out;
-			rules_path = v;
-		} else if ((r = tk_cli_opt("alert", argc, argv, &i, "--where", NULL, &v)) != 0) {
-			if (r < 0)
-				goto out;
-			free(where);
-			where = strdup(v);
-			if (!where || tk_store_query_where(&filter, where, &err)) {
-				tk_cli_fail("alert: %s", where ? err.msg : "out of memory");
-				goto out;
-			}
-		} else if ((r = tk_cli_opt("alert", argc, argv, &i, "--now", NULL, &v)) != 0) {
-			char *end;
-			if (r < 0)
-				goto out;
-			now = strtod(v, &end);
-			if (end == v || *end || !(now >= 0 && now < 1e11)) {
-				tk_cli_usage("alert", "--now wants Unix seconds, not '%s'", v);
-				goto out;
-			}
-		} else {
-			tk_cli_usage("alert", "unknown option '%s'", argv[i]);
-			goto out;
-		}
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	rc = 2;
 	if (!rules_path) {
 		tk_cli_usage("alert", "--rules FILE is required");
 		goto out;

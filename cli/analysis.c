@@ -137,7 +137,7 @@ static const tk_cli_option read_input_options[] = {
     TK_OPT_END,
 };
 
-static const tk_cli_option read_event_options[] = {
+const tk_cli_option tk_read_event_options[] = {
     TK_OPT_VALUE(
         TK_READ_EVENT, "--event", NULL, "NAME",
         "perf script / simpleperf with several events (-e a,b): read NAME's samples (default: the first event; "
@@ -149,7 +149,7 @@ static const tk_cli_option read_event_options[] = {
 };
 
 const tk_cli_option tk_read_options_table[] = {
-    TK_OPT_INCLUDE(read_event_options),
+    TK_OPT_INCLUDE(tk_read_event_options),
     TK_OPT_INCLUDE(read_input_options),
     TK_OPT_END,
 };
@@ -171,7 +171,7 @@ const tk_cli_option tk_analysis_options[] = {
                 "keep threads whose tid (decimal, or 0x hex) or name is T; repeat for several"),
     TK_OPT_LIST(TK_AN_PROCESS, "--process", NULL, "P",
                 "keep threads of processes whose pid or name is P; repeat for several"),
-    TK_OPT_INCLUDE(read_event_options),
+    TK_OPT_INCLUDE(tk_read_event_options),
     /* the same option as --event NAME (the parser takes the first): a number selects an event */
     TK_OPT_LIST(
         TK_AN_EVENT_N, "--event", NULL, "N",
@@ -302,30 +302,6 @@ int tk_analysis_handle(tk_analysis *a, const tk_cli_option *o, const char *val, 
 void tk_cli_read_warn(void *ctx, const char *message)
 {
 	tk_cli_warn("%s: %s", (const char *)ctx, message);
-}
-
-typedef struct read_ctx {
-	const char *cmd;
-	tk_read_options *ro;
-} read_ctx;
-
-static int read_handler(void *ctx, const tk_cli_option *o, const char *val, const char *spelling)
-{
-	read_ctx *c = ctx;
-	return tk_cli_read_handle(c->cmd, c->ro, o, val, spelling);
-}
-
-int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o)
-{
-	o->warn = tk_cli_read_warn;
-	o->warn_ctx = (void *)cmd;
-	const char *v = strncmp(argv[*i], "--event=", 8) == 0               ? argv[*i] + 8
-	                : strcmp(argv[*i], "--event") == 0 && *i + 1 < argc ? argv[*i + 1]
-	                                                                    : NULL;
-	if (is_number(v)) /* --event N is the caller's (an event filter) */
-		return 0;
-	read_ctx c = {cmd, o};
-	return tk_cli_parse_one(cmd, tk_read_options_table, argc, argv, i, read_handler, &c);
 }
 
 int tk_analysis_check(tk_analysis *a)

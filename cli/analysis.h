@@ -56,6 +56,8 @@ enum {
 extern const tk_cli_option tk_analysis_options[];
 /* --event NAME, --weight, --keep-going, --run: every command that reads profiles (info, stats). */
 extern const tk_cli_option tk_read_options_table[];
+/* --event NAME and --weight alone (stats, whose --keep-going is its own). */
+extern const tk_cli_option tk_read_event_options[];
 
 /* Handle a TK_AN_* or TK_READ_* option (tk_cli_handler's contract: 0, or -1 after printing). */
 int tk_analysis_handle(tk_analysis *a, const tk_cli_option *o, const char *value, const char *spelling);
@@ -63,14 +65,6 @@ int tk_analysis_handle(tk_analysis *a, const tk_cli_option *o, const char *value
  * with numbers = 0 it is refused as an unknown option (commands without event filters). */
 int tk_cli_read_handle(const char *cmd, tk_read_options *ro, const tk_cli_option *o, const char *value,
                        const char *spelling);
-
-/* --event / --weight (tk_cli_read_option) as text, for the commands that still print hand-written
- * help (stats); the converted ones print tk_read_options_table. */
-#define TK_READ_OPTIONS_HELP                                                                                           \
-	"  --event NAME          perf script / simpleperf with several events (-e a,b): read NAME's samples\n"     \
-	"                        (default: the first event; `tracekit info` lists them). Never added together\n"     \
-	"  --weight samples|period  count each sample once (default), or sum each sample's period as\n"              \
-	"                        FlameGraph and inferno do (ns for cpu-clock, cycles, events)\n"
 
 void tk_analysis_init(tk_analysis *a, const char *cmd);
 void tk_analysis_free(tk_analysis *a);
@@ -99,10 +93,6 @@ FILE *tk_analysis_open_output(tk_analysis *a);
  * failed to be written (or write_failed), else 0. */
 int tk_analysis_close_output(tk_analysis *a, int write_failed);
 
-/* The options of tk_read_options_table for a command that parses with a loop of its own (stats):
- * 1 if argv[*i] was one (consumed), 0 if not (--event with a number is not), -1 after an error
- * (printed). Also sets the warning callback. */
-int tk_cli_read_option(const char *cmd, int argc, char **argv, int *i, tk_read_options *o);
 /* Prints a reader's warning (tk_read_options.warn; ctx is the command name). */
 void tk_cli_read_warn(void *ctx, const char *message);
 

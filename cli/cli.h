@@ -8,9 +8,8 @@
  * subcommand touches no other file. Subcommands only wire options to the library.
  *
  * Options are declared once, as a table (options.h: tk_cli_command_NAME) that the parser, --help and
- * docs/cli.md (`tracekit help --markdown`) share. ingest, serve, upload, stats, store, store-query and
- * symbolicate still parse with a loop of their own (tk_cli_opt below) and print hand-written help;
- * options.h says how each converts.
+ * docs/cli.md (`tracekit help --markdown`) share. symbolicate still parses with a loop of its own
+ * (tk_cli_opt, analysis.h) and prints hand-written help; options.h says how it converts.
  */
 #ifndef TK_CLI_H
 #define TK_CLI_H

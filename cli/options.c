@@ -201,6 +201,8 @@ static void help_rows(const tk_cli_option *t, FILE *out, size_t column, int *sta
 			wrap(out, t->help, 2, 2);
 			break;
 		default: {
+			if (t->kind == TK_CLI_OPERAND && !t->help) /* undocumented: operands the handler refuses */
+				break;
 			if (!*started)
 				fputc('\n', out), *started = 1;
 			size_t n = spell(t, names, sizeof names);
@@ -277,6 +279,8 @@ static void md_rows(const tk_cli_option *t, const tk_cli_option *shared, const c
 			fputc('\n', out);
 			break;
 		default: {
+			if (t->kind == TK_CLI_OPERAND && !t->help)
+				break;
 			int value = (t->kind == TK_CLI_VALUE || t->kind == TK_CLI_LIST) && t->arg;
 			fprintf(out, "- `%s%s%s`", t->name, value ? " " : "", value ? t->arg : "");
 			if (t->alias)

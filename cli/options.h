@@ -24,19 +24,19 @@
  *   - "--": the next argument is an operand even if it starts with '-' (or, with TK_CLI_STOP, the
  *     options end there); with TK_CLI_NO_DASHDASH it is an ordinary (unknown) option;
  *   - "-" alone and words not starting with '-' are operands, given to the handler with the table's
- *     TK_CLI_OPERAND entry (its id); a table without one rejects operands;
+ *     TK_CLI_OPERAND entry (its id); a table without one rejects operands (an OPERAND entry with help
+ *     NULL is left out of --help and the docs: a handler that words the refusal itself);
  *   - anything else: "CMD: unknown option 'X' (see tracekit CMD --help)", exit status 2.
  * An option given twice is handed over twice (a value option's last value usually wins; TK_CLI_LIST
  * options, documented as repeatable, collect them). `--help`/`-h` anywhere before "--" prints the
  * help and ends parsing (or, with TK_CLI_HELP_IN_PLACE, only where an option may stand).
  *
- * Converting a remaining subcommand (ingest, serve, upload, stats, store, store-query, symbolicate):
- * replace its usage() text by a table (one row per option; hand-wrapped paragraphs go to about /
- * footer), its strcmp/tk_cli_opt loop by a handler switching on ids, keep the messages its handler
- * prints, and name the command object tk_cli_command_NAME. stats takes the read options by
- * including tk_read_options_table (analysis.h) and handing their ids to tk_cli_read_handle; once
- * it does, TK_READ_OPTIONS_HELP and tk_cli_read_option can go. Run tests/cli/cli_docs.sh and
- * regenerate docs/cli.md (`build/tracekit help --markdown > docs/cli.md`).
+ * Converting the one remaining subcommand (symbolicate): replace its usage() text by a table (one
+ * row per option; hand-wrapped paragraphs go to about / footer), its strcmp/tk_cli_opt loop by a
+ * handler switching on ids, keep the messages its handler prints, and name the command object
+ * tk_cli_command_NAME; then tk_cli_opt can go. Check with scripts/cli_compare.sh against the
+ * previous binary, run tests/cli/cli_docs.sh and regenerate docs/cli.md
+ * (`build/tracekit help --markdown > docs/cli.md`).
  */
 #ifndef TK_CLI_OPTIONS_H
 #define TK_CLI_OPTIONS_H

@@ -10,20 +10,53 @@
 
 TK_COMMAND(report, "one report of a fleet store: its keys, numbers and stacks (folded, or JSON)")
 
-static const char usage[] =
-    "usage: tracekit report [--db URL] [--folded|--json] ID...\n"
-    "\n"
-    "Prints each report ID (64 hex digits, as `tracekit top-hangs` lists examples) of a fleet store:\n"
-    "its kind, keys (app, version, build, device, os, session), record key, start, duration, average\n"
-    "CPU, samples, thread and stack signature, then its stacks as folded lines (what `tracekit collapse\n"
-    "--event N` wrote for its record when it was ingested; reports stored before stacks were kept have\n"
-    "none). Exits 1 when the store has no such report.\n"
-    "\n"
-    "options:\n"
-    "  --db URL   sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
-    "  --folded   the stacks alone (for `tracekit flame -`, `tracekit tree -` …)\n"
-    "  --json     one object per line: id, kind, the keys, rkey, time, duration, avg_cpu, samples,\n"
-    "             thread, signature, folded\n";
+enum { OPT_DB = 1, OPT_FOLDED, OPT_JSON, OPT_ID };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_OPERAND(OPT_ID, "ID", "a report's id: 64 hex digits, as `tracekit top-hangs` lists examples"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL",
+                 "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"),
+    TK_OPT_FLAG(OPT_FOLDED, "--folded", NULL, "the stacks alone (for `tracekit flame -`, `tracekit tree -` …)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "one object per line: id, kind, the keys, rkey, time, duration, avg_cpu, samples, thread, "
+                "signature, folded"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_report = {
+    .name = "report",
+    .usage = "tracekit report [--db URL] [--folded|--json] ID...",
+    .about = "Prints each report ID (64 hex digits, as `tracekit top-hangs` lists examples) of a fleet store:\n"
+             "its kind, keys (app, version, build, device, os, session), record key, start, duration, average\n"
+             "CPU, samples, thread and stack signature, then its stacks as folded lines (what `tracekit collapse\n"
+             "--event N` wrote for its record when it was ingested; reports stored before stacks were kept have\n"
+             "none). Exits 1 when the store has no such report.\n",
+    .options = options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 13,
+};
+
+typedef struct report_args {
+	const char *db;
+	const char **ids;
+	size_t nids;
+	int folded, json;
+} report_args;
+
+static int report_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
+{
+	report_args *R = ctx;
+	switch (o->id) {
+	case OPT_FOLDED: R->folded = 1; return 0;
+	case OPT_JSON: R->json = 1; return 0;
+	case OPT_DB: R->db = v; return 0;
+	case OPT_ID:
+		if (v[0] != '-') /* "-" is no id: refused as an option, as it always was */
+			return R->ids[R->nids++] = v, 0;
+	}
+	return tk_cli_usage("report", "unknown option '%s'", tk_cli_shown(spelling)), -1;
+}
 
 static void put_num(double v)
 {
@@ -35,32 +68,14 @@ static int print_one(tk_store *s, const char *db, const char *id, int folded, in
 
 int cmd_report(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return fputs(usage, stdout), 0;
 	const char *env = getenv("TRACEKIT_DB");
-	const char *db = env && *env ? env : "sqlite:tracekit.db";
-	const char **ids = calloc((size_t)argc, sizeof *ids);
-	size_t nids = 0;
-	int folded = 0, json = 0;
-	for (int i = 1; i < argc;) {
-		const char *v;
-		int r;
-		if (strcmp(argv[i], "--folded") == 0) {
-			folded = 1, i++;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1, i++;
-		} else if ((r = tk_cli_opt("report", argc, argv, &i, "--db", NULL, &v)) != 0) {
-			if (r < 0)
-				return free(ids), 2;
-			db = v;
-		} else if (argv[i][0] == '-') {
-			free(ids);
-			return tk_cli_usage("report", "unknown option '%s'", tk_cli_shown(argv[i]));
-		} else {
-			ids[nids++] = argv[i++];
-		}
-	}
-	int rc = 0;
+	report_args R = {.db = env && *env ? env : "sqlite:tracekit.db", .ids = calloc((size_t)argc, sizeof *R.ids)};
+	int rc = tk_cli_parse(&tk_cli_command_report, argc, argv, 1, report_option, &R, NULL);
+	const char *db = R.db, **ids = R.ids;
+	size_t nids = R.nids;
+	int folded = R.folded, json = R.json;
+	if (rc)
+		return free(ids), rc < 0 ? 0 : rc;
 	if (!nids)
 		rc = tk_cli_usage("report", "which report? (an id, as top-hangs lists them)");
 	else if (folded && json)

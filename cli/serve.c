@@ -22,49 +22,87 @@
 
 TK_COMMAND(serve, "receive uploaded field reports over HTTP into a fleet store (serve --ingest), the dashboard (--ui)")
 
-static const char usage[] =
-    "usage: tracekit serve --ingest --token-file FILE [--db URL] [--listen 127.0.0.1:PORT]\n"
-    "       tracekit serve --ui [--ingest --token-file FILE] [--db URL] [--listen ADDR:PORT] [--read-token-file FILE]\n"
-    "\n"
-    "--ui serves the fleet dashboard (docs/dashboard.md): read-only pages over the store (overview by\n"
-    "version, top stacks with their flame graphs, compare two versions) and a JSON API under /api/,\n"
-    "at http://ADDR:PORT/. It needs --read-token-file when it listens on anything but 127.0.0.1: the\n"
-    "browser then opens http://ADDR:PORT/?token=TOKEN once (a cookie keeps it), API clients send\n"
-    "`Authorization: Bearer TOKEN`. The read token must differ from the ingest token.\n"
-    "\n"
-    "Accepts POST /v1/reports with a gzip'd bundle (docs/store.md: a session's records, meta.json\n"
-    "and images.json, as `tracekit monitor --upload` and `tracekit upload` send them; a gzip'd bare\n"
-    "Records file is accepted too; or one profile, an xctrace export or any input `tracekit ingest`\n"
-    "stores as a profile report, as `tracekit upload FILE` sends it) and an `Authorization: Bearer\n"
-    "TOKEN` header. A bundle is stored in one batch and answered 200 {\"stored\":N,\"duplicates\":M}\n"
-    "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
-    "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
-    "Uploads arriving together are committed together (one transaction, one fsync on SQLite), each\n"
-    "answered once its group committed; they are decoded on several threads meanwhile.\n"
-    "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
-    "413 body, inflated bundle, stacks or decoding time over the limits, 503 the store failed (retry later).\n"
-    "\n"
-    "options:\n"
-    "  --db URL            sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
-    "  --listen ADDR:PORT  address to bind (default 127.0.0.1:8470; port 0 picks a free one)\n"
-    "  --token-file FILE   the bearer token of uploads (first line of FILE); required with --ingest\n"
-    "  --symbols PATH      dSYMs (repeat) naming uploaded Apple reports' frames, as `tracekit ingest\n"
-    "                      --symbols` does, so their signatures carry function names\n"
-    "  --ui                serve the dashboard (read-only) too, or alone\n"
-    "  --rules FILE        alert rules (docs/alerts.md) the dashboard shows with their breaches\n"
-    "  --read-token-file FILE  the dashboard's read token (first line of FILE); required with --ui\n"
-    "                      unless it listens on 127.0.0.1\n"
-    "  --max-body BYTES    largest compressed body (default 16 MiB); bundles inflate to at most 8×\n"
-    "                      that, capped at 256 MiB, and an uploaded profile's own gzip to the same\n"
-    "  --max-stacks N      distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)\n"
-    "  --max-seconds N     time to read an uploaded profile (default 60; Records are bounded by size)\n"
-    "  --workers N         uploads decoded at once (default: the CPUs, 2 to 8)\n"
-    "  --header-timeout N  seconds a client has to send a request's headers (default 10)\n"
-    "  --max-per-address N connections from one IP address (default 16; 0: no limit)\n"
-    "  -v, --verbose       log each upload (address, size, outcome) on stderr\n"
-    "\n"
-    "It prints \"tracekit: serving on http://ADDR:PORT/v1/reports\" on stderr once it accepts uploads,\n"
-    "and stops on SIGINT or SIGTERM.\n";
+enum {
+	OPT_INGEST = 1,
+	OPT_UI,
+	OPT_DB,
+	OPT_LISTEN,
+	OPT_TOKEN_FILE,
+	OPT_SYMBOLS,
+	OPT_RULES,
+	OPT_READ_TOKEN_FILE,
+	OPT_MAX_BODY,
+	OPT_MAX_STACKS,
+	OPT_MAX_SECONDS,
+	OPT_WORKERS,
+	OPT_HEADER_TIMEOUT,
+	OPT_MAX_PER_ADDRESS,
+	OPT_VERBOSE,
+	OPT_STRAY,
+};
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_FLAG(OPT_INGEST, "--ingest", NULL, "accept uploads (POST /v1/reports); needs --token-file"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL",
+                 "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"),
+    TK_OPT_VALUE(OPT_LISTEN, "--listen", NULL, "ADDR:PORT",
+                 "address to bind (default 127.0.0.1:8470; port 0 picks a free one)"),
+    TK_OPT_VALUE(OPT_TOKEN_FILE, "--token-file", NULL, "FILE",
+                 "the bearer token of uploads (first line of FILE); required with --ingest"),
+    TK_OPT_LIST(OPT_SYMBOLS, "--symbols", NULL, "PATH",
+                "dSYMs (repeat) naming uploaded Apple reports' frames, as `tracekit ingest --symbols` does, so "
+                "their signatures carry function names"),
+    TK_OPT_FLAG(OPT_UI, "--ui", NULL, "serve the dashboard (read-only) too, or alone"),
+    TK_OPT_VALUE(OPT_RULES, "--rules", NULL, "FILE", "alert rules (docs/alerts.md) the dashboard shows with their breaches"),
+    TK_OPT_VALUE(OPT_READ_TOKEN_FILE, "--read-token-file", NULL, "FILE",
+                 "the dashboard's read token (first line of FILE); required with --ui unless it listens on "
+                 "127.0.0.1"),
+    TK_OPT_VALUE(OPT_MAX_BODY, "--max-body", NULL, "BYTES",
+                 "largest compressed body (default 16 MiB); bundles inflate to at most 8× that, capped at 256 MiB, "
+                 "and an uploaded profile's own gzip to the same"),
+    TK_OPT_VALUE(OPT_MAX_STACKS, "--max-stacks", NULL, "N",
+                 "distinct stacks an uploaded profile may have (default 200000; ~1.5 KB each)"),
+    TK_OPT_VALUE(OPT_MAX_SECONDS, "--max-seconds", NULL, "N",
+                 "time to read an uploaded profile (default 60; Records are bounded by size)"),
+    TK_OPT_VALUE(OPT_WORKERS, "--workers", NULL, "N", "uploads decoded at once (default: the CPUs, 2 to 8)"),
+    TK_OPT_VALUE(OPT_HEADER_TIMEOUT, "--header-timeout", NULL, "N",
+                 "seconds a client has to send a request's headers (default 10)"),
+    TK_OPT_VALUE(OPT_MAX_PER_ADDRESS, "--max-per-address", NULL, "N",
+                 "connections from one IP address (default 16; 0: no limit)"),
+    TK_OPT_FLAG(OPT_VERBOSE, "--verbose", "-v", "log each upload (address, size, outcome) on stderr"),
+    TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL), /* none taken: refused as an unknown option, as before */
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_serve = {
+    .name = "serve",
+    .usage = "tracekit serve --ingest --token-file FILE [--db URL] [--listen 127.0.0.1:PORT]\n"
+             "tracekit serve --ui [--ingest --token-file FILE] [--db URL] [--listen ADDR:PORT] [--read-token-file "
+             "FILE]",
+    .about = "--ui serves the fleet dashboard (docs/dashboard.md): read-only pages over the store (overview by\n"
+             "version, top stacks with their flame graphs, compare two versions) and a JSON API under /api/,\n"
+             "at http://ADDR:PORT/. It needs --read-token-file when it listens on anything but 127.0.0.1: the\n"
+             "browser then opens http://ADDR:PORT/?token=TOKEN once (a cookie keeps it), API clients send\n"
+             "`Authorization: Bearer TOKEN`. The read token must differ from the ingest token.\n"
+             "\n"
+             "Accepts POST /v1/reports with a gzip'd bundle (docs/store.md: a session's records, meta.json\n"
+             "and images.json, as `tracekit monitor --upload` and `tracekit upload` send them; a gzip'd bare\n"
+             "Records file is accepted too; or one profile, an xctrace export or any input `tracekit ingest`\n"
+             "stores as a profile report, as `tracekit upload FILE` sends it) and an `Authorization: Bearer\n"
+             "TOKEN` header. A bundle is stored in one batch and answered 200 {\"stored\":N,\"duplicates\":M}\n"
+             "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
+             "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
+             "Uploads arriving together are committed together (one transaction, one fsync on SQLite), each\n"
+             "answered once its group committed; they are decoded on several threads meanwhile.\n"
+             "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
+             "413 body, inflated bundle, stacks or decoding time over the limits, 503 the store failed (retry "
+             "later).\n",
+    .options = options,
+    .footer = "It prints \"tracekit: serving on http://ADDR:PORT/v1/reports\" on stderr once it accepts uploads,\n"
+              "and stops on SIGINT or SIGTERM.\n",
+    .flags = TK_CLI_NO_DASHDASH,
+};
 
 /* A connection, for the header deadline: Slowloris holds connections open by sending a header line
  * now and then (each byte resets libmicrohttpd's idle timeout), so the headers of every request get a
@@ -566,18 +604,63 @@ static void done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_Reque
 	}
 }
 
-/* NAME N (or NAME=N): 1 when taken, 0 when argv[*i] is another option, -1 after a message. */
-static int uint_opt(int argc, char **argv, int *i, const char *name, uint32_t min, uint32_t *out)
+/* The value of NAME, a whole number of at least min: 0, or -1 after a message. */
+static int uint_opt(const char *name, const char *v, uint32_t min, uint32_t *out)
 {
-	const char *v;
-	int r = tk_cli_opt("serve", argc, argv, i, name, NULL, &v);
-	if (r <= 0)
-		return r;
 	if (tk_cli_uint("serve", name, v, out) < 0)
 		return -1;
 	if (*out < min)
 		return tk_cli_usage("serve", "%s wants a whole number of at least %u, not '%s'", name, min, v), -1;
-	return 1;
+	return 0;
+}
+
+typedef struct serve_args {
+	server *S;
+	const char *db, *listen, *token_file, *read_token_file, *rules_file, *symbols[64];
+	size_t nsym;
+	int ingest;
+	uint32_t per_address, workers;
+} serve_args;
+
+static int serve_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
+{
+	serve_args *A = ctx;
+	server *S = A->S;
+	uint32_t num;
+	char *end;
+	unsigned long long n;
+	switch (o->id) {
+	case OPT_INGEST: A->ingest = 1; return 0;
+	case OPT_UI: S->ui = 1; return 0;
+	case OPT_VERBOSE: S->verbose = 1; return 0;
+	case OPT_MAX_STACKS: return uint_opt(o->name, v, 1, &num) ? -1 : (S->max_stacks = num, 0);
+	case OPT_MAX_SECONDS: return uint_opt(o->name, v, 1, &num) ? -1 : (S->max_seconds = num, 0);
+	case OPT_HEADER_TIMEOUT: return uint_opt(o->name, v, 1, &num) ? -1 : (S->header_timeout = num, 0);
+	case OPT_MAX_PER_ADDRESS: return uint_opt(o->name, v, 0, &A->per_address);
+	case OPT_WORKERS:
+		if (uint_opt(o->name, v, 1, &A->workers))
+			return -1;
+		if (A->workers > 64)
+			A->workers = 64;
+		return 0;
+	case OPT_DB: A->db = v; return 0;
+	case OPT_LISTEN: A->listen = v; return 0;
+	case OPT_TOKEN_FILE: A->token_file = v; return 0;
+	case OPT_READ_TOKEN_FILE: A->read_token_file = v; return 0;
+	case OPT_RULES: A->rules_file = v; return 0;
+	case OPT_SYMBOLS:
+		if (A->nsym == sizeof A->symbols / sizeof A->symbols[0])
+			return tk_cli_usage("serve", "at most 64 --symbols paths"), -1;
+		A->symbols[A->nsym++] = v;
+		return 0;
+	case OPT_MAX_BODY:
+		n = strtoull(v, &end, 10);
+		if (!*v || *end || v[0] == '-' || n < 1024 || n > (1ull << 32))
+			return tk_cli_usage("serve", "--max-body wants bytes from 1024 to 4294967296, not '%s'", v), -1;
+		S->max_body = (size_t)n;
+		return 0;
+	}
+	return tk_cli_usage("serve", "unknown option '%s'", spelling), -1;
 }
 
 /* The first line of path into out: a token of at least 8 characters. 0, or 1 after a message. */
@@ -600,77 +683,18 @@ static int read_token(const char *path, char *out, size_t cap, int cookie_safe)
 
 int cmd_serve(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	const char *db = getenv("TRACEKIT_DB"), *listen = "127.0.0.1:8470", *token_file = NULL, *read_token_file = NULL,
-	           *rules_file = NULL;
-	if (!db || !*db)
-		db = "sqlite:tracekit.db";
-	int ingest = 0;
+	const char *env = getenv("TRACEKIT_DB");
 	server S = {.max_body = 16u << 20, .max_stacks = 200000, .max_seconds = 60, .header_timeout = 10};
-	uint32_t per_address = 16, workers = 0, num;
-	const char *symbols[64];
-	size_t nsym = 0;
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int r;
-		if (strcmp(a, "--ingest") == 0) {
-			ingest = 1;
-			i++;
-		} else if (strcmp(a, "--ui") == 0) {
-			S.ui = 1;
-			i++;
-		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-			S.verbose = 1;
-			i++;
-		} else if ((r = uint_opt(argc, argv, &i, "--max-stacks", 1, &num)) != 0) {
-			if (r < 0)
-				return 2;
-			S.max_stacks = num;
-		} else if ((r = uint_opt(argc, argv, &i, "--max-seconds", 1, &num)) != 0) {
-			if (r < 0)
-				return 2;
-			S.max_seconds = num;
-		} else if ((r = uint_opt(argc, argv, &i, "--header-timeout", 1, &num)) != 0) {
-			if (r < 0)
-				return 2;
-			S.header_timeout = num;
-		} else if ((r = uint_opt(argc, argv, &i, "--max-per-address", 0, &per_address)) != 0) {
-			if (r < 0)
-				return 2;
-		} else if ((r = uint_opt(argc, argv, &i, "--workers", 1, &workers)) != 0) {
-			if (r < 0)
-				return 2;
-			if (workers > 64)
-				workers = 64;
-		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--db", NULL, &db)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--listen", NULL, &listen)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--token-file", NULL, &token_file)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--read-token-file", NULL, &read_token_file)) ||
-		           (r = tk_cli_opt("serve", argc, argv, &i, "--rules", NULL, &rules_file))) {
-			if (r < 0)
-				return 2;
-		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--symbols", NULL, &v))) {
-			if (r < 0)
-				return 2;
-			if (nsym == sizeof symbols / sizeof symbols[0])
-				return tk_cli_usage("serve", "at most 64 --symbols paths");
-			symbols[nsym++] = v;
-		} else if ((r = tk_cli_opt("serve", argc, argv, &i, "--max-body", NULL, &v))) {
-			if (r < 0)
-				return 2;
-			char *end;
-			unsigned long long n = strtoull(v, &end, 10);
-			if (!*v || *end || v[0] == '-' || n < 1024 || n > (1ull << 32))
-				return tk_cli_usage("serve", "--max-body wants bytes from 1024 to 4294967296, not '%s'",
-				                    v);
-			S.max_body = (size_t)n;
-		} else {
-			return tk_cli_usage("serve", "unknown option '%s'", a);
-		}
-	}
+	serve_args A = {.S = &S, .db = env && *env ? env : "sqlite:tracekit.db", .listen = "127.0.0.1:8470",
+	                .per_address = 16};
+	int prc = tk_cli_parse(&tk_cli_command_serve, argc, argv, 1, serve_option, &A, NULL);
+	if (prc)
+		return prc < 0 ? 0 : prc;
+	const char *db = A.db, *listen = A.listen, *token_file = A.token_file, *read_token_file = A.read_token_file,
+	           *rules_file = A.rules_file, *const *symbols = A.symbols;
+	int ingest = A.ingest;
+	uint32_t per_address = A.per_address, workers = A.workers;
+	size_t nsym = A.nsym;
 	if (!ingest && !S.ui)
 		return tk_cli_fail("serve: say what to serve: --ingest (uploads), --ui (the dashboard) or both"), 2;
 	S.ingest = ingest;

@@ -18,51 +18,90 @@
 
 TK_COMMAND(stats, "percentiles of a metric across many reports and runs; the spread of functions")
 
-static void usage(void)
-{
-	printf(
-	    "usage: tracekit stats [options] INPUT…\n\n"
-	    "Count, mean, weighted mean, min, p50, p90, p95, p99, p99.9 and max of one metric over every\n"
-	    "input: `xctrace export` files, Records files and session directories (tracekit monitor,\n"
-	    "MTHawkeye), or files of plain numbers (--values). Percentiles are exact (type 7, as numpy and\n"
-	    "R) while the values fit the memory limit, then from a mergeable sketch within 1 %%; the output\n"
-	    "says which.\n\n"
-	    "metrics (--metric M):\n"
-	    "  cpu.duration          seconds of each CPU high-load record (Records inputs; the default there)\n"
-	    "  cpu.average           average CPU %% of one core of each high-load record (weighted mean by duration)\n"
-	    "  hang.duration         seconds of each hang (tracekit's hang, MTHawkeye's anr)\n"
-	    "  profile.weight        each input's total weight in its unit (the default for exports)\n"
-	    "  fn.self:NAME          self weight of function NAME in each input (0 where absent)\n"
-	    "  fn.total:NAME         total weight of function NAME in each input (once per sample)\n"
-	    "  thread.weight:NAME    weight of the threads named NAME (or with that tid) in each input\n"
-	    "  MetricKit payloads (docs/metrickit.md): hang.duration (s), cpu.exception_time (s, totalCPUTime),\n"
-	    "  disk.writes (bytes, writesCaused), launch.duration (s) of each diagnostic; and\n"
-	    "  histogram.NAME         a metric payload histogram summed over the inputs (histogram.app.hang.time,\n"
-	    "                        histogram.time.to.first.draw, histogram.application.resume.time …):\n"
-	    "                        percentiles interpolated within buckets, labelled \"from histogram\"\n"
-	    "  NAME is a symbol as `tracekit top` shows it, or BINARY`SYMBOL.\n\n"
-	    "options:\n"
-	    "  --values              inputs are numbers, one per line (# comments, gzip and - are fine)\n"
-	    "  --unit U              the unit to report for --values (default none)\n"
-	    "  --share               fn.* and thread.weight as %% of each input's weight (weighted mean by weight)\n"
-	    "  --json                exactly one object: {\"metric\", \"unit\", \"count\", \"mean\", \"min\", "
-	    "\"p50\",\n"
-	    "                        \"p90\", \"p95\", \"p99\", \"p99.9\", \"max\"}\n"
-	    "  --csv                 a header line and one row (with weighted_mean and method columns)\n"
-	    "  --svg FILE            histogram, CDF with the percentiles marked and box plots per input\n"
-	    "  --bars N              histogram rows in the text output (default 12, 0 = none)\n"
-	    "  --memory-limit MB     keep values exactly up to this much memory (default 1024), then sketch\n"
-	    "  --sketch              use the sketch from the start\n"
-	    "  --sketch-out FILE     write the sketch of this run (mergeable across machines)\n"
-	    "  --sketch-in FILE      merge a sketch written by --sketch-out; repeat for several\n"
-	    "  --keep-going          report bad inputs on stderr and skip them (default: stop at the first)\n"
-	    "  -o, --output FILE     write there instead of standard output\n"
-	    TK_READ_OPTIONS_HELP "\n"
-	    "function spread (--functions):\n"
-	    "  every function's self and total share of each input's weight: p50, p95, p99 and max across\n"
-	    "  the inputs, then the functions that dominate the heaviest 5 %% of inputs (by total weight).\n"
-	    "  --limit N             functions to list (default 25; 0 = all)  --json for the whole table\n");
-}
+enum {
+	OPT_VALUES = 1,
+	OPT_UNIT,
+	OPT_SHARE,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_SVG,
+	OPT_BARS,
+	OPT_MEMORY_LIMIT,
+	OPT_SKETCH,
+	OPT_SKETCH_OUT,
+	OPT_SKETCH_IN,
+	OPT_KEEP_GOING,
+	OPT_OUTPUT,
+	OPT_METRIC,
+	OPT_FUNCTIONS,
+	OPT_LIMIT,
+	OPT_INPUT,
+};
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_OPERAND(OPT_INPUT, "INPUT",
+                   "an `xctrace export` file, a Records file or session directory, MetricKit JSON, a file of "
+                   "numbers (--values), or - for standard input"),
+    TK_OPT_VALUE(OPT_METRIC, "--metric", NULL, "M", "the metric (above)"),
+    TK_OPT_FLAG(OPT_VALUES, "--values", NULL, "inputs are numbers, one per line (# comments, gzip and - are fine)"),
+    TK_OPT_VALUE(OPT_UNIT, "--unit", NULL, "U", "the unit to report for --values (default none)"),
+    TK_OPT_FLAG(OPT_SHARE, "--share", NULL,
+                "fn.* and thread.weight as % of each input's weight (weighted mean by weight)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "exactly one object: {\"metric\", \"unit\", \"count\", \"mean\", \"min\", \"p50\", \"p90\", "
+                "\"p95\", \"p99\", \"p99.9\", \"max\"}"),
+    TK_OPT_FLAG(OPT_CSV, "--csv", NULL, "a header line and one row (with weighted_mean and method columns)"),
+    TK_OPT_VALUE(OPT_SVG, "--svg", NULL, "FILE", "histogram, CDF with the percentiles marked and box plots per input"),
+    TK_OPT_VALUE(OPT_BARS, "--bars", NULL, "N", "histogram rows in the text output (default 12, 0 = none)"),
+    TK_OPT_VALUE(OPT_MEMORY_LIMIT, "--memory-limit", NULL, "MB",
+                 "keep values exactly up to this much memory (default 1024), then sketch"),
+    TK_OPT_FLAG(OPT_SKETCH, "--sketch", NULL, "use the sketch from the start"),
+    TK_OPT_VALUE(OPT_SKETCH_OUT, "--sketch-out", NULL, "FILE",
+                 "write the sketch of this run (mergeable across machines)"),
+    TK_OPT_LIST(OPT_SKETCH_IN, "--sketch-in", NULL, "FILE", "merge a sketch written by --sketch-out; repeat for several"),
+    TK_OPT_FLAG(OPT_KEEP_GOING, "--keep-going", NULL,
+                "report bad inputs on stderr and skip them (default: stop at the first)"),
+    TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "FILE", "write there instead of standard output"),
+    TK_OPT_INCLUDE(tk_read_event_options),
+    TK_OPT_VALUE(TK_READ_RUN, "--run", NULL, "1|2",
+                 "differential folded stacks (STACK BEFORE AFTER): the first or second count (default 2)"),
+    TK_OPT_SECTION("function spread (--functions)"),
+    TK_OPT_FLAG(OPT_FUNCTIONS, "--functions", NULL,
+                "every function's self and total share of each input's weight: p50, p95, p99 and max across the "
+                "inputs, then the functions that dominate the heaviest 5 % of inputs (by total weight); --json for "
+                "the whole table"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "functions to list (default 25; 0 = all)"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_stats = {
+    .name = "stats",
+    .usage = "tracekit stats [options] INPUT…\n"
+             "tracekit stats --db URL [options]   (a fleet store: tracekit stats --db URL --help)",
+    .about =
+        "Count, mean, weighted mean, min, p50, p90, p95, p99, p99.9 and max of one metric over every\n"
+        "input: `xctrace export` files, Records files and session directories (tracekit monitor,\n"
+        "MTHawkeye), or files of plain numbers (--values). Percentiles are exact (type 7, as numpy and\n"
+        "R) while the values fit the memory limit, then from a mergeable sketch within 1 %; the output\n"
+        "says which.\n\n"
+        "metrics (--metric M):\n"
+        "  cpu.duration          seconds of each CPU high-load record (Records inputs; the default there)\n"
+        "  cpu.average           average CPU % of one core of each high-load record (weighted mean by duration)\n"
+        "  hang.duration         seconds of each hang (tracekit's hang, MTHawkeye's anr)\n"
+        "  profile.weight        each input's total weight in its unit (the default for exports)\n"
+        "  fn.self:NAME          self weight of function NAME in each input (0 where absent)\n"
+        "  fn.total:NAME         total weight of function NAME in each input (once per sample)\n"
+        "  thread.weight:NAME    weight of the threads named NAME (or with that tid) in each input\n"
+        "  MetricKit payloads (docs/metrickit.md): hang.duration (s), cpu.exception_time (s, totalCPUTime),\n"
+        "  disk.writes (bytes, writesCaused), launch.duration (s) of each diagnostic; and\n"
+        "  histogram.NAME         a metric payload histogram summed over the inputs (histogram.app.hang.time,\n"
+        "                        histogram.time.to.first.draw, histogram.application.resume.time …):\n"
+        "                        percentiles interpolated within buckets, labelled \"from histogram\"\n"
+        "  NAME is a symbol as `tracekit top` shows it, or BINARY`SYMBOL.\n",
+    .options = options,
+    .flags = TK_CLI_NO_DASHDASH,
+};
 
 /* Output through tk_outfile (path NULL = standard output): whole or not at all. */
 static FILE *out_open(tk_outfile *of, const char *path, tk_error *err)
@@ -512,60 +551,46 @@ static int write_svg(const opts *o, const char *metric, const char *unit, tk_val
 	return 0;
 }
 
+static int stats_option(void *ctx, const tk_cli_option *opt, const char *val, const char *spelling)
+{
+	opts *o = ctx;
+	switch (opt->id) {
+	case OPT_KEEP_GOING: o->keep_going = 1; return 0; /* stats' own: skip inputs (not a reader's lines) */
+	case OPT_JSON: o->json = 1; return 0;
+	case OPT_CSV: o->csv = 1; return 0;
+	case OPT_VALUES: o->values = 1; return 0;
+	case OPT_SHARE: o->share = 1; return 0;
+	case OPT_SKETCH: o->sketch = 1; return 0;
+	case OPT_FUNCTIONS: o->functions = 1; return 0;
+	case OPT_METRIC: o->metric = val; return 0;
+	case OPT_UNIT: o->unit = val; return 0;
+	case OPT_SVG: o->svg = val; return 0;
+	case OPT_SKETCH_OUT: o->sketch_out = val; return 0;
+	case OPT_OUTPUT: o->output = val; return 0;
+	case OPT_SKETCH_IN:
+		o->sketch_in = realloc(o->sketch_in, (o->nsketch_in + 1) * sizeof *o->sketch_in);
+		o->sketch_in[o->nsketch_in++] = val;
+		return 0;
+	case OPT_BARS: return tk_cli_uint("stats", "--bars", val, &o->bars);
+	case OPT_LIMIT: return tk_cli_uint("stats", "--limit", val, &o->limit);
+	case OPT_MEMORY_LIMIT: return tk_cli_uint("stats", "--memory-limit", val, &o->memory_mb);
+	case OPT_INPUT:
+		o->inputs = realloc(o->inputs, (o->ninputs + 1) * sizeof *o->inputs);
+		o->inputs[o->ninputs++] = val;
+		return 0;
+	}
+	return tk_cli_read_handle("stats", &read_opts, opt, val, spelling);
+}
+
+/* 0, 1 after the help was printed, or -1 after a usage error (printed). */
 static int parse_args(int argc, char **argv, opts *o)
 {
 	tk_read_options_init(&read_opts);
-	for (int i = 1; i < argc;) {
-		const char *val;
-		int r;
-		const char *a = argv[i];
-		if (strcmp(a, "--keep-going") == 0) /* stats' own: skip inputs (not a reader's lines) */
-			o->keep_going = 1, i++;
-		else if ((r = tk_cli_read_option("stats", argc, argv, &i, &read_opts)) != 0) {
-			if (r < 0)
-				return -1;
-		} else if (strcmp(a, "--json") == 0)
-			o->json = 1, i++;
-		else if (strcmp(a, "--csv") == 0)
-			o->csv = 1, i++;
-		else if (strcmp(a, "--values") == 0)
-			o->values = 1, i++;
-		else if (strcmp(a, "--share") == 0)
-			o->share = 1, i++;
-		else if (strcmp(a, "--sketch") == 0)
-			o->sketch = 1, i++;
-		else if (strcmp(a, "--functions") == 0)
-			o->functions = 1, i++;
-		else if ((r = tk_cli_opt("stats", argc, argv, &i, "--metric", NULL, &o->metric)) != 0 ||
-		         (r = tk_cli_opt("stats", argc, argv, &i, "--unit", NULL, &o->unit)) != 0 ||
-		         (r = tk_cli_opt("stats", argc, argv, &i, "--svg", NULL, &o->svg)) != 0 ||
-		         (r = tk_cli_opt("stats", argc, argv, &i, "--sketch-out", NULL, &o->sketch_out)) != 0 ||
-		         (r = tk_cli_opt("stats", argc, argv, &i, "--output", "-o", &o->output)) != 0) {
-			if (r < 0)
-				return -1;
-		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--sketch-in", NULL, &val)) != 0) {
-			if (r < 0)
-				return -1;
-			o->sketch_in = realloc(o->sketch_in, (o->nsketch_in + 1) * sizeof *o->sketch_in);
-			o->sketch_in[o->nsketch_in++] = val;
-		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--bars", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("stats", "--bars", val, &o->bars) < 0)
-				return -1;
-		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--limit", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("stats", "--limit", val, &o->limit) < 0)
-				return -1;
-		} else if ((r = tk_cli_opt("stats", argc, argv, &i, "--memory-limit", NULL, &val)) != 0) {
-			if (r < 0 || tk_cli_uint("stats", "--memory-limit", val, &o->memory_mb) < 0)
-				return -1;
-		} else if (a[0] == '-' && a[1]) {
-			tk_cli_fail("stats: unknown option '%s' (see tracekit stats --help)", a);
-			return -1;
-		} else {
-			o->inputs = realloc(o->inputs, (o->ninputs + 1) * sizeof *o->inputs);
-			o->inputs[o->ninputs++] = a;
-			i++;
-		}
-	}
+	read_opts.warn = tk_cli_read_warn;
+	read_opts.warn_ctx = (void *)"stats";
+	int rc = tk_cli_parse(&tk_cli_command_stats, argc, argv, 1, stats_option, o, NULL);
+	if (rc)
+		return rc < 0 ? 1 : -1;
 	if (o->json + o->csv > 1) {
 		tk_cli_fail("stats: --json and --csv exclude each other");
 		return -1;
@@ -627,8 +652,6 @@ static int run_functions(const opts *o)
 
 int cmd_stats(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv))
-		return usage(), 0;
 	opts o = {0};
 	o.bars = 12;
 	o.limit = 25;
@@ -639,8 +662,9 @@ int cmd_stats(int argc, char **argv)
 	char unit[32] = "";
 	const char *metric = NULL;
 	char *sk_metric = NULL, *sk_unit = NULL, *metric_buf = NULL;
-	if (parse_args(argc, argv, &o) < 0) {
-		rc = 2; /* a usage error: one line, exit 2 */
+	int parsed = parse_args(argc, argv, &o);
+	if (parsed) {
+		rc = parsed > 0 ? 0 : 2; /* the help, or a usage error: one line, exit 2 */
 		goto out;
 	}
 	if (o.functions) {

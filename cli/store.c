@@ -7,22 +7,42 @@
 
 TK_COMMAND(store, "maintain a fleet store: `store compact` (ClickHouse: each report once, faster queries)")
 
-static const char usage[] =
-    "usage: tracekit store compact [--db URL]\n"
-    "\n"
-    "ClickHouse: removes the extra copies of reports that ingesters racing on the same new reports\n"
-    "left (each report is kept once, reports ingested meanwhile are kept), merges the tables' parts\n"
-    "and prunes tracekit_ingests, so grouped queries stop reading every report through a\n"
-    "deduplicating subquery (see docs/store.md). SQLite (which never stores a report twice):\n"
-    "ANALYZE, VACUUM and a WAL checkpoint. Says what it did on one line.\n"
-    "\n"
-    "options:\n"
-    "  --db URL   sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n";
+enum { OPT_DB = 1, OPT_STRAY };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL",
+                 "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"),
+    TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL), /* none taken after the action: refused as an unknown option */
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_store = {
+    .name = "store",
+    .usage = "tracekit store compact [--db URL]",
+    .about = "ClickHouse: removes the extra copies of reports that ingesters racing on the same new reports\n"
+             "left (each report is kept once, reports ingested meanwhile are kept), merges the tables' parts\n"
+             "and prunes tracekit_ingests, so grouped queries stop reading every report through a\n"
+             "deduplicating subquery (see docs/store.md). SQLite (which never stores a report twice):\n"
+             "ANALYZE, VACUUM and a WAL checkpoint. Says what it did on one line.\n",
+    .options = options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 13,
+};
+
+static int store_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
+{
+	if (o->id == OPT_DB) {
+		*(const char **)ctx = v;
+		return 0;
+	}
+	return tk_cli_usage("store", "unknown option '%s'", tk_cli_shown(spelling)), -1;
+}
 
 int cmd_store(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
+	if (tk_cli_wants_help(argc, argv)) { /* before the action is checked */
+		tk_cli_help(&tk_cli_command_store, stdout);
 		return 0;
 	}
 	if (argc < 2)
@@ -30,15 +50,9 @@ int cmd_store(int argc, char **argv)
 	if (strcmp(argv[1], "compact") != 0)
 		return tk_cli_usage("store", "unknown action '%s' (tracekit store compact)", tk_cli_shown(argv[1]));
 	const char *env = getenv("TRACEKIT_DB"), *db = env && *env ? env : "sqlite:tracekit.db";
-	for (int i = 2; i < argc;) {
-		const char *v = NULL;
-		int r = tk_cli_opt("store", argc, argv, &i, "--db", NULL, &v);
-		if (r < 0)
-			return 2;
-		if (r == 0)
-			return tk_cli_usage("store", "unknown option '%s'", tk_cli_shown(argv[i]));
-		db = v;
-	}
+	int rc = tk_cli_parse(&tk_cli_command_store, argc, argv, 2, store_option, &db, NULL);
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	tk_error err;
 	tk_store *s = tk_store_open(db, &err);
 	tk_store_compact_result r;

@@ -13,32 +13,137 @@
 TK_COMMAND(top_hangs, "the stacks behind most hangs in a fleet store: count, sessions, P50/P95 duration")
 TK_COMMAND(top_diagnostics, "the stacks behind most events of a kind (hang, cpu, disk, crash, launch) in a fleet store")
 
-#define SIG_USAGE                                                                                                      \
-	"  --signature SIG  only the reports with this stack signature; with it:\n"                                    \
-	"    --folded       the signature's aggregated flame graph: every stack of its reports merged (folded\n"       \
-	"                   lines in byte order, counts summed), for `tracekit flame -`\n"                             \
-	"    --max-reports N  --folded over the first N of its reports by id only\n"                                   \
-	"    --detail       count, sessions, first/last version, reports per version and per device, the\n"            \
-	"                   duration summary and every duration, example report ids (text, or --json)\n"               \
-	"    --examples N   --detail lists N example ids (default 5)\n"
+enum {
+	OPT_DB = 1,
+	OPT_WHERE,
+	OPT_SINCE,
+	OPT_LIMIT,
+	OPT_JSON,
+	OPT_KIND,
+	OPT_SIGNATURE,
+	OPT_FOLDED,
+	OPT_MAX_REPORTS,
+	OPT_DETAIL,
+	OPT_EXAMPLES,
+	OPT_METRIC,
+	OPT_BY,
+	OPT_OVERVIEW,
+	OPT_STRAY,
+};
 
-static const char top_usage[] =
-    "usage: tracekit top-hangs [options]\n"
-    "\n"
-    "Groups the hangs in a fleet store (see `tracekit ingest`) by stack signature — the first five\n"
-    "app frames of the blocked thread at detection, leaf first, symbol names where the ingesting\n"
-    "machine could name them, otherwise image+offset — and lists the most frequent: hang count,\n"
-    "sessions affected, P50 and P95 duration (exact, type 7) and the id of one example report.\n"
-    "\n"
-    "options:\n"
-    "  --db URL         sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
-    "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
-    "  --since D        only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
-    "  --limit N        at most N signatures (default 10)\n"
-    "  --json           one JSON object per signature (with first_version, last_version: the lowest\n"
-    "                   and highest version among its reports, versions compared as numbers)\n" SIG_USAGE;
+#define DB_HELP "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"
 
-/* Options shared by both commands. Returns 0, 2 (usage) or 1. */
+/* --signature and what it enables (top-hangs, top-diagnostics). */
+static const tk_cli_option signature_options[] = {
+    TK_OPT_VALUE(OPT_SIGNATURE, "--signature", NULL, "SIG", "only the reports with this stack signature; with it:"),
+    TK_OPT_FLAG(OPT_FOLDED, "--folded", NULL,
+                "the signature's aggregated flame graph: every stack of its reports merged (folded lines in "
+                "byte order, counts summed), for `tracekit flame -`"),
+    TK_OPT_VALUE(OPT_MAX_REPORTS, "--max-reports", NULL, "N", "--folded over the first N of its reports by id only"),
+    TK_OPT_FLAG(OPT_DETAIL, "--detail", NULL,
+                "count, sessions, first/last version, reports per version and per device, the duration "
+                "summary and every duration, example report ids (text, or --json)"),
+    TK_OPT_VALUE(OPT_EXAMPLES, "--examples", NULL, "N", "--detail lists N example ids (default 5)"),
+    TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL), /* none taken: refused as an unknown option, as before */
+    TK_OPT_END,
+};
+
+static const tk_cli_option top_options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL", DB_HELP),
+    TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
+                 "only reports whose keys match (app, version, build, device, os, session)"),
+    TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
+                 "only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "one JSON object per signature (with first_version, last_version: the lowest and highest "
+                "version among its reports, versions compared as numbers)"),
+    TK_OPT_INCLUDE(signature_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_top_hangs = {
+    .name = "top-hangs",
+    .usage = "tracekit top-hangs [options]",
+    .about = "Groups the hangs in a fleet store (see `tracekit ingest`) by stack signature — the first five\n"
+             "app frames of the blocked thread at detection, leaf first, symbol names where the ingesting\n"
+             "machine could name them, otherwise image+offset — and lists the most frequent: hang count,\n"
+             "sessions affected, P50 and P95 duration (exact, type 7) and the id of one example report.\n",
+    .options = top_options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 19,
+};
+
+static const tk_cli_option diag_options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_VALUE(OPT_KIND, "--kind", NULL, "KIND",
+                 "hang (hangs, ANRs), cpu (CPU high-load and CPU-limit exceptions), cpu-highload, cpu-exception, "
+                 "disk (disk-write limits), crash, launch, marker"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL", DB_HELP),
+    TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
+                 "only reports whose keys match (app, version, build, device, os, session)"),
+    TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
+                 "only events that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+    TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, "one JSON object per signature (with first_version, last_version)"),
+    TK_OPT_INCLUDE(signature_options),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_top_diagnostics = {
+    .name = "top-diagnostics",
+    .usage = "tracekit top-diagnostics --kind KIND [options]",
+    .about =
+        "Groups the reports of one kind of event in a fleet store (see `tracekit ingest`: every event of an\n"
+        "ingested input is a report, whichever reader read it) by stack signature — the first five app\n"
+        "frames, leaf first — and lists the most frequent: count, sessions affected, P50 and P95 duration\n"
+        "(exact, type 7) and the id of one example report. `--kind hang` answers what `tracekit top-hangs` "
+        "does.\n",
+    .options = diag_options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 19,
+};
+
+static const tk_cli_option stats_db_options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_VALUE(OPT_DB, "--db", NULL, "URL", "sqlite:PATH or clickhouse://HOST:PORT/DB"),
+    TK_OPT_VALUE(OPT_METRIC, "--metric", NULL, "M",
+                 "hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%); hang.rate (s/h: "
+                 "Apple's hang rate, s of hangs >= 250 ms per hour of foreground time, per session; mean = the "
+                 "pooled rate; docs/store.md) of profile inputs (xctrace exports): profile.weight, fn.self:NAME, "
+                 "fn.total:NAME (in the profiles' unit; a function absent from a profile weighs 0 there)"),
+    TK_OPT_VALUE(OPT_BY, "--by", NULL, "KEYS",
+                 "group by app, version, app.version (= app and version), build, device, os, session, and one "
+                 "time bucket: day (\"2026-11-20\") or hour (\"2026-11-20T13\"), the UTC day or hour a report "
+                 "started; comma-separated (day,version)"),
+    TK_OPT_VALUE(OPT_SIGNATURE, "--signature", NULL, "SIG",
+                 "only the reports with this stack signature (as top-hangs shows it)"),
+    TK_OPT_FLAG(OPT_OVERVIEW, "--overview", NULL,
+                "instead of a metric: per group, the distinct sessions that sent reports and the reports per kind "
+                "({keys…, \"sessions\", \"reports\", \"kinds\": {…}})"),
+    TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...", "only reports whose keys match"),
+    TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
+                 "only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL,
+                "one object per group: the group's keys, then `tracekit stats --json`'s fields"),
+    TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL),
+    TK_OPT_END,
+};
+
+/* `tracekit stats --db URL …` (cli/main.c hands stats here when it sees --db; `--help` there prints
+ * this, and stats's own help points to it). */
+static const tk_cli_command tk_cli_stats_db_command = {
+    .name = "stats",
+    .usage = "tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--json]",
+    .about = "The summary of `tracekit stats` (count, mean, min, P50, P90, P95, P99, P99.9, max; exact type 7)\n"
+             "over the reports in a fleet store (see `tracekit ingest`), computed in the database engine, one\n"
+             "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n",
+    .options = stats_db_options,
+    .flags = TK_CLI_NO_DASHDASH,
+    .column = 20,
+};
+
 typedef struct qopts {
 	const char *db;
 	tk_store_query q;
@@ -47,94 +152,67 @@ typedef struct qopts {
 	char *where;
 	int folded, detail, overview;
 	size_t max_reports, examples;
+	const char *name;
 } qopts;
 
-static const char diag_usage[] =
-    "usage: tracekit top-diagnostics --kind KIND [options]\n"
-    "\n"
-    "Groups the reports of one kind of event in a fleet store (see `tracekit ingest`: every event of an\n"
-    "ingested input is a report, whichever reader read it) by stack signature — the first five app\n"
-    "frames, leaf first — and lists the most frequent: count, sessions affected, P50 and P95 duration\n"
-    "(exact, type 7) and the id of one example report. `--kind hang` answers what `tracekit top-hangs` does.\n"
-    "\n"
-    "options:\n"
-    "  --kind KIND      hang (hangs, ANRs), cpu (CPU high-load and CPU-limit exceptions), cpu-highload,\n"
-    "                   cpu-exception, disk (disk-write limits), crash, launch, marker\n"
-    "  --db URL         sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB\n"
-    "  --where K=V,...  only reports whose keys match (app, version, build, device, os, session)\n"
-    "  --since D        only events that started in the last D (7d, 12h, 30m) or after Unix seconds D\n"
-    "  --limit N        at most N signatures (default 10)\n"
-    "  --json           one JSON object per signature (with first_version, last_version)\n" SIG_USAGE;
+static int query_option(void *ctx, const tk_cli_option *opt, const char *v, const char *spelling)
+{
+	qopts *o = ctx;
+	const char *name = o->name;
+	tk_error err;
+	char *end;
+	long n;
+	switch (opt->id) {
+	case OPT_JSON: o->json = 1; return 0;
+	case OPT_FOLDED: o->folded = 1; return 0;
+	case OPT_DETAIL: o->detail = 1; return 0;
+	case OPT_OVERVIEW: o->overview = 1; return 0;
+	case OPT_DB: o->db = v; return 0;
+	case OPT_KIND: o->q.kind = v; return 0;
+	case OPT_METRIC: o->q.metric = v; return 0;
+	case OPT_SIGNATURE: o->q.signature = v; return 0;
+	case OPT_BY:
+		if (tk_store_query_by(&o->q, v, &err))
+			return tk_cli_fail("%s: %s", name, err.msg), -1;
+		return 0;
+	case OPT_WHERE:
+		free(o->where);
+		o->where = strdup(v);
+		if (tk_store_query_where(&o->q, o->where, &err))
+			return tk_cli_fail("%s: %s", name, err.msg), -1;
+		return 0;
+	case OPT_SINCE:
+		if (tk_store_query_since(&o->q, v, (double)time(NULL), &err))
+			return tk_cli_fail("%s: %s", name, err.msg), -1;
+		return 0;
+	case OPT_MAX_REPORTS:
+	case OPT_EXAMPLES:
+		n = strtol(v, &end, 10);
+		if (*end || n < 0 || n > 100000000)
+			return tk_cli_fail("%s: %s wants a whole number from 0 to 100000000, not '%s'", name,
+			                   opt->name, v),
+			       -1;
+		*(opt->id == OPT_MAX_REPORTS ? &o->max_reports : &o->examples) = (size_t)n;
+		return 0;
+	case OPT_LIMIT:
+		n = strtol(v, &end, 10);
+		if (*end || n < 1 || n > 1000000)
+			return tk_cli_fail("%s: --limit wants a whole number from 1 to 1000000, not '%s'", name, v), -1;
+		o->limit = (size_t)n;
+		return 0;
+	}
+	return tk_cli_usage(name, "unknown option '%s'", spelling), -1;
+}
 
-static int parse(int argc, char **argv, qopts *o, int stats, const char *name)
+/* The options of one of the commands into o. Returns 0, -1 (the help was printed), 2 (usage) or 1. */
+static int parse(int argc, char **argv, qopts *o, const tk_cli_command *c)
 {
 	const char *db = getenv("TRACEKIT_DB");
 	o->db = db && *db ? db : "sqlite:tracekit.db";
 	o->limit = 10;
-	tk_error err;
 	o->examples = 5;
-	static const char *const with_value[] = {"--db",    "--metric", "--by",        "--where",       "--since",
-	                                         "--limit", "--kind",   "--signature", "--max-reports", "--examples"};
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int *flag = strcmp(a, "--json") == 0                ? &o->json
-		            : !stats && strcmp(a, "--folded") == 0  ? &o->folded
-		            : !stats && strcmp(a, "--detail") == 0  ? &o->detail
-		            : stats && strcmp(a, "--overview") == 0 ? &o->overview
-		                                                    : NULL;
-		if (flag) {
-			*flag = 1;
-			i++;
-			continue;
-		}
-		int r = 0;
-		for (size_t k = 0; k < sizeof with_value / sizeof with_value[0] && r == 0; k++)
-			if ((r = tk_cli_opt(name, argc, argv, &i, with_value[k], NULL, &v)) > 0)
-				a = with_value[k];
-		if (r < 0)
-			return 2;
-		if (r == 0)
-			return tk_cli_usage(name, "unknown option '%s'", a);
-		if (strcmp(a, "--db") == 0) {
-			o->db = v;
-		} else if (strcmp(name, "top-diagnostics") == 0 && strcmp(a, "--kind") == 0) {
-			o->q.kind = v;
-		} else if (stats && strcmp(a, "--metric") == 0) {
-			o->q.metric = v;
-		} else if (stats && strcmp(a, "--by") == 0) {
-			if (tk_store_query_by(&o->q, v, &err))
-				return tk_cli_fail("%s: %s", name, err.msg), 2;
-		} else if (strcmp(a, "--where") == 0) {
-			free(o->where);
-			o->where = strdup(v);
-			if (tk_store_query_where(&o->q, o->where, &err))
-				return tk_cli_fail("%s: %s", name, err.msg), 2;
-		} else if (strcmp(a, "--since") == 0) {
-			if (tk_store_query_since(&o->q, v, (double)time(NULL), &err))
-				return tk_cli_fail("%s: %s", name, err.msg), 2;
-		} else if (strcmp(a, "--signature") == 0) {
-			o->q.signature = v;
-		} else if (!stats && (strcmp(a, "--max-reports") == 0 || strcmp(a, "--examples") == 0)) {
-			char *end;
-			long n = strtol(v, &end, 10);
-			if (*end || n < 0 || n > 100000000)
-				return tk_cli_fail("%s: %s wants a whole number from 0 to 100000000, not '%s'", name, a,
-				                   v),
-				       2;
-			*(a[2] == 'm' ? &o->max_reports : &o->examples) = (size_t)n;
-		} else if (!stats && strcmp(a, "--limit") == 0) {
-			char *end;
-			long n = strtol(v, &end, 10);
-			if (*end || n < 1 || n > 1000000)
-				return tk_cli_fail("%s: --limit wants a whole number from 1 to 1000000, not '%s'", name,
-				                   v),
-				       2;
-			o->limit = (size_t)n;
-		} else {
-			return tk_cli_usage(name, "%s is not an option of %s", a, name);
-		}
-	}
-	return 0;
+	o->name = c->name;
+	return tk_cli_parse(c, argc, argv, 1, query_option, o, NULL);
 }
 
 static void put_num(double v)
@@ -254,12 +332,10 @@ static int signature_page(qopts *o, const char *kind, const char *name)
 static int top(int argc, char **argv, const char *name)
 {
 	int diag = strcmp(name, "top-diagnostics") == 0;
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(diag ? diag_usage : top_usage, stdout);
-		return 0;
-	}
 	qopts o = {0};
-	int rc = parse(argc, argv, &o, 0, name);
+	int rc = parse(argc, argv, &o, diag ? &tk_cli_command_top_diagnostics : &tk_cli_command_top_hangs);
+	if (rc < 0)
+		return 0;
 	if (!rc && diag && !o.q.kind)
 		rc = tk_cli_usage(name, "--kind is required (%s)", tk_store_diagnostic_kinds());
 	if (!rc && (o.folded || o.detail) && !o.q.signature)
@@ -309,29 +385,6 @@ int cmd_top_diagnostics(int argc, char **argv)
 	return top(argc, argv, "top-diagnostics");
 }
 
-static const char stats_usage[] =
-    "usage: tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--json]\n"
-    "\n"
-    "The summary of `tracekit stats` (count, mean, min, P50, P90, P95, P99, P99.9, max; exact type 7)\n"
-    "over the reports in a fleet store (see `tracekit ingest`), computed in the database engine, one\n"
-    "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n"
-    "\n"
-    "  --db URL          sqlite:PATH or clickhouse://HOST:PORT/DB\n"
-    "  --metric M        hang.duration (default; hangs and ANRs, s), cpu.duration (s), cpu.average (%);\n"
-    "                    hang.rate (s/h: Apple's hang rate, s of hangs >= 250 ms per hour of foreground\n"
-    "                    time, per session; mean = the pooled rate; docs/store.md)\n"
-    "                    of profile inputs (xctrace exports): profile.weight, fn.self:NAME, fn.total:NAME\n"
-    "                    (in the profiles' unit; a function absent from a profile weighs 0 there)\n"
-    "  --by KEYS         group by app, version, app.version (= app and version), build, device, os,\n"
-    "                    session, and one time bucket: day (\"2026-11-20\") or hour (\"2026-11-20T13\"),\n"
-    "                    the UTC day or hour a report started; comma-separated (day,version)\n"
-    "  --signature SIG   only the reports with this stack signature (as top-hangs shows it)\n"
-    "  --overview        instead of a metric: per group, the distinct sessions that sent reports and\n"
-    "                    the reports per kind ({keys…, \"sessions\", \"reports\", \"kinds\": {…}})\n"
-    "  --where K=V,...   only reports whose keys match\n"
-    "  --since D         only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D\n"
-    "  --json            one object per group: the group's keys, then `tracekit stats --json`'s fields\n";
-
 /* stats --db --overview: sessions and reports per kind, per group. */
 static int overview(qopts *o)
 {
@@ -378,12 +431,10 @@ static int overview(qopts *o)
 
 int tk_cli_stats_db(int argc, char **argv)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(stats_usage, stdout);
-		return 0;
-	}
 	qopts o = {0};
-	int rc = parse(argc, argv, &o, 1, "stats");
+	int rc = parse(argc, argv, &o, &tk_cli_stats_db_command);
+	if (rc < 0)
+		return 0;
 	if (rc) {
 		free(o.where);
 		return rc;

@@ -11,27 +11,41 @@
 
 TK_COMMAND(upload, "send monitor sessions to a `tracekit serve --ingest` endpoint, retrying until acknowledged")
 
-static const char usage[] =
-    "usage: tracekit upload --url URL --token-file FILE [options] DIR|PROFILE...\n"
-    "\n"
-    "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
-    "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
-    "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
-    "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
-    "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
-    "A PROFILE (an xctrace export, or any other file `tracekit ingest` stores as a profile report; in a\n"
-    "directory tree, files named *.xml and *.xml.gz, Apple reports and MetricKit payloads found by\n"
-    "content) is sent too, with --set's keys, and stored exactly\n"
-    "as `tracekit ingest --set … PROFILE` stores it; nothing is written beside it (resending is\n"
-    "harmless: the server keeps one copy). MetricKit payload files (*.json, *.jsonl, gzip'd too, in a\n"
-    "tree) are sent the same way: the server stores their diagnostics and metric payloads.\n"
-    "\n"
-    "options:\n"
-    "  --set K=V,...      keys for sessions without meta.json (app, version, build, device, os, session)\n"
-    "  --retries N        attempts per session (default 8)\n"
-    "  --retry-delay MS   first back-off delay (default 500, doubling up to 30000)\n"
-    "  --force            send sessions already marked uploaded too\n"
-    "  -j, --jobs N       uploads in flight at once (default 8; the server commits them together)\n";
+enum { OPT_URL = 1, OPT_TOKEN_FILE, OPT_SET, OPT_RETRIES, OPT_RETRY_DELAY, OPT_FORCE, OPT_JOBS, OPT_INPUT };
+
+static const tk_cli_option options[] = {
+    TK_OPT_SECTION("options"),
+    TK_OPT_OPERAND(OPT_INPUT, "DIR|PROFILE",
+                   "a session directory, a directory of sessions, or a profile; the options end at the first"),
+    TK_OPT_VALUE(OPT_URL, "--url", NULL, "URL", "http://HOST:PORT/v1/reports of `tracekit serve --ingest`"),
+    TK_OPT_VALUE(OPT_TOKEN_FILE, "--token-file", NULL, "FILE", "the upload token (its first line)"),
+    TK_OPT_VALUE(OPT_SET, "--set", NULL, "K=V,...",
+                 "keys for sessions without meta.json (app, version, build, device, os, session)"),
+    TK_OPT_VALUE(OPT_RETRIES, "--retries", NULL, "N", "attempts per session (default 8)"),
+    TK_OPT_VALUE(OPT_RETRY_DELAY, "--retry-delay", NULL, "MS", "first back-off delay (default 500, doubling up to 30000)"),
+    TK_OPT_FLAG(OPT_FORCE, "--force", NULL, "send sessions already marked uploaded too"),
+    TK_OPT_VALUE(OPT_JOBS, "--jobs", "-j", "N", "uploads in flight at once (default 8; the server commits them together)"),
+    TK_OPT_END,
+};
+
+const tk_cli_command tk_cli_command_upload = {
+    .name = "upload",
+    .usage = "tracekit upload --url URL --token-file FILE [options] DIR|PROFILE...",
+    .about = "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
+             "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
+             "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
+             "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
+             "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
+             "A PROFILE (an xctrace export, or any other file `tracekit ingest` stores as a profile report; in a\n"
+             "directory tree, files named *.xml and *.xml.gz, Apple reports and MetricKit payloads found by\n"
+             "content) is sent too, with --set's keys, and stored exactly\n"
+             "as `tracekit ingest --set … PROFILE` stores it; nothing is written beside it (resending is\n"
+             "harmless: the server keeps one copy). MetricKit payload files (*.json, *.jsonl, gzip'd too, in a\n"
+             "tree) are sent the same way: the server stores their diagnostics and metric payloads.\n",
+    .options = options,
+    .flags = TK_CLI_STOP | TK_CLI_NO_DASHDASH,
+    .column = 21,
+};
 
 typedef struct item {
 	char *path;
@@ -158,54 +172,55 @@ static void one(up *U, const char *dir)
 	add_item(U, dir, 0);
 }
 
-int cmd_upload(int argc, char **argv)
+typedef struct upload_args {
+	up U;
+	uint32_t jobs;
+	const char *token_file, *set;
+} upload_args;
+
+static int upload_option(void *ctx, const tk_cli_option *o, const char *v, const char *spelling)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
+	upload_args *A = ctx;
+	char *end;
+	long n;
+	switch (o->id) {
+	case OPT_JOBS:
+		if (tk_cli_uint("upload", "--jobs", v, &A->jobs) < 0)
+			return -1;
+		if (A->jobs < 1 || A->jobs > 64)
+			return tk_cli_usage("upload", "--jobs wants 1 to 64 uploads at once, not '%s'", v), -1;
+		return 0;
+	case OPT_FORCE: A->U.force = 1; return 0;
+	case OPT_URL: A->U.url = v; return 0;
+	case OPT_TOKEN_FILE: A->token_file = v; return 0;
+	case OPT_SET: A->set = v; return 0;
+	case OPT_RETRIES:
+	case OPT_RETRY_DELAY:
+		n = strtol(v, &end, 10);
+		if (!*v || *end || n < 1 || n > 1000000)
+			return tk_cli_usage("upload", "%s wants a positive whole number, not '%s'", o->name, v), -1;
+		if (o->id == OPT_RETRIES)
+			A->U.o.max_attempts = (unsigned)n;
+		else
+			A->U.o.first_delay_ms = (unsigned)n;
 		return 0;
 	}
-	up U = {0};
-	uint32_t jobs = 8;
-	const char *token_file = NULL, *set = NULL;
-	int first = 0;
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int r;
-		if (a[0] != '-') {
-			first = i;
-			break;
-		}
-		if ((r = tk_cli_opt("upload", argc, argv, &i, "--jobs", "-j", &v)) != 0) {
-			if (r < 0 || tk_cli_uint("upload", "--jobs", v, &jobs) < 0)
-				return 2;
-			if (jobs < 1 || jobs > 64)
-				return tk_cli_usage("upload", "--jobs wants 1 to 64 uploads at once, not '%s'", v);
-		} else if (strcmp(a, "--force") == 0) {
-			U.force = 1;
-			i++;
-		} else if ((r = tk_cli_opt("upload", argc, argv, &i, "--url", NULL, &U.url)) ||
-		           (r = tk_cli_opt("upload", argc, argv, &i, "--token-file", NULL, &token_file)) ||
-		           (r = tk_cli_opt("upload", argc, argv, &i, "--set", NULL, &set))) {
-			if (r < 0)
-				return 2;
-		} else if ((r = tk_cli_opt("upload", argc, argv, &i, "--retries", NULL, &v)) ||
-		           (r = tk_cli_opt("upload", argc, argv, &i, "--retry-delay", NULL, &v))) {
-			if (r < 0)
-				return 2;
-			char *end;
-			long n = strtol(v, &end, 10);
-			int retries = strncmp(a, "--retries", 9) == 0;
-			if (!*v || *end || n < 1 || n > 1000000)
-				return tk_cli_usage("upload", "%s wants a positive whole number, not '%s'",
-				                    retries ? "--retries" : "--retry-delay", v);
-			if (retries)
-				U.o.max_attempts = (unsigned)n;
-			else
-				U.o.first_delay_ms = (unsigned)n;
-		} else {
-			return tk_cli_usage("upload", "unknown option '%s'", a);
-		}
-	}
+	return tk_cli_usage("upload", "unknown option '%s'", spelling), -1;
+}
+
+int cmd_upload(int argc, char **argv)
+{
+	upload_args A = {.U = {0}, .jobs = 8};
+	int first = argc, rc = tk_cli_parse(&tk_cli_command_upload, argc, argv, 1, upload_option, &A, &first);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (first < argc && strcmp(argv[first], "-") == 0) /* never standard input: an option, as before */
+		return tk_cli_usage("upload", "unknown option '-'");
+	if (first >= argc)
+		first = 0;
+	up U = A.U;
+	uint32_t jobs = A.jobs;
+	const char *token_file = A.token_file, *set = A.set;
 	if (!U.url || !token_file || !first)
 		return tk_cli_usage("upload", "%s is required",
 		                    !U.url        ? "--url URL"

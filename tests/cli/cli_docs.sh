@@ -52,6 +52,7 @@ bad_parse="" bad_help=""
 while read -r c name kind; do
 	pre=()
 	[ "$c" = symcache ] && pre=(build)
+	[ "$c" = serve ] && pre=(--listen bad) # never a server: serve --ui alone would serve until killed
 	args=("$name")
 	[ "$kind" = value ] && args+=(v1)
 	(cd "$TMP/empty" && timeout 60 "$TK" "$c" "${pre[@]}" "${args[@]}" </dev/null >/dev/null 2>"$TMP/err")
