@@ -24,26 +24,6 @@ void tk_analysis_free(tk_analysis *a)
 	a->symbol_paths = NULL;
 }
 
-int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char *alias, const char **val)
-{
-	const char *arg = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
-		*val = arg + n + 1;
-		(*i)++;
-		return 1;
-	}
-	if (strcmp(arg, name) != 0 && !(alias && strcmp(arg, alias) == 0))
-		return 0;
-	if (*i + 1 >= argc) {
-		tk_cli_usage(cmd, "%s needs a value", arg);
-		return -1;
-	}
-	*val = argv[*i + 1];
-	*i += 2;
-	return 1;
-}
-
 int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out)
 {
 	char *end;

@@ -69,11 +69,6 @@ int tk_cli_read_handle(const char *cmd, tk_read_options *ro, const tk_cli_option
 void tk_analysis_init(tk_analysis *a, const char *cmd);
 void tk_analysis_free(tk_analysis *a);
 
-/* Option helper for the subcommands that still parse with a loop of their own (options.h says how
- * they convert): if argv[*i] is NAME or NAME=VALUE, store the value (taking argv[*i + 1] when it is
- * separate), advance *i past what was used and return 1; return -1 (after printing) when the value
- * is missing, 0 when argv[*i] is another option. ALIAS may be NULL ("-o" for "--output"). */
-int tk_cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char *alias, const char **val);
 /* Parse a non-negative integer / percentage option value; print and return -1 when malformed. */
 int tk_cli_uint(const char *cmd, const char *opt, const char *val, uint32_t *out);
 int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *out);

@@ -8,8 +8,7 @@
  * subcommand touches no other file. Subcommands only wire options to the library.
  *
  * Options are declared once, as a table (options.h: tk_cli_command_NAME) that the parser, --help and
- * docs/cli.md (`tracekit help --markdown`) share. symbolicate still parses with a loop of its own
- * (tk_cli_opt, analysis.h) and prints hand-written help; options.h says how it converts.
+ * docs/cli.md (`tracekit help --markdown`) share: every subcommand declares one.
  */
 #ifndef TK_CLI_H
 #define TK_CLI_H

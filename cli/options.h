@@ -31,11 +31,8 @@
  * options, documented as repeatable, collect them). `--help`/`-h` anywhere before "--" prints the
  * help and ends parsing (or, with TK_CLI_HELP_IN_PLACE, only where an option may stand).
  *
- * Converting the one remaining subcommand (symbolicate): replace its usage() text by a table (one
- * row per option; hand-wrapped paragraphs go to about / footer), its strcmp/tk_cli_opt loop by a
- * handler switching on ids, keep the messages its handler prints, and name the command object
- * tk_cli_command_NAME; then tk_cli_opt can go. Check with scripts/cli_compare.sh against the
- * previous binary, run tests/cli/cli_docs.sh and regenerate docs/cli.md
+ * A new subcommand declares its table the same way; check a change to one with scripts/cli_compare.sh
+ * against the previous binary, run tests/cli/cli_docs.sh and regenerate docs/cli.md
  * (`build/tracekit help --markdown > docs/cli.md`).
  */
 #ifndef TK_CLI_OPTIONS_H

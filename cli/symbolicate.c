@@ -10,40 +10,60 @@
 #include "analysis.h"
 #include "tracekit/apple_report.h"
 #include "tracekit/symbol.h"
+#include "options.h"
 #include "util/hidx.h"
+#include "util/mem.h"
 #include "util/outfile.h"
 
 TK_COMMAND(symbolicate, "symbolicate Apple reports (.ips, .crash, spindump) or an xctrace export from dSYMs")
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: tracekit symbolicate IN --symbols PATH… [-o OUT] [--image SPEC…] [--pac-mask HEX]\n"
-	           "                            [--adjust auto|none|minus1] [--cache-dir DIR]\n\n"
-	           "Reads IN (an `xctrace export` XML, gzip'd or not, - for standard input), resolves every frame\n"
-	           "whose binary (UUID, load address) is found under the --symbols paths into function, file and\n"
-	           "line, inlined functions becoming frames of their own, and writes a time-profile export in the\n"
-	           "Xcode 14.3+ form (frames with <binary> and <source>) to OUT (default standard output).\n"
-	           "  --symbols PATH   dSYM, binary, .tksym cache or directory (searched recursively); repeat\n"
-	           "  --image SPEC     for address-only stacks (exports before Xcode 14.3): PATH or UUID, optional\n"
-	           "                   :ARCH, then @LOADADDR (hex), e.g. MyApp.app.dSYM@0x104a8c000; repeat.\n"
-	           "                   Without it, images listed by kdebug tables exported with the profile are used\n"
-	           "  --pac-mask HEX   keep these address bits (default arm64: 0xffffffffff, x86_64: all)\n"
-	           "  --adjust MODE    auto (default): return addresses at addr-1, leaf PCs as recorded;\n"
-	           "                   none: every address as is; minus1: every address at addr-1\n"
-	           "  --cache-dir DIR  symbol caches (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)\n"
-	           "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n"
-	           "Every row of IN becomes one row of OUT with its original time, thread and weight, in order.\n\n"
-	           "usage: tracekit symbolicate REPORT|DIR… --symbols PATH… [-o OUT|DIR] [--json] [--cache-dir DIR]\n\n"
-	           "Apple's reports (.ips crash reports, .crash text, spindump / microstackshot text, gzip'd or not)\n"
-	           "are written back the way Apple's tools write them, with names, files and lines from the dSYMs:\n"
-	           "the crash-report text Xcode prints (for .ips and .crash), or the same spindump text. Frames in\n"
-	           "images without symbols keep what the report says. Directories are searched for reports.\n"
-	           "  -o OUT      one report: the output file (default standard output); several: a directory, one\n"
-	           "              file per report (NAME.crash for the text of an .ips, the input's name otherwise;\n"
-	           "              a name another report of the batch took becomes NAME.ips.crash, NAME-2.crash …)\n"
-	           "  --json      .ips only: the .ips JSON with symbol, sourceFile and sourceLine filled in\n"
-	           "Each report's frames resolved and left, and the images without symbols (and why), go to stderr.\n");
-}
+enum { OPT_SYMBOLS = 1, OPT_OUTPUT, OPT_CACHE_DIR, OPT_PAC_MASK, OPT_ADJUST, OPT_IMAGE, OPT_JSON, OPT_INPUT };
+
+static const tk_cli_option options[] = {
+    TK_OPT_OPERAND(OPT_INPUT, "IN|REPORT|DIR",
+                   "an xctrace export (- for standard input), or Apple reports and directories of them"),
+    TK_OPT_SECTION("options"),
+    TK_OPT_LIST(OPT_SYMBOLS, "--symbols", NULL, "PATH",
+                "dSYM, binary, .tksym cache or directory (searched recursively); repeat"),
+    TK_OPT_VALUE(OPT_OUTPUT, "--output", "-o", "OUT",
+                 "one input: the output file (default standard output); several reports: a directory, one file per "
+                 "report (NAME.crash for the text of an .ips, the input's name otherwise; a name another report of the "
+                 "batch took becomes NAME.ips.crash, NAME-2.crash …)"),
+    TK_OPT_VALUE(OPT_CACHE_DIR, "--cache-dir", NULL, "DIR",
+                 "symbol caches (default $XDG_CACHE_HOME/tracekit or ~/.cache/tracekit)"),
+    TK_OPT_SECTION("xctrace exports"),
+    TK_OPT_LIST(OPT_IMAGE, "--image", NULL, "SPEC",
+                "for address-only stacks (exports before Xcode 14.3): PATH or UUID, optional :ARCH, then @LOADADDR "
+                "(hex), e.g. MyApp.app.dSYM@0x104a8c000; repeat. Without it, images listed by kdebug tables exported "
+                "with the profile are used"),
+    TK_OPT_VALUE(OPT_PAC_MASK, "--pac-mask", NULL, "HEX",
+                 "keep these address bits (default arm64: 0xffffffffff, x86_64: all)"),
+    TK_OPT_VALUE(OPT_ADJUST, "--adjust", NULL, "auto|none|minus1",
+                 "auto (default): return addresses at addr-1, leaf PCs as recorded; none: every address as is; "
+                 "minus1: every address at addr-1"),
+    TK_OPT_SECTION("Apple reports"),
+    TK_OPT_FLAG(OPT_JSON, "--json", NULL, ".ips only: the .ips JSON with symbol, sourceFile and sourceLine filled in"),
+    TK_OPT_END};
+
+const tk_cli_command tk_cli_command_symbolicate = {
+    .name = "symbolicate",
+    .usage = "tracekit symbolicate IN --symbols PATH… [-o OUT] [--image SPEC…] [--pac-mask HEX]\n"
+             "                     [--adjust auto|none|minus1] [--cache-dir DIR]\n"
+             "tracekit symbolicate REPORT|DIR… --symbols PATH… [-o OUT|DIR] [--json] [--cache-dir DIR]",
+    .about = "Reads IN (an `xctrace export` XML, gzip'd or not, - for standard input), resolves every frame\n"
+             "whose binary (UUID, load address) is found under the --symbols paths into function, file and\n"
+             "line, inlined functions becoming frames of their own, and writes a time-profile export in the\n"
+             "Xcode 14.3+ form (frames with <binary> and <source>) to OUT (default standard output).\n"
+             "Frames that cannot be resolved keep their exported names; a warning names each missing image.\n"
+             "Every row of IN becomes one row of OUT with its original time, thread and weight, in order.\n\n"
+             "Apple's reports (.ips crash reports, .crash text, spindump / microstackshot text, gzip'd or not)\n"
+             "are written back the way Apple's tools write them, with names, files and lines from the dSYMs:\n"
+             "the crash-report text Xcode prints (for .ips and .crash), or the same spindump text. Frames in\n"
+             "images without symbols keep what the report says. Directories are searched for reports.\n",
+    .options = options,
+    .footer = "Each report's frames resolved and left, and the images without symbols (and why), go to stderr.\n",
+    .flags = TK_CLI_NO_DASHDASH,
+};
 
 static void warn_cb(void *ctx, const char *msg)
 {
@@ -255,12 +275,70 @@ static int parse_hex(const char *s, uint64_t *v)
 	return 0;
 }
 
-int cmd_symbolicate(int argc, char **argv)
+typedef struct sym_args {
+	const char **ins, **paths;
+	tk_image_spec *specs;
+	char **spec_buf;
+	int nin, npaths, nspecs, json;
+	const char *in, *out;
+	tk_symbol_options *so;
+	tk_symbolicate_options *o;
+} sym_args;
+
+static int sym_option(void *ctx, const tk_cli_option *opt, const char *v, const char *spelling)
 {
-	if (tk_cli_wants_help(argc, argv)) {
-		usage(stdout);
+	sym_args *A = ctx;
+	(void)spelling;
+	switch (opt->id) {
+	case OPT_INPUT:
+		A->ins[A->nin++] = v;
+		if (!A->in)
+			A->in = v;
+		return 0;
+	case OPT_JSON: A->json = 1; return 0;
+	case OPT_SYMBOLS: A->paths[A->npaths++] = v; return 0;
+	case OPT_OUTPUT: A->out = v; return 0;
+	case OPT_CACHE_DIR: A->so->cache_dir = v; return 0;
+	case OPT_PAC_MASK:
+		if (parse_hex(v, &A->o->pac_mask) < 0 || !A->o->pac_mask)
+			return tk_cli_usage("symbolicate", "--pac-mask %s: expected a non-zero hex mask", v), -1;
+		return 0;
+	case OPT_ADJUST:
+		if (!strcmp(v, "auto"))
+			A->o->adjust = TK_ADJUST_AUTO;
+		else if (!strcmp(v, "none"))
+			A->o->adjust = TK_ADJUST_NONE;
+		else if (!strcmp(v, "minus1"))
+			A->o->adjust = TK_ADJUST_MINUS1;
+		else
+			return tk_cli_usage("symbolicate", "--adjust %s: expected auto, none or minus1", v), -1;
+		return 0;
+	case OPT_IMAGE: {
+		char *sp = tk_xstrdup(v);
+		char *at = strrchr(sp, '@');
+		tk_image_spec *s = &A->specs[A->nspecs];
+		memset(s, 0, sizeof *s);
+		A->spec_buf[A->nspecs++] = sp;
+		if (!at || parse_hex(at + 1, &s->load_addr) < 0)
+			return tk_cli_usage("symbolicate", "--image %s: expected PATH|UUID[:ARCH]@LOADADDR", v), -1;
+		*at = 0;
+		char *colon = strrchr(sp, ':');
+		if (colon && !strchr(colon, '/')) {
+			*colon = 0;
+			s->arch = colon + 1;
+		}
+		if (!strchr(sp, '/') && strlen(sp) >= 32 && strlen(sp) <= 36)
+			s->uuid = sp;
+		else
+			s->path = sp;
 		return 0;
 	}
+	}
+	return 0;
+}
+
+int cmd_symbolicate(int argc, char **argv)
+{
 	const char *in = NULL, *out = NULL;
 	const char *ins[argc];
 	int nin = 0, json = 0;
@@ -273,80 +351,12 @@ int cmd_symbolicate(int argc, char **argv)
 	tk_symbol_options_init(&so);
 	tk_symbolicate_options o;
 	tk_symbolicate_options_init(&o);
-	/* options with a value, through the one option parser (NAME VALUE or NAME=VALUE) */
-	static const char *const with_value[] = {"--symbols",  "--output", "--cache-dir",
-	                                         "--pac-mask", "--adjust", "--image"};
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i], *v = NULL;
-		int r = 0;
-		size_t k = 0;
-		for (; k < sizeof with_value / sizeof with_value[0]; k++)
-			if ((r = tk_cli_opt("symbolicate", argc, argv, &i, with_value[k], k == 1 ? "-o" : NULL, &v)) !=
-			    0)
-				break;
-		if (r < 0) {
-			rc = 2;
-			goto done;
-		}
-		if (r == 0) {
-			i++;
-			if (!strcmp(a, "--json")) {
-				json = 1;
-				continue;
-			}
-			if (a[0] == '-' && a[1]) {
-				rc = tk_cli_usage("symbolicate", "unknown option '%s'", a);
-				goto done;
-			}
-			ins[nin++] = a;
-			if (!in)
-				in = a;
-			continue;
-		}
-		switch (k) {
-		case 0: paths[npaths++] = v; break;
-		case 1: out = v; break;
-		case 2: so.cache_dir = v; break;
-		case 3:
-			if (parse_hex(v, &o.pac_mask) < 0 || !o.pac_mask) {
-				rc = tk_cli_usage("symbolicate", "--pac-mask %s: expected a non-zero hex mask", v);
-				goto done;
-			}
-			break;
-		case 4:
-			if (!strcmp(v, "auto"))
-				o.adjust = TK_ADJUST_AUTO;
-			else if (!strcmp(v, "none"))
-				o.adjust = TK_ADJUST_NONE;
-			else if (!strcmp(v, "minus1"))
-				o.adjust = TK_ADJUST_MINUS1;
-			else {
-				rc = tk_cli_usage("symbolicate", "--adjust %s: expected auto, none or minus1", v);
-				goto done;
-			}
-			break;
-		default: {
-			char *sp = strdup(v);
-			char *at = strrchr(sp, '@');
-			tk_image_spec *s = &specs[nspecs];
-			memset(s, 0, sizeof *s);
-			spec_buf[nspecs++] = sp;
-			if (!at || parse_hex(at + 1, &s->load_addr) < 0) {
-				rc = tk_cli_usage("symbolicate", "--image %s: expected PATH|UUID[:ARCH]@LOADADDR", v);
-				goto done;
-			}
-			*at = 0;
-			char *colon = strrchr(sp, ':');
-			if (colon && !strchr(colon, '/')) {
-				*colon = 0;
-				s->arch = colon + 1;
-			}
-			if (!strchr(sp, '/') && strlen(sp) >= 32 && strlen(sp) <= 36)
-				s->uuid = sp;
-			else
-				s->path = sp;
-		}
-		}
+	sym_args A = {.ins = ins, .paths = paths, .specs = specs, .spec_buf = spec_buf, .so = &so, .o = &o};
+	int pr = tk_cli_parse(&tk_cli_command_symbolicate, argc, argv, 1, sym_option, &A, NULL);
+	nin = A.nin, npaths = A.npaths, nspecs = A.nspecs, json = A.json, in = A.in, out = A.out;
+	if (pr) {
+		rc = pr < 0 ? 0 : pr;
+		goto done;
 	}
 	if (!in) {
 		rc = tk_cli_usage("symbolicate", "no input file");

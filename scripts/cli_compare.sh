@@ -19,6 +19,10 @@ B=$R/tests/fixtures/folded/inferno_diff-folded_after.txt
 P=$R/tests/fixtures/mthawkeye
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 M=$R/tests/fixtures/metrickit/meter_xcode_simulated.json
+X=$R/tests/fixtures/symbol/time-profile-14.3-synthetic.xml
+Y=$R/tests/fixtures/symbol
+Q=$R/tests/fixtures/reports
+Q1=$Q/multithread-test_macos13_lldb.ips
 mkdir -p "$W/db"
 (cd "$W" && "$OLD" ingest --keep-going --db "sqlite:$W/template.db" "$R/tests/fixtures/metrickit" \
 	"$R/tests/fixtures/reports" >/dev/null 2>&1)
@@ -39,7 +43,7 @@ while IFS= read -r line; do
 		args=()
 		for a in "$@"; do
 			case $a in F) a=$F ;; G) a=$G ;; A) a=$A ;; B) a=$B ;; P) a=$P ;; D) a=sqlite:$W/db/t.db ;;
-			R) a=$RULES ;; I) a=$I ;; M) a=$M ;; V) a=$V ;; --db=D) a=--db=sqlite:$W/db/t.db ;; esac
+			R) a=$RULES ;; I) a=$I ;; M) a=$M ;; V) a=$V ;; X) a=$X ;; Y) a=$Y ;; Q) a=$Q ;; Q1) a=$Q1 ;; --db=D) a=--db=sqlite:$W/db/t.db ;; esac
 			args+=("$a")
 		done
 		(cd "$d" && TK_MONITOR_LIB=/nonexistent timeout 60 "$bin" "${args[@]}" </dev/null >"$W/$v.out" 2>"$W/$v.err"
@@ -54,6 +58,30 @@ while IFS= read -r line; do
 		fi
 	done
 done <<'CASES'
+symbolicate
+symbolicate --bogus
+symbolicate X
+symbolicate X --symbols
+symbolicate X --symbols Y
+symbolicate X --symbols=Y -o out.xml
+symbolicate X --symbols Y --output=out2.xml --cache-dir cache
+symbolicate X --symbols Y --pac-mask zz
+symbolicate X --symbols Y --pac-mask 0
+symbolicate X --symbols Y --pac-mask=ff
+symbolicate X --symbols Y --adjust bad
+symbolicate X --symbols Y --adjust=none
+symbolicate X --image nope
+symbolicate X --image 0123456789abcdef0123456789abcdef:arm64@0x1000
+symbolicate X --image Y/libtks-arm64.dylib.dwarf@0x1000 --adjust minus1
+symbolicate Q1 --symbols Y
+symbolicate Q1 --symbols Y --json
+symbolicate Q --symbols Y
+symbolicate Q --symbols Y -o outdir
+symbolicate Q1 Q --symbols Y -o outdir2 --json
+symbolicate -- X --symbols Y
+symbolicate - --symbols Y
+symbolicate X --symbols Y --
+symbolicate X -h
 tree
 tree --bogus
 tree --by
