@@ -655,14 +655,15 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 		sqlite3_bind_text(st, i, q->signature, -1, SQLITE_STATIC);
 }
 
-/* A by entry as a column of the select list: a key, or a time bucket named day or hour (the
- * report's start in UTC; CAST truncates, so a time never rounds up into the next bucket). */
-static void by_sql(int by, char *buf, size_t n)
+/* A by entry as a column of the select list: a key, or a time bucket named day or hour of the
+ * column `time` (a report's start, or a session's first report's, t0) in UTC; CAST truncates, so a
+ * time never rounds up into the next bucket. */
+static void by_sql(int by, const char *time, char *buf, size_t n)
 {
 	if (by == TK_STORE_BY_DAY)
-		snprintf(buf, n, "strftime('%%Y-%%m-%%d', CAST(time AS INTEGER), 'unixepoch') AS day");
+		snprintf(buf, n, "strftime('%%Y-%%m-%%d', CAST(%s AS INTEGER), 'unixepoch') AS day", time);
 	else if (by == TK_STORE_BY_HOUR)
-		snprintf(buf, n, "strftime('%%Y-%%m-%%dT%%H', CAST(time AS INTEGER), 'unixepoch') AS hour");
+		snprintf(buf, n, "strftime('%%Y-%%m-%%dT%%H', CAST(%s AS INTEGER), 'unixepoch') AS hour", time);
 	else
 		snprintf(buf, n, "%s", tk_store_by_name(by));
 }
@@ -680,13 +681,13 @@ static void by_group(int by, char *buf, size_t n)
 }
 
 /* The select list and the names (GROUP BY, ORDER BY) of q->by. */
-static void by_lists(const tk_store_query *q, char *sel, size_t sn, char *names, size_t nn)
+static void by_lists(const tk_store_query *q, const char *time, char *sel, size_t sn, char *names, size_t nn)
 {
 	size_t sl = 0, nl = 0;
 	sel[0] = names[0] = 0;
 	for (size_t i = 0; i < q->nby; i++) {
 		char one[128];
-		by_sql(q->by[i], one, sizeof one);
+		by_sql(q->by[i], time, one, sizeof one);
 		sl += (size_t)snprintf(sel + sl, sn - sl, "%s%s", i ? ", " : "", one);
 		nl += (size_t)snprintf(names + nl, nn - nl, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
 	}
@@ -701,9 +702,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 {
 	/* a day or hour bucket holds the sessions that started in it (their first report's time, t0) */
 	char sel[512], keys[256], where[512];
-	by_lists(q, sel, sizeof sel, keys, sizeof keys);
-	for (char *t; (t = strstr(sel, "CAST(time "));)
-		memcpy(t, "CAST(t0   ", 10);
+	by_lists(q, "t0", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf(
 	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
@@ -804,7 +803,7 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	char keys[256] = "", sel[1024], where[512];
-	by_lists(q, sel, sizeof sel, keys, sizeof keys);
+	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
 	char *src = source_sql(m, q->metric);
 	char groups[512] = "";
@@ -1133,7 +1132,7 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 {
 	sq *s = h;
 	char keys[256], sel[1024], where[1024];
-	by_lists(q, sel, sizeof sel, keys, sizeof keys);
+	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, "(kind)", NULL, where, sizeof where);
 	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
