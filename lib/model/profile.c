@@ -100,6 +100,18 @@ static size_t put_varint(uint8_t *o, uint64_t v)
 	return n;
 }
 
+/* A stack node with its children as a list: most nodes have one or two children, and a push onto
+ * a node is then a look at the node itself (no hash probe, no index entry). Only the children of
+ * a parent with more than WIDE children go into stack_index. */
+typedef struct snode {
+	tk_stack_node n;
+	uint32_t child;  /* most recent child, 0 = none */
+	uint32_t sib;    /* the parent's previous child, 0 = last */
+	uint32_t nchild; /* children */
+} snode;
+
+enum { WIDE = 8 };
+
 typedef struct meta_kv {
 	char *key, *value;
 } meta_kv;
@@ -131,9 +143,9 @@ struct tk_profile {
 	tk_frame *frames;
 	size_t nframes, capframes;
 	tk_hidx frame_index;
-	tk_stack_node *stacks;
+	snode *stacks;
 	size_t nstacks, capstacks;
-	tk_hidx stack_index;
+	tk_hidx stack_index; /* (parent, frame) → stack, for the children of wide parents only */
 	/* threads */
 	tk_tstate *threads;
 	size_t nthreads, capthreads;
@@ -404,20 +416,40 @@ static int stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const tk_profile *p = ctx;
 	const stackkey *k = key;
-	return p->stacks[idx].parent == k->parent && p->stacks[idx].frame == k->frame;
+	return p->stacks[idx].n.parent == k->parent && p->stacks[idx].n.frame == k->frame;
+}
+
+static uint64_t stack_hash(tk_stack_id parent, tk_frame_id frame)
+{
+	return tk_hash_u64(((uint64_t)parent << 32) | frame);
 }
 
 tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
 {
-	stackkey k = {parent, frame};
-	uint64_t h = tk_hash_u64(((uint64_t)parent << 32) | frame);
-	uint32_t found = tk_hidx_find(&p->stack_index, h, stack_eq, p, &k);
-	if (found != UINT32_MAX)
-		return found;
+	if (parent >= p->nstacks)
+		return 0; /* not a stack of this profile */
+	snode *par = &p->stacks[parent];
+	if (par->nchild <= WIDE) {
+		for (uint32_t c = par->child; c; c = p->stacks[c].sib)
+			if (p->stacks[c].n.frame == frame)
+				return c;
+	} else {
+		stackkey k = {parent, frame};
+		uint32_t found = tk_hidx_find(&p->stack_index, stack_hash(parent, frame), stack_eq, p, &k);
+		if (found != UINT32_MAX)
+			return found;
+	}
 	TK_GROW(p->stacks, p->capstacks, p->nstacks + 1);
-	p->stacks[p->nstacks] = (tk_stack_node){parent, frame, parent ? p->stacks[parent].depth + 1 : 1};
-	tk_hidx_insert(&p->stack_index, h, (uint32_t)p->nstacks);
-	return (tk_stack_id)p->nstacks++;
+	uint32_t id = (uint32_t)p->nstacks++;
+	par = &p->stacks[parent];
+	p->stacks[id] = (snode){{parent, frame, parent ? par->n.depth + 1 : 1}, 0, par->child, 0};
+	par->child = id;
+	if (++par->nchild == WIDE + 1) { /* the parent turns wide: index all its children */
+		for (uint32_t c = id; c; c = p->stacks[c].sib)
+			tk_hidx_insert(&p->stack_index, stack_hash(parent, p->stacks[c].n.frame), c);
+	} else if (par->nchild > WIDE + 1)
+		tk_hidx_insert(&p->stack_index, stack_hash(parent, frame), id);
+	return id;
 }
 
 tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n)
@@ -430,7 +462,7 @@ tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, s
 
 const tk_stack_node *tk_stack_get(const tk_profile *p, tk_stack_id id)
 {
-	return id && id < p->nstacks ? &p->stacks[id] : NULL;
+	return id && id < p->nstacks ? &p->stacks[id].n : NULL;
 }
 
 size_t tk_stack_count(const tk_profile *p)
@@ -440,7 +472,7 @@ size_t tk_stack_count(const tk_profile *p)
 
 uint32_t tk_stack_depth(const tk_profile *p, tk_stack_id id)
 {
-	return id && id < p->nstacks ? p->stacks[id].depth : 0;
+	return id && id < p->nstacks ? p->stacks[id].n.depth : 0;
 }
 
 size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, size_t cap)
@@ -450,8 +482,8 @@ size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, si
 	while (id && id < p->nstacks) {
 		--i;
 		if (i < cap)
-			out[i] = p->stacks[id].frame;
-		id = p->stacks[id].parent;
+			out[i] = p->stacks[id].n.frame;
+		id = p->stacks[id].n.parent;
 	}
 	return d;
 }
@@ -1122,7 +1154,7 @@ size_t tk_profile_memory(const tk_profile *p)
 	size_t m = sizeof *p + p->nchunks * STR_CHUNK + p->capstrs * sizeof(strref) + tk_hidx_memory(&p->str_index);
 	m += p->capbins * sizeof(tk_binary) + tk_hidx_memory(&p->bin_index);
 	m += p->capframes * sizeof(tk_frame) + tk_hidx_memory(&p->frame_index);
-	m += p->capstacks * sizeof(tk_stack_node) + tk_hidx_memory(&p->stack_index);
+	m += p->capstacks * sizeof(snode) + tk_hidx_memory(&p->stack_index);
 	m += p->capthreads * sizeof(tk_tstate) + tk_hidx_memory(&p->thread_index);
 	for (size_t i = 0; i < p->nthreads; i++)
 		m += p->threads[i].capcells * sizeof(tk_stack_weight) +
