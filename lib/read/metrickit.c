@@ -1874,6 +1874,11 @@ static int scan_value(buf *b, size_t start, scan *sc, size_t *end)
 		unsigned char c = d[i];
 		if (!scan_stop[c]) {
 			i++;
+			/* pretty-printed payloads indent deep trees by many spaces: eight at a time */
+			uint64_t w;
+			if (c == ' ')
+				while (len - i >= 8 && (memcpy(&w, d + i, 8), w == 0x2020202020202020ULL))
+					i += 8;
 			continue;
 		}
 		if (in_str) {
