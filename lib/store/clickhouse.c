@@ -641,6 +641,8 @@ static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const 
 		}
 	if (q->since > 0)
 		bprintf(b, " AND time >= %.17g AND ts >= toDateTime(%lld)", q->since, (long long)floor(q->since));
+	if (q->until > 0)
+		bprintf(b, " AND time < %.17g AND ts <= toDateTime(%lld)", q->until, (long long)ceil(q->until));
 	if (q->signature) {
 		bprintf(b, " AND signature = ");
 		put_quoted(b, q->signature);

@@ -391,11 +391,42 @@ int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
 	return 0;
 }
 
-int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err)
+/* A UTC date "YYYY-MM-DD" or "YYYY-MM-DDTHH[:MM[:SS]]" as Unix seconds; 0 when spec is not one. */
+static int utc_date(const char *spec, double *out)
+{
+	int y, mo, d, h = 0, mi = 0, se = 0, len = 0;
+	if (sscanf(spec, "%4d-%2d-%2d%n", &y, &mo, &d, &len) != 3 || len != 10)
+		return 0;
+	const char *p = spec + len;
+	if (*p == 'T') {
+		int k = 0;
+		if (sscanf(p, "T%2d%n", &h, &k) != 1 || k != 3)
+			return 0;
+		p += k;
+		if (*p == ':' && (sscanf(p, ":%2d%n", &mi, &k) != 1 || k != 3 || !(p += k)))
+			return 0;
+		if (*p == ':' && (sscanf(p, ":%2d%n", &se, &k) != 1 || k != 3 || !(p += k)))
+			return 0;
+	}
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59 || h < 0 ||
+	    mi < 0 || se < 0)
+		return 0;
+	/* days from the civil date (proleptic Gregorian), no time zone involved */
+	int yy = y - (mo <= 2), era = yy / 400, yoe = yy - era * 400;
+	int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	double days = (double)era * 146097 + doe - 719468;
+	*out = days * 86400 + h * 3600 + mi * 60 + se;
+	return 1;
+}
+
+/* --since / --until: a duration back from now, Unix seconds, or a UTC date. */
+static int query_time(const char *opt, const char *spec, double now, double *out, tk_error *err)
 {
 	char *end;
 	double v = strtod(spec, &end);
 	double mult = 0;
+	if (utc_date(spec, out))
+		return 0;
 	if (end != spec && v >= 0 && isfinite(v)) {
 		if (strcmp(end, "d") == 0)
 			mult = 86400;
@@ -406,14 +437,25 @@ int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_err
 		else if (strcmp(end, "s") == 0)
 			mult = 1;
 		else if (!*end) {
-			q->since = v; /* Unix seconds */
+			*out = v; /* Unix seconds */
 			return 0;
 		}
 	}
 	if (!mult)
-		return tk_error_set(err, "--since %s: expected a duration (7d, 12h, 30m, 90s) or Unix seconds", spec);
-	q->since = now - v * mult;
+		return tk_error_set(err, "%s %s: expected a duration (7d, 12h, 30m, 90s), Unix seconds or a UTC date (2026-11-20)",
+		                    opt, spec);
+	*out = now - v * mult;
 	return 0;
+}
+
+int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err)
+{
+	return query_time("--since", spec, now, &q->since, err);
+}
+
+int tk_store_query_until(tk_store_query *q, const char *spec, double now, tk_error *err)
+{
+	return query_time("--until", spec, now, &q->until, err);
 }
 
 /* ---- the numbers ---- */
@@ -679,6 +721,99 @@ void tk_store_signature_info_free(tk_store_signature_info *i)
 		free(i->examples[k]);
 	free(i->examples);
 	memset(i, 0, sizeof *i);
+}
+
+/* ---- a metric's distribution ---- */
+
+static int dist_cmp(const void *a, const void *b)
+{
+	const tk_store_dist *x = a, *y = b;
+	return tk_store_version_cmp(x->keys[0] ? x->keys[0] : "", y->keys[0] ? y->keys[0] : "");
+}
+
+int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
+                          double **edges, tk_error *err)
+{
+	*out = NULL, *n = 0, *edges = NULL;
+	const tk_store_metric *m = q->metric ? tk_store_metric_find(q->metric) : NULL;
+	if (!m || m->profile || strcmp(m->column, "duration") != 0 || strcmp(m->name, "hang.rate") == 0)
+		return tk_error_set(err, "a histogram is drawn of hang.duration or cpu.duration, not %s",
+		                    q->metric ? q->metric : "(none)");
+	if (q->nby > 1 || (q->nby == 1 && q->by[0] != TK_STORE_VERSION))
+		return tk_error_set(err, "a histogram is split by version or not at all"), -1;
+	if (nbins < 1 || nbins > 1000)
+		return tk_error_set(err, "a histogram has 1 to 1000 bins"), -1;
+	tk_store_sigrow *r = NULL;
+	size_t nr = 0;
+	if (s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err))
+		return -1;
+	/* group by version (or all), values sorted */
+	tk_store_dist *d = NULL;
+	size_t nd = 0, cap = 0, *vcap = NULL, ccap = 0;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < nr; i++) {
+		const char *key = q->nby ? r[i].version : NULL;
+		size_t g = 0;
+		while (g < nd && !(key ? strcmp(d[g].keys[0], key) == 0 : 1))
+			g++;
+		if (g == nd) {
+			TK_GROW(d, cap, nd + 1);
+			TK_GROW(vcap, ccap, nd + 1);
+			memset(&d[nd], 0, sizeof d[nd]);
+			vcap[nd] = 0;
+			if (key)
+				d[nd].keys[0] = tk_xstrdup(key);
+			nd++;
+		}
+		TK_GROW(d[g].values, vcap[g], d[g].n + 1);
+		d[g].values[d[g].n++] = r[i].duration;
+		lo = r[i].duration < lo ? r[i].duration : lo;
+		hi = r[i].duration > hi ? r[i].duration : hi;
+		free(r[i].id), free(r[i].version), free(r[i].device), free(r[i].session);
+	}
+	free(r);
+	free(vcap);
+	if (nd > 1)
+		qsort(d, nd, sizeof *d, dist_cmp);
+	double *e = tk_xmalloc((nbins + 1) * sizeof *e);
+	int lg = nd && lo > 0 && hi / lo >= 10;
+	if (nd && !(hi > lo)) /* one value: a bin of width 1 around it */
+		lo -= 0.5, hi += 0.5;
+	for (size_t i = 0; i <= nbins; i++)
+		e[i] = !nd ? 0 : lg ? lo * pow(hi / lo, (double)i / (double)nbins) : lo + (hi - lo) * (double)i / (double)nbins;
+	if (nd)
+		e[0] = lo, e[nbins] = hi; /* exactly, so no value falls outside */
+	for (size_t g = 0; g < nd; g++) {
+		tk_store_dist *x = &d[g];
+		qsort(x->values, x->n, sizeof *x->values, dbl_cmp);
+		x->min = x->values[0], x->max = x->values[x->n - 1];
+		x->p5 = tk_quantile7(x->values, x->n, 5, 100);
+		x->p25 = tk_quantile7(x->values, x->n, 25, 100);
+		x->p50 = tk_quantile7(x->values, x->n, 50, 100);
+		x->p75 = tk_quantile7(x->values, x->n, 75, 100);
+		x->p95 = tk_quantile7(x->values, x->n, 95, 100);
+		x->counts = tk_xcalloc(nbins, sizeof *x->counts);
+		size_t b = 0;
+		for (size_t i = 0; i < x->n; i++) { /* values ascending: the bin only moves up */
+			while (b + 1 < nbins && x->values[i] >= e[b + 1])
+				b++;
+			x->counts[b]++;
+		}
+	}
+	*out = d, *n = nd, *edges = e;
+	return 0;
+}
+
+void tk_store_dists_free(tk_store_dist *d, size_t n, double *edges)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			free(d[i].keys[k]);
+		free(d[i].values);
+		free(d[i].counts);
+	}
+	free(d);
+	free(edges);
 }
 
 /* ---- overview ---- */
