@@ -375,7 +375,15 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
 {
 	for (char *item = spec, *next; item && *item; item = next) {
+		/* a comma starts the next KEY=VALUE only when a '=' follows before the next comma: a value
+		 * may hold commas where none does (device=iPhone12,1) */
 		next = strchr(item, ',');
+		while (next) {
+			char *eqn = strchr(next + 1, '='), *cn = strchr(next + 1, ',');
+			if (eqn && (!cn || eqn < cn))
+				break;
+			next = cn;
+		}
 		if (next)
 			*next++ = 0;
 		char *eq = strchr(item, '=');
