@@ -56,9 +56,9 @@ static const tk_cli_option top_options[] = {
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
                  "only reports whose keys match (app, version, build, device, os, session)"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+                 "only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds or UTC date D (2026-11-20)"),
     TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
-                 "only reports that started before D (as --since takes it, or a UTC date 2026-11-20): with --since, "
+                 "only reports that started before D (as --since takes it): with --since, "
                  "a date range"),
     TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL,
@@ -89,9 +89,9 @@ static const tk_cli_option diag_options[] = {
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
                  "only reports whose keys match (app, version, build, device, os, session)"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only events that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+                 "only events that started in the last D (7d, 12h, 30m) or after Unix seconds or UTC date D (2026-11-20)"),
     TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
-                 "only reports that started before D (as --since takes it, or a UTC date 2026-11-20): with --since, "
+                 "only reports that started before D (as --since takes it): with --since, "
                  "a date range"),
     TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "one JSON object per signature (with first_version, last_version)"),
@@ -132,9 +132,9 @@ static const tk_cli_option stats_db_options[] = {
                 "({keys…, \"sessions\", \"reports\", \"kinds\": {…}})"),
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...", "only reports whose keys match"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D"),
+                 "only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds or UTC date D (2026-11-20)"),
     TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
-                 "only reports that started before D (as --since takes it, or a UTC date 2026-11-20): with --since, "
+                 "only reports that started before D (as --since takes it): with --since, "
                  "a date range"),
     TK_OPT_VALUE(OPT_HISTOGRAM, "--histogram", NULL, "N",
                  "instead of the summary: hang.duration or cpu.duration's histogram in N bins (the same edges for "
