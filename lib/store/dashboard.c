@@ -1723,7 +1723,7 @@ static void svg_csp(tk_dashboard_response *out)
  * A page or picture costs whole-store queries; the same one again while the store is unchanged
  * (its change token, tk_store_changes) is answered from here: keyed by the store, the rules, the
  * path and every argument the answer read (names and values, absent ones too). Answers with
- * since= (relative to the present) are not kept. */
+ * a time relative to the present (since=7d, until=, a_since= …) are not kept. */
 #define CACHE_N 64
 #define CACHE_MAX_BODY (4u << 20)
 typedef struct centry {
@@ -1838,9 +1838,17 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 {
 	uint64_t token = 0;
 	tk_error err = {0};
-	int keep = !arg_of(argf, actx, "since") && !arg_of(argf, actx, "until") && !arg_of(argf, actx, "a_since") &&
-	           !arg_of(argf, actx, "a_until") && !arg_of(argf, actx, "b_since") && !arg_of(argf, actx, "b_until") &&
-	           tk_store_changes(s, &token, &err) == 0;
+	/* a time relative to the present (7d) moves with it: such answers are not kept; dates and Unix
+	 * seconds are fixed */
+	static const char *const times[] = {"since", "until", "a_since", "a_until", "b_since", "b_until"};
+	int keep = 1;
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		const char *v = arg_of(argf, actx, times[i]);
+		size_t n = v ? strlen(v) : 0;
+		if (n && strchr("dhms", v[n - 1]))
+			keep = 0;
+	}
+	keep = keep && tk_store_changes(s, &token, &err) == 0;
 	if (keep && cache_get(s, o, token, path, argf, actx, out))
 		return out->status;
 	req r = {0};

@@ -1095,6 +1095,33 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
 }
 
+/* tk_store_distribution's rows (tk_store_ops.values). */
+static int sq_values(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+                     int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
+{
+	sq *s = h;
+	char where[1024];
+	where_sql(q, kinds, col, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col, where,
+	                            by_version ? "version, " : "", col);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "values query");
+	bind_where(st, q);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 0);
+		if (row(ctx, v ? (const char *)v : "", sqlite3_column_double(st, 1))) {
+			sqlite3_finalize(st);
+			return tk_error_set(err, "values query: out of memory"), -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "values query");
+}
+
 static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                            char **versions, tk_error *err)
 {
@@ -1212,6 +1239,7 @@ const tk_store_ops tk_store_sqlite = {
     .report_get = sq_report_get,
     .sig_stacks = sq_sig_stacks,
     .sig_rows = sq_sig_rows,
+    .values = sq_values,
     .sig_versions = sq_sig_versions,
     .overview = sq_overview,
     .changes = sq_changes,

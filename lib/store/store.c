@@ -739,6 +739,38 @@ static int dist_cmp(const void *a, const void *b)
 	return tk_store_version_cmp(x->keys[0] ? x->keys[0] : "", y->keys[0] ? y->keys[0] : "");
 }
 
+/* The groups being collected: one per version (or one), values appended. */
+typedef struct dist_acc {
+	tk_store_dist *d;
+	size_t n, cap, *vcap, ccap;
+	int by_version;
+	double lo, hi;
+} dist_acc;
+
+static int dist_row(void *ctx, const char *version, double v)
+{
+	dist_acc *a = ctx;
+	const char *key = a->by_version ? version : NULL;
+	size_t g = a->n ? a->n - 1 : 0; /* rows come by version: the last group first */
+	if (a->n && key && strcmp(a->d[g].keys[0], key) != 0)
+		for (g = 0; g < a->n && strcmp(a->d[g].keys[0], key) != 0; g++)
+			;
+	if (g == a->n) {
+		TK_GROW(a->d, a->cap, a->n + 1);
+		TK_GROW(a->vcap, a->ccap, a->n + 1);
+		memset(&a->d[a->n], 0, sizeof a->d[a->n]);
+		a->vcap[a->n] = 0;
+		if (key)
+			a->d[a->n].keys[0] = tk_xstrdup(key);
+		a->n++;
+	}
+	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + 1);
+	a->d[g].values[a->d[g].n++] = v;
+	a->lo = v < a->lo ? v : a->lo;
+	a->hi = v > a->hi ? v : a->hi;
+	return 0;
+}
+
 int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
                           double **edges, tk_error *err)
 {
@@ -751,36 +783,29 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 		return tk_error_set(err, "a histogram is split by version or not at all"), -1;
 	if (nbins < 1 || nbins > 1000)
 		return tk_error_set(err, "a histogram has 1 to 1000 bins"), -1;
-	tk_store_sigrow *r = NULL;
-	size_t nr = 0;
-	if (s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err))
-		return -1;
-	/* group by version (or all), values sorted */
-	tk_store_dist *d = NULL;
-	size_t nd = 0, cap = 0, *vcap = NULL, ccap = 0;
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < nr; i++) {
-		const char *key = q->nby ? r[i].version : NULL;
-		size_t g = 0;
-		while (g < nd && !(key ? strcmp(d[g].keys[0], key) == 0 : 1))
-			g++;
-		if (g == nd) {
-			TK_GROW(d, cap, nd + 1);
-			TK_GROW(vcap, ccap, nd + 1);
-			memset(&d[nd], 0, sizeof d[nd]);
-			vcap[nd] = 0;
-			if (key)
-				d[nd].keys[0] = tk_xstrdup(key);
-			nd++;
+	dist_acc a = {.by_version = q->nby == 1, .lo = INFINITY, .hi = -INFINITY};
+	int rc = 0;
+	if (s->b->values) {
+		rc = s->b->values(s->h, q, m->kinds, m->column, a.by_version, dist_row, &a, err);
+	} else { /* every row of the reports (sig_rows), then grouped */
+		tk_store_sigrow *r = NULL;
+		size_t nr = 0;
+		rc = s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err);
+		for (size_t i = 0; i < nr; i++) {
+			if (!rc)
+				dist_row(&a, r[i].version, r[i].duration);
+			free(r[i].id), free(r[i].version), free(r[i].device), free(r[i].session);
 		}
-		TK_GROW(d[g].values, vcap[g], d[g].n + 1);
-		d[g].values[d[g].n++] = r[i].duration;
-		lo = r[i].duration < lo ? r[i].duration : lo;
-		hi = r[i].duration > hi ? r[i].duration : hi;
-		free(r[i].id), free(r[i].version), free(r[i].device), free(r[i].session);
+		free(r);
 	}
-	free(r);
-	free(vcap);
+	free(a.vcap);
+	tk_store_dist *d = a.d;
+	size_t nd = a.n;
+	if (rc) {
+		tk_store_dists_free(d, nd, NULL);
+		return -1;
+	}
+	double lo = a.lo, hi = a.hi;
 	if (nd > 1)
 		qsort(d, nd, sizeof *d, dist_cmp);
 	double *e = tk_xmalloc((nbins + 1) * sizeof *e);
@@ -793,7 +818,8 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 		e[0] = lo, e[nbins] = hi; /* exactly, so no value falls outside */
 	for (size_t g = 0; g < nd; g++) {
 		tk_store_dist *x = &d[g];
-		qsort(x->values, x->n, sizeof *x->values, dbl_cmp);
+		if (!s->b->values) /* the backend's rows come sorted */
+			qsort(x->values, x->n, sizeof *x->values, dbl_cmp);
 		x->min = x->values[0], x->max = x->values[x->n - 1];
 		x->p5 = tk_quantile7(x->values, x->n, 5, 100);
 		x->p25 = tk_quantile7(x->values, x->n, 25, 100);
