@@ -122,6 +122,20 @@ for side in a b; do
 	"$TK" top-hangs --db "$DB" --where app=Atlas "${rng[@]}" --limit 1000 --json >"$J/range_top_$side.json"
 done
 "$TK" alert --db "$DB" --rules "$TMP/rules" --where version=5.2 --json >"$J/alert52.json"
+# until alone (no since): the overview's sessions and hang rate come from the per-session summary
+# where nothing filters time, so an end must still narrow them
+"$TK" stats --db "$DB" --overview --by app,version --until "$R1U" --json >"$J/overview_until.json"
+"$TK" stats --db "$DB" --metric hang.rate --by app,version --until "$R1U" --json >"$J/rate_until.json"
+"$TK" stats --db "$DB" --metric hang.duration --by app,version --until "$R1U" --json >"$J/hang_until.json"
+check "--until alone narrows sessions, hang-rate sessions and hangs (fewer than the whole fleet's; hangs = the day buckets before it)" python3 -c '
+import json, sys
+L = lambda f: [json.loads(l) for l in open(sys.argv[1] + "/" + f)]
+tot = lambda f, k: sum(g[k] for g in L(f))
+assert 0 < tot("overview_until.json", "sessions") < tot("overview.json", "sessions")
+assert 0 < tot("rate_until.json", "count") < tot("rate.json", "count")
+days = sum(g["count"] for g in L("trend.json") if g["day"] < sys.argv[2])
+atlas = sum(g["count"] for g in L("hang_until.json") if g["app"] == "Atlas")
+assert atlas == days, (atlas, days)' "$J" "$R1U"
 # the API's histogram and date range are the CLI's, byte for byte
 api "/api/dist?metric=hang.duration&by=version&bins=20&app=Atlas&since=$R1S&until=$R1U" >"$TMP/a6"
 check_same_file "/api/dist = stats --db --histogram 20 --json (same filters and date range)" "$J/dist_r1.json" "$TMP/a6"

@@ -13,7 +13,8 @@
 //   report.json           tracekit report --json of the detail's first example
 //   filters.json          the device, OS and date ranges the filtered views use; hang_dev.json,
 //                         trend_r1.json, dist_r1.json (stats --histogram 20), top_os.json, top_build.json,
-//                         range_{a,b}.json, range_top_{a,b}.json, alert52.json: the CLI with those filters
+//                         range_{a,b}.json, range_top_{a,b}.json, alert52.json, overview_until.json,
+//                         rate_until.json, hang_until.json: the CLI with those filters
 // Reads the numbers off the pages (what is shown, and the data-v each cell carries) and compares;
 // clicks overview → stacks → signature → flame graph → downloads; opens every page with the hostile
 // upload in it and checks its text is shown as text, no dialog opens, no element carries an event
@@ -309,6 +310,16 @@ try {
 	ok("overview ?device=: its hang counts and percentiles equal stats --where device=", hd.length > 0 && od.length === hd.length && bad.length === 0, bad.length ? bad : [od.length, hd.length]);
 	const keeps = await page.evaluate(() => [...document.querySelectorAll("header nav a, #overview tbody a")].map((a) => a.getAttribute("href")));
 	ok("overview ?device=: every link (pages, a version's stacks) keeps the device filter", keeps.length > 0 && keeps.every((h) => h.includes(`device=${encodeURIComponent(F.device)}`) || h.startsWith("/api/")), keeps);
+	// the overview up to a date (until alone)
+	await go(`/?until=${F.r1u}`);
+	const ou = await rowsOf("#overview tbody tr"), ovu = lines("overview_until.json"), rtu = lines("rate_until.json"), hu = lines("hang_until.json");
+	bad = [];
+	for (const o of ovu) {
+		const r = ou.find((x) => x.app === o.app && x.version === o.version);
+		const rt = rtu.find((x) => x.app === o.app && x.version === o.version), h = hu.find((x) => x.app === o.app && x.version === o.version);
+		if (!r || Number(r.sessions) !== o.sessions || (rt ? !close(Number(r.rate), rt.mean) : r.rate !== "null") || Number(r.hangs) !== (h ? h.count : 0)) bad.push([o, rt, h, r]);
+	}
+	ok("overview ?until=: sessions, hang rate and hangs equal stats --until (overview, hang.rate, hang.duration)", ovu.length > 0 && ou.length === ovu.length && bad.length === 0, bad);
 	// trends over a date range: the trend, the histogram and the box plot
 	await go(`/trends?metric=hang.duration&stat=p95&bucket=day&app=Atlas&since=${F.r1s}&until=${F.r1u}`);
 	const tr1 = lines("trend_r1.json");
