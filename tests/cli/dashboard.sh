@@ -155,6 +155,13 @@ for g in d:
     assert len(g["edges"]) == 21 and g["edges"] == sorted(g["edges"])
     for k in ("p50", "p95", "min", "max"): assert abs(g[k] - t[k]) <= 1e-12 * max(1, abs(t[k])), (k, g[k], t[k])
     assert g["p5"] <= g["p25"] <= g["p50"] <= g["p75"] <= g["p95"]' "$J/dist_r1.json" "$J/stats_r1.json"
+curl -s "$BASE/dist.svg?metric=hang.duration" >"$TMP/dist.svg"
+check "the histogram's SVG is well-formed, names the hostile version as text and holds no script" python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot(); S = "{http://www.w3.org/2000/svg}"
+texts = [t.text or "" for t in r.iter(S + "text")] + [t.text or "" for t in r.iter(S + "title")]
+assert any("</svg><script>alert(\x27v\x27)</script>" in t for t in texts), texts[:20]
+assert not list(r.iter(S + "script")) and not any(k.lower().startswith("on") for e in r.iter() for k in e.attrib)' "$TMP/dist.svg"
 check_eq "a bad until= is 400" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/?until=2026-13-01")"
 check_eq "a histogram of a rate is 400 (durations only)" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/api/dist?metric=hang.rate")"
 
