@@ -201,6 +201,9 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		tk_outfile of = {0};
 		int rc = tk_outfile_open(&of, dest, &err);
 		of.nosync = to_dir; /* a batch: one syncfs at the end instead of an fsync per file */
+		/* one write for most reports (stdio's default buffer makes it five for a 100-frame report) */
+		if (rc == 0 && of.f != stdout)
+			setvbuf(of.f, NULL, _IOFBF, 1 << 16);
 		if (rc == 0)
 			rc =
 			    json ? tk_apple_report_write_ips(of.f, r, &err) : tk_apple_report_write_text(of.f, r, &err);
