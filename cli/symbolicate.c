@@ -184,7 +184,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
 	taken used = {0};
 	for (size_t i = 0; i < nfiles; i++) {
-		tk_apple_report *r = tk_apple_report_read_path(files[i], &err);
+		/* text: the .ips scanner reads frames and images without jansson's tree of them */
+		tk_apple_report *r = tk_apple_report_read_path_ex(files[i], json ? 0 : TK_APPLE_REPORT_TEXT_ONLY, &err);
 		if (!r) {
 			tk_cli_warn("symbolicate: %s", err.msg);
 			failed++;
