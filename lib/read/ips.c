@@ -236,12 +236,11 @@ static void sc_free(ips_scan *sc)
 
 static void sc_ws(ips_scan *sc)
 {
-	while (sc->p < sc->n) {
-		char c = sc->s[sc->p];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		sc->p++;
-	}
+	const char *s = sc->s;
+	size_t p = sc->p, n = sc->n;
+	while (p < n && (s[p] == ' ' || s[p] == '\n' || s[p] == '\t' || s[p] == '\r'))
+		p++;
+	sc->p = p;
 }
 
 static int sc_expect(ips_scan *sc, char c)

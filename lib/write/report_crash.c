@@ -41,9 +41,9 @@ static void lb_flush(line_buf *l)
 	l->n = 0;
 }
 
-static void lb_put(line_buf *l, const char *s, size_t n)
+static inline void lb_put(line_buf *l, const char *s, size_t n)
 {
-	if (l->n + n > sizeof l->b) {
+	if (__builtin_expect(l->n + n > sizeof l->b, 0)) {
 		lb_flush(l);
 		if (n > sizeof l->b) {
 			fwrite(s, 1, n, l->o);
