@@ -65,16 +65,26 @@ static void lb_str(line_buf *l, const char *s)
 /* s padded with spaces to width: on the right (%-Ns) or on the left (%Ns) */
 static void lb_pad(line_buf *l, const char *s, size_t n, size_t width, int left)
 {
-	char sp[64];
 	size_t pad = n < width ? width - n : 0;
-	if (pad > sizeof sp)
-		pad = sizeof sp; /* widths here are at most 30 */
-	memset(sp, ' ', pad);
-	if (!left)
-		lb_put(l, sp, pad);
-	lb_put(l, s, n);
-	if (left)
-		lb_put(l, sp, pad);
+	if (l->n + n + pad > sizeof l->b) {
+		lb_flush(l);
+		if (n + pad > sizeof l->b) { /* a name longer than the buffer: the width is long passed */
+			lb_put(l, s, n);
+			return;
+		}
+	}
+	char *w = l->b + l->n;
+	if (!left) {
+		memset(w, ' ', pad);
+		w += pad;
+	}
+	memcpy(w, s, n);
+	w += n;
+	if (left) {
+		memset(w, ' ', pad);
+		w += pad;
+	}
+	l->n = (size_t)(w - l->b);
 }
 
 static size_t fmt_dec(char *b, uint64_t v)
