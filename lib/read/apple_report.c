@@ -669,7 +669,8 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 /* The registry's readers (ips.c, crash.c, spindump.c) share this one. */
 int tk_apple_report_read_profile(tk_profile *p, tk_input *in, tk_error *err)
 {
-	tk_apple_report *r = tk_apple_report_read(in, err);
+	/* a profile needs no JSON tree of the frames: the .ips scanner reads them */
+	tk_apple_report *r = tk_apple_report_read_ex(in, TK_APPLE_REPORT_TEXT_ONLY, err);
 	if (!r)
 		return -1;
 	int rc = tk_apple_report_to_profile(r, p, err);
