@@ -183,7 +183,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	size_t total_res = 0, total_unres = 0;
 	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
 	taken used = {0};
-	char *obuf = malloc(1 << 16); /* the outputs' stdio buffer, one for the batch (each is closed before the next) */
+	/* the outputs' stdio buffer, one for the batch (each output is closed before the next) */
+	char *obuf = malloc(1 << 16);
 	for (size_t i = 0; i < nfiles; i++) {
 		/* text: the .ips scanner reads frames and images without jansson's tree of them */
 		tk_apple_report *r = tk_apple_report_read_path_ex(files[i], json ? 0 : TK_APPLE_REPORT_TEXT_ONLY, &err);

@@ -445,8 +445,8 @@ static int sc_flat(ips_scan *sc, int image)
 				fr.has |= bit;
 				if (type == SV_INT)
 					*(bit == HF_SYMOFF ? &fr.symoff : &fr.line) = u;
-				else
-					fr.has |= bit << 8; /* present, not an integer: ignored as the jansson path does */
+				else /* present, not an integer: ignored as the jansson path does */
+					fr.has |= bit << 8;
 			}
 			sc_ws(sc);
 			if (sc->p >= sc->n)
