@@ -4,6 +4,8 @@
 # and warm, side by side with llvm-symbolizer 14 answering the same lookups (every frame's address,
 # the caller-frame rule applied) in one process. --quick: 1,000 reports.
 # Times are CPU (user+sys) and wall seconds; RSS is the peak of the process.
+# TK_OLD=path/to/old/tracekit: the same warm run with that build too (before/after in one run).
+# Also: the warm run into a directory that does not exist yet (no outputs replaced).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TK=${TK:-$ROOT/build/tracekit}
@@ -29,15 +31,26 @@ rm -rf "$W/cache" "$W/out"
 run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
 CW=$WALL CC=$CPU CR=$RSS_MB
 run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
-WW=$WALL WC=$CPU WR=$RSS_MB
+WW=$WALL WC=$CPU WR=$RSS_MB WU=$U WS=$S
 grep -q "$NR reports, 0 failed; $((NR * 100)) frames resolved, 0 left" "$W/tk.err" ||
 	{ echo "bench_reports: unexpected result: $(tail -1 "$W/tk.err")" >&2; exit 1; }
+NEW="$W/out-new-$$"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$NEW" 2>"$W/tk.err"
+NW=$WALL NC=$CPU NU=$U NS=$S NR_MB=$RSS_MB
+cmp -s "$NEW/r00000.crash" "$W/out/r00000.crash" || { echo "bench_reports: outputs differ" >&2; exit 1; }
+rm -rf "$NEW"
+if [ -n "${TK_OLD:-}" ]; then
+	run "$TK_OLD" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/old.err"
+	OW=$WALL OC=$CPU OU=$U OS=$S OR=$RSS_MB
+fi
 run llvm-symbolizer --inlining <"$IN/llvm.txt" >"$W/llvm.out"
 echo "## Apple reports ($(date -u +%F), $(nproc) CPUs)"
 echo
 echo "| step | tracekit symbolicate | llvm-symbolizer | ratio |"
 echo "|---|---|---|---|"
 echo "| $NR .ips × 100 frames, 50 dSYMs, caches built (cold) | $CW s wall, $CC s CPU, $CR MB | – | – |"
-echo "| same, caches present (warm): read, symbolicate, write Apple's text | $WW s wall, $WC s CPU, **$WR MB** | $WALL s wall, $CPU s CPU, $RSS_MB MB (the $((NR * 100)) lookups only) | $(ratio "$CPU" "$WC")× CPU, $(ratio "$WALL" "$WW")× wall |"
+echo "| same, caches present (warm): read, symbolicate, write Apple's text | $WW s wall, $WC s CPU ($WU user + $WS sys), **$WR MB** | $WALL s wall, $CPU s CPU, $RSS_MB MB (the $((NR * 100)) lookups only) | $(ratio "$CPU" "$WC")× CPU, $(ratio "$WALL" "$WW")× wall |"
+echo "| same, warm, into a new directory (no output replaced) | $NW s wall, $NC s CPU ($NU user + $NS sys), $NR_MB MB | | $(ratio "$CPU" "$NC")× CPU |"
+[ -n "${TK_OLD:-}" ] && echo "| warm, replacing the outputs, the build TK_OLD=$TK_OLD | $OW s wall, $OC s CPU ($OU user + $OS sys), $OR MB | | $(ratio "$CPU" "$OC")× CPU |"
 printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \
 	"$NR" "$WC" "$WR" "$CPU" "$RSS_MB" "$(ratio "$CPU" "$WC")" >>"${BENCH_SUMMARY:-/dev/null}"

@@ -404,6 +404,11 @@ static tk_apple_report *report_new(const char *name)
 
 tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 {
+	return tk_apple_report_read_ex(in, 0, err);
+}
+
+tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error *err)
+{
 	size_t hn;
 	const unsigned char *head = tk_input_head(in, &hn);
 	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
@@ -426,7 +431,7 @@ tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 	r->format = f;
 	long body = tk_apple_report_read_header(r, buf, n, err);
 	int rc = body < 0              ? -1
-	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, err)
+	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, flags, err)
 	         : f == TK_APPLE_CRASH ? tk_apple_report_parse_crash(r, buf, n, (size_t)body, err)
 	                               : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
 	free(buf);
@@ -439,10 +444,15 @@ tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 
 tk_apple_report *tk_apple_report_read_path(const char *path, tk_error *err)
 {
+	return tk_apple_report_read_path_ex(path, 0, err);
+}
+
+tk_apple_report *tk_apple_report_read_path_ex(const char *path, unsigned flags, tk_error *err)
+{
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
 		return NULL;
-	tk_apple_report *r = tk_apple_report_read(in, err);
+	tk_apple_report *r = tk_apple_report_read_ex(in, flags, err);
 	tk_input_close(in);
 	return r;
 }
@@ -659,7 +669,8 @@ int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error
 /* The registry's readers (ips.c, crash.c, spindump.c) share this one. */
 int tk_apple_report_read_profile(tk_profile *p, tk_input *in, tk_error *err)
 {
-	tk_apple_report *r = tk_apple_report_read(in, err);
+	/* a profile needs no JSON tree of the frames: the .ips scanner reads them */
+	tk_apple_report *r = tk_apple_report_read_ex(in, TK_APPLE_REPORT_TEXT_ONLY, err);
 	if (!r)
 		return -1;
 	int rc = tk_apple_report_to_profile(r, p, err);

@@ -173,20 +173,537 @@ static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread 
 	return 0;
 }
 
-int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t body, tk_error *err)
+/* ---- the scanner (TK_APPLE_REPORT_TEXT_ONLY) ----
+ * Most of an .ips is its frames and images: building them as jansson objects (and freeing them) was
+ * most of the time of `symbolicate` on a batch. The scanner walks the body once: it skips what it
+ * does not need without building anything, reads threads[].frames[] and usedImages[] into flat
+ * arrays (strings point into the body), and jansson then parses the body with those arrays cut out
+ * ("[]" in their place) for everything else the writers use. It takes only what it reads exactly as
+ * the jansson path would: strings without escapes or non-ASCII bytes, integers of up to 18 digits,
+ * flat objects, each known key once, image indexes in range. On anything else (and on any error) it
+ * gives up and the whole body goes through jansson, so answers and error messages are the same
+ * (the differential check in tests/fuzz/fuzz_apple_report.c holds it to that). */
+enum { SV_STR, SV_INT, SV_REAL, SV_LIT };
+enum { HF_IDX = 1, HF_OFF = 2, HF_SYMOFF = 4, HF_LINE = 8, HF_SYM = 16, HF_FILE = 32 };
+enum { HI_BASE = 1, HI_SIZE = 2, HI_UUID = 4, HI_NAME = 8, HI_PATH = 16, HI_ARCH = 32 };
+
+typedef struct sc_frame {
+	uint64_t idx, off, symoff, line;
+	const char *sym, *file;
+	uint32_t symn, filen;
+	unsigned has;
+} sc_frame;
+
+typedef struct sc_image {
+	uint64_t base, size;
+	const char *str[4]; /* uuid, name, path, arch */
+	uint32_t len[4];
+	unsigned has;
+} sc_image;
+
+typedef struct ips_scan {
+	const char *s;
+	size_t n, p;
+	sc_frame *f;
+	size_t nf, capf;
+	size_t *tstart; /* first frame of each thread; tstart[nt] = nf */
+	size_t nt, capt;
+	sc_image *im;
+	size_t ni, capi;
+	size_t *cut; /* [start, end) pairs of the values replaced by [] */
+	size_t ncut, capcut;
+	int seen_threads, seen_images;
+} ips_scan;
+
+static void *sc_grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return v;
+	size_t c = *cap ? *cap : 8;
+	while (c < need)
+		c *= 2;
+	*cap = c;
+	return tk_xrealloc(v, c * size);
+}
+
+static void sc_free(ips_scan *sc)
+{
+	free(sc->f);
+	free(sc->tstart);
+	free(sc->im);
+	free(sc->cut);
+}
+
+static void sc_ws(ips_scan *sc)
+{
+	const char *s = sc->s;
+	size_t p = sc->p, n = sc->n;
+	while (p < n && (s[p] == ' ' || s[p] == '\n' || s[p] == '\t' || s[p] == '\r'))
+		p++;
+	sc->p = p;
+}
+
+static int sc_expect(ips_scan *sc, char c)
+{
+	sc_ws(sc);
+	if (sc->p >= sc->n || sc->s[sc->p] != c)
+		return -1;
+	sc->p++;
+	return 0;
+}
+
+/* A string at p: its raw bytes; *esc if it has a backslash (not validated: jansson will). */
+static int sc_string_raw(ips_scan *sc, const char **v, size_t *vn, int *esc)
+{
+	if (sc->p >= sc->n || sc->s[sc->p] != '"')
+		return -1;
+	size_t a = ++sc->p;
+	*esc = 0;
+	while (sc->p < sc->n) {
+		char c = sc->s[sc->p++];
+		if (c == '"') {
+			*v = sc->s + a;
+			*vn = sc->p - 1 - a;
+			return 0;
+		}
+		if (c == '\\') {
+			*esc = 1;
+			sc->p++;
+		}
+	}
+	return -1;
+}
+
+/* Any value, skipped without validation (what stays in the body is parsed by jansson). */
+static int sc_skip(ips_scan *sc)
+{
+	sc_ws(sc);
+	if (sc->p >= sc->n)
+		return -1;
+	const char *v;
+	size_t vn;
+	int esc;
+	char c = sc->s[sc->p];
+	if (c == '"')
+		return sc_string_raw(sc, &v, &vn, &esc);
+	if (c == '{' || c == '[') {
+		size_t depth = 0;
+		while (sc->p < sc->n) {
+			c = sc->s[sc->p];
+			if (c == '"') {
+				if (sc_string_raw(sc, &v, &vn, &esc) < 0)
+					return -1;
+				continue;
+			}
+			sc->p++;
+			if (c == '{' || c == '[')
+				depth++;
+			else if ((c == '}' || c == ']') && --depth == 0)
+				return 0;
+		}
+		return -1;
+	}
+	size_t a = sc->p;
+	while (sc->p < sc->n && !strchr(",]} \t\n\r", sc->s[sc->p]))
+		sc->p++;
+	return sc->p > a ? 0 : -1;
+}
+
+/* A scalar in a frame or image, strictly: *type SV_*; strings without escapes, controls or bytes
+ * above 0x7f; numbers in JSON's grammar, integers of at most 18 digits (longer ones bigint_pass
+ * would mark), reals without exponent and short (no overflow); true, false, null. */
+static int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn, uint64_t *u, int *neg)
+{
+	sc_ws(sc);
+	if (sc->p >= sc->n)
+		return -1;
+	const char *s = sc->s;
+	size_t p = sc->p, n = sc->n;
+	char c = s[p];
+	if (c == '"') {
+		size_t a = ++p;
+		while (p < n && s[p] != '"') {
+			unsigned char b = (unsigned char)s[p];
+			if (b < 0x20 || b >= 0x80 || b == '\\')
+				return -1;
+			p++;
+		}
+		if (p >= n)
+			return -1;
+		*type = SV_STR;
+		*v = s + a;
+		*vn = p - a;
+		sc->p = p + 1;
+		return 0;
+	}
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		size_t a = p;
+		*neg = c == '-';
+		if (*neg)
+			p++;
+		size_t d = p;
+		uint64_t x = 0;
+		while (p < n && s[p] >= '0' && s[p] <= '9')
+			x = x * 10 + (uint64_t)(s[p++] - '0');
+		size_t nd = p - d;
+		if (nd == 0 || nd > 18 || (nd > 1 && s[d] == '0'))
+			return -1;
+		if (p < n && (s[p] == 'e' || s[p] == 'E'))
+			return -1;
+		if (p < n && s[p] == '.') {
+			p++;
+			size_t f = p;
+			while (p < n && s[p] >= '0' && s[p] <= '9')
+				p++;
+			if (p == f || p - a > 40 || (p < n && (s[p] == 'e' || s[p] == 'E')))
+				return -1;
+			*type = SV_REAL;
+		} else {
+			*type = SV_INT;
+			*u = x;
+		}
+		sc->p = p;
+		return 0;
+	}
+	static const char *const lit[] = {"true", "false", "null"};
+	for (size_t i = 0; i < 3; i++) {
+		size_t l = strlen(lit[i]);
+		if (n - p >= l && !memcmp(s + p, lit[i], l)) {
+			*type = SV_LIT;
+			sc->p = p + l;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int key_is(const char *k, size_t kn, const char *want)
+{
+	return strlen(want) == kn && !memcmp(k, want, kn);
+}
+
+/* One object of a frames[] or usedImages[] array, flat. image: usedImages; else a frame. */
+static int sc_flat(ips_scan *sc, int image)
+{
+	if (sc_expect(sc, '{') < 0)
+		return -1;
+	sc_frame fr;
+	sc_image im;
+	memset(&fr, 0, sizeof fr);
+	memset(&im, 0, sizeof im);
+	sc_ws(sc);
+	if (sc->p < sc->n && sc->s[sc->p] == '}')
+		sc->p++;
+	else
+		for (;;) {
+			const char *k, *v = NULL;
+			size_t kn, vn = 0;
+			int kt, type, neg = 0;
+			uint64_t u = 0;
+			if (sc_scalar(sc, &kt, &k, &kn, &u, &neg) < 0 || kt != SV_STR || sc_expect(sc, ':') < 0 ||
+			    sc_scalar(sc, &type, &v, &vn, &u, &neg) < 0)
+				return -1;
+			int nonneg = type == SV_INT && !neg;
+			if (image) {
+				static const char *const sk[] = {"uuid", "name", "path", "arch"};
+				if (key_is(k, kn, "base") || key_is(k, kn, "size")) {
+					unsigned bit = k[0] == 'b' ? HI_BASE : HI_SIZE;
+					if ((im.has & bit) || !nonneg) /* twice, or an error of the jansson path */
+						return -1;
+					im.has |= bit;
+					*(bit == HI_BASE ? &im.base : &im.size) = u;
+				} else
+					for (unsigned i = 0; i < 4; i++)
+						if (key_is(k, kn, sk[i])) {
+							if (im.has & (HI_UUID << i))
+								return -1;
+							im.has |= HI_UUID << i;
+							if (type == SV_STR)
+								im.str[i] = v, im.len[i] = (uint32_t)vn;
+						}
+			} else if (key_is(k, kn, "imageIndex") || key_is(k, kn, "imageOffset")) {
+				unsigned bit = kn == 10 ? HF_IDX : HF_OFF;
+				if ((fr.has & bit) || !nonneg)
+					return -1;
+				fr.has |= bit;
+				*(bit == HF_IDX ? &fr.idx : &fr.off) = u;
+			} else if (key_is(k, kn, "symbol") || key_is(k, kn, "sourceFile")) {
+				unsigned bit = k[0] == 's' && k[1] == 'y' ? HF_SYM : HF_FILE;
+				if (fr.has & bit)
+					return -1;
+				fr.has |= bit;
+				if (type == SV_STR) {
+					if (bit == HF_SYM)
+						fr.sym = v, fr.symn = (uint32_t)vn;
+					else
+						fr.file = v, fr.filen = (uint32_t)vn;
+				}
+			} else if (key_is(k, kn, "symbolLocation") || key_is(k, kn, "sourceLine")) {
+				unsigned bit = k[1] == 'y' ? HF_SYMOFF : HF_LINE;
+				if ((fr.has & bit) || (type == SV_INT && neg))
+					return -1;
+				fr.has |= bit;
+				if (type == SV_INT)
+					*(bit == HF_SYMOFF ? &fr.symoff : &fr.line) = u;
+				else /* present, not an integer: ignored as the jansson path does */
+					fr.has |= bit << 8;
+			}
+			sc_ws(sc);
+			if (sc->p >= sc->n)
+				return -1;
+			char c = sc->s[sc->p++];
+			if (c == '}')
+				break;
+			if (c != ',')
+				return -1;
+		}
+	if (image) {
+		sc->im = sc_grow(sc->im, &sc->capi, sc->ni + 1, sizeof *sc->im);
+		sc->im[sc->ni++] = im;
+	} else {
+		sc->f = sc_grow(sc->f, &sc->capf, sc->nf + 1, sizeof *sc->f);
+		sc->f[sc->nf++] = fr;
+	}
+	return 0;
+}
+
+/* An array of flat objects; its place goes to cut. */
+static int sc_array(ips_scan *sc, int image)
+{
+	sc_ws(sc);
+	size_t a = sc->p;
+	if (sc_expect(sc, '[') < 0)
+		return -1;
+	sc_ws(sc);
+	if (sc->p < sc->n && sc->s[sc->p] == ']')
+		sc->p++;
+	else
+		for (;;) {
+			if (sc_flat(sc, image) < 0)
+				return -1;
+			sc_ws(sc);
+			if (sc->p >= sc->n)
+				return -1;
+			char c = sc->s[sc->p++];
+			if (c == ']')
+				break;
+			if (c != ',')
+				return -1;
+		}
+	sc->cut = sc_grow(sc->cut, &sc->capcut, sc->ncut + 2, sizeof *sc->cut);
+	sc->cut[sc->ncut++] = a;
+	sc->cut[sc->ncut++] = sc->p;
+	return 0;
+}
+
+/* Members of an object at p ('{' next): on_key decides for each key (raw, without escapes). */
+typedef int (*sc_member_fn)(ips_scan *sc, const char *k, size_t kn);
+static int sc_object(ips_scan *sc, sc_member_fn on_key)
+{
+	if (sc_expect(sc, '{') < 0)
+		return -1;
+	sc_ws(sc);
+	if (sc->p < sc->n && sc->s[sc->p] == '}') {
+		sc->p++;
+		return 0;
+	}
+	for (;;) {
+		const char *k;
+		size_t kn;
+		int esc;
+		sc_ws(sc);
+		if (sc_string_raw(sc, &k, &kn, &esc) < 0 || esc || sc_expect(sc, ':') < 0 || on_key(sc, k, kn) < 0)
+			return -1;
+		sc_ws(sc);
+		if (sc->p >= sc->n)
+			return -1;
+		char c = sc->s[sc->p++];
+		if (c == '}')
+			return 0;
+		if (c != ',')
+			return -1;
+	}
+}
+
+static int sc_thread_key(ips_scan *sc, const char *k, size_t kn)
+{
+	if (!key_is(k, kn, "frames"))
+		return sc_skip(sc);
+	if (sc->tstart[sc->nt] != SIZE_MAX) /* frames twice */
+		return -1;
+	sc->tstart[sc->nt] = sc->nf;
+	return sc_array(sc, 0);
+}
+
+static int sc_body_key(ips_scan *sc, const char *k, size_t kn)
+{
+	if (key_is(k, kn, "usedImages")) {
+		if (sc->seen_images++)
+			return -1;
+		return sc_array(sc, 1);
+	}
+	if (!key_is(k, kn, "threads"))
+		return sc_skip(sc);
+	if (sc->seen_threads++ || sc_expect(sc, '[') < 0)
+		return -1;
+	sc_ws(sc);
+	if (sc->p < sc->n && sc->s[sc->p] == ']') {
+		sc->p++;
+		return 0;
+	}
+	for (;;) {
+		sc->tstart = sc_grow(sc->tstart, &sc->capt, sc->nt + 2, sizeof *sc->tstart);
+		sc->tstart[sc->nt] = SIZE_MAX;
+		sc_ws(sc);
+		if (sc->p >= sc->n || sc->s[sc->p] != '{' || sc_object(sc, sc_thread_key) < 0)
+			return -1;
+		if (sc->tstart[sc->nt] == SIZE_MAX)
+			sc->tstart[sc->nt] = sc->nf;
+		/* frames are in scan order: a thread's are those from its start to the next thread's */
+		sc->nt++;
+		sc->tstart[sc->nt] = sc->nf;
+		sc_ws(sc);
+		if (sc->p >= sc->n)
+			return -1;
+		char c = sc->s[sc->p++];
+		if (c == ']')
+			return 0;
+		if (c != ',')
+			return -1;
+	}
+}
+
+/* Scan the body; 0 when the scanner took it (sc filled), -1 to leave it to jansson. */
+static int scan_body(ips_scan *sc, const char *s, size_t n)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->s = s;
+	sc->n = n;
+	if (sc_object(sc, sc_body_key) < 0 || !sc->ncut)
+		return -1;
+	for (size_t i = 0; i < sc->nf; i++)
+		if ((sc->f[i].has & HF_IDX) && sc->f[i].idx >= sc->ni)
+			return -1; /* out of range: the jansson path says so */
+	return 0;
+}
+
+/* The body with the scanned arrays replaced by [] (NUL-terminated, *rn bytes). */
+static char *scan_reduced(const ips_scan *sc, size_t *rn)
+{
+	char *o = tk_xmalloc(sc->n + 1);
+	size_t k = 0, at = 0;
+	for (size_t i = 0; i < sc->ncut; i += 2) {
+		memcpy(o + k, sc->s + at, sc->cut[i] - at);
+		k += sc->cut[i] - at;
+		memcpy(o + k, "[]", 2);
+		k += 2;
+		at = sc->cut[i + 1];
+	}
+	memcpy(o + k, sc->s + at, sc->n - at);
+	k += sc->n - at;
+	o[k] = 0;
+	*rn = k;
+	return o;
+}
+
+static void scan_images(tk_apple_report *r, const ips_scan *sc)
+{
+	for (size_t i = 0; i < sc->ni; i++) {
+		const sc_image *s = &sc->im[i];
+		tk_apple_report_image *im = tk_apple_report_add_image(r);
+		im->base = s->base;
+		im->size = s->size;
+		if (s->str[0]) {
+			im->uuid = tk_apple_report_uuid(s->str[0], s->len[0]);
+			if (im->uuid && !strcmp(im->uuid, "00000000-0000-0000-0000-000000000000")) {
+				free(im->uuid);
+				im->uuid = NULL;
+			}
+		}
+		im->name = s->str[1] ? tk_xstrndup(s->str[1], s->len[1]) : NULL;
+		im->path = s->str[2] ? tk_xstrndup(s->str[2], s->len[2]) : NULL;
+		im->arch = s->str[3] ? tk_xstrndup(s->str[3], s->len[3]) : NULL;
+		if (!im->name && im->path) {
+			const char *sl = strrchr(im->path, '/');
+			im->name = tk_xstrdup(sl ? sl + 1 : im->path);
+		}
+	}
+}
+
+static void scan_frames(tk_apple_report *r, const ips_scan *sc, size_t thread, tk_apple_report_thread *t)
+{
+	for (size_t k = sc->tstart[thread]; k < sc->tstart[thread + 1]; k++) {
+		const sc_frame *s = &sc->f[k];
+		tk_apple_report_frame *fr = tk_apple_report_add_frame(t);
+		if (s->has & HF_IDX)
+			fr->image = (uint32_t)s->idx + 1;
+		fr->addr = (fr->image ? r->images[fr->image - 1].base : 0) + s->off;
+		fr->symbol = s->sym ? tk_xstrndup(s->sym, s->symn) : NULL;
+		if (s->has & HF_SYMOFF && !(s->has & (HF_SYMOFF << 8))) {
+			fr->symoff = s->symoff;
+			fr->has_symoff = 1;
+		}
+		fr->file = s->file ? tk_xstrndup(s->file, s->filen) : NULL;
+		if ((s->has & HF_LINE) && !(s->has & (HF_LINE << 8)) && s->line > 0 && s->line < UINT32_MAX)
+			fr->line = (uint32_t)s->line;
+	}
+}
+
+static int parse_body(tk_apple_report *r, json_t *b, const ips_scan *sc, tk_error *err);
+
+/* jansson's tree of the body (text, n bytes), 64-bit integers marked first (bigint_pass) */
+static json_t *load_body(const char *text, size_t n, json_error_t *je, size_t *loaded_n)
+{
+	size_t hn = 0;
+	char *big = bigint_pass(text, n, &hn);
+	json_t *b = json_loadb(big ? big : text, big ? hn : n, 0, je);
+	free(big);
+	*loaded_n = big ? hn : n;
+	return b;
+}
+
+int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t body, unsigned flags, tk_error *err)
 {
 	if (!r->json_header)
 		return tk_error_set(err, "%s:1: an .ips report starts with its JSON header line", r->name);
-	size_t bn = n - body, hn = 0;
-	char *big = bigint_pass(buf + body, bn, &hn);
+	size_t bn = n - body, ln = 0;
 	json_error_t je;
-	json_t *b = json_loadb(big ? big : buf + body, big ? hn : bn, 0, &je);
-	free(big);
+	json_t *b = NULL;
+	ips_scan sc;
+	memset(&sc, 0, sizeof sc);
+	int fast = 0;
+	if ((flags & TK_APPLE_REPORT_TEXT_ONLY) && scan_body(&sc, buf + body, bn) == 0) {
+		size_t rn;
+		char *red = scan_reduced(&sc, &rn);
+		b = load_body(red, rn, &je, &ln);
+		free(red);
+		/* the tree must be the one the scanner saw (it is, when jansson takes the rest whole) */
+		if (b && json_is_object(b) && json_array_size(json_object_get(b, "threads")) == sc.nt)
+			fast = 1;
+		else {
+			json_decref(b);
+			b = NULL;
+		}
+	}
+	if (!fast) {
+		sc_free(&sc);
+		memset(&sc, 0, sizeof sc);
+		b = load_body(buf + body, bn, &je, &ln);
+	}
 	if (!b)
-		return tk_error_set(
-		    err, "%s:%d:%d: the report body (the JSON after the header line) %s: %s", r->name, je.line + 1,
-		    je.column, je.position >= (int)(big ? hn : bn) - 1 ? "is cut short" : "is not valid JSON", je.text);
+		return tk_error_set(err, "%s:%d:%d: the report body (the JSON after the header line) %s: %s", r->name,
+		                    je.line + 1, je.column,
+		                    je.position >= (int)ln - 1 ? "is cut short" : "is not valid JSON", je.text);
 	r->json_body = b;
+	r->json_partial = fast;
+	int rc = parse_body(r, b, fast ? &sc : NULL, err);
+	sc_free(&sc);
+	return rc;
+}
+
+/* The report from the body's tree; sc: frames and images from the scanner instead. */
+static int parse_body(tk_apple_report *r, json_t *b, const ips_scan *sc, tk_error *err)
+{
 	if (!json_is_object(b))
 		return tk_error_set(err, "%s:2: the report body is not a JSON object", r->name);
 	r->kind = kind_of(r->bug_type, b);
@@ -250,7 +767,9 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 			r->wall = w;
 	}
 
-	json_t *imgs = json_object_get(b, "usedImages");
+	if (sc)
+		scan_images(r, sc);
+	json_t *imgs = sc ? NULL : json_object_get(b, "usedImages");
 	if (imgs && !json_is_array(imgs))
 		return tk_error_set(err, "%s: usedImages is not an array", r->name);
 	size_t i;
@@ -302,6 +821,10 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 		t->queue = str_dup(json_object_get(v, "queue"));
 		t->crashed = json_is_true(json_object_get(v, "triggered")) ||
 		             (json_is_integer(fault) && (size_t)json_integer_value(fault) == i);
+		if (sc) {
+			scan_frames(r, sc, i, t);
+			continue;
+		}
 		json_t *frames = json_object_get(v, "frames");
 		if (frames && !json_is_array(frames))
 			return tk_error_set(err, "%s: threads[%zu].frames is not an array", r->name, i);

@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/mem.h"
@@ -19,9 +21,10 @@ int tk_outfile_open(tk_outfile *o, const char *path, tk_error *err)
 	/* A device or FIFO (/dev/stdout, /dev/null, a named pipe) cannot be replaced by a rename and
 	 * has no half-written state to protect: write straight into it. */
 	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	int exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode))
 		return tk_error_set(err, "%s: is a directory", path);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (exists && !S_ISREG(st.st_mode)) {
 		o->f = fopen(path, "we");
 		if (!o->f)
 			return tk_error_set(err, "%s: cannot write: %s", path, strerror(errno));
@@ -32,25 +35,32 @@ int tk_outfile_open(tk_outfile *o, const char *path, tk_error *err)
 	o->path = tk_xstrdup(path);
 	o->tmp = tk_xmalloc(n + 16);
 	memcpy(o->tmp, path, n);
-	memcpy(o->tmp + n, ".tmp.XXXXXX", 12);
-	int fd = mkostemp(o->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
+	/* PATH.tmp.XXXXXX created with O_EXCL (never an existing file or a symlink's target), mode 0666
+	 * less the umask as a plain fopen gives; another name when taken. fopen "x" instead of mkostemp
+	 * + umask + fchmod + fdopen: 3 system calls a file instead of 7, which a batch of 10,000
+	 * reports notices. */
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	static uint64_t seq, salt;
+	if (!__atomic_load_n(&salt, __ATOMIC_RELAXED)) /* once a process (a race only writes the same) */
+		__atomic_store_n(&salt, ((uint64_t)getpid() << 29) ^ (uint64_t)time(NULL) ^ 1, __ATOMIC_RELAXED);
+	int e = 0;
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t x = (__atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED) + 1) * 0x9E3779B97F4A7C15ull;
+		x ^= __atomic_load_n(&salt, __ATOMIC_RELAXED) ^ (uint64_t)(uintptr_t)o->tmp;
+		x *= 0xBF58476D1CE4E5B9ull;
+		memcpy(o->tmp + n, ".tmp.", 5);
+		for (int i = 0; i < 6; i++, x >>= 6)
+			o->tmp[n + 5 + i] = digits[x & 63];
+		o->tmp[n + 11] = 0;
+		o->f = fopen(o->tmp, "wxe");
+		if (o->f || (e = errno) != EEXIST)
+			break;
+	}
+	if (!o->f) {
 		free(o->path);
 		free(o->tmp);
 		memset(o, 0, sizeof *o);
-		return tk_error_set(err, "%s: cannot write: %s", path, strerror(e));
-	}
-	/* mkostemp creates 0600; give the file the mode a plain fopen would (0666 & ~umask). */
-	mode_t um = umask(0);
-	umask(um);
-	(void)fchmod(fd, 0666 & ~um);
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		int e = errno;
-		close(fd);
-		tk_outfile_abort(o);
-		return tk_error_set(err, "%s: cannot write: %s", path, strerror(e));
+		return tk_error_set(err, "%s: cannot write: %s", path, strerror(e ? e : EEXIST));
 	}
 	return 0;
 }

@@ -3,7 +3,8 @@
  * process, bad input found late) must never leave a truncated OUT behind, and OUT may be the very
  * file being read (`tracekit symbolicate x.xml -o x.xml`). So output goes to a temporary file
  * beside OUT (same directory, hence same filesystem, so rename(2) is atomic) created with
- * O_EXCL|O_NOFOLLOW by mkostemp, and is renamed over OUT only on success.
+ * O_EXCL (PATH.tmp.XXXXXX, never an existing file or a symlink's target), and is renamed over
+ * OUT only on success.
  *
  *   tk_outfile o;
  *   if (tk_outfile_open(&o, path, &err) < 0) ...     // path NULL or "-" = standard output

@@ -25,47 +25,175 @@ static const tk_apple_report_image *image_of(const tk_apple_report *r, const tk_
 	return f->image ? &r->images[f->image - 1] : NULL;
 }
 
+/* A frame's line is assembled here and written with one fwrite: a report is mostly frame lines, and
+ * a printf per field was the writer's main cost (bench/bench_reports.sh). Longer lines are written
+ * in pieces, with the same bytes. */
+typedef struct line_buf {
+	FILE *o;
+	size_t n;
+	char b[1024];
+} line_buf;
+
+static void lb_flush(line_buf *l)
+{
+	if (l->n)
+		fwrite(l->b, 1, l->n, l->o);
+	l->n = 0;
+}
+
+static inline void lb_put(line_buf *l, const char *s, size_t n)
+{
+	if (__builtin_expect(l->n + n > sizeof l->b, 0)) {
+		lb_flush(l);
+		if (n > sizeof l->b) {
+			fwrite(s, 1, n, l->o);
+			return;
+		}
+	}
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+/* printf's %s: a NULL string prints as glibc prints it */
+static void lb_str(line_buf *l, const char *s)
+{
+	if (!s)
+		s = "(null)";
+	lb_put(l, s, strlen(s));
+}
+
+/* s padded with spaces to width: on the right (%-Ns) or on the left (%Ns) */
+static void lb_pad(line_buf *l, const char *s, size_t n, size_t width, int left)
+{
+	size_t pad = n < width ? width - n : 0;
+	if (l->n + n + pad > sizeof l->b) {
+		lb_flush(l);
+		if (n + pad > sizeof l->b) { /* a name longer than the buffer: the width is long passed */
+			lb_put(l, s, n);
+			return;
+		}
+	}
+	char *w = l->b + l->n;
+	if (!left) {
+		memset(w, ' ', pad);
+		w += pad;
+	}
+	memcpy(w, s, n);
+	w += n;
+	if (left) {
+		memset(w, ' ', pad);
+		w += pad;
+	}
+	l->n = (size_t)(w - l->b);
+}
+
+static size_t fmt_dec(char *b, uint64_t v)
+{
+	char t[24];
+	size_t k = 0;
+	do
+		t[k++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	for (size_t i = 0; i < k; i++)
+		b[i] = t[k - 1 - i];
+	return k;
+}
+
+/* "0x" and lower-case hex, as %#" PRIx64 " prints a non-zero value and "0x%" PRIx64 " any */
+static size_t fmt_hex(char *b, uint64_t v)
+{
+	char t[24];
+	size_t k = 0;
+	do
+		t[k++] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	b[0] = '0', b[1] = 'x';
+	for (size_t i = 0; i < k; i++)
+		b[2 + i] = t[k - 1 - i];
+	return k + 2;
+}
+
+static void lb_dec(line_buf *l, uint64_t v)
+{
+	char b[24];
+	lb_put(l, b, fmt_dec(b, v));
+}
+
+static void lb_hex(line_buf *l, uint64_t v)
+{
+	char b[24];
+	lb_put(l, b, fmt_hex(b, v));
+}
+
+/* " (FILE:LINE)" */
+static void lb_file_line(line_buf *l, const char *file, uint32_t line)
+{
+	lb_put(l, " (", 2);
+	lb_str(l, file);
+	lb_put(l, ":", 1);
+	lb_dec(l, line);
+	lb_put(l, ")", 1);
+}
+
 /* What names the frame, after the address. */
-static void frame_rest(FILE *o, const tk_apple_report *r, const tk_apple_report_frame *f, size_t q)
+static void frame_rest(line_buf *o, const tk_apple_report *r, const tk_apple_report_frame *f, size_t q)
 {
 	const tk_apple_report_image *im = image_of(r, f);
 	const char *bin = im && im->name ? im->name : "???";
 	if (f->nsym) {
 		const tk_apple_report_sym *s = &f->sym[q];
-		fprintf(o, "%s (in %s)", s->function, bin);
-		if (f->sym_symtab && q + 1 == f->nsym)
-			fprintf(o, " + %" PRIu64, f->sym_off);
-		else if (s->file)
-			fprintf(o, " (%s:%u)", s->file, s->line);
+		lb_str(o, s->function);
+		lb_put(o, " (in ", 5);
+		lb_str(o, bin);
+		lb_put(o, ")", 1);
+		if (f->sym_symtab && q + 1 == f->nsym) {
+			lb_put(o, " + ", 3);
+			lb_dec(o, f->sym_off);
+		} else if (s->file)
+			lb_file_line(o, s->file, s->line);
 		return;
 	}
 	if (f->symbol) {
-		fputs(f->symbol, o);
-		if (f->has_symoff)
-			fprintf(o, " + %" PRIu64, f->symoff);
+		lb_str(o, f->symbol);
+		if (f->has_symoff) {
+			lb_put(o, " + ", 3);
+			lb_dec(o, f->symoff);
+		}
 		if (f->file) {
 			const char *b = strrchr(f->file, '/');
-			fprintf(o, " (%s:%u)", b ? b + 1 : f->file, f->line);
+			lb_file_line(o, b ? b + 1 : f->file, f->line);
 		}
 		return;
 	}
-	if (im)
-		fprintf(o, "0x%" PRIx64 " + %" PRIu64, im->base, f->addr - im->base);
-	else
-		fprintf(o, "0x%" PRIx64, f->addr);
+	if (im) {
+		lb_hex(o, im->base);
+		lb_put(o, " + ", 3);
+		lb_dec(o, f->addr - im->base);
+	} else
+		lb_hex(o, f->addr);
 }
 
 static void frame_lines(FILE *o, const tk_apple_report *r, const tk_apple_report_frame *f, size_t idx)
 {
 	const tk_apple_report_image *im = image_of(r, f);
-	char addr[24];
-	snprintf(addr, sizeof addr, "0x%" PRIx64, f->addr);
+	char addr[24], num[24];
+	size_t an = fmt_hex(addr, f->addr), nn = fmt_dec(num, idx);
+	const char *bin = im && im->name ? im->name : "???";
+	size_t bn = strlen(bin);
 	size_t n = f->nsym ? f->nsym : 1;
+	line_buf l;
+	l.o = o, l.n = 0;
 	for (size_t q = 0; q < n; q++) {
-		fprintf(o, "%-4zu%-30s\t%18s ", idx, im && im->name ? im->name : "???", addr);
-		frame_rest(o, r, f, q);
-		fputc('\n', o);
+		/* "%-4zu%-30s\t%18s " */
+		lb_pad(&l, num, nn, 4, 1);
+		lb_pad(&l, bin, bn, 30, 1);
+		lb_put(&l, "\t", 1);
+		lb_pad(&l, addr, an, 18, 0);
+		lb_put(&l, " ", 1);
+		frame_rest(&l, r, f, q);
+		lb_put(&l, "\n", 1);
 	}
+	lb_flush(&l);
 }
 
 /* ---- a .crash text: every line as it was, frames renamed ---- */
@@ -98,14 +226,18 @@ static int write_crash_text(FILE *o, const tk_apple_report *r)
 		const tk_apple_report_frame *f = at[ln];
 		const char *s = r->lines[ln];
 		if (!f || !f->nsym) {
-			fprintf(o, "%s\n", s);
+			fputs(s, o);
+			fputc('\n', o);
 			continue;
 		}
+		line_buf l;
+		l.o = o, l.n = 0;
 		for (size_t q = 0; q < f->nsym; q++) {
-			fwrite(s, 1, f->sym_at, o);
-			frame_rest(o, r, f, q);
-			fputc('\n', o);
+			lb_put(&l, s, f->sym_at);
+			frame_rest(&l, r, f, q);
+			lb_put(&l, "\n", 1);
 		}
+		lb_flush(&l);
 	}
 	free(at);
 	return 0;

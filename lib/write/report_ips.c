@@ -51,6 +51,8 @@ int tk_apple_report_write_ips(FILE *out, const tk_apple_report *r, tk_error *err
 	if (r->format != TK_APPLE_IPS || !r->json_body)
 		return tk_error_set(err, "--json is for .ips reports (this one is %s text)",
 		                    r->format == TK_APPLE_CRASH ? "crash-report" : "spindump");
+	if (r->json_partial)
+		return tk_error_set(err, "the report was read for text only (its frames are not in the JSON tree)");
 	json_t *b = json_deep_copy(r->json_body);
 	if (!b)
 		return tk_error_set(err, "out of memory");

@@ -3,6 +3,9 @@
 # (tests/fuzz/fuzz_apple_report.c): a fixed number of inputs each (-runs, -seed=1, seeded from
 # tests/fuzz/corpus), not a time; the per-input limit only catches hangs.
 # Longer runs: `make fuzz-reports FUZZ_TIME=600`.
+# The .ips target is also differential: every input is read by jansson and by the scanner of
+# lib/read/ips.c (TK_APPLE_REPORT_TEXT_ONLY), which must give the same report, text and error; it runs
+# once more over the report fixtures.
 . "$TK_ROOT/tests/lib.sh"
 F="$TK_ROOT/${BUILD:-build}/fuzz"
 for r in ips crash spindump; do
@@ -19,3 +22,11 @@ for r in ips crash spindump; do
 		done
 	fi
 done
+F_IPS="$F/fuzz_report_ips"
+if [ -x "$F_IPS" ]; then
+	if "$F_IPS" -runs=1 "$FIX"/reports/*.ips "$TK_ROOT"/tests/fuzz/corpus/report_ips/* >"$TMP/diff.log" 2>&1; then
+		ok "ips: the scanner and jansson read every fixture and corpus report the same ($(ls "$FIX"/reports/*.ips "$TK_ROOT"/tests/fuzz/corpus/report_ips/* | wc -l) files)"
+	else
+		notok "ips: scanner = jansson on the fixtures" "$(grep -E 'ERROR|SUMMARY|deadly|Running' "$TMP/diff.log" | tail -5)"
+	fi
+fi

@@ -2,7 +2,10 @@
  * fuzz_report_crash, fuzz_report_spindump). Any bytes must give a report or a one-line tk_error
  * naming the input, never a crash, hang or sanitizer report; whatever reads must also go into a
  * profile and through the writers (text, and JSON for .ips) without one. Inputs that do not start
- * like the format get its first line prepended, so the fuzzer reaches the parser with any body. */
+ * like the format get its first line prepended, so the fuzzer reaches the parser with any body.
+ * For .ips, a differential check: the report is read again with TK_APPLE_REPORT_TEXT_ONLY (the
+ * scanner of lib/read/ips.c) and must give the same answer: the same error message, or the same
+ * threads, frames, images and attributes, and the same text, byte for byte. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,82 @@ static const char prefix[] = "Date/Time:        2026-01-01 00:00:00.000 +0000\nE
 static const tk_apple_report_format want = TK_APPLE_SPINDUMP;
 #endif
 
+static int str_ne(const char *a, const char *b)
+{
+	return (!a != !b) || (a && strcmp(a, b));
+}
+
+static void same_thread(const tk_apple_report_thread *a, const tk_apple_report_thread *b)
+{
+	if (!a != !b)
+		abort();
+	if (!a)
+		return;
+	if (a->id != b->id || str_ne(a->name, b->name) || str_ne(a->queue, b->queue) || a->crashed != b->crashed ||
+	    a->json_index != b->json_index || a->nframes != b->nframes)
+		abort();
+	for (size_t k = 0; k < a->nframes; k++) {
+		const tk_apple_report_frame *x = &a->frames[k], *y = &b->frames[k];
+		if (x->image != y->image || x->addr != y->addr || str_ne(x->symbol, y->symbol) ||
+		    x->symoff != y->symoff || x->has_symoff != y->has_symoff || str_ne(x->file, y->file) ||
+		    x->line != y->line || x->count != y->count || x->line_no != y->line_no)
+			abort();
+	}
+}
+
+/* The scanner's report (b) is the jansson path's (a). */
+static void same_report(const tk_apple_report *a, const tk_apple_report *b)
+{
+	if (a->format != b->format || a->kind != b->kind || str_ne(a->event_name, b->event_name) ||
+	    str_ne(a->bug_type, b->bug_type) || a->nattr != b->nattr || a->nthreads != b->nthreads ||
+	    a->nimages != b->nimages || memcmp(&a->wall, &b->wall, sizeof a->wall))
+		abort();
+	for (size_t i = 0; i < 2 * a->nattr; i++)
+		if (str_ne(a->attr[i], b->attr[i]))
+			abort();
+	for (size_t i = 0; i < a->nthreads; i++)
+		same_thread(&a->threads[i], &b->threads[i]);
+	same_thread(a->leb, b->leb);
+	for (size_t i = 0; i < a->nimages; i++) {
+		const tk_apple_report_image *x = &a->images[i], *y = &b->images[i];
+		if (x->base != y->base || x->size != y->size || str_ne(x->name, y->name) || str_ne(x->path, y->path) ||
+		    str_ne(x->uuid, y->uuid) || str_ne(x->arch, y->arch))
+			abort();
+	}
+}
+
+static char *text_of(const tk_apple_report *r, size_t *n)
+{
+	char *out = NULL;
+	tk_error err;
+	FILE *f = open_memstream(&out, n);
+	tk_apple_report_write_text(f, r, &err);
+	fclose(f);
+	return out;
+}
+
+static void differential(const uint8_t *buf, size_t n, const tk_apple_report *r, const tk_error *err)
+{
+	tk_error e2;
+	tk_input *in = tk_input_open_mem(buf, n, "fuzz", &e2);
+	if (!in)
+		abort();
+	tk_apple_report *s = tk_apple_report_read_ex(in, TK_APPLE_REPORT_TEXT_ONLY, &e2);
+	tk_input_close(in);
+	if (!r != !s || (!r && strcmp(err->msg, e2.msg)))
+		abort();
+	if (!r)
+		return;
+	same_report(r, s);
+	size_t an, bn;
+	char *a = text_of(r, &an), *b = text_of(s, &bn);
+	if (an != bn || memcmp(a, b, an))
+		abort();
+	free(a);
+	free(b);
+	tk_apple_report_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t pl = strlen(prefix);
@@ -42,6 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tk_apple_report *r = tk_apple_report_read(in, &err);
 	tk_input_close(in);
+	if (want == TK_APPLE_IPS)
+		differential(buf, n, r, &err);
 	if (!r) {
 		if (strchr(err.msg, '\n') || strncmp(err.msg, "fuzz", 4) != 0)
 			abort(); /* errors are one line naming the input */
