@@ -145,6 +145,23 @@ int tk_upload_session(const char *url, const char *dir, const tk_upload_options 
 	return rc;
 }
 
+int tk_upload_pack(const char *url, const char *const *dirs, size_t n, const tk_upload_options *o, tk_error *err)
+{
+	if (n == 1)
+		return tk_upload_session(url, dirs[0], o, err);
+	void *body;
+	size_t bn;
+	if (tk_bundle_make_pack(dirs, n, o->meta, &body, &bn, err))
+		return -1;
+	char ack[512], what[4200];
+	snprintf(what, sizeof what, "%s and %zu more session%s", dirs[0], n - 1, n == 2 ? "" : "s");
+	int rc = post(url, what, body, bn, o, ack, sizeof ack, err);
+	free(body);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = mark_uploaded(dirs[i], ack, err);
+	return rc;
+}
+
 int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err)
 {
 	void *body;
