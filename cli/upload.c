@@ -26,7 +26,7 @@ static const tk_cli_option options[] = {
     TK_OPT_FLAG(OPT_FORCE, "--force", NULL, "send sessions already marked uploaded too"),
     TK_OPT_VALUE(OPT_JOBS, "--jobs", "-j", "N", "uploads in flight at once (default 8; the server commits them together)"),
     TK_OPT_VALUE(OPT_PACK, "--pack", NULL, "N",
-                 "sessions per request (default 32, at most 4 MiB of files; 1: one each as before; a server that "
+                 "sessions per request (default 32, at most 4 MiB of records; 1: one each as before; a server that "
                  "refuses a pack gets its sessions one by one)"),
     TK_OPT_END,
 };
@@ -65,7 +65,7 @@ typedef struct up {
 	 * uploads together, so several in flight is what makes it fast) */
 	item *items;
 	size_t nitems, capitems, next;
-	off_t *bytes; /* a session's files (records, meta.json, images.json), for the pack's size */
+	off_t *bytes; /* a session's records, for the pack's size */
 	pthread_mutex_t mu;
 } up;
 
@@ -101,15 +101,12 @@ static void add_item(up *U, const char *path, int is_profile)
 		if (!U->items || !U->bytes)
 			abort();
 	}
-	off_t b = 0;
-	static const char *const files[] = {"records", "meta.json", "images.json"};
-	for (int f = 0; f < 3 && !is_profile; f++) {
-		char p[4200];
-		struct stat st;
-		snprintf(p, sizeof p, "%s/%s", path, files[f]);
-		if (stat(p, &st) == 0)
-			b += st.st_size;
-	}
+	off_t b = 0; /* the records' size (meta.json and images.json are small) */
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/records", path);
+	if (!is_profile && stat(p, &st) == 0)
+		b = st.st_size;
 	U->bytes[U->nitems] = b;
 	U->items[U->nitems].path = strdup(path);
 	U->items[U->nitems++].profile = is_profile;
@@ -124,7 +121,7 @@ static void *sender(void *arg)
 	if (!dirs)
 		abort();
 	for (;;) {
-		/* the next item: a profile alone, or up to `pack` sessions in a row (at most 4 MiB of files) */
+		/* the next item: a profile alone, or up to `pack` sessions in a row (at most 4 MiB of records) */
 		pthread_mutex_lock(&U->mu);
 		size_t i = U->next, n = 0;
 		off_t b = 0;

@@ -112,6 +112,35 @@ static int gzip_bytes(const void *in, size_t n, int level, const char *name, voi
 	return 0;
 }
 
+/* Append "NAME SIZE\n" + the file at path + "\n" to raw, read straight into place (to its end, as
+ * slurp does: a live session's records may grow meanwhile). Returns 0, 1 if it does not exist, -1. */
+static int put_file(char **raw, size_t *rcap, size_t *rn, const char *name, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return errno == ENOENT ? 1 : -1;
+	struct stat st;
+	size_t guess = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+	enum { HEAD = 64 }; /* room for "NAME SIZE\n", moved down once the size is known */
+	size_t at = *rn + HEAD, len = 0, got;
+	do {
+		TK_GROW(*raw, *rcap, at + len + (len < guess ? guess - len : 65536) + 2);
+		got = fread(*raw + at + len, 1, *rcap - at - len - 2, f);
+		len += got;
+	} while (got);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return -1;
+	char head[HEAD];
+	int hl = snprintf(head, sizeof head, "%s %zu\n", name, len);
+	memcpy(*raw + *rn, head, (size_t)hl);
+	memmove(*raw + *rn + hl, *raw + at, len);
+	(*raw)[*rn + (size_t)hl + len] = '\n';
+	*rn += (size_t)hl + len + 1;
+	return 0;
+}
+
 /* Append a session directory's bundle text (the magic line and its files) to raw. */
 static int append_session(const char *dir, const tk_report_meta *given, char **raw, size_t *rcap, size_t *rn,
                           tk_error *err)
@@ -122,17 +151,15 @@ static int append_session(const char *dir, const tk_report_meta *given, char **r
 	for (int i = 0; i < NSESSION; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-		size_t n = 0;
-		int missing;
-		char *data = slurp(path, &n, &missing);
-		if (!data && (i == F_RECORDS || !missing))
-			return tk_error_set(err, "%s: %s", path, strerror(missing ? ENOENT : errno));
-		if (!data && i == F_META && given)
-			data = meta_from_given(given, &n); /* no meta.json: the uploader's --set keys travel as one */
-		if (!data)
-			continue;
-		put_part(raw, rcap, rn, files[i], data, n);
-		free(data);
+		int rc = put_file(raw, rcap, rn, files[i], path);
+		if (rc < 0 || (rc > 0 && i == F_RECORDS))
+			return tk_error_set(err, "%s: %s", path, strerror(rc > 0 ? ENOENT : errno));
+		if (rc > 0 && i == F_META && given) { /* no meta.json: the uploader's --set keys travel as one */
+			size_t n;
+			char *data = meta_from_given(given, &n);
+			put_part(raw, rcap, rn, files[i], data, n);
+			free(data);
+		}
 	}
 	return 0;
 }
@@ -147,6 +174,7 @@ int tk_bundle_make_pack(const char *const *dirs, size_t n, const tk_report_meta 
 {
 	char *raw = NULL;
 	size_t rn = 0, rcap = 0;
+	TK_GROW(raw, rcap, (size_t)1 << 20); /* most packs fit: fewer copies as it grows */
 	for (size_t i = 0; i < n; i++)
 		if (append_session(dirs[i], given, &raw, &rcap, &rn, err)) {
 			free(raw);
