@@ -63,7 +63,8 @@ serve() { # DB [BINARY]
 }
 old_sessions() { # the previous build, side by side: its upload (one session at a time) → its serve
 	serve "sqlite:$TMP/served-old.db" "$TK_OLD"
-	run "$TK_OLD" upload --url "$URL" --token-file "$TMP/token" --force "$G" 2>"$TMP/up-old.log"
+	rm -f "$G"/*/uploaded
+	run "$TK_OLD" upload --url "$URL" --token-file "$TMP/token" "$G" 2>"$TMP/up-old.log"
 	OW=$WALL OC=$CPU OSC=$(srv_cpu)
 	kill $SRV; wait $SRV 2>/dev/null || true
 	n3=$(sqlite3 "$TMP/served-old.db" 'SELECT count(*) FROM reports')
@@ -83,7 +84,8 @@ n1=$(sqlite3 "$TMP/direct.db" 'SELECT count(*) FROM reports')
 for PACK in 1 32; do
 	JOBS=8
 	serve "sqlite:$TMP/served$PACK.db"
-	run "$TK" upload --url "$URL" --token-file "$TMP/token" --force --jobs "$JOBS" --pack "$PACK" "$G" 2>"$TMP/up.log"
+	rm -f "$G"/*/uploaded # fresh sessions, as a fleet's are (--force would replace every mark)
+	run "$TK" upload --url "$URL" --token-file "$TMP/token" --jobs "$JOBS" --pack "$PACK" "$G" 2>"$TMP/up.log"
 	UW=$WALL UC=$CPU SC=$(srv_cpu)
 	kill $SRV; wait $SRV 2>/dev/null || true
 	commits=$(grep -o '([0-9]* commits)' "$TMP/serve.log" | tr -dc 0-9)

@@ -444,10 +444,11 @@ static void *upload_main(void *arg)
 		}
 	}
 	/* Stopping. What tk_monitor_stop queued last (the run's final foreground line, records finished
-	 * at exit) gets one round now when the server answered this run's uploads (acknowledged or
-	 * refused them) and the last round went through: each upload is bounded by the callback's own
-	 * deadline. Otherwise, or if it fails, it waits on disk for the next run. */
-	bool last = failures == 0 && o->acked + o->rejected > 0;
+	 * at exit) gets one round now unless this run's last round failed (the server away or slow: no
+	 * point waiting for it at exit): each upload is bounded by the callback's own deadline (a server
+	 * that refuses connections fails at once). Otherwise, or if it fails, it waits on disk for the
+	 * next run. */
+	bool last = failures == 0;
 	pthread_mutex_unlock(&o->lock);
 	if (last)
 		send_pending(o, true);

@@ -160,14 +160,8 @@ int tk_upload_pack(const char *url, const char *const *dirs, size_t n, const tk_
 	snprintf(what, sizeof what, "%s and %zu more session%s", dirs[0], n - 1, n == 2 ? "" : "s");
 	int rc = post(url, what, body, bn, o, ack, sizeof ack, err);
 	free(body);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		char mark[4200];
-		snprintf(mark, sizeof mark, "%s/uploaded", dirs[i]);
-		/* a session sent again (--force) keeps its mark: replacing a file by rename makes ext4 write
-		 * it out at once (auto_da_alloc), which was the uploader's largest cost in a --force run */
-		if (access(mark, F_OK) != 0)
-			rc = mark_uploaded(dirs[i], ack, err);
-	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = mark_uploaded(dirs[i], ack, err);
 	return rc;
 }
 
