@@ -34,8 +34,9 @@ static const tk_cli_option options[] = {
 const tk_cli_command tk_cli_command_upload = {
     .name = "upload",
     .usage = "tracekit upload --url URL --token-file FILE [options] DIR|PROFILE...",
-    .about = "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
-             "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
+    .about = "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as a\n"
+             "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`), up to --pack of\n"
+             "them in one request. A session is\n"
              "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
              "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
              "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
