@@ -159,8 +159,8 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
 int tk_bundle_make(const char *session_dir, const tk_report_meta *given, void **out, size_t *n, tk_error *err);
 /* A pack: n sessions' bundles back to back in one gzip'd body (each from its "tracekit-bundle 1" line
  * on, with its own files), which the server decodes and commits as one upload. */
-int tk_bundle_make_pack(const char *const *session_dirs, size_t n, const tk_report_meta *given, void **out, size_t *outn,
-                        tk_error *err);
+int tk_bundle_make_pack(const char *const *session_dirs, size_t n, const tk_report_meta *given, void **out,
+                        size_t *outn, tk_error *err);
 /* A bundle of one profile input (an xctrace export, or any file tk_store_is_profile_input accepts):
  * "profile" (the file, gzip'd here unless it already is), "profile.json" ({"name": path,
  * "mtime_sec", "mtime_nsec", "encoding": "gzip" when gzip'd here, else "none"}) and meta.json from

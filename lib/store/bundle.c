@@ -320,7 +320,8 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 			size_t first = at;
 			while (at < rn && !rc) {
 				const char *line = raw + at, *nl = memchr(line, '\n', rn - at);
-				if (nl && (size_t)(nl - line) + 1 == sizeof magic - 1 && memcmp(line, magic, sizeof magic - 1) == 0)
+				if (nl && (size_t)(nl - line) + 1 == sizeof magic - 1 &&
+				    memcmp(line, magic, sizeof magic - 1) == 0)
 					break; /* the next bundle of a pack */
 				char fname[32];
 				unsigned long long size;
@@ -331,7 +332,8 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 				}
 				at = (size_t)(nl - raw) + 1;
 				if (size > rn - at || rn - at - size < 1 || raw[at + size] != '\n') {
-					rc = tk_error_set(err, "%s: bundle: %s: %llu bytes announced, the bundle ends first",
+					rc = tk_error_set(err,
+					                  "%s: bundle: %s: %llu bytes announced, the bundle ends first",
 					                  name, fname, size);
 					break;
 				}
@@ -340,11 +342,11 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 					if (strcmp(fname, files[i]) == 0)
 						f = i;
 				if (f < 0 || part[f]) {
-					rc = tk_error_set(
-					    err,
-					    "%s: bundle: %s file '%s' (expected records, meta.json, images.json, profile, "
-					    "profile.json once each)",
-					    name, f < 0 ? "unknown" : "repeated", fname);
+					rc = tk_error_set(err,
+					                  "%s: bundle: %s file '%s' (expected records, meta.json, "
+					                  "images.json, profile, "
+					                  "profile.json once each)",
+					                  name, f < 0 ? "unknown" : "repeated", fname);
 					break;
 				}
 				part[f] = raw + at;
@@ -354,21 +356,22 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 			int more = !rc && at < rn; /* stopped at the next bundle's magic line */
 			nb++;
 			if (!rc && part[F_PROFILE] && (part[F_RECORDS] || part[F_IMAGES]))
-				rc = tk_error_set(err, "%s: bundle holds a profile and a session's files: send them apart",
-				                  name);
+				rc = tk_error_set(
+				    err, "%s: bundle holds a profile and a session's files: send them apart", name);
 			else if (!rc && !part[F_PROFILE] != !part[F_PROFILE_JSON])
 				rc = tk_error_set(err, "%s: bundle: profile and profile.json go together", name);
 			else if (!rc && !part[F_RECORDS] && !part[F_PROFILE])
-				rc = tk_error_set(err, "%s: bundle %d (byte %zu) has no records or profile file", name, nb,
-				                  first);
+				rc = tk_error_set(err, "%s: bundle %d (byte %zu) has no records or profile file", name,
+				                  nb, first);
 			else if (!rc && part[F_PROFILE] && (nb > 1 || more))
-				rc = tk_error_set(err, "%s: a profile's bundle travels alone, not in a pack of bundles", name);
+				rc = tk_error_set(err, "%s: a profile's bundle travels alone, not in a pack of bundles",
+				                  name);
 			/* a profile inflates again as it is read (streamed, never whole): bounded by the same
 			 * size, and what its reader builds by lim's stacks and time */
 			else if (!rc && part[F_PROFILE])
 				rc = tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON],
-				                            plen[F_PROFILE_JSON], part[F_META], plen[F_META], name, &bounds,
-				                            given, out, err);
+				                            plen[F_PROFILE_JSON], part[F_META], plen[F_META], name,
+				                            &bounds, given, out, err);
 			else if (!rc)
 				rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META],
 				                           part[F_IMAGES], plen[F_IMAGES], name, given, out, err);
