@@ -3,9 +3,11 @@
 # `tracekit upload` to a `tracekit serve --ingest` on 127.0.0.1 (one gzip'd bundle per session or
 # profile, one HTTP request each, acknowledged after its group committed) against `tracekit ingest`
 # straight into the store (batches of 5000 reports, parsing on every CPU). The ratio is what the
-# network path costs per report. Sessions go twice: `upload --jobs 1` (one upload in flight, so one
-# fsync'd commit per upload, as before group commit) and `--jobs 8` (the default: the server commits
-# concurrent uploads together, issue 20 item 13: target >= 30 k reports/s).
+# network path costs per report. Sessions go twice: `upload --pack 1` (one session a request, 8 in
+# flight, as before packs) and the default (`--jobs 8 --pack 32`: 32 sessions a request, the server
+# commits concurrent requests together; issue 20 item 13: target >= 30 k reports/s). Each line gives
+# the rate and the CPU per report of the client (upload or ingest) and of serve: on a loaded machine
+# the rates are starved, the CPU per report is what to compare.
 #
 #   bench/bench_upload.sh [--quick]     (full: 2000 sessions × 20 hangs + 200 exports; --quick: 500 + 50)
 #   TK_OLD=/path/to/old/tracekit bench/bench_upload.sh   also sends the sessions with that build's
@@ -27,6 +29,7 @@ export TK_ROOT=$ROOT TMP
 . "$ROOT/tests/store_lib.sh"
 T="$TMP/time"
 run() { /usr/bin/time -f '%e %U %S' -o "$T" "$@"; read -r WALL U S <"$T"; CPU=$(awk -v u="$U" -v s="$S" 'BEGIN { printf "%.2f", u + s }'); }
+us() { awk -v c="$1" -v n="$2" 'BEGIN { printf "%.0f", c * 1e6 / n }'; } # CPU seconds → µs per report
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", n / t }'; }
 sum() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"${BENCH_SUMMARY:-/dev/null}"; }
 
@@ -60,12 +63,14 @@ serve() { # DB [BINARY]
 }
 old_sessions() { # the previous build, side by side: its upload (one session at a time) → its serve
 	serve "sqlite:$TMP/served-old.db" "$TK_OLD"
-	run "$TK_OLD" upload --url "$URL" --token-file "$TMP/token" --force "$G" 2>"$TMP/up-old.log"
+	rm -f "$G"/*/uploaded
+	run "$TK_OLD" upload --url "$URL" --token-file "$TMP/token" "$G" 2>"$TMP/up-old.log"
 	OW=$WALL OC=$CPU OSC=$(srv_cpu)
 	kill $SRV; wait $SRV 2>/dev/null || true
 	n3=$(sqlite3 "$TMP/served-old.db" 'SELECT count(*) FROM reports')
 	[ "$n3" = "$R" ] || { echo "bench_upload: the previous build stored $n3 of $R" >&2; exit 1; }
-	printf '%-34s %8s s %9s reports/s  (client CPU %s s, serve CPU %s s)\n' "previous build: upload → serve" "$OW" "$(rate $R "$OW")" "$OC" "$OSC"
+	printf '%-34s %8s s %9s reports/s  CPU upload %s + serve %s µs/report (%s + %s s)\n' "previous build: upload → serve" "$OW" \
+		"$(rate $R "$OW")" "$(us "$OC" $R)" "$(us "$OSC" $R)" "$OC" "$OSC"
 }
 srv_cpu() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$SRV/stat"; }
 
@@ -73,23 +78,27 @@ echo "# upload vs ingest, SQLite, $R reports in $SESSIONS sessions + $EXPORTS ex
 # reports
 run "$TK" ingest -q --db "sqlite:$TMP/direct.db" "$G"
 IW=$WALL IC=$CPU
-printf '%-34s %8s s %9s reports/s  (client CPU %s s%s)\n' "tracekit ingest (direct)" "$IW" "$(rate $R "$IW")" "$IC" ""
+printf '%-34s %8s s %9s reports/s  CPU %s µs/report (%s s)\n' "tracekit ingest (direct)" "$IW" "$(rate $R "$IW")" "$(us "$IC" $R)" "$IC"
 n1=$(sqlite3 "$TMP/direct.db" 'SELECT count(*) FROM reports')
 [ -n "${TK_OLD:-}" ] && old_sessions
-for JOBS in 1 8; do
-	serve "sqlite:$TMP/served$JOBS.db"
-	run "$TK" upload --url "$URL" --token-file "$TMP/token" --force --jobs "$JOBS" "$G" 2>"$TMP/up.log"
+for PACK in 1 32; do
+	JOBS=8
+	serve "sqlite:$TMP/served$PACK.db"
+	rm -f "$G"/*/uploaded # fresh sessions, as a fleet's are (--force would replace every mark)
+	run "$TK" upload --url "$URL" --token-file "$TMP/token" --jobs "$JOBS" --pack "$PACK" "$G" 2>"$TMP/up.log"
 	UW=$WALL UC=$CPU SC=$(srv_cpu)
 	kill $SRV; wait $SRV 2>/dev/null || true
 	commits=$(grep -o '([0-9]* commits)' "$TMP/serve.log" | tr -dc 0-9)
-	n2=$(sqlite3 "$TMP/served$JOBS.db" 'SELECT count(*) FROM reports')
+	n2=$(sqlite3 "$TMP/served$PACK.db" 'SELECT count(*) FROM reports')
 	[ "$n1" = "$R" ] && [ "$n2" = "$R" ] || { echo "bench_upload: stored $n1 / $n2 of $R" >&2; exit 1; }
-	printf '%-34s %8s s %9s reports/s  (client CPU %s s, serve CPU %s s, %s commits)\n' "tracekit upload -j $JOBS → serve" "$UW" "$(rate $R "$UW")" "$UC" "$SC" "$commits"
+	printf '%-34s %8s s %9s reports/s  CPU upload %s + serve %s = %s µs/report (%s + %s s, %s commits)\n' \
+		"tracekit upload --pack $PACK → serve" "$UW" "$(rate $R "$UW")" "$(us "$UC" $R)" "$(us "$SC" $R)" \
+		"$(us "$(awk -v a="$UC" -v b="$SC" 'BEGIN { print a + b }')" $R)" "$UC" "$SC" "$commits"
 	ratio=$(awk -v a="$UW" -v b="$IW" 'BEGIN { printf "%.1f×", a / b }')
-	sum upload "$R reports in $SESSIONS sessions → SQLite: upload --jobs $JOBS → serve vs ingest" \
-		"$(rate $R "$UW") reports/s ($(rate $SESSIONS "$UW") sessions/s, $commits commits; CPU client $UC s + serve $SC s)" "ingest $(rate $R "$IW") reports/s (CPU $IC s)" \
+	sum upload "$R reports in $SESSIONS sessions → SQLite: upload --jobs $JOBS --pack $PACK → serve vs ingest" \
+		"$(rate $R "$UW") reports/s ($(rate $SESSIONS "$UW") sessions/s, $commits commits; CPU µs/report: upload $(us "$UC" $R) + serve $(us "$SC" $R))" "ingest $(rate $R "$IW") reports/s (CPU $(us "$IC" $R) µs/report)" \
 		"upload $ratio slower" "≥ 30 k reports/s (group commit)"
-	if [ -n "${TK_OLD:-}" ] && [ "$JOBS" = 8 ]; then
+	if [ -n "${TK_OLD:-}" ] && [ "$PACK" = 32 ]; then
 		sum upload "$R reports in $SESSIONS sessions → SQLite: upload → serve, this build (-j 8) vs TK_OLD" \
 			"$(rate $R "$UW") reports/s, CPU $UC + $SC s" "$(rate $R "$OW") reports/s, CPU $OC + $OSC s" \
 			"$(awk -v a="$OW" -v b="$UW" 'BEGIN { printf "%.1f× faster", a / b }')" "≥ 30 k reports/s"

@@ -11,7 +11,7 @@
 
 TK_COMMAND(upload, "send monitor sessions to a `tracekit serve --ingest` endpoint, retrying until acknowledged")
 
-enum { OPT_URL = 1, OPT_TOKEN_FILE, OPT_SET, OPT_RETRIES, OPT_RETRY_DELAY, OPT_FORCE, OPT_JOBS, OPT_INPUT };
+enum { OPT_URL = 1, OPT_TOKEN_FILE, OPT_SET, OPT_RETRIES, OPT_RETRY_DELAY, OPT_FORCE, OPT_JOBS, OPT_PACK, OPT_INPUT };
 
 static const tk_cli_option options[] = {
     TK_OPT_SECTION("options"),
@@ -25,14 +25,18 @@ static const tk_cli_option options[] = {
     TK_OPT_VALUE(OPT_RETRY_DELAY, "--retry-delay", NULL, "MS", "first back-off delay (default 500, doubling up to 30000)"),
     TK_OPT_FLAG(OPT_FORCE, "--force", NULL, "send sessions already marked uploaded too"),
     TK_OPT_VALUE(OPT_JOBS, "--jobs", "-j", "N", "uploads in flight at once (default 8; the server commits them together)"),
+    TK_OPT_VALUE(OPT_PACK, "--pack", NULL, "N",
+                 "sessions per request (default 32, at most 4 MiB of records; 1: one each as before; a server that "
+                 "refuses a pack gets its sessions one by one)"),
     TK_OPT_END,
 };
 
 const tk_cli_command tk_cli_command_upload = {
     .name = "upload",
     .usage = "tracekit upload --url URL --token-file FILE [options] DIR|PROFILE...",
-    .about = "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as one\n"
-             "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`). A session is\n"
+    .about = "Sends each session directory (records, meta.json, images.json; or a directory of sessions) as a\n"
+             "gzip'd bundle to URL (http://HOST:PORT/v1/reports of `tracekit serve --ingest`), up to --pack of\n"
+             "them in one request. A session is\n"
              "marked with DIR/uploaded only once the server acknowledged it, which it does after committing;\n"
              "sessions already marked are skipped, so running it again sends only what is left. Connection\n"
              "failures and 5xx answers are retried with exponential back-off; a 4xx is final for that session.\n"
@@ -56,22 +60,26 @@ typedef struct up {
 	const char *url;
 	tk_upload_options o;
 	int force;
+	unsigned pack; /* sessions per request */
 	size_t sent, profiles, skipped, rejected, failed;
 	/* what to send, collected first, then sent by `jobs` threads (the server commits concurrent
 	 * uploads together, so several in flight is what makes it fast) */
 	item *items;
 	size_t nitems, capitems, next;
+	off_t *bytes; /* a session's records, for the pack's size */
 	pthread_mutex_t mu;
 } up;
 
-/* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent). */
-static void tally(up *U, int rc, const tk_error *err, size_t *sent)
+/* Count an upload's outcome (rc of tk_upload_*: 0 sent, > 0 refused by the server, < 0 not sent);
+ * say: print the error (once for a pack's sessions). */
+static void tally1(up *U, int rc, const tk_error *err, size_t *sent, int say)
 {
 	pthread_mutex_lock(&U->mu);
 	if (rc == 0)
 		(*sent)++;
 	else {
-		tk_cli_fail("upload: %s", err->msg);
+		if (say)
+			tk_cli_fail("upload: %s", err->msg);
 		if (rc > 0)
 			U->rejected++;
 		else
@@ -80,14 +88,27 @@ static void tally(up *U, int rc, const tk_error *err, size_t *sent)
 	pthread_mutex_unlock(&U->mu);
 }
 
+static void tally(up *U, int rc, const tk_error *err, size_t *sent)
+{
+	tally1(U, rc, err, sent, 1);
+}
+
 static void add_item(up *U, const char *path, int is_profile)
 {
 	if (U->nitems == U->capitems) {
 		U->capitems = U->capitems ? 2 * U->capitems : 64;
 		U->items = realloc(U->items, U->capitems * sizeof *U->items);
-		if (!U->items)
+		U->bytes = realloc(U->bytes, U->capitems * sizeof *U->bytes);
+		if (!U->items || !U->bytes)
 			abort();
 	}
+	off_t b = 0; /* the records' size (meta.json and images.json are small) */
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/records", path);
+	if (!is_profile && stat(p, &st) == 0)
+		b = st.st_size;
+	U->bytes[U->nitems] = b;
 	U->items[U->nitems].path = strdup(path);
 	U->items[U->nitems++].profile = is_profile;
 }
@@ -97,19 +118,39 @@ static void *sender(void *arg)
 	up *U = arg;
 	tk_upload_options o = U->o;
 	o.conn = tk_upload_conn_new(); /* this thread's uploads share one kept-alive connection */
+	const char **dirs = calloc(U->pack, sizeof *dirs);
+	if (!dirs)
+		abort();
 	for (;;) {
+		/* the next item: a profile alone, or up to `pack` sessions in a row (at most 4 MiB of records) */
 		pthread_mutex_lock(&U->mu);
-		size_t i = U->next++;
+		size_t i = U->next, n = 0;
+		off_t b = 0;
+		while (U->next < U->nitems && !U->items[U->next].profile && n < U->pack &&
+		       (n == 0 || b + U->bytes[U->next] <= (off_t)4 << 20)) {
+			b += U->bytes[U->next];
+			dirs[n++] = U->items[U->next++].path;
+		}
+		if (!n && U->next < U->nitems)
+			U->next++;
 		pthread_mutex_unlock(&U->mu);
 		if (i >= U->nitems)
 			break;
 		tk_error err;
 		const item *it = &U->items[i];
-		if (it->profile)
+		if (it->profile) {
 			tally(U, tk_upload_profile(U->url, it->path, &o, &err), &err, &U->profiles);
+			continue;
+		}
+		int rc = tk_upload_pack(U->url, dirs, n, &o, &err);
+		if (rc == 1 && n > 1) /* a bad session in the pack, or a server older than packs: one by one */
+			for (size_t k = 0; k < n; k++)
+				tally(U, tk_upload_session(U->url, dirs[k], &o, &err), &err, &U->sent);
 		else
-			tally(U, tk_upload_session(U->url, it->path, &o, &err), &err, &U->sent);
+			for (size_t k = 0; k < n; k++)
+				tally1(U, rc, &err, &U->sent, k == 0);
 	}
+	free(dirs);
 	tk_upload_conn_free(o.conn);
 	return NULL;
 }
@@ -190,6 +231,12 @@ static int upload_option(void *ctx, const tk_cli_option *o, const char *v, const
 		if (A->jobs < 1 || A->jobs > 64)
 			return tk_cli_usage("upload", "--jobs wants 1 to 64 uploads at once, not '%s'", v), -1;
 		return 0;
+	case OPT_PACK:
+		if (tk_cli_uint("upload", "--pack", v, &A->U.pack) < 0)
+			return -1;
+		if (A->U.pack < 1 || A->U.pack > 1024)
+			return tk_cli_usage("upload", "--pack wants 1 to 1024 sessions per request, not '%s'", v), -1;
+		return 0;
 	case OPT_FORCE: A->U.force = 1; return 0;
 	case OPT_URL: A->U.url = v; return 0;
 	case OPT_TOKEN_FILE: A->token_file = v; return 0;
@@ -210,7 +257,7 @@ static int upload_option(void *ctx, const tk_cli_option *o, const char *v, const
 
 int cmd_upload(int argc, char **argv)
 {
-	upload_args A = {.U = {0}, .jobs = 8};
+	upload_args A = {.U = {.pack = 32}, .jobs = 8};
 	int first = argc, rc = tk_cli_parse(&tk_cli_command_upload, argc, argv, 1, upload_option, &A, &first);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -256,6 +303,7 @@ int cmd_upload(int argc, char **argv)
 	for (size_t i = 0; i < U.nitems; i++)
 		free(U.items[i].path);
 	free(U.items);
+	free(U.bytes);
 	free(owned);
 	fprintf(stderr, "tracekit: %zu session%s uploaded, %zu already uploaded", U.sent, U.sent == 1 ? "" : "s",
 	        U.skipped);

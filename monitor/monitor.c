@@ -540,12 +540,13 @@ static void build_hang(tk_monitor *m, bool live, emitted *e)
 
 /* A finished record goes to the outbox as a Records text of its own: the header, this run's
  * launch-time (with images.json's pid and process it makes the same session key as the whole
- * session) and the record's two lines. Caller holds m->lock. */
-static void queue_upload(tk_monitor *m, const emitted *e)
+ * session) and the record's lines (a record's two, or the run's final foreground line). Caller
+ * holds m->lock. */
+static void queue_upload(tk_monitor *m, const tkm_buf *lines)
 {
 	tkm_buf t = {0};
 	tkm_buf_printf(&t, "collection,key,value\nlaunch-time,%.6f,%.6f\n", m->launch, m->launch);
-	tkm_buf_put(&t, e->lines.p, e->lines.n);
+	tkm_buf_put(&t, lines->p, lines->n);
 	int put = t.oom ? -1 : tkm_outbox_put(m->outbox, m->dir, t.p, t.n, m->images_name);
 	if (put < 0 && !t.oom && records_ready(m)) {
 		/* not in the outbox yet (a full disk, a broken outbox): held and retried by the uploader */
@@ -592,10 +593,11 @@ static double fg_seconds(const tk_monitor *m)
 	return (double)ns / 1e9;
 }
 
-/* The run's foreground line (docs/records-format.md): rewritten live by flushes, final at stop. It
- * reaches a store with the session (`tracekit ingest` or `tracekit upload` of the directory), not
- * through the outbox: what is queued at stop waits for the next run, and a program must end with
- * nothing pending when its records were all delivered. Caller holds m->lock. */
+/* The run's foreground line (docs/records-format.md): rewritten live by flushes, final at stop. The
+ * final one is queued in the outbox like a finished record (acknowledged on its own, kept until
+ * then), so an uploaded run's foreground time reaches the store as the session directory's does:
+ * `tracekit monitor --upload` sends it at exit, an app's uploader with the next run. Caller holds
+ * m->lock. */
 static void persist_foreground(tk_monitor *m, bool live)
 {
 	tkm_buf b = {0};
@@ -603,6 +605,8 @@ static void persist_foreground(tk_monitor *m, bool live)
 	               live ? "true" : "false", (int)getpid());
 	if (!b.oom)
 		append_lines(m, b.p, b.n);
+	if (!live && m->outbox && !b.oom)
+		queue_upload(m, &b);
 	tkm_buf_free(&b);
 }
 
@@ -643,7 +647,7 @@ static void persist(tk_monitor *m, living *l, bool live)
 	if (!e.lines.oom)
 		append_lines(m, e.lines.p, e.lines.n);
 	if (!live && m->outbox && !e.lines.oom)
-		queue_upload(m, &e);
+		queue_upload(m, &e.lines);
 	if (m->cfg.callback && !e.lines.oom) {
 		e.ev.key = e.key.p;
 		e.ev.record = e.record.p;

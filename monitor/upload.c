@@ -350,8 +350,9 @@ static uint64_t next_random(tkm_outbox *o)
 	return o->rng * 2685821657736338717ull;
 }
 
-/* Hand every pending bundle to the callback, oldest first. Returns false if one must be retried. */
-static bool send_pending(tkm_outbox *o)
+/* Hand every pending bundle to the callback, oldest first (final: the last round at stop, which
+ * the stopping flag does not cut short). Returns false if one must be retried. */
+static bool send_pending(tkm_outbox *o, bool final)
 {
 	size_t held = flush_held(o); /* bundles that could not be written yet: again, with back-off */
 	pending p;
@@ -360,7 +361,7 @@ static bool send_pending(tkm_outbox *o)
 	bool ok = true;
 	for (size_t i = 0; i < p.n && ok; i++) {
 		pthread_mutex_lock(&o->lock);
-		bool stop = o->stopping;
+		bool stop = o->stopping && !final;
 		pthread_mutex_unlock(&o->lock);
 		if (stop) {
 			ok = false;
@@ -425,7 +426,7 @@ static void *upload_main(void *arg)
 		}
 		o->kicked = false;
 		pthread_mutex_unlock(&o->lock);
-		bool ok = send_pending(o);
+		bool ok = send_pending(o, false);
 		pthread_mutex_lock(&o->lock);
 		if (ok) {
 			failures = 0;
@@ -442,7 +443,15 @@ static void *upload_main(void *arg)
 			next_try = tkm_mono_ns() + d * 1000000ull;
 		}
 	}
+	/* Stopping. What tk_monitor_stop queued last (the run's final foreground line, records finished
+	 * at exit) gets one round now unless this run's last round failed (the server away or slow: no
+	 * point waiting for it at exit): each upload is bounded by the callback's own deadline (a server
+	 * that refuses connections fails at once). Otherwise, or if it fails, it waits on disk for the
+	 * next run. */
+	bool last = failures == 0;
 	pthread_mutex_unlock(&o->lock);
+	if (last)
+		send_pending(o, true);
 	return NULL;
 }
 

@@ -157,6 +157,10 @@ int tk_reports_from_bytes(const void *records, size_t n, const void *meta_json, 
  * A bundle is gzip'd text: "tracekit-bundle 1\n", then for each file "NAME SIZE\n" + SIZE bytes +
  * "\n", NAME one of records, meta.json, images.json. A gzip'd bare Records file is accepted too. */
 int tk_bundle_make(const char *session_dir, const tk_report_meta *given, void **out, size_t *n, tk_error *err);
+/* A pack: n sessions' bundles back to back in one gzip'd body (each from its "tracekit-bundle 1" line
+ * on, with its own files), which the server decodes and commits as one upload. */
+int tk_bundle_make_pack(const char *const *session_dirs, size_t n, const tk_report_meta *given, void **out,
+                        size_t *outn, tk_error *err);
 /* A bundle of one profile input (an xctrace export, or any file tk_store_is_profile_input accepts):
  * "profile" (the file, gzip'd here unless it already is), "profile.json" ({"name": path,
  * "mtime_sec", "mtime_nsec", "encoding": "gzip" when gzip'd here, else "none"}) and meta.json from
@@ -476,6 +480,11 @@ typedef struct tk_upload_options {
 tk_upload_conn *tk_upload_conn_new(void);
 void tk_upload_conn_free(tk_upload_conn *conn);
 int tk_upload_session(const char *url, const char *session_dir, const tk_upload_options *o, tk_error *err);
+/* n sessions in one request (tk_bundle_make_pack), each marked uploaded once the server acknowledged
+ * the pack. Same return values; on 1 (a 4xx: one bad session, or a server older than packs) send
+ * them one by one with tk_upload_session to find which. */
+int tk_upload_pack(const char *url, const char *const *session_dirs, size_t n, const tk_upload_options *o,
+                   tk_error *err);
 /* Send what the monitor library left in session_dir/outbox (finished records as bundles, which its
  * uploader had not got acknowledged before the program ended), oldest first, one POST each with the
  * retries above: an acknowledged bundle is removed, a rejected one (4xx) moved to outbox/rejected/,

@@ -112,31 +112,75 @@ static int gzip_bytes(const void *in, size_t n, int level, const char *name, voi
 	return 0;
 }
 
-int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, size_t *outn, tk_error *err)
+/* Append "NAME SIZE\n" + the file at path + "\n" to raw, read straight into place (to its end, as
+ * slurp does: a live session's records may grow meanwhile). Returns 0, 1 if it does not exist, -1. */
+static int put_file(char **raw, size_t *rcap, size_t *rn, const char *name, const char *path)
 {
-	char *raw = NULL;
-	size_t rn = 0, rcap = 0;
-	TK_GROW(raw, rcap, sizeof magic);
-	memcpy(raw, magic, sizeof magic - 1);
-	rn = sizeof magic - 1;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return errno == ENOENT ? 1 : -1;
+	struct stat st;
+	size_t guess = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+	enum { HEAD = 64 }; /* room for "NAME SIZE\n", moved down once the size is known */
+	size_t at = *rn + HEAD, len = 0, got;
+	do {
+		TK_GROW(*raw, *rcap, at + len + (len < guess ? guess - len : 65536) + 2);
+		got = fread(*raw + at + len, 1, *rcap - at - len - 2, f);
+		len += got;
+	} while (got);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return -1;
+	char head[HEAD];
+	int hl = snprintf(head, sizeof head, "%s %zu\n", name, len);
+	memcpy(*raw + *rn, head, (size_t)hl);
+	memmove(*raw + *rn + hl, *raw + at, len);
+	(*raw)[*rn + (size_t)hl + len] = '\n';
+	*rn += (size_t)hl + len + 1;
+	return 0;
+}
+
+/* Append a session directory's bundle text (the magic line and its files) to raw. */
+static int append_session(const char *dir, const tk_report_meta *given, char **raw, size_t *rcap, size_t *rn,
+                          tk_error *err)
+{
+	TK_GROW(*raw, *rcap, *rn + sizeof magic);
+	memcpy(*raw + *rn, magic, sizeof magic - 1);
+	*rn += sizeof magic - 1;
 	for (int i = 0; i < NSESSION; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-		size_t n = 0;
-		int missing;
-		char *data = slurp(path, &n, &missing);
-		if (!data && (i == F_RECORDS || !missing)) {
-			free(raw);
-			return tk_error_set(err, "%s: %s", path, strerror(missing ? ENOENT : errno));
+		int rc = put_file(raw, rcap, rn, files[i], path);
+		if (rc < 0 || (rc > 0 && i == F_RECORDS))
+			return tk_error_set(err, "%s: %s", path, strerror(rc > 0 ? ENOENT : errno));
+		if (rc > 0 && i == F_META && given) { /* no meta.json: the uploader's --set keys travel as one */
+			size_t n;
+			char *data = meta_from_given(given, &n);
+			put_part(raw, rcap, rn, files[i], data, n);
+			free(data);
 		}
-		if (!data && i == F_META && given)
-			data = meta_from_given(given, &n); /* no meta.json: the uploader's --set keys travel as one */
-		if (!data)
-			continue;
-		put_part(&raw, &rcap, &rn, files[i], data, n);
-		free(data);
 	}
-	int rc = gzip_bytes(raw, rn, 1, dir, out, outn, err);
+	return 0;
+}
+
+int tk_bundle_make(const char *dir, const tk_report_meta *given, void **out, size_t *outn, tk_error *err)
+{
+	return tk_bundle_make_pack(&dir, 1, given, out, outn, err);
+}
+
+int tk_bundle_make_pack(const char *const *dirs, size_t n, const tk_report_meta *given, void **out, size_t *outn,
+                        tk_error *err)
+{
+	char *raw = NULL;
+	size_t rn = 0, rcap = 0;
+	TK_GROW(raw, rcap, (size_t)1 << 20); /* most packs fit: fewer copies as it grows */
+	for (size_t i = 0; i < n; i++)
+		if (append_session(dirs[i], given, &raw, &rcap, &rn, err)) {
+			free(raw);
+			return -1;
+		}
+	int rc = gzip_bytes(raw, rn, 1, n == 1 ? dirs[0] : "a pack of sessions", out, outn, err);
 	free(raw);
 	return rc;
 }
@@ -264,62 +308,80 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 	size_t rn = 0;
 	if (inflate_all(body, n, max_inflated, name, &raw, &rn, err))
 		return strstr(err->msg, "inflates past") ? 1 : -1;
-	const char *part[NFILES] = {0};
-	size_t plen[NFILES] = {0};
 	int rc = 0;
 	if (rn >= sizeof magic - 1 && memcmp(raw, magic, sizeof magic - 1) == 0) {
+		/* one bundle, or several sessions' bundles back to back (a pack, `tracekit upload`): each
+		 * decoded with its own meta.json and images.json, their reports in one set */
 		size_t at = sizeof magic - 1;
-		while (at < rn && !rc) {
-			const char *line = raw + at, *nl = memchr(line, '\n', rn - at);
-			char fname[32];
-			unsigned long long size;
-			int used = 0;
-			if (!nl || sscanf(line, "%31s %llu%n", fname, &size, &used) != 2 || line + used != nl) {
-				rc = tk_error_set(err, "%s: bundle byte %zu: expected \"NAME SIZE\"", name, at);
-				break;
+		int nb = 0;
+		while (!rc) {
+			const char *part[NFILES] = {0};
+			size_t plen[NFILES] = {0};
+			size_t first = at;
+			while (at < rn && !rc) {
+				const char *line = raw + at, *nl = memchr(line, '\n', rn - at);
+				if (nl && (size_t)(nl - line) + 1 == sizeof magic - 1 &&
+				    memcmp(line, magic, sizeof magic - 1) == 0)
+					break; /* the next bundle of a pack */
+				char fname[32];
+				unsigned long long size;
+				int used = 0;
+				if (!nl || sscanf(line, "%31s %llu%n", fname, &size, &used) != 2 || line + used != nl) {
+					rc = tk_error_set(err, "%s: bundle byte %zu: expected \"NAME SIZE\"", name, at);
+					break;
+				}
+				at = (size_t)(nl - raw) + 1;
+				if (size > rn - at || rn - at - size < 1 || raw[at + size] != '\n') {
+					rc = tk_error_set(err,
+					                  "%s: bundle: %s: %llu bytes announced, the bundle ends first",
+					                  name, fname, size);
+					break;
+				}
+				int f = -1;
+				for (int i = 0; i < NFILES; i++)
+					if (strcmp(fname, files[i]) == 0)
+						f = i;
+				if (f < 0 || part[f]) {
+					rc = tk_error_set(err,
+					                  "%s: bundle: %s file '%s' (expected records, meta.json, "
+					                  "images.json, profile, "
+					                  "profile.json once each)",
+					                  name, f < 0 ? "unknown" : "repeated", fname);
+					break;
+				}
+				part[f] = raw + at;
+				plen[f] = size;
+				at += size + 1;
 			}
-			at = (size_t)(nl - raw) + 1;
-			if (size > rn - at || rn - at - size < 1 || raw[at + size] != '\n') {
-				rc = tk_error_set(err, "%s: bundle: %s: %llu bytes announced, the bundle ends first",
-				                  name, fname, size);
-				break;
-			}
-			int f = -1;
-			for (int i = 0; i < NFILES; i++)
-				if (strcmp(fname, files[i]) == 0)
-					f = i;
-			if (f < 0 || part[f]) {
+			int more = !rc && at < rn; /* stopped at the next bundle's magic line */
+			nb++;
+			if (!rc && part[F_PROFILE] && (part[F_RECORDS] || part[F_IMAGES]))
 				rc = tk_error_set(
-				    err,
-				    "%s: bundle: %s file '%s' (expected records, meta.json, images.json, profile, "
-				    "profile.json once each)",
-				    name, f < 0 ? "unknown" : "repeated", fname);
+				    err, "%s: bundle holds a profile and a session's files: send them apart", name);
+			else if (!rc && !part[F_PROFILE] != !part[F_PROFILE_JSON])
+				rc = tk_error_set(err, "%s: bundle: profile and profile.json go together", name);
+			else if (!rc && !part[F_RECORDS] && !part[F_PROFILE])
+				rc = tk_error_set(err, "%s: bundle %d (byte %zu) has no records or profile file", name,
+				                  nb, first);
+			else if (!rc && part[F_PROFILE] && (nb > 1 || more))
+				rc = tk_error_set(err, "%s: a profile's bundle travels alone, not in a pack of bundles",
+				                  name);
+			/* a profile inflates again as it is read (streamed, never whole): bounded by the same
+			 * size, and what its reader builds by lim's stacks and time */
+			else if (!rc && part[F_PROFILE])
+				rc = tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON],
+				                            plen[F_PROFILE_JSON], part[F_META], plen[F_META], name,
+				                            &bounds, given, out, err);
+			else if (!rc)
+				rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META],
+				                           part[F_IMAGES], plen[F_IMAGES], name, given, out, err);
+			if (!more)
 				break;
-			}
-			part[f] = raw + at;
-			plen[f] = size;
-			at += size + 1;
+			at += sizeof magic - 1;
 		}
-		if (!rc && part[F_PROFILE] && (part[F_RECORDS] || part[F_IMAGES]))
-			rc = tk_error_set(err, "%s: bundle holds a profile and a session's files: send them apart",
-			                  name);
-		else if (!rc && !part[F_PROFILE] != !part[F_PROFILE_JSON])
-			rc = tk_error_set(err, "%s: bundle: profile and profile.json go together", name);
-		else if (!rc && !part[F_RECORDS] && !part[F_PROFILE])
-			rc = tk_error_set(err, "%s: bundle has no records or profile file", name);
 	} else {
-		part[F_RECORDS] = raw;
-		plen[F_RECORDS] = rn;
+		rc = tk_reports_from_bytes(raw, rn, NULL, 0, NULL, 0, name, given, out, err);
 	}
-	/* a profile inflates again as it is read (streamed, never whole): bounded by the same size, and
-	 * what its reader builds by lim's stacks and time */
-	if (!rc && part[F_PROFILE])
-		rc =
-		    tk_profile_from_bundle(part[F_PROFILE], plen[F_PROFILE], part[F_PROFILE_JSON], plen[F_PROFILE_JSON],
-		                           part[F_META], plen[F_META], name, &bounds, given, out, err);
-	else if (!rc)
-		rc = tk_reports_from_bytes(part[F_RECORDS], plen[F_RECORDS], part[F_META], plen[F_META], part[F_IMAGES],
-		                           plen[F_IMAGES], name, given, out, err);
 	free(raw);
 	return rc && bounds.over ? 1 : rc;
 }

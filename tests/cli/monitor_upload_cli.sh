@@ -55,9 +55,16 @@ check_eq "the outbox is empty" 0 "$(ls "$S/outbox" | grep -c '\.bundle$')"
 check "the session is marked uploaded and kept" test -f "$S/uploaded" -a -f "$S/records"
 # the truth: the session directory, ingested locally
 "$TK" ingest -q --db "sqlite:$TMP/local.db" "$S"
-# (records only: the outbox carries finished records; the run's foreground time, for hang.rate,
-# reaches the store when the session directory is ingested or uploaded, docs/store.md "Hang rate")
-q="SELECT hex(id), kind, duration, avg_cpu, signature, app, version, build, device, os, session FROM reports WHERE kind != 'foreground' ORDER BY time"
+# every record and the run's foreground time (its final line goes through the outbox too, so the
+# hang rate of an uploaded run is the session directory's)
+q="SELECT hex(id), kind, duration, avg_cpu, signature, app, version, build, device, os, session FROM reports ORDER BY time, kind"
 check_eq "the store holds the records \`tracekit ingest\` of the session stores (all of them)" "$(sqlite3 "$TMP/local.db" "$q")" "$(sqlite3 "$TMP/up.db" "$q")"
+check_eq "the run's foreground time was uploaded (one foreground report, as ingest stores it)" \
+	"1 $(sqlite3 "$TMP/local.db" "SELECT hex(id) FROM reports WHERE kind = 'foreground'")" \
+	"$(sqlite3 "$TMP/up.db" "SELECT count(*), hex(id) FROM reports WHERE kind = 'foreground'" | tr '|' ' ')"
+"$TK" stats --db "sqlite:$TMP/local.db" --metric hang.rate --json >"$TMP/rate.local" 2>&1
+"$TK" stats --db "sqlite:$TMP/up.db" --metric hang.rate --json >"$TMP/rate.up" 2>&1
+check "hang.rate has the run's session (count 1)" grep -q '"count": 1,' "$TMP/rate.local"
+check_same_file "stats --db --metric hang.rate after the upload = after ingesting the session directory" "$TMP/rate.local" "$TMP/rate.up"
 check_fails "--upload without --token-file: usage error" "$TK" monitor -o "$TMP/x" --upload "$URL" -- true
 kill $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=

@@ -49,7 +49,7 @@ else
 	ok "trickling server: the program exits"
 fi
 wait $PROG; rc=$?; PROG=
-check_eq "trickling server: the record stays in the outbox (exit 3, 1 pending)" "3 hangs 1, pending 1" "$rc $(tail -1 "$TMP/p1.out")"
+check_eq "trickling server: the record and the run's foreground time stay in the outbox (exit 3, 2 pending)" "3 hangs 1, pending 2" "$rc $(tail -1 "$TMP/p1.out")"
 check "trickling server: the attempt ended at the deadline, to be retried" grep -q "retry .*no complete answer within 1500 ms" "$TMP/p1.out"
 kill $TRICKLE; wait $TRICKLE 2>/dev/null; TRICKLE=
 

@@ -43,9 +43,10 @@ for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
 	check_eq "$b: resending it stores nothing more" '{"stored":0,"duplicates":2,"live":0}' "$(cat "$TMP/body")"
 	# a stream of uploads, the server SIGKILLed in the middle, then restarted
 	rm -f "$G/s0000000/uploaded"
-	# one upload at a time, so the kill lands in the middle of the stream on a fast machine too (with
-	# --jobs 8 and group commit all 60 sessions can be acknowledged before the loop below sees 15)
-	"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 1 --retries 60 --retry-delay 100 "$G" 2>"$TMP/up.log" &
+	# one session at a time (no pack), so the kill lands in the middle of the stream on a fast machine
+	# too (with --jobs 8, group commit and packs of 32 all 60 sessions can be acknowledged before the
+	# loop below sees 15); packs are tested below
+	"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 1 --pack 1 --retries 60 --retry-delay 100 "$G" 2>"$TMP/up.log" &
 	UP=$!
 	while kill -0 $UP 2>/dev/null; do [ "$(ls "$G"/*/uploaded 2>/dev/null | wc -l)" -ge 15 ] && break; sleep 0.02; done
 	kill -9 $SRV_PID; wait $SRV_PID 2>/dev/null
@@ -63,5 +64,27 @@ for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
 	check_eq "$b: every report stored exactly once" 122 "$(count "$DB")"
 	kill $SRV_PID; wait $SRV_PID 2>/dev/null
 done
+
+# Packs: `tracekit upload` sends up to --pack sessions in one request (their bundles back to back),
+# each marked uploaded once the pack is acknowledged; the server stores exactly what `tracekit
+# ingest` of the same sessions stores. A pack holding a bad session is refused whole (400) and the
+# client sends its sessions one by one: the good ones are stored, the bad one is reported.
+P="$TMP/packs"; "$STOREGEN" "$P" 7 3 23 >/dev/null
+printf '{"app": 42}' >"$P/s0000004/meta.json" # meta.json keys must be strings: a 400
+: >"$TMP/serve.log"; serve "sqlite:$TMP/packs.db"
+"$TK" upload --url "$URL" --token-file "$TMP/token" --pack 4 --jobs 1 "$P" 2>"$TMP/pack.log"
+check_eq "packs: a bad session in a pack fails the upload (exit 1)" 1 $?
+check "packs: the bad session is named with the server's reason" grep -q 's0000004.*meta.json: "app" is not a string' "$TMP/pack.log"
+check_eq "packs: every good session is marked uploaded, the bad one is not" "s0000000 s0000001 s0000002 s0000003 s0000005 s0000006" \
+	"$(cd "$P" && ls -d */uploaded | cut -d/ -f1 | tr '\n' ' ' | sed 's/ $//')"
+check "packs: 6 sessions uploaded, 1 rejected" grep -q "6 sessions uploaded, 0 already uploaded, 1 rejected" "$TMP/pack.log"
+kill $SRV_PID; wait $SRV_PID 2>/dev/null
+# s0…s3 in one request; s4…s6 in one, refused, then one by one: 5 requests for 7 sessions
+check "packs: 4 sessions a request (5 requests: 2 packs, then the refused pack's 3 sessions alone)" grep -q "): 5 uploads, 18 reports" "$TMP/serve.log"
+mv "$P/s0000004" "$TMP/bad-session"
+"$TK" ingest -q --db "sqlite:$TMP/packs-local.db" "$P"
+ids() { sqlite3 "$1" "SELECT hex(id), kind, duration, session FROM reports ORDER BY 1"; }
+check_eq "packs: the store holds what ingest of the good sessions stores (18 reports)" "18 $(ids "$TMP/packs-local.db" | md5sum)" \
+	"$(sqlite3 "$TMP/packs.db" 'SELECT count(*) FROM reports') $(ids "$TMP/packs.db" | md5sum)"
 
 # tracekit monitor --upload (records through the outbox as they finish): tests/cli/monitor_upload_cli.sh

@@ -115,7 +115,7 @@ db.execute("COMMIT")
 PY
 LOCKER=$!
 while ! [ -f "$TMP/lock.ready" ]; do sleep 0.02; done
-"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 "$G"/s000000[0-7] 2>"$TMP/up8.log" &
+"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --pack 1 "$G"/s000000[0-7] 2>"$TMP/up8.log" &
 UP=$!
 wait_log "waiting for the group commit" 8
 touch "$TMP/lock.release"
@@ -128,8 +128,8 @@ check_eq "each with its own counts ({\"stored\":2,\"duplicates\":0,…})" 8 \
 check_eq "and committed together: 2 transactions for the 8 uploads" "2 8" \
 	"$(grep -oE 'commit: [0-9]+ upload' "$LOG" | awk '{ n++; s += $2 } END { print n, s }')"
 # the rest of the sessions, 8 at a time, and all of them again: stored once, acknowledged as duplicates
-"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 "$G" 2>/dev/null
-"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --force "$G" 2>"$TMP/again.log"
+"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --pack 1 "$G" 2>/dev/null
+"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --pack 1 --force "$G" 2>"$TMP/again.log"
 check_eq "resent: all 40 acknowledged as duplicates" 40 "$(grep -l '"stored":0,"duplicates":2' "$G"/*/uploaded | wc -l)"
 stop
 check_eq "every report stored exactly once" 80 "$(sqlite3 "$TMP/c.db" 'SELECT count(*) FROM reports')"
