@@ -17,10 +17,12 @@
 
 #include "store/internal.h"
 #include "tracekit/stats.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 typedef struct ch {
 	int dedupe; /* this query reads each report once (LIMIT 1 BY): see reports_sql */
+	uint64_t serial; /* this connection among the process's (ch_changes) */
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -270,6 +272,8 @@ static void *ch_open(const char *rest, tk_error *err)
 	if (tk_store_curl_init() < 0)
 		return tk_error_set(err, "clickhouse://%s: cannot start libcurl", rest), NULL;
 	ch *c = tk_xcalloc(1, sizeof *c);
+	static _Atomic uint64_t serials;
+	c->serial = ++serials;
 	size_t hl = strcspn(rest, "/");
 	const char *db = rest[hl] ? rest + hl + 1 : "";
 	buf b = {0};
@@ -1435,6 +1439,30 @@ static int overview_once(ch *c, const tk_store_query *q, size_t limit, void *out
 	return rc;
 }
 
+/* A change token (the dashboard's answer cache): every INSERT, merge or mutation of the store's
+ * tables makes a new active part with a new name (its block numbers), so a hash over the active
+ * parts' names changes whenever the data may have. The connection's serial goes in too, as SQLite's
+ * does: another store opened later at the same address is not this one. */
+static int ch_changes(void *h, uint64_t *token, tk_error *err)
+{
+	ch *c = h;
+	buf sql = {0}, res = {0};
+	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count(), sum(rows) FROM system.parts WHERE "
+	              "active AND database = ");
+	put_quoted(&sql, c->db);
+	bprintf(&sql, " FORMAT TabSeparated");
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	if (rc)
+		return -1;
+	char *end = NULL;
+	unsigned long long x = res.p ? strtoull(res.p, &end, 10) : 0, parts = end ? strtoull(end, &end, 10) : 0,
+	                   rows = end ? strtoull(end, NULL, 10) : 0;
+	free(res.p);
+	*token = c->serial << 48 ^ x ^ tk_hash_u64(parts << 40 ^ rows);
+	return 0;
+}
+
 static void drop_overview(void *out, size_t *n)
 {
 	tk_store_overview_free(*(tk_store_overview **)out, *n);
@@ -1462,4 +1490,5 @@ const tk_store_ops tk_store_clickhouse = {
     .sig_rows = ch_sig_rows,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
+    .changes = ch_changes,
 };

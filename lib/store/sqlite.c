@@ -108,7 +108,12 @@ static const char *const migrations[] = {
     " CAST(total(CAST(duration * 1000000.0 + 0.5 AS INTEGER)) AS INTEGER),"
     " CAST(total(CASE WHEN duration >= 0.25 THEN CAST(duration * 1000000.0 + 0.5 AS INTEGER) END) AS INTEGER)"
     " FROM reports GROUP BY app, version, build, device, os, session, kind;"
-    "DROP INDEX IF EXISTS reports_session;",
+    "DROP INDEX IF EXISTS reports_session;"
+    /* and the percentiles' index: reports_app_version with what the other groupings and filters
+     * read (a day or hour bucket, build, device, OS; cpu.average), so any grouping of report
+     * values reads the index alone, in duration order within (kind, app, version) */
+    "DROP INDEX IF EXISTS reports_app_version;"
+    "CREATE INDEX reports_values ON reports(kind, app, version, duration, time, build, device, os, avg_cpu);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -1005,7 +1010,7 @@ static int pgroup_cmp(const void *a, const void *b, void *nby)
 /* Percentiles of a report metric grouped in C: the selected rows streamed in whatever order their
  * index gives (no ORDER BY, so no sort of a million rows in a temporary b-tree, as GROUP BY over
  * kind IN (…) needs), each appended to its group's values (consecutive rows mostly share a group:
- * one memcmp), then each group's values sorted (most come sorted from reports_app_version: checked,
+ * one memcmp), then each group's values sorted (most come sorted from reports_values: checked,
  * not sorted again) and summarised by tk_store_summarise, as tk_summary's final step does: the same
  * numbers. Groups come out in the order ORDER BY keys gives (byte order of each key in turn); a day or
  * hour bucket is grouped by its number and named as by_sql names it, once per group. */
@@ -1023,7 +1028,9 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
 	where_sql(q, m->kinds, m->column, where, sizeof where);
-	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s", sel, m->column, where);
+	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
+	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
+	                            q->signature ? "" : " INDEXED BY reports_values", where);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
