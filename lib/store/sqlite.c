@@ -99,6 +99,7 @@ static const char *const migrations[] = {
      * rate read these ~thousands of rows instead of every report; reports_session goes (what it
      * served now reads the summary; hang.rate under --since or a signature reads reports_kind_time or
      * reports_sig). Sums of existing rows as exact integers up to 2^53 µs (285 years) per row. */
+    "DROP TABLE IF EXISTS sessions_sum;" /* rebuilt whole from reports */
     "CREATE TABLE sessions_sum (app TEXT NOT NULL, version TEXT NOT NULL, build TEXT NOT NULL,"
     " device TEXT NOT NULL, os TEXT NOT NULL, session TEXT NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL,"
     " nd INTEGER NOT NULL, t0 REAL, dus INTEGER NOT NULL, lus INTEGER NOT NULL,"
@@ -113,7 +114,7 @@ static const char *const migrations[] = {
      * read (a day or hour bucket, build, device, OS; cpu.average), so any grouping of report
      * values reads the index alone, in duration order within (kind, app, version) */
     "DROP INDEX IF EXISTS reports_app_version;"
-    "CREATE INDEX reports_values ON reports(kind, app, version, duration, time, build, device, os, avg_cpu);",
+    "CREATE INDEX IF NOT EXISTS reports_values ON reports(kind, app, version, duration, time, build, device, os, avg_cpu);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
