@@ -1339,7 +1339,7 @@ static int ch_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	buf sql = {0};
 	bprintf(&sql, "SELECT id, version, device, session, toString(assumeNotNull(duration)) FROM ");
 	sel_reports(&sql, q, kinds, "kind, id, version, device, session, duration");
-	bprintf(&sql, " ORDER BY id FORMAT TabSeparated");
+	bprintf(&sql, " FORMAT TabSeparated");
 	rows_acc a = {rows, n, 0};
 	int rc = each_row(h, sql.p, NULL, 5, sig_row, &a, "signature", err);
 	free(sql.p);

@@ -1041,6 +1041,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	pscan ps = {.nby = q->nby};
 	char *key = NULL;
 	size_t kcap = 0;
+	TK_GROW(key, kcap, 16); /* never NULL, even for the empty key of no grouping */
 	uint32_t last = UINT32_MAX;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1420,7 +1421,7 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf(
-	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s ORDER BY id", where);
+	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
