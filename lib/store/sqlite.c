@@ -1202,6 +1202,66 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 	return 0;
 }
 
+static int str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((char *const *)ctx)[idx], key) == 0;
+}
+
+/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example; SQLITE_DONE. */
+static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
+{
+	char **ses = NULL;
+	size_t nses = 0, scap = 0, nd = 0, dcap = 0;
+	double *d = NULL;
+	tk_hidx idx = {0};
+	unsigned char least[64];
+	int nleast = -1, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t)
+			t = "";
+		uint64_t h = tk_hash_bytes(t, strlen(t), 0);
+		if (tk_hidx_find(&idx, h, str_eq, ses, t) == UINT32_MAX) {
+			TK_GROW(ses, scap, nses + 1);
+			ses[nses] = tk_xstrdup(t);
+			tk_hidx_insert(&idx, h, (uint32_t)nses++);
+		}
+		TK_GROW(d, dcap, nd + 1);
+		d[nd++] = sqlite3_column_double(st, 1);
+		const void *id = sqlite3_column_blob(st, 2);
+		int il = sqlite3_column_bytes(st, 2);
+		if (id && il <= (int)sizeof least) {
+			int c = nleast < 0 ? -1 : memcmp(id, least, (size_t)(il < nleast ? il : nleast));
+			if (nleast < 0 || c < 0 || (c == 0 && il < nleast)) {
+				memcpy(least, id, (size_t)il);
+				nleast = il;
+			}
+		}
+	}
+	size_t u = 1;
+	while (u < nd && !(d[u] < d[u - 1]))
+		u++;
+	if (u < nd)
+		qsort(d, nd, sizeof *d, cmp_double);
+	if (nd) {
+		tk_store_group g;
+		tk_store_summarise(d, nd, &g);
+		x->p50 = g.q[0];
+		x->p95 = g.q[2];
+	}
+	x->sessions = nses;
+	char hex[2 * sizeof least + 1] = "";
+	for (int b = 0; b < nleast; b++)
+		snprintf(hex + 2 * b, 3, "%02x", least[b]);
+	x->example = tk_xstrdup(hex);
+	for (size_t i = 0; i < nses; i++)
+		free(ses[i]);
+	free(ses);
+	free(d);
+	tk_hidx_free(&idx);
+	return rc;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
@@ -1212,10 +1272,12 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	                       "SELECT sid, signature, n FROM hang_sigs WHERE n > 0 ORDER BY n DESC, signature LIMIT ?",
 	                       -1, &top, NULL) != SQLITE_OK)
 		return fail(s, err, "top-hangs query");
+	/* each signature's rows from reports_sig, summed up here: distinct sessions in a hash, not a
+	 * temporary b-tree per signature; durations come in order (checked); the least id by memcmp,
+	 * as min() orders blobs */
 	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) FROM reports "
-	                       "INDEXED BY reports_sig WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
-	                       " AND duration IS NOT NULL",
+	                       "SELECT session, duration, id FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
+	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
 		return fail(s, err, "top-hangs query");
@@ -1232,18 +1294,8 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		x->p50 = x->p95 = NAN;
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		if ((rc = sqlite3_step(one)) != SQLITE_ROW)
+		if ((rc = sig_sum(one, x)) != SQLITE_DONE)
 			break;
-		x->sessions = (uint64_t)sqlite3_column_int64(one, 0);
-		const void *blob = sqlite3_column_blob(one, 1);
-		if (blob && sqlite3_column_bytes(one, 1) == (int)((4 + TK_STORE_NQ) * sizeof(double))) {
-			tk_store_group g;
-			unpack(blob, &g);
-			x->p50 = g.q[0];
-			x->p95 = g.q[2];
-		}
-		const char *ex = (const char *)sqlite3_column_text(one, 2);
-		x->example = tk_xstrdup(ex ? ex : "");
 	}
 	sqlite3_finalize(top);
 	sqlite3_finalize(one);
