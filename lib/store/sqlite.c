@@ -1029,6 +1029,11 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
 	where_sql(q, m->kinds, m->column, where, sizeof where);
+	/* a version without an app: every app named (sessions_sum has each report's), so the index is
+	 * searched per (kind, app, version) instead of read whole; the same rows */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
+		snprintf(where + strlen(where), sizeof where - strlen(where), " AND app IN (SELECT DISTINCT app FROM "
+		                                                              "sessions_sum)");
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
 	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
 	                            q->signature ? "" : " INDEXED BY reports_values", where);
