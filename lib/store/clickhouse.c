@@ -1426,11 +1426,14 @@ static int overview_once(ch *c, const tk_store_query *q, size_t limit, void *out
 		a.pass = pass;
 		buf sql = {0};
 		/* each report once (LIMIT 1 BY kind, id) only while some batch is not closed clean */
-		bprintf(&sql, "SELECT %s%s FROM %s", ksel.p ? ksel.p : "", pass ? "uniqExact(session)" : "kind, count()",
-		        c->dedupe ? "(SELECT kind, id, app, version, build, device, os, session, ts FROM reports" : "reports");
+		bprintf(&sql, "SELECT %s%s FROM %s", ksel.p ? ksel.p : "",
+		        pass ? "uniqExact(session)" : "kind, count()",
+		        c->dedupe ? "(SELECT kind, id, app, version, build, device, os, session, ts FROM reports"
+		                  : "reports");
 		where_sql(&sql, q, NULL, NULL);
-		bprintf(&sql, "%s GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated", c->dedupe ? " LIMIT 1 BY kind, id)" : "",
-		        keys.p ? keys.p : "", pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
+		bprintf(&sql, "%s GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated",
+		        c->dedupe ? " LIMIT 1 BY kind, id)" : "", keys.p ? keys.p : "", pass ? "1" : "kind",
+		        keys.p ? keys.p : "", pass ? "1" : "kind");
 		rc = each_row(c, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);
 		free(sql.p);
 	}

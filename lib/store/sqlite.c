@@ -114,7 +114,8 @@ static const char *const migrations[] = {
      * read (a day or hour bucket, build, device, OS; cpu.average), so any grouping of report
      * values reads the index alone, in duration order within (kind, app, version) */
     "DROP INDEX IF EXISTS reports_app_version;"
-    "CREATE INDEX IF NOT EXISTS reports_values ON reports(kind, app, version, duration, time, build, device, os, avg_cpu);",
+    "CREATE INDEX IF NOT EXISTS reports_values ON reports(kind, app, version, duration, time, build, device, os, "
+    "avg_cpu);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -521,14 +522,14 @@ static void sess_clear(sq *s)
 /* The transaction's rows into sessions_sum (one upsert per (session, kind) touched), before COMMIT. */
 static int sess_flush(sq *s)
 {
-	if (!s->sa_up &&
-	    sqlite3_prepare_v2(s->db,
-	                       "INSERT INTO sessions_sum (app, version, build, device, os, session, kind, n, nd, t0, "
-	                       "dus, lus) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (app, version, build, device, os, "
-	                       "session, kind) DO UPDATE SET n = n + excluded.n, nd = nd + excluded.nd, t0 = CASE WHEN "
-	                       "t0 IS NULL OR excluded.t0 < t0 THEN excluded.t0 ELSE t0 END, dus = dus + excluded.dus, "
-	                       "lus = lus + excluded.lus",
-	                       -1, &s->sa_up, NULL) != SQLITE_OK)
+	if (!s->sa_up && sqlite3_prepare_v2(
+	                     s->db,
+	                     "INSERT INTO sessions_sum (app, version, build, device, os, session, kind, n, nd, t0, "
+	                     "dus, lus) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (app, version, build, device, os, "
+	                     "session, kind) DO UPDATE SET n = n + excluded.n, nd = nd + excluded.nd, t0 = CASE WHEN "
+	                     "t0 IS NULL OR excluded.t0 < t0 THEN excluded.t0 ELSE t0 END, dus = dus + excluded.dus, "
+	                     "lus = lus + excluded.lus",
+	                     -1, &s->sa_up, NULL) != SQLITE_OK)
 		return -1;
 	for (size_t i = 0; i < s->nsa; i++) {
 		const sacc *a = &s->sa[i];
@@ -875,24 +876,24 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		    " WHERE fg > 0%s%s%s%s",
 		    sel, q->nby ? ", " : "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	} else {
-	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
-	sql = sqlite3_mprintf(
-	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
-	    "SELECT app, version, build, device, os, session, min(time) AS t0,"
-	    " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
-	        "duration") " ELSE 0 END) AS fg,"
-	                    " sum(kind = 'hang-time') > 0 AS est,"
-	                    " CASE WHEN sum(kind = 'hang-time') > 0"
-	                    " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
-	                        "duration") " ELSE 0 END)"
-	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
-	                                    " AND duration >= %.17g THEN " SQ_US(
-	                                        "duration") " ELSE 0 END) END AS hs"
-	                                                    " FROM reports%s%s GROUP BY app, version, build, device, os, "
-	                                                    "session) WHERE fg > 0%s%s%s%s",
-	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
-	    /* a time or signature filter is narrower by its own index */
-	    "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+		where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
+		sql = sqlite3_mprintf("SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
+		                      "SELECT app, version, build, device, os, session, min(time) AS t0,"
+		                      " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
+		                          "duration") " ELSE 0 END) AS fg,"
+		                                      " sum(kind = 'hang-time') > 0 AS est,"
+		                                      " CASE WHEN sum(kind = 'hang-time') > 0"
+		                                      " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
+		                                          "duration") " ELSE 0 END)"
+		                                                      " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
+		                                                      " AND duration >= %.17g THEN " SQ_US(
+		                                                          "duration") " ELSE 0 END) END AS hs"
+		                                                                      " FROM reports%s%s GROUP BY app, "
+		                                                                      "version, build, device, os, "
+		                                                                      "session) WHERE fg > 0%s%s%s%s",
+		                      sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
+		                      /* a time or signature filter is narrower by its own index */
+		                      "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	}
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -1032,8 +1033,9 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	/* a version without an app: every app named (sessions_sum has each report's), so the index is
 	 * searched per (kind, app, version) instead of read whole; the same rows */
 	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
-		snprintf(where + strlen(where), sizeof where - strlen(where), " AND app IN (SELECT DISTINCT app FROM "
-		                                                              "sessions_sum)");
+		snprintf(where + strlen(where), sizeof where - strlen(where),
+		         " AND app IN (SELECT DISTINCT app FROM "
+		         "sessions_sum)");
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
 	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
 	                            q->signature ? "" : " INDEXED BY reports_values", where);
@@ -1477,8 +1479,7 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	sq *s = h;
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
-	char *sql = sqlite3_mprintf(
-	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
+	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -1548,7 +1549,7 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	for (int pass = 0; pass < 2; pass++) {
 		char *sql =
 		    sqlite3_mprintf("SELECT %s%s%s FROM %s%s GROUP BY %s%s ORDER BY %s%s", sel, q->nby ? ", " : "",
-		                    pass ? "count(DISTINCT session)"
+		                    pass  ? "count(DISTINCT session)"
 		                    : sum ? "kind, sum(n)"
 		                          : "kind, count(*)",
 		                    sum ? "sessions_sum" : "reports", where, keys,
