@@ -1123,9 +1123,9 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		}
 	}
 	sqlite3_finalize(lab);
-	if (ok) {
+	if (ok && ps.n) { /* none: no group at all (*out stays NULL, as for no rows before) */
 		qsort_r(ps.g, ps.n, sizeof *ps.g, pgroup_cmp, &ps.nby);
-		*out = tk_xcalloc(ps.n ? ps.n : 1, sizeof **out);
+		*out = tk_xcalloc(ps.n, sizeof **out);
 		for (size_t gi = 0; gi < ps.n; gi++) {
 			pgroup *g = &ps.g[gi];
 			size_t i = 1;
