@@ -77,7 +77,8 @@ slow=0 slowu= heavy=0
 for u in "/" "/trends" "/trends?bucket=hour&stat=p99" "/stacks" "/stacks?kind=cpu" "/signature?kind=hang&sig=$SIG" \
 	"/report?id=$EX" "/compare?a=5.0&b=5.1" "/rules" \
 	"/flame.svg?kind=hang" "/flame.svg?kind=hang&sig=$SIG" "/stats.svg?kind=hang&sig=$SIG" "/trend.svg" "/diff.svg?a=5.0&b=5.1" \
-	"/api/stats?by=version" "/api/top?limit=10"; do
+	"/api/stats?by=version" "/api/top?limit=10" \
+	"/trends?metric=cpu.duration" "/compare?a_since=14d&a_until=7d&b_since=7d" "/dist.svg" "/api/dist?by=version"; do
 	read -r s0 cpu0 _ < <(cold "$B$u")
 	read -r s bytes < <(best "$B$u")
 	kb=""

@@ -21,6 +21,18 @@ printf 'metrickit\tread %s payloads (%s MB JSON Lines) into one profile\t%s MB/s
 	"$N" "$mb" "$tk_rate" "$tk_mb" "$py_rate" "$py_mb" "$(awk -v a="$py_s" -v b="$tk_s" 'BEGIN {printf "%.1f", a / b}')" \
 	"$([ "$tk_rate" -ge 150 ] && echo met || echo missed)" >>"$BENCH_SUMMARY"
 
+# memory follows distinct content, not payloads: the first N/10 payloads ten times over (N payloads,
+# a tenth of the stacks) against the N distinct ones above and the N/10 alone. What stays per payload
+# is each diagnostic's own threads and self counts (records/tree answer per diagnostic).
+r="$out/repeat-$N.jsonl"
+head -n $((N / 10)) "$f" >"$out/first-$((N / 10)).jsonl"
+[ -s "$r" ] || for i in 1 2 3 4 5 6 7 8 9 10; do cat "$out/first-$((N / 10)).jsonl"; done >"$r"
+read -r rp_s rp_mb < <(cpu "$TK" info "$r")
+read -r f1_s f1_mb < <(cpu "$TK" info "$out/first-$((N / 10)).jsonl")
+echo "memory: $N payloads of $((N / 10)) distinct: $rp_mb MB RSS ($rp_s s); $N distinct: $tk_mb MB; the $((N / 10)) alone: $f1_mb MB"
+printf 'metrickit\tread %s payloads that repeat %s distinct ones 10x (memory follows distinct content)\t%s MB RSS, %s s CPU\t%s distinct payloads: %s MB; the %s alone: %s MB\t-\tRSS by distinct stacks (+ each diagnostic'"'"'s own self counts)\n' \
+	"$N" "$((N / 10))" "$rp_mb" "$rp_s" "$N" "$tk_mb" "$((N / 10))" "$f1_mb" >>"$BENCH_SUMMARY"
+
 # ingest: the same N payloads into a fresh SQLite store (every diagnostic a report), against Python's
 # json + sqlite3 storing one row per diagnostic with a five-frame signature (bench/mxgen.py ingest-peer)
 rm -f "$out/ingest.db"* "$out/peer.db"
@@ -64,8 +76,10 @@ open(sys.argv[2],"w").write("\n".join(out) + "\n")' "$p" "$out/sym-addrs.txt"
 export TRACEKIT_CACHE_DIR="$out/cache"
 "$TK" symcache build "$g/libtks-arm64.dylib.dSYM" >/dev/null 2>&1
 read -r tks tkm < <(cpu "$TK" collapse --symbols "$g/libtks-arm64.dylib.dSYM" "$p")
+read -r tkr tkrm < <(cpu "$TK" info "$p")     # reading the payload alone
+read -r tkc tkcm < <(cpu "$TK" collapse "$p") # reading + the folded output, no symbols
 read -r lls llm < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
-echo "symbolicate $frames frames: tracekit $tks s CPU ($tkm MB), llvm-symbolizer $lls s CPU ($llm MB)"
+echo "symbolicate $frames frames: tracekit $tks s CPU ($tkm MB; reading the $(awk -v b="$(stat -c %s "$p")" 'BEGIN {printf "%.0f", b / 1e6}') MB payload alone $tkr s, collapse without symbols $tkc s), llvm-symbolizer $lls s CPU ($llm MB)"
 ratio=$(awk -v a="$lls" -v b="$tks" 'BEGIN {printf "%.1f", a / (b > 0 ? b : 0.01)}')
-printf 'metrickit\tsymbolicate %s MetricKit frames (collapse --symbols, cache built)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%sx\t>= 20x: %s\n' \
-	"$frames" "$tks" "$tkm" "$lls" "$llm" "$ratio" "$(awk -v r="$ratio" 'BEGIN {print (r >= 20 ? "met" : "missed")}')" >>"$BENCH_SUMMARY"
+printf 'metrickit\tsymbolicate %s MetricKit frames (collapse --symbols, cache built)\t%s s CPU, %s MB (reading alone %s s; collapse without symbols %s s)\tllvm-symbolizer %s s CPU, %s MB\t%sx\t>= 20x: %s\n' \
+	"$frames" "$tks" "$tkm" "$tkr" "$tkc" "$lls" "$llm" "$ratio" "$(awk -v r="$ratio" 'BEGIN {print (r >= 20 ? "met" : "missed")}')" >>"$BENCH_SUMMARY"

@@ -294,6 +294,19 @@ int tk_analysis_check(tk_analysis *a)
 	return 0;
 }
 
+int tk_analysis_ready(tk_analysis *a, int *rc)
+{
+	if (*rc) {
+		*rc = *rc < 0 ? 0 : *rc;
+		return 0;
+	}
+	*rc = 2;
+	if (tk_analysis_check(a))
+		return 0;
+	*rc = 1;
+	return 1;
+}
+
 /* --symbols: replace frames that carry a binary (UUID, load address) by the inline chains found in
  * the dSYMs/binaries/directories given, before any transform runs (transforms match on names). */
 static void symbols_warn(void *ctx, const char *msg)

@@ -76,6 +76,11 @@ int tk_cli_percent(const char *cmd, const char *opt, const char *val, double *ou
 /* After parsing: check the input is there (prints usage hint otherwise). Returns 0 or 1 (exit). */
 int tk_analysis_check(tk_analysis *a);
 
+/* The step every reading command takes after tk_cli_parse, whose result is in *rc: returns 1 when
+ * the command goes on (the options checked; *rc = 1, a failure until the work succeeds), 0 when it
+ * stops with *rc as its exit status (0 after --help, 2 for a usage error, printed). */
+int tk_analysis_ready(tk_analysis *a, int *rc);
+
 /* Read the input, symbolicate (--symbols), apply the filters and transforms. Prints the error and
  * returns NULL on failure. */
 tk_profile *tk_analysis_load(tk_analysis *a);

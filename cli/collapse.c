@@ -49,14 +49,8 @@ int cmd_collapse(int argc, char **argv)
 	int rc = tk_cli_parse(&tk_cli_command_collapse, argc, argv, 1, collapse_option, &c, NULL);
 	tk_analysis a = c.a;
 	tk_folded_options fo = c.fo;
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
+	if (!tk_analysis_ready(&a, &rc))
 		goto out;
-	}
-	rc = 2; /* a usage error until the options are checked */
-	if (tk_analysis_check(&a))
-		goto out;
-	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

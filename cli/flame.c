@@ -42,14 +42,8 @@ int cmd_flame(int argc, char **argv)
 	tk_analysis_init(&f.a, "flame");
 	tk_convert_options_init(&f.co);
 	int rc = tk_cli_parse(&tk_cli_command_flame, argc, argv, 1, flame_option, &f, NULL);
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
+	if (!tk_analysis_ready(&f.a, &rc))
 		goto out;
-	}
-	rc = 2; /* a usage error until the options are checked */
-	if (tk_analysis_check(&f.a))
-		goto out;
-	rc = 1;
 	const tk_writer *w = tk_writer_find("svg");
 	if (!w) {
 		tk_cli_fail("flame: this build has no svg writer");

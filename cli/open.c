@@ -316,14 +316,8 @@ int cmd_open(int argc, char **argv)
 	tk_analysis a = t.a;
 	uint32_t port = t.port;
 	int no_browser = t.no_browser, verbose = t.verbose;
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
+	if (!tk_analysis_ready(&a, &rc))
 		goto out;
-	}
-	rc = 2; /* a usage error until the options are checked */
-	if (tk_analysis_check(&a))
-		goto out;
-	rc = 1;
 
 	/* Bind first: a taken port should fail before a long conversion. */
 	int lfd = -1;

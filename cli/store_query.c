@@ -29,6 +29,8 @@ enum {
 	OPT_BY,
 	OPT_OVERVIEW,
 	OPT_STRAY,
+	OPT_UNTIL,
+	OPT_HISTOGRAM,
 };
 
 #define DB_HELP "sqlite:PATH (default sqlite:tracekit.db, or $TRACEKIT_DB) or clickhouse://HOST:PORT/DB"
@@ -54,7 +56,10 @@ static const tk_cli_option top_options[] = {
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
                  "only reports whose keys match (app, version, build, device, os, session)"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+                 "only hangs that started in the last D (7d, 12h, 30m) or after Unix seconds or UTC date D (2026-11-20)"),
+    TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
+                 "only reports that started before D (as --since takes it): with --since, "
+                 "a date range"),
     TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL,
                 "one JSON object per signature (with first_version, last_version: the lowest and highest "
@@ -84,7 +89,10 @@ static const tk_cli_option diag_options[] = {
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...",
                  "only reports whose keys match (app, version, build, device, os, session)"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only events that started in the last D (7d, 12h, 30m) or after Unix seconds D"),
+                 "only events that started in the last D (7d, 12h, 30m) or after Unix seconds or UTC date D (2026-11-20)"),
+    TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
+                 "only reports that started before D (as --since takes it): with --since, "
+                 "a date range"),
     TK_OPT_VALUE(OPT_LIMIT, "--limit", NULL, "N", "at most N signatures (default 10)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL, "one JSON object per signature (with first_version, last_version)"),
     TK_OPT_INCLUDE(signature_options),
@@ -124,7 +132,13 @@ static const tk_cli_option stats_db_options[] = {
                 "({keys…, \"sessions\", \"reports\", \"kinds\": {…}})"),
     TK_OPT_VALUE(OPT_WHERE, "--where", NULL, "K=V,...", "only reports whose keys match"),
     TK_OPT_VALUE(OPT_SINCE, "--since", NULL, "D",
-                 "only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds D"),
+                 "only reports that started in the last D (7d, 12h, 30m, 90s) or after Unix seconds or UTC date D (2026-11-20)"),
+    TK_OPT_VALUE(OPT_UNTIL, "--until", NULL, "D",
+                 "only reports that started before D (as --since takes it): with --since, "
+                 "a date range"),
+    TK_OPT_VALUE(OPT_HISTOGRAM, "--histogram", NULL, "N",
+                 "instead of the summary: hang.duration or cpu.duration's histogram in N bins (the same edges for "
+                 "every group; --by version or none) and its box plot (P5, P25, P50, P75, P95; exact)"),
     TK_OPT_FLAG(OPT_JSON, "--json", NULL,
                 "one object per group: the group's keys, then `tracekit stats --json`'s fields"),
     TK_OPT_OPERAND(OPT_STRAY, "ARG", NULL),
@@ -135,7 +149,7 @@ static const tk_cli_option stats_db_options[] = {
  * this, and stats's own help points to it). */
 static const tk_cli_command tk_cli_stats_db_command = {
     .name = "stats",
-    .usage = "tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--json]",
+    .usage = "tracekit stats --db URL [--metric M] [--by KEYS] [--where K=V,...] [--since D] [--until D] [--histogram N] [--json]",
     .about = "The summary of `tracekit stats` (count, mean, min, P50, P90, P95, P99, P99.9, max; exact type 7)\n"
              "over the reports in a fleet store (see `tracekit ingest`), computed in the database engine, one\n"
              "row or JSON object per group. The numbers equal `tracekit stats` on the same inputs.\n",
@@ -151,7 +165,7 @@ typedef struct qopts {
 	size_t limit;
 	char *where;
 	int folded, detail, overview;
-	size_t max_reports, examples;
+	size_t max_reports, examples, histogram;
 	const char *name;
 } qopts;
 
@@ -184,6 +198,17 @@ static int query_option(void *ctx, const tk_cli_option *opt, const char *v, cons
 	case OPT_SINCE:
 		if (tk_store_query_since(&o->q, v, (double)time(NULL), &err))
 			return tk_cli_fail("%s: %s", name, err.msg), -1;
+		return 0;
+	case OPT_UNTIL:
+		if (tk_store_query_until(&o->q, v, (double)time(NULL), &err))
+			return tk_cli_fail("%s: %s", name, err.msg), -1;
+		return 0;
+	case OPT_HISTOGRAM:
+		n = strtol(v, &end, 10);
+		if (*end || n < 1 || n > 1000)
+			return tk_cli_fail("%s: --histogram wants a whole number of bins from 1 to 1000, not '%s'", name, v),
+			       -1;
+		o->histogram = (size_t)n;
 		return 0;
 	case OPT_MAX_REPORTS:
 	case OPT_EXAMPLES:
@@ -429,6 +454,41 @@ static int overview(qopts *o)
 	return 0;
 }
 
+/* stats --db --histogram N: the histogram and box plot per group (tk_store_distribution). */
+static int histogram(qopts *o)
+{
+	tk_error err;
+	tk_store *s = tk_store_open(o->db, &err);
+	tk_store_dist *d = NULL;
+	double *edges = NULL;
+	size_t n = 0;
+	if (!s || tk_store_distribution(s, &o->q, o->histogram, &d, &n, &edges, &err)) {
+		tk_store_close(s);
+		free(o->where);
+		return tk_cli_fail("stats: %s", err.msg);
+	}
+	int rc = 0;
+	if (o->json) {
+		if (tk_store_dists_write_json(stdout, &o->q, d, n, edges, o->histogram, &err))
+			rc = tk_cli_fail("stats: %s", err.msg);
+	} else {
+		const char *unit = tk_store_metric_unit(o->q.metric);
+		for (size_t i = 0; i < n; i++) {
+			if (o->q.nby)
+				printf("version %s: ", tk_cli_shown(d[i].keys[0]));
+			printf("%zu values; box P25 %.4f, P50 %.4f, P75 %.4f %s; whiskers P5 %.4f .. P95 %.4f %s\n", d[i].n,
+			       d[i].p25, d[i].p50, d[i].p75, unit, d[i].p5, d[i].p95, unit);
+			for (size_t b = 0; b < o->histogram; b++)
+				printf("  [%12.4f, %12.4f%s %llu\n", edges[b], edges[b + 1], b + 1 == o->histogram ? "]" : ")",
+				       (unsigned long long)d[i].counts[b]);
+		}
+	}
+	tk_store_dists_free(d, n, edges);
+	tk_store_close(s);
+	free(o->where);
+	return rc;
+}
+
 int tk_cli_stats_db(int argc, char **argv)
 {
 	qopts o = {0};
@@ -443,6 +503,8 @@ int tk_cli_stats_db(int argc, char **argv)
 		return overview(&o);
 	if (!o.q.metric)
 		o.q.metric = "hang.duration";
+	if (o.histogram)
+		return histogram(&o);
 	tk_error err;
 	tk_store *s = tk_store_open(o.db, &err);
 	tk_store_group *g = NULL;

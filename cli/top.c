@@ -64,16 +64,10 @@ int cmd_top(int argc, char **argv)
 	tk_top_sort sort = t.sort;
 	uint32_t limit = t.limit;
 	int json = t.json, have_limit = t.have_limit;
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
-		goto out;
-	}
-	rc = 2; /* a usage error until the options are checked */
 	if (json && !have_limit)
 		limit = 0;
-	if (tk_analysis_check(&a))
+	if (!tk_analysis_ready(&a, &rc))
 		goto out;
-	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

@@ -72,14 +72,8 @@ int cmd_tree(int argc, char **argv)
 	double min_percent = args.min_percent;
 	uint32_t max_depth = args.max_depth;
 	int json = args.json;
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
+	if (!tk_analysis_ready(&a, &rc))
 		goto out;
-	}
-	rc = 2; /* a usage error until the options are checked */
-	if (tk_analysis_check(&a))
-		goto out;
-	rc = 1;
 	tk_profile *p = tk_analysis_load(&a);
 	if (!p)
 		goto out;

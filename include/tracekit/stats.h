@@ -267,6 +267,27 @@ typedef struct tk_trend_chart {
 } tk_trend_chart;
 int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err);
 
+/* A distribution chart: one histogram per series over the same bins (grouped bars, counts), and
+ * below it on the same value axis a box plot per series (box P25-P75, line at P50, whiskers P5-P95,
+ * dots at min and max), the whisker rule written on the chart. Bins are drawn equally wide: edges
+ * (nbins + 1, ascending) evenly spaced, or evenly on a logarithmic scale (log = 1). A self-contained
+ * SVG (no scripts, fonts or links); every label XML-escaped. (lib/write/dist_svg.c) */
+typedef struct tk_dist_series {
+	const char *name;
+	const uint64_t *counts; /* nbins */
+	uint64_t n;
+	double min, p5, p25, p50, p75, p95, max;
+} tk_dist_series;
+typedef struct tk_dist_chart {
+	const char *title, *unit;
+	const double *edges;
+	size_t nbins;
+	int log;
+	const tk_dist_series *series;
+	size_t nseries;
+} tk_dist_chart;
+int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err);
+
 /* The same figure's histogram as Unicode bars for a terminal: rows bins (≥ 2), bars up to width
  * cells (▏…█ eighths), each row "  [lo, hi)  bar  count". */
 int tk_write_stats_bars(FILE *f, const tk_summary *s, const tk_stats_group *all, unsigned rows, unsigned width,

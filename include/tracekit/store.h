@@ -215,6 +215,7 @@ typedef struct tk_store_query {
 	const char *kind;
 	/* only reports with this stack signature (tk_report.signature); NULL = any. Report metrics only. */
 	const char *signature;
+	double until; /* only reports with time < until (Unix s); 0 = no end (with since: a date range) */
 } tk_store_query;
 
 /* Time buckets tk_store_query.by takes besides the keys ("--by day,version"): the UTC day a report
@@ -228,6 +229,9 @@ const char *tk_store_by_name(int by);
 int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err);
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err); /* spec is split in place */
 int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err);
+/* "--until": the end of a date range (reports that started before it), as --since takes it, or
+ * either as a UTC date "2026-11-20" (its midnight) or "2026-11-20T13[:05[:09]]". */
+int tk_store_query_until(tk_store_query *q, const char *spec, double now, tk_error *err);
 
 /* The unit a metric is stored and reported in ("s", "%"), "" for profile metrics (their unit is the
  * profiles': tk_store_group.unit), or NULL for an unknown metric. */
@@ -341,6 +345,32 @@ typedef struct tk_store_signature_info {
 int tk_store_signature_detail(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
                               size_t max_examples, tk_store_signature_info *out, tk_error *err);
 void tk_store_signature_info_free(tk_store_signature_info *i);
+
+/* ---- a metric's distribution: histogram and box plot (the dashboard's trends, `stats --db --histogram`) ---- */
+
+/* One group's values of a duration metric and what a box plot draws of them (exact, type 7). */
+typedef struct tk_store_dist {
+	char *keys[TK_STORE_NKEYS]; /* values of q->by[i] */
+	double *values;             /* ascending */
+	size_t n;
+	double min, p5, p25, p50, p75, p95, max; /* NAN when n = 0 */
+	uint64_t *counts;                        /* per histogram bin (nbins) */
+} tk_store_dist;
+
+/* The reports' values of q->metric (hang.duration or cpu.duration; the reports tk_store_percentiles
+ * counts for it, under q's filters, since and until), one group per version when q->by is "version"
+ * (in tk_store_version_cmp order) or one in all (nby = 0; none when nothing matches), counted into
+ * nbins bins over the same edges for every group: *edges (nbins + 1, malloc'd) from the least to the
+ * greatest value of all groups, spaced evenly, or evenly on a logarithmic scale when every value is
+ * positive and the greatest is 10 times the least or more. A bin holds edges[i] <= v < edges[i+1],
+ * the last one its upper edge too. Free with tk_store_dists_free. Returns 0 or -1 with err. */
+int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
+                          double **edges, tk_error *err);
+void tk_store_dists_free(tk_store_dist *d, size_t n, double *edges);
+/* One JSON object per group: its keys, "metric", "unit", "count", "min", "p5", "p25", "p50", "p75",
+ * "p95", "max", "whiskers": "p5-p95", "edges": [...], "counts": [...]. */
+int tk_store_dists_write_json(FILE *f, const tk_store_query *q, const tk_store_dist *d, size_t n,
+                              const double *edges, size_t nbins, tk_error *err);
 
 /* The fleet overview per group of q->by (keys and time buckets; q->metric and q->kind unused): the
  * distinct sessions that sent any report, and the reports per stored kind. Percentiles per group

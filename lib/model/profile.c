@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tracekit/profile.h"
+#include "model/cells.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -100,6 +101,18 @@ static size_t put_varint(uint8_t *o, uint64_t v)
 	return n;
 }
 
+/* A stack node with its children as a list: most nodes have one or two children, and a push onto
+ * a node is then a look at the node itself (no hash probe, no index entry). Only the children of
+ * a parent with more than WIDE children go into stack_index. */
+typedef struct snode {
+	tk_stack_node n;
+	uint32_t child;  /* most recent child, 0 = none */
+	uint32_t sib;    /* the parent's previous child, 0 = last */
+	uint32_t nchild; /* children */
+} snode;
+
+enum { WIDE = 8 };
+
 typedef struct meta_kv {
 	char *key, *value;
 } meta_kv;
@@ -131,13 +144,15 @@ struct tk_profile {
 	tk_frame *frames;
 	size_t nframes, capframes;
 	tk_hidx frame_index;
-	tk_stack_node *stacks;
+	snode *stacks;
 	size_t nstacks, capstacks;
-	tk_hidx stack_index;
+	tk_hidx stack_index; /* (parent, frame) → stack, for the children of wide parents only */
 	/* threads */
 	tk_tstate *threads;
 	size_t nthreads, capthreads;
 	tk_hidx thread_index;
+	uint64_t *scratch; /* tk_thread_add_cells' table, all zero between calls */
+	size_t capscratch;
 	tk_unit unit;
 	meta_kv *meta;
 	size_t nmeta, capmeta;
@@ -210,6 +225,7 @@ void tk_profile_free(tk_profile *p)
 	}
 	free(p->threads);
 	tk_hidx_free(&p->thread_index);
+	free(p->scratch);
 	for (size_t i = 0; i < p->nmeta; i++) {
 		free(p->meta[i].key);
 		free(p->meta[i].value);
@@ -404,20 +420,40 @@ static int stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const tk_profile *p = ctx;
 	const stackkey *k = key;
-	return p->stacks[idx].parent == k->parent && p->stacks[idx].frame == k->frame;
+	return p->stacks[idx].n.parent == k->parent && p->stacks[idx].n.frame == k->frame;
+}
+
+static uint64_t stack_hash(tk_stack_id parent, tk_frame_id frame)
+{
+	return tk_hash_u64(((uint64_t)parent << 32) | frame);
 }
 
 tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
 {
-	stackkey k = {parent, frame};
-	uint64_t h = tk_hash_u64(((uint64_t)parent << 32) | frame);
-	uint32_t found = tk_hidx_find(&p->stack_index, h, stack_eq, p, &k);
-	if (found != UINT32_MAX)
-		return found;
+	if (parent >= p->nstacks)
+		return 0; /* not a stack of this profile */
+	snode *par = &p->stacks[parent];
+	if (par->nchild <= WIDE) {
+		for (uint32_t c = par->child; c; c = p->stacks[c].sib)
+			if (p->stacks[c].n.frame == frame)
+				return c;
+	} else {
+		stackkey k = {parent, frame};
+		uint32_t found = tk_hidx_find(&p->stack_index, stack_hash(parent, frame), stack_eq, p, &k);
+		if (found != UINT32_MAX)
+			return found;
+	}
 	TK_GROW(p->stacks, p->capstacks, p->nstacks + 1);
-	p->stacks[p->nstacks] = (tk_stack_node){parent, frame, parent ? p->stacks[parent].depth + 1 : 1};
-	tk_hidx_insert(&p->stack_index, h, (uint32_t)p->nstacks);
-	return (tk_stack_id)p->nstacks++;
+	uint32_t id = (uint32_t)p->nstacks++;
+	par = &p->stacks[parent];
+	p->stacks[id] = (snode){{parent, frame, parent ? par->n.depth + 1 : 1}, 0, par->child, 0};
+	par->child = id;
+	if (++par->nchild == WIDE + 1) { /* the parent turns wide: index all its children */
+		for (uint32_t c = id; c; c = p->stacks[c].sib)
+			tk_hidx_insert(&p->stack_index, stack_hash(parent, p->stacks[c].n.frame), c);
+	} else if (par->nchild > WIDE + 1)
+		tk_hidx_insert(&p->stack_index, stack_hash(parent, frame), id);
+	return id;
 }
 
 tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n)
@@ -430,7 +466,7 @@ tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, s
 
 const tk_stack_node *tk_stack_get(const tk_profile *p, tk_stack_id id)
 {
-	return id && id < p->nstacks ? &p->stacks[id] : NULL;
+	return id && id < p->nstacks ? &p->stacks[id].n : NULL;
 }
 
 size_t tk_stack_count(const tk_profile *p)
@@ -440,7 +476,7 @@ size_t tk_stack_count(const tk_profile *p)
 
 uint32_t tk_stack_depth(const tk_profile *p, tk_stack_id id)
 {
-	return id && id < p->nstacks ? p->stacks[id].depth : 0;
+	return id && id < p->nstacks ? p->stacks[id].n.depth : 0;
 }
 
 size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, size_t cap)
@@ -450,8 +486,8 @@ size_t tk_stack_frames(const tk_profile *p, tk_stack_id id, tk_frame_id *out, si
 	while (id && id < p->nstacks) {
 		--i;
 		if (i < cap)
-			out[i] = p->stacks[id].frame;
-		id = p->stacks[id].parent;
+			out[i] = p->stacks[id].n.frame;
+		id = p->stacks[id].n.parent;
 	}
 	return d;
 }
@@ -529,21 +565,69 @@ static uint32_t cell_slot(const tk_tstate *ts, tk_stack_id stack)
 	return (uint32_t)tk_hash_u64(stack) & ts->mapmask;
 }
 
+/* A thread's stack → cell map exists only once it has more than SCAN cells (until then a look-up
+ * scans the cells, which sit in a few cache lines); it is built, or doubled, when the cells would
+ * pass half its slots. Most threads of a MetricKit diagnostic or a crash never need one. */
+enum { SCAN = 16 };
+
 static void cell_map_grow(tk_tstate *ts)
 {
 	uint32_t ncap = ts->map ? (ts->mapmask + 1) * 2 : 64;
-	uint64_t *old = ts->map;
-	uint32_t oldcap = old ? ts->mapmask + 1 : 0;
+	while ((ts->ncells + 1) * 2 > ncap)
+		ncap *= 2;
+	free(ts->map);
 	ts->map = tk_xcalloc(ncap, sizeof *ts->map);
 	ts->mapmask = ncap - 1;
-	for (uint32_t i = 0; i < oldcap; i++)
-		if (old[i]) {
-			uint32_t j = cell_slot(ts, (tk_stack_id)(old[i] >> 32));
-			while (ts->map[j])
-				j = (j + 1) & ts->mapmask;
-			ts->map[j] = old[i];
+	for (uint32_t c = 0; c < ts->ncells; c++) {
+		uint32_t j = cell_slot(ts, ts->cells[c].stack);
+		while (ts->map[j])
+			j = (j + 1) & ts->mapmask;
+		ts->map[j] = (uint64_t)ts->cells[c].stack << 32 | (c + 1);
+	}
+}
+
+static uint32_t cell_new(tk_tstate *ts, tk_stack_id stack)
+{
+	TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
+	ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
+	return (uint32_t)ts->ncells++;
+}
+
+/* The cell of stack in thread ts, made if new. */
+static uint32_t cell_of(tk_tstate *ts, tk_stack_id stack)
+{
+	if (!ts->map && ts->ncells <= SCAN) {
+		for (uint32_t c = 0; c < ts->ncells; c++)
+			if (ts->cells[c].stack == stack)
+				return c;
+		return cell_new(ts, stack);
+	}
+	if ((ts->ncells + 1) * 2 > (size_t)(ts->map ? ts->mapmask + 1 : 0))
+		cell_map_grow(ts);
+	for (uint32_t i = cell_slot(ts, stack);; i = (i + 1) & ts->mapmask) {
+		uint64_t slot = ts->map[i];
+		if (!slot) { /* a stack new to this thread */
+			uint32_t c = cell_new(ts, stack);
+			ts->map[i] = (uint64_t)stack << 32 | (c + 1);
+			return c;
 		}
-	free(old);
+		if ((tk_stack_id)(slot >> 32) == stack)
+			return (uint32_t)slot - 1;
+	}
+}
+
+static void cell_add(tk_profile *p, tk_tstate *ts, uint32_t c, uint64_t weight, uint64_t n)
+{
+	ts->last = c + 1;
+	ts->cells[c].weight += weight;
+	ts->cells[c].samples += n;
+	ts->t.weight += weight;
+	ts->t.samples += n;
+	if (ts->t.event && ts->t.role != TK_ROLE_CONTEXT) {
+		tk_event *e = &p->events[ts->t.event - 1].e;
+		e->weight += weight;
+		e->samples += n;
+	}
 }
 
 void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t weight, uint64_t n)
@@ -557,35 +641,58 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 	p->total_weight += weight;
 	tk_tstate *ts = &p->threads[t];
 	uint32_t c = ts->last - 1;
-	if (!ts->last || ts->cells[c].stack != stack) {
-		if ((ts->ncells + 1) * 2 > (size_t)(ts->map ? ts->mapmask + 1 : 0))
-			cell_map_grow(ts);
-		uint32_t i = cell_slot(ts, stack);
-		for (;; i = (i + 1) & ts->mapmask) {
-			uint64_t slot = ts->map[i];
-			if (!slot) { /* a stack new to this thread */
-				TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
-				ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
-				c = (uint32_t)ts->ncells++;
-				ts->map[i] = (uint64_t)stack << 32 | (c + 1);
+	if (!ts->last || ts->cells[c].stack != stack)
+		c = cell_of(ts, stack);
+	cell_add(p, ts, c, weight, n);
+}
+
+void tk_thread_add_cells(tk_profile *p, tk_thread_id t, const tk_stack_weight *in, size_t n)
+{
+	if (t >= p->nthreads)
+		return;
+	tk_tstate *ts = &p->threads[t];
+	if (ts->ncells || ts->map || n <= SCAN || n > UINT32_MAX / 4) {
+		for (size_t i = 0; i < n; i++)
+			tk_sample_add_n(p, t, in[i].stack, in[i].weight, in[i].samples);
+		return;
+	}
+	/* A fresh thread: the cells sized once, duplicates found with the profile's scratch table
+	 * (cleared after), and no map kept (cell_of builds one if samples come later). */
+	if (ts->capcells < n) {
+		ts->cells = tk_xrealloc(ts->cells, n * sizeof *ts->cells);
+		ts->capcells = n;
+	}
+	size_t cap = 64;
+	while (cap < n * 2)
+		cap *= 2;
+	if (p->capscratch < cap) {
+		free(p->scratch);
+		p->scratch = tk_xcalloc(cap, sizeof *p->scratch);
+		p->capscratch = cap;
+	}
+	uint64_t *map = p->scratch; /* only [0, cap) is used, all zero on entry */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = in[i].weight;
+		if (p->total_weight + w < p->total_weight) {
+			p->weight_overflow = 1;
+			continue;
+		}
+		p->total_weight += w;
+		uint32_t c;
+		for (size_t j = (size_t)tk_hash_u64(in[i].stack) & (cap - 1);; j = (j + 1) & (cap - 1)) {
+			if (!map[j]) {
+				c = cell_new(ts, in[i].stack);
+				map[j] = (uint64_t)in[i].stack << 32 | (c + 1);
 				break;
 			}
-			if ((tk_stack_id)(slot >> 32) == stack) {
-				c = (uint32_t)slot - 1;
+			if ((tk_stack_id)(map[j] >> 32) == in[i].stack) {
+				c = (uint32_t)map[j] - 1;
 				break;
 			}
 		}
-		ts->last = c + 1;
+		cell_add(p, ts, c, w, in[i].samples);
 	}
-	ts->cells[c].weight += weight;
-	ts->cells[c].samples += n;
-	ts->t.weight += weight;
-	ts->t.samples += n;
-	if (ts->t.event && ts->t.role != TK_ROLE_CONTEXT) {
-		tk_event *e = &p->events[ts->t.event - 1].e;
-		e->weight += weight;
-		e->samples += n;
-	}
+	memset(map, 0, cap * sizeof *map);
 }
 
 void tk_thread_note_time(tk_profile *p, tk_thread_id t, uint64_t time)
@@ -1122,8 +1229,9 @@ size_t tk_profile_memory(const tk_profile *p)
 	size_t m = sizeof *p + p->nchunks * STR_CHUNK + p->capstrs * sizeof(strref) + tk_hidx_memory(&p->str_index);
 	m += p->capbins * sizeof(tk_binary) + tk_hidx_memory(&p->bin_index);
 	m += p->capframes * sizeof(tk_frame) + tk_hidx_memory(&p->frame_index);
-	m += p->capstacks * sizeof(tk_stack_node) + tk_hidx_memory(&p->stack_index);
+	m += p->capstacks * sizeof(snode) + tk_hidx_memory(&p->stack_index);
 	m += p->capthreads * sizeof(tk_tstate) + tk_hidx_memory(&p->thread_index);
+	m += p->capscratch * sizeof *p->scratch;
 	for (size_t i = 0; i < p->nthreads; i++)
 		m += p->threads[i].capcells * sizeof(tk_stack_weight) +
 		     (p->threads[i].map ? (size_t)(p->threads[i].mapmask + 1) * sizeof(uint64_t) : 0);

@@ -30,6 +30,7 @@
 
 #include "tracekit/metrickit.h"
 #include "tracekit/read.h"
+#include "model/cells.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -513,6 +514,8 @@ typedef struct mx {
 		tk_str id;
 	} sc[128];
 	/* per-image load addresses of one diagnostic: open addressing over uuid strings */
+	tk_stack_weight *cells; /* one thread's (stack, self count) */
+	size_t capcells;
 	tk_str *im_key;
 	uint64_t *im_load;
 	size_t im_cap;
@@ -1102,6 +1105,7 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			*slot = l;
 	}
 	tk_stack_id *stk = tk_xmalloc((m->nfr + 1) * sizeof *stk);
+	TK_GROW(m->cells, m->capcells, m->nfr + 1);
 	for (size_t si = 0; si < m->nst; si++) {
 		mxstack *cs = &m->st[si];
 		char tname[200];
@@ -1117,10 +1121,12 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 		tk_thread_set_event(m->p, t, e, role);
 		if (role == TK_ROLE_ATTRIBUTED || (!per_thread && si == 0))
 			tk_event_set_thread(m->p, e, t);
+		size_t ncells = 0; /* the thread's self counts, added at once (model/cells.h) */
 		for (uint32_t x = cs->first; x < cs->first + cs->n; x++) {
 			mxframe *f = &m->fr[x];
 			if (f->subsum > f->count) {
 				frame_where(m, base, (uint32_t)si, x, "sampleCount");
+				tk_thread_add_cells(m->p, t, m->cells, ncells);
 				free(stk);
 				return mx_fail_at(
 				    m, NULL,
@@ -1192,8 +1198,9 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			stk[x] = tk_stack_push(m->p, f->parent ? stk[f->parent - 1] : 0, fid);
 			uint64_t self = f->count - f->subsum;
 			if (self)
-				tk_sample_add_n(m->p, t, stk[x], self, self);
+				m->cells[ncells++] = (tk_stack_weight){stk[x], self, self};
 		}
+		tk_thread_add_cells(m->p, t, m->cells, ncells);
 	}
 	free(stk);
 	return 0;
@@ -1867,6 +1874,11 @@ static int scan_value(buf *b, size_t start, scan *sc, size_t *end)
 		unsigned char c = d[i];
 		if (!scan_stop[c]) {
 			i++;
+			/* pretty-printed payloads indent deep trees by many spaces: eight at a time */
+			uint64_t w;
+			if (c == ' ')
+				while (len - i >= 8 && (memcpy(&w, d + i, 8), w == 0x2020202020202020ULL))
+					i += 8;
 			continue;
 		}
 		if (in_str) {
@@ -2052,6 +2064,7 @@ out:
 	free(m.im_key);
 	free(m.im_load);
 	free(m.fc);
+	free(m.cells);
 	return rc;
 }
 

@@ -392,6 +392,7 @@ int tk_alert_eval(tk_store *s, const tk_alert_rules *r, const tk_store_query *fi
 		if (filter) {
 			memcpy(q.where, filter->where, sizeof q.where);
 			q.since = filter->since;
+			q.until = filter->until;
 		}
 		q.metric = rule->metric;
 		memcpy(q.by, rule->by, sizeof q.by);

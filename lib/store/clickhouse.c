@@ -645,6 +645,8 @@ static void where_sql(buf *b, const tk_store_query *q, const char *kinds, const 
 		}
 	if (q->since > 0)
 		bprintf(b, " AND time >= %.17g AND ts >= toDateTime(%lld)", q->since, (long long)floor(q->since));
+	if (q->until > 0)
+		bprintf(b, " AND time < %.17g AND ts <= toDateTime(%lld)", q->until, (long long)ceil(q->until));
 	if (q->signature) {
 		bprintf(b, " AND signature = ");
 		put_quoted(b, q->signature);
@@ -1346,6 +1348,33 @@ static int ch_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	return rc;
 }
 
+/* tk_store_distribution's rows (tk_store_ops.values). */
+typedef struct values_acc {
+	int (*row)(void *ctx, const char *version, double v);
+	void *ctx;
+} values_acc;
+
+static int values_row(char **f, void *ctx)
+{
+	values_acc *a = ctx;
+	return a->row(a->ctx, f[0], strtod(f[1], NULL));
+}
+
+static int ch_values(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+                     int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
+{
+	if (strcmp(col, "duration") != 0)
+		return tk_error_set(err, "values of %s: not stored", col), -1;
+	buf sql = {0};
+	bprintf(&sql, "SELECT %s, toString(assumeNotNull(duration)) FROM ", by_version ? "version" : "''");
+	sel_reports(&sql, q, kinds, "kind, id, version, duration");
+	bprintf(&sql, " ORDER BY %sassumeNotNull(duration) FORMAT TabSeparated", by_version ? "version, " : "");
+	values_acc a = {row, ctx};
+	int rc = each_row(h, sql.p, NULL, 2, values_row, &a, "values", err);
+	free(sql.p);
+	return rc;
+}
+
 typedef struct vers_acc {
 	char *const *sigs;
 	char **versions;
@@ -1491,6 +1520,7 @@ const tk_store_ops tk_store_clickhouse = {
     .report_get = ch_report_get,
     .sig_stacks = ch_sig_stacks,
     .sig_rows = ch_sig_rows,
+    .values = ch_values,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
     .changes = ch_changes,

@@ -49,8 +49,8 @@ typedef struct req {
 	tk_dashboard_arg_fn arg;
 	void *actx;
 	FILE *f;
-	tk_store_query q; /* the filters (where, since) */
-	const char *since;
+	tk_store_query q; /* the filters (where, since, until) */
+	const char *since, *until;
 	tk_error err;
 	/* the arguments the answer read, by name (its cache key with the path) */
 	const char *seen[32];
@@ -109,6 +109,29 @@ static void filters_qs(req *r, FILE *f)
 		fputs("&amp;since=", f);
 		url(f, r->since);
 	}
+	if (r->until) {
+		fputs("&amp;until=", f);
+		url(f, r->until);
+	}
+}
+
+/* The filters as hidden fields of a form that picks something else (skip: a key the form sets
+ * itself, or -1), so submitting it keeps the view's filters. */
+static void filters_hidden(req *r, FILE *f, int skip)
+{
+	for (size_t i = 0; i < NFILTERS; i++)
+		if (filter_keys[i] != skip && r->q.where[filter_keys[i]]) {
+			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", tk_store_key_names[filter_keys[i]]);
+			esc(f, r->q.where[filter_keys[i]]);
+			fputs("\">", f);
+		}
+	const char *const tn[] = {"since", "until"}, *tv[] = {r->since, r->until};
+	for (int i = 0; i < 2; i++)
+		if (tv[i]) {
+			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", tn[i]);
+			esc(f, tv[i]);
+			fputs("\">", f);
+		}
 }
 
 static void num(FILE *f, double v, const char *unit)
@@ -171,7 +194,9 @@ static void page_begin(req *r, const char *title, const char *path, const char *
 	}
 	fputs("<label>since <input name=\"since\" value=\"", f);
 	esc(f, r->since);
-	fputs("\" placeholder=\"all time (7d, 12h)\"></label>", f);
+	fputs("\" placeholder=\"all time (7d, 2026-11-20)\"></label><label>until <input name=\"until\" value=\"", f);
+	esc(f, r->until);
+	fputs("\" placeholder=\"now (1d, 2026-11-27)\"></label>", f);
 	for (size_t i = 0; i < nkeep; i++)
 		if (arg(r, keep[i])) {
 			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", keep[i]);
@@ -444,9 +469,11 @@ static int overview(req *r)
 		url(f, w->app);
 		fputs("&amp;version=", f);
 		url(f, w->version);
-		if (r->since) {
-			fputs("&amp;since=", f);
-			url(f, r->since);
+		{ /* the other filters stay */
+			tk_store_query keep = r->q;
+			r->q.where[TK_STORE_APP] = r->q.where[TK_STORE_VERSION] = NULL;
+			filters_qs(r, f);
+			r->q = keep;
 		}
 		fputs("\">", f);
 		esc(f, w->version);
@@ -485,7 +512,7 @@ static int first_last(req *r, const char *kind, const tk_store_hang *h, size_t n
 {
 	tk_store_query q = r->q;
 	q.where[TK_STORE_VERSION] = NULL;
-	q.since = 0;
+	q.since = 0, q.until = 0;
 	char **sigs = calloc(n + 1, sizeof *sigs);
 	for (size_t i = 0; i < n; i++)
 		sigs[i] = h[i].signature;
@@ -523,7 +550,7 @@ static int stacks(req *r)
 	{
 		tk_store_query keep = r->q;
 		r->q.where[TK_STORE_VERSION] = NULL;
-		r->q.since = 0;
+		r->q.since = 0, r->q.until = 0;
 		vers = values_of(r, TK_STORE_VERSION, &nv);
 		r->q = keep;
 	}
@@ -932,6 +959,148 @@ static int picture(req *r, const char *which, tk_dashboard_response *out)
 
 /* ---- Trends ---- */
 
+/* bins= : the histogram's bins (default 20). */
+static int bins_arg(req *r, size_t *nb)
+{
+	*nb = 20;
+	const char *v = arg(r, "bins");
+	if (!v)
+		return 0;
+	char *end;
+	long k = strtol(v, &end, 10);
+	if (*end || k < 1 || k > 200)
+		return tk_error_set(&r->err, "bins: a whole number from 1 to 200"), -2;
+	*nb = (size_t)k;
+	return 0;
+}
+
+/* The distribution of a duration metric under the filters, per version (tk_store_distribution). */
+static int dist_load(req *r, const char *metric, size_t nbins, tk_store_dist **d, size_t *n, double **edges)
+{
+	tk_store_query q = r->q;
+	q.metric = metric;
+	q.nby = 1, q.by[0] = TK_STORE_VERSION;
+	return tk_store_distribution(r->s, &q, nbins, d, n, edges, &r->err);
+}
+
+static int is_duration(const char *metric)
+{
+	return metric && (strcmp(metric, "hang.duration") == 0 || strcmp(metric, "cpu.duration") == 0);
+}
+
+/* /dist.svg?metric=M&bins=N&filters: histogram and box plots per version (tk_write_dist_svg). */
+static int dist_picture(req *r, tk_dashboard_response *out)
+{
+	const char *metric = arg(r, "metric") ? arg(r, "metric") : "hang.duration";
+	size_t nb;
+	if (!is_duration(metric))
+		return tk_error_set(&r->err, "metric: hang.duration or cpu.duration"), -2;
+	if (bins_arg(r, &nb))
+		return -2;
+	tk_store_dist *d = NULL;
+	double *e = NULL;
+	size_t n = 0;
+	if (dist_load(r, metric, nb, &d, &n, &e))
+		return -1;
+	tk_dist_series *se = calloc(n + 1, sizeof *se);
+	int lg = n && e[0] > 0 && e[nb] / e[0] >= 10;
+	for (size_t i = 0; i < n; i++)
+		se[i] = (tk_dist_series){.name = d[i].keys[0],
+		                         .counts = d[i].counts,
+		                         .n = d[i].n,
+		                         .min = d[i].min,
+		                         .p5 = d[i].p5,
+		                         .p25 = d[i].p25,
+		                         .p50 = d[i].p50,
+		                         .p75 = d[i].p75,
+		                         .p95 = d[i].p95,
+		                         .max = d[i].max};
+	char title[128];
+	snprintf(title, sizeof title, "%s: histogram and box plot by version", metric);
+	tk_dist_chart c = {.title = title,
+	                   .unit = tk_store_metric_unit(metric),
+	                   .edges = e,
+	                   .nbins = nb,
+	                   .log = lg,
+	                   .series = se,
+	                   .nseries = n};
+	int rc = tk_write_dist_svg(r->f, &c, &r->err);
+	free(se);
+	tk_store_dists_free(d, n, e);
+	out->type = "image/svg+xml", out->csp = csp_svg;
+	return rc;
+}
+
+/* The trends page's distribution of the selected range: the picture, the box plot's numbers and the
+ * histogram's counts as tables. */
+static int dist_section(req *r, const char *metric)
+{
+	FILE *f = r->f;
+	size_t nb;
+	if (bins_arg(r, &nb))
+		return -2;
+	fputs("<h2>Distribution of the selected range</h2>\n", f);
+	if (!is_duration(metric)) {
+		fputs("<p class=\"note\">The histogram and box plot are drawn for hang.duration and cpu.duration (one "
+		      "value per report).</p>\n",
+		      f);
+		return 0;
+	}
+	tk_store_dist *d = NULL;
+	double *e = NULL;
+	size_t n = 0;
+	if (dist_load(r, metric, nb, &d, &n, &e))
+		return -1;
+	fprintf(f, "<p class=\"lead\">Every %s value under the filters and time range above (since, until), per "
+	           "version: a histogram in %zu bins and a box plot (box P25 to P75, bar at the median, whiskers P5 to "
+	           "P95, dots at min and max; exact).</p>\n",
+	        metric, nb);
+	fprintf(f, "<figure class=\"trend\"><img id=\"distchart\" alt=\"histogram and box plot\" src=\"/dist.svg?metric=%s&amp;bins=%zu",
+	        metric, nb);
+	filters_qs(r, f);
+	fputs("\"></figure>\n<table id=\"dist\"><thead><tr><th>version</th><th>count</th><th>min</th><th>P5</th><th>P25</th>"
+	      "<th>P50</th><th>P75</th><th>P95</th><th>max</th></tr></thead><tbody>\n",
+	      f);
+	const char *unit = tk_store_metric_unit(metric);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<tr data-version=\"", f);
+		esc(f, d[i].keys[0]);
+		fputs("\"><td>", f);
+		esc(f, d[i].keys[0]);
+		fputs("</td>", f);
+		cell_count(f, "count", d[i].n);
+		const char *const k[] = {"min", "p5", "p25", "p50", "p75", "p95", "max"};
+		const double v[] = {d[i].min, d[i].p5, d[i].p25, d[i].p50, d[i].p75, d[i].p95, d[i].max};
+		for (int j = 0; j < 7; j++)
+			cell(f, k[j], v[j], unit);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n<details><summary>The histogram's counts</summary><table id=\"hist\"><thead><tr><th>from</th>"
+	      "<th>to</th>",
+	      f);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<th>", f);
+		esc(f, d[i].keys[0]);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead><tbody>\n", f);
+	for (size_t b = 0; n && b < nb; b++) {
+		fprintf(f, "<tr data-bin=\"%zu\">", b);
+		cell(f, "from", e[b], unit);
+		cell(f, "to", e[b + 1], unit);
+		for (size_t i = 0; i < n; i++) {
+			fputs("<td class=\"num\" data-version=\"", f);
+			esc(f, d[i].keys[0]);
+			fprintf(f, "\" data-v=\"%llu\">%llu</td>", (unsigned long long)d[i].counts[b],
+			        (unsigned long long)d[i].counts[b]);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table></details>\n", f);
+	tk_store_dists_free(d, n, e);
+	return 0;
+}
+
 static const char *const trend_metrics[] = {"hang.duration", "cpu.duration", "hang.rate", "cpu.average"};
 static const char *const trend_stats[] = {"p50", "p90", "p95", "p99", "mean", "count"};
 
@@ -1076,17 +1245,12 @@ static int trends(req *r)
 	select_of(f, "metric", t.metric, trend_metrics, 4);
 	select_of(f, "stat", t.stat, trend_stats, 6);
 	select_of(f, "bucket", t.bucket, buckets, 2);
-	for (size_t i = 0; i < NFILTERS; i++)
-		if (r->q.where[filter_keys[i]]) {
-			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", tk_store_key_names[filter_keys[i]]);
-			esc(f, r->q.where[filter_keys[i]]);
-			fputs("\">", f);
-		}
-	if (r->since) {
-		fputs("<input type=\"hidden\" name=\"since\" value=\"", f);
-		esc(f, r->since);
+	if (arg(r, "bins")) {
+		fputs("<input type=\"hidden\" name=\"bins\" value=\"", f);
+		esc(f, arg(r, "bins"));
 		fputs("\">", f);
 	}
+	filters_hidden(r, f, -1);
 	fputs("<button type=\"submit\">Draw</button></form>\n", f);
 	fprintf(f, "<p class=\"lead\">%s of %s per UTC %s, one line per version; dashed lines are the alert rules' "
 	           "thresholds on this statistic.</p>\n",
@@ -1131,8 +1295,9 @@ static int trends(req *r)
 		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
+	rc = dist_section(r, t.metric);
 	trend_free(&t);
-	return breaches(r, 0);
+	return rc ? rc : breaches(r, 0);
 }
 
 /* ---- Compare ---- */
@@ -1146,20 +1311,78 @@ static const tk_store_hang *find_sig(const tk_store_hang *h, size_t n, const cha
 }
 
 
-/* The hang signatures most frequent in either version: their counts, P95 in each, and whether their
- * durations differ (two-sided Mann-Whitney p-value of the two versions' durations, lib/stats/tests.c). */
-static int compare_stacks(req *r, const char *a, const char *b)
+/* The two sides of a comparison: two versions (a=, b=) or two date ranges (a_since=, a_until=,
+ * b_since=, b_until=: each as since= and until= take them, a missing end open), each under the
+ * page's other filters; a side's range takes the place of the page's since and until. */
+typedef struct sides {
+	int range;          /* 0 versions, 1 date ranges */
+	const char *v[2];   /* the versions */
+	const char *t[2][2]; /* [side][since, until] as given */
+	tk_store_query q[2];
+	char label[2][96];
+} sides;
+
+/* 0 with both sides, 1 when they are not chosen yet, -2 with r->err on a bad argument. */
+static int sides_of(req *r, sides *x)
+{
+	memset(x, 0, sizeof *x);
+	static const char *const names[2][2] = {{"a_since", "a_until"}, {"b_since", "b_until"}};
+	for (int side = 0; side < 2; side++)
+		for (int k = 0; k < 2; k++)
+			if ((x->t[side][k] = arg(r, names[side][k])))
+				x->range = 1;
+	x->v[0] = arg(r, "a"), x->v[1] = arg(r, "b");
+	for (int side = 0; side < 2; side++) {
+		x->q[side] = r->q;
+		if (x->range) {
+			x->q[side].since = x->q[side].until = 0;
+			if (x->t[side][0] && tk_store_query_since(&x->q[side], x->t[side][0], r->o ? r->o->now : 0, &r->err))
+				return -2;
+			if (x->t[side][1] && tk_store_query_until(&x->q[side], x->t[side][1], r->o ? r->o->now : 0, &r->err))
+				return -2;
+			snprintf(x->label[side], sizeof x->label[side], "%.40s to %.40s",
+			         x->t[side][0] ? x->t[side][0] : "the start", x->t[side][1] ? x->t[side][1] : "now");
+		} else {
+			if (!x->v[side])
+				return 1;
+			x->q[side].where[TK_STORE_VERSION] = x->v[side];
+			snprintf(x->label[side], sizeof x->label[side], "%s", x->v[side]);
+		}
+	}
+	return x->range && !x->t[0][0] && !x->t[0][1] && !x->t[1][0] && !x->t[1][1] ? 1 : 0;
+}
+
+/* The sides as query arguments ("&a=…&b=…" or the ranges), for the pictures' links. */
+static void sides_qs(FILE *f, const sides *x)
+{
+	static const char *const names[2][2] = {{"a_since", "a_until"}, {"b_since", "b_until"}};
+	for (int side = 0; side < 2; side++) {
+		if (!x->range) {
+			fprintf(f, "&amp;%s=", side ? "b" : "a");
+			url(f, x->v[side]);
+			continue;
+		}
+		for (int k = 0; k < 2; k++)
+			if (x->t[side][k]) {
+				fprintf(f, "&amp;%s=", names[side][k]);
+				url(f, x->t[side][k]);
+			}
+	}
+}
+
+/* The hang signatures most frequent on either side: their counts, P95 on each, and whether their
+ * durations differ (two-sided Mann-Whitney p-value of the two sides' durations, lib/stats/tests.c). */
+static int compare_stacks(req *r, const sides *x)
 {
 	FILE *f = r->f;
-	tk_store_query q[2] = {r->q, r->q};
-	q[0].where[TK_STORE_VERSION] = a, q[1].where[TK_STORE_VERSION] = b;
+	const tk_store_query *q = x->q;
 	tk_store_hang *h[2] = {0};
 	size_t n[2] = {0};
 	if (top(r, "hang", &q[0], 10, &h[0], &n[0]) || top(r, "hang", &q[1], 10, &h[1], &n[1])) {
 		tk_store_hangs_free(h[0], n[0]);
 		return -1;
 	}
-	fputs("<h2>Hang stacks in either version</h2>\n<table id=\"compare-stacks\"><thead><tr><th>stack (leaf first)"
+	fputs("<h2>Hang stacks on either side</h2>\n<table id=\"compare-stacks\"><thead><tr><th>stack (leaf first)"
 	      "</th><th>count A</th><th>count B</th><th>P95 A</th><th>P95 B</th><th>Mann-Whitney p</th></tr></thead>"
 	      "<tbody>\n",
 	      f);
@@ -1180,7 +1403,9 @@ static int compare_stacks(req *r, const char *a, const char *b)
 				break;
 			}
 			double p = tk_mann_whitney(in[0].durations, in[0].count, in[1].durations, in[1].count, NULL);
-			fputs("<tr><td>", f);
+			fputs("<tr data-signature=\"", f);
+			esc(f, sig);
+			fputs("\"><td>", f);
 			signature_html(f, sig);
 			fputs("</td>", f);
 			cell_count(f, "count_a", in[0].count);
@@ -1200,24 +1425,23 @@ static int compare_stacks(req *r, const char *a, const char *b)
 			tk_store_signature_info_free(&in[1]);
 		}
 	fputs("</tbody></table>\n<p class=\"note\">p: the two-sided Mann-Whitney test of the signature's durations "
-	      "in one version against the other (below 0.05: they differ).</p>\n",
+	      "on one side against the other (below 0.05: they differ).</p>\n",
 	      f);
 	tk_store_hangs_free(h[0], n[0]);
 	tk_store_hangs_free(h[1], n[1]);
-	tk_mann_whitney_release(); /* this connection's thread ends after the answer */
 	return rc;
 }
 
-static int compare(req *r)
+/* The form that picks two versions, or two date ranges. */
+static void compare_forms(req *r, const sides *x)
 {
 	FILE *f = r->f;
-	const char *a = arg(r, "a"), *b = arg(r, "b");
 	size_t nv = 0;
 	char **v = values_of(r, TK_STORE_VERSION, &nv);
-	fputs("<form class=\"pick\" method=\"get\" action=\"/compare\">", f);
+	fputs("<form class=\"pick\" id=\"pick-versions\" method=\"get\" action=\"/compare\">", f);
 	for (int side = 0; side < 2; side++) {
 		fprintf(f, "<label>%s <select name=\"%s\">", side ? "against" : "version", side ? "b" : "a");
-		const char *cur = side ? b : a;
+		const char *cur = x->range ? NULL : x->v[side];
 		for (size_t i = 0; i < nv; i++) {
 			fputs("<option value=\"", f);
 			esc(f, v[i]);
@@ -1227,80 +1451,144 @@ static int compare(req *r)
 		}
 		fputs("</select></label>", f);
 	}
+	filters_hidden(r, f, TK_STORE_VERSION);
+	fputs("<button type=\"submit\">Compare versions</button></form>\n", f);
+	free_values(v, nv);
+	/* date ranges: the page's since/until give way to each side's */
+	fputs("<form class=\"pick\" id=\"pick-ranges\" method=\"get\" action=\"/compare\">", f);
+	static const char *const names[2][2] = {{"a_since", "a_until"}, {"b_since", "b_until"}};
+	for (int side = 0; side < 2; side++)
+		for (int k = 0; k < 2; k++) {
+			fprintf(f, "<label>%s %s <input name=\"%s\" size=\"11\" value=\"", side ? "B" : "A", k ? "until" : "from",
+			        names[side][k]);
+			esc(f, x->range ? x->t[side][k] : NULL);
+			fputs("\" placeholder=\"", f);
+			fputs(k ? "now" : "the start", f);
+			fputs("\"></label>", f);
+		}
 	for (size_t i = 0; i < NFILTERS; i++)
-		if (filter_keys[i] != TK_STORE_VERSION && r->q.where[filter_keys[i]]) {
+		if (r->q.where[filter_keys[i]]) {
 			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", tk_store_key_names[filter_keys[i]]);
 			esc(f, r->q.where[filter_keys[i]]);
 			fputs("\">", f);
 		}
-	fputs("<button type=\"submit\">Compare</button></form>\n", f);
-	free_values(v, nv);
-	if (!a || !b) {
-		fputs("<p class=\"empty\">Pick two versions.</p>\n", f);
+	fputs("<button type=\"submit\">Compare date ranges</button> <a id=\"last-week\" href=\"/compare?a_since=14d&amp;a_until=7d&amp;b_since=7d",
+	      f);
+	{
+		tk_store_query keep = r->q;
+		const char *ks = r->since, *ku = r->until;
+		r->since = r->until = NULL;
+		filters_qs(r, f);
+		r->q = keep, r->since = ks, r->until = ku;
+	}
+	fputs("\">the last 7 days against the 7 before</a></form>\n", f);
+}
+
+static int compare(req *r)
+{
+	FILE *f = r->f;
+	sides x;
+	int ch = sides_of(r, &x);
+	if (ch < 0)
+		return ch;
+	compare_forms(r, &x);
+	if (ch) {
+		fputs("<p class=\"empty\">Pick two versions or two date ranges.</p>\n", f);
 		return 0;
 	}
+	fprintf(f, "<p class=\"lead\" id=\"sides\" data-mode=\"%s\">A: <strong class=\"side\">", x.range ? "range" : "version");
+	esc(f, x.label[0]);
+	fputs("</strong> against B: <strong class=\"side\">", f);
+	esc(f, x.label[1]);
+	fputs("</strong>. p: the two-sided Mann-Whitney test of all of A's values against B's.</p>\n", f);
 	static const char *const metrics[] = {"hang.duration", "cpu.duration"};
 	static const char *const pk[] = {"P50", "P90", "P95", "P99"};
 	fputs("<table id=\"compare\"><thead><tr><th>metric</th><th>percentile</th><th>", f);
-	esc(f, a);
+	esc(f, x.label[0]);
 	fputs("</th><th>", f);
-	esc(f, b);
+	esc(f, x.label[1]);
 	fputs("</th><th>change</th></tr></thead><tbody>\n", f);
 	for (size_t m = 0; m < 2; m++) {
 		tk_store_group *g[2] = {0};
 		size_t ng[2] = {0};
 		for (int side = 0; side < 2; side++) {
-			tk_store_query q = r->q;
+			tk_store_query q = x.q[side];
 			q.metric = metrics[m];
-			q.where[TK_STORE_VERSION] = side ? b : a;
 			if (tk_store_percentiles(r->s, &q, &g[side], &ng[side], &r->err)) {
 				tk_store_groups_free(g[0], ng[0]);
 				return -1;
 			}
 		}
-		for (int k = 0; k < 4; k++) {
-			double x = ng[0] ? g[0]->q[k] : NAN, y = ng[1] ? g[1]->q[k] : NAN;
+		/* every value of each side: the Mann-Whitney test of the whole metric */
+		tk_store_dist *d[2] = {0};
+		size_t nd[2] = {0};
+		double *e[2] = {0};
+		int rc = 0;
+		for (int side = 0; side < 2 && !rc; side++) {
+			tk_store_query q = x.q[side];
+			q.metric = metrics[m];
+			rc = tk_store_distribution(r->s, &q, 1, &d[side], &nd[side], &e[side], &r->err);
+		}
+		if (!rc) {
+			fprintf(f, "<tr><td>%s</td><td>count</td>", metrics[m]);
+			cell_count(f, "a", ng[0] ? g[0]->count : 0);
+			cell_count(f, "b", ng[1] ? g[1]->count : 0);
+			char buf[32];
+			int both = nd[0] && nd[1];
+			double p = both ? tk_mann_whitney(d[0]->values, d[0]->n, d[1]->values, d[1]->n, NULL) : NAN;
+			fprintf(f, "<td class=\"num%s\" data-k=\"p\" data-v=\"%s\">", both && p < 0.05 ? " worse" : "",
+			        tk_stats_fmt_double(p, buf));
+			if (both)
+				fprintf(f, "p = %.3g", p);
+			else
+				fputs("—", f);
+			fputs("</td></tr>\n", f);
+		}
+		for (int side = 0; side < 2; side++)
+			tk_store_dists_free(d[side], nd[side], e[side]);
+		for (int k = 0; k < 4 && !rc; k++) {
+			double a = ng[0] ? g[0]->q[k] : NAN, b = ng[1] ? g[1]->q[k] : NAN;
 			fprintf(f, "<tr><td>%s</td><td>%s</td>", metrics[m], pk[k]);
-			cell(f, "a", x, "s");
-			cell(f, "b", y, "s");
-			double d = (y - x) / x * 100;
-			fprintf(f, "<td class=\"num %s\">", isnan(d) || isinf(d) ? "" : d > 0 ? "worse" : "better");
-			if (isnan(d) || isinf(d))
+			cell(f, "a", a, "s");
+			cell(f, "b", b, "s");
+			double dl = (b - a) / a * 100;
+			fprintf(f, "<td class=\"num %s\">", isnan(dl) || isinf(dl) ? "" : dl > 0 ? "worse" : "better");
+			if (isnan(dl) || isinf(dl))
 				fputs("—", f);
 			else
-				fprintf(f, "%+.1f %%", d);
+				fprintf(f, "%+.1f %%", dl);
 			fputs("</td></tr>\n", f);
 		}
 		tk_store_groups_free(g[0], ng[0]);
 		tk_store_groups_free(g[1], ng[1]);
+		if (rc)
+			return -1;
 	}
 	fputs("</tbody></table>\n", f);
-	if (compare_stacks(r, a, b))
+	int rc = compare_stacks(r, &x);
+	tk_mann_whitney_release(); /* this connection's thread ends after the answer */
+	if (rc)
 		return -1;
-	fputs("<h2>Hang stacks: what grew</h2>\n<figure class=\"flame\"><img alt=\"differential flame graph\" "
-	      "src=\"/diff.svg?a=",
+	fputs("<h2>Hang stacks: what grew</h2>\n<figure class=\"flame\"><img id=\"diffflame\" alt=\"differential flame graph\" "
+	      "src=\"/diff.svg?",
 	      f);
-	url(f, a);
-	fputs("&amp;b=", f);
-	url(f, b);
+	sides_qs(f, &x);
 	filters_qs(r, f);
-	fputs("\"><figcaption>The second version's hang stacks, red where they grew against the first "
-	      "(share of reports).</figcaption></figure>\n",
+	fputs("\"><figcaption>B's hang stacks, red where they grew against A (share of reports).</figcaption></figure>\n",
 	      f);
 	return 0;
 }
 
 static int diff_picture(req *r, tk_dashboard_response *out)
 {
-	const char *a = arg(r, "a"), *b = arg(r, "b");
-	if (!a || !b)
-		return tk_error_set(&r->err, "diff.svg wants a= and b= (two versions)"), -2;
-	tk_store_query qa = r->q, qb = r->q;
-	qa.where[TK_STORE_VERSION] = a, qb.where[TK_STORE_VERSION] = b;
-	tk_profile *pa = sig_profile(r, "hang", NULL, &qa), *pb = pa ? sig_profile(r, "hang", NULL, &qb) : NULL;
+	sides x;
+	int ch = sides_of(r, &x);
+	if (ch)
+		return ch < 0 ? ch : (tk_error_set(&r->err, "diff.svg wants a= and b= (two versions) or two date ranges"), -2);
+	tk_profile *pa = sig_profile(r, "hang", NULL, &x.q[0]), *pb = pa ? sig_profile(r, "hang", NULL, &x.q[1]) : NULL;
 	int rc = -1;
 	if (pa && pb)
-		rc = tk_write_diff_flamegraph(r->f, pa, pb, "hang stacks: second version against the first", &r->err);
+		rc = tk_write_diff_flamegraph(r->f, pa, pb, "hang stacks: B against A", &r->err);
 	tk_profile_free(pa);
 	tk_profile_free(pb);
 	out->type = "image/svg+xml", out->csp = csp_svg;
@@ -1364,9 +1652,26 @@ static int api(req *r, const char *path, tk_dashboard_response *out)
 		tk_store_hangs_free(h, n);
 		return rc;
 	}
+	if (strcmp(path, "/api/dist") == 0) {
+		tk_store_query q = r->q;
+		q.metric = arg(r, "metric") ? arg(r, "metric") : "hang.duration";
+		if (arg(r, "by") && tk_store_query_by(&q, arg(r, "by"), &r->err))
+			return -2;
+		size_t nb;
+		if (bins_arg(r, &nb))
+			return -2;
+		tk_store_dist *d = NULL;
+		double *e = NULL;
+		size_t n = 0;
+		if (tk_store_distribution(r->s, &q, nb, &d, &n, &e, &r->err))
+			return -2;
+		int rc = tk_store_dists_write_json(f, &q, d, n, e, nb, &r->err);
+		tk_store_dists_free(d, n, e);
+		return rc;
+	}
 	if (strcmp(path, "/api/") == 0 || strcmp(path, "/api") == 0) {
 		out->type = "application/json";
-		fputs("{\"endpoints\": [\"/api/stats\", \"/api/top\"], \"docs\": \"docs/dashboard.md\"}\n", f);
+		fputs("{\"endpoints\": [\"/api/stats\", \"/api/top\", \"/api/dist\"], \"docs\": \"docs/dashboard.md\"}\n", f);
 		return 0;
 	}
 	return tk_error_set(&r->err, "no such API endpoint (see /api/)"), -3;
@@ -1418,7 +1723,7 @@ static void svg_csp(tk_dashboard_response *out)
  * A page or picture costs whole-store queries; the same one again while the store is unchanged
  * (its change token, tk_store_changes) is answered from here: keyed by the store, the rules, the
  * path and every argument the answer read (names and values, absent ones too). Answers with
- * since= (relative to the present) are not kept. */
+ * a time relative to the present (since=7d, until=, a_since= …) are not kept. */
 #define CACHE_N 64
 #define CACHE_MAX_BODY (4u << 20)
 typedef struct centry {
@@ -1533,7 +1838,17 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 {
 	uint64_t token = 0;
 	tk_error err = {0};
-	int keep = !arg_of(argf, actx, "since") && tk_store_changes(s, &token, &err) == 0;
+	/* a time relative to the present (7d) moves with it: such answers are not kept; dates and Unix
+	 * seconds are fixed */
+	static const char *const times[] = {"since", "until", "a_since", "a_until", "b_since", "b_until"};
+	int keep = 1;
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		const char *v = arg_of(argf, actx, times[i]);
+		size_t n = v ? strlen(v) : 0;
+		if (n && strchr("dhms", v[n - 1]))
+			keep = 0;
+	}
+	keep = keep && tk_store_changes(s, &token, &err) == 0;
 	if (keep && cache_get(s, o, token, path, argf, actx, out))
 		return out->status;
 	req r = {0};
@@ -1577,13 +1892,16 @@ static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const 
 	r.since = arg(&r, "since");
 	if (r.since && tk_store_query_since(&r.q, r.since, o ? o->now : 0, &r.err))
 		return fail(&r, out, 400, r.err.msg);
+	r.until = arg(&r, "until");
+	if (r.until && tk_store_query_until(&r.q, r.until, o ? o->now : 0, &r.err))
+		return fail(&r, out, 400, r.err.msg);
 	r.f = open_memstream(&out->body, &out->n);
 	if (!r.f)
 		return fail(&r, out, 500, "out of memory");
 	int rc;
 	static const char *const keep_kind[] = {"kind"}, *const keep_sig[] = {"kind", "sig"},
-	                         *const keep_cmp[] = {"a", "b"},
-	                         *const keep_trend[] = {"metric", "stat", "bucket"};
+	                         *const keep_cmp[] = {"a", "b", "a_since", "a_until", "b_since", "b_until"},
+	                         *const keep_trend[] = {"metric", "stat", "bucket", "bins"};
 	if (strncmp(path, "/api", 4) == 0) {
 		rc = api(&r, path, out);
 	} else if (strcmp(path, "/") == 0) {
@@ -1611,13 +1929,15 @@ static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const 
 	} else if (strcmp(path, "/stats.svg") == 0) {
 		rc = stats_picture(&r, out);
 	} else if (strcmp(path, "/trends") == 0) {
-		page_begin(&r, "Trends", "/trends", keep_trend, 3);
+		page_begin(&r, "Trends", "/trends", keep_trend, 4);
 		rc = trends(&r);
 		page_end(&r);
 	} else if (strcmp(path, "/trend.svg") == 0) {
 		rc = trend_picture(&r, out);
+	} else if (strcmp(path, "/dist.svg") == 0) {
+		rc = dist_picture(&r, out);
 	} else if (strcmp(path, "/compare") == 0) {
-		page_begin(&r, "Compare", "/compare", keep_cmp, 2);
+		page_begin(&r, "Compare", "/compare", keep_cmp, 6);
 		rc = compare(&r);
 		page_end(&r);
 	} else if (strcmp(path, "/rules") == 0) {

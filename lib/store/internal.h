@@ -40,6 +40,11 @@ typedef struct tk_store_ops {
 	int (*overview)(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err);
 	/* optional: a token that changes whenever the stored data may have (the dashboard's cache) */
 	int (*changes)(void *h, uint64_t *token, tk_error *err);
+	/* optional: tk_store_distribution's rows, (version, col) of the reports of kinds q selects (col
+	 * recorded), ordered by value ("" for every version unless by_version; then by version, then
+	 * value); else store.c takes them from sig_rows */
+	int (*values)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+	              int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;

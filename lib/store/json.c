@@ -72,3 +72,40 @@ int tk_store_hangs_write_json(FILE *f, const tk_store_hang *h, size_t n, tk_erro
 	}
 	return ferror(f) ? (tk_error_set(err, "store: JSON: write error"), -1) : 0;
 }
+
+int tk_store_dists_write_json(FILE *f, const tk_store_query *q, const tk_store_dist *d, size_t n,
+                              const double *edges, size_t nbins, tk_error *err)
+{
+	const char *unit = q->metric ? tk_store_metric_unit(q->metric) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		fputc('{', f);
+		for (size_t k = 0; k < q->nby; k++) {
+			tk_json_fput(f, tk_store_by_name(q->by[k]));
+			fputs(": ", f);
+			tk_json_fput(f, d[i].keys[k] ? d[i].keys[k] : "");
+			fputs(", ", f);
+		}
+		fputs("\"metric\": ", f);
+		tk_json_fput(f, q->metric ? q->metric : "");
+		fputs(", \"unit\": ", f);
+		tk_json_fput(f, unit ? unit : "");
+		fprintf(f, ", \"count\": %zu", d[i].n);
+		const char *const names[] = {"min", "p5", "p25", "p50", "p75", "p95", "max"};
+		const double v[] = {d[i].min, d[i].p5, d[i].p25, d[i].p50, d[i].p75, d[i].p95, d[i].max};
+		for (size_t k = 0; k < 7; k++) {
+			fprintf(f, ", \"%s\": ", names[k]);
+			put_num(f, v[k]);
+		}
+		fputs(", \"whiskers\": \"p5-p95\", \"edges\": [", f);
+		for (size_t b = 0; b <= nbins; b++) {
+			if (b)
+				fputs(", ", f);
+			put_num(f, edges[b]);
+		}
+		fputs("], \"counts\": [", f);
+		for (size_t b = 0; b < nbins; b++)
+			fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)d[i].counts[b]);
+		fputs("]}\n", f);
+	}
+	return ferror(f) ? (tk_error_set(err, "store: JSON: write error"), -1) : 0;
+}

@@ -223,7 +223,7 @@ static char *query_key(const tk_store_query *q)
 		sqlite3_free(k);
 		k = n;
 	}
-	char *n = sqlite3_mprintf("%s|%.17g|%Q|%Q", k, q->since, q->signature, q->kind);
+	char *n = sqlite3_mprintf("%s|%.17g|%Q|%Q|%.17g", k, q->since, q->signature, q->kind, q->until);
 	sqlite3_free(k);
 	char *out = tk_xstrdup(n);
 	sqlite3_free(n);
@@ -795,6 +795,8 @@ static void where_sql(const tk_store_query *q, const char *kinds, const char *co
 			len += (size_t)snprintf(buf + len, n - len, " AND %s = ?", tk_store_key_names[k]);
 	if (q->since > 0)
 		len += (size_t)snprintf(buf + len, n - len, " AND time >= ?");
+	if (q->until > 0)
+		len += (size_t)snprintf(buf + len, n - len, " AND time < ?");
 	if (q->signature) /* by the signature's row: reports_sig finds its reports */
 		snprintf(buf + len, n - len, " AND sid = (SELECT sid FROM hang_sigs WHERE signature = ?)");
 }
@@ -807,6 +809,8 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 			sqlite3_bind_text(st, i++, q->where[k], -1, SQLITE_STATIC);
 	if (q->since > 0)
 		sqlite3_bind_double(st, i++, q->since);
+	if (q->until > 0)
+		sqlite3_bind_double(st, i++, q->until);
 	if (q->signature)
 		sqlite3_bind_text(st, i, q->signature, -1, SQLITE_STATIC);
 }
@@ -860,7 +864,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	char sel[512], keys[256], where[512];
 	by_lists(q, "t0", sel, sizeof sel, keys, sizeof keys);
 	char *sql;
-	if (!(q->since > 0) && !q->signature) {
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
 		/* from sessions_sum: the same sessions (those with a report of these kinds with a
 		 * duration), the same integer sums and first time, per (session, kind) row */
 		where_sql(q, TK_STORE_RATE_KINDS, NULL, where, sizeof where);
@@ -1318,7 +1322,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
-	int filtered = q->since > 0 || q->kind || q->signature; /* the summary table counts hangs */
+	int filtered = q->since > 0 || q->until > 0 || q->kind || q->signature; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
@@ -1497,6 +1501,33 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
 }
 
+/* tk_store_distribution's rows (tk_store_ops.values). */
+static int sq_values(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+                     int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
+{
+	sq *s = h;
+	char where[1024];
+	where_sql(q, kinds, col, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col, where,
+	                            by_version ? "version, " : "", col);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "values query");
+	bind_where(st, q);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 0);
+		if (row(ctx, v ? (const char *)v : "", sqlite3_column_double(st, 1))) {
+			sqlite3_finalize(st);
+			return tk_error_set(err, "values query: out of memory"), -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "values query");
+}
+
 static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                            char **versions, tk_error *err)
 {
@@ -1542,7 +1573,7 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	where_sql(q, "(kind)", NULL, where, sizeof where);
 	/* sessions_sum has every report counted under its session's keys and kind: without a time
 	 * (--since, a day or hour bucket) or signature, it gives the same counts and sessions */
-	int sum = !(q->since > 0) && !q->signature;
+	int sum = !(q->since > 0) && !(q->until > 0) && !q->signature;
 	for (size_t i = 0; i < q->nby; i++)
 		sum &= q->by[i] != TK_STORE_BY_DAY && q->by[i] != TK_STORE_BY_HOUR;
 	size_t cap = 0;
@@ -1622,6 +1653,7 @@ const tk_store_ops tk_store_sqlite = {
     .report_get = sq_report_get,
     .sig_stacks = sq_sig_stacks,
     .sig_rows = sq_sig_rows,
+    .values = sq_values,
     .sig_versions = sq_sig_versions,
     .overview = sq_overview,
     .changes = sq_changes,

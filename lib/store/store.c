@@ -376,7 +376,15 @@ int tk_store_query_by(tk_store_query *q, const char *spec, tk_error *err)
 int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
 {
 	for (char *item = spec, *next; item && *item; item = next) {
+		/* a comma starts the next KEY=VALUE only when a '=' follows before the next comma: a value
+		 * may hold commas where none does (device=iPhone12,1) */
 		next = strchr(item, ',');
+		while (next) {
+			char *eqn = strchr(next + 1, '='), *cn = strchr(next + 1, ',');
+			if (eqn && (!cn || eqn < cn))
+				break;
+			next = cn;
+		}
 		if (next)
 			*next++ = 0;
 		char *eq = strchr(item, '=');
@@ -392,11 +400,42 @@ int tk_store_query_where(tk_store_query *q, char *spec, tk_error *err)
 	return 0;
 }
 
-int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err)
+/* A UTC date "YYYY-MM-DD" or "YYYY-MM-DDTHH[:MM[:SS]]" as Unix seconds; 0 when spec is not one. */
+static int utc_date(const char *spec, double *out)
+{
+	int y, mo, d, h = 0, mi = 0, se = 0, len = 0;
+	if (sscanf(spec, "%4d-%2d-%2d%n", &y, &mo, &d, &len) != 3 || len != 10)
+		return 0;
+	const char *p = spec + len;
+	if (*p == 'T') {
+		int k = 0;
+		if (sscanf(p, "T%2d%n", &h, &k) != 1 || k != 3)
+			return 0;
+		p += k;
+		if (*p == ':' && (sscanf(p, ":%2d%n", &mi, &k) != 1 || k != 3 || !(p += k)))
+			return 0;
+		if (*p == ':' && (sscanf(p, ":%2d%n", &se, &k) != 1 || k != 3 || !(p += k)))
+			return 0;
+	}
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59 || h < 0 ||
+	    mi < 0 || se < 0)
+		return 0;
+	/* days from the civil date (proleptic Gregorian), no time zone involved */
+	int yy = y - (mo <= 2), era = yy / 400, yoe = yy - era * 400;
+	int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	double days = (double)era * 146097 + doe - 719468;
+	*out = days * 86400 + h * 3600 + mi * 60 + se;
+	return 1;
+}
+
+/* --since / --until: a duration back from now, Unix seconds, or a UTC date. */
+static int query_time(const char *opt, const char *spec, double now, double *out, tk_error *err)
 {
 	char *end;
 	double v = strtod(spec, &end);
 	double mult = 0;
+	if (utc_date(spec, out))
+		return 0;
 	if (end != spec && v >= 0 && isfinite(v)) {
 		if (strcmp(end, "d") == 0)
 			mult = 86400;
@@ -407,14 +446,25 @@ int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_err
 		else if (strcmp(end, "s") == 0)
 			mult = 1;
 		else if (!*end) {
-			q->since = v; /* Unix seconds */
+			*out = v; /* Unix seconds */
 			return 0;
 		}
 	}
 	if (!mult)
-		return tk_error_set(err, "--since %s: expected a duration (7d, 12h, 30m, 90s) or Unix seconds", spec);
-	q->since = now - v * mult;
+		return tk_error_set(err, "%s %s: expected a duration (7d, 12h, 30m, 90s), Unix seconds or a UTC date (2026-11-20)",
+		                    opt, spec);
+	*out = now - v * mult;
 	return 0;
+}
+
+int tk_store_query_since(tk_store_query *q, const char *spec, double now, tk_error *err)
+{
+	return query_time("--since", spec, now, &q->since, err);
+}
+
+int tk_store_query_until(tk_store_query *q, const char *spec, double now, tk_error *err)
+{
+	return query_time("--until", spec, now, &q->until, err);
 }
 
 /* ---- the numbers ---- */
@@ -705,6 +755,125 @@ void tk_store_signature_info_free(tk_store_signature_info *i)
 		free(i->examples[k]);
 	free(i->examples);
 	memset(i, 0, sizeof *i);
+}
+
+/* ---- a metric's distribution ---- */
+
+static int dist_cmp(const void *a, const void *b)
+{
+	const tk_store_dist *x = a, *y = b;
+	return tk_store_version_cmp(x->keys[0] ? x->keys[0] : "", y->keys[0] ? y->keys[0] : "");
+}
+
+/* The groups being collected: one per version (or one), values appended. */
+typedef struct dist_acc {
+	tk_store_dist *d;
+	size_t n, cap, *vcap, ccap;
+	int by_version;
+	double lo, hi;
+} dist_acc;
+
+static int dist_row(void *ctx, const char *version, double v)
+{
+	dist_acc *a = ctx;
+	const char *key = a->by_version ? version : NULL;
+	size_t g = a->n ? a->n - 1 : 0; /* rows come by version: the last group first */
+	if (a->n && key && strcmp(a->d[g].keys[0], key) != 0)
+		for (g = 0; g < a->n && strcmp(a->d[g].keys[0], key) != 0; g++)
+			;
+	if (g == a->n) {
+		TK_GROW(a->d, a->cap, a->n + 1);
+		TK_GROW(a->vcap, a->ccap, a->n + 1);
+		memset(&a->d[a->n], 0, sizeof a->d[a->n]);
+		a->vcap[a->n] = 0;
+		if (key)
+			a->d[a->n].keys[0] = tk_xstrdup(key);
+		a->n++;
+	}
+	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + 1);
+	a->d[g].values[a->d[g].n++] = v;
+	a->lo = v < a->lo ? v : a->lo;
+	a->hi = v > a->hi ? v : a->hi;
+	return 0;
+}
+
+int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
+                          double **edges, tk_error *err)
+{
+	*out = NULL, *n = 0, *edges = NULL;
+	const tk_store_metric *m = q->metric ? tk_store_metric_find(q->metric) : NULL;
+	if (!m || m->profile || strcmp(m->column, "duration") != 0 || strcmp(m->name, "hang.rate") == 0)
+		return tk_error_set(err, "a histogram is drawn of hang.duration or cpu.duration, not %s",
+		                    q->metric ? q->metric : "(none)");
+	if (q->nby > 1 || (q->nby == 1 && q->by[0] != TK_STORE_VERSION))
+		return tk_error_set(err, "a histogram is split by version or not at all"), -1;
+	if (nbins < 1 || nbins > 1000)
+		return tk_error_set(err, "a histogram has 1 to 1000 bins"), -1;
+	dist_acc a = {.by_version = q->nby == 1, .lo = INFINITY, .hi = -INFINITY};
+	int rc = 0;
+	if (s->b->values) {
+		rc = s->b->values(s->h, q, m->kinds, m->column, a.by_version, dist_row, &a, err);
+	} else { /* every row of the reports (sig_rows), then grouped */
+		tk_store_sigrow *r = NULL;
+		size_t nr = 0;
+		rc = s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err);
+		for (size_t i = 0; i < nr; i++) {
+			if (!rc)
+				dist_row(&a, r[i].version, r[i].duration);
+			free(r[i].id), free(r[i].version), free(r[i].device), free(r[i].session);
+		}
+		free(r);
+	}
+	free(a.vcap);
+	tk_store_dist *d = a.d;
+	size_t nd = a.n;
+	if (rc) {
+		tk_store_dists_free(d, nd, NULL);
+		return -1;
+	}
+	double lo = a.lo, hi = a.hi;
+	if (nd > 1)
+		qsort(d, nd, sizeof *d, dist_cmp);
+	double *e = tk_xmalloc((nbins + 1) * sizeof *e);
+	int lg = nd && lo > 0 && hi / lo >= 10;
+	if (nd && !(hi > lo)) /* one value: a bin of width 1 around it */
+		lo -= 0.5, hi += 0.5;
+	for (size_t i = 0; i <= nbins; i++)
+		e[i] = !nd ? 0 : lg ? lo * pow(hi / lo, (double)i / (double)nbins) : lo + (hi - lo) * (double)i / (double)nbins;
+	if (nd)
+		e[0] = lo, e[nbins] = hi; /* exactly, so no value falls outside */
+	for (size_t g = 0; g < nd; g++) {
+		tk_store_dist *x = &d[g];
+		if (!s->b->values) /* the backend's rows come sorted */
+			qsort(x->values, x->n, sizeof *x->values, dbl_cmp);
+		x->min = x->values[0], x->max = x->values[x->n - 1];
+		x->p5 = tk_quantile7(x->values, x->n, 5, 100);
+		x->p25 = tk_quantile7(x->values, x->n, 25, 100);
+		x->p50 = tk_quantile7(x->values, x->n, 50, 100);
+		x->p75 = tk_quantile7(x->values, x->n, 75, 100);
+		x->p95 = tk_quantile7(x->values, x->n, 95, 100);
+		x->counts = tk_xcalloc(nbins, sizeof *x->counts);
+		size_t b = 0;
+		for (size_t i = 0; i < x->n; i++) { /* values ascending: the bin only moves up */
+			while (b + 1 < nbins && x->values[i] >= e[b + 1])
+				b++;
+			x->counts[b]++;
+		}
+	}
+	*out = d, *n = nd, *edges = e;
+	return 0;
+}
+
+void tk_store_dists_free(tk_store_dist *d, size_t n, double *edges)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			free(d[i].keys[k]);
+		free(d[i].values);
+		free(d[i].counts);
+	}
+	free(d);
+	free(edges);
 }
 
 /* ---- overview ---- */

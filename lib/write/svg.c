@@ -264,8 +264,11 @@ int tk_write_flamegraph(FILE *out, const tk_calltree *t, const tk_flame_options 
 	if (o->subtitle) {
 		xml_text(out, o->subtitle, SIZE_MAX);
 	} else {
-		fprintf(out, "%s %s, %llu sample%s, %zu %s%s%s; unit %s; click a frame to zoom, Ctrl-F to search", wbuf,
-		        uname, (unsigned long long)all_samples, plural(all_samples), ng,
+		/* weighed in samples, the weight is the sample count: said once ("375 samples", not twice) */
+		fprintf(out, "%s %s", wbuf, uname);
+		if (strcmp(uname, "samples") != 0 || all != all_samples)
+			fprintf(out, ", %llu sample%s", (unsigned long long)all_samples, plural(all_samples));
+		fprintf(out, ", %zu %s%s%s; unit %s; click a frame to zoom, Ctrl-F to search", ng,
 		        tk_calltree_grouping(t) == TK_GROUP_THREAD ? "thread" : "group", ng == 1 ? "" : "s",
 		        ng > 1 ? " drawn to one scale" : "", uname);
 		if (tk_calltree_inverted(t))

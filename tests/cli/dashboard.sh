@@ -102,6 +102,68 @@ SIG=$(head -1 "$J/top.json" | python3 -c 'import json,sys; print(json.loads(sys.
 "$TK" top-hangs --db "$DB" --where app=Atlas --signature "$SIG" --folded >"$J/folded.txt"
 EX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["examples"][0])' "$J/detail.json")
 "$TK" report --db "$DB" --json "$EX" >"$J/report.json"
+# filtered views, one per page, and the date ranges (UTC days of the fleet, from the trend):
+# R1 = [day 2, day 5), the range the trends page selects; compare A = [day 0, day 4) against B = [day 4, …)
+DAYS=($(python3 -c 'import json,sys; print(" ".join(sorted({json.loads(l)["day"] for l in open(sys.argv[1])})))' "$J/trend.json"))
+R1S=${DAYS[2]} R1U=${DAYS[5]} AS=${DAYS[0]} AU=${DAYS[4]} BS=${DAYS[4]}
+most() { "$TK" stats --db "$DB" --by "$1" --json | python3 -c 'import json,sys; print(max((json.loads(l) for l in sys.stdin), key=lambda g: g["count"])[sys.argv[1]])' "$1"; }
+DEV=$(most device) OS=$(most os) # the device and OS with the most hangs
+python3 -c 'import json,sys; print(json.dumps(dict(zip(["r1s", "r1u", "as", "au", "bs", "device", "os"], sys.argv[1:]))))' \
+	"$R1S" "$R1U" "$AS" "$AU" "$BS" "$DEV" "$OS" >"$J/filters.json"
+"$TK" stats --db "$DB" --metric hang.duration --by app,version --where "device=$DEV" --json >"$J/hang_dev.json"
+"$TK" stats --db "$DB" --metric hang.duration --by day,version --where app=Atlas --since "$R1S" --until "$R1U" --json >"$J/trend_r1.json"
+"$TK" stats --db "$DB" --metric hang.duration --by version --where app=Atlas --since "$R1S" --until "$R1U" --json >"$J/stats_r1.json"
+"$TK" stats --db "$DB" --metric hang.duration --by version --where app=Atlas --since "$R1S" --until "$R1U" --histogram 20 --json >"$J/dist_r1.json"
+"$TK" top-hangs --db "$DB" --where "os=$OS" --limit 50 --json >"$J/top_os.json"
+"$TK" top-hangs --db "$DB" --where "app=Atlas,build=5.2.102" --limit 50 --json >"$J/top_build.json"
+for side in a b; do
+	if [ $side = a ]; then rng=(--since "$AS" --until "$AU"); else rng=(--since "$BS"); fi
+	for m in hang.duration cpu.duration; do "$TK" stats --db "$DB" --metric $m --where app=Atlas "${rng[@]}" --json; done >"$J/range_$side.json"
+	"$TK" top-hangs --db "$DB" --where app=Atlas "${rng[@]}" --limit 1000 --json >"$J/range_top_$side.json"
+done
+"$TK" alert --db "$DB" --rules "$TMP/rules" --where version=5.2 --json >"$J/alert52.json"
+# until alone (no since): the overview's sessions and hang rate come from the per-session summary
+# where nothing filters time, so an end must still narrow them
+"$TK" stats --db "$DB" --overview --by app,version --until "$R1U" --json >"$J/overview_until.json"
+"$TK" stats --db "$DB" --metric hang.rate --by app,version --until "$R1U" --json >"$J/rate_until.json"
+"$TK" stats --db "$DB" --metric hang.duration --by app,version --until "$R1U" --json >"$J/hang_until.json"
+check "--until alone narrows sessions, hang-rate sessions and hangs (fewer than the whole fleet's; hangs = the day buckets before it)" python3 -c '
+import json, sys
+L = lambda f: [json.loads(l) for l in open(sys.argv[1] + "/" + f)]
+tot = lambda f, k: sum(g[k] for g in L(f))
+assert 0 < tot("overview_until.json", "sessions") < tot("overview.json", "sessions")
+assert 0 < tot("rate_until.json", "count") < tot("rate.json", "count")
+days = sum(g["count"] for g in L("trend.json") if g["day"] < sys.argv[2])
+atlas = sum(g["count"] for g in L("hang_until.json") if g["app"] == "Atlas")
+assert atlas == days, (atlas, days)' "$J" "$R1U"
+# the API's histogram and date range are the CLI's, byte for byte
+api "/api/dist?metric=hang.duration&by=version&bins=20&app=Atlas&since=$R1S&until=$R1U" >"$TMP/a6"
+check_same_file "/api/dist = stats --db --histogram 20 --json (same filters and date range)" "$J/dist_r1.json" "$TMP/a6"
+api "/api/stats?metric=hang.duration&by=day,version&app=Atlas&since=$R1S&until=$R1U" >"$TMP/a7"
+check_same_file "/api/stats with since and until = stats --db --since --until" "$J/trend_r1.json" "$TMP/a7"
+check "the date range selects fewer days than the whole fleet" python3 -c '
+import json, sys
+a = {json.loads(l)["day"] for l in open(sys.argv[1])}; b = {json.loads(l)["day"] for l in open(sys.argv[2])}
+assert a and a < b and max(a) < sys.argv[3] <= max(b), (a, b)' "$J/trend_r1.json" "$J/trend.json" "$R1U"
+check "the histogram counts every value once and its box plot is the SQL percentiles" python3 -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]; s = {json.loads(l)["version"]: json.loads(l) for l in open(sys.argv[2])}
+assert d and len(d) == len(s)
+for g in d:
+    t = s[g["version"]]
+    assert sum(g["counts"]) == g["count"] == t["count"], g
+    assert len(g["edges"]) == 21 and g["edges"] == sorted(g["edges"])
+    for k in ("p50", "p95", "min", "max"): assert abs(g[k] - t[k]) <= 1e-12 * max(1, abs(t[k])), (k, g[k], t[k])
+    assert g["p5"] <= g["p25"] <= g["p50"] <= g["p75"] <= g["p95"]' "$J/dist_r1.json" "$J/stats_r1.json"
+curl -s "$BASE/dist.svg?metric=hang.duration" >"$TMP/dist.svg"
+check "the histogram's SVG is well-formed, names the hostile version as text and holds no script" python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot(); S = "{http://www.w3.org/2000/svg}"
+texts = [t.text or "" for t in r.iter(S + "text")] + [t.text or "" for t in r.iter(S + "title")]
+assert any("</svg><script>alert(\x27v\x27)</script>" in t for t in texts), texts[:20]
+assert not list(r.iter(S + "script")) and not any(k.lower().startswith("on") for e in r.iter() for k in e.attrib)' "$TMP/dist.svg"
+check_eq "a bad until= is 400" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/?until=2026-13-01")"
+check_eq "a histogram of a rate is 400 (durations only)" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/api/dist?metric=hang.rate")"
 
 if [ ! -x "$NODE" ]; then notok "node is installed (make test runs npm ci in tests/js)"; exit 0; fi
 SHOTS=${DASHBOARD_SHOTS:-$TMP/shots}; mkdir -p "$SHOTS"
@@ -166,9 +228,14 @@ check_same_file "ClickHouse: … and equals SQLite's" "$J/hang.json" "$TMP/ch1"
 api "/api/top?limit=50&app=Atlas" >"$TMP/ch2"
 "$TK" top-hangs --db "$CH" --where app=Atlas --limit 50 --json >"$TMP/cc2"
 check_same_file "ClickHouse: /api/top = top-hangs --json" "$TMP/cc2" "$TMP/ch2"
+api "/api/dist?metric=hang.duration&by=version&bins=20&app=Atlas&since=$R1S&until=$R1U" >"$TMP/ch3"
+check_same_file "ClickHouse: /api/dist over a date range equals SQLite's (stats --histogram)" "$J/dist_r1.json" "$TMP/ch3"
+api "/api/stats?metric=hang.duration&by=day,version&app=Atlas&since=$R1S&until=$R1U" >"$TMP/ch4"
+check_same_file "ClickHouse: /api/stats with since and until equals SQLite's" "$J/trend_r1.json" "$TMP/ch4"
 SIGQ=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$SIG")
 for u in "/" "/trends" "/stacks" "/signature?kind=hang&sig=$SIGQ&app=Atlas" "/report?id=$EX" "/compare?a=5.0&b=5.2" "/rules" \
-	"/flame.svg?kind=hang&sig=$SIGQ" "/stats.svg?kind=hang&sig=$SIGQ" "/trend.svg"; do
+	"/flame.svg?kind=hang&sig=$SIGQ" "/stats.svg?kind=hang&sig=$SIGQ" "/trend.svg" "/dist.svg?until=$R1U" \
+	"/compare?a_since=$AS&a_until=$AU&b_since=$BS" "/diff.svg?a_since=$AS&a_until=$AU&b_since=$BS"; do
 	check_eq "ClickHouse: $u answers 200" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE$u")"
 done
 curl -s "$BASE/stacks?limit=50" >"$TMP/chs.html"

@@ -11,6 +11,10 @@
 //   alert.json            tracekit alert --json with the rules the server was given
 //   detail.json, folded.txt   top-hangs --where app=Atlas --signature (its first) --detail / --folded
 //   report.json           tracekit report --json of the detail's first example
+//   filters.json          the device, OS and date ranges the filtered views use; hang_dev.json,
+//                         trend_r1.json, dist_r1.json (stats --histogram 20), top_os.json, top_build.json,
+//                         range_{a,b}.json, range_top_{a,b}.json, alert52.json, overview_until.json,
+//                         rate_until.json, hang_until.json: the CLI with those filters
 // Reads the numbers off the pages (what is shown, and the data-v each cell carries) and compares;
 // clicks overview → stacks → signature → flame graph → downloads; opens every page with the hostile
 // upload in it and checks its text is shown as text, no dialog opens, no element carries an event
@@ -174,6 +178,12 @@ try {
 	const frames = top[0].signature.split(";");
 	ok("the flame graph holds every frame of the signature's merged stacks", allFrames.length >= frames.length && allFrames.every((f) => svg.includes(`>${f}<`) || svg.includes(`>${f} `) || svg.includes(`<title>${f} `)),
 		allFrames.filter((f) => !svg.includes(f)));
+	// the subtitle names the sample count once (it said "375 samples, 375 samples"), and it is the
+	// merged stacks' count (top-hangs --folded)
+	const sub = (svg.match(/<text id="subtitle"[^>]*>([^<]*)</) || [])[1] || "";
+	const nsamples = folded.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+	ok("the flame graph's subtitle says its sample count once, the merged stacks' count",
+		sub.startsWith(`${nsamples} samples, 1 group`) && !/(\d+ samples?), \1/.test(sub), [sub, nsamples]);
 	// downloads, made by our writers
 	const links = await page.$$eval("a.download", (as) => as.map((a) => a.getAttribute("href")));
 	const ss = await (await page.request.get(base + links[0])).json();
@@ -280,6 +290,130 @@ try {
 	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
 	ok("compare: the differential flame graph is drawn", await page.evaluate(() => [...document.images].every((i) => i.naturalWidth > 0)));
 	await safe("compare");
+
+	// ---- filters on every page, against the CLI with the same filters ----
+	const F = JSON.parse(readFileSync(join(jdir, "filters.json"), "utf8"));
+	const q = encodeURIComponent;
+	const rowsOf = (sel) => page.evaluate((sel) => [...document.querySelectorAll(sel)].map((tr) => {
+		const o = { ...tr.dataset };
+		for (const td of tr.querySelectorAll("td[data-k]")) o[td.dataset.k] = td.dataset.v ?? td.textContent;
+		return o;
+	}), sel);
+	// overview by device
+	await go(`/?device=${q(F.device)}`);
+	const hd = lines("hang_dev.json"), od = await rowsOf("#overview tbody tr");
+	bad = [];
+	for (const h of hd) {
+		const r = od.find((x) => x.app === h.app && x.version === h.version);
+		if (!r || Number(r.hangs) !== h.count || !close(Number(r.p95), h.p95) || !close(Number(r.p50), h.p50)) bad.push([h, r]);
+	}
+	ok("overview ?device=: its hang counts and percentiles equal stats --where device=", hd.length > 0 && od.length === hd.length && bad.length === 0, bad.length ? bad : [od.length, hd.length]);
+	const keeps = await page.evaluate(() => [...document.querySelectorAll("header nav a, #overview tbody a")].map((a) => a.getAttribute("href")));
+	ok("overview ?device=: every link (pages, a version's stacks) keeps the device filter", keeps.length > 0 && keeps.every((h) => h.includes(`device=${encodeURIComponent(F.device)}`) || h.startsWith("/api/")), keeps);
+	// the overview up to a date (until alone)
+	await go(`/?until=${F.r1u}`);
+	const ou = await rowsOf("#overview tbody tr"), ovu = lines("overview_until.json"), rtu = lines("rate_until.json"), hu = lines("hang_until.json");
+	bad = [];
+	for (const o of ovu) {
+		const r = ou.find((x) => x.app === o.app && x.version === o.version);
+		const rt = rtu.find((x) => x.app === o.app && x.version === o.version), h = hu.find((x) => x.app === o.app && x.version === o.version);
+		if (!r || Number(r.sessions) !== o.sessions || (rt ? !close(Number(r.rate), rt.mean) : r.rate !== "null") || Number(r.hangs) !== (h ? h.count : 0)) bad.push([o, rt, h, r]);
+	}
+	ok("overview ?until=: sessions, hang rate and hangs equal stats --until (overview, hang.rate, hang.duration)", ovu.length > 0 && ou.length === ovu.length && bad.length === 0, bad);
+	// trends over a date range: the trend, the histogram and the box plot
+	await go(`/trends?metric=hang.duration&stat=p95&bucket=day&app=Atlas&since=${F.r1s}&until=${F.r1u}`);
+	const tr1 = lines("trend_r1.json");
+	const tc1 = await page.evaluate(() => [...document.querySelectorAll("#trend tbody td[data-version]")].map((td) => ({ day: td.parentElement.dataset.bucket, version: td.dataset.version, v: td.dataset.v })));
+	bad = tr1.filter((g) => { const c = tc1.find((x) => x.day === g.day && x.version === g.version); return !c || !close(Number(c.v), g.p95); });
+	ok("trends with since= and until=: P95 per day and version equal stats --since --until",
+		tr1.length > 0 && bad.length === 0 && tc1.filter((c) => c.v !== "null").length === tr1.length, bad);
+	const dr = lines("dist_r1.json"), dp = await rowsOf("#dist tbody tr");
+	bad = [];
+	for (const g of dr) {
+		const r = dp.find((x) => x.version === g.version);
+		if (!r || Number(r.count) !== g.count || ["min", "p5", "p25", "p50", "p75", "p95", "max"].some((k) => !close(Number(r[k]), g[k]))) bad.push([g, r]);
+	}
+	ok("trends: the box plot's numbers (count, min, P5, P25, P50, P75, P95, max) per version equal stats --histogram --json", dr.length > 0 && dp.length === dr.length && bad.length === 0, bad);
+	const hist = await page.evaluate(() => [...document.querySelectorAll("#hist tbody tr")].map((tr) => ({
+		from: Number(tr.querySelector("[data-k=from]").dataset.v), to: Number(tr.querySelector("[data-k=to]").dataset.v),
+		counts: Object.fromEntries([...tr.querySelectorAll("td[data-version]")].map((td) => [td.dataset.version, Number(td.dataset.v)])) })));
+	bad = [];
+	hist.forEach((h, i) => {
+		if (!close(h.from, dr[0].edges[i]) || !close(h.to, dr[0].edges[i + 1])) bad.push(["edges", i, h]);
+		for (const g of dr) if (h.counts[g.version] !== g.counts[i]) bad.push([g.version, i, h.counts[g.version], g.counts[i]]);
+	});
+	ok("trends: the histogram's bins and counts per version equal stats --histogram 20 --json", hist.length === 20 && bad.length === 0, bad);
+	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+	ok("trends: the histogram and box plot are drawn", await page.evaluate(() => document.getElementById("distchart").naturalWidth > 0));
+	const dsvg = await (await page.request.get(base + (await page.getAttribute("#distchart", "src")))).text();
+	ok("trends: the distribution picture has one box plot per version, says what its whiskers are, and keeps the range",
+		(dsvg.match(/<g class="box"/g) || []).length === dr.length && dsvg.includes("whiskers: P5 to P95") &&
+		(await page.getAttribute("#distchart", "src")).includes(`until=${F.r1u}`), dsvg.slice(0, 300));
+	ok("trends: the filter form shows the range", (await page.inputValue("form.filters input[name=until]")) === F.r1u);
+	await safe("trends over a date range");
+	await page.locator("#distchart").screenshot({ path: join(shots, "dashboard-dist.png") });
+	// top stacks by OS, and by build
+	for (const [path, file, what] of [[`/stacks?kind=hang&os=${q(F.os)}`, "top_os.json", "os="], ["/stacks?kind=hang&app=Atlas&build=5.2.102", "top_build.json", "app= and build="]]) {
+		await go(path);
+		const want = lines(file), got = await rowsOf("#stacks tbody tr");
+		bad = want.filter((h, i) => !got[i] || got[i].signature !== h.signature || Number(got[i].count) !== h.count || !close(Number(got[i].p95), h.p95));
+		ok(`top stacks with ${what}: signatures, counts and P95 equal top-hangs --where`, want.length > 0 && got.length === want.length && bad.length === 0, bad);
+	}
+	const slinks = await page.$$eval("#stacks a.siglink", (as) => as.map((a) => a.getAttribute("href")));
+	ok("top stacks: a signature's link keeps the filters", slinks.length > 0 && slinks.every((h) => h.includes("build=5.2.102") && h.includes("app=Atlas")), slinks.slice(0, 2));
+	// the rules page with a version filter
+	await go("/rules?version=5.2");
+	const br52 = await page.$$eval("#breaches tbody tr", (trs) => trs.map((tr) => Number(tr.querySelector("[data-k=value]").dataset.v)));
+	const al52 = lines("alert52.json");
+	ok("rules page ?version=5.2: its breaches are tracekit alert --where version=5.2's", JSON.stringify(br52) === JSON.stringify(al52.map((a) => a.value)), [br52, al52.map((a) => a.value)]);
+
+	// ---- Compare two date ranges ----
+	await go(`/compare?a_since=${F.as}&a_until=${F.au}&b_since=${F.bs}&app=Atlas`);
+	ok("compare by date range: the URL holds both ranges and the page says so", page.url().includes(`a_until=${F.au}`) && (await page.getAttribute("#sides", "data-mode")) === "range");
+	const crows = await page.evaluate(() => [...document.querySelectorAll("#compare tbody tr")].map((tr) => ({
+		m: tr.cells[0].textContent, p: tr.cells[1].textContent, a: tr.querySelector("[data-k=a]").dataset.v, b: tr.querySelector("[data-k=b]").dataset.v,
+		pv: (tr.querySelector("[data-k=p]") || {}).dataset?.v, d: tr.cells[4].textContent })));
+	const ra = lines("range_a.json"), rb = lines("range_b.json");
+	bad = [];
+	for (const [i, m] of ["hang.duration", "cpu.duration"].entries()) {
+		const A = ra[i], B = rb[i];
+		const cr = crows.find((x) => x.m === m && x.p === "count");
+		if (!cr || Number(cr.a) !== A.count || Number(cr.b) !== B.count || !(Number(cr.pv) >= 0 && Number(cr.pv) <= 1)) bad.push([m, "count", cr, A.count, B.count]);
+		for (const k of ["p50", "p90", "p95", "p99"]) {
+			const r = crows.find((x) => x.m === m && x.p === k.toUpperCase());
+			const ch = (B[k] - A[k]) / A[k] * 100, want = `${ch >= 0 ? "+" : ""}${ch.toFixed(1)} %`;
+			if (!r || !close(Number(r.a), A[k]) || !close(Number(r.b), B[k]) || r.d !== want) bad.push([m, k, r, A[k], B[k], want]);
+		}
+	}
+	ok("compare by date range: counts, P50-P99 and their change equal stats --since --until of each range; p a probability", bad.length === 0, bad);
+	const rcs = await page.evaluate(() => [...document.querySelectorAll("#compare-stacks tbody tr")].map((tr) => ({
+		sig: tr.dataset.signature, a: Number(tr.querySelector("[data-k=count_a]").dataset.v), b: Number(tr.querySelector("[data-k=count_b]").dataset.v), p: tr.querySelector("[data-k=p]").dataset.v })));
+	const rta = lines("range_top_a.json"), rtb = lines("range_top_b.json");
+	ok("compare by date range: each stack's count in each range equals top-hangs --since --until",
+		rcs.length > 0 && rcs.every((r) => r.a === cnt(rta, r.sig) && r.b === cnt(rtb, r.sig) && (r.p === "null" ? !(r.a && r.b) : Number(r.p) >= 0 && Number(r.p) <= 1)), rcs);
+	await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+	const dsrc = await page.getAttribute("#diffflame", "src");
+	const dfl = await (await page.request.get(base + dsrc)).text();
+	const rframes = [...new Set(rtb.slice(0, 5).flatMap((h) => h.signature.split(";")))];
+	ok("compare by date range: the differential flame graph is drawn from B's stacks (every frame of B's top five signatures, top-hangs --since)",
+		dsrc.includes(`a_since=${F.as}`) && dsrc.includes(`b_since=${F.bs}`) && await page.evaluate(() => document.getElementById("diffflame").naturalWidth > 0) &&
+		rframes.length > 0 && rframes.every((f) => dfl.includes(f.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"))), rframes.filter((f) => !dfl.includes(f)));
+	await safe("compare by date range");
+	// a range against itself: nothing differs (every p-value 1, every change 0)
+	await go(`/compare?a_since=${F.as}&a_until=${F.au}&b_since=${F.as}&b_until=${F.au}&app=Atlas`);
+	const same = await page.$$eval("#compare [data-k=p], #compare-stacks [data-k=p]", (tds) => tds.map((td) => td.dataset.v));
+	ok("compare a range with itself: every Mann-Whitney p is 1", same.length > 2 && same.every((v) => Number(v) === 1), same);
+	// the link "the last 7 days against the 7 before" and the range form write the URL
+	await Promise.all([page.waitForNavigation(), page.click("#last-week")]);
+	ok("compare: \"last 7 days against the 7 before\" is a range compare in the URL, filters kept",
+		/a_since=14d&a_until=7d&b_since=7d/.test(page.url()) && page.url().includes("app=Atlas") && (await page.getAttribute("#sides", "data-mode")) === "range", page.url());
+	await page.fill("#pick-ranges input[name=a_since]", F.as);
+	await page.fill("#pick-ranges input[name=a_until]", F.au);
+	await page.fill("#pick-ranges input[name=b_since]", F.bs);
+	await page.fill("#pick-ranges input[name=b_until]", "");
+	await Promise.all([page.waitForNavigation(), page.click("#pick-ranges button")]);
+	const again = await page.evaluate(() => Number(document.querySelector("#compare tbody tr [data-k=a]").dataset.v));
+	ok("compare: the range form puts the ranges in the URL and the page follows", page.url().includes(`a_since=${F.as}`) && again === ra[0].count, [page.url(), again]);
 
 	ok("no dialog opened on any page", dialogs.length === 0, dialogs);
 	ok("no console error and no page error on any page", consoleErrors.length === 0 && pageErrors.length === 0, { consoleErrors, pageErrors });

@@ -71,6 +71,23 @@ static void test_options(void **state)
 	assert_int_equal(tk_store_query_since(&q, "12h", 100000.0, &err), 0);
 	assert_true(q.since == 100000.0 - 12 * 3600);
 	assert_int_equal(tk_store_query_since(&q, "soon", 0, &err), -1);
+	/* a value may hold commas (iPhone model names) where no KEY= follows; a typo still fails */
+	tk_store_query qc = {0};
+	char wc[] = "device=iPhone12,1,os=iOS 17,1";
+	assert_int_equal(tk_store_query_where(&qc, wc, &err), 0);
+	assert_string_equal(qc.where[TK_STORE_DEVICE], "iPhone12,1");
+	assert_string_equal(qc.where[TK_STORE_OS], "iOS 17,1");
+	char wt[] = "app=A,verison=5.2";
+	assert_int_equal(tk_store_query_where(&qc, wt, &err), -1);
+	/* --since and --until take UTC dates (Unix seconds from Python's datetime with tz=utc) */
+	assert_int_equal(tk_store_query_since(&q, "2026-11-20", 0, &err), 0);
+	assert_true(q.since == 1795132800.0);
+	assert_int_equal(tk_store_query_until(&q, "2024-02-29T13:05:09", 0, &err), 0);
+	assert_true(q.until == 1709211909.0);
+	assert_int_equal(tk_store_query_until(&q, "1d", 1000000.0, &err), 0);
+	assert_true(q.until == 1000000.0 - 86400);
+	assert_int_equal(tk_store_query_until(&q, "2026-13-01", 0, &err), -1);
+	assert_int_equal(tk_store_query_until(&q, "2026-11-20T25", 0, &err), -1);
 }
 
 static void test_reports_and_bundle(void **state)
