@@ -8,6 +8,11 @@
 #
 #   bench/bench_dashboard.sh [--quick | SESSIONS [HANGS]]   (default 4000 × 50: 212 k reports, hangs and
 #                                          CPU periods; --quick 400 × 50; 20000 × 50 = 1 M as bench_store.sh)
+#   BENCH_DB=URL bench/bench_dashboard.sh   the same on a store already filled (e.g. a ClickHouse one,
+#                                          clickhouse://127.0.0.1:8123/tracekit, after
+#                                          `tracekit ingest --db URL DIR` of the storegen fleet below);
+#                                          the CPU column is then the server's plus, when BENCH_CH_PID
+#                                          names the clickhouse-server process, the database's
 # Targets (issue 19): each page ≤ 300 ms, page weight ≤ 500 kB without the flame graph.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,8 +27,8 @@ TMP=$(mktemp -d)
 SRV=
 trap 'kill $SRV 2>/dev/null; wait $SRV 2>/dev/null; rm -rf "$TMP"' EXIT
 G="$OUT/dash-$SESSIONS-$HANGS"
-DB="sqlite:$OUT/dash-$SESSIONS-$HANGS.db"
-if [ ! -f "$OUT/dash-$SESSIONS-$HANGS.db.done" ]; then
+DB=${BENCH_DB:-"sqlite:$OUT/dash-$SESSIONS-$HANGS.db"}
+if [ -z "${BENCH_DB:-}" ] && [ ! -f "$OUT/dash-$SESSIONS-$HANGS.db.done" ]; then
 	echo "bench_dashboard: generating and ingesting $SESSIONS sessions × $HANGS hangs (once)…" >&2
 	rm -rf "$G" "$OUT/dash-$SESSIONS-$HANGS.db"*
 	"$ROOT/$BUILD/storegen" "$G" "$SESSIONS" "$HANGS" 42 --cpu 2 --foreground --days 14 --versions 6 >/dev/null
@@ -44,9 +49,9 @@ STATIC=$(( $(curl -s "$B/static/dashboard.css" | wc -c) + $(curl -s "$B/static/d
 cold() { # URL: one request (the server's first for it: computed, not from its cache): wall seconds,
 	# the server's CPU seconds for it (utime+stime from /proc, 10 ms ticks), and the size
 	local c0 c1 t
-	c0=$(awk '{ print $14 + $15 }' /proc/$SRV/stat)
+	c0=$(cat /proc/$SRV/stat ${BENCH_CH_PID:+/proc/$BENCH_CH_PID/stat} | awk '{ c += $14 + $15 } END { print c }')
 	t=$(curl -s -o "$TMP/body" -w '%{time_total}' "$1")
-	c1=$(awk '{ print $14 + $15 }' /proc/$SRV/stat)
+	c1=$(cat /proc/$SRV/stat ${BENCH_CH_PID:+/proc/$BENCH_CH_PID/stat} | awk '{ c += $14 + $15 } END { print c }')
 	echo "$t $(awk -v a="$c0" -v b="$c1" -v h="$(getconf CLK_TCK)" 'BEGIN { print (b - a) / h }') $(wc -c <"$TMP/body")"
 }
 best() { # URL: best of 3 wall seconds, and the size (after cold: the answer cache's)
@@ -66,7 +71,7 @@ cli() { # CMD…: best of 3 wall seconds
 	done
 	echo "$b"
 }
-echo "bench_dashboard: $N reports in SQLite ($SESSIONS sessions); load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+echo "bench_dashboard: $N reports in ${DB%%:*} ($DB); load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 printf '%-44s %9s %9s %9s %10s %10s\n' "request" "first ms" "CPU ms" "again ms" "bytes" "page kB"
 slow=0 slowu= heavy=0
 for u in "/" "/trends" "/trends?bucket=hour&stat=p99" "/stacks" "/stacks?kind=cpu" "/signature?kind=hang&sig=$SIG" \
@@ -90,7 +95,7 @@ printf 'api/stats by version %.0f ms, the CLI %.0f ms (ratio %.2f)\n' "$(awk -v 
 a=$(best "$B/api/top?limit=10" | cut -d' ' -f1); c=$(cli "$TK" top-hangs --db "$DB" --json)
 printf 'api/top %.0f ms, the CLI %.0f ms (ratio %.2f)\n' "$(awk -v x="$a" 'BEGIN{print x*1000}')" "$(awk -v x="$c" 'BEGIN{print x*1000}')" "$(awk -v a="$a" -v c="$c" 'BEGIN{print a/c}')"
 if [ -n "${BENCH_SUMMARY:-}" ]; then
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' dashboard "slowest page or picture, $N reports (SQLite)" "$slow ms ($slowu)" - - \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' dashboard "slowest page or picture, $N reports (${DB%%:*})" "$slow ms ($slowu)" - - \
 		"≤ 300 ms; load $(cut -d' ' -f1 /proc/loadavg)" >>"$BENCH_SUMMARY"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' dashboard "heaviest page (HTML+CSS+JS)" "$heavy kB" - - "≤ 500 kB" >>"$BENCH_SUMMARY"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' dashboard "/api/stats by version vs stats --db --json" "$(awk -v x="$a" 'BEGIN{printf "%.0f ms", x*1000}')" \

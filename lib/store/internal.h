@@ -29,7 +29,7 @@ typedef struct tk_store_ops {
 	 * first max_reports by id (0 = all), each with how many of them hold it */
 	int (*sig_stacks)(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
 	                  uint64_t **times, size_t *n, tk_error *err);
-	/* the same reports' rows, by id */
+	/* the same reports' rows, in any order */
 	int (*sig_rows)(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
 	                tk_error *err);
 	/* the distinct versions of each signature's reports ("\n"-joined, malloc'd, into versions[i]) */

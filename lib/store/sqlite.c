@@ -29,10 +29,22 @@ typedef struct sq {
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
+	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
+	size_t nsa, sacap;
+	tk_hidx saidx;
+	sqlite3_stmt *sa_up;
 	uint64_t serial;                  /* this connection among the process's (sq_changes) */
 } sq;
 
 #define SIG_CACHE 200000
+
+/* A (session, kind) row of sessions_sum, what the open transaction adds to it; the strings are the
+ * batch's own (valid until sq_put_batches returns, when they are flushed). */
+typedef struct sacc {
+	const char *keys[TK_STORE_NKEYS], *kind;
+	sqlite3_int64 n, nd, dus, lus;
+	double t0; /* NAN: none with a duration */
+} sacc;
 
 /* Migration i brings the schema from version i to i + 1. Never edit one that has shipped: add. */
 static const char *const migrations[] = {
@@ -80,6 +92,30 @@ static const char *const migrations[] = {
     "CREATE INDEX IF NOT EXISTS reports_app_version ON reports(kind, app, version, duration);"
     "CREATE INDEX IF NOT EXISTS reports_sig ON reports(sid, kind, duration, version, device, session, id);"
     "DROP INDEX IF EXISTS reports_sid;",
+    /* 5 → 6: a per-session summary maintained at ingest (sess_put): one row per (session's six keys,
+     * kind) with its reports (n), those with a duration (nd), the first of those's time (t0), and
+     * their durations summed in whole microseconds as hang.rate sums them (TK_STORE_RATE_US): all of
+     * them (dus) and those of at least 250 ms (lus). The overview's counts and sessions and the hang
+     * rate read these ~thousands of rows instead of every report; reports_session goes (what it
+     * served now reads the summary; hang.rate under --since or a signature reads reports_kind_time or
+     * reports_sig). Sums of existing rows as exact integers up to 2^53 µs (285 years) per row. */
+    "DROP TABLE IF EXISTS sessions_sum;" /* rebuilt whole from reports */
+    "CREATE TABLE sessions_sum (app TEXT NOT NULL, version TEXT NOT NULL, build TEXT NOT NULL,"
+    " device TEXT NOT NULL, os TEXT NOT NULL, session TEXT NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL,"
+    " nd INTEGER NOT NULL, t0 REAL, dus INTEGER NOT NULL, lus INTEGER NOT NULL,"
+    " PRIMARY KEY (app, version, build, device, os, session, kind)) WITHOUT ROWID;"
+    "INSERT INTO sessions_sum SELECT app, version, build, device, os, session, kind, count(*), count(duration),"
+    " min(CASE WHEN duration IS NOT NULL THEN time END),"
+    " CAST(total(CAST(duration * 1000000.0 + 0.5 AS INTEGER)) AS INTEGER),"
+    " CAST(total(CASE WHEN duration >= 0.25 THEN CAST(duration * 1000000.0 + 0.5 AS INTEGER) END) AS INTEGER)"
+    " FROM reports GROUP BY app, version, build, device, os, session, kind;"
+    "DROP INDEX IF EXISTS reports_session;"
+    /* and the percentiles' index: reports_app_version with what the other groupings and filters
+     * read (a day or hour bucket, build, device, OS; cpu.average), so any grouping of report
+     * values reads the index alone, in duration order within (kind, app, version) */
+    "DROP INDEX IF EXISTS reports_app_version;"
+    "CREATE INDEX IF NOT EXISTS reports_values ON reports(kind, app, version, duration, time, build, device, os, "
+    "avg_cpu);",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -209,6 +245,9 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sig_bump);
 	sqlite3_finalize(s->stk_add);
 	sqlite3_finalize(s->stk_link);
+	sqlite3_finalize(s->sa_up);
+	free(s->sa);
+	tk_hidx_free(&s->saidx);
 	qcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
@@ -404,6 +443,119 @@ static int sig_flush(sq *s)
 	return 0;
 }
 
+/* ---- sessions_sum upkeep (migration 5 → 6) ---- */
+
+static uint64_t sacc_hash(const tk_report *r)
+{
+	uint64_t h = tk_hash_bytes(r->kind, strlen(r->kind), 0);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		h = tk_hash_bytes(r->keys[k], strlen(r->keys[k]), h);
+	return h;
+}
+
+static int sacc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const sacc *a = &((const sq *)ctx)->sa[idx];
+	const tk_report *r = key;
+	if (strcmp(a->kind, r->kind))
+		return 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (strcmp(a->keys[k], r->keys[k]))
+			return 0;
+	return 1;
+}
+
+/* SQLite's CAST(d * 1000000.0 + 0.5 AS INTEGER): truncated, saturated at the int64 range. */
+static sqlite3_int64 rate_us(double d)
+{
+	double y = d * 1000000.0 + 0.5;
+	if (y >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (y <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (sqlite3_int64)y;
+}
+
+static sqlite3_int64 sat_add(sqlite3_int64 a, sqlite3_int64 b)
+{
+	sqlite3_int64 c;
+	if (__builtin_add_overflow(a, b, &c))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return c;
+}
+
+/* A new report counted in its (session, kind) row. */
+static void sess_add(sq *s, const tk_report *r)
+{
+	uint64_t h = sacc_hash(r);
+	uint32_t at = tk_hidx_find(&s->saidx, h, sacc_eq, s, r);
+	if (at == UINT32_MAX) {
+		TK_GROW(s->sa, s->sacap, s->nsa + 1);
+		sacc *a = &s->sa[s->nsa];
+		memset(a, 0, sizeof *a);
+		memcpy(a->keys, r->keys, sizeof a->keys);
+		a->kind = r->kind;
+		a->t0 = NAN;
+		at = (uint32_t)s->nsa++;
+		tk_hidx_insert(&s->saidx, h, at);
+	}
+	sacc *a = &s->sa[at];
+	a->n++;
+	if (isfinite(r->duration)) { /* what bind_num stores as a duration */
+		sqlite3_int64 us = rate_us(r->duration);
+		a->nd++;
+		if (isnan(a->t0) || r->time < a->t0)
+			a->t0 = r->time;
+		a->dus = sat_add(a->dus, us);
+		if (r->duration >= TK_STORE_RATE_MIN_HANG)
+			a->lus = sat_add(a->lus, us);
+	}
+}
+
+static void sess_clear(sq *s)
+{
+	s->nsa = 0;
+	tk_hidx_free(&s->saidx);
+	memset(&s->saidx, 0, sizeof s->saidx);
+}
+
+/* The transaction's rows into sessions_sum (one upsert per (session, kind) touched), before COMMIT. */
+static int sess_flush(sq *s)
+{
+	if (!s->sa_up && sqlite3_prepare_v2(
+	                     s->db,
+	                     "INSERT INTO sessions_sum (app, version, build, device, os, session, kind, n, nd, t0, "
+	                     "dus, lus) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (app, version, build, device, os, "
+	                     "session, kind) DO UPDATE SET n = n + excluded.n, nd = nd + excluded.nd, t0 = CASE WHEN "
+	                     "t0 IS NULL OR excluded.t0 < t0 THEN excluded.t0 ELSE t0 END, dus = dus + excluded.dus, "
+	                     "lus = lus + excluded.lus",
+	                     -1, &s->sa_up, NULL) != SQLITE_OK)
+		return -1;
+	for (size_t i = 0; i < s->nsa; i++) {
+		const sacc *a = &s->sa[i];
+		sqlite3_stmt *st = s->sa_up;
+		sqlite3_reset(st);
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			sqlite3_bind_text(st, 1 + k, a->keys[k], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, a->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 8, a->n);
+		sqlite3_bind_int64(st, 9, a->nd);
+		if (isnan(a->t0))
+			sqlite3_bind_null(st, 10);
+		else
+			sqlite3_bind_double(st, 10, a->t0);
+		sqlite3_bind_int64(st, 11, a->dus);
+		sqlite3_bind_int64(st, 12, a->lus);
+		int rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	sqlite3_clear_bindings(s->sa_up);
+	sess_clear(s);
+	return 0;
+}
+
 static int is_hang_kind(const char *kind)
 {
 	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
@@ -476,6 +628,8 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 		if (fresh && r->stacks && *r->stacks && stacks_put(s, id, r->stacks, err))
 			return -1;
 		add += (size_t)fresh;
+		if (fresh)
+			sess_add(s, r);
 		if (fresh && isfinite(r->duration) && is_hang_kind(r->kind)) {
 			if (!s->sigs[g].delta) {
 				TK_GROW(s->touched, s->touchcap, s->ntouched + 1);
@@ -588,13 +742,15 @@ static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err)
 		    (b[i].pn && put_prows(s, b[i].pv, b[i].pn, &b[i].padded, err))) {
 			exec(s, "ROLLBACK", NULL);
 			sig_cache_clear(s);
+			sess_clear(s);
 			return -1;
 		}
 	}
-	if (sig_flush(s)) {
-		fail(s, err, "signature summary");
+	if (sig_flush(s) || sess_flush(s)) {
+		fail(s, err, "signature and session summaries");
 		exec(s, "ROLLBACK", NULL);
 		sig_cache_clear(s);
+		sess_clear(s);
 		return -1;
 	}
 	if (exec(s, "COMMIT", err)) {
@@ -707,26 +863,42 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	/* a day or hour bucket holds the sessions that started in it (their first report's time, t0) */
 	char sel[512], keys[256], where[512];
 	by_lists(q, "t0", sel, sizeof sel, keys, sizeof keys);
-	where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
-	char *sql = sqlite3_mprintf(
-	    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
-	    "SELECT app, version, build, device, os, session, min(time) AS t0,"
-	    " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
-	        "duration") " ELSE 0 END) AS fg,"
-	                    " sum(kind = 'hang-time') > 0 AS est,"
-	                    " CASE WHEN sum(kind = 'hang-time') > 0"
-	                    " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
-	                        "duration") " ELSE 0 END)"
-	                                    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
-	                                    " AND duration >= %.17g THEN " SQ_US(
-	                                        "duration") " ELSE 0 END) END AS hs"
-	                                                    " FROM reports%s%s GROUP BY app, version, build, device, os, "
-	                                                    "session) WHERE fg > 0%s%s%s%s",
-	    sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
-	    /* the sessions in reports_session's order, from the index alone (no sort, no table); a
-	     * time or signature filter is narrower by its own index */
-	    q->since > 0 || q->until > 0 || q->signature ? "" : " INDEXED BY reports_session", where, q->nby ? " GROUP BY " : "", keys,
-	    q->nby ? " ORDER BY " : "", keys);
+	char *sql;
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
+		/* from sessions_sum: the same sessions (those with a report of these kinds with a
+		 * duration), the same integer sums and first time, per (session, kind) row */
+		where_sql(q, TK_STORE_RATE_KINDS, NULL, where, sizeof where);
+		sql = sqlite3_mprintf(
+		    "SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
+		    "SELECT app, version, build, device, os, session, min(t0) AS t0,"
+		    " sum(CASE WHEN kind = 'foreground' THEN dus ELSE 0 END) AS fg,"
+		    " sum(CASE WHEN kind = 'hang-time' THEN nd ELSE 0 END) > 0 AS est,"
+		    " CASE WHEN sum(CASE WHEN kind = 'hang-time' THEN nd ELSE 0 END) > 0"
+		    " THEN sum(CASE WHEN kind = 'hang-time' THEN dus ELSE 0 END)"
+		    " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS " THEN lus ELSE 0 END) END AS hs"
+		    " FROM sessions_sum%s AND nd > 0 GROUP BY app, version, build, device, os, session)"
+		    " WHERE fg > 0%s%s%s%s",
+		    sel, q->nby ? ", " : "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	} else {
+		where_sql(q, TK_STORE_RATE_KINDS, "duration", where, sizeof where);
+		sql = sqlite3_mprintf("SELECT %s%stk_summary(hs * 3600.0 / fg), sum(hs), sum(fg), sum(est) FROM ("
+		                      "SELECT app, version, build, device, os, session, min(time) AS t0,"
+		                      " sum(CASE WHEN kind = 'foreground' THEN " SQ_US(
+		                          "duration") " ELSE 0 END) AS fg,"
+		                                      " sum(kind = 'hang-time') > 0 AS est,"
+		                                      " CASE WHEN sum(kind = 'hang-time') > 0"
+		                                      " THEN sum(CASE WHEN kind = 'hang-time' THEN " SQ_US(
+		                                          "duration") " ELSE 0 END)"
+		                                                      " ELSE sum(CASE WHEN kind IN " TK_STORE_HANG_KINDS
+		                                                      " AND duration >= %.17g THEN " SQ_US(
+		                                                          "duration") " ELSE 0 END) END AS hs"
+		                                                                      " FROM reports%s%s GROUP BY app, "
+		                                                                      "version, build, device, os, "
+		                                                                      "session) WHERE fg > 0%s%s%s%s",
+		                      sel, q->nby ? ", " : "", TK_STORE_RATE_MIN_HANG,
+		                      /* a time or signature filter is narrower by its own index */
+		                      "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
+	}
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -801,11 +973,194 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
+/* A group of sq_percentiles_scan: its key (each by entry's text NUL-terminated, or a time bucket's
+ * number as 8 bytes) and its values. */
+typedef struct pgroup {
+	char *key;
+	size_t klen;
+	double *v;
+	size_t n, cap;
+	char *keys[TK_STORE_NKEYS];
+} pgroup;
+
+typedef struct pscan {
+	pgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	size_t nby;
+} pscan;
+
+typedef struct pkey {
+	const char *p;
+	size_t n;
+} pkey;
+
+static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const pgroup *g = &((const pscan *)ctx)->g[idx];
+	const pkey *k = key;
+	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+}
+
+static int pgroup_cmp(const void *a, const void *b, void *nby)
+{
+	const pgroup *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* Percentiles of a report metric grouped in C: the selected rows streamed in whatever order their
+ * index gives (no ORDER BY, so no sort of a million rows in a temporary b-tree, as GROUP BY over
+ * kind IN (…) needs), each appended to its group's values (consecutive rows mostly share a group:
+ * one memcmp), then each group's values sorted (most come sorted from reports_values: checked,
+ * not sorted again) and summarised by tk_store_summarise, as tk_summary's final step does: the same
+ * numbers. Groups come out in the order ORDER BY keys gives (byte order of each key in turn); a day or
+ * hour bucket is grouped by its number and named as by_sql names it, once per group. */
+static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_metric *m, tk_store_group **out,
+                               size_t *n, tk_error *err)
+{
+	char sel[1024] = "", where[512];
+	size_t sl = 0;
+	for (size_t i = 0; i < q->nby; i++) {
+		char one[160];
+		if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR)
+			by_group(q->by[i], one, sizeof one);
+		else
+			snprintf(one, sizeof one, "%s", tk_store_by_name(q->by[i]));
+		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
+	}
+	where_sql(q, m->kinds, m->column, where, sizeof where);
+	/* a version without an app: every app named (sessions_sum has each report's), so the index is
+	 * searched per (kind, app, version) instead of read whole; the same rows */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
+		snprintf(where + strlen(where), sizeof where - strlen(where),
+		         " AND app IN (SELECT DISTINCT app FROM "
+		         "sessions_sum)");
+	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
+	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
+	                            q->signature ? "" : " INDEXED BY reports_values", where);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "percentile query");
+	bind_where(st, q);
+	pscan ps = {.nby = q->nby};
+	char *key = NULL;
+	size_t kcap = 0;
+	TK_GROW(key, kcap, 16); /* never NULL, even for the empty key of no grouping */
+	uint32_t last = UINT32_MAX;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t kl = 0;
+		for (size_t i = 0; i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b = sqlite3_column_int64(st, (int)i);
+				TK_GROW(key, kcap, kl + sizeof b);
+				memcpy(key + kl, &b, sizeof b);
+				kl += sizeof b;
+			} else {
+				const char *t = (const char *)sqlite3_column_text(st, (int)i);
+				size_t tl = (size_t)sqlite3_column_bytes(st, (int)i);
+				TK_GROW(key, kcap, kl + tl + 1);
+				memcpy(key + kl, t ? t : "", tl);
+				key[kl + tl] = 0;
+				kl += tl + 1;
+			}
+		}
+		uint32_t at = last;
+		if (at == UINT32_MAX || ps.g[at].klen != kl || memcmp(ps.g[at].key, key, kl) != 0) {
+			uint64_t h = tk_hash_bytes(key, kl, 0);
+			pkey k = {key, kl};
+			at = tk_hidx_find(&ps.idx, h, pgroup_eq, &ps, &k);
+			if (at == UINT32_MAX) {
+				TK_GROW(ps.g, ps.cap, ps.n + 1);
+				pgroup *g = &ps.g[ps.n];
+				memset(g, 0, sizeof *g);
+				g->key = tk_xmalloc(kl ? kl : 1);
+				memcpy(g->key, key, kl);
+				g->klen = kl;
+				at = (uint32_t)ps.n++;
+				tk_hidx_insert(&ps.idx, h, at);
+			}
+			last = at;
+		}
+		pgroup *g = &ps.g[at];
+		TK_GROW(g->v, g->cap, g->n + 1);
+		g->v[g->n++] = sqlite3_column_double(st, (int)q->nby);
+	}
+	sqlite3_finalize(st);
+	free(key);
+	tk_hidx_free(&ps.idx);
+	sqlite3_stmt *lab = NULL;
+	int ok = rc == SQLITE_DONE;
+	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
+	for (size_t gi = 0; ok && gi < ps.n; gi++) {
+		pgroup *g = &ps.g[gi];
+		const char *p = g->key;
+		for (size_t i = 0; i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b;
+				memcpy(&b, p, sizeof b);
+				p += sizeof b;
+				char one[160];
+				by_sql(q->by[i], "?1", one, sizeof one);
+				char *ls = sqlite3_mprintf("SELECT %s", one);
+				sqlite3_finalize(lab);
+				lab = NULL;
+				ok = sqlite3_prepare_v2(s->db, ls, -1, &lab, NULL) == SQLITE_OK;
+				sqlite3_free(ls);
+				if (!ok)
+					break;
+				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
+				ok = sqlite3_step(lab) == SQLITE_ROW;
+				const char *t = ok ? (const char *)sqlite3_column_text(lab, 0) : NULL;
+				g->keys[i] = tk_xstrdup(t ? t : "");
+			} else {
+				g->keys[i] = tk_xstrdup(p);
+				p += strlen(p) + 1;
+			}
+		}
+	}
+	sqlite3_finalize(lab);
+	if (ok && ps.n) { /* none: no group at all (*out stays NULL, as for no rows before) */
+		qsort_r(ps.g, ps.n, sizeof *ps.g, pgroup_cmp, &ps.nby);
+		*out = tk_xcalloc(ps.n, sizeof **out);
+		for (size_t gi = 0; gi < ps.n; gi++) {
+			pgroup *g = &ps.g[gi];
+			size_t i = 1;
+			while (i < g->n && !(g->v[i] < g->v[i - 1]))
+				i++;
+			if (i < g->n)
+				qsort(g->v, g->n, sizeof *g->v, cmp_double);
+			tk_store_group *o = &(*out)[gi];
+			tk_store_summarise(g->v, g->n, o);
+			memcpy(o->keys, g->keys, sizeof o->keys);
+			memset(g->keys, 0, sizeof g->keys);
+		}
+		*n = ps.n;
+	}
+	for (size_t gi = 0; gi < ps.n; gi++) {
+		for (size_t i = 0; i < q->nby; i++)
+			free(ps.g[gi].keys[i]);
+		free(ps.g[gi].key);
+		free(ps.g[gi].v);
+	}
+	free(ps.g);
+	return ok ? 0 : fail(s, err, "percentile query");
+}
+
 static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	if (tk_store_is_hang_rate(q))
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
+	if (!m->profile)
+		return sq_percentiles_scan(s, q, m, out, n, err);
 	char keys[256] = "", sel[1024], where[512];
 	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
@@ -858,6 +1213,66 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 	return 0;
 }
 
+static int str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((char *const *)ctx)[idx], key) == 0;
+}
+
+/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example; SQLITE_DONE. */
+static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
+{
+	char **ses = NULL;
+	size_t nses = 0, scap = 0, nd = 0, dcap = 0;
+	double *d = NULL;
+	tk_hidx idx = {0};
+	unsigned char least[64];
+	int nleast = -1, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t)
+			t = "";
+		uint64_t h = tk_hash_bytes(t, strlen(t), 0);
+		if (tk_hidx_find(&idx, h, str_eq, ses, t) == UINT32_MAX) {
+			TK_GROW(ses, scap, nses + 1);
+			ses[nses] = tk_xstrdup(t);
+			tk_hidx_insert(&idx, h, (uint32_t)nses++);
+		}
+		TK_GROW(d, dcap, nd + 1);
+		d[nd++] = sqlite3_column_double(st, 1);
+		const void *id = sqlite3_column_blob(st, 2);
+		int il = sqlite3_column_bytes(st, 2);
+		if (id && il <= (int)sizeof least) {
+			int c = nleast < 0 ? -1 : memcmp(id, least, (size_t)(il < nleast ? il : nleast));
+			if (nleast < 0 || c < 0 || (c == 0 && il < nleast)) {
+				memcpy(least, id, (size_t)il);
+				nleast = il;
+			}
+		}
+	}
+	size_t u = 1;
+	while (u < nd && !(d[u] < d[u - 1]))
+		u++;
+	if (u < nd)
+		qsort(d, nd, sizeof *d, cmp_double);
+	if (nd) {
+		tk_store_group g;
+		tk_store_summarise(d, nd, &g);
+		x->p50 = g.q[0];
+		x->p95 = g.q[2];
+	}
+	x->sessions = nses;
+	char hex[2 * sizeof least + 1] = "";
+	for (int b = 0; b < nleast; b++)
+		snprintf(hex + 2 * b, 3, "%02x", least[b]);
+	x->example = tk_xstrdup(hex);
+	for (size_t i = 0; i < nses; i++)
+		free(ses[i]);
+	free(ses);
+	free(d);
+	tk_hidx_free(&idx);
+	return rc;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
@@ -868,10 +1283,12 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	                       "SELECT sid, signature, n FROM hang_sigs WHERE n > 0 ORDER BY n DESC, signature LIMIT ?",
 	                       -1, &top, NULL) != SQLITE_OK)
 		return fail(s, err, "top-hangs query");
+	/* each signature's rows from reports_sig, summed up here: distinct sessions in a hash, not a
+	 * temporary b-tree per signature; durations come in order (checked); the least id by memcmp,
+	 * as min() orders blobs */
 	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) FROM reports "
-	                       "INDEXED BY reports_sig WHERE sid = ? AND kind IN " TK_STORE_HANG_KINDS
-	                       " AND duration IS NOT NULL",
+	                       "SELECT session, duration, id FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
+	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
 		return fail(s, err, "top-hangs query");
@@ -888,18 +1305,8 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		x->p50 = x->p95 = NAN;
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		if ((rc = sqlite3_step(one)) != SQLITE_ROW)
+		if ((rc = sig_sum(one, x)) != SQLITE_DONE)
 			break;
-		x->sessions = (uint64_t)sqlite3_column_int64(one, 0);
-		const void *blob = sqlite3_column_blob(one, 1);
-		if (blob && sqlite3_column_bytes(one, 1) == (int)((4 + TK_STORE_NQ) * sizeof(double))) {
-			tk_store_group g;
-			unpack(blob, &g);
-			x->p50 = g.q[0];
-			x->p95 = g.q[2];
-		}
-		const char *ex = (const char *)sqlite3_column_text(one, 2);
-		x->example = tk_xstrdup(ex ? ex : "");
 	}
 	sqlite3_finalize(top);
 	sqlite3_finalize(one);
@@ -1076,8 +1483,7 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	sq *s = h;
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
-	char *sql = sqlite3_mprintf(
-	    "SELECT lower(hex(id)), version, device, session, duration FROM reports%s ORDER BY id", where);
+	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -1165,11 +1571,19 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	char keys[256], sel[1024], where[1024];
 	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, "(kind)", NULL, where, sizeof where);
+	/* sessions_sum has every report counted under its session's keys and kind: without a time
+	 * (--since, a day or hour bucket) or signature, it gives the same counts and sessions */
+	int sum = !(q->since > 0) && !(q->until > 0) && !q->signature;
+	for (size_t i = 0; i < q->nby; i++)
+		sum &= q->by[i] != TK_STORE_BY_DAY && q->by[i] != TK_STORE_BY_HOUR;
 	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		char *sql =
-		    sqlite3_mprintf("SELECT %s%s%s FROM reports%s GROUP BY %s%s ORDER BY %s%s", sel, q->nby ? ", " : "",
-		                    pass ? "count(DISTINCT session)" : "kind, count(*)", where, keys,
+		    sqlite3_mprintf("SELECT %s%s%s FROM %s%s GROUP BY %s%s ORDER BY %s%s", sel, q->nby ? ", " : "",
+		                    pass  ? "count(DISTINCT session)"
+		                    : sum ? "kind, sum(n)"
+		                          : "kind, count(*)",
+		                    sum ? "sessions_sum" : "reports", where, keys,
 		                    pass     ? (q->nby ? "" : "NULL")
 		                    : q->nby ? ", kind"
 		                             : "kind",

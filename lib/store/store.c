@@ -7,6 +7,7 @@
 
 #include "store/internal.h"
 #include "tracekit/stats.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 struct tk_store {
@@ -627,31 +628,42 @@ static int count_most_first(const void *a, const void *b)
 	return strcmp(x->value, y->value);
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* Distinct values of the rows' field at offset off, with counts (sorted by value). */
+static int tally_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((const tk_store_tally *)ctx)[idx].value, key) == 0;
+}
+
+/* Distinct values of the rows' field at offset off, with counts (sorted by value): counted in a
+ * hash (a signature's rows are many, its versions, devices and sessions far fewer), then sorted. */
 static tk_store_tally *tally(const tk_store_sigrow *r, size_t n, size_t off, size_t *nout)
 {
 	tk_store_tally *c = tk_xmalloc((n ? n : 1) * sizeof *c);
-	for (size_t i = 0; i < n; i++)
-		c[i] = (tk_store_tally){*(char *const *)((const char *)&r[i] + off), 1};
-	qsort(c, n, sizeof *c, count_by_value);
+	tk_hidx idx = {0};
 	size_t m = 0;
+	const char *prev = NULL;
+	uint32_t at = UINT32_MAX;
 	for (size_t i = 0; i < n; i++) {
-		if (m && strcmp(c[m - 1].value, c[i].value) == 0)
-			c[m - 1].count++;
-		else
-			c[m++] = c[i];
+		const char *v = *(char *const *)((const char *)&r[i] + off);
+		if (!prev || strcmp(prev, v) != 0) { /* rows of one value often come together */
+			uint64_t h = tk_hash_bytes(v, strlen(v), 0);
+			at = tk_hidx_find(&idx, h, tally_eq, c, v);
+			if (at == UINT32_MAX) {
+				c[m] = (tk_store_tally){(char *)v, 0};
+				at = (uint32_t)m++;
+				tk_hidx_insert(&idx, h, at);
+			}
+			prev = v;
+		}
+		c[at].count++;
 	}
+	tk_hidx_free(&idx);
+	qsort(c, m, sizeof *c, count_by_value);
 	for (size_t i = 0; i < m; i++)
 		c[i].value = tk_xstrdup(c[i].value);
 	*nout = m;
@@ -688,16 +700,30 @@ int tk_store_signature_detail(tk_store *s, const char *kind, const char *signatu
 		out->durations = tk_xmalloc((n ? n : 1) * sizeof *out->durations);
 		for (size_t i = 0; i < n; i++)
 			out->durations[i] = r[i].duration;
-		qsort(out->durations, n, sizeof *out->durations, dbl_cmp);
+		size_t u = 1; /* mostly in order already (SQLite reads them from reports_sig) */
+		while (u < n && !(out->durations[u] < out->durations[u - 1]))
+			u++;
+		if (u < n)
+			qsort(out->durations, n, sizeof *out->durations, dbl_cmp);
 		if (n)
 			tk_store_summarise(out->durations, n, &out->summary);
 		snprintf(out->summary.unit, sizeof out->summary.unit, "s");
 		out->nexamples = n < max_examples ? n : max_examples;
 		out->examples = tk_xmalloc((out->nexamples ? out->nexamples : 1) * sizeof *out->examples);
-		char **ids = tk_xmalloc((n ? n : 1) * sizeof *ids);
-		for (size_t i = 0; i < n; i++)
-			ids[i] = r[i].id;
-		qsort(ids, n, sizeof *ids, str_cmp);
+		/* the nexamples smallest ids, ascending: kept sorted while the rows go by (rows come in
+		 * any order; a signature has many, the page shows ten) */
+		size_t k = out->nexamples, have = 0;
+		char **ids = tk_xmalloc((k ? k : 1) * sizeof *ids);
+		for (size_t i = 0; k && i < n; i++) {
+			if (have == k && strcmp(r[i].id, ids[k - 1]) >= 0)
+				continue;
+			size_t j = have < k ? have++ : k - 1;
+			while (j > 0 && strcmp(ids[j - 1], r[i].id) > 0) {
+				ids[j] = ids[j - 1];
+				j--;
+			}
+			ids[j] = r[i].id;
+		}
 		for (size_t i = 0; i < out->nexamples; i++)
 			out->examples[i] = tk_xstrdup(ids[i]);
 		free(ids);

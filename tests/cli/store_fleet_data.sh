@@ -185,7 +185,7 @@ OLD="$TMP/old.db"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000000"
 sqlite3 "$OLD" "DROP TABLE stacks; DROP TABLE report_stacks; PRAGMA user_version = 3;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000001"
-check_eq "sqlite: schema 3 migrates to 5" "5" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 3 migrates to 6" "6" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 id0=$(cat "$TMP/id0") id1=$(cat "$TMP/id1")
 check_eq "sqlite: a report stored before the migration has no stacks" "" "$("$TK" report --db "sqlite:$OLD" --folded "$id0" || echo FAILED)"
 check_eq "sqlite: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "sqlite:$OLD" --folded "$id1")"
@@ -202,3 +202,27 @@ check_eq "clickhouse: a report stored after it has its stacks" "$(cat "$TMP/id1.
 # identical stacks are stored once
 check_eq "sqlite: one row per distinct stack text" "$(sqlite3 "$TMP/fleet.db" "SELECT count(DISTINCT stack) FROM report_stacks" || echo FAILED)" "$(sqlite3 "$TMP/fleet.db" "SELECT count(*) FROM stacks")"
 check_eq "clickhouse: one row per distinct stack text" "$(curl -sf "$CH_HTTP" --data-binary "SELECT uniqExact(stack) FROM tk_fleet.report_stacks" || echo FAILED)" "$(curl -sf "$CH_HTTP" --data-binary "SELECT count() FROM tk_fleet.stacks")"
+
+# ---- a schema-5 store (before the session summary) migrates to 6: the summary the migration builds
+# from the stored reports and the one kept at ingest are the same rows, and both equal the reports'
+# own aggregate (the summary's definition, over reports, in SQL) ----
+G5="$TMP/gen5"
+"$STOREGEN" "$G5" 12 5 3 --cpu 1 --foreground --versions 3 --days 3 >/dev/null || notok "storegen (schema 5)"
+V5="$TMP/v5.db" NEW5="$TMP/new5.db"
+"$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-5]
+sqlite3 "$V5" "DROP TABLE sessions_sum; DROP INDEX reports_values; CREATE INDEX reports_session ON reports(app, version, build, device, os, session, kind, duration, time); CREATE INDEX reports_app_version ON reports(kind, app, version, duration); PRAGMA user_version = 5;"
+"$TK" ingest -q --db "sqlite:$V5" "$G5"
+"$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-3]
+"$TK" ingest -q --db "sqlite:$NEW5" "$G5"/s000000[6-9] "$G5"/s0000010
+"$TK" ingest -q --db "sqlite:$NEW5" "$G5"
+check_eq "sqlite: schema 5 migrates to 6" "6" "$(sqlite3 "$V5" "PRAGMA user_version")"
+SUMQ="SELECT * FROM sessions_sum ORDER BY app, version, build, device, os, session, kind"
+check_eq "sqlite: the migrated summary plus later ingests equals the one kept at ingest" \
+	"$(sqlite3 "$NEW5" "$SUMQ")" "$(sqlite3 "$V5" "$SUMQ" || echo FAILED)"
+check_eq "sqlite: the summary kept at ingest equals the reports' aggregate" \
+	"$(sqlite3 "$NEW5" "SELECT app, version, build, device, os, session, kind, count(*), count(duration), min(CASE WHEN duration IS NOT NULL THEN time END), coalesce(sum(CAST(duration * 1000000.0 + 0.5 AS INTEGER)), 0), coalesce(sum(CASE WHEN duration >= 0.25 THEN CAST(duration * 1000000.0 + 0.5 AS INTEGER) END), 0) FROM reports GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7")" \
+	"$(sqlite3 "$NEW5" "$SUMQ")"
+check "sqlite: the summary has foreground and hang rows" test "$(sqlite3 "$NEW5" "SELECT count(DISTINCT kind) FROM sessions_sum WHERE kind IN ('foreground', 'hang')")" = 2
+for a in "--metric hang.rate --by app,version" "--metric hang.rate --by day" "--overview --by app,version" "--metric hang.duration --by day,version"; do
+	check_eq "sqlite: migrated and fresh stores answer $a the same" "$("$TK" stats --db "sqlite:$NEW5" $a --json)" "$("$TK" stats --db "sqlite:$V5" $a --json || echo FAILED)"
+done
