@@ -33,6 +33,9 @@ DEPS_PKGS    := build-essential make pkg-config libxml2-dev zlib1g-dev libcmocka
 # `all` is the default goal even though the fragments below define rules of their own.
 all:
 
+# $(call fuzzobj,SOURCES): the shared libFuzzer objects of SOURCES' lib/*.c files (rule: mk/tests.mk)
+fuzzobj = $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(filter lib/%.c,$(1)))
+
 -include mk/*.mk
 
 # The fleet store (lib/store) is a library of its own, so a program that links only the analysis

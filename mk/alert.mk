@@ -4,10 +4,10 @@
 # backends are stubs in the harness. make check runs a short seeded pass
 # (tests/cli/alert.sh); `make fuzz-alert` runs FUZZ_TIME seconds.
 FUZZ_ALERT_SRC := tests/fuzz/fuzz_alert.c lib/store/alert.c lib/store/store.c lib/store/stacks.c lib/model/profile.c lib/stats/quantile.c $(wildcard lib/util/*.c)
-$(BUILD)/fuzz_alert: $(FUZZ_ALERT_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/store/*.h)
+$(BUILD)/fuzz_alert: $(filter-out lib/%,$(FUZZ_ALERT_SRC)) $(call fuzzobj,$(FUZZ_ALERT_SRC)) $(wildcard include/tracekit/*.h lib/util/*.h lib/store/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $(FUZZ_ALERT_SRC) -lcrypto -lm
+	  -o $@ $(filter-out lib/%,$(FUZZ_ALERT_SRC)) $(call fuzzobj,$(FUZZ_ALERT_SRC)) -lcrypto -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz_alert
 .PHONY: fuzz-alert
 fuzz-alert: $(BUILD)/fuzz_alert

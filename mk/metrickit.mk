@@ -3,10 +3,10 @@
 # through tests/cli/metrickit_fuzz.sh; `make fuzz-metrickit FUZZ_TIME=600` runs longer.
 FUZZ_MX_SRC := lib/read/metrickit.c lib/read/input.c lib/model/profile.c lib/stats/histogram.c $(wildcard lib/util/*.c)
 
-$(BUILD)/fuzz/fuzz_metrickit: tests/fuzz/fuzz_metrickit.c $(FUZZ_MX_SRC) $(wildcard lib/read/*.h include/tracekit/*.h)
+$(BUILD)/fuzz/fuzz_metrickit: tests/fuzz/fuzz_metrickit.c $(call fuzzobj,$(FUZZ_MX_SRC)) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c17 -D_GNU_SOURCE -Iinclude -Ilib \
-	  -o $@ $< $(FUZZ_MX_SRC) -ljansson -lz -lm
+	  -o $@ $< $(call fuzzobj,$(FUZZ_MX_SRC)) -ljansson -lz -lm
 
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_metrickit
 

@@ -22,9 +22,9 @@ FUZZ_SRC    = lib/read/input.c lib/read/xctrace.c lib/read/kdebug.c lib/read/toc
               lib/read/xml_libxml2.c lib/model/profile.c $(wildcard lib/util/*.c)
 FUZZ_TIME  ?= 600
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRC) $(wildcard lib/read/*.h include/tracekit/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(call fuzzobj,$(FUZZ_SRC)) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxml2 -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(call fuzzobj,$(FUZZ_SRC)) -lxml2 -lz -lm
 
 EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_xctrace $(BUILD)/fuzz/fuzz_xml_diff
 

@@ -14,10 +14,10 @@ FUZZ_TEXT_COMMON := lib/read/input.c lib/read/lines.c lib/read/folded.c lib/mode
                     lib/write/folded.c lib/write/wutil.c $(wildcard lib/util/*.c)
 
 # A static pattern: a plain fuzz_% rule would also capture read.mk's fuzz_xctrace.
-$(TEXT_READERS:%=$(BUILD)/fuzz/fuzz_%): $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_text.c lib/read/%.c $(FUZZ_TEXT_COMMON) $(wildcard lib/read/*.h include/tracekit/*.h)
+$(TEXT_READERS:%=$(BUILD)/fuzz/fuzz_%): $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_text.c $(BUILD)/fuzzobj/lib/read/%.o $(call fuzzobj,$(FUZZ_TEXT_COMMON)) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_TEXT_FLAGS) -DTK_FUZZ_READER=tk_reader_$* -o $@ tests/fuzz/fuzz_text.c \
-	  $(sort lib/read/$*.c $(FUZZ_TEXT_COMMON)) -lz -lm
+	  $(call fuzzobj,$(sort lib/read/$*.c $(FUZZ_TEXT_COMMON))) -lz -lm
 
 EXTRA_TEST_DEPS += $(TEXT_READERS:%=$(BUILD)/fuzz/fuzz_%)
 

@@ -24,10 +24,12 @@ $(BUILD)/obj/lib/symbol/elf.o: lib/symbol/elf.c mk/records.mk
 # jansson check, and the fast tree check must agree with it (abort otherwise).
 FUZZ_RECORDS_SRC := tests/fuzz/fuzz_records.c lib/read/records.c lib/model/profile.c lib/read/input.c \
                     $(wildcard lib/util/*.c)
-$(BUILD)/fuzz_records: $(FUZZ_RECORDS_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h)
+# (records.c is compiled here, with TK_RECORDS_TREE_DIFF; the rest are the shared fuzzer objects)
+$(BUILD)/fuzz_records: $(FUZZ_RECORDS_SRC) $(call fuzzobj,$(filter-out lib/read/records.c,$(FUZZ_RECORDS_SRC))) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -DTK_RECORDS_TREE_DIFF -o $@ $(FUZZ_RECORDS_SRC) -ljansson -lz -lm
+	  -DTK_RECORDS_TREE_DIFF -o $@ tests/fuzz/fuzz_records.c lib/read/records.c \
+	  $(call fuzzobj,$(filter-out lib/read/records.c,$(FUZZ_RECORDS_SRC))) -ljansson -lz -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz_records
 FUZZ_TIME ?= 60
 .PHONY: fuzz-records

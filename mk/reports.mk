@@ -8,9 +8,9 @@ REPORT_FUZZ_SRC := lib/read/apple_report.c lib/read/ips.c lib/read/crash.c lib/r
 REPORT_FUZZ_CC  := clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c17 \
                    -D_GNU_SOURCE -Iinclude -Ilib
 
-$(REPORT_FORMATS:%=$(BUILD)/fuzz/fuzz_report_%): $(BUILD)/fuzz/fuzz_report_%: tests/fuzz/fuzz_apple_report.c $(REPORT_FUZZ_SRC) $(wildcard lib/read/*.h include/tracekit/*.h)
+$(REPORT_FORMATS:%=$(BUILD)/fuzz/fuzz_report_%): $(BUILD)/fuzz/fuzz_report_%: tests/fuzz/fuzz_apple_report.c $(call fuzzobj,$(REPORT_FUZZ_SRC)) $(wildcard lib/read/*.h include/tracekit/*.h)
 	@mkdir -p $(dir $@)
-	$(REPORT_FUZZ_CC) -DTK_FUZZ_FORMAT_$* -o $@ tests/fuzz/fuzz_apple_report.c $(REPORT_FUZZ_SRC) -ljansson -lz -lm
+	$(REPORT_FUZZ_CC) -DTK_FUZZ_FORMAT_$* -o $@ tests/fuzz/fuzz_apple_report.c $(call fuzzobj,$(REPORT_FUZZ_SRC)) -ljansson -lz -lm
 
 EXTRA_TEST_DEPS += $(REPORT_FORMATS:%=$(BUILD)/fuzz/fuzz_report_%)
 

@@ -8,10 +8,10 @@ DEPS_PKGS += python3 python3-numpy
 # pass (tests/cli/stats_fuzz.sh).
 FUZZ_STATS_SRC := tests/fuzz/fuzz_stats.c lib/stats/quantile.c lib/stats/sketch.c lib/stats/values.c \
                   lib/stats/values_read.c lib/read/input.c $(wildcard lib/util/*.c)
-$(BUILD)/fuzz_stats: $(FUZZ_STATS_SRC) $(wildcard include/tracekit/*.h lib/util/*.h)
+$(BUILD)/fuzz_stats: $(filter-out lib/%,$(FUZZ_STATS_SRC)) $(call fuzzobj,$(FUZZ_STATS_SRC)) $(wildcard include/tracekit/*.h lib/util/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $(FUZZ_STATS_SRC) -lz -lm
+	  -o $@ $(filter-out lib/%,$(FUZZ_STATS_SRC)) $(call fuzzobj,$(FUZZ_STATS_SRC)) -lz -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz_stats
 .PHONY: fuzz-stats
 fuzz-stats: $(BUILD)/fuzz_stats

@@ -23,10 +23,10 @@ $(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit-store.a $(BUILD
 FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports.c lib/store/inputs.c lib/store/stacks.c \
                    $(wildcard lib/read/*.c lib/model/*.c lib/stats/*.c) \
                    lib/symbol/elf.c lib/symbol/elf_name.c $(wildcard lib/symbol/demangle*.c lib/symbol/swift_*.c lib/util/*.c)
-$(BUILD)/fuzz_bundle: $(FUZZ_BUNDLE_SRC) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
+$(BUILD)/fuzz_bundle: $(filter-out lib/%,$(FUZZ_BUNDLE_SRC)) $(call fuzzobj,$(FUZZ_BUNDLE_SRC)) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -I/usr/include/libxml2 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $(FUZZ_BUNDLE_SRC) -lxml2 -ljansson -ldw -lelf -liberty -lz -lcrypto -lpthread -lm
+	  -o $@ $(filter-out lib/%,$(FUZZ_BUNDLE_SRC)) $(call fuzzobj,$(FUZZ_BUNDLE_SRC)) -lxml2 -ljansson -ldw -lelf -liberty -lz -lcrypto -lpthread -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz_bundle
 .PHONY: fuzz-bundle
 fuzz-bundle: $(BUILD)/fuzz_bundle

@@ -23,3 +23,15 @@ fuzz-symbol: $(BUILD)/fuzz/fuzz_symbol_macho $(BUILD)/fuzz/fuzz_symbol_cache $(B
 	$(BUILD)/fuzz/fuzz_swift_demangle -max_total_time=$(FUZZ_TIME) -max_len=512 $(BUILD)/fuzz/new-swift
 	TK_FUZZ_DSYM=tests/fixtures/symbol/libtks-arm64.dylib.dwarf $(BUILD)/fuzz/fuzz_symbolicate_v5 \
 	  -max_total_time=$(FUZZ_TIME) -rss_limit_mb=1024 -max_len=4096 $(BUILD)/fuzz/new-v5 tests/fuzz/corpus/symbolicate_v5
+
+# Fuzzer objects: every libFuzzer target links the library sources it exercises, compiled once
+# here for all of them (ASan+UBSan, fuzzer coverage, no recovery) rather than once per target; the
+# harness (tests/fuzz/*.c) is compiled in the target's own link command, with its own -D options.
+# $(call fuzzobj,SOURCES) (defined in the Makefile, before the fragments): the objects of SOURCES'
+# lib/*.c files.
+FUZZ_OBJ_FLAGS := $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                  -Iinclude -Ilib -I/usr/include/libxml2 -I/usr/include/libdwarf
+$(BUILD)/fuzzobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_OBJ_FLAGS) -MMD -MP -c $< -o $@
+-include $(shell find $(BUILD)/fuzzobj -name '*.d' 2>/dev/null)

@@ -11,6 +11,7 @@
 #   pc_load FILE [--symbol-server URL]   load FILE into a new current session; 0 on success, else 1
 #                                        (what went wrong in $PC_OUT); the session's id in
 #                                        $PC_SESSION, its daemon's pid in $PC_PID
+#   pc_stop                              stop the daemon of the last pc_load (by its pid)
 #   pc_stop_all                          stop every daemon started here (by its pid)
 PC_OUT=${PC_OUT:-${TMP:-/tmp}/profiler-cli.$$.out}
 PC_N=0
@@ -34,8 +35,14 @@ pc_load() {
 		fi
 		sleep 0.05
 	done
-	profiler-cli session use "$s" >/dev/null 2>&1
-	profiler-cli status --session "$s" >"$PC_OUT" 2>&1
+	profiler-cli session use "$s" >"$PC_OUT" 2>&1
+}
+# pc_stop: stop the current session's daemon (SIGTERM: it shuts down as `profiler-cli stop` makes it,
+# without another client process) and wait for it
+pc_stop() {
+	kill "$PC_PID" 2>/dev/null
+	wait "$PC_PID" 2>/dev/null
+	return 0
 }
 pc_stop_all() {
 	local p

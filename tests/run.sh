@@ -27,9 +27,10 @@ if [ $# -gt 0 ]; then
 	tests=("${sel[@]}")
 fi
 
-# run_one INDEX PATH: the test's output in $logs/INDEX.log, exit status and wall seconds in INDEX.rc
+# run_one INDEX PATH: the test's output in $logs/INDEX.log; exit status, wall seconds and CPU seconds
+# (user+sys of the test and every child it waited for, from bash's `times`) in INDEX.rc
 run_one() {
-	local i=$1 t=$2 start rc us
+	local i=$1 t=$2 start rc us cpu
 	start=${EPOCHREALTIME/[.,]/}
 	case $t in
 	*.sh) bash "$t" >"$logs/$i.log" 2>&1 </dev/null ;;
@@ -37,26 +38,33 @@ run_one() {
 	esac
 	rc=$?
 	us=$((${EPOCHREALTIME/[.,]/} - start))
-	echo "$rc $((us / 1000000)).$((us / 100000 % 10))" >"$logs/$i.rc.tmp" && mv "$logs/$i.rc.tmp" "$logs/$i.rc"
+	# run_one runs in its own subshell: the second line of `times` (the builtin, not forked) is its
+	# children's user and sys
+	times >"$logs/$i.times"
+	cpu=$(sed -n 2p "$logs/$i.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); s += a[1] * 60 + a[2] } printf "%.1f", s }')
+	echo "$rc $((us / 1000000)).$((us / 100000 % 10)) $cpu" >"$logs/$i.rc.tmp" && mv "$logs/$i.rc.tmp" "$logs/$i.rc"
 }
 
 # Start the slowest first so that one long test does not start last and leave the other CPUs idle
-# at the end: by the times of the last full run ($BUILD/tests/.times) when there is one (a new test
-# counts as slow), else the tests measured slowest (the pattern below).
+# at the end (with 2 jobs the longest test bounds the wall time): by the wall times of the last full
+# run ($BUILD/tests/.times) when there is one (a new test counts as slow), else by the CPU seconds
+# checked in with the tests (tests/costs.txt, from a full sanitized run; a test not listed there
+# counts as 10 s). Refresh costs.txt after changing a slow test: the .times of a full run, second
+# column wall, third CPU (`awk '{ print $1, $3 }' build/san/tests/.times | sort -k2 -rn`).
 order=()
 hist="$BUILD/tests/.times"
-slow='gen_truth|tree_cli|fuzz|gecko_|viewers|store_|harden_|monitor_|symbol_|test_read_xctrace|convert_cli'
+[ -f "$hist" ] || hist=tests/costs.txt
 declare -A last=()
-[ -f "$hist" ] && while read -r n s; do last[$n]=$s; done <"$hist"
+[ -f "$hist" ] && while read -r n s _; do [[ $n == \#* ]] || last[$n]=$s; done <"$hist"
 while read -r _ i; do order+=("$i"); done < <(
 	for i in "${!tests[@]}"; do
 		n=${tests[$i]##*/} s=
-		if [ -f "$hist" ]; then s=${last[$n]:-1000}
-		elif [[ $n =~ $slow ]]; then s=10; else s=1; fi
+		if [ "$hist" = tests/costs.txt ]; then s=${last[$n]:-10}; else s=${last[$n]:-1000}; fi
 		echo "$s $i"
 	done | sort -s -rn -k1,1)
 
 running=0
+run_start=${EPOCHREALTIME/[.,]/}
 for i in "${order[@]}"; do
 	if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 	run_one "$i" "${tests[$i]}" &
@@ -64,10 +72,10 @@ for i in "${order[@]}"; do
 done
 wait
 
-pass=0 fail=0 failed_names=() times=()
+pass=0 fail=0 failed_names=() times=() total_cpu=0
 for i in "${!tests[@]}"; do
 	t=${tests[$i]} name=${tests[$i]##*/} log="$logs/$i.log"
-	read -r rc secs <"$logs/$i.rc" 2>/dev/null || { rc=1 secs=0; }
+	read -r rc secs cpu <"$logs/$i.rc" 2>/dev/null || { rc=1 secs=0 cpu=0; }
 	case $t in
 	*.sh)
 		p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
@@ -84,12 +92,14 @@ for i in "${!tests[@]}"; do
 	esac
 	pass=$((pass + p)); fail=$((fail + f))
 	[ "$f" -ne 0 ] && failed_names+=("$name")
-	printf '%-40s %3d passed, %d failed %7.1f s\n' "$name" "$p" "$f" "$secs"
-	times+=("$name $secs")
+	printf '%-40s %3d passed, %d failed %7.1f s %7.1f s CPU\n' "$name" "$p" "$f" "$secs" "$cpu"
+	times+=("$name $secs $cpu")
+	total_cpu=$(awk -v a="$total_cpu" -v b="$cpu" 'BEGIN { printf "%.1f", a + b }')
 done
 # the times of a full run order the next one
 [ $# -eq 0 ] && printf '%s\n' "${times[@]}" >"$hist" 2>/dev/null
 
 [ ${#failed_names[@]} -gt 0 ] && echo "failing: ${failed_names[*]}"
+echo "tests: ${total_cpu} s CPU, $(((${EPOCHREALTIME/[.,]/} - run_start) / 1000000)) s wall with $jobs jobs"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

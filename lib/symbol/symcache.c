@@ -439,7 +439,7 @@ int tk_symcache_build_slice(const uint8_t *data, size_t size, const char *path, 
 	while (nr > first && r[nr - 1].node == TK_SC_NONE)
 		end = r[--nr].start;
 	size_t n = nr - first;
-	rng *R = r + first;
+	rng *R = n ? r + first : NULL; /* r is NULL when there are no ranges: no pointer arithmetic on it */
 	uint64_t base = n ? R[0].start : 0;
 	uint32_t width = !n || end - base <= UINT32_MAX ? 4 : 8;
 	size_t nblocks = (n + SC_BLOCK - 1) / SC_BLOCK;
