@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tracekit/stats.h"
-#include "util/text.h"
+#include "chart.h"
 
 #define W 1000
 #define ML 70
@@ -15,20 +15,6 @@
 #define HH 220 /* the histogram's height */
 #define GAP 46 /* the value axis' labels between histogram and boxes */
 #define ROW 28 /* one box plot */
-
-static void text(FILE *f, const char *s)
-{
-	tk_xml_fput(f, s ? s : "", 60);
-}
-
-static double nice_step(double span, int n)
-{
-	double raw = span / n, p = pow(10, floor(log10(raw))), m = raw / p;
-	return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * p;
-}
-
-static const char *const colors[] = {"#2f6fdb", "#e8590c", "#2b8a3e", "#862e9c", "#c2255c", "#1098ad", "#5c940d",
-                                     "#495057"};
 
 /* x of value v: within its bin, linearly or logarithmically as the bins are spaced */
 static double xof(const tk_dist_chart *c, double v)
@@ -57,17 +43,12 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 	for (size_t s = 0; s < c->nseries; s++)
 		for (size_t b = 0; b < c->nbins; b++)
 			hi = c->series[s].counts[b] > hi ? c->series[s].counts[b] : hi;
-	double step = nice_step(hi ? (double)hi : 1, 4);
+	double step = tk_chart_nice_step(hi ? (double)hi : 1, 4);
 	if (step < 1)
 		step = 1;
 	double top = ceil((hi ? (double)hi : 1) / step) * step;
 #define Y(v) (MT + HH - (v) / top * HH)
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-	           "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
-	        W, H, W, H, W, H);
-	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", ML);
-	text(f, c->title);
-	fputs("</text>\n", f);
+	tk_chart_begin(f, W, H, ML, c->title);
 	/* counts axis */
 	for (double v = 0; v <= top + step / 2; v += step) {
 		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>", ML, ML + PW, Y(v), Y(v));
@@ -78,7 +59,7 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 	/* bars: in each bin one per series, side by side */
 	const double bw = slot * 0.9 / (double)(c->nseries ? c->nseries : 1);
 	for (size_t s = 0; s < c->nseries; s++) {
-		const char *col = colors[s % (sizeof colors / sizeof colors[0])];
+		const char *col = tk_chart_color(s);
 		fprintf(f, "<g class=\"hist\" fill=\"%s\">", col);
 		for (size_t b = 0; b < c->nbins; b++) {
 			uint64_t k = c->series[s].counts[b];
@@ -86,7 +67,7 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 				continue;
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>", ML + b * slot + slot * 0.05 + s * bw,
 			        Y((double)k), bw, (double)HH - (Y((double)k) - MT));
-			text(f, c->series[s].name);
+			tk_chart_text(f, c->series[s].name);
 			fprintf(f, ": %llu in [%.4g, %.4g%s</title></rect>", (unsigned long long)k, c->edges[b], c->edges[b + 1],
 			        b + 1 == c->nbins ? "]" : ")");
 		}
@@ -103,18 +84,18 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 			        c->edges[b]);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ML + PW / 2, MT + HH + 34);
-	text(f, c->unit);
+	tk_chart_text(f, c->unit);
 	fputs(c->log ? " (logarithmic)</text>\n" : "</text>\n", f);
 	/* box plots */
 	const int by0 = MT + HH + GAP;
 	for (size_t s = 0; s < c->nseries; s++) {
 		const tk_dist_series *d = &c->series[s];
-		const char *col = colors[s % (sizeof colors / sizeof colors[0])];
+		const char *col = tk_chart_color(s);
 		double y = by0 + (double)s * ROW + ROW / 2.0;
 		if (!d->n)
 			continue;
 		fprintf(f, "<g class=\"box\" stroke=\"%s\"><title>", col);
-		text(f, d->name);
+		tk_chart_text(f, d->name);
 		fprintf(f, ": %llu values, P5 %.4g, P25 %.4g, P50 %.4g, P75 %.4g, P95 %.4g, min %.4g, max %.4g</title>",
 		        (unsigned long long)d->n, d->p5, d->p25, d->p50, d->p75, d->p95, d->min, d->max);
 		double x5 = xof(c, d->p5), x25 = xof(c, d->p25), x50 = xof(c, d->p50), x75 = xof(c, d->p75),
@@ -132,7 +113,7 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 		           "fill=\"%s\"/>",
 		        xof(c, d->min), y, col, xof(c, d->max), y, col);
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" stroke=\"none\" fill=\"#333\">", ML + PW + 20, y + 4);
-		text(f, d->name);
+		tk_chart_text(f, d->name);
 		fputs("</text></g>\n", f);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">box: P25 to P75, bar: P50 (median), whiskers: P5 to P95, dots: "
@@ -141,9 +122,9 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 	/* legend */
 	for (size_t s = 0; s < c->nseries; s++) {
 		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\">",
-		        ML + PW + 20, (size_t)MT + s * 20, colors[s % (sizeof colors / sizeof colors[0])], ML + PW + 40,
+		        ML + PW + 20, (size_t)MT + s * 20, tk_chart_color(s), ML + PW + 40,
 		        (size_t)MT + 9 + s * 20);
-		text(f, c->series[s].name);
+		tk_chart_text(f, c->series[s].name);
 		fputs("</text>\n", f);
 	}
 	fputs("</svg>\n", f);

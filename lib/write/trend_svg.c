@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tracekit/stats.h"
-#include "util/text.h"
+#include "chart.h"
 
 #define W 1000
 #define H 380
@@ -15,21 +15,6 @@
 #define MB 60
 #define PW (W - ML - MR)
 #define PH (H - MT - MB)
-
-static void text(FILE *f, const char *s)
-{
-	tk_xml_fput(f, s ? s : "", 60);
-}
-
-/* A round step for about n ticks over span. */
-static double nice_step(double span, int n)
-{
-	double raw = span / n, p = pow(10, floor(log10(raw))), m = raw / p;
-	return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * p;
-}
-
-static const char *const colors[] = {"#2f6fdb", "#e8590c", "#2b8a3e", "#862e9c", "#c2255c", "#1098ad", "#5c940d",
-                                     "#495057"};
 
 int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 {
@@ -43,17 +28,12 @@ int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 			hi = c->thresholds[t].value;
 	if (hi <= 0)
 		hi = 1;
-	double step = nice_step(hi, 5);
+	double step = tk_chart_nice_step(hi, 5);
 	hi = ceil(hi / step) * step;
 	const double dx = c->nx > 1 ? (double)PW / (double)(c->nx - 1) : 0;
 #define X(i) (ML + (c->nx > 1 ? (double)(i)*dx : PW / 2.0))
 #define Y(v) (MT + PH - (v) / hi * PH)
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-	           "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
-	        W, H, W, H, W, H);
-	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", ML);
-	text(f, c->title);
-	fputs("</text>\n", f);
+	tk_chart_begin(f, W, H, ML, c->title);
 	/* value axis */
 	for (double v = 0; v <= hi + step / 2; v += step) {
 		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>", ML, ML + PW, Y(v), Y(v));
@@ -61,7 +41,7 @@ int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 	}
 	fprintf(f, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\" fill=\"#555\">",
 	        MT + PH / 2, MT + PH / 2);
-	text(f, c->unit);
+	tk_chart_text(f, c->unit);
 	fputs("</text>\n", f);
 	/* time axis: at most ~12 labels */
 	size_t every = c->nx > 12 ? (c->nx + 11) / 12 : 1;
@@ -70,7 +50,7 @@ int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 		        MT + PH + 4);
 		if (i % every == 0) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", X(i), MT + PH + 18);
-			text(f, c->xlabels[i]);
+			tk_chart_text(f, c->xlabels[i]);
 			fputs("</text>\n", f);
 		}
 	}
@@ -83,12 +63,12 @@ int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 		fprintf(f, "<g class=\"threshold\"><line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d6336c\" "
 		           "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/><text x=\"%d\" y=\"%.1f\" fill=\"#d6336c\">",
 		        ML, ML + PW, Y(v), Y(v), ML + 4, Y(v) - 4);
-		text(f, c->thresholds[t].label);
+		tk_chart_text(f, c->thresholds[t].label);
 		fputs("</text></g>\n", f);
 	}
 	/* series: lines through the buckets that have a value, a dot on each */
 	for (size_t s = 0; s < c->nseries; s++) {
-		const char *col = colors[s % (sizeof colors / sizeof colors[0])];
+		const char *col = tk_chart_color(s);
 		fprintf(f, "<g class=\"series\"><polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
 		for (size_t i = 0; i < c->nx; i++)
 			if (isfinite(c->series[s].y[i]))
@@ -98,15 +78,15 @@ int tk_write_trend_svg(FILE *f, const tk_trend_chart *c, tk_error *err)
 			if (isfinite(c->series[s].y[i])) {
 				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", X(i),
 				        Y(c->series[s].y[i]), col);
-				text(f, c->series[s].name);
+				tk_chart_text(f, c->series[s].name);
 				fputs(" ", f);
-				text(f, c->xlabels[i]);
+				tk_chart_text(f, c->xlabels[i]);
 				fprintf(f, ": %.4g</title></circle>", c->series[s].y[i]);
 			}
 		/* legend */
 		fprintf(f, "\n<rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\">", ML + PW + 20,
 		        MT + 4 + s * 20, col, ML + PW + 40, MT + 9 + s * 20);
-		text(f, c->series[s].name);
+		tk_chart_text(f, c->series[s].name);
 		fputs("</text></g>\n", f);
 	}
 	fputs("</svg>\n", f);
