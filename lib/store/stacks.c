@@ -56,7 +56,7 @@ static void put_weight(text *t, uint64_t w, unsigned d)
 /* One stack of a thread: its labels root first. */
 typedef struct path {
 	const char **label;
-	size_t depth;
+	size_t at, depth; /* at: where label starts in the labels of all paths */
 	uint64_t weight;
 } path;
 
@@ -64,6 +64,8 @@ static int path_cmp(const void *a, const void *b)
 {
 	const path *x = a, *y = b;
 	for (size_t i = 0; i < x->depth && i < y->depth; i++) {
+		if (x->label[i] == y->label[i]) /* one frame's label (labels are made once per frame) */
+			continue;
 		int c = strcmp(x->label[i], y->label[i]);
 		if (c)
 			return c;
@@ -147,6 +149,8 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 	tput(&out, "", 0);
 	path *pv = NULL;
 	size_t np = 0, cap = 0;
+	const char **all = NULL; /* every path's labels, one after another */
+	size_t nall = 0, capall = 0;
 	labels L = {.p = p};
 	tk_frame_id *fr = NULL;
 	size_t capfr = 0;
@@ -165,13 +169,16 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 			}
 			TK_GROW(pv, cap, np + 1);
 			path *pa = &pv[np++];
-			pa->label = tk_xmalloc((depth ? depth : 1) * sizeof *pa->label);
+			pa->at = nall;
 			pa->depth = depth;
 			pa->weight = sw[j].weight;
+			TK_GROW(all, capall, nall + depth);
 			for (size_t d = 0; d < depth; d++)
-				pa->label[d] = label_of(&L, fr[d]);
+				all[nall++] = label_of(&L, fr[d]);
 		}
 	}
+	for (size_t j = 0; j < np; j++)
+		pv[j].label = all + pv[j].at; /* all no longer moves */
 	if (np)
 		qsort(pv, np, sizeof *pv, path_cmp);
 	unsigned dec = tk_profile_weight_decimals(p);
@@ -186,7 +193,7 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 				tput(&out, CODED, CODED_LEN);
 			size_t same = 0;
 			while (prev && same < prev->depth && same < pv[j].depth &&
-			       strcmp(prev->label[same], pv[j].label[same]) == 0)
+			       (prev->label[same] == pv[j].label[same] || strcmp(prev->label[same], pv[j].label[same]) == 0))
 				same++;
 			char num[24];
 			snprintf(num, sizeof num, "%zu ", same);
@@ -203,8 +210,7 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 		}
 		j = k;
 	}
-	for (size_t j = 0; j < np; j++)
-		free(pv[j].label);
+	free(all);
 	free(pv);
 	for (size_t j = 0; j < L.nowned; j++)
 		free(L.owned[j]);
