@@ -57,7 +57,9 @@ typedef struct tk_report {
 	 * for it ("root;…;leaf WEIGHT\n" each), except that a frame without a symbol is named
 	 * IMAGE+0xOFFSET as in signatures (the same code is one frame on every device, whatever the
 	 * ASLR slide); "" or NULL when it has none. Not part of the id. Stored once per distinct text
-	 * (docs/store.md); tk_store_report_get gives it back. */
+	 * (docs/store.md); tk_store_report_get gives it back. Reports read by the store (tk_reports_*)
+	 * carry it prefix-coded (docs/store.md: "@prefix-coded" first), ~10x smaller; folded text
+	 * given here is stored as it is. */
 	const char *stacks;
 } tk_report;
 
