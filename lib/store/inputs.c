@@ -233,7 +233,8 @@ static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE
 		if (lead < ll && !(line[lead] == '{' && line[ll - 1] == '}')) {
 			rc = 2; /* pretty-printed, an array …: not one payload a line */
 			if (flushed) /* some are stored already: reading it whole would repeat them */
-				rc = tk_error_set(err, "%s:%zu: not a MetricKit payload on one line (the lines before were)",
+				rc = tk_error_set(err,
+				                  "%s:%zu: not a MetricKit payload on one line (the lines before were)",
 				                  path, lineno);
 			break;
 		}

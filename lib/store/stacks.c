@@ -193,7 +193,8 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 				tput(&out, CODED, CODED_LEN);
 			size_t same = 0;
 			while (prev && same < prev->depth && same < pv[j].depth &&
-			       (prev->label[same] == pv[j].label[same] || strcmp(prev->label[same], pv[j].label[same]) == 0))
+			       (prev->label[same] == pv[j].label[same] ||
+			        strcmp(prev->label[same], pv[j].label[same]) == 0))
 				same++;
 			char num[24];
 			snprintf(num, sizeof num, "%zu ", same);

@@ -39,7 +39,7 @@ static void test_stacks_text(void **state)
 	                    "0 (no stack) 3\n"
 	                    "0 main;UIKit + 0x10 2\n"
 	                    "2 run loop;a b 1.5\n" /* frames with spaces */
-	                    "3  4\n"                /* an empty frame under them */
+	                    "3  4\n"               /* an empty frame under them */
 	                    "1 other 5\n"
 	                    "9 deeper 1\n" /* more than the previous line has: all of it */
 	                    "x bad line\n"
