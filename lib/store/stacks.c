@@ -178,7 +178,7 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 		}
 	}
 	for (size_t j = 0; j < np; j++)
-		pv[j].label = all + pv[j].at; /* all no longer moves */
+		pv[j].label = all ? all + pv[j].at : NULL; /* all no longer moves (NULL: every path empty) */
 	if (np)
 		qsort(pv, np, sizeof *pv, path_cmp);
 	unsigned dec = tk_profile_weight_decimals(p);
