@@ -57,9 +57,13 @@ typedef struct tk_report {
 	 * for it ("root;…;leaf WEIGHT\n" each), except that a frame without a symbol is named
 	 * IMAGE+0xOFFSET as in signatures (the same code is one frame on every device, whatever the
 	 * ASLR slide); "" or NULL when it has none. Not part of the id. Stored once per distinct text
-	 * (docs/store.md); tk_store_report_get gives it back. */
+	 * (docs/store.md); tk_store_report_get gives it back. Reports read by the store (tk_reports_*)
+	 * carry it prefix-coded (docs/store.md: "@prefix-coded" first), ~10x smaller; folded text
+	 * given here is stored as it is. */
 	const char *stacks;
 } tk_report;
+
+typedef struct tk_report_set tk_report_set;
 
 /* Metadata given by the user or the upload (app=…, version=…): fills the keys the input lacks. */
 typedef struct tk_report_meta {
@@ -74,6 +78,12 @@ typedef struct tk_report_meta {
 	 * p with its frames named, instead of the registry's reader (tk_store_namer_meta sets both). */
 	int (*read_report)(void *ctx, tk_input *in, tk_profile *p, tk_error *err);
 	void *read_report_ctx;
+	/* Optional: an input of many payloads (MetricKit JSON Lines) hands its reports over every few
+	 * thousand instead of adding them all to the caller's set, so memory stays bounded by one
+	 * payload: flush stores set's reports (on the reading thread; set is freed after it returns).
+	 * Returns 0 or -1 with err (the input fails with it). tk_store_ingest sets it. */
+	int (*flush)(void *ctx, const tk_report_set *set, tk_error *err);
+	void *flush_ctx;
 } tk_report_meta;
 
 /* Names frames from dSYMs while reports are made: Apple reports (.ips, .crash, spindump) by the
@@ -118,14 +128,14 @@ typedef struct tk_profile_report {
 } tk_profile_report;
 
 /* The reports of one input, owning their strings. */
-typedef struct tk_report_set {
+struct tk_report_set {
 	tk_report *v;
 	size_t n, cap;
 	size_t live;           /* records skipped because the writer still had them open */
 	void *arena;           /* owned strings */
 	tk_profile_report *pv; /* profile inputs' summaries */
 	size_t pn, pcap;
-} tk_report_set;
+};
 
 void tk_report_set_free(tk_report_set *s);
 

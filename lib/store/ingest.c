@@ -217,6 +217,7 @@ typedef struct ingest {
 	size_t npaths, cap;
 	tk_store_ingest_result *r;
 	struct timespec t0;
+	pthread_mutex_t mu; /* the store and r's counts: the store thread's and the readers' flushes */
 } ingest;
 
 static void say(const ingest *g, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -317,6 +318,16 @@ static int put(ingest *g, const tk_report *v, size_t n, size_t inputs, tk_error 
 	return 0;
 }
 
+/* The reports a JSON Lines file hands over while it is read (tk_report_meta.flush), stored at once. */
+static int flush_set(void *ctx, const tk_report_set *set, tk_error *err)
+{
+	ingest *g = ctx;
+	pthread_mutex_lock(&g->mu);
+	int rc = put(g, set->v, set->n, g->r->inputs, err);
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
 /* A parsed chunk of inputs, waiting to be stored. */
 typedef struct chunk {
 	ingest *g;
@@ -386,6 +397,7 @@ static void *store_chunk(void *arg)
 {
 	chunk *c = arg;
 	ingest *g = c->g;
+	pthread_mutex_lock(&g->mu);
 	if (!c->fail && put(g, c->all, c->total, c->inputs, &c->err))
 		c->fail = -1;
 	if (!c->fail && c->nprof) {
@@ -395,6 +407,7 @@ static void *store_chunk(void *arg)
 		g->r->profiles += c->nprof;
 		g->r->padded += added;
 	}
+	pthread_mutex_unlock(&g->mu);
 	return NULL;
 }
 
@@ -466,6 +479,10 @@ int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_st
 	ingest g = {.s = s, .o = o, .r = r, .jobs = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1};
 	if (o->meta)
 		g.meta = *o->meta;
+	/* JSON Lines files store their reports a few thousand at a time while they are read */
+	g.meta.flush = flush_set;
+	g.meta.flush_ctx = &g;
+	pthread_mutex_init(&g.mu, NULL);
 	tk_store_namer *namer = NULL;
 	if (o->symbols) {
 		namer = tk_store_namer_new(o->symbols);
@@ -485,5 +502,6 @@ int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_st
 		free(g.paths[i]);
 	free(g.paths);
 	tk_store_namer_free(namer);
+	pthread_mutex_destroy(&g.mu);
 	return rc;
 }

@@ -182,8 +182,11 @@ static int add_profile_input(tk_input *in, const char *source, const char *const
  * grows with the file. The reports are those of reading the file whole (MetricKit events carry
  * nothing of their position). Returns 0, -1 with err, or 2 when the file is not one payload a line
  * (read it whole then; out is left as it was). */
-static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE_NKEYS], tk_report_set *out,
-                               tk_error *err)
+/* Reports a JSON Lines file hands to given->flush at a time (~5 KB each with their stacks). */
+#define TK_LINES_FLUSH 4096
+
+static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE_NKEYS], const tk_report_meta *given,
+                               tk_report_set *out, tk_error *err)
 {
 	tk_input *in = tk_input_open(path, err);
 	if (!in)
@@ -200,6 +203,10 @@ static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		mkeys[k] = (char *)keys[k];
 	int rc = 0, eof = 0;
+	int (*flush)(void *, const tk_report_set *, tk_error *) = given ? given->flush : NULL;
+	tk_report_set part = {0}; /* with flush: the reports not yet handed over */
+	tk_report_set *to = flush ? &part : out;
+	size_t flushed = 0;
 	while (!rc) {
 		char *nl = memchr(buf + start, '\n', len - start);
 		if (!nl && !eof) { /* more bytes: keep the partial line, read on */
@@ -225,6 +232,10 @@ static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE
 			lead++;
 		if (lead < ll && !(line[lead] == '{' && line[ll - 1] == '}')) {
 			rc = 2; /* pretty-printed, an array …: not one payload a line */
+			if (flushed) /* some are stored already: reading it whole would repeat them */
+				rc = tk_error_set(err,
+				                  "%s:%zu: not a MetricKit payload on one line (the lines before were)",
+				                  path, lineno);
 			break;
 		}
 		if (lead < ll) {
@@ -238,12 +249,20 @@ static int add_metrickit_lines(const char *path, const char *const keys[TK_STORE
 			rc = li ? tk_reader_metrickit.read(p, li, &ro, err) : -1;
 			tk_input_close(li);
 			if (!rc && tk_event_count(p))
-				rc = tk_store_event_reports(&p, mkeys, NULL, out, err);
+				rc = tk_store_event_reports(&p, mkeys, NULL, to, err);
 			tk_profile_free(p);
+			if (!rc && flush && part.n >= TK_LINES_FLUSH) {
+				flushed += part.n;
+				rc = flush(given->flush_ctx, &part, err);
+				tk_report_set_free(&part);
+			}
 		}
 		if (!nl && eof)
 			break;
 	}
+	if (!rc && flush && part.n)
+		rc = flush(given->flush_ctx, &part, err);
+	tk_report_set_free(&part);
 	free(buf);
 	tk_input_close(in);
 	if (rc == 2) /* undo: the caller reads the file whole */
@@ -256,7 +275,7 @@ static int add_profile(const char *path, const tk_report_meta *given, tk_report_
 	const char *keys[TK_STORE_NKEYS];
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		keys[k] = given && given->keys[k] ? given->keys[k] : "";
-	int lines = add_metrickit_lines(path, keys, out, err);
+	int lines = add_metrickit_lines(path, keys, given, out, err);
 	if (lines != 2)
 		return lines;
 	struct stat st;

@@ -119,9 +119,12 @@ double tk_store_lerp(double a, double b, uint64_t delta, uint64_t den);
 void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
 
 /* ---- stacks (stacks.c) ---- */
-/* The folded stacks of event e of p (tk_report.stacks), malloc'd ("" when it owns no stack). */
+/* The folded stacks of event e of p as stored (tk_report.stacks: prefix-coded), malloc'd ("" when it
+ * owns no stack). */
 char *tk_store_event_folded(const tk_profile *p, tk_event_id e);
-/* The stacks table's key of a folded text: hex of the first 16 bytes of its SHA-256. */
+/* Stored stacks (prefix-coded, or folded text as stored before) as folded text, malloc'd. */
+char *tk_store_stacks_text(const char *stored);
+/* The stacks table's key of a stored text: hex of the first 16 bytes of its SHA-256. */
 void tk_store_stacks_hash(const char *folded, char hex[33]);
 /* Folded texts merged: every line's stack once, in byte order, with the sum of its counts over the
  * texts, text i counted times[i] times (times may be NULL: once each). Malformed lines are skipped.

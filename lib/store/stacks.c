@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "util/hidx.h"
 #include "util/mem.h"
 
 typedef struct text {
@@ -55,7 +56,7 @@ static void put_weight(text *t, uint64_t w, unsigned d)
 /* One stack of a thread: its labels root first. */
 typedef struct path {
 	const char **label;
-	size_t depth;
+	size_t at, depth; /* at: where label starts in the labels of all paths */
 	uint64_t weight;
 } path;
 
@@ -63,6 +64,8 @@ static int path_cmp(const void *a, const void *b)
 {
 	const path *x = a, *y = b;
 	for (size_t i = 0; i < x->depth && i < y->depth; i++) {
+		if (x->label[i] == y->label[i]) /* one frame's label (labels are made once per frame) */
+			continue;
 		int c = strcmp(x->label[i], y->label[i]);
 		if (c)
 			return c;
@@ -89,18 +92,66 @@ static const char *frame_label(const tk_profile *p, tk_frame_id id, char **owned
 	return l == buf ? (*owned = tk_xstrdup(buf)) : l;
 }
 
-/* The folded stacks of event e: what `tracekit collapse --no-thread --event N` writes for the
- * threads the event owns (its snapshot's context threads left out, as a reader without
- * event_context never makes them), frames without a symbol named image+0xOFFSET: stacks with the
- * same labels merged, lines in depth-first order of labels, an empty stack "(no stack)". */
+/* Labels of one event's frames, made once per frame (a frame is on many of its stacks' paths). */
+typedef struct labels {
+	const tk_profile *p;
+	tk_hidx idx;        /* frame id -> slot */
+	tk_frame_id *frame; /* by slot */
+	const char **label;
+	char **owned; /* malloc'd labels, freed with the table */
+	size_t n, cap, nowned, capowned;
+} labels;
+
+static int label_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const labels *)ctx)->frame[idx] == *(const tk_frame_id *)key;
+}
+
+static const char *label_of(labels *L, tk_frame_id id)
+{
+	uint64_t h = tk_hash_u64(id);
+	uint32_t at = tk_hidx_find(&L->idx, h, label_eq, L, &id);
+	if (at != UINT32_MAX)
+		return L->label[at];
+	char *own = NULL;
+	const char *l = frame_label(L->p, id, &own);
+	if (own) {
+		TK_GROW(L->owned, L->capowned, L->nowned + 1);
+		L->owned[L->nowned++] = own;
+	}
+	if (L->n + 1 > L->cap) {
+		size_t c = L->cap;
+		TK_GROW(L->frame, c, L->n + 1);
+		TK_GROW(L->label, L->cap, L->n + 1);
+	}
+	L->frame[L->n] = id;
+	L->label[L->n] = l;
+	tk_hidx_insert(&L->idx, h, (uint32_t)L->n);
+	return L->label[L->n++];
+}
+
+/* The prefix-coded form's first line: a line without a space, which no folded text has (each of its
+ * lines ends in " COUNT"). */
+#define CODED "@prefix-coded\n"
+#define CODED_LEN (sizeof CODED - 1)
+
+/* The stacks of event e as stored (tk_report.stacks): the folded lines `tracekit collapse --no-thread
+ * --event N` writes for the threads the event owns (its snapshot's context threads left out, as a
+ * reader without event_context never makes them), frames without a symbol named image+0xOFFSET:
+ * stacks with the same labels merged, lines in depth-first order of labels, an empty stack
+ * "(no stack)" — each line prefix-coded: "K REST COUNT" where K is how many of the previous line's
+ * frames it begins with and REST its other frames (";"-joined), after the line CODED. A MetricKit
+ * diagnostic's tree of ~100 leaves ~20 deep is ~30 KB of folded text and ~3 KB coded;
+ * tk_store_stacks_text gives the folded text back. */
 char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 {
 	text out = {0};
 	tput(&out, "", 0);
 	path *pv = NULL;
 	size_t np = 0, cap = 0;
-	char **owned = NULL;
-	size_t nowned = 0, capowned = 0;
+	const char **all = NULL; /* every path's labels, one after another */
+	size_t nall = 0, capall = 0;
+	labels L = {.p = p};
 	tk_frame_id *fr = NULL;
 	size_t capfr = 0;
 	size_t nt = tk_thread_count(p);
@@ -118,46 +169,105 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 			}
 			TK_GROW(pv, cap, np + 1);
 			path *pa = &pv[np++];
-			pa->label = tk_xmalloc((depth ? depth : 1) * sizeof *pa->label);
+			pa->at = nall;
 			pa->depth = depth;
 			pa->weight = sw[j].weight;
-			for (size_t d = 0; d < depth; d++) {
-				char *own = NULL;
-				pa->label[d] = frame_label(p, fr[d], &own);
-				if (own) {
-					TK_GROW(owned, capowned, nowned + 1);
-					owned[nowned++] = own;
-				}
-			}
+			TK_GROW(all, capall, nall + depth);
+			for (size_t d = 0; d < depth; d++)
+				all[nall++] = label_of(&L, fr[d]);
 		}
 	}
+	for (size_t j = 0; j < np; j++)
+		pv[j].label = all ? all + pv[j].at : NULL; /* all no longer moves (NULL: every path empty) */
 	if (np)
 		qsort(pv, np, sizeof *pv, path_cmp);
 	unsigned dec = tk_profile_weight_decimals(p);
+	const path *prev = NULL; /* the last line written */
 	for (size_t j = 0; j < np;) {
 		uint64_t w = 0;
 		size_t k = j;
 		for (; k < np && path_cmp(&pv[j], &pv[k]) == 0; k++)
 			w += pv[k].weight;
 		if (w) {
+			if (!out.n)
+				tput(&out, CODED, CODED_LEN);
+			size_t same = 0;
+			while (prev && same < prev->depth && same < pv[j].depth &&
+			       (prev->label[same] == pv[j].label[same] ||
+			        strcmp(prev->label[same], pv[j].label[same]) == 0))
+				same++;
+			char num[24];
+			snprintf(num, sizeof num, "%zu ", same);
+			tput(&out, num, strlen(num));
 			if (!pv[j].depth)
 				tput(&out, "(no stack)", 10);
-			for (size_t d = 0; d < pv[j].depth; d++) {
-				if (d)
+			for (size_t d = same; d < pv[j].depth; d++) {
+				if (d > same)
 					tput(&out, ";", 1);
 				tput_frame(&out, pv[j].label[d]);
 			}
 			put_weight(&out, w, dec);
+			prev = &pv[j];
 		}
 		j = k;
 	}
-	for (size_t j = 0; j < np; j++)
-		free(pv[j].label);
+	free(all);
 	free(pv);
-	for (size_t j = 0; j < nowned; j++)
-		free(owned[j]);
-	free(owned);
+	for (size_t j = 0; j < L.nowned; j++)
+		free(L.owned[j]);
+	free(L.owned);
+	free(L.frame);
+	free(L.label);
+	tk_hidx_free(&L.idx);
 	free(fr);
+	return out.p;
+}
+
+char *tk_store_stacks_text(const char *stored)
+{
+	if (!stored)
+		return tk_xstrdup("");
+	if (strncmp(stored, CODED, CODED_LEN) != 0)
+		return tk_xstrdup(stored); /* folded text as it was stored before (or given by a caller) */
+	text out = {0};
+	tput(&out, "", 0);
+	size_t *ends = NULL, nends = 0, capends = 0; /* the previous line's frame ends, from its start */
+	size_t pstart = 0;
+	for (const char *line = stored + CODED_LEN; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		const char *next = line + len + (end != NULL);
+		char *after;
+		unsigned long long same = strtoull(line, &after, 10);
+		const char *sp = memrchr(line, ' ', len);
+		if (after == line || *after != ' ' || !sp || sp <= after) { /* not ours: skipped */
+			line = next;
+			continue;
+		}
+		if (same > nends)
+			same = nends;
+		const char *rest = after + 1;
+		size_t start = out.n, keep = same ? ends[same - 1] : 0;
+		TK_GROW(out.p, out.cap, out.n + keep + 2);
+		memcpy(out.p + out.n, out.p + pstart, keep); /* appended past the end: no overlap */
+		out.n += keep;
+		if (same)
+			out.p[out.n++] = ';';
+		out.p[out.n] = 0;
+		nends = same;
+		size_t from = out.n;
+		tput(&out, rest, (size_t)(sp - rest));
+		for (size_t i = from; i <= out.n; i++)
+			if (i == out.n || out.p[i] == ';') {
+				TK_GROW(ends, capends, nends + 1);
+				ends[nends++] = i - start;
+			}
+		tput(&out, sp, (size_t)(line + len - sp));
+		tput(&out, "\n", 1);
+		pstart = start;
+		line = next;
+	}
+	free(ends);
 	return out.p;
 }
 

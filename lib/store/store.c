@@ -554,7 +554,13 @@ int tk_store_report_get(tk_store *s, const char *id, tk_store_report *out, tk_er
 	if (!is_hex_id(id))
 		return tk_error_set(err, "report id '%.80s': expected 64 lowercase hex digits (as top-hangs shows)",
 		                    id);
-	return s->b->report_get(s->h, id, out, err);
+	int rc = s->b->report_get(s->h, id, out, err);
+	if (rc == 0 && out->folded) { /* stored prefix-coded (stacks.c) */
+		char *text = tk_store_stacks_text(out->folded);
+		free(out->folded);
+		out->folded = text;
+	}
+	return rc;
 }
 
 void tk_store_report_free(tk_store_report *r)
@@ -597,6 +603,11 @@ int tk_store_signature_folded(tk_store *s, const char *kind, const char *signatu
 	uint64_t *times = NULL;
 	size_t nt = 0;
 	int rc = s->b->sig_stacks(s->h, &sq, kinds, max_reports, &texts, &times, &nt, err);
+	for (size_t i = 0; !rc && i < nt; i++) { /* stored prefix-coded (stacks.c) */
+		char *text = tk_store_stacks_text(texts[i]);
+		free(texts[i]);
+		texts[i] = text;
+	}
 	if (!rc) {
 		*folded = tk_store_folded_merge((const char *const *)texts, times, nt);
 		*n = strlen(*folded);

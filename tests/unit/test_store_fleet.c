@@ -30,6 +30,40 @@ static void test_version_cmp(void **state)
 	assert_true(tk_store_version_cmp("5.1", "5.1.0") < 0);
 }
 
+/* Stored stacks (stacks.c) back as folded text: prefix-coded lines ("K REST COUNT": K frames of the
+ * previous line, then REST) written out in full; folded text stored before passes as it is. */
+static void test_stacks_text(void **state)
+{
+	(void)state;
+	const char *coded = "@prefix-coded\n"
+	                    "0 (no stack) 3\n"
+	                    "0 main;UIKit + 0x10 2\n"
+	                    "2 run loop;a b 1.5\n" /* frames with spaces */
+	                    "3  4\n"               /* an empty frame under them */
+	                    "1 other 5\n"
+	                    "9 deeper 1\n" /* more than the previous line has: all of it */
+	                    "x bad line\n"
+	                    "2 trailing 7";
+	char *t = tk_store_stacks_text(coded);
+	assert_string_equal(t, "(no stack) 3\n"
+	                       "main;UIKit + 0x10 2\n"
+	                       "main;UIKit + 0x10;run loop;a b 1.5\n"
+	                       "main;UIKit + 0x10;run loop; 4\n"
+	                       "main;other 5\n"
+	                       "main;other;deeper 1\n"
+	                       "main;other;trailing 7\n");
+	free(t);
+	t = tk_store_stacks_text("a;b 2\na;b;c 1\n");
+	assert_string_equal(t, "a;b 2\na;b;c 1\n");
+	free(t);
+	t = tk_store_stacks_text("");
+	assert_string_equal(t, "");
+	free(t);
+	t = tk_store_stacks_text("@prefix-coded\n");
+	assert_string_equal(t, "");
+	free(t);
+}
+
 static void test_folded_merge(void **state)
 {
 	(void)state;
@@ -110,6 +144,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_version_cmp),
 	    cmocka_unit_test(test_folded_merge),
+	    cmocka_unit_test(test_stacks_text),
 	    cmocka_unit_test(test_by_buckets),
 	    cmocka_unit_test(test_report_id_checked),
 	};
