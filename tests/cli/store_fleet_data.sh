@@ -185,7 +185,7 @@ OLD="$TMP/old.db"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000000"
 sqlite3 "$OLD" "DROP TABLE stacks; DROP TABLE report_stacks; PRAGMA user_version = 3;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000001"
-check_eq "sqlite: schema 3 migrates to 6" "6" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 3 migrates to 7" "7" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 id0=$(cat "$TMP/id0") id1=$(cat "$TMP/id1")
 check_eq "sqlite: a report stored before the migration has no stacks" "" "$("$TK" report --db "sqlite:$OLD" --folded "$id0" || echo FAILED)"
 check_eq "sqlite: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "sqlite:$OLD" --folded "$id1")"
@@ -215,7 +215,7 @@ sqlite3 "$V5" "DROP TABLE sessions_sum; DROP INDEX reports_values; CREATE INDEX 
 "$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-3]
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"/s000000[6-9] "$G5"/s0000010
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"
-check_eq "sqlite: schema 5 migrates to 6" "6" "$(sqlite3 "$V5" "PRAGMA user_version")"
+check_eq "sqlite: schema 5 migrates to 7" "7" "$(sqlite3 "$V5" "PRAGMA user_version")"
 SUMQ="SELECT * FROM sessions_sum ORDER BY app, version, build, device, os, session, kind"
 check_eq "sqlite: the migrated summary plus later ingests equals the one kept at ingest" \
 	"$(sqlite3 "$NEW5" "$SUMQ")" "$(sqlite3 "$V5" "$SUMQ" || echo FAILED)"
@@ -226,3 +226,17 @@ check "sqlite: the summary has foreground and hang rows" test "$(sqlite3 "$NEW5"
 for a in "--metric hang.rate --by app,version" "--metric hang.rate --by day" "--overview --by app,version" "--metric hang.duration --by day,version"; do
 	check_eq "sqlite: migrated and fresh stores answer $a the same" "$("$TK" stats --db "sqlite:$NEW5" $a --json)" "$("$TK" stats --db "sqlite:$V5" $a --json || echo FAILED)"
 done
+
+# ---- a schema-6 store (stacks WITHOUT ROWID, keyed by the hash) migrates to 7 (a rowid table, the
+# hash unique): every stack text is kept, and a signature's merged stacks read the same ----
+V6="$TMP/v6.db"
+sqlite3 "$NEW5" ".backup '$V6'"
+sqlite3 "$V6" "CREATE TABLE s6 (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID; INSERT INTO s6 SELECT hash, folded FROM stacks; DROP TABLE stacks; ALTER TABLE s6 RENAME TO stacks; PRAGMA user_version = 6;"
+SIG6=$("$TK" top-hangs --db "sqlite:$NEW5" --json --limit 1 | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["signature"])')
+"$TK" top-hangs --db "sqlite:$NEW5" --signature "$SIG6" --folded >"$TMP/sig7.folded"
+"$TK" top-hangs --db "sqlite:$V6" --signature "$SIG6" --folded >"$TMP/sig6.folded" || notok "top-hangs on a schema-6 store"
+check_eq "sqlite: schema 6 migrates to 7" "7" "$(sqlite3 "$V6" "PRAGMA user_version")"
+check "sqlite: a signature's merged stacks are the same after the migration (and not empty)" \
+	test -s "$TMP/sig7.folded" -a "$(md5sum <"$TMP/sig6.folded")" = "$(md5sum <"$TMP/sig7.folded")"
+STQ="SELECT hex(hash), folded FROM stacks ORDER BY hash"
+check_eq "sqlite: every stack text kept by the migration" "$(sqlite3 "$NEW5" "$STQ")" "$(sqlite3 "$V6" "$STQ")"
