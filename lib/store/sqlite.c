@@ -33,7 +33,7 @@ typedef struct sq {
 	size_t nsa, sacap;
 	tk_hidx saidx;
 	sqlite3_stmt *sa_up;
-	uint64_t serial;                  /* this connection among the process's (sq_changes) */
+	uint64_t serial; /* this connection among the process's (sq_changes) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -88,7 +88,8 @@ static const char *const migrations[] = {
      * without touching the table: per session (hang.rate's inner GROUP BY of the six keys), per
      * (app, version) of a kind (the overview's percentiles), and per signature with what the top
      * hangs, first/last versions and a signature's rows read (it replaces reports_sid). */
-    "CREATE INDEX IF NOT EXISTS reports_session ON reports(app, version, build, device, os, session, kind, duration, time);"
+    "CREATE INDEX IF NOT EXISTS reports_session ON reports(app, version, build, device, os, session, kind, duration, "
+    "time);"
     "CREATE INDEX IF NOT EXISTS reports_app_version ON reports(kind, app, version, duration);"
     "CREATE INDEX IF NOT EXISTS reports_sig ON reports(sid, kind, duration, version, device, session, id);"
     "DROP INDEX IF EXISTS reports_sid;",
@@ -824,6 +825,21 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 		sqlite3_bind_text(st, i, q->signature, -1, SQLITE_STATIC);
 }
 
+/* Prepare sql (from sqlite3_mprintf: freed here) and bind q's filter values (where_sql's
+ * placeholders) to it; NULL after setting err, naming what. */
+static sqlite3_stmt *prepare_where(sq *s, char *sql, const tk_store_query *q, const char *what, tk_error *err)
+{
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK) {
+		fail(s, err, what);
+		return NULL;
+	}
+	bind_where(st, q);
+	return st;
+}
+
 /* A by entry as a column of the select list: a key, or a time bucket named day or hour of the
  * column `time` (a report's start, or a session's first report's, t0) in UTC; CAST truncates, so a
  * time never rounds up into the next bucket. */
@@ -908,12 +924,9 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		                      /* a time or signature filter is narrower by its own index */
 		                      "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	}
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "hang-rate query");
-	bind_where(st, q);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "hang-rate query", err);
+	if (!st)
+		return -1;
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1052,12 +1065,9 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
 	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
 	                            q->signature ? "" : " INDEXED BY reports_values", where);
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "percentile query");
-	bind_where(st, q);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	if (!st)
+		return -1;
 	pscan ps = {.nby = q->nby};
 	char *key = NULL;
 	size_t kcap = 0;
@@ -1184,12 +1194,9 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 	                            m->profile ? ", min(unit), max(unit)" : "", src, where, q->nby ? " GROUP BY " : "",
 	                            groups, q->nby ? " ORDER BY " : "", keys);
 	sqlite3_free(src);
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "percentile query");
-	bind_where(st, q);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	if (!st)
+		return -1;
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1468,12 +1475,9 @@ static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 	                            "rs ON rs.report = r.id JOIN stacks st ON st.hash = rs.stack GROUP BY rs.stack "
 	                            "ORDER BY rs.stack",
 	                            where, limit);
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "signature stacks query");
-	bind_where(st, q);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "signature stacks query", err);
+	if (!st)
+		return -1;
 	size_t cap = 0, tcap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1493,12 +1497,9 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "signature query");
-	bind_where(st, q);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "signature query", err);
+	if (!st)
+		return -1;
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1517,14 +1518,11 @@ static int sq_values(void *h, const tk_store_query *q, const char *kinds, const 
 	sq *s = h;
 	char where[1024];
 	where_sql(q, kinds, col, where, sizeof where);
-	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col, where,
-	                            by_version ? "version, " : "", col);
-	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (prc != SQLITE_OK)
-		return fail(s, err, "values query");
-	bind_where(st, q);
+	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col,
+	                            where, by_version ? "version, " : "", col);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "values query", err);
+	if (!st)
+		return -1;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const unsigned char *v = sqlite3_column_text(st, 0);
@@ -1547,12 +1545,9 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 		char where[1024];
 		where_sql(&one, kinds, "duration", where, sizeof where);
 		char *sql = sqlite3_mprintf("SELECT DISTINCT version FROM reports%s", where);
-		sqlite3_stmt *st;
-		int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-		sqlite3_free(sql);
-		if (prc != SQLITE_OK)
-			return fail(s, err, "versions query");
-		bind_where(st, &one);
+		sqlite3_stmt *st = prepare_where(s, sql, &one, "versions query", err);
+		if (!st)
+			return -1;
 		size_t len = 0, cap = 0;
 		char *v = NULL;
 		int rc;
@@ -1600,12 +1595,9 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		                    pass     ? (q->nby ? "" : "NULL")
 		                    : q->nby ? ", kind"
 		                             : "kind");
-		sqlite3_stmt *st;
-		int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-		sqlite3_free(sql);
-		if (prc != SQLITE_OK)
-			return fail(s, err, "overview query");
-		bind_where(st, q);
+		sqlite3_stmt *st = prepare_where(s, sql, q, "overview query", err);
+		if (!st)
+			return -1;
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			TK_GROW(*out, cap, *n + 1);
