@@ -575,8 +575,11 @@ static void cell_map_grow(tk_tstate *ts)
 	uint32_t ncap = ts->map ? (ts->mapmask + 1) * 2 : 64;
 	while ((ts->ncells + 1) * 2 > ncap)
 		ncap *= 2;
+	/* the new map first: tk_xcalloc may unwind on OOM (tk_oom_run), and the thread must then still
+	 * own a valid map for tk_profile_free */
+	uint64_t *map = tk_xcalloc(ncap, sizeof *map);
 	free(ts->map);
-	ts->map = tk_xcalloc(ncap, sizeof *ts->map);
+	ts->map = map;
 	ts->mapmask = ncap - 1;
 	for (uint32_t c = 0; c < ts->ncells; c++) {
 		uint32_t j = cell_slot(ts, ts->cells[c].stack);
@@ -666,8 +669,9 @@ void tk_thread_add_cells(tk_profile *p, tk_thread_id t, const tk_stack_weight *i
 	while (cap < n * 2)
 		cap *= 2;
 	if (p->capscratch < cap) {
+		uint64_t *fresh = tk_xcalloc(cap, sizeof *fresh); /* before the free: see cell_map_grow */
 		free(p->scratch);
-		p->scratch = tk_xcalloc(cap, sizeof *p->scratch);
+		p->scratch = fresh;
 		p->capscratch = cap;
 	}
 	uint64_t *map = p->scratch; /* only [0, cap) is used, all zero on entry */
