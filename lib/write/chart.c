@@ -33,3 +33,15 @@ void tk_chart_begin(FILE *f, int w, int h, int x, const char *title)
 	tk_chart_text(f, title);
 	fputs("</text>\n", f);
 }
+
+void tk_chart_grid(FILE *f, int x, int w, int y0, int h, double top, double step, int integers)
+{
+	for (double v = 0; v <= top + step / 2; v += step) {
+		double y = y0 + h - v / top * h;
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>", x, x + w, y, y);
+		fprintf(f,
+		        integers ? "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%.0f</text>\n"
+		                 : "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%g</text>\n",
+		        x - 6, y + 4, v);
+	}
+}

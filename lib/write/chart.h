@@ -18,4 +18,8 @@ void tk_chart_text(FILE *f, const char *s);
 /* The <svg> element of a w × h chart on a white background, and its title in bold at (x, 22). */
 void tk_chart_begin(FILE *f, int w, int h, int x, const char *title);
 
+/* The horizontal grid lines and their labels from 0 to top every step, for a plot x .. x + w wide whose
+ * value 0 sits at y0 + h and top at y0; integer labels ("%.0f") or shortest ("%g"). */
+void tk_chart_grid(FILE *f, int x, int w, int y0, int h, double top, double step, int integers);
+
 #endif

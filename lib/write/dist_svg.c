@@ -50,11 +50,10 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 #define Y(v) (MT + HH - (v) / top * HH)
 	tk_chart_begin(f, W, H, ML, c->title);
 	/* counts axis */
-	for (double v = 0; v <= top + step / 2; v += step) {
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>", ML, ML + PW, Y(v), Y(v));
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%.0f</text>\n", ML - 6, Y(v) + 4, v);
-	}
-	fprintf(f, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\" fill=\"#555\">reports</text>\n",
+	tk_chart_grid(f, ML, PW, MT, HH, top, step, 1);
+	fprintf(f,
+	        "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\" "
+	        "fill=\"#555\">reports</text>\n",
 	        MT + HH / 2, MT + HH / 2);
 	/* bars: in each bin one per series, side by side */
 	const double bw = slot * 0.9 / (double)(c->nseries ? c->nseries : 1);
@@ -65,23 +64,26 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 			uint64_t k = c->series[s].counts[b];
 			if (!k)
 				continue;
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>", ML + b * slot + slot * 0.05 + s * bw,
-			        Y((double)k), bw, (double)HH - (Y((double)k) - MT));
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>",
+			        ML + b * slot + slot * 0.05 + s * bw, Y((double)k), bw,
+			        (double)HH - (Y((double)k) - MT));
 			tk_chart_text(f, c->series[s].name);
-			fprintf(f, ": %llu in [%.4g, %.4g%s</title></rect>", (unsigned long long)k, c->edges[b], c->edges[b + 1],
-			        b + 1 == c->nbins ? "]" : ")");
+			fprintf(f, ": %llu in [%.4g, %.4g%s</title></rect>", (unsigned long long)k, c->edges[b],
+			        c->edges[b + 1], b + 1 == c->nbins ? "]" : ")");
 		}
 		fputs("</g>\n", f);
 	}
-	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#495057\"/>\n", ML, ML + PW, MT + HH, MT + HH);
+	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#495057\"/>\n", ML, ML + PW, MT + HH,
+	        MT + HH);
 	/* the value axis: bin edges, at most ~10 labelled */
 	size_t every = c->nbins > 10 ? (c->nbins + 9) / 10 : 1;
 	for (size_t b = 0; b <= c->nbins; b++) {
 		double x = ML + b * slot;
-		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#adb5bd\"/>", x, x, MT + HH, MT + HH + 4);
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#adb5bd\"/>", x, x, MT + HH,
+		        MT + HH + 4);
 		if (b % every == 0 || b == c->nbins)
-			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.3g</text>\n", x, MT + HH + 17,
-			        c->edges[b]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.3g</text>\n", x,
+			        MT + HH + 17, c->edges[b]);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ML + PW / 2, MT + HH + 34);
 	tk_chart_text(f, c->unit);
@@ -100,30 +102,38 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 		        (unsigned long long)d->n, d->p5, d->p25, d->p50, d->p75, d->p95, d->min, d->max);
 		double x5 = xof(c, d->p5), x25 = xof(c, d->p25), x50 = xof(c, d->p50), x75 = xof(c, d->p75),
 		       x95 = xof(c, d->p95);
-		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
-		           "y2=\"%.1f\"/>",
-		        x5, x25, y, y, x75, x95, y, y);
-		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
-		           "y2=\"%.1f\"/>",
-		        x5, x5, y - 6, y + 6, x95, x95, y - 6, y + 6);
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\" fill-opacity=\"0.25\"/>", x25,
-		        y - 8, x75 - x25 > 1 ? x75 - x25 : 1, col);
-		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke-width=\"2.5\"/>", x50, x50, y - 8, y + 8);
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
-		           "fill=\"%s\"/>",
-		        xof(c, d->min), y, col, xof(c, d->max), y, col);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+		    "y2=\"%.1f\"/>",
+		    x5, x25, y, y, x75, x95, y, y);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+		    "y2=\"%.1f\"/>",
+		    x5, x5, y - 6, y + 6, x95, x95, y - 6, y + 6);
+		fprintf(f,
+		        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\" fill-opacity=\"0.25\"/>",
+		        x25, y - 8, x75 - x25 > 1 ? x75 - x25 : 1, col);
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke-width=\"2.5\"/>", x50, x50,
+		        y - 8, y + 8);
+		fprintf(
+		    f,
+		    "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
+		    "fill=\"%s\"/>",
+		    xof(c, d->min), y, col, xof(c, d->max), y, col);
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" stroke=\"none\" fill=\"#333\">", ML + PW + 20, y + 4);
 		tk_chart_text(f, d->name);
 		fputs("</text></g>\n", f);
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">box: P25 to P75, bar: P50 (median), whiskers: P5 to P95, dots: "
-	           "min and max</text>\n",
+	fprintf(f,
+	        "<text x=\"%d\" y=\"%d\" fill=\"#555\">box: P25 to P75, bar: P50 (median), whiskers: P5 to P95, dots: "
+	        "min and max</text>\n",
 	        ML, H - 12);
 	/* legend */
 	for (size_t s = 0; s < c->nseries; s++) {
 		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\">",
-		        ML + PW + 20, (size_t)MT + s * 20, tk_chart_color(s), ML + PW + 40,
-		        (size_t)MT + 9 + s * 20);
+		        ML + PW + 20, (size_t)MT + s * 20, tk_chart_color(s), ML + PW + 40, (size_t)MT + 9 + s * 20);
 		tk_chart_text(f, c->series[s].name);
 		fputs("</text>\n", f);
 	}
