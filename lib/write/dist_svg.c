@@ -75,15 +75,36 @@ int tk_write_dist_svg(FILE *f, const tk_dist_chart *c, tk_error *err)
 	}
 	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#495057\"/>\n", ML, ML + PW, MT + HH,
 	        MT + HH);
-	/* the value axis: bin edges, at most ~10 labelled */
-	size_t every = c->nbins > 10 ? (c->nbins + 9) / 10 : 1;
+	/* the value axis: a small mark at every bin edge (edges are wherever the data put them, e.g.
+	 * 0.427), labels at round values placed by xof so they read like a ruler */
 	for (size_t b = 0; b <= c->nbins; b++) {
 		double x = ML + b * slot;
 		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#adb5bd\"/>", x, x, MT + HH,
 		        MT + HH + 4);
-		if (b % every == 0 || b == c->nbins)
-			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.3g</text>\n", x,
-			        MT + HH + 17, c->edges[b]);
+	}
+	const double lo = c->edges[0], up = c->edges[c->nbins];
+	double ticks[64];
+	size_t nt = 0;
+	if (c->log && lo > 0 && up / lo >= 10) {
+		/* 1, 2, 5 per decade; only 1 per decade when there are many decades */
+		static const double m125[] = {1, 2, 5};
+		const int many = up / lo > 1e4;
+		for (double d = pow(10, floor(log10(lo))); d <= up && nt < 64; d *= 10)
+			for (size_t i = 0; i < (many ? 1u : 3u) && nt < 64; i++)
+				if (d * m125[i] >= lo && d * m125[i] <= up)
+					ticks[nt++] = d * m125[i];
+	} else if (up > lo) {
+		double vstep = tk_chart_nice_step(up - lo, 8);
+		for (double v = ceil(lo / vstep) * vstep; v <= up + vstep * 1e-9 && nt < 64; v += vstep)
+			ticks[nt++] = fabs(v) < vstep * 1e-9 ? 0 : v;
+	} else
+		ticks[nt++] = lo;
+	for (size_t i = 0; i < nt; i++) {
+		double x = xof(c, ticks[i]);
+		fprintf(f,
+		        "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#495057\"/>"
+		        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.6g</text>\n",
+		        x, x, MT + HH, MT + HH + 6, x, MT + HH + 17, ticks[i]);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", ML + PW / 2, MT + HH + 34);
 	tk_chart_text(f, c->unit);
