@@ -194,9 +194,13 @@ static void page_begin(req *r, const char *title, const char *path, const char *
 	}
 	fputs("<label>since <input name=\"since\" value=\"", f);
 	esc(f, r->since);
-	fputs("\" placeholder=\"all time (7d, 2026-11-20)\"></label><label>until <input name=\"until\" value=\"", f);
+	fputs("\" placeholder=\"7d or YYYY-MM-DD\" title=\"reports from this date (UTC) or this long ago; empty: from "
+	      "the first report\"></label><label>until <input name=\"until\" value=\"",
+	      f);
 	esc(f, r->until);
-	fputs("\" placeholder=\"now (1d, 2026-11-27)\"></label>", f);
+	fputs("\" placeholder=\"1d or YYYY-MM-DD\" title=\"reports before this date (UTC) or this long ago; empty: up "
+	      "to now\"></label>",
+	      f);
 	for (size_t i = 0; i < nkeep; i++)
 		if (arg(r, keep[i])) {
 			fprintf(f, "<input type=\"hidden\" name=\"%s\" value=\"", keep[i]);
