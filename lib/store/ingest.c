@@ -150,7 +150,8 @@ static void expand_thread(tk_apple_report_thread *t, int tree)
 static int read_report_named(void *ctx, tk_input *in, tk_profile *p, tk_error *err)
 {
 	tk_store_namer *n = ctx;
-	tk_apple_report *r = tk_apple_report_read(in, err);
+	/* a profile needs no JSON tree of the frames: the .ips scanner reads them */
+	tk_apple_report *r = tk_apple_report_read_ex(in, TK_APPLE_REPORT_TEXT_ONLY, err);
 	if (!r)
 		return -1;
 	pthread_mutex_lock(&n->mu);
