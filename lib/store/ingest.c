@@ -133,11 +133,7 @@ static void expand_thread(tk_apple_report_thread *t, int tree)
 		tk_apple_report_frame *f = &t->frames[i];
 		free(f->symbol);
 		free(f->file);
-		for (size_t q = 0; q < f->nsym; q++) {
-			free(f->sym[q].function);
-			free(f->sym[q].file);
-		}
-		free(f->sym);
+		/* f->sym is in the report's sym_pool, freed with the report */
 	}
 	free(t->frames);
 	free(gain);

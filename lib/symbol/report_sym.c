@@ -4,6 +4,7 @@
  * image so each image is opened once per report (the symbolicator keeps at most max_open mapped,
  * and the answers' strings are copied before the next image is asked for).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,12 +132,46 @@ static memo *image_for(tk_apple_report_symbols *rs, const tk_apple_report_image 
 	return e;
 }
 
-static char *base_dup(const char *path)
+/* ---- the report's sym_pool: the names of its frames, in chunks freed with the report (a malloc and
+ * a free per name were a fifth of a batch's instructions) ---- */
+typedef struct pool_chunk {
+	void *next; /* first: tk_apple_report_free walks this */
+	size_t used, cap;
+	max_align_t data[];
+} pool_chunk;
+
+static void *pool_alloc(tk_apple_report *r, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	pool_chunk *c = r->sym_pool;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > 8192 ? n : 8192;
+		pool_chunk *nc = tk_xmalloc(sizeof *nc + cap);
+		nc->next = c;
+		nc->used = 0;
+		nc->cap = cap;
+		r->sym_pool = c = nc;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static char *pool_strdup(tk_apple_report *r, const char *s, size_t n)
+{
+	char *d = pool_alloc(r, n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+static char *base_dup(tk_apple_report *r, const char *path)
 {
 	if (!path)
 		return NULL;
 	const char *b = strrchr(path, '/');
-	return tk_xstrdup(b ? b + 1 : path);
+	b = b ? b + 1 : path;
+	return pool_strdup(r, b, strlen(b));
 }
 
 int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
@@ -237,16 +272,13 @@ int tk_apple_report_symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_
 			st->unresolved++;
 			continue;
 		}
-		for (size_t q = 0; q < f->nsym; q++) {
-			free(f->sym[q].function);
-			free(f->sym[q].file);
-		}
-		free(f->sym);
-		f->sym = tk_xcalloc(m, sizeof *f->sym);
+		/* a frame named before keeps its old names in the pool until the report is freed */
+		f->sym = pool_alloc(r, m * sizeof *f->sym);
 		f->nsym = m;
 		for (size_t q = 0; q < m; q++) {
-			f->sym[q].function = tk_xstrdup(res.frames[q].function);
-			f->sym[q].file = base_dup(res.frames[q].file);
+			const char *fn = res.frames[q].function;
+			f->sym[q].function = pool_strdup(r, fn, strlen(fn));
+			f->sym[q].file = base_dup(r, res.frames[q].file);
 			f->sym[q].line = res.frames[q].line;
 			f->sym[q].inlined = q + 1 < m;
 		}
