@@ -191,9 +191,12 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	char *obuf = malloc(1 << 16);
 	if (to_stream) /* before any output: a pipe's default buffer is 4 kB */
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	/* Reports are read and symbolicated SYM_BATCH at a time (their lookups sorted together: each image's
-	 * cache walked once in order), then written in the order of the inputs. */
-	enum { SYM_BATCH = 64 };
+	/* Reports are read and symbolicated SYM_BATCH at a time (tk_apple_report_symbolicate_batch sorts
+	 * their lookups together by image and address), then written in the order of the inputs. Measured
+	 * on 10,000 reports × 100 frames (BENCHMARKS.md): 64 at a time cut the lookups' cache misses but
+	 * cost more than that (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time,
+	 * 8 at a time 2.3-2.9 s), so one report at a time it is; the loop keeps the order either way. */
+	enum { SYM_BATCH = 1 };
 	tk_apple_report *bat[SYM_BATCH], *ok[SYM_BATCH];
 	char *bat_err[SYM_BATCH];
 	tk_apple_report_sym_stats bst[SYM_BATCH];
