@@ -191,8 +191,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	char *obuf = malloc(1 << 16);
 	if (to_stream) /* before any output: a pipe's default buffer is 4 kB */
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	/* Reports are read and symbolicated SYM_BATCH at a time (tk_apple_report_symbolicate_batch sorts
-	 * their lookups together by image and address), then written in the order of the inputs. Measured
+	/* Reports are read and symbolicated SYM_BATCH at a time, then written in the order of the inputs
+	 * (report_sym.c can sort the lookups of several reports together by image and address). Measured
 	 * on 10,000 reports × 100 frames (BENCHMARKS.md): 64 at a time cut the lookups' cache misses but
 	 * cost more than that (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time,
 	 * 8 at a time 2.3-2.9 s), so one report at a time it is; the loop keeps the order either way. */
@@ -211,8 +211,9 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 				ok[nok++] = bat[x];
 		}
 		char *sym_err = NULL;
-		if (nok && tk_apple_report_symbolicate_batch(ok, nok, rs, bst, &err) < 0)
-			sym_err = tk_xstrdup(err.msg);
+		for (size_t y = 0; y < nok && !sym_err; y++)
+			if (tk_apple_report_symbolicate(ok[y], rs, &bst[y], &err) < 0)
+				sym_err = tk_xstrdup(err.msg);
 		for (size_t x = 0, y = 0; x < bn; x++) {
 			size_t i = b0 + x;
 			tk_apple_report *r = bat[x];

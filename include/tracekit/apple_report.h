@@ -178,11 +178,6 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs);
  * missing image). */
 int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
                                 tk_error *err);
-/* The same for nr reports at once (stv: nr stats, or NULL): the lookups of all of them are sorted by
- * image and address, so each image's cache is walked once in order and a repeated address is looked
- * up once; the answers are those of tk_apple_report_symbolicate on each report. */
-int tk_apple_report_symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_apple_report_symbols *rs,
-                                      tk_apple_report_sym_stats *stv, tk_error *err);
 
 /* ---- writers (lib/write/report_*.c) ---- */
 /* The report as Apple's tools print it: for .ips and .crash the crash-report text Xcode writes

@@ -174,14 +174,12 @@ static char *base_dup(tk_apple_report *r, const char *path)
 	return pool_strdup(r, b, strlen(b));
 }
 
-int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
-                                tk_error *err)
-{
-	return tk_apple_report_symbolicate_batch(&r, 1, rs, st, err);
-}
-
-int tk_apple_report_symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_apple_report_symbols *rs,
-                                      tk_apple_report_sym_stats *stv, tk_error *err)
+/* nr reports at once (stv: nr stats, or NULL): the lookups of all of them sorted by image and address, so
+ * each image's cache is walked once in order and a repeated address is looked up once; the answers are
+ * those of one report at a time. Used one report at a time: 64 together measured slower on 10,000
+ * reports (BENCHMARKS.md, the heap of 64 reports costing more than the sorted lookups saved). */
+static int symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_apple_report_symbols *rs,
+                             tk_apple_report_sym_stats *stv, tk_error *err)
 {
 	(void)err;
 	size_t n = 0;
@@ -288,4 +286,10 @@ int tk_apple_report_symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_
 	}
 	free(refs);
 	return 0;
+}
+
+int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
+                                tk_error *err)
+{
+	return symbolicate_batch(&r, 1, rs, st, err);
 }
