@@ -5,7 +5,8 @@
 # the caller-frame rule applied) in one process. --quick: 1,000 reports.
 # Times are CPU (user+sys) and wall seconds; RSS is the peak of the process.
 # TK_OLD=path/to/old/tracekit: the same warm run with that build too (before/after in one run).
-# Also: the warm run into a directory that does not exist yet (no outputs replaced).
+# Also: the warm run into a directory that does not exist yet (no outputs replaced), and the warm run
+# with -o - (every report on one stream, no file per report; checked equal to the files concatenated).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TK=${TK:-$ROOT/build/tracekit}
@@ -27,20 +28,27 @@ MED="$W/medium"
 [ -f "$MED/layout.tsv" ] || python3 "$GEN" build --out "$MED" --n 1000 --files 2 --seed 7 --arch arm64 >&2
 IN="$W/in-$NR"
 [ -f "$IN/llvm.txt" ] || { rm -rf "$IN"; python3 "$ROOT/bench/mkreports_bench.py" "$MED" "$IN" 50 "$NR" 100; }
-rm -rf "$W/cache" "$W/out"
-run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
+# one cache directory per input: the caches record their dSYM's path, size and mtime, so the 1,000- and
+# 10,000-report inputs' copies of the dSYMs would rebuild each other's caches
+C="$W/cache-$NR"
+rm -rf "$C" "$W/out"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o "$W/out" 2>"$W/tk.err"
 CW=$WALL CC=$CPU CR=$RSS_MB
-run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/tk.err"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o "$W/out" 2>"$W/tk.err"
 WW=$WALL WC=$CPU WR=$RSS_MB WU=$U WS=$S
 grep -q "$NR reports, 0 failed; $((NR * 100)) frames resolved, 0 left" "$W/tk.err" ||
 	{ echo "bench_reports: unexpected result: $(tail -1 "$W/tk.err")" >&2; exit 1; }
 NEW="$W/out-new-$$"
-run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$NEW" 2>"$W/tk.err"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o "$NEW" 2>"$W/tk.err"
 NW=$WALL NC=$CPU NU=$U NS=$S NR_MB=$RSS_MB
 cmp -s "$NEW/r00000.crash" "$W/out/r00000.crash" || { echo "bench_reports: outputs differ" >&2; exit 1; }
 rm -rf "$NEW"
+run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o - >"$W/stream.txt" 2>"$W/tk.err"
+SW=$WALL SC=$CPU SU=$U SS=$S SR=$RSS_MB
+(cd "$W/out" && cat $(ls)) | cmp -s - "$W/stream.txt" || { echo "bench_reports: -o - differs from the files" >&2; exit 1; }
+rm -f "$W/stream.txt"
 if [ -n "${TK_OLD:-}" ]; then
-	run "$TK_OLD" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$W/cache" -o "$W/out" 2>"$W/old.err"
+	run "$TK_OLD" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o "$W/out" 2>"$W/old.err"
 	OW=$WALL OC=$CPU OU=$U OS=$S OR=$RSS_MB
 fi
 run llvm-symbolizer --inlining <"$IN/llvm.txt" >"$W/llvm.out"
@@ -51,6 +59,9 @@ echo "|---|---|---|---|"
 echo "| $NR .ips × 100 frames, 50 dSYMs, caches built (cold) | $CW s wall, $CC s CPU, $CR MB | – | – |"
 echo "| same, caches present (warm): read, symbolicate, write Apple's text | $WW s wall, $WC s CPU ($WU user + $WS sys), **$WR MB** | $WALL s wall, $CPU s CPU, $RSS_MB MB (the $((NR * 100)) lookups only) | $(ratio "$CPU" "$WC")× CPU, $(ratio "$WALL" "$WW")× wall |"
 echo "| same, warm, into a new directory (no output replaced) | $NW s wall, $NC s CPU ($NU user + $NS sys), $NR_MB MB | | $(ratio "$CPU" "$NC")× CPU |"
+echo "| same, warm, all reports to one stream (\`-o -\`) | $SW s wall, $SC s CPU ($SU user + $SS sys), $SR MB | | $(ratio "$CPU" "$SC")× CPU |"
 [ -n "${TK_OLD:-}" ] && echo "| warm, replacing the outputs, the build TK_OLD=$TK_OLD | $OW s wall, $OC s CPU ($OU user + $OS sys), $OR MB | | $(ratio "$CPU" "$OC")× CPU |"
 printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \
 	"$NR" "$WC" "$WR" "$CPU" "$RSS_MB" "$(ratio "$CPU" "$WC")" >>"${BENCH_SUMMARY:-/dev/null}"
+printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm), -o - (one stream)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \
+	"$NR" "$SC" "$SR" "$CPU" "$RSS_MB" "$(ratio "$CPU" "$SC")" >>"${BENCH_SUMMARY:-/dev/null}"

@@ -57,7 +57,8 @@ typedef struct tk_apple_report_frame {
 	size_t line_no; /* text formats: index into lines of the line that holds the frame; else SIZE_MAX */
 	size_t sym_at,
 	    sym_end; /* text formats: the bytes of that line naming the frame (what symbolication replaces) */
-	/* filled by tk_apple_report_symbolicate */
+	/* filled by tk_apple_report_symbolicate; sym and its strings live in the report's sym_pool (freed
+	 * with the report: never free them one by one) */
 	tk_apple_report_sym *sym;
 	size_t nsym;
 	int sym_symtab; /* only the symbol table named it: sym_off is the offset into that symbol */
@@ -119,6 +120,8 @@ struct tk_apple_report {
 	 * threads[].frames and usedImages emptied (their contents are in threads and images), so
 	 * tk_apple_report_write_ips refuses the report; 0 otherwise */
 	int json_partial;
+	/* the names symbolication gave the frames: chunks whose first word links the next */
+	void *sym_pool;
 };
 
 /* Read a report from in (format sniffed; gzip undone by the stream). Returns NULL with err naming

@@ -463,11 +463,7 @@ static void free_frames(tk_apple_report_thread *t)
 		tk_apple_report_frame *f = &t->frames[i];
 		free(f->symbol);
 		free(f->file);
-		for (size_t k = 0; k < f->nsym; k++) {
-			free(f->sym[k].function);
-			free(f->sym[k].file);
-		}
-		free(f->sym);
+		/* f->sym is in the report's sym_pool */
 	}
 	free(t->frames);
 }
@@ -509,6 +505,11 @@ void tk_apple_report_free(tk_apple_report *r)
 	free(r->lines);
 	json_decref(r->json_header);
 	json_decref(r->json_body);
+	for (void *c = r->sym_pool; c;) {
+		void *next = *(void **)c;
+		free(c);
+		c = next;
+	}
 	free(r);
 }
 

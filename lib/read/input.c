@@ -26,6 +26,7 @@ struct tk_input {
 	const unsigned char *mem;
 	size_t mem_len, mem_pos;
 	unsigned char *raw;
+	size_t raw_cap; /* bytes at raw (files: RAW_BUF, or less for a smaller regular file) */
 	size_t raw_len, raw_pos;
 	int raw_eof;
 	uint64_t consumed, total;
@@ -63,7 +64,7 @@ static int raw_fill(tk_input *in, tk_error *err)
 	if (in->raw_pos < in->raw_len || in->raw_eof)
 		return 0;
 	for (;;) {
-		ssize_t r = read(in->fd, in->raw, RAW_BUF);
+		ssize_t r = read(in->fd, in->raw, in->raw_cap);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -138,7 +139,7 @@ static tk_input *input_start(tk_input *in, tk_error *err)
 	if (in->fd >= 0 && in->raw_len - in->raw_pos == 1 && !in->raw_eof) {
 		ssize_t r;
 		do
-			r = read(in->fd, in->raw + in->raw_len, RAW_BUF - in->raw_len);
+			r = read(in->fd, in->raw + in->raw_len, in->raw_cap - in->raw_len);
 		while (r < 0 && errno == EINTR);
 		if (r < 0) {
 			tk_error_set(err, "%s: read error: %s", in->name, strerror(errno));
@@ -198,7 +199,12 @@ tk_input *tk_input_open(const char *path, tk_error *err)
 		if (S_ISREG(st.st_mode))
 			in->total = (uint64_t)st.st_size;
 	}
-	in->raw = tk_xmalloc(RAW_BUF);
+	/* a small regular file (a batch of 10,000 reports of 10 kB each) gets a buffer its size, not
+	 * 256 kB: no allocation near the mmap threshold (and its unmapping) per input */
+	in->raw_cap = RAW_BUF;
+	if (in->total && in->total + 1 < RAW_BUF)
+		in->raw_cap = in->total + 1 < 4096 ? 4096 : (size_t)in->total + 1;
+	in->raw = tk_xmalloc(in->raw_cap);
 	return input_start(in, err);
 }
 

@@ -133,11 +133,7 @@ static void expand_thread(tk_apple_report_thread *t, int tree)
 		tk_apple_report_frame *f = &t->frames[i];
 		free(f->symbol);
 		free(f->file);
-		for (size_t q = 0; q < f->nsym; q++) {
-			free(f->sym[q].function);
-			free(f->sym[q].file);
-		}
-		free(f->sym);
+		/* f->sym is in the report's sym_pool, freed with the report */
 	}
 	free(t->frames);
 	free(gain);
@@ -150,7 +146,8 @@ static void expand_thread(tk_apple_report_thread *t, int tree)
 static int read_report_named(void *ctx, tk_input *in, tk_profile *p, tk_error *err)
 {
 	tk_store_namer *n = ctx;
-	tk_apple_report *r = tk_apple_report_read(in, err);
+	/* a profile needs no JSON tree of the frames: the .ips scanner reads them */
+	tk_apple_report *r = tk_apple_report_read_ex(in, TK_APPLE_REPORT_TEXT_ONLY, err);
 	if (!r)
 		return -1;
 	pthread_mutex_lock(&n->mu);

@@ -4,6 +4,7 @@
  * image so each image is opened once per report (the symbolicator keeps at most max_open mapped,
  * and the answers' strings are copied before the next image is asked for).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,15 +14,16 @@
 
 typedef struct fref {
 	tk_apple_report_frame *f;
-	uint64_t addr;  /* f->addr */
-	uint32_t image; /* f->image */
-	int leaf;       /* the PC of its thread: looked up as is */
+	const tk_symbol_image *key; /* the image's handle: one order across the reports of a batch */
+	uint64_t addr;              /* the file address looked up (the caller-frame rule applied) */
+	uint32_t rep;               /* index of the frame's report in the batch */
 } fref;
 
-/* by image, then by address: neighbouring lookups share the cache's blocks */
+/* by image, then by address: neighbouring lookups share the cache's blocks (and, across the reports of
+ * a batch, each image's cache is walked once in address order instead of at random) */
 static int fref_lt(const fref *x, const fref *y)
 {
-	return x->image != y->image ? x->image < y->image : x->addr < y->addr;
+	return x->key != y->key ? (uintptr_t)x->key < (uintptr_t)y->key : x->addr < y->addr;
 }
 
 /* Sort v[0..n) (tmp: n more): a merge sort with the comparison inline (qsort's call per comparison
@@ -130,96 +132,164 @@ static memo *image_for(tk_apple_report_symbols *rs, const tk_apple_report_image 
 	return e;
 }
 
-static char *base_dup(const char *path)
+/* ---- the report's sym_pool: the names of its frames, in chunks freed with the report (a malloc and
+ * a free per name were a fifth of a batch's instructions) ---- */
+typedef struct pool_chunk {
+	void *next; /* first: tk_apple_report_free walks this */
+	size_t used, cap;
+	max_align_t data[];
+} pool_chunk;
+
+static void *pool_alloc(tk_apple_report *r, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	pool_chunk *c = r->sym_pool;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > 8192 ? n : 8192;
+		pool_chunk *nc = tk_xmalloc(sizeof *nc + cap);
+		nc->next = c;
+		nc->used = 0;
+		nc->cap = cap;
+		r->sym_pool = c = nc;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static char *pool_strdup(tk_apple_report *r, const char *s, size_t n)
+{
+	char *d = pool_alloc(r, n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+static char *base_dup(tk_apple_report *r, const char *path)
 {
 	if (!path)
 		return NULL;
 	const char *b = strrchr(path, '/');
-	return tk_xstrdup(b ? b + 1 : path);
+	b = b ? b + 1 : path;
+	return pool_strdup(r, b, strlen(b));
+}
+
+/* nr reports at once (stv: nr stats, or NULL): the lookups of all of them sorted by image and address, so
+ * each image's cache is walked once in order and a repeated address is looked up once; the answers are
+ * those of one report at a time. Used one report at a time: 64 together measured slower on 10,000
+ * reports (BENCHMARKS.md, the heap of 64 reports costing more than the sorted lookups saved). */
+static int symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_apple_report_symbols *rs,
+                             tk_apple_report_sym_stats *stv, tk_error *err)
+{
+	(void)err;
+	size_t n = 0;
+	for (size_t ri = 0; ri < nr; ri++) {
+		tk_apple_report *r = rv[ri];
+		n += r->leb ? r->leb->nframes : 0;
+		for (size_t i = 0; i < r->nthreads; i++)
+			n += r->threads[i].nframes;
+		if (stv)
+			memset(&stv[ri], 0, sizeof stv[ri]);
+	}
+	fref *refs = tk_xmalloc((n ? 2 * n : 1) * sizeof *refs); /* the second half: the sort's scratch */
+	size_t k = 0;
+	for (size_t ri = 0; ri < nr; ri++) {
+		tk_apple_report *r = rv[ri];
+		tk_apple_report_sym_stats local = {0}, *st = stv ? &stv[ri] : &local;
+		/* each image with frames asked of the symbolicator once (the handles are kept across reports),
+		 * in image order; only those are named missing */
+		const tk_symbol_image **h = tk_xcalloc(r->nimages ? r->nimages : 1, sizeof *h);
+		for (size_t i = 0; i <= r->nthreads; i++) {
+			tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+			for (size_t j = 0; t && j < t->nframes; j++)
+				if (t->frames[j].image && t->frames[j].image <= r->nimages && !t->frames[j].kernel)
+					h[t->frames[j].image - 1] = (const tk_symbol_image *)1; /* used */
+		}
+		for (size_t mi = 0; mi < r->nimages; mi++) {
+			tk_apple_report_image *im = &r->images[mi];
+			if (!h[mi] || !im->uuid) {
+				h[mi] = NULL;
+				continue;
+			}
+			const memo *mm = image_for(rs, im);
+			h[mi] = mm->im;
+			if (mm->im) {
+				im->symbols = 1;
+			} else {
+				im->symbols = -1;
+				free(im->why);
+				im->why = tk_xstrdup(mm->why);
+			}
+		}
+		for (size_t i = 0; i <= r->nthreads; i++) {
+			tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+			if (!t)
+				break;
+			for (size_t j = 0; j < t->nframes; j++) {
+				tk_apple_report_frame *f = &t->frames[j];
+				if (!f->image || !r->images[f->image - 1].uuid || f->kernel)
+					continue;
+				st->frames++;
+				tk_apple_report_image *im = &r->images[f->image - 1];
+				const tk_symbol_image *si = h[f->image - 1];
+				if (!si) {
+					st->unresolved++;
+					continue;
+				}
+				int leaf;
+				if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
+					leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
+				else
+					leaf = j == 0;
+				uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
+				refs[k].f = f;
+				refs[k].key = si;
+				refs[k].addr = tk_symbol_image_file_addr(si, im->base, addr);
+				refs[k].rep = (uint32_t)ri;
+				k++;
+			}
+		}
+		free(h);
+	}
+	sort_refs(refs, refs + k, k);
+	tk_symbol_result res;
+	size_t m = 0;
+	for (size_t c = 0; c < k; c++) {
+		tk_apple_report_frame *f = refs[c].f;
+		tk_apple_report *r = rv[refs[c].rep];
+		tk_apple_report_sym_stats local = {0}, *st = stv ? &stv[refs[c].rep] : &local;
+		tk_symbol_image *si = (tk_symbol_image *)refs[c].key;
+		const tk_apple_report_image *im = &r->images[f->image - 1];
+		/* the same address as the one before: its answer, still mapped (real stacks repeat frames) */
+		if (!c || refs[c].key != refs[c - 1].key || refs[c].addr != refs[c - 1].addr) {
+			m = tk_symbol_image_lookup(si, refs[c].addr, &res);
+			if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
+				m = 0;
+		}
+		if (!m) {
+			st->unresolved++;
+			continue;
+		}
+		/* a frame named before keeps its old names in the pool until the report is freed */
+		f->sym = pool_alloc(r, m * sizeof *f->sym);
+		f->nsym = m;
+		for (size_t q = 0; q < m; q++) {
+			const char *fn = res.frames[q].function;
+			f->sym[q].function = pool_strdup(r, fn, strlen(fn));
+			f->sym[q].file = base_dup(r, res.frames[q].file);
+			f->sym[q].line = res.frames[q].line;
+			f->sym[q].inlined = q + 1 < m;
+		}
+		f->sym_symtab = res.symtab_only;
+		f->sym_off = res.symtab_only ? tk_symbol_image_file_addr(si, im->base, f->addr) - res.symbol_start : 0;
+		st->resolved++;
+	}
+	free(refs);
+	return 0;
 }
 
 int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
                                 tk_error *err)
 {
-	(void)err;
-	tk_apple_report_sym_stats local = {0};
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof *st);
-	size_t n = r->leb ? r->leb->nframes : 0;
-	for (size_t i = 0; i < r->nthreads; i++)
-		n += r->threads[i].nframes;
-	fref *refs = tk_xmalloc((n ? 2 * n : 1) * sizeof *refs); /* the second half: the sort's scratch */
-	size_t k = 0;
-	for (size_t i = 0; i <= r->nthreads; i++) {
-		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
-		if (!t)
-			break;
-		for (size_t j = 0; j < t->nframes; j++) {
-			tk_apple_report_frame *f = &t->frames[j];
-			if (!f->image || !r->images[f->image - 1].uuid || f->kernel)
-				continue;
-			int leaf;
-			if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
-				leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
-			else
-				leaf = j == 0;
-			refs[k].f = f;
-			refs[k].addr = f->addr;
-			refs[k].image = f->image;
-			refs[k].leaf = leaf;
-			k++;
-		}
-	}
-	sort_refs(refs, refs + k, k);
-	st->frames = k;
-	for (size_t a = 0; a < k;) {
-		size_t b = a;
-		while (b < k && refs[b].f->image == refs[a].f->image)
-			b++;
-		tk_apple_report_image *im = &r->images[refs[a].f->image - 1];
-		const memo *mm = image_for(rs, im);
-		tk_symbol_image *si = mm->im;
-		if (!si) {
-			im->symbols = -1;
-			free(im->why);
-			im->why = tk_xstrdup(mm->why);
-			st->unresolved += b - a;
-			a = b;
-			continue;
-		}
-		im->symbols = 1;
-		for (size_t c = a; c < b; c++) {
-			tk_apple_report_frame *f = refs[c].f;
-			uint64_t addr = refs[c].leaf || !f->addr ? f->addr : f->addr - 1;
-			tk_symbol_result res;
-			size_t m = tk_symbol_image_lookup(si, tk_symbol_image_file_addr(si, im->base, addr), &res);
-			if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
-				m = 0;
-			if (!m) {
-				st->unresolved++;
-				continue;
-			}
-			for (size_t q = 0; q < f->nsym; q++) {
-				free(f->sym[q].function);
-				free(f->sym[q].file);
-			}
-			free(f->sym);
-			f->sym = tk_xcalloc(m, sizeof *f->sym);
-			f->nsym = m;
-			for (size_t q = 0; q < m; q++) {
-				f->sym[q].function = tk_xstrdup(res.frames[q].function);
-				f->sym[q].file = base_dup(res.frames[q].file);
-				f->sym[q].line = res.frames[q].line;
-				f->sym[q].inlined = q + 1 < m;
-			}
-			f->sym_symtab = res.symtab_only;
-			f->sym_off =
-			    res.symtab_only ? tk_symbol_image_file_addr(si, im->base, f->addr) - res.symbol_start : 0;
-			st->resolved++;
-		}
-		a = b;
-	}
-	free(refs);
-	return 0;
+	return symbolicate_batch(&r, 1, rs, st, err);
 }

@@ -115,3 +115,18 @@ check "convert: speedscope, pprof and gecko from a payload" \
 	sh -c "'$TK' convert '$R' -o '$TMP/r.speedscope.json' && '$TK' convert '$R' -o '$TMP/r.pb.gz' && '$TK' convert --to gecko '$R' -o '$TMP/r.gecko.json'"
 check_eq "top: a real crash's hottest frame" "15" \
 	"$("$TK" top --limit 1 "$M/meter_real_report.json" | awk '/libsystem_pthread.dylib \+ 0xe86c/ {print $1}')"
+
+# a file of 8 MB or more (up to the 64 MB payload bound) is read through one populated mapping instead
+# of a growing heap buffer: the same answers as the small file, for one payload and for JSON Lines
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = json.dumps(d)
+p = c[:-1] + " " * (9 << 20) + "}"
+open(sys.argv[2], "w").write(p)
+open(sys.argv[3], "w").write(c + "\n" + p + "\n")
+open(sys.argv[4], "w").write(c + "\n" + c + "\n")' "$M/meter_real_report.json" "$TMP/pad.json" "$TMP/pad.jsonl" "$TMP/two.jsonl"
+check_eq "a 9 MB payload (padded) reads as the small one" "$("$TK" collapse "$M/meter_real_report.json")" \
+	"$("$TK" collapse "$TMP/pad.json")"
+check_eq "9 MB of JSON Lines (one padded payload) reads as the small ones" "$("$TK" collapse "$TMP/two.jsonl")" \
+	"$("$TK" collapse "$TMP/pad.jsonl")"

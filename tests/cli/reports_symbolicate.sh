@@ -69,6 +69,18 @@ check_eq "batch: one line per report with what stayed unsymbolicated and why" 4 
 # 12 reports, 12 outputs: NAME.ips's text goes to NAME.ips.crash beside NAME.crash's (tests/cli/reports_ingest.sh)
 check "batch: a directory of reports, searched recursively, outputs in -o DIR" \
 	bash -c "'$TK' symbolicate '$TMP/ra' --symbols '$TMP/a64' -o '$TMP/o-dir' 2>'$TMP/dir.err' && ls '$TMP/o-dir' | grep -c . | grep -qx 12 && grep -q '12 reports, 0 failed' '$TMP/dir.err'"
+# -o - with several reports: one stream, each report exactly as its file in -o DIR, in input (name) order,
+# and the same per-report lines on stderr (a bad report among them keeps its place)
+cp -r "$TMP/ra" "$TMP/ra-bad" && head -c 1500 "$PAIR.ips" >"$TMP/ra-bad/r001.b.ips"
+"$TK" symbolicate "$TMP/ra-bad" --symbols "$TMP/a64" -o "$TMP/o-dir2" 2>"$TMP/dir2.err"
+"$TK" symbolicate "$TMP/ra-bad" --symbols "$TMP/a64" -o - >"$TMP/stream.txt" 2>"$TMP/stream.err"
+check "batch -o -: all reports on standard output, each as its own file, in input order" \
+	bash -c "ls '$TMP/o-dir2' | grep -c . | grep -qx 12 && (cd '$TMP/o-dir2' && cat \$(ls)) | cmp -s - '$TMP/stream.txt'"
+check_eq "batch -o -: the same stderr lines as -o DIR (a bad report in its place)" \
+	"$(grep -v 'written to' "$TMP/dir2.err")" "$(cat "$TMP/stream.err")"
+check_eq "batch -o -: stderr in input order, the bad report in its place" \
+	"r000.crash r000.ips r000.spin r001.b.ips r001.crash r001.ips" \
+	"$(grep -o 'r00[0-9][.a-z]*' "$TMP/stream.err" | uniq | head -6 | tr '\n' ' ' | sed 's/ $//')"
 "$TK" symbolicate "$TMP/ra/r000.ips" --symbols "$TMP/a64" --json -o "$TMP/r0.json" 2>/dev/null
 check "--json: resolved frames carry symbol, sourceFile and sourceLine, inlined ones \"inline\": true" \
 	bash -c "grep -q '\"sourceFile\": \"unit_00' '$TMP/r0.json' && grep -q '\"inline\": true' '$TMP/r0.json'"
