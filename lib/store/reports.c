@@ -29,20 +29,38 @@ int tk_store_key_index(const char *name)
 	return -1;
 }
 
-/* Strings of a report set live in one list of blocks, freed together. */
+/* Strings of a report set live in one list of blocks, freed together: each block holds many strings
+ * (a report keeps ~11 of them, one malloc each before), a long one gets a block of its own. */
 typedef struct block {
 	struct block *next;
+	size_t used, cap;
 	char data[];
 } block;
 
+#define KEEP_BLOCK 16384
+
 const char *tk_report_set_keep(tk_report_set *s, const char *str)
 {
-	size_t n = strlen(str);
-	block *b = tk_xmalloc(sizeof *b + n + 1);
-	memcpy(b->data, str, n + 1);
-	b->next = s->arena;
-	s->arena = b;
-	return b->data;
+	size_t n = strlen(str) + 1;
+	block *b = s->arena;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > KEEP_BLOCK / 4 ? n : KEEP_BLOCK;
+		block *nb = tk_xmalloc(sizeof *nb + cap);
+		nb->used = 0;
+		nb->cap = cap;
+		if (b && cap == n) { /* a long string: its own block, behind the one being filled */
+			nb->next = b->next;
+			b->next = nb;
+		} else {
+			nb->next = b;
+			s->arena = nb;
+		}
+		b = nb;
+	}
+	char *out = b->data + b->used;
+	memcpy(out, str, n);
+	b->used += n;
+	return out;
 }
 
 void tk_report_set_free(tk_report_set *s)
@@ -326,7 +344,7 @@ static void sha256_fetch(void)
 	sha256_keyed = pthread_key_create(&sha256_key, sha256_ctx_free) == 0;
 }
 
-static void sha256_hex(const void *data, size_t n, char *hex, int bytes)
+void tk_store_sha256_hex(const void *data, size_t n, char *hex, int bytes)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdn = 0;
@@ -503,7 +521,7 @@ void tk_report_set_id(tk_report *r)
 	o = put_field(o, dd + i, (size_t)(24 - i));
 	o = put_field(o, f[TK_STORE_NKEYS + 2], fl[TK_STORE_NKEYS + 2]);
 	o = put_field(o, f[TK_STORE_NKEYS + 3], fl[TK_STORE_NKEYS + 3]);
-	sha256_hex(b, (size_t)(o - b), r->id, 32);
+	tk_store_sha256_hex(b, (size_t)(o - b), r->id, 32);
 	if (b != stack)
 		free(b);
 }
@@ -601,7 +619,7 @@ static void metric_payload_session(const tk_profile *p, tk_event_id e, const tk_
 		TK_GROW(b, cap, len + need + 1);
 		len += (size_t)snprintf(b + len, cap - len, "%s=%s", k, str) + 1; /* NUL-separated */
 	}
-	sha256_hex(b, len, out, 8);
+	tk_store_sha256_hex(b, len, out, 8);
 	free(b);
 }
 
@@ -689,7 +707,7 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 				const char *proc = tk_event_str(p, e, "process");
 				char buf[512];
 				snprintf(buf, sizeof buf, "%s|%s|%s", lts ? lts : "", pid ? pid : "", proc ? proc : "");
-				sha256_hex(buf, strlen(buf), session, 8);
+				tk_store_sha256_hex(buf, strlen(buf), session, 8);
 				kept_session = tk_report_set_keep(out, session);
 				have_session = 1;
 				last_lt = lt;

@@ -1,7 +1,6 @@
 /* A report's stacks as folded text (the lines `tracekit collapse --event N` writes for its record),
  * their content hash (the key of the store's stacks table, so identical stacks are stored once),
  * and the merging of many reports' stacks into one flame graph's. */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,15 +272,7 @@ char *tk_store_stacks_text(const char *stored)
 
 void tk_store_stacks_hash(const char *folded, char hex[33])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdn = 0;
-	EVP_Digest(folded, strlen(folded), md, &mdn, EVP_sha256(), NULL);
-	static const char digits[] = "0123456789abcdef";
-	for (int i = 0; i < 16; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[32] = 0;
+	tk_store_sha256_hex(folded, strlen(folded), hex, 16);
 }
 
 /* ---- merging ---- */
