@@ -34,22 +34,37 @@ static void tput_frame(text *t, const char *label)
 			t->p[i] = ' ';
 }
 
-/* w / 10^d exactly, trailing zeros of the fraction dropped (as the writers print weights). */
+/* v in decimal, ending at end (no NUL): returns where the digits start. */
+static char *dec_back(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* w / 10^d exactly, trailing zeros of the fraction dropped (as the writers print weights):
+ * " W\n" or " I.F\n", without printf (a MetricKit diagnostic has ~100 lines). */
 static void put_weight(text *t, uint64_t w, unsigned d)
 {
-	char buf[48];
+	char buf[48], *end = buf + sizeof buf, *at = end;
 	uint64_t m = 1;
 	for (unsigned i = 0; i < d && i < 19; i++)
 		m *= 10;
 	uint64_t ip = w / m, f = w % m;
-	if (!f) {
-		snprintf(buf, sizeof buf, " %llu\n", (unsigned long long)ip);
-	} else {
+	*--at = '\n';
+	if (f) {
 		while (f % 10 == 0)
 			f /= 10, d--;
-		snprintf(buf, sizeof buf, " %llu.%0*llu\n", (unsigned long long)ip, (int)d, (unsigned long long)f);
+		char *fs = dec_back(at, f);
+		while ((unsigned)(at - fs) < d) /* %0*llu: zero-padded to d digits */
+			*--fs = '0';
+		at = fs;
+		*--at = '.';
 	}
-	tput(t, buf, strlen(buf));
+	at = dec_back(at, ip);
+	*--at = ' ';
+	tput(t, at, (size_t)(end - at));
 }
 
 /* One stack of a thread: its labels root first. */
@@ -195,9 +210,10 @@ char *tk_store_event_folded(const tk_profile *p, tk_event_id e)
 			       (prev->label[same] == pv[j].label[same] ||
 			        strcmp(prev->label[same], pv[j].label[same]) == 0))
 				same++;
-			char num[24];
-			snprintf(num, sizeof num, "%zu ", same);
-			tput(&out, num, strlen(num));
+			char num[24], *ne = num + sizeof num - 1;
+			*ne = ' ';
+			char *ns = dec_back(ne, same);
+			tput(&out, ns, (size_t)(ne + 1 - ns));
 			if (!pv[j].depth)
 				tput(&out, "(no stack)", 10);
 			for (size_t d = same; d < pv[j].depth; d++) {
