@@ -330,43 +330,6 @@ static int name_frames(tk_profile **p, const tk_report_meta *given, tk_error *er
 /* SHA-256 from OpenSSL (SHA-NI where the CPU has it). EVP_Digest(…, EVP_sha256(), …) looks the
  * algorithm up and makes a context on every call: ~7 k instructions a report on top of ~4 k of
  * hashing (callgrind). The algorithm is fetched once and each thread keeps its context. */
-static EVP_MD *sha256_md;
-static pthread_key_t sha256_key; /* the thread's EVP_MD_CTX, freed when the thread ends */
-static int sha256_keyed;
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-static void sha256_ctx_free(void *ctx)
-{
-	EVP_MD_CTX_free(ctx);
-}
-static void sha256_fetch(void)
-{
-	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	sha256_keyed = pthread_key_create(&sha256_key, sha256_ctx_free) == 0;
-}
-
-void tk_store_sha256_hex(const void *data, size_t n, char *hex, int bytes)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdn = 0;
-	pthread_once(&sha256_once, sha256_fetch);
-	EVP_MD_CTX *sha256_ctx = sha256_keyed ? pthread_getspecific(sha256_key) : NULL;
-	if (!sha256_ctx && sha256_keyed && (sha256_ctx = EVP_MD_CTX_new()) &&
-	    pthread_setspecific(sha256_key, sha256_ctx) != 0) {
-		EVP_MD_CTX_free(sha256_ctx);
-		sha256_ctx = NULL;
-	}
-	if (!sha256_md || !sha256_ctx || !EVP_DigestInit_ex2(sha256_ctx, sha256_md, NULL) ||
-	    !EVP_DigestUpdate(sha256_ctx, data, n) || !EVP_DigestFinal_ex(sha256_ctx, md, &mdn))
-		EVP_Digest(data, n, md, &mdn, EVP_sha256(), NULL); /* as before, if any of that failed */
-	static const char digits[] = "0123456789abcdef";
-	int i;
-	for (i = 0; i < bytes && i < (int)mdn; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[2 * i] = 0;
-}
-
 /* printf("%.17g", v) for the doubles reports carry (1e-4 <= |v| < 1e17, zero), without printf
  * (~4.5 k instructions a number in glibc): v = m * 2^e exactly, so v * 10^(16 - X) is an exact
  * 128-bit integer over a power of two, rounded to nearest, ties to even (exact halves occur, e.g.

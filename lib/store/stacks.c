@@ -1,6 +1,8 @@
 /* A report's stacks as folded text (the lines `tracekit collapse --event N` writes for its record),
  * their content hash (the key of the store's stacks table, so identical stacks are stored once),
  * and the merging of many reports' stacks into one flame graph's. */
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +286,43 @@ char *tk_store_stacks_text(const char *stored)
 	}
 	free(ends);
 	return out.p;
+}
+
+static EVP_MD *sha256_md;
+static pthread_key_t sha256_key; /* the thread's EVP_MD_CTX, freed when the thread ends */
+static int sha256_keyed;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static void sha256_ctx_free(void *ctx)
+{
+	EVP_MD_CTX_free(ctx);
+}
+static void sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	sha256_keyed = pthread_key_create(&sha256_key, sha256_ctx_free) == 0;
+}
+
+void tk_store_sha256_hex(const void *data, size_t n, char *hex, int bytes)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdn = 0;
+	pthread_once(&sha256_once, sha256_fetch);
+	EVP_MD_CTX *sha256_ctx = sha256_keyed ? pthread_getspecific(sha256_key) : NULL;
+	if (!sha256_ctx && sha256_keyed && (sha256_ctx = EVP_MD_CTX_new()) &&
+	    pthread_setspecific(sha256_key, sha256_ctx) != 0) {
+		EVP_MD_CTX_free(sha256_ctx);
+		sha256_ctx = NULL;
+	}
+	if (!sha256_md || !sha256_ctx || !EVP_DigestInit_ex2(sha256_ctx, sha256_md, NULL) ||
+	    !EVP_DigestUpdate(sha256_ctx, data, n) || !EVP_DigestFinal_ex(sha256_ctx, md, &mdn))
+		EVP_Digest(data, n, md, &mdn, EVP_sha256(), NULL); /* as before, if any of that failed */
+	static const char digits[] = "0123456789abcdef";
+	int i;
+	for (i = 0; i < bytes && i < (int)mdn; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * i] = 0;
 }
 
 void tk_store_stacks_hash(const char *folded, char hex[33])
