@@ -30,7 +30,8 @@ int tk_store_key_index(const char *name)
 }
 
 /* Strings of a report set live in one list of blocks, freed together: each block holds many strings
- * (a report keeps ~11 of them, one malloc each before), a long one gets a block of its own. */
+ * (a report keeps ~11 of them, one malloc each before), a long one gets a block of its own. Blocks
+ * start at 1 KB and double up to 16 KB, so a set of a few reports stays small. */
 typedef struct block {
 	struct block *next;
 	size_t used, cap;
@@ -44,7 +45,8 @@ const char *tk_report_set_keep(tk_report_set *s, const char *str)
 	size_t n = strlen(str) + 1;
 	block *b = s->arena;
 	if (!b || b->cap - b->used < n) {
-		size_t cap = n > KEEP_BLOCK / 4 ? n : KEEP_BLOCK;
+		size_t grown = b && b->cap < KEEP_BLOCK ? b->cap * 2 : b ? KEEP_BLOCK : 1024;
+		size_t cap = n > KEEP_BLOCK / 4 ? n : n > grown ? KEEP_BLOCK : grown;
 		block *nb = tk_xmalloc(sizeof *nb + cap);
 		nb->used = 0;
 		nb->cap = cap;
