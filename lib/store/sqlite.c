@@ -25,12 +25,14 @@ typedef struct sq {
 	sig *sigs; /* the cache; cleared when it grows past SIG_CACHE or a batch rolls back */
 	size_t nsigs, sigcap;
 	tk_hidx sigidx;
+	/* stacks.hash values known stored (no INSERT OR IGNORE for them); cleared past SIG_CACHE and
+	 * when a transaction rolls back */
+	struct stkh *stk;
+	size_t nstk, stkcap;
+	tk_hidx stkidx;
 	uint32_t *touched; /* cache entries with a delta in this batch */
 	size_t ntouched, touchcap;
-	sqlite3_stmt *stk_add;            /* stacks (prepared on first use) */
-	struct stkh *stk;                 /* stacks.hash values known stored: no INSERT OR IGNORE for them */
-	size_t nstk, stkcap;              /* (cleared past SIG_CACHE and when a transaction rolls back) */
-	tk_hidx stkidx;
+	sqlite3_stmt *stacks_insert_stmt; /* INSERT OR IGNORE INTO stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
 	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
 	size_t nsa, sacap;
@@ -267,7 +269,7 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sig_find);
 	sqlite3_finalize(s->sig_add);
 	sqlite3_finalize(s->sig_bump);
-	sqlite3_finalize(s->stk_add);
+	sqlite3_finalize(s->stacks_insert_stmt);
 	free(s->stk);
 	tk_hidx_free(&s->stkidx);
 	sqlite3_finalize(s->sa_up);
@@ -615,15 +617,16 @@ static int stacks_put(sq *s, const unsigned char hash[16], const char *folded, t
 	memcpy(&h, hash, sizeof h);
 	if (tk_hidx_find(&s->stkidx, h, stk_eq, s, hash) != UINT32_MAX)
 		return 0;
-	if (!s->stk_add && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO stacks (hash, folded) VALUES (?, ?)", -1,
-	                                      &s->stk_add, NULL) != SQLITE_OK)
+	if (!s->stacks_insert_stmt &&
+	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO stacks (hash, folded) VALUES (?, ?)", -1,
+	                       &s->stacks_insert_stmt, NULL) != SQLITE_OK)
 		return fail(s, err, "preparing the stacks insert");
-	sqlite3_reset(s->stk_add);
-	sqlite3_bind_blob(s->stk_add, 1, hash, 16, SQLITE_STATIC);
-	sqlite3_bind_text(s->stk_add, 2, folded, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s->stk_add);
-	sqlite3_reset(s->stk_add);
-	sqlite3_clear_bindings(s->stk_add);
+	sqlite3_reset(s->stacks_insert_stmt);
+	sqlite3_bind_blob(s->stacks_insert_stmt, 1, hash, 16, SQLITE_STATIC);
+	sqlite3_bind_text(s->stacks_insert_stmt, 2, folded, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s->stacks_insert_stmt);
+	sqlite3_reset(s->stacks_insert_stmt);
+	sqlite3_clear_bindings(s->stacks_insert_stmt);
 	if (rc != SQLITE_DONE)
 		return fail(s, err, "insert (stacks)");
 	TK_GROW(s->stk, s->stkcap, s->nstk + 1);
@@ -1478,8 +1481,8 @@ static int sq_report_get(void *h, const char *id, tk_store_report *out, tk_error
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT kind, app, version, build, device, os, session, rkey, thread, signature, time, "
-	                       "duration, avg_cpu, samples, (SELECT st.folded FROM stacks st WHERE st.hash = reports.stack) "
-	                       "FROM reports WHERE id = ?",
+	                       "duration, avg_cpu, samples, (SELECT st.folded FROM stacks st WHERE st.hash = "
+	                       "reports.stack) FROM reports WHERE id = ?",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "report query");
 	unsigned char bid[32];
