@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <openssl/evp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,9 +327,6 @@ static int name_frames(tk_profile **p, const tk_report_meta *given, tk_error *er
 
 /* ---- content hash ---- */
 
-/* SHA-256 from OpenSSL (SHA-NI where the CPU has it). EVP_Digest(…, EVP_sha256(), …) looks the
- * algorithm up and makes a context on every call: ~7 k instructions a report on top of ~4 k of
- * hashing (callgrind). The algorithm is fetched once and each thread keeps its context. */
 /* printf("%.17g", v) for the doubles reports carry (1e-4 <= |v| < 1e17, zero), without printf
  * (~4.5 k instructions a number in glibc): v = m * 2^e exactly, so v * 10^(16 - X) is an exact
  * 128-bit integer over a power of two, rounded to nearest, ties to even (exact halves occur, e.g.

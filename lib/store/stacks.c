@@ -288,6 +288,9 @@ char *tk_store_stacks_text(const char *stored)
 	return out.p;
 }
 
+/* SHA-256 from OpenSSL (SHA-NI where the CPU has it). EVP_Digest(…, EVP_sha256(), …) looks the
+ * algorithm up and makes a context on every call: ~7 k instructions a call on top of ~4 k of
+ * hashing (callgrind). The algorithm is fetched once and each thread keeps its context. */
 static EVP_MD *sha256_md;
 static pthread_key_t sha256_key; /* the thread's EVP_MD_CTX, freed when the thread ends */
 static int sha256_keyed;
