@@ -124,6 +124,9 @@ void tk_store_summarise(const double *sorted, size_t n, tk_store_group *g);
 char *tk_store_event_folded(const tk_profile *p, tk_event_id e);
 /* Stored stacks (prefix-coded, or folded text as stored before) as folded text, malloc'd. */
 char *tk_store_stacks_text(const char *stored);
+/* The lowercase hex of the first `bytes` bytes of data's SHA-256 (hex holds 2 * bytes + 1); the digest
+ * fetched once and a context kept per thread. */
+void tk_store_sha256_hex(const void *data, size_t n, char *hex, int bytes);
 /* The stacks table's key of a stored text: hex of the first 16 bytes of its SHA-256. */
 void tk_store_stacks_hash(const char *folded, char hex[33]);
 /* Folded texts merged: every line's stack once, in byte order, with the sum of its counts over the

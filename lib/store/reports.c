@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <openssl/evp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,20 +27,40 @@ int tk_store_key_index(const char *name)
 	return -1;
 }
 
-/* Strings of a report set live in one list of blocks, freed together. */
+/* Strings of a report set live in one list of blocks, freed together: each block holds many strings
+ * (a report keeps ~11 of them, one malloc each before), a long one gets a block of its own. Blocks
+ * start at 1 KB and double up to 16 KB, so a set of a few reports stays small. */
 typedef struct block {
 	struct block *next;
+	size_t used, cap;
 	char data[];
 } block;
 
+#define KEEP_BLOCK 16384
+
 const char *tk_report_set_keep(tk_report_set *s, const char *str)
 {
-	size_t n = strlen(str);
-	block *b = tk_xmalloc(sizeof *b + n + 1);
-	memcpy(b->data, str, n + 1);
-	b->next = s->arena;
-	s->arena = b;
-	return b->data;
+	size_t n = strlen(str) + 1;
+	block *b = s->arena;
+	if (!b || b->cap - b->used < n) {
+		size_t grown = b && b->cap < KEEP_BLOCK ? b->cap * 2 : b ? KEEP_BLOCK : 1024;
+		size_t cap = n > KEEP_BLOCK / 4 ? n : n > grown ? KEEP_BLOCK : grown;
+		block *nb = tk_xmalloc(sizeof *nb + cap);
+		nb->used = 0;
+		nb->cap = cap;
+		if (b && cap == n) { /* a long string: its own block, behind the one being filled */
+			nb->next = b->next;
+			b->next = nb;
+		} else {
+			nb->next = b;
+			s->arena = nb;
+		}
+		b = nb;
+	}
+	char *out = b->data + b->used;
+	memcpy(out, str, n);
+	b->used += n;
+	return out;
 }
 
 void tk_report_set_free(tk_report_set *s)
@@ -309,46 +327,6 @@ static int name_frames(tk_profile **p, const tk_report_meta *given, tk_error *er
 
 /* ---- content hash ---- */
 
-/* SHA-256 from OpenSSL (SHA-NI where the CPU has it). EVP_Digest(…, EVP_sha256(), …) looks the
- * algorithm up and makes a context on every call: ~7 k instructions a report on top of ~4 k of
- * hashing (callgrind). The algorithm is fetched once and each thread keeps its context. */
-static EVP_MD *sha256_md;
-static pthread_key_t sha256_key; /* the thread's EVP_MD_CTX, freed when the thread ends */
-static int sha256_keyed;
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-static void sha256_ctx_free(void *ctx)
-{
-	EVP_MD_CTX_free(ctx);
-}
-static void sha256_fetch(void)
-{
-	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	sha256_keyed = pthread_key_create(&sha256_key, sha256_ctx_free) == 0;
-}
-
-static void sha256_hex(const void *data, size_t n, char *hex, int bytes)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdn = 0;
-	pthread_once(&sha256_once, sha256_fetch);
-	EVP_MD_CTX *sha256_ctx = sha256_keyed ? pthread_getspecific(sha256_key) : NULL;
-	if (!sha256_ctx && sha256_keyed && (sha256_ctx = EVP_MD_CTX_new()) &&
-	    pthread_setspecific(sha256_key, sha256_ctx) != 0) {
-		EVP_MD_CTX_free(sha256_ctx);
-		sha256_ctx = NULL;
-	}
-	if (!sha256_md || !sha256_ctx || !EVP_DigestInit_ex2(sha256_ctx, sha256_md, NULL) ||
-	    !EVP_DigestUpdate(sha256_ctx, data, n) || !EVP_DigestFinal_ex(sha256_ctx, md, &mdn))
-		EVP_Digest(data, n, md, &mdn, EVP_sha256(), NULL); /* as before, if any of that failed */
-	static const char digits[] = "0123456789abcdef";
-	int i;
-	for (i = 0; i < bytes && i < (int)mdn; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[2 * i] = 0;
-}
-
 /* printf("%.17g", v) for the doubles reports carry (1e-4 <= |v| < 1e17, zero), without printf
  * (~4.5 k instructions a number in glibc): v = m * 2^e exactly, so v * 10^(16 - X) is an exact
  * 128-bit integer over a power of two, rounded to nearest, ties to even (exact halves occur, e.g.
@@ -503,7 +481,7 @@ void tk_report_set_id(tk_report *r)
 	o = put_field(o, dd + i, (size_t)(24 - i));
 	o = put_field(o, f[TK_STORE_NKEYS + 2], fl[TK_STORE_NKEYS + 2]);
 	o = put_field(o, f[TK_STORE_NKEYS + 3], fl[TK_STORE_NKEYS + 3]);
-	sha256_hex(b, (size_t)(o - b), r->id, 32);
+	tk_store_sha256_hex(b, (size_t)(o - b), r->id, 32);
 	if (b != stack)
 		free(b);
 }
@@ -601,7 +579,7 @@ static void metric_payload_session(const tk_profile *p, tk_event_id e, const tk_
 		TK_GROW(b, cap, len + need + 1);
 		len += (size_t)snprintf(b + len, cap - len, "%s=%s", k, str) + 1; /* NUL-separated */
 	}
-	sha256_hex(b, len, out, 8);
+	tk_store_sha256_hex(b, len, out, 8);
 	free(b);
 }
 
@@ -689,7 +667,7 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 				const char *proc = tk_event_str(p, e, "process");
 				char buf[512];
 				snprintf(buf, sizeof buf, "%s|%s|%s", lts ? lts : "", pid ? pid : "", proc ? proc : "");
-				sha256_hex(buf, strlen(buf), session, 8);
+				tk_store_sha256_hex(buf, strlen(buf), session, 8);
 				kept_session = tk_report_set_keep(out, session);
 				have_session = 1;
 				last_lt = lt;

@@ -183,9 +183,9 @@ check "stats --by day,hour is refused" bash -c '"$TK" stats --db "sqlite:$TMP/fl
 # ---- a store from before stacks were kept (schema 3) migrates; its reports have no stacks ----
 OLD="$TMP/old.db"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000000"
-sqlite3 "$OLD" "DROP TABLE stacks; DROP TABLE report_stacks; PRAGMA user_version = 3;"
+sqlite3 "$OLD" "DROP TABLE stacks; ALTER TABLE reports DROP COLUMN stack; PRAGMA user_version = 3;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000001"
-check_eq "sqlite: schema 3 migrates to 7" "7" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 3 migrates to 8" "8" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 id0=$(cat "$TMP/id0") id1=$(cat "$TMP/id1")
 check_eq "sqlite: a report stored before the migration has no stacks" "" "$("$TK" report --db "sqlite:$OLD" --folded "$id0" || echo FAILED)"
 check_eq "sqlite: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "sqlite:$OLD" --folded "$id1")"
@@ -200,7 +200,7 @@ check_eq "clickhouse: schema 3 migrates to 4" "4" "$(curl -sf "$CH_HTTP" --data-
 check_eq "clickhouse: a report stored before the migration has no stacks" "" "$("$TK" report --db "$CH_OLD" --folded "$id0" || echo FAILED)"
 check_eq "clickhouse: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "$CH_OLD" --folded "$id1")"
 # identical stacks are stored once
-check_eq "sqlite: one row per distinct stack text" "$(sqlite3 "$TMP/fleet.db" "SELECT count(DISTINCT stack) FROM report_stacks" || echo FAILED)" "$(sqlite3 "$TMP/fleet.db" "SELECT count(*) FROM stacks")"
+check_eq "sqlite: one row per distinct stack text" "$(sqlite3 "$TMP/fleet.db" "SELECT count(DISTINCT stack) FROM reports" || echo FAILED)" "$(sqlite3 "$TMP/fleet.db" "SELECT count(*) FROM stacks")"
 check_eq "clickhouse: one row per distinct stack text" "$(curl -sf "$CH_HTTP" --data-binary "SELECT uniqExact(stack) FROM tk_fleet.report_stacks" || echo FAILED)" "$(curl -sf "$CH_HTTP" --data-binary "SELECT count() FROM tk_fleet.stacks")"
 
 # ---- a schema-5 store (before the session summary) migrates to 6: the summary the migration builds
@@ -209,13 +209,15 @@ check_eq "clickhouse: one row per distinct stack text" "$(curl -sf "$CH_HTTP" --
 G5="$TMP/gen5"
 "$STOREGEN" "$G5" 12 5 3 --cpu 1 --foreground --versions 3 --days 3 >/dev/null || notok "storegen (schema 5)"
 V5="$TMP/v5.db" NEW5="$TMP/new5.db"
+# a schema-8 store made to look older: its reports' stacks linked from report_stacks again, as before 8
+UNDO8="CREATE TABLE report_stacks (report BLOB PRIMARY KEY, stack BLOB NOT NULL) WITHOUT ROWID; INSERT INTO report_stacks SELECT id, stack FROM reports WHERE stack IS NOT NULL; ALTER TABLE reports DROP COLUMN stack;"
 "$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-5]
-sqlite3 "$V5" "DROP TABLE sessions_sum; DROP INDEX reports_values; CREATE INDEX reports_session ON reports(app, version, build, device, os, session, kind, duration, time); CREATE INDEX reports_app_version ON reports(kind, app, version, duration); PRAGMA user_version = 5;"
+sqlite3 "$V5" "$UNDO8 DROP TABLE sessions_sum; DROP INDEX reports_values; CREATE INDEX reports_session ON reports(app, version, build, device, os, session, kind, duration, time); CREATE INDEX reports_app_version ON reports(kind, app, version, duration); PRAGMA user_version = 5;"
 "$TK" ingest -q --db "sqlite:$V5" "$G5"
 "$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-3]
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"/s000000[6-9] "$G5"/s0000010
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"
-check_eq "sqlite: schema 5 migrates to 7" "7" "$(sqlite3 "$V5" "PRAGMA user_version")"
+check_eq "sqlite: schema 5 migrates to 8" "8" "$(sqlite3 "$V5" "PRAGMA user_version")"
 SUMQ="SELECT * FROM sessions_sum ORDER BY app, version, build, device, os, session, kind"
 check_eq "sqlite: the migrated summary plus later ingests equals the one kept at ingest" \
 	"$(sqlite3 "$NEW5" "$SUMQ")" "$(sqlite3 "$V5" "$SUMQ" || echo FAILED)"
@@ -231,12 +233,38 @@ done
 # hash unique): every stack text is kept, and a signature's merged stacks read the same ----
 V6="$TMP/v6.db"
 sqlite3 "$NEW5" ".backup '$V6'"
-sqlite3 "$V6" "CREATE TABLE s6 (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID; INSERT INTO s6 SELECT hash, folded FROM stacks; DROP TABLE stacks; ALTER TABLE s6 RENAME TO stacks; PRAGMA user_version = 6;"
+sqlite3 "$V6" "$UNDO8 CREATE TABLE s6 (hash BLOB PRIMARY KEY, folded TEXT NOT NULL) WITHOUT ROWID; INSERT INTO s6 SELECT hash, folded FROM stacks; DROP TABLE stacks; ALTER TABLE s6 RENAME TO stacks; PRAGMA user_version = 6;"
 SIG6=$("$TK" top-hangs --db "sqlite:$NEW5" --json --limit 1 | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["signature"])')
 "$TK" top-hangs --db "sqlite:$NEW5" --signature "$SIG6" --folded >"$TMP/sig7.folded"
 "$TK" top-hangs --db "sqlite:$V6" --signature "$SIG6" --folded >"$TMP/sig6.folded" || notok "top-hangs on a schema-6 store"
-check_eq "sqlite: schema 6 migrates to 7" "7" "$(sqlite3 "$V6" "PRAGMA user_version")"
+check_eq "sqlite: schema 6 migrates to 8" "8" "$(sqlite3 "$V6" "PRAGMA user_version")"
 check "sqlite: a signature's merged stacks are the same after the migration (and not empty)" \
 	test -s "$TMP/sig7.folded" -a "$(md5sum <"$TMP/sig6.folded")" = "$(md5sum <"$TMP/sig7.folded")"
 STQ="SELECT hex(hash), folded FROM stacks ORDER BY hash"
 check_eq "sqlite: every stack text kept by the migration" "$(sqlite3 "$NEW5" "$STQ")" "$(sqlite3 "$V6" "$STQ")"
+
+# ---- a schema-7 store (each report's stacks linked by a report_stacks row keyed by its random id)
+# migrates to 8 (the report's own row names its stacks' hash): part of the fleet ingested before the
+# migration, the rest after, and every report's text, a report's folded stacks and a signature's
+# merged stacks read as from a store made at schema 8 with the same reports ----
+V7="$TMP/v7.db"
+"$TK" ingest -q --db "sqlite:$V7" "$G5"/s000000[0-5]
+sqlite3 "$V7" "$UNDO8 PRAGMA user_version = 7;"
+check "sqlite: the schema-7 copy links its reports' stacks from report_stacks" \
+	test "$(sqlite3 "$V7" "SELECT count(*) FROM report_stacks")" -gt 0
+"$TK" ingest -q --db "sqlite:$V7" "$G5"
+check_eq "sqlite: schema 7 migrates to 8, report_stacks dropped" "8 0" \
+	"$(sqlite3 "$V7" "PRAGMA user_version; SELECT count(*) FROM sqlite_master WHERE name = 'report_stacks'" | tr '\n' ' ' | sed 's/ $//')"
+RSQ="SELECT hex(r.id), s.folded FROM reports r LEFT JOIN stacks s ON s.hash = r.stack ORDER BY r.id"
+check_eq "sqlite: every hang has its stacks, foreground reports none (both kinds compared below)" "1 1" \
+	"$(sqlite3 "$NEW5" "SELECT count(*) > 0 AND count(*) = count(stack) FROM reports WHERE kind = 'hang'; SELECT count(*) > 0 AND count(stack) = 0 FROM reports WHERE kind = 'foreground'" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "sqlite: each report's stacks text after the 7 → 8 migration is the one a schema-8 ingest stores" \
+	"$(sqlite3 "$NEW5" "$RSQ")" "$(sqlite3 "$V7" "$RSQ" || echo FAILED)"
+ID7=$(sqlite3 "$NEW5" "SELECT lower(hex(id)) FROM reports WHERE kind = 'hang' ORDER BY id LIMIT 1")
+F7=$("$TK" report --db "sqlite:$NEW5" --folded "$ID7")
+check "sqlite: a hang's folded stacks (tracekit report) are not empty" test -n "$F7"
+check_eq "sqlite: tracekit report --folded reads the same after the 7 → 8 migration" \
+	"$F7" "$("$TK" report --db "sqlite:$V7" --folded "$ID7" || echo FAILED)"
+"$TK" top-hangs --db "sqlite:$V7" --signature "$SIG6" --folded >"$TMP/sig8.folded" || notok "top-hangs on a migrated schema-7 store"
+check "sqlite: a signature's merged stacks are the same after the 7 → 8 migration" \
+	test -s "$TMP/sig8.folded" -a "$(md5sum <"$TMP/sig8.folded")" = "$(md5sum <"$TMP/sig7.folded")"
