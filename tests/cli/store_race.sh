@@ -76,6 +76,19 @@ check_same_file "clickhouse: reports stored twice count once in top hangs" "$TMP
 "$TK" stats --db "$CH_URL/dup" --metric hang.duration --where "app=$APP" --json >"$TMP/dup.where"
 "$TK" stats --db "$CH_URL/ref" --metric hang.duration --where "app=$APP" --json >"$TMP/ref.where"
 check_same_file "clickhouse: reports stored twice count once in a filtered query" "$TMP/ref.where" "$TMP/dup.where"
+# the dashboard's other reads: histograms, a signature's rows and merged stacks (each read every
+# report once only while a batch is open, as here)
+SIG1=$(sed -n '1s/^{"signature": "\([^"]*\)".*/\1/p' "$TMP/clickhouse.ref.top")
+for d in ref dup; do
+	"$TK" stats --db "$CH_URL/$d" --metric hang.duration --by version --histogram 20 --json >"$TMP/$d.hist"
+	"$TK" top-hangs --db "$CH_URL/$d" --signature "$SIG1" --detail --json --examples 3 >"$TMP/$d.detail"
+	"$TK" top-hangs --db "$CH_URL/$d" --signature "$SIG1" --folded >"$TMP/$d.folded"
+done
+check_same_file "clickhouse: reports stored twice count once in histograms" "$TMP/ref.hist" "$TMP/dup.hist"
+check_same_file "clickhouse: reports stored twice count once in a signature's detail" "$TMP/ref.detail" "$TMP/dup.detail"
+check "clickhouse: the signature's merged stacks are not empty" test -s "$TMP/ref.folded"
+check_same_file "clickhouse: reports stored twice count once in a signature's merged stacks" "$TMP/ref.folded" \
+	"$TMP/dup.folded"
 "$TK" ingest --db "$CH_URL/dup" "$G" 2>"$TMP/dup.again"
 check "clickhouse: re-ingesting into the dup store adds nothing" grep -q " 0 new, " "$TMP/dup.again"
 
