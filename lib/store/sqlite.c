@@ -29,6 +29,7 @@ typedef struct sq {
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
+	struct vcache *vc;                /* sorted values kept (vruns_get) */
 	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
 	size_t nsa, sacap;
 	tk_hidx saidx;
@@ -242,6 +243,8 @@ static char *query_key(const tk_store_query *q)
 
 /* ---- open / schema ---- */
 
+static void vcache_free(sq *s);
+
 static void sq_close(void *h)
 {
 	sq *s = h;
@@ -259,6 +262,7 @@ static void sq_close(void *h)
 	free(s->sa);
 	tk_hidx_free(&s->saidx);
 	qcache_free(s);
+	vcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -1173,13 +1177,310 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	return ok ? 0 : fail(s, err, "percentile query");
 }
 
+/* ---- sorted values per (app, version), kept per connection ----
+ * The dashboard asks one metric's values under one filter several ways: the overview by app and
+ * version, its alert rule by version, the pages' version lists, a histogram's rows, a comparison's
+ * percentiles and Mann-Whitney values of one version. Each was a scan of its own. Instead one scan of
+ * reports_values per (metric column, kinds, filters) keeps each (app, version)'s values sorted (they
+ * come sorted from the index within a kind), and every grouping of app and version is answered by
+ * merging them: the same values in the same order, so the same numbers. Kept while the change token
+ * (sq_changes) is the same. */
+
+typedef struct vrun {
+	char *app, *version;
+	double *v;
+	size_t n, cap;
+} vrun;
+
+#define VCACHE_N 4
+typedef struct vcache {
+	char *key[VCACHE_N];
+	uint64_t token[VCACHE_N], used[VCACHE_N], clock;
+	vrun *r[VCACHE_N];
+	size_t n[VCACHE_N];
+} vcache;
+
+static void vruns_free(vrun *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].app);
+		free(r[i].version);
+		free(r[i].v);
+	}
+	free(r);
+}
+
+static void vcache_free(sq *s)
+{
+	if (!s->vc)
+		return;
+	for (size_t i = 0; i < VCACHE_N; i++) {
+		free(s->vc->key[i]);
+		vruns_free(s->vc->r[i], s->vc->n[i]);
+	}
+	free(s->vc);
+	s->vc = NULL;
+}
+
+/* A query the runs answer: a report metric of durations or CPU grouped by nothing, app or version
+ * (either order), under any filter but a signature. */
+static int vruns_fit(const tk_store_query *q, const tk_store_metric *m)
+{
+	if (m->profile || q->signature || tk_store_is_hang_rate(q))
+		return 0;
+	for (size_t i = 0; i < q->nby; i++)
+		if (q->by[i] != TK_STORE_APP && q->by[i] != TK_STORE_VERSION)
+			return 0;
+	return 1;
+}
+
+static int vrun_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const vrun *r = &((const vrun *)ctx)[idx];
+	const char *const *k = key;
+	return strcmp(r->app, k[0]) == 0 && strcmp(r->version, k[1]) == 0;
+}
+
+static int vrun_cmp(const void *a, const void *b)
+{
+	const vrun *x = a, *y = b;
+	int c = strcmp(x->app, y->app);
+	return c ? c : strcmp(x->version, y->version);
+}
+
+/* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
+ * sorted by (app, version), each run's values ascending; owned by the cache. */
+static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out,
+                     size_t *nout, tk_error *err)
+{
+	uint64_t token;
+	if (sq_changes(s, &token, err))
+		return -1;
+	tk_store_query kq = *q; /* the key: the filters, kinds and column */
+	kq.metric = col, kq.kind = kinds, kq.nby = 0;
+	char *key = query_key(&kq);
+	if (!s->vc)
+		s->vc = tk_xcalloc(1, sizeof *s->vc);
+	vcache *c = s->vc;
+	size_t slot = 0;
+	for (size_t i = 0; i < VCACHE_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			*out = c->r[i], *nout = c->n[i];
+			return 0;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	char where[512];
+	where_sql(q, kinds, col, where, sizeof where);
+	/* a version without an app: every app named (sessions_sum has each report's), so the index is
+	 * searched per (kind, app, version) instead of read whole; the same rows */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+		snprintf(where + strlen(where), sizeof where - strlen(where),
+		         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	char *sql = sqlite3_mprintf("SELECT app, version, %s FROM reports INDEXED BY reports_values%s", col, where);
+	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	if (!st) {
+		free(key);
+		return -1;
+	}
+	vrun *r = NULL;
+	size_t n = 0, cap = 0;
+	tk_hidx idx = {0};
+	uint32_t last = UINT32_MAX;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k[2] = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)};
+		k[0] = k[0] ? k[0] : "", k[1] = k[1] ? k[1] : "";
+		if (last == UINT32_MAX || !vrun_eq(r, last, k)) { /* rows of a run come together */
+			size_t la = strlen(k[0]), lv = strlen(k[1]);
+			uint64_t h = tk_hash_bytes(k[1], lv, tk_hash_bytes(k[0], la + 1, 0));
+			last = tk_hidx_find(&idx, h, vrun_eq, r, k);
+			if (last == UINT32_MAX) {
+				TK_GROW(r, cap, n + 1);
+				r[n] = (vrun){.app = tk_xstrdup(k[0]), .version = tk_xstrdup(k[1])};
+				last = (uint32_t)n++;
+				tk_hidx_insert(&idx, h, last);
+			}
+		}
+		vrun *w = &r[last];
+		TK_GROW(w->v, w->cap, w->n + 1);
+		w->v[w->n++] = sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	tk_hidx_free(&idx);
+	if (rc != SQLITE_DONE) {
+		vruns_free(r, n);
+		free(key);
+		return fail(s, err, "percentile query");
+	}
+	if (n > 1)
+		qsort(r, n, sizeof *r, vrun_cmp);
+	for (size_t i = 0; i < n; i++) { /* sorted unless two kinds met in the run, or col is not duration */
+		size_t u = 1;
+		while (u < r[i].n && !(r[i].v[u] < r[i].v[u - 1]))
+			u++;
+		if (u < r[i].n)
+			qsort(r[i].v, r[i].n, sizeof *r[i].v, cmp_double);
+	}
+	free(c->key[slot]);
+	vruns_free(c->r[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->r[slot] = r;
+	c->n[slot] = n;
+	*out = r, *nout = n;
+	return 0;
+}
+
+/* The key of run r for a grouping: key i is app or version as by[i] says. */
+static const char *vrun_key(const vrun *r, int by)
+{
+	return by == TK_STORE_APP ? r->app : r->version;
+}
+
+typedef struct vgroup_ctx {
+	const vrun *r;
+	const int *by;
+	size_t nby;
+} vgroup_ctx;
+
+static int vorder_cmp(const void *a, const void *b, void *ctx)
+{
+	const vgroup_ctx *g = ctx;
+	const vrun *x = &g->r[*(const uint32_t *)a], *y = &g->r[*(const uint32_t *)b];
+	for (size_t i = 0; i < g->nby; i++) {
+		int c = strcmp(vrun_key(x, g->by[i]), vrun_key(y, g->by[i]));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* The runs grouped by by[0..nby) (APP or VERSION): calls each(ctx, first run of the group, its
+ * values merged ascending, how many) per group, in the order of the keys' bytes. */
+static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
+                        int (*each)(void *ctx, const vrun *first, const double *v, size_t nv), void *ctx)
+{
+	if (!n)
+		return 0;
+	uint32_t *ord = tk_xmalloc(n * sizeof *ord);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	vgroup_ctx g = {r, by, nby};
+	qsort_r(ord, n, sizeof *ord, vorder_cmp, &g);
+	double *a = NULL, *b = NULL;
+	size_t acap = 0, bcap = 0, *cut = tk_xmalloc((n + 1) * sizeof *cut);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc;) {
+		size_t j = i + 1;
+		while (j < n && vorder_cmp(&ord[i], &ord[j], &g) == 0)
+			j++;
+		if (j - i == 1) {
+			rc = each(ctx, &r[ord[i]], r[ord[i]].v, r[ord[i]].n);
+			i = j;
+			continue;
+		}
+		/* several runs: concatenated, then merged pairwise until one is left */
+		size_t total = 0, m = 0;
+		for (size_t k = i; k < j; k++)
+			total += r[ord[k]].n;
+		TK_GROW(a, acap, total + 1);
+		TK_GROW(b, bcap, total + 1);
+		cut[0] = 0;
+		for (size_t k = i; k < j; k++) {
+			memcpy(a + cut[m], r[ord[k]].v, r[ord[k]].n * sizeof *a);
+			cut[m + 1] = cut[m] + r[ord[k]].n;
+			m++;
+		}
+		while (m > 1) {
+			size_t nm = 0;
+			for (size_t k = 0; k < m; k += 2) {
+				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo, y = mid, o = lo;
+				while (x < mid && y < hi)
+					b[o++] = a[y] < a[x] ? a[y++] : a[x++];
+				while (x < mid)
+					b[o++] = a[x++];
+				while (y < hi)
+					b[o++] = a[y++];
+				cut[nm++] = lo;
+			}
+			cut[nm] = total;
+			m = nm;
+			double *t = a;
+			a = b, b = t;
+			size_t tc = acap;
+			acap = bcap, bcap = tc;
+		}
+		rc = each(ctx, &r[ord[i]], a, total);
+		i = j;
+	}
+	free(a);
+	free(b);
+	free(cut);
+	free(ord);
+	return rc;
+}
+
+typedef struct vpct_ctx {
+	const tk_store_query *q;
+	tk_store_group *g;
+	size_t n;
+} vpct_ctx;
+
+static int vpct_each(void *ctx, const vrun *first, const double *v, size_t nv)
+{
+	vpct_ctx *c = ctx;
+	tk_store_group *o = &c->g[c->n++];
+	tk_store_summarise(v, nv, o);
+	for (size_t i = 0; i < c->q->nby; i++)
+		o->keys[i] = tk_xstrdup(vrun_key(first, c->q->by[i]));
+	return 0;
+}
+
+/* Percentiles of q (vruns_fit) from the runs. */
+static int vruns_percentiles(sq *s, const tk_store_query *q, const tk_store_metric *m, tk_store_group **out,
+                             size_t *n, tk_error *err)
+{
+	const vrun *r;
+	size_t nr;
+	if (vruns_get(s, q, m->kinds, m->column, &r, &nr, err))
+		return -1;
+	if (!nr)
+		return 0; /* no group at all (*out stays NULL) */
+	vpct_ctx c = {q, tk_xcalloc(nr, sizeof *c.g), 0};
+	vruns_groups(r, nr, q->by, q->nby, vpct_each, &c);
+	*out = c.g, *n = c.n;
+	return 0;
+}
+
+typedef struct vval_ctx {
+	int by_version;
+	int (*row)(void *ctx, const char *version, double v);
+	void *ctx;
+} vval_ctx;
+
+static int vval_each(void *ctx, const vrun *first, const double *v, size_t nv)
+{
+	vval_ctx *c = ctx;
+	for (size_t i = 0; i < nv; i++)
+		if (c->row(c->ctx, c->by_version ? first->version : "", v[i]))
+			return -1;
+	return 0;
+}
+
 static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
 	if (tk_store_is_hang_rate(q))
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	if (!m->profile)
-		return sq_percentiles_scan(s, q, m, out, n, err);
+		return vruns_fit(q, m) ? vruns_percentiles(s, q, m, out, n, err) : sq_percentiles_scan(s, q, m, out, n, err);
 	char keys[256] = "", sel[1024], where[512];
 	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
@@ -1516,6 +1817,17 @@ static int sq_values(void *h, const tk_store_query *q, const char *kinds, const 
                      int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
 {
 	sq *s = h;
+	if (!q->signature) { /* from the runs, merged per version or all (the same rows, in that order) */
+		const vrun *r;
+		size_t nr;
+		if (vruns_get(s, q, kinds, col, &r, &nr, err))
+			return -1;
+		const int by = TK_STORE_VERSION;
+		vval_ctx c = {by_version, row, ctx};
+		if (vruns_groups(r, nr, &by, by_version ? 1 : 0, vval_each, &c))
+			return tk_error_set(err, "values query: out of memory"), -1;
+		return 0;
+	}
 	char where[1024];
 	where_sql(q, kinds, col, where, sizeof where);
 	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col,
