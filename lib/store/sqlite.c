@@ -35,6 +35,8 @@ typedef struct sq {
 	tk_hidx saidx;
 	sqlite3_stmt *sa_up;
 	uint64_t serial; /* this connection among the process's (sq_changes) */
+	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
+	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
 } sq;
 
 #define SIG_CACHE 200000
@@ -132,6 +134,12 @@ static const char *const migrations[] = {
 static int fail(sq *s, tk_error *err, const char *what)
 {
 	return tk_error_set(err, "sqlite:%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+/* fail, for an error on connection db (scan_db's) */
+static int fail_on(sq *s, sqlite3 *db, tk_error *err, const char *what)
+{
+	return tk_error_set(err, "sqlite:%s: %s: %s", s->path, what, sqlite3_errmsg(db));
 }
 
 /* ---- the summary aggregate: tk_summary(x) → blob of count, mean, min, max, q[5] ---- */
@@ -268,6 +276,7 @@ static void sq_close(void *h)
 	free(s->sigs);
 	free(s->touched);
 	tk_hidx_free(&s->sigidx);
+	sqlite3_close(s->sdb);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -377,6 +386,41 @@ static void *sq_open(const char *path, tk_error *err)
 		return NULL;
 	}
 	return s;
+}
+
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void agg_final(sqlite3_context *ctx);
+
+/* The connection that reads indexes in order (the grouped percentiles, a signature's rows, the
+ * session summary): a second one to the same file that reads its pages with read() into a small page
+ * cache, where db maps the whole file for the writers. A freshly opened store touches each page of
+ * the index it scans for the first time; through the 4 GiB mmap every first touch is a page fault,
+ * and on a virtual machine those cost more than the scan itself (measured on the 1 M fleet, CPU of a
+ * first full scan: reports_values 610 → 180 ms, reports_sig with its sessions and ids 900 → 290 ms);
+ * read() into a few recycled MiB costs a copy per page. It sees what db has committed (WAL); while db
+ * holds an open transaction, or for a store with no file (":memory:"), the scans run on db itself. */
+static sqlite3 *scan_db(sq *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		return s->db;
+	if (s->sdb || s->no_sdb)
+		return s->sdb ? s->sdb : s->db;
+	s->no_sdb = 1;
+	const char *file = sqlite3_db_filename(s->db, "main");
+	sqlite3 *db = NULL;
+	if (!file || !*file ||
+	    sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA temp_store=MEMORY", NULL, NULL,
+	                 NULL) != SQLITE_OK ||
+	    sqlite3_create_function(db, "tk_summary", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL, agg_step,
+	                            agg_final) != SQLITE_OK) {
+		sqlite3_close(db);
+		return s->db;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	s->sdb = db;
+	s->no_sdb = 0;
+	return db;
 }
 
 static void bind_num(sqlite3_stmt *st, int i, double v)
@@ -831,17 +875,23 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 
 /* Prepare sql (from sqlite3_mprintf: freed here) and bind q's filter values (where_sql's
  * placeholders) to it; NULL after setting err, naming what. */
-static sqlite3_stmt *prepare_where(sq *s, char *sql, const tk_store_query *q, const char *what, tk_error *err)
+static sqlite3_stmt *prepare_where_on(sq *s, sqlite3 *db, char *sql, const tk_store_query *q, const char *what,
+                                      tk_error *err)
 {
 	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int prc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
 	if (prc != SQLITE_OK) {
-		fail(s, err, what);
+		fail_on(s, db, err, what);
 		return NULL;
 	}
 	bind_where(st, q);
 	return st;
+}
+
+static sqlite3_stmt *prepare_where(sq *s, char *sql, const tk_store_query *q, const char *what, tk_error *err)
+{
+	return prepare_where_on(s, s->db, sql, q, what, err);
 }
 
 /* A by entry as a column of the select list: a key, or a time bucket named day or hour of the
@@ -928,7 +978,8 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		                      /* a time or signature filter is narrower by its own index */
 		                      "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	}
-	sqlite3_stmt *st = prepare_where(s, sql, q, "hang-rate query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
 	if (!st)
 		return -1;
 	size_t cap = 0;
@@ -952,7 +1003,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		tk_store_groups_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return fail(s, err, "hang-rate query");
+		return fail_on(s, db, err, "hang-rate query");
 	}
 	return 0;
 }
@@ -1069,7 +1120,8 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
 	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
 	                            q->signature ? "" : " INDEXED BY reports_values", where);
-	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
 		return -1;
 	pscan ps = {.nby = q->nby};
@@ -1135,7 +1187,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 				char *ls = sqlite3_mprintf("SELECT %s", one);
 				sqlite3_finalize(lab);
 				lab = NULL;
-				ok = sqlite3_prepare_v2(s->db, ls, -1, &lab, NULL) == SQLITE_OK;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
 				sqlite3_free(ls);
 				if (!ok)
 					break;
@@ -1174,7 +1226,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		free(ps.g[gi].v);
 	}
 	free(ps.g);
-	return ok ? 0 : fail(s, err, "percentile query");
+	return ok ? 0 : fail_on(s, db, err, "percentile query");
 }
 
 /* ---- sorted values per (app, version), kept per connection ----
@@ -1283,7 +1335,8 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		snprintf(where + strlen(where), sizeof where - strlen(where),
 		         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
 	char *sql = sqlite3_mprintf("SELECT app, version, %s FROM reports INDEXED BY reports_values%s", col, where);
-	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st) {
 		free(key);
 		return -1;
@@ -1316,7 +1369,7 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 	if (rc != SQLITE_DONE) {
 		vruns_free(r, n);
 		free(key);
-		return fail(s, err, "percentile query");
+		return fail_on(s, db, err, "percentile query");
 	}
 	if (n > 1)
 		qsort(r, n, sizeof *r, vrun_cmp);
@@ -1603,12 +1656,13 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	/* each signature's rows from reports_sig, summed up here: distinct sessions in a hash, not a
 	 * temporary b-tree per signature; durations come in order (checked); the least id by memcmp,
 	 * as min() orders blobs */
-	if (sqlite3_prepare_v2(s->db,
+	sqlite3 *db = scan_db(s);
+	if (sqlite3_prepare_v2(db,
 	                       "SELECT session, duration, id FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
 	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
-		return fail(s, err, "top-hangs query");
+		return fail_on(s, db, err, "top-hangs query");
 	}
 	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
 	size_t cap = 0;
@@ -1798,7 +1852,8 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
-	sqlite3_stmt *st = prepare_where(s, sql, q, "signature query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "signature query", err);
 	if (!st)
 		return -1;
 	size_t cap = 0;
@@ -1809,7 +1864,7 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 		    (tk_store_sigrow){col_dup(st, 0), col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_num(st, 4)};
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
+	return rc == SQLITE_DONE ? 0 : fail_on(s, db, err, "signature query");
 }
 
 /* tk_store_distribution's rows (tk_store_ops.values). */
@@ -1857,7 +1912,8 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 		char where[1024];
 		where_sql(&one, kinds, "duration", where, sizeof where);
 		char *sql = sqlite3_mprintf("SELECT DISTINCT version FROM reports%s", where);
-		sqlite3_stmt *st = prepare_where(s, sql, &one, "versions query", err);
+		sqlite3 *db = scan_db(s);
+		sqlite3_stmt *st = prepare_where_on(s, db, sql, &one, "versions query", err);
 		if (!st)
 			return -1;
 		size_t len = 0, cap = 0;
@@ -1875,7 +1931,7 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 		sqlite3_finalize(st);
 		versions[i] = v ? v : tk_xstrdup("");
 		if (rc != SQLITE_DONE)
-			return fail(s, err, "versions query");
+			return fail_on(s, db, err, "versions query");
 	}
 	return 0;
 }
@@ -1907,7 +1963,8 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		                    pass     ? (q->nby ? "" : "NULL")
 		                    : q->nby ? ", kind"
 		                             : "kind");
-		sqlite3_stmt *st = prepare_where(s, sql, q, "overview query", err);
+		sqlite3 *db = scan_db(s);
+		sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "overview query", err);
 		if (!st)
 			return -1;
 		int rc;
@@ -1929,7 +1986,7 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
-			return fail(s, err, "overview query");
+			return fail_on(s, db, err, "overview query");
 	}
 	return 0;
 }
