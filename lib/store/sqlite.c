@@ -1588,8 +1588,9 @@ static int str_eq(const void *ctx, uint32_t idx, const void *key)
 	return strcmp(((char *const *)ctx)[idx], key) == 0;
 }
 
-/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example; SQLITE_DONE. */
-static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
+/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example, and how many
+ * rows into *rows (unless NULL); SQLITE_DONE. */
+static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows)
 {
 	char **ses = NULL;
 	size_t nses = 0, scap = 0, nd = 0, dcap = 0;
@@ -1631,6 +1632,8 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
 		x->p95 = g.q[2];
 	}
 	x->sessions = nses;
+	if (rows)
+		*rows = nd;
 	char hex[2 * sizeof least + 1] = "";
 	for (int b = 0; b < nleast; b++)
 		snprintf(hex + 2 * b, 3, "%02x", least[b]);
@@ -1676,7 +1679,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		x->p50 = x->p95 = NAN;
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		if ((rc = sig_sum(one, x)) != SQLITE_DONE)
+		if ((rc = sig_sum(one, x, NULL)) != SQLITE_DONE)
 			break;
 	}
 	sqlite3_finalize(top);
@@ -1690,6 +1693,74 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	return 0;
 }
 
+static char *col_dup(sqlite3_stmt *st, int i);
+
+static int hang_most_first(const void *a, const void *b)
+{
+	const tk_store_hang *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->signature, y->signature);
+}
+
+/* Top signatures under a filter reports_sig holds (a kind, version, device, session): each
+ * signature's rows of those kinds read from its own range of reports_sig (the filters checked in the
+ * index, no table row read; a kind's few rows are not looked for among all the table's), summed by
+ * sig_sum, then ordered by count and signature and cut at limit as the GROUP BY below orders them:
+ * the same counts, sessions, P50/P95 and least id. */
+static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
+                      size_t *n, tk_error *err)
+{
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *sigs, *one;
+	if (sqlite3_prepare_v2(db, "SELECT sid, signature FROM hang_sigs", -1, &sigs, NULL) != SQLITE_OK)
+		return fail_on(s, db, err, "top-hangs query");
+	char where[512];
+	where_sql(q, kinds, "duration", where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT session, duration, id FROM reports INDEXED BY reports_sig%s AND sid = ?",
+	                            where);
+	if (!(one = prepare_where_on(s, db, sql, q, "top-hangs query", err))) {
+		sqlite3_finalize(sigs);
+		return -1;
+	}
+	int last = sqlite3_bind_parameter_count(one);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(sigs)) == SQLITE_ROW) {
+		sqlite3_reset(one);
+		sqlite3_bind_int64(one, last, sqlite3_column_int64(sigs, 0));
+		tk_store_hang x = {.p50 = NAN, .p95 = NAN};
+		if ((rc = sig_sum(one, &x, &x.count)) != SQLITE_DONE) {
+			free(x.example);
+			break;
+		}
+		if (!x.count) {
+			free(x.example);
+			continue;
+		}
+		x.signature = col_dup(sigs, 1);
+		TK_GROW(*out, cap, *n + 1);
+		(*out)[(*n)++] = x;
+	}
+	sqlite3_finalize(sigs);
+	sqlite3_finalize(one);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail_on(s, db, err, "top-hangs query");
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof **out, hang_most_first);
+	for (size_t i = limit; i < *n; i++) {
+		free((*out)[i].signature);
+		free((*out)[i].example);
+	}
+	if (*n > limit)
+		*n = limit;
+	return 0;
+}
+
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
@@ -1698,6 +1769,9 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
 		return top_from_summary(s, limit, out, n, err);
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] && !q->where[TK_STORE_BUILD] &&
+	    !q->where[TK_STORE_OS])
+		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
 	char where[512], sql[2048];
 	where_sql(q, tk_store_kinds_sql(q->kind), "duration", where, sizeof where);
 	snprintf(sql, sizeof sql,
