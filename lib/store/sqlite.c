@@ -30,6 +30,7 @@ typedef struct sq {
 	sqlite3_stmt *stk_add, *stk_link; /* stacks, report_stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
 	struct vcache *vc;                /* sorted values kept (vruns_get) */
+	struct sigcache *sc;              /* per-signature sums kept (sigc_get) */
 	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
 	size_t nsa, sacap;
 	tk_hidx saidx;
@@ -252,6 +253,7 @@ static char *query_key(const tk_store_query *q)
 /* ---- open / schema ---- */
 
 static void vcache_free(sq *s);
+static void sigcache_free(sq *s);
 
 static void sq_close(void *h)
 {
@@ -271,6 +273,7 @@ static void sq_close(void *h)
 	tk_hidx_free(&s->saidx);
 	qcache_free(s);
 	vcache_free(s);
+	sigcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -1590,10 +1593,10 @@ static int str_eq(const void *ctx, uint32_t idx, const void *key)
 
 /* One signature's rows (session, duration, id) → its sessions, P50/P95 and example, and how many
  * rows into *rows (unless NULL); SQLITE_DONE. */
-static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows)
+static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows, char **versions)
 {
-	char **ses = NULL;
-	size_t nses = 0, scap = 0, nd = 0, dcap = 0;
+	char **ses = NULL, **vers = NULL;
+	size_t nses = 0, scap = 0, nd = 0, dcap = 0, nvers = 0, vcap = 0;
 	double *d = NULL;
 	tk_hidx idx = {0};
 	unsigned char least[64];
@@ -1610,6 +1613,17 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows)
 		}
 		TK_GROW(d, dcap, nd + 1);
 		d[nd++] = sqlite3_column_double(st, 1);
+		if (versions) { /* column 3: its distinct versions (a handful: compared in turn) */
+			const char *v = (const char *)sqlite3_column_text(st, 3);
+			v = v ? v : "";
+			size_t k = 0;
+			while (k < nvers && strcmp(vers[k], v) != 0)
+				k++;
+			if (k == nvers) {
+				TK_GROW(vers, vcap, nvers + 1);
+				vers[nvers++] = tk_xstrdup(v);
+			}
+		}
 		const void *id = sqlite3_column_blob(st, 2);
 		int il = sqlite3_column_bytes(st, 2);
 		if (id && il <= (int)sizeof least) {
@@ -1634,6 +1648,22 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows)
 	x->sessions = nses;
 	if (rows)
 		*rows = nd;
+	if (versions) { /* "\n"-joined, as sq_sig_versions gives them */
+		size_t len = 0;
+		for (size_t k = 0; k < nvers; k++)
+			len += strlen(vers[k]) + 1;
+		char *o = tk_xmalloc(len + 1), *p = o;
+		for (size_t k = 0; k < nvers; k++) {
+			size_t l = strlen(vers[k]);
+			memcpy(p, vers[k], l);
+			p[l] = '\n';
+			p += l + 1;
+			free(vers[k]);
+		}
+		*p = 0;
+		*versions = o;
+	}
+	free(vers);
 	char hex[2 * sizeof least + 1] = "";
 	for (int b = 0; b < nleast; b++)
 		snprintf(hex + 2 * b, 3, "%02x", least[b]);
@@ -1646,10 +1676,114 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows)
 	return rc;
 }
 
+/* ---- each signature's sums kept per connection ----
+ * The top stacks page, its flame graph, /api/top and the first and last versions of each signature
+ * read the same signatures' rows under the same filter: the first to read them keeps what they sum to
+ * (count, sessions, P50/P95, least id, distinct versions) per signature, keyed by the filter and the
+ * kinds, while the change token (sq_changes) is the same. */
+typedef struct sigent {
+	tk_store_hang x; /* signature, example owned */
+	char *versions;  /* "\n"-joined */
+} sigent;
+
+#define SIGC_N 4
+typedef struct sigcache {
+	char *key[SIGC_N];
+	uint64_t token[SIGC_N], used[SIGC_N], clock;
+	sigent *e[SIGC_N];
+	size_t n[SIGC_N], cap[SIGC_N];
+} sigcache;
+
+static void sigents_free(sigent *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].x.signature);
+		free(e[i].x.example);
+		free(e[i].versions);
+	}
+	free(e);
+}
+
+static void sigcache_free(sq *s)
+{
+	if (!s->sc)
+		return;
+	for (size_t i = 0; i < SIGC_N; i++) {
+		free(s->sc->key[i]);
+		sigents_free(s->sc->e[i], s->sc->n[i]);
+	}
+	free(s->sc);
+	s->sc = NULL;
+}
+
+/* The slot of q's filters and kinds: -1 when none is kept (create: a slot made empty for them, or -1
+ * on an error reading the change token). */
+static int sigc_get(sq *s, const tk_store_query *q, const char *kinds, int create)
+{
+	uint64_t token;
+	tk_error e;
+	if (sq_changes(s, &token, &e))
+		return -1;
+	tk_store_query kq = *q;
+	kq.metric = NULL, kq.kind = kinds, kq.nby = 0, kq.signature = NULL;
+	char *key = query_key(&kq);
+	if (!s->sc)
+		s->sc = tk_xcalloc(1, sizeof *s->sc);
+	sigcache *c = s->sc;
+	size_t slot = 0;
+	for (size_t i = 0; i < SIGC_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			return (int)i;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	if (!create) {
+		free(key);
+		return -1;
+	}
+	free(c->key[slot]);
+	sigents_free(c->e[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->e[slot] = NULL;
+	c->n[slot] = c->cap[slot] = 0;
+	return (int)slot;
+}
+
+static const sigent *sigc_find(sq *s, int slot, const char *signature)
+{
+	for (size_t i = 0; slot >= 0 && i < s->sc->n[slot]; i++)
+		if (strcmp(s->sc->e[slot][i].x.signature, signature) == 0)
+			return &s->sc->e[slot][i];
+	return NULL;
+}
+
+static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
+{
+	if (slot < 0) {
+		free(versions);
+		return;
+	}
+	sigcache *c = s->sc;
+	TK_GROW(c->e[slot], c->cap[slot], c->n[slot] + 1);
+	sigent *e = &c->e[slot][c->n[slot]++];
+	e->x = *x;
+	e->x.signature = tk_xstrdup(x->signature);
+	e->x.example = tk_xstrdup(x->example ? x->example : "");
+	e->versions = versions;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
-static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
+                            tk_error *err)
 {
 	sqlite3_stmt *top, *one;
 	if (sqlite3_prepare_v2(s->db,
@@ -1661,7 +1795,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	 * as min() orders blobs */
 	sqlite3 *db = scan_db(s);
 	if (sqlite3_prepare_v2(db,
-	                       "SELECT session, duration, id FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
+	                       "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
 	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
 	                       -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
@@ -1669,7 +1803,7 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	}
 	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
 	size_t cap = 0;
-	int rc;
+	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1);
 	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
 		TK_GROW(*out, cap, *n + 1);
 		tk_store_hang *x = &(*out)[(*n)++];
@@ -1677,10 +1811,18 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		x->signature = tk_xstrdup((const char *)sqlite3_column_text(top, 1));
 		x->count = (uint64_t)sqlite3_column_int64(top, 2);
 		x->p50 = x->p95 = NAN;
+		const sigent *e = sigc_find(s, slot, x->signature);
+		if (e) {
+			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
+			x->example = tk_xstrdup(e->x.example);
+			continue;
+		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		if ((rc = sig_sum(one, x, NULL)) != SQLITE_DONE)
+		char *vers = NULL;
+		if ((rc = sig_sum(one, x, NULL, &vers)) != SQLITE_DONE)
 			break;
+		sigc_put(s, slot, x, vers);
 	}
 	sqlite3_finalize(top);
 	sqlite3_finalize(one);
@@ -1717,28 +1859,43 @@ static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t 
 		return fail_on(s, db, err, "top-hangs query");
 	char where[512];
 	where_sql(q, kinds, "duration", where, sizeof where);
-	char *sql = sqlite3_mprintf("SELECT session, duration, id FROM reports INDEXED BY reports_sig%s AND sid = ?",
-	                            where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig%s AND sid = ?", where);
 	if (!(one = prepare_where_on(s, db, sql, q, "top-hangs query", err))) {
 		sqlite3_finalize(sigs);
 		return -1;
 	}
 	int last = sqlite3_bind_parameter_count(one);
 	size_t cap = 0;
-	int rc;
+	int rc, slot = sigc_get(s, q, kinds, 1);
 	while ((rc = sqlite3_step(sigs)) == SQLITE_ROW) {
+		tk_store_hang x = {.p50 = NAN, .p95 = NAN};
+		const sigent *e = sigc_find(s, slot, (const char *)sqlite3_column_text(sigs, 1));
+		if (e) {
+			if (!e->x.count)
+				continue;
+			x = e->x;
+			x.signature = tk_xstrdup(e->x.signature);
+			x.example = tk_xstrdup(e->x.example);
+			TK_GROW(*out, cap, *n + 1);
+			(*out)[(*n)++] = x;
+			continue;
+		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, last, sqlite3_column_int64(sigs, 0));
-		tk_store_hang x = {.p50 = NAN, .p95 = NAN};
-		if ((rc = sig_sum(one, &x, &x.count)) != SQLITE_DONE) {
+		char *vers = NULL;
+		if ((rc = sig_sum(one, &x, &x.count, &vers)) != SQLITE_DONE) {
 			free(x.example);
+			free(vers);
 			break;
 		}
+		x.signature = col_dup(sigs, 1);
+		sigc_put(s, slot, &x, vers);
 		if (!x.count) {
+			free(x.signature);
 			free(x.example);
 			continue;
 		}
-		x.signature = col_dup(sigs, 1);
 		TK_GROW(*out, cap, *n + 1);
 		(*out)[(*n)++] = x;
 	}
@@ -1768,7 +1925,7 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
-		return top_from_summary(s, limit, out, n, err);
+		return top_from_summary(s, q, limit, out, n, err);
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] && !q->where[TK_STORE_BUILD] &&
 	    !q->where[TK_STORE_OS])
 		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
@@ -1980,7 +2137,13 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
                            char **versions, tk_error *err)
 {
 	sq *s = h;
+	int slot = sigc_get(s, q, kinds, 0); /* the top list just read them */
 	for (size_t i = 0; i < n; i++) {
+		const sigent *e = q->signature ? NULL : sigc_find(s, slot, sigs[i]);
+		if (e) {
+			versions[i] = tk_xstrdup(e->versions);
+			continue;
+		}
 		tk_store_query one = *q;
 		one.signature = sigs[i];
 		char where[1024];
