@@ -2344,8 +2344,14 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 	if (!c->kept[at]) {
 		char where[1024];
 		where_sql(&kq, kinds, "duration", where, sizeof where);
-		sqlite3_stmt *st = prepare_where(
-		    s, sqlite3_mprintf("SELECT sid, lower(hex(id)), version, device, session, duration FROM reports%s", where),
+		/* the table read in order on scan_db: a filter that wants keeping selects a large share of it,
+		 * and one page read per page beats a random lookup per row */
+		sqlite3 *db = scan_db(s);
+		sqlite3_stmt *st = prepare_where_on(
+		    s, db,
+		    sqlite3_mprintf("SELECT sid, lower(hex(id)), version, device, session, duration FROM reports NOT "
+		                    "INDEXED%s",
+		                    where),
 		    &kq, "signature query", err);
 		if (!st)
 			return -1;
@@ -2360,7 +2366,7 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE) {
 			trows_free(v, nv);
-			return fail(s, err, "signature query");
+			return fail_on(s, db, err, "signature query");
 		}
 		if (nv > 1)
 			qsort(v, nv, sizeof *v, trow_cmp);
