@@ -1931,6 +1931,28 @@ static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t 
 	return 0;
 }
 
+/* Whether q's time range (none: 0) holds a quarter of all reports or more, its reports of kinds
+ * counted in reports_kind_time alone. */
+static int big_share(sq *s, const tk_store_query *q, const char *kinds)
+{
+	if (!(q->since > 0) && !(q->until > 0))
+		return 0;
+	tk_store_query tq = {.since = q->since, .until = q->until};
+	char tw[512];
+	where_sql(&tq, kinds, NULL, tw, sizeof tw);
+	tk_error e;
+	sqlite3_stmt *c = prepare_where_on(s, scan_db(s),
+	                                   sqlite3_mprintf("SELECT (SELECT count(*) FROM reports INDEXED BY "
+	                                                   "reports_kind_time%s) * 4 >= (SELECT sum(n) FROM sessions_sum)",
+	                                                   tw),
+	                                   &tq, "top-hangs query", &e);
+	if (!c)
+		return 0;
+	int big = sqlite3_step(c) == SQLITE_ROW && sqlite3_column_int(c, 0);
+	sqlite3_finalize(c);
+	return big;
+}
+
 typedef struct trow trow;
 static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now, const trow **vout, size_t *nvout,
                      tk_error *err);
@@ -1954,21 +1976,8 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	 * reports_kind_time alone): the table read in order on scan_db, not looked up at random row by
 	 * row through reports_kind_time (the last 7 days of the 1 M fleet, 960 k hangs: 9.9 s of CPU) */
 	sqlite3 *db = s->db;
-	if ((q->since > 0 || q->until > 0) && !q->signature) {
-		tk_store_query tq = {.since = q->since, .until = q->until};
-		char tw[512];
-		where_sql(&tq, tk_store_kinds_sql(q->kind), NULL, tw, sizeof tw);
-		sqlite3_stmt *c = prepare_where_on(
-		    s, scan_db(s),
-		    sqlite3_mprintf("SELECT (SELECT count(*) FROM reports INDEXED BY reports_kind_time%s) * 4 >= "
-		                    "(SELECT sum(n) FROM sessions_sum)",
-		                    tw),
-		    &tq, "top-hangs query", err);
-		if (!c)
-			return -1;
-		int big = sqlite3_step(c) == SQLITE_ROW && sqlite3_column_int(c, 0);
-		sqlite3_finalize(c);
-		if (big) { /* the filter's rows, kept by signature (its versions read them next) */
+	if (!q->signature && big_share(s, q, tk_store_kinds_sql(q->kind))) {
+		{ /* the filter's rows, kept by signature (its versions read them next) */
 			int k = top_from_rows(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
 			if (k <= 0)
 				return k;
@@ -2375,14 +2384,14 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 	if (!c->kept[at]) {
 		char where[1024];
 		where_sql(&kq, kinds, "duration", where, sizeof where);
-		/* the table read in order on scan_db: a filter that wants keeping selects a large share of it,
-		 * and one page read per page beats a random lookup per row */
-		sqlite3 *db = scan_db(s);
+		/* a time range holding a large share of the table: the table read in order on scan_db (one
+		 * read per page beats a random lookup per row); else by whatever index the filter has */
+		int big = big_share(s, &kq, kinds);
+		sqlite3 *db = big ? scan_db(s) : s->db;
 		sqlite3_stmt *st = prepare_where_on(
 		    s, db,
-		    sqlite3_mprintf("SELECT sid, lower(hex(id)), version, device, session, duration FROM reports NOT "
-		                    "INDEXED%s",
-		                    where),
+		    sqlite3_mprintf("SELECT sid, lower(hex(id)), version, device, session, duration FROM reports%s%s",
+		                    big ? " NOT INDEXED" : "", where),
 		    &kq, "signature query", err);
 		if (!st)
 			return -1;
