@@ -1318,8 +1318,8 @@ static int vrun_cmp(const void *a, const void *b)
 
 /* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
  * sorted by (app, version), each run's values ascending; owned by the cache. */
-static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out,
-                     size_t *nout, tk_error *err)
+static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out, size_t *nout,
+                     tk_error *err)
 {
 	uint64_t token;
 	if (sq_changes(s, &token, err))
@@ -1470,7 +1470,8 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 		while (m > 1) {
 			size_t nm = 0;
 			for (size_t k = 0; k < m; k += 2) {
-				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo, y = mid, o = lo;
+				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo,
+				       y = mid, o = lo;
 				while (x < mid && y < hi)
 					b[o++] = a[y] < a[x] ? a[y++] : a[x++];
 				while (x < mid)
@@ -1513,8 +1514,8 @@ static int vpct_each(void *ctx, const vrun *first, const double *v, size_t nv)
 }
 
 /* Percentiles of q (vruns_fit) from the runs. */
-static int vruns_percentiles(sq *s, const tk_store_query *q, const tk_store_metric *m, tk_store_group **out,
-                             size_t *n, tk_error *err)
+static int vruns_percentiles(sq *s, const tk_store_query *q, const tk_store_metric *m, tk_store_group **out, size_t *n,
+                             tk_error *err)
 {
 	const vrun *r;
 	size_t nr;
@@ -1549,7 +1550,8 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	if (!m->profile)
-		return vruns_fit(q, m) ? vruns_percentiles(s, q, m, out, n, err) : sq_percentiles_scan(s, q, m, out, n, err);
+		return vruns_fit(q, m) ? vruns_percentiles(s, q, m, out, n, err)
+		                       : sq_percentiles_scan(s, q, m, out, n, err);
 	char keys[256] = "", sel[1024], where[512];
 	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
@@ -1795,8 +1797,7 @@ static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
-static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
-                            tk_error *err)
+static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sqlite3_stmt *top, *one;
 	if (sqlite3_prepare_v2(s->db,
@@ -1807,10 +1808,11 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 	 * temporary b-tree per signature; durations come in order (checked); the least id by memcmp,
 	 * as min() orders blobs */
 	sqlite3 *db = scan_db(s);
-	if (sqlite3_prepare_v2(db,
-	                       "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
-	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
-	                       -1, &one, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+	        db,
+	        "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
+	        "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
+	        -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
 		return fail_on(s, db, err, "top-hangs query");
 	}
@@ -1863,8 +1865,8 @@ static int hang_most_first(const void *a, const void *b)
  * index, no table row read; a kind's few rows are not looked for among all the table's), summed by
  * sig_sum, then ordered by count and signature and cut at limit as the GROUP BY below orders them:
  * the same counts, sessions, P50/P95 and least id. */
-static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
-                      size_t *n, tk_error *err)
+static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out, size_t *n,
+                      tk_error *err)
 {
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *sigs, *one;
@@ -1941,11 +1943,12 @@ static int big_share(sq *s, const tk_store_query *q, const char *kinds)
 	char tw[512];
 	where_sql(&tq, kinds, NULL, tw, sizeof tw);
 	tk_error e;
-	sqlite3_stmt *c = prepare_where_on(s, scan_db(s),
-	                                   sqlite3_mprintf("SELECT (SELECT count(*) FROM reports INDEXED BY "
-	                                                   "reports_kind_time%s) * 4 >= (SELECT sum(n) FROM sessions_sum)",
-	                                                   tw),
-	                                   &tq, "top-hangs query", &e);
+	sqlite3_stmt *c =
+	    prepare_where_on(s, scan_db(s),
+	                     sqlite3_mprintf("SELECT (SELECT count(*) FROM reports INDEXED BY "
+	                                     "reports_kind_time%s) * 4 >= (SELECT sum(n) FROM sessions_sum)",
+	                                     tw),
+	                     &tq, "top-hangs query", &e);
 	if (!c)
 		return 0;
 	int big = sqlite3_step(c) == SQLITE_ROW && sqlite3_column_int(c, 0);
@@ -1967,8 +1970,8 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
 		return top_from_summary(s, q, limit, out, n, err);
-	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] && !q->where[TK_STORE_BUILD] &&
-	    !q->where[TK_STORE_OS])
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
+	    !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_OS])
 		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
 	char where[512], sql[2048];
 	where_sql(q, tk_store_kinds_sql(q->kind), "duration", where, sizeof where);
@@ -2400,8 +2403,9 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			TK_GROW(v, cap, nv + 1);
-			v[nv++] = (trow){sqlite3_column_int64(st, 0),
-			                 {col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_dup(st, 4), col_num(st, 5)}};
+			v[nv++] =
+			    (trow){sqlite3_column_int64(st, 0),
+			           {col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_dup(st, 4), col_num(st, 5)}};
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE) {
@@ -2610,7 +2614,7 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 {
 	sq *s = h;
 	int slot = sigc_get(s, q, kinds, 0); /* the top list just read them */
-	const trow *tv = NULL;                /* or a filter the index does not hold: its rows kept */
+	const trow *tv = NULL;               /* or a filter the index does not hold: its rows kept */
 	size_t ntv = 0;
 	if (!q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
 		return -1;
