@@ -2312,9 +2312,10 @@ struct trow {
 	tk_store_sigrow r;
 };
 
-#define TCACHE_N 4
+#define TCACHE_N 2
 typedef struct tcache {
-	char *key[TCACHE_N]; /* the filters asked lately (both sides of a comparison) */
+	char *key[TCACHE_N]; /* the filters asked lately: both sides of a comparison (rows of a large
+	                      * range take ~200 B each: a 1 M-report range ~200 MB, so two at most) */
 	uint64_t token[TCACHE_N], used[TCACHE_N], clock;
 	int kept[TCACHE_N]; /* rows read (on its second signature) */
 	trow *v[TCACHE_N];
