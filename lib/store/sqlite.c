@@ -34,11 +34,16 @@ typedef struct sq {
 	size_t ntouched, touchcap;
 	sqlite3_stmt *stacks_insert_stmt; /* INSERT OR IGNORE INTO stacks (prepared on first use) */
 	struct qcache *qc;                /* percentile answers kept (sq_percentiles) */
+	struct vcache *vc;                /* sorted values kept (vruns_get) */
+	struct sigcache *sc;              /* per-signature sums kept (sigc_get) */
+	struct tcache *tc;                /* rows of a filter by signature (sig_rows_kept) */
 	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
 	size_t nsa, sacap;
 	tk_hidx saidx;
 	sqlite3_stmt *sa_up;
 	uint64_t serial; /* this connection among the process's (sq_changes) */
+	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
+	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
 } sq;
 
 #define SIG_CACHE 200000
@@ -147,6 +152,12 @@ static const char *const migrations[] = {
 static int fail(sq *s, tk_error *err, const char *what)
 {
 	return tk_error_set(err, "sqlite:%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+/* fail, for an error on connection db (scan_db's) */
+static int fail_on(sq *s, sqlite3 *db, tk_error *err, const char *what)
+{
+	return tk_error_set(err, "sqlite:%s: %s: %s", s->path, what, sqlite3_errmsg(db));
 }
 
 /* ---- the summary aggregate: tk_summary(x) → blob of count, mean, min, max, q[5] ---- */
@@ -258,6 +269,10 @@ static char *query_key(const tk_store_query *q)
 
 /* ---- open / schema ---- */
 
+static void vcache_free(sq *s);
+static void sigcache_free(sq *s);
+static void tcache_free(sq *s);
+
 static void sq_close(void *h)
 {
 	sq *s = h;
@@ -276,11 +291,15 @@ static void sq_close(void *h)
 	free(s->sa);
 	tk_hidx_free(&s->saidx);
 	qcache_free(s);
+	vcache_free(s);
+	sigcache_free(s);
+	tcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
 	free(s->touched);
 	tk_hidx_free(&s->sigidx);
+	sqlite3_close(s->sdb);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -390,6 +409,51 @@ static void *sq_open(const char *path, tk_error *err)
 		return NULL;
 	}
 	return s;
+}
+
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+static void agg_final(sqlite3_context *ctx);
+
+/* The connection that reads indexes in order (the grouped percentiles, a signature's rows, the
+ * session summary): a second one to the same file that reads its pages with read() into a small page
+ * cache, where db maps the whole file for the writers. A freshly opened store touches each page of
+ * the index it scans for the first time; through the 4 GiB mmap every first touch is a page fault,
+ * and on a virtual machine those cost more than the scan itself (measured on the 1 M fleet, CPU of a
+ * first full scan: reports_values 610 → 180 ms, reports_sig with its sessions and ids 900 → 290 ms);
+ * read() into a few recycled MiB costs a copy per page. It sees what db has committed (WAL); while db
+ * holds an open transaction, or for a store with no file (":memory:"), the scans run on db itself. */
+static sqlite3 *scan_db(sq *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		return s->db;
+	if (s->sdb || s->no_sdb)
+		return s->sdb ? s->sdb : s->db;
+	s->no_sdb = 1;
+	const char *file = sqlite3_db_filename(s->db, "main");
+	sqlite3 *db = NULL;
+	if (!file || !*file ||
+	    sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA temp_store=MEMORY", NULL, NULL,
+	                 NULL) != SQLITE_OK ||
+	    sqlite3_create_function(db, "tk_summary", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL, agg_step,
+	                            agg_final) != SQLITE_OK) {
+		sqlite3_close(db);
+		return s->db;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	s->sdb = db;
+	s->no_sdb = 0;
+	return db;
+}
+
+/* Whether reports_sig holds every column q filters on (kind, version, device, session; a signature
+ * by its row): a signature's rows are then read from the index alone, in order, on scan_db. With a
+ * time, app, build or OS filter each row is looked up in the table, at random: that stays on db,
+ * whose mapped pages serve random reads better than scan_db's small cache. */
+static int sig_covered(const tk_store_query *q)
+{
+	return !(q->since > 0) && !(q->until > 0) && !q->where[TK_STORE_APP] && !q->where[TK_STORE_BUILD] &&
+	       !q->where[TK_STORE_OS];
 }
 
 static void bind_num(sqlite3_stmt *st, int i, double v)
@@ -873,17 +937,23 @@ static void bind_where(sqlite3_stmt *st, const tk_store_query *q)
 
 /* Prepare sql (from sqlite3_mprintf: freed here) and bind q's filter values (where_sql's
  * placeholders) to it; NULL after setting err, naming what. */
-static sqlite3_stmt *prepare_where(sq *s, char *sql, const tk_store_query *q, const char *what, tk_error *err)
+static sqlite3_stmt *prepare_where_on(sq *s, sqlite3 *db, char *sql, const tk_store_query *q, const char *what,
+                                      tk_error *err)
 {
 	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int prc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
 	if (prc != SQLITE_OK) {
-		fail(s, err, what);
+		fail_on(s, db, err, what);
 		return NULL;
 	}
 	bind_where(st, q);
 	return st;
+}
+
+static sqlite3_stmt *prepare_where(sq *s, char *sql, const tk_store_query *q, const char *what, tk_error *err)
+{
+	return prepare_where_on(s, s->db, sql, q, what, err);
 }
 
 /* A by entry as a column of the select list: a key, or a time bucket named day or hour of the
@@ -970,7 +1040,8 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		                      /* a time or signature filter is narrower by its own index */
 		                      "", where, q->nby ? " GROUP BY " : "", keys, q->nby ? " ORDER BY " : "", keys);
 	}
-	sqlite3_stmt *st = prepare_where(s, sql, q, "hang-rate query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
 	if (!st)
 		return -1;
 	size_t cap = 0;
@@ -994,7 +1065,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 		tk_store_groups_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return fail(s, err, "hang-rate query");
+		return fail_on(s, db, err, "hang-rate query");
 	}
 	return 0;
 }
@@ -1111,7 +1182,8 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
 	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
 	                            q->signature ? "" : " INDEXED BY reports_values", where);
-	sqlite3_stmt *st = prepare_where(s, sql, q, "percentile query", err);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
 		return -1;
 	pscan ps = {.nby = q->nby};
@@ -1177,7 +1249,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 				char *ls = sqlite3_mprintf("SELECT %s", one);
 				sqlite3_finalize(lab);
 				lab = NULL;
-				ok = sqlite3_prepare_v2(s->db, ls, -1, &lab, NULL) == SQLITE_OK;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
 				sqlite3_free(ls);
 				if (!ok)
 					break;
@@ -1216,7 +1288,306 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		free(ps.g[gi].v);
 	}
 	free(ps.g);
-	return ok ? 0 : fail(s, err, "percentile query");
+	return ok ? 0 : fail_on(s, db, err, "percentile query");
+}
+
+/* ---- sorted values per (app, version), kept per connection ----
+ * The dashboard asks one metric's values under one filter several ways: the overview by app and
+ * version, its alert rule by version, the pages' version lists, a histogram's rows, a comparison's
+ * percentiles and Mann-Whitney values of one version. Each was a scan of its own. Instead one scan of
+ * reports_values per (metric column, kinds, filters) keeps each (app, version)'s values sorted (they
+ * come sorted from the index within a kind), and every grouping of app and version is answered by
+ * merging them: the same values in the same order, so the same numbers. Kept while the change token
+ * (sq_changes) is the same. */
+
+typedef struct vrun {
+	char *app, *version;
+	double *v;
+	size_t n, cap;
+} vrun;
+
+#define VCACHE_N 4
+typedef struct vcache {
+	char *key[VCACHE_N];
+	uint64_t token[VCACHE_N], used[VCACHE_N], clock;
+	vrun *r[VCACHE_N];
+	size_t n[VCACHE_N];
+} vcache;
+
+static void vruns_free(vrun *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].app);
+		free(r[i].version);
+		free(r[i].v);
+	}
+	free(r);
+}
+
+static void vcache_free(sq *s)
+{
+	if (!s->vc)
+		return;
+	for (size_t i = 0; i < VCACHE_N; i++) {
+		free(s->vc->key[i]);
+		vruns_free(s->vc->r[i], s->vc->n[i]);
+	}
+	free(s->vc);
+	s->vc = NULL;
+}
+
+/* A query the runs answer: a report metric of durations or CPU grouped by nothing, app or version
+ * (either order), under any filter but a signature. */
+static int vruns_fit(const tk_store_query *q, const tk_store_metric *m)
+{
+	if (m->profile || q->signature || tk_store_is_hang_rate(q))
+		return 0;
+	for (size_t i = 0; i < q->nby; i++)
+		if (q->by[i] != TK_STORE_APP && q->by[i] != TK_STORE_VERSION)
+			return 0;
+	return 1;
+}
+
+static int vrun_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const vrun *r = &((const vrun *)ctx)[idx];
+	const char *const *k = key;
+	return strcmp(r->app, k[0]) == 0 && strcmp(r->version, k[1]) == 0;
+}
+
+static int vrun_cmp(const void *a, const void *b)
+{
+	const vrun *x = a, *y = b;
+	int c = strcmp(x->app, y->app);
+	return c ? c : strcmp(x->version, y->version);
+}
+
+/* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
+ * sorted by (app, version), each run's values ascending; owned by the cache. */
+static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out, size_t *nout,
+                     tk_error *err)
+{
+	uint64_t token;
+	if (sq_changes(s, &token, err))
+		return -1;
+	tk_store_query kq = *q; /* the key: the filters, kinds and column */
+	kq.metric = col, kq.kind = kinds, kq.nby = 0;
+	char *key = query_key(&kq);
+	if (!s->vc)
+		s->vc = tk_xcalloc(1, sizeof *s->vc);
+	vcache *c = s->vc;
+	size_t slot = 0;
+	for (size_t i = 0; i < VCACHE_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			*out = c->r[i], *nout = c->n[i];
+			return 0;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	char where[512];
+	where_sql(q, kinds, col, where, sizeof where);
+	/* a version without an app: every app named (sessions_sum has each report's), so the index is
+	 * searched per (kind, app, version) instead of read whole; the same rows */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+		snprintf(where + strlen(where), sizeof where - strlen(where),
+		         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	char *sql = sqlite3_mprintf("SELECT app, version, %s FROM reports INDEXED BY reports_values%s", col, where);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
+	if (!st) {
+		free(key);
+		return -1;
+	}
+	vrun *r = NULL;
+	size_t n = 0, cap = 0;
+	tk_hidx idx = {0};
+	uint32_t last = UINT32_MAX;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k[2] = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)};
+		k[0] = k[0] ? k[0] : "", k[1] = k[1] ? k[1] : "";
+		if (last == UINT32_MAX || !vrun_eq(r, last, k)) { /* rows of a run come together */
+			size_t la = strlen(k[0]), lv = strlen(k[1]);
+			uint64_t h = tk_hash_bytes(k[1], lv, tk_hash_bytes(k[0], la + 1, 0));
+			last = tk_hidx_find(&idx, h, vrun_eq, r, k);
+			if (last == UINT32_MAX) {
+				TK_GROW(r, cap, n + 1);
+				r[n] = (vrun){.app = tk_xstrdup(k[0]), .version = tk_xstrdup(k[1])};
+				last = (uint32_t)n++;
+				tk_hidx_insert(&idx, h, last);
+			}
+		}
+		vrun *w = &r[last];
+		TK_GROW(w->v, w->cap, w->n + 1);
+		w->v[w->n++] = sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	tk_hidx_free(&idx);
+	if (rc != SQLITE_DONE) {
+		vruns_free(r, n);
+		free(key);
+		return fail_on(s, db, err, "percentile query");
+	}
+	if (n > 1)
+		qsort(r, n, sizeof *r, vrun_cmp);
+	for (size_t i = 0; i < n; i++) { /* sorted unless two kinds met in the run, or col is not duration */
+		size_t u = 1;
+		while (u < r[i].n && !(r[i].v[u] < r[i].v[u - 1]))
+			u++;
+		if (u < r[i].n)
+			qsort(r[i].v, r[i].n, sizeof *r[i].v, cmp_double);
+	}
+	free(c->key[slot]);
+	vruns_free(c->r[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->r[slot] = r;
+	c->n[slot] = n;
+	*out = r, *nout = n;
+	return 0;
+}
+
+/* The key of run r for a grouping: key i is app or version as by[i] says. */
+static const char *vrun_key(const vrun *r, int by)
+{
+	return by == TK_STORE_APP ? r->app : r->version;
+}
+
+typedef struct vgroup_ctx {
+	const vrun *r;
+	const int *by;
+	size_t nby;
+} vgroup_ctx;
+
+static int vorder_cmp(const void *a, const void *b, void *ctx)
+{
+	const vgroup_ctx *g = ctx;
+	const vrun *x = &g->r[*(const uint32_t *)a], *y = &g->r[*(const uint32_t *)b];
+	for (size_t i = 0; i < g->nby; i++) {
+		int c = strcmp(vrun_key(x, g->by[i]), vrun_key(y, g->by[i]));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* The runs grouped by by[0..nby) (APP or VERSION): calls each(ctx, first run of the group, its
+ * values merged ascending, how many) per group, in the order of the keys' bytes. */
+static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
+                        int (*each)(void *ctx, const vrun *first, const double *v, size_t nv), void *ctx)
+{
+	if (!n)
+		return 0;
+	uint32_t *ord = tk_xmalloc(n * sizeof *ord);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	vgroup_ctx g = {r, by, nby};
+	qsort_r(ord, n, sizeof *ord, vorder_cmp, &g);
+	double *a = NULL, *b = NULL;
+	size_t acap = 0, bcap = 0, *cut = tk_xmalloc((n + 1) * sizeof *cut);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc;) {
+		size_t j = i + 1;
+		while (j < n && vorder_cmp(&ord[i], &ord[j], &g) == 0)
+			j++;
+		if (j - i == 1) {
+			rc = each(ctx, &r[ord[i]], r[ord[i]].v, r[ord[i]].n);
+			i = j;
+			continue;
+		}
+		/* several runs: concatenated, then merged pairwise until one is left */
+		size_t total = 0, m = 0;
+		for (size_t k = i; k < j; k++)
+			total += r[ord[k]].n;
+		TK_GROW(a, acap, total + 1);
+		TK_GROW(b, bcap, total + 1);
+		cut[0] = 0;
+		for (size_t k = i; k < j; k++) {
+			memcpy(a + cut[m], r[ord[k]].v, r[ord[k]].n * sizeof *a);
+			cut[m + 1] = cut[m] + r[ord[k]].n;
+			m++;
+		}
+		while (m > 1) {
+			size_t nm = 0;
+			for (size_t k = 0; k < m; k += 2) {
+				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo,
+				       y = mid, o = lo;
+				while (x < mid && y < hi)
+					b[o++] = a[y] < a[x] ? a[y++] : a[x++];
+				while (x < mid)
+					b[o++] = a[x++];
+				while (y < hi)
+					b[o++] = a[y++];
+				cut[nm++] = lo;
+			}
+			cut[nm] = total;
+			m = nm;
+			double *t = a;
+			a = b, b = t;
+			size_t tc = acap;
+			acap = bcap, bcap = tc;
+		}
+		rc = each(ctx, &r[ord[i]], a, total);
+		i = j;
+	}
+	free(a);
+	free(b);
+	free(cut);
+	free(ord);
+	return rc;
+}
+
+typedef struct vpct_ctx {
+	const tk_store_query *q;
+	tk_store_group *g;
+	size_t n;
+} vpct_ctx;
+
+static int vpct_each(void *ctx, const vrun *first, const double *v, size_t nv)
+{
+	vpct_ctx *c = ctx;
+	tk_store_group *o = &c->g[c->n++];
+	tk_store_summarise(v, nv, o);
+	for (size_t i = 0; i < c->q->nby; i++)
+		o->keys[i] = tk_xstrdup(vrun_key(first, c->q->by[i]));
+	return 0;
+}
+
+/* Percentiles of q (vruns_fit) from the runs. */
+static int vruns_percentiles(sq *s, const tk_store_query *q, const tk_store_metric *m, tk_store_group **out, size_t *n,
+                             tk_error *err)
+{
+	const vrun *r;
+	size_t nr;
+	if (vruns_get(s, q, m->kinds, m->column, &r, &nr, err))
+		return -1;
+	if (!nr)
+		return 0; /* no group at all (*out stays NULL) */
+	vpct_ctx c = {q, tk_xcalloc(nr, sizeof *c.g), 0};
+	vruns_groups(r, nr, q->by, q->nby, vpct_each, &c);
+	*out = c.g, *n = c.n;
+	return 0;
+}
+
+typedef struct vval_ctx {
+	int by_version;
+	int (*row)(void *ctx, const char *version, double v);
+	void *ctx;
+} vval_ctx;
+
+static int vval_each(void *ctx, const vrun *first, const double *v, size_t nv)
+{
+	vval_ctx *c = ctx;
+	for (size_t i = 0; i < nv; i++)
+		if (c->row(c->ctx, c->by_version ? first->version : "", v[i]))
+			return -1;
+	return 0;
 }
 
 static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
@@ -1225,7 +1596,8 @@ static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **o
 		return sq_hang_rate(s, q, out, n, err);
 	const tk_store_metric *m = tk_store_metric_find(q->metric);
 	if (!m->profile)
-		return sq_percentiles_scan(s, q, m, out, n, err);
+		return vruns_fit(q, m) ? vruns_percentiles(s, q, m, out, n, err)
+		                       : sq_percentiles_scan(s, q, m, out, n, err);
 	char keys[256] = "", sel[1024], where[512];
 	by_lists(q, "time", sel, sizeof sel, keys, sizeof keys);
 	where_sql(q, m->kinds, m->column, where, sizeof where);
@@ -1280,11 +1652,12 @@ static int str_eq(const void *ctx, uint32_t idx, const void *key)
 	return strcmp(((char *const *)ctx)[idx], key) == 0;
 }
 
-/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example; SQLITE_DONE. */
-static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
+/* One signature's rows (session, duration, id) → its sessions, P50/P95 and example, and how many
+ * rows into *rows (unless NULL); SQLITE_DONE. */
+static int sig_sum(sqlite3_stmt *st, tk_store_hang *x, uint64_t *rows, char **versions)
 {
-	char **ses = NULL;
-	size_t nses = 0, scap = 0, nd = 0, dcap = 0;
+	char **ses = NULL, **vers = NULL;
+	size_t nses = 0, scap = 0, nd = 0, dcap = 0, nvers = 0, vcap = 0;
 	double *d = NULL;
 	tk_hidx idx = {0};
 	unsigned char least[64];
@@ -1301,6 +1674,17 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
 		}
 		TK_GROW(d, dcap, nd + 1);
 		d[nd++] = sqlite3_column_double(st, 1);
+		if (versions) { /* column 3: its distinct versions (a handful: compared in turn) */
+			const char *v = (const char *)sqlite3_column_text(st, 3);
+			v = v ? v : "";
+			size_t k = 0;
+			while (k < nvers && strcmp(vers[k], v) != 0)
+				k++;
+			if (k == nvers) {
+				TK_GROW(vers, vcap, nvers + 1);
+				vers[nvers++] = tk_xstrdup(v);
+			}
+		}
 		const void *id = sqlite3_column_blob(st, 2);
 		int il = sqlite3_column_bytes(st, 2);
 		if (id && il <= (int)sizeof least) {
@@ -1323,6 +1707,24 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
 		x->p95 = g.q[2];
 	}
 	x->sessions = nses;
+	if (rows)
+		*rows = nd;
+	if (versions) { /* "\n"-joined, as sq_sig_versions gives them */
+		size_t len = 0;
+		for (size_t k = 0; k < nvers; k++)
+			len += strlen(vers[k]) + 1;
+		char *o = tk_xmalloc(len + 1), *p = o;
+		for (size_t k = 0; k < nvers; k++) {
+			size_t l = strlen(vers[k]);
+			memcpy(p, vers[k], l);
+			p[l] = '\n';
+			p += l + 1;
+			free(vers[k]);
+		}
+		*p = 0;
+		*versions = o;
+	}
+	free(vers);
 	char hex[2 * sizeof least + 1] = "";
 	for (int b = 0; b < nleast; b++)
 		snprintf(hex + 2 * b, 3, "%02x", least[b]);
@@ -1335,10 +1737,113 @@ static int sig_sum(sqlite3_stmt *st, tk_store_hang *x)
 	return rc;
 }
 
+/* ---- each signature's sums kept per connection ----
+ * The top stacks page, its flame graph, /api/top and the first and last versions of each signature
+ * read the same signatures' rows under the same filter: the first to read them keeps what they sum to
+ * (count, sessions, P50/P95, least id, distinct versions) per signature, keyed by the filter and the
+ * kinds, while the change token (sq_changes) is the same. */
+typedef struct sigent {
+	tk_store_hang x; /* signature, example owned */
+	char *versions;  /* "\n"-joined */
+} sigent;
+
+#define SIGC_N 4
+typedef struct sigcache {
+	char *key[SIGC_N];
+	uint64_t token[SIGC_N], used[SIGC_N], clock;
+	sigent *e[SIGC_N];
+	size_t n[SIGC_N], cap[SIGC_N];
+} sigcache;
+
+static void sigents_free(sigent *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].x.signature);
+		free(e[i].x.example);
+		free(e[i].versions);
+	}
+	free(e);
+}
+
+static void sigcache_free(sq *s)
+{
+	if (!s->sc)
+		return;
+	for (size_t i = 0; i < SIGC_N; i++) {
+		free(s->sc->key[i]);
+		sigents_free(s->sc->e[i], s->sc->n[i]);
+	}
+	free(s->sc);
+	s->sc = NULL;
+}
+
+/* The slot of q's filters and kinds: -1 when none is kept (create: a slot made empty for them, or -1
+ * on an error reading the change token). */
+static int sigc_get(sq *s, const tk_store_query *q, const char *kinds, int create)
+{
+	uint64_t token;
+	tk_error e;
+	if (sq_changes(s, &token, &e))
+		return -1;
+	tk_store_query kq = *q;
+	kq.metric = NULL, kq.kind = kinds, kq.nby = 0, kq.signature = NULL;
+	char *key = query_key(&kq);
+	if (!s->sc)
+		s->sc = tk_xcalloc(1, sizeof *s->sc);
+	sigcache *c = s->sc;
+	size_t slot = 0;
+	for (size_t i = 0; i < SIGC_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
+			free(key);
+			c->used[i] = ++c->clock;
+			return (int)i;
+		}
+		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+		if (!c->key[slot])
+			break;
+	}
+	if (!create) {
+		free(key);
+		return -1;
+	}
+	free(c->key[slot]);
+	sigents_free(c->e[slot], c->n[slot]);
+	c->key[slot] = key;
+	c->token[slot] = token;
+	c->used[slot] = ++c->clock;
+	c->e[slot] = NULL;
+	c->n[slot] = c->cap[slot] = 0;
+	return (int)slot;
+}
+
+static const sigent *sigc_find(sq *s, int slot, const char *signature)
+{
+	for (size_t i = 0; slot >= 0 && i < s->sc->n[slot]; i++)
+		if (strcmp(s->sc->e[slot][i].x.signature, signature) == 0)
+			return &s->sc->e[slot][i];
+	return NULL;
+}
+
+static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
+{
+	if (slot < 0) {
+		free(versions);
+		return;
+	}
+	sigcache *c = s->sc;
+	TK_GROW(c->e[slot], c->cap[slot], c->n[slot] + 1);
+	sigent *e = &c->e[slot][c->n[slot]++];
+	e->x = *x;
+	e->x.signature = tk_xstrdup(x->signature);
+	e->x.example = tk_xstrdup(x->example ? x->example : "");
+	e->versions = versions;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
-static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sqlite3_stmt *top, *one;
 	if (sqlite3_prepare_v2(s->db,
@@ -1348,16 +1853,18 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	/* each signature's rows from reports_sig, summed up here: distinct sessions in a hash, not a
 	 * temporary b-tree per signature; durations come in order (checked); the least id by memcmp,
 	 * as min() orders blobs */
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT session, duration, id FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
-	                       "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
-	                       -1, &one, NULL) != SQLITE_OK) {
+	sqlite3 *db = scan_db(s);
+	if (sqlite3_prepare_v2(
+	        db,
+	        "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig WHERE sid = ? AND "
+	        "kind IN " TK_STORE_HANG_KINDS " AND duration IS NOT NULL",
+	        -1, &one, NULL) != SQLITE_OK) {
 		sqlite3_finalize(top);
-		return fail(s, err, "top-hangs query");
+		return fail_on(s, db, err, "top-hangs query");
 	}
 	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
 	size_t cap = 0;
-	int rc;
+	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1);
 	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
 		TK_GROW(*out, cap, *n + 1);
 		tk_store_hang *x = &(*out)[(*n)++];
@@ -1365,10 +1872,18 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 		x->signature = tk_xstrdup((const char *)sqlite3_column_text(top, 1));
 		x->count = (uint64_t)sqlite3_column_int64(top, 2);
 		x->p50 = x->p95 = NAN;
+		const sigent *e = sigc_find(s, slot, x->signature);
+		if (e) {
+			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
+			x->example = tk_xstrdup(e->x.example);
+			continue;
+		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		if ((rc = sig_sum(one, x)) != SQLITE_DONE)
+		char *vers = NULL;
+		if ((rc = sig_sum(one, x, NULL, &vers)) != SQLITE_DONE)
 			break;
+		sigc_put(s, slot, x, vers);
 	}
 	sqlite3_finalize(top);
 	sqlite3_finalize(one);
@@ -1381,6 +1896,118 @@ static int top_from_summary(sq *s, size_t limit, tk_store_hang **out, size_t *n,
 	return 0;
 }
 
+static char *col_dup(sqlite3_stmt *st, int i);
+
+static int hang_most_first(const void *a, const void *b)
+{
+	const tk_store_hang *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->signature, y->signature);
+}
+
+/* Top signatures under a filter reports_sig holds (a kind, version, device, session): each
+ * signature's rows of those kinds read from its own range of reports_sig (the filters checked in the
+ * index, no table row read; a kind's few rows are not looked for among all the table's), summed by
+ * sig_sum, then ordered by count and signature and cut at limit as the GROUP BY below orders them:
+ * the same counts, sessions, P50/P95 and least id. */
+static int top_by_sig(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out, size_t *n,
+                      tk_error *err)
+{
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *sigs, *one;
+	if (sqlite3_prepare_v2(db, "SELECT sid, signature FROM hang_sigs", -1, &sigs, NULL) != SQLITE_OK)
+		return fail_on(s, db, err, "top-hangs query");
+	char where[512];
+	where_sql(q, kinds, "duration", where, sizeof where);
+	char *sql = sqlite3_mprintf(
+	    "SELECT session, duration, id, version FROM reports INDEXED BY reports_sig%s AND sid = ?", where);
+	if (!(one = prepare_where_on(s, db, sql, q, "top-hangs query", err))) {
+		sqlite3_finalize(sigs);
+		return -1;
+	}
+	int last = sqlite3_bind_parameter_count(one);
+	size_t cap = 0;
+	int rc, slot = sigc_get(s, q, kinds, 1);
+	while ((rc = sqlite3_step(sigs)) == SQLITE_ROW) {
+		tk_store_hang x = {.p50 = NAN, .p95 = NAN};
+		const sigent *e = sigc_find(s, slot, (const char *)sqlite3_column_text(sigs, 1));
+		if (e) {
+			if (!e->x.count)
+				continue;
+			x = e->x;
+			x.signature = tk_xstrdup(e->x.signature);
+			x.example = tk_xstrdup(e->x.example);
+			TK_GROW(*out, cap, *n + 1);
+			(*out)[(*n)++] = x;
+			continue;
+		}
+		sqlite3_reset(one);
+		sqlite3_bind_int64(one, last, sqlite3_column_int64(sigs, 0));
+		char *vers = NULL;
+		if ((rc = sig_sum(one, &x, &x.count, &vers)) != SQLITE_DONE) {
+			free(x.example);
+			free(vers);
+			break;
+		}
+		x.signature = col_dup(sigs, 1);
+		sigc_put(s, slot, &x, vers);
+		if (!x.count) {
+			free(x.signature);
+			free(x.example);
+			continue;
+		}
+		TK_GROW(*out, cap, *n + 1);
+		(*out)[(*n)++] = x;
+	}
+	sqlite3_finalize(sigs);
+	sqlite3_finalize(one);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail_on(s, db, err, "top-hangs query");
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof **out, hang_most_first);
+	for (size_t i = limit; i < *n; i++) {
+		free((*out)[i].signature);
+		free((*out)[i].example);
+	}
+	if (*n > limit)
+		*n = limit;
+	return 0;
+}
+
+/* Whether q's time range (none: 0) holds a quarter of all reports or more, its reports of kinds
+ * counted in reports_kind_time alone. */
+static int big_share(sq *s, const tk_store_query *q, const char *kinds)
+{
+	if (!(q->since > 0) && !(q->until > 0))
+		return 0;
+	tk_store_query tq = {.since = q->since, .until = q->until};
+	char tw[512];
+	where_sql(&tq, kinds, NULL, tw, sizeof tw);
+	tk_error e;
+	sqlite3_stmt *c =
+	    prepare_where_on(s, scan_db(s),
+	                     sqlite3_mprintf("SELECT (SELECT count(*) FROM reports INDEXED BY "
+	                                     "reports_kind_time%s) * 4 >= (SELECT sum(n) FROM sessions_sum)",
+	                                     tw),
+	                     &tq, "top-hangs query", &e);
+	if (!c)
+		return 0;
+	int big = sqlite3_step(c) == SQLITE_ROW && sqlite3_column_int(c, 0);
+	sqlite3_finalize(c);
+	return big;
+}
+
+typedef struct trow trow;
+static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now, const trow **vout, size_t *nvout,
+                     tk_error *err);
+static int top_from_rows(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
+                         size_t *n, tk_error *err);
+
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
@@ -1388,16 +2015,31 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
-		return top_from_summary(s, limit, out, n, err);
+		return top_from_summary(s, q, limit, out, n, err);
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
+	    !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_OS])
+		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
 	char where[512], sql[2048];
 	where_sql(q, tk_store_kinds_sql(q->kind), "duration", where, sizeof where);
+	/* a time range holding a large share of the reports (a quarter or more, counted in
+	 * reports_kind_time alone): the table read in order on scan_db, not looked up at random row by
+	 * row through reports_kind_time (the last 7 days of the 1 M fleet, 960 k hangs: 9.9 s of CPU) */
+	sqlite3 *db = s->db;
+	if (!q->signature && big_share(s, q, tk_store_kinds_sql(q->kind))) {
+		{ /* the filter's rows, kept by signature (its versions read them next) */
+			int k = top_from_rows(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
+			if (k <= 0)
+				return k;
+			db = scan_db(s);
+		}
+	}
 	snprintf(sql, sizeof sql,
 	         "SELECT signature, count(*) AS c, count(DISTINCT session), tk_summary(duration), lower(hex(min(id))) "
-	         "FROM reports%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",
-	         where, limit);
+	         "FROM reports%s%s GROUP BY signature ORDER BY c DESC, signature LIMIT %zu",
+	         db == s->db ? "" : " NOT INDEXED", where, limit);
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return fail(s, err, "top-hangs query");
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail_on(s, db, err, "top-hangs query");
 	bind_where(st, q);
 	size_t cap = 0;
 	int rc;
@@ -1423,7 +2065,7 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		tk_store_hangs_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return fail(s, err, "top-hangs query");
+		return fail_on(s, db, err, "top-hangs query");
 	}
 	return 0;
 }
@@ -1509,12 +2151,195 @@ static int sq_report_get(void *h, const char *id, tk_store_report *out, tk_error
 	return rc == SQLITE_DONE ? 1 : fail(s, err, "report query");
 }
 
+/* A distinct stack of sig_stacks_ids: its key in stacks, and how many of the reports hold it. */
+typedef struct stk_tally {
+	unsigned char hash[32];
+	int len;
+	uint64_t n;
+} stk_tally;
+
+typedef struct stk_key {
+	const void *p;
+	int len;
+} stk_key;
+
+static int tally_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const stk_tally *t = &((const stk_tally *)ctx)[idx];
+	const stk_key *k = key;
+	return t->len == k->len && memcmp(t->hash, k->p, (size_t)k->len) == 0;
+}
+
+static int stk_cmp(const void *a, const void *b)
+{
+	const stk_tally *x = a, *y = b;
+	int c = memcmp(x->hash, y->hash, (size_t)(x->len < y->len ? x->len : y->len));
+	return c ? c : x->len - y->len;
+}
+
+/* a report of sig_stacks_ids: its id (the order max_reports keeps) and its row */
+typedef struct rep_ref {
+	unsigned char id[32];
+	sqlite3_int64 row;
+} rep_ref;
+
+static int ref_id_cmp(const void *a, const void *b)
+{
+	return memcmp(((const rep_ref *)a)->id, ((const rep_ref *)b)->id, 32);
+}
+
+static int ref_row_cmp(const void *a, const void *b)
+{
+	sqlite3_int64 x = ((const rep_ref *)a)->row, y = ((const rep_ref *)b)->row;
+	return (x > y) - (x < y);
+}
+
+/* sq_sig_stacks by the reports' rows: the ids and rowids read from an index (a signature's from
+ * reports_sig), the first max_reports by id kept, then sorted by rowid and each row's stack read in
+ * the table's own order — a sequential read of the table when the rows are many (an eighth of all
+ * reports or more), else each looked up in order — instead of one random lookup per report (the top
+ * signature of the 1 M fleet, 204 k reports: 1.7 s of CPU before, mostly page faults). The same
+ * reports, stacks and counts, in the stacks' key order. 1 when an id is not 32 bytes (the query
+ * below answers). */
+static int sig_stacks_ids(sq *s, const tk_store_query *q, const char *where, size_t max_reports, char ***folded,
+                          uint64_t **times, size_t *n, tk_error *err)
+{
+	sqlite3 *db = sig_covered(q) ? scan_db(s) : s->db, *sdb = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sqlite3_mprintf("SELECT id, rowid FROM reports%s", where), q,
+	                                    "signature stacks query", err);
+	if (!st)
+		return -1;
+	rep_ref *ids = NULL;
+	size_t nid = 0, icap = 0;
+	int rc, odd = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_bytes(st, 0) != 32 || !sqlite3_column_blob(st, 0)) {
+			odd = 1;
+			break;
+		}
+		TK_GROW(ids, icap, nid + 1);
+		memcpy(ids[nid].id, sqlite3_column_blob(st, 0), 32);
+		ids[nid++].row = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (odd || rc != SQLITE_DONE) {
+		free(ids);
+		return odd ? 1 : fail_on(s, db, err, "signature stacks query");
+	}
+	if (max_reports && nid > max_reports) {
+		qsort(ids, nid, sizeof *ids, ref_id_cmp);
+		nid = max_reports;
+	}
+	if (nid > 1)
+		qsort(ids, nid, sizeof *ids, ref_row_cmp);
+	/* all reports, from the session summary: the merge reads every row of the table between the two */
+	sqlite3_int64 all = 0;
+	if (nid && sqlite3_prepare_v2(sdb, "SELECT sum(n) FROM sessions_sum", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			all = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	int merge = (sqlite3_int64)nid * 8 >= all;
+	stk_tally *t = NULL;
+	size_t nt = 0, tcap = 0;
+	tk_hidx idx = {0};
+	rc = SQLITE_DONE;
+	if (nid &&
+	    sqlite3_prepare_v2(sdb,
+	                       merge ? "SELECT rowid, stack FROM reports WHERE rowid >= ?1 AND rowid <= ?2"
+	                             : "SELECT rowid, stack FROM reports WHERE rowid = ?1",
+	                       -1, &st, NULL) != SQLITE_OK) {
+		free(ids);
+		return fail_on(s, sdb, err, "signature stacks query");
+	}
+	size_t at = 0;
+	if (nid && merge) {
+		sqlite3_bind_int64(st, 1, ids[0].row);
+		sqlite3_bind_int64(st, 2, ids[nid - 1].row);
+	}
+	while (at < nid) {
+		if (!merge) {
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, ids[at].row);
+		}
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE && !merge) { /* the row went away since the index was read */
+			at++;
+			continue;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		sqlite3_int64 row = sqlite3_column_int64(st, 0);
+		const void *stk = sqlite3_column_blob(st, 1);
+		int sl = sqlite3_column_bytes(st, 1);
+		if (merge) { /* both in rowid order: step the reports up to this row */
+			while (at < nid && ids[at].row < row)
+				at++;
+			if (at == nid || ids[at].row != row)
+				continue;
+		}
+		at++;
+		if (!stk || sl > 32)
+			continue;
+		stk_key k = {stk, sl};
+		uint64_t hh = tk_hash_bytes(stk, (size_t)sl, 0);
+		uint32_t w = tk_hidx_find(&idx, hh, tally_eq, t, &k);
+		if (w == UINT32_MAX) {
+			TK_GROW(t, tcap, nt + 1);
+			memset(&t[nt], 0, sizeof t[nt]);
+			memcpy(t[nt].hash, stk, (size_t)sl);
+			t[nt].len = sl;
+			w = (uint32_t)nt++;
+			tk_hidx_insert(&idx, hh, w);
+		}
+		t[w].n++;
+	}
+	if (rc == SQLITE_ROW) /* every id found before the rows' end */
+		rc = SQLITE_DONE;
+	if (nid)
+		sqlite3_finalize(st);
+	tk_hidx_free(&idx);
+	free(ids);
+	if (rc != SQLITE_DONE) {
+		free(t);
+		return fail_on(s, sdb, err, "signature stacks query");
+	}
+	if (nt > 1)
+		qsort(t, nt, sizeof *t, stk_cmp);
+	/* each distinct stack's text (a stack missing from stacks is left out, as the join leaves it) */
+	if (nt && sqlite3_prepare_v2(s->db, "SELECT folded FROM stacks WHERE hash = ?", -1, &st, NULL) != SQLITE_OK) {
+		free(t);
+		return fail(s, err, "signature stacks query");
+	}
+	size_t cap = 0, tc = 0;
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_blob(st, 1, t[i].hash, t[i].len, SQLITE_STATIC);
+		int r1 = sqlite3_step(st);
+		if (r1 == SQLITE_ROW) {
+			TK_GROW(*folded, cap, *n + 1);
+			TK_GROW(*times, tc, *n + 1);
+			(*folded)[*n] = col_dup(st, 0);
+			(*times)[(*n)++] = t[i].n;
+		} else if (r1 != SQLITE_DONE) {
+			rc = r1;
+		}
+	}
+	if (nt)
+		sqlite3_finalize(st);
+	free(t);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
+}
+
 static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
                          uint64_t **times, size_t *n, tk_error *err)
 {
 	sq *s = h;
 	char where[1024], limit[48] = "";
 	where_sql(q, kinds, "duration", where, sizeof where);
+	int by_ids = sig_stacks_ids(s, q, where, max_reports, folded, times, n, err);
+	if (by_ids <= 0)
+		return by_ids;
 	if (max_reports)
 		snprintf(limit, sizeof limit, " ORDER BY id LIMIT %zu", max_reports);
 	char *sql = sqlite3_mprintf("SELECT st.folded, count(*) FROM (SELECT stack FROM reports%s%s) r JOIN stacks st "
@@ -1535,14 +2360,268 @@ static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
 }
 
+/* ---- a filter's rows by signature ----
+ * A comparison of two date ranges asks for the rows of ten or twenty signatures under each range;
+ * reports_sig has no time, so each signature's rows were looked up in the table one by one, at
+ * random, for all of its reports in any time (28 s of CPU on the 1 M fleet). The second signature
+ * asked under the same filter (one the index does not hold: sig_covered) reads every row of the
+ * filter once instead, by kind and time, and keeps them by signature while the store is unchanged;
+ * that signature and the next are answered from them: the same rows. */
+struct trow {
+	sqlite3_int64 sid;
+	tk_store_sigrow r;
+};
+
+#define TCACHE_N 2
+typedef struct tcache {
+	char *key[TCACHE_N]; /* the filters asked lately: both sides of a comparison (rows of a large
+	                      * range take ~200 B each: a 1 M-report range ~200 MB, so two at most) */
+	uint64_t token[TCACHE_N], used[TCACHE_N], clock;
+	int kept[TCACHE_N]; /* rows read (on its second signature) */
+	trow *v[TCACHE_N];
+	size_t n[TCACHE_N];
+} tcache;
+
+static void trows_free(trow *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].r.id);
+		free(v[i].r.version);
+		free(v[i].r.device);
+		free(v[i].r.session);
+	}
+	free(v);
+}
+
+static void tcache_free(sq *s)
+{
+	if (!s->tc)
+		return;
+	for (size_t i = 0; i < TCACHE_N; i++) {
+		free(s->tc->key[i]);
+		trows_free(s->tc->v[i], s->tc->n[i]);
+	}
+	free(s->tc);
+	s->tc = NULL;
+}
+
+static int trow_cmp(const void *a, const void *b)
+{
+	const trow *x = a, *y = b;
+	return (x->sid > y->sid) - (x->sid < y->sid);
+}
+
+/* The kept rows of q's filter (not its signature) and kinds, by sid: 0 with them in *v, *nv; 1 when
+ * they are not kept and this is the first signature asked of them (unless now: then they are read);
+ * -1 on an error. */
+static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now, const trow **vout, size_t *nvout,
+                     tk_error *err)
+{
+	uint64_t token;
+	if (sq_changes(s, &token, err))
+		return -1;
+	tk_store_query kq = *q;
+	kq.metric = NULL, kq.kind = kinds, kq.nby = 0, kq.signature = NULL;
+	char *key = query_key(&kq);
+	if (!s->tc)
+		s->tc = tk_xcalloc(1, sizeof *s->tc);
+	tcache *c = s->tc;
+	size_t slot = 0, at = TCACHE_N;
+	for (size_t i = 0; i < TCACHE_N && at == TCACHE_N; i++) {
+		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0)
+			at = i;
+		else if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
+			slot = i;
+	}
+	if (at == TCACHE_N) { /* the first signature of this filter: the caller reads its own rows */
+		free(c->key[slot]);
+		trows_free(c->v[slot], c->n[slot]);
+		c->key[slot] = key, c->token[slot] = token, c->used[slot] = ++c->clock;
+		c->kept[slot] = 0, c->v[slot] = NULL, c->n[slot] = 0;
+		if (!now)
+			return 1;
+		at = slot;
+	} else {
+		free(key);
+	}
+	c->used[at] = ++c->clock;
+	if (!c->kept[at]) {
+		char where[1024];
+		where_sql(&kq, kinds, "duration", where, sizeof where);
+		/* a time range holding a large share of the table: the table read in order on scan_db (one
+		 * read per page beats a random lookup per row); else by whatever index the filter has */
+		int big = big_share(s, &kq, kinds);
+		sqlite3 *db = big ? scan_db(s) : s->db;
+		sqlite3_stmt *st = prepare_where_on(
+		    s, db,
+		    sqlite3_mprintf("SELECT sid, lower(hex(id)), version, device, session, duration FROM reports%s%s",
+		                    big ? " NOT INDEXED" : "", where),
+		    &kq, "signature query", err);
+		if (!st)
+			return -1;
+		trow *v = NULL;
+		size_t nv = 0, cap = 0;
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			TK_GROW(v, cap, nv + 1);
+			v[nv++] =
+			    (trow){sqlite3_column_int64(st, 0),
+			           {col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_dup(st, 4), col_num(st, 5)}};
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE) {
+			trows_free(v, nv);
+			return fail_on(s, db, err, "signature query");
+		}
+		if (nv > 1)
+			qsort(v, nv, sizeof *v, trow_cmp);
+		c->kept[at] = 1, c->v[at] = v, c->n[at] = nv;
+	}
+	*vout = c->v[at], *nvout = c->n[at];
+	return 0;
+}
+
+/* The kept rows of signature sig among v[0..nv): *lo, *hi; 1 when there is no such signature. */
+static int trows_of(sq *s, const trow *v, size_t nv, const char *signature, size_t *first, size_t *end, tk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT sid FROM hang_sigs WHERE signature = ?", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature query");
+	sqlite3_bind_text(st, 1, signature, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	sqlite3_int64 sid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, err, "signature query");
+	if (rc == SQLITE_DONE)
+		return 1;
+	size_t lo = 0, hi = nv; /* the first row of sid */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].sid < sid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo < nv && v[lo].sid == sid)
+		lo++;
+	*end = lo;
+	return 0;
+}
+
+/* 0 with the rows of q (a signature under a filter sig_covered refuses) from the kept ones, 1 when
+ * they are not kept (the caller reads them), -1 on an error. */
+static int sig_rows_kept(sq *s, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+                         tk_error *err)
+{
+	const trow *v;
+	size_t nv, lo, hi;
+	int k = trows_get(s, q, kinds, 0, &v, &nv, err);
+	if (k)
+		return k;
+	k = trows_of(s, v, nv, q->signature, &lo, &hi, err);
+	if (k)
+		return k < 0 ? -1 : 0; /* no such signature: no rows */
+	size_t cap = 0;
+	for (size_t i = lo; i < hi; i++) {
+		TK_GROW(*rows, cap, *n + 1);
+		const tk_store_sigrow *r = &v[i].r;
+		(*rows)[(*n)++] = (tk_store_sigrow){tk_xstrdup(r->id), tk_xstrdup(r->version), tk_xstrdup(r->device),
+		                                    tk_xstrdup(r->session), r->duration};
+	}
+	return 0;
+}
+
+/* The top signatures of a filter from its kept rows (trows_get), summed per signature as the GROUP BY
+ * of sq_top_hangs sums them: count, distinct sessions, P50/P95 of the sorted durations, the least id
+ * (lowercase hex of ids of one length orders as the ids do). 1 when a row has no signature row. */
+static int top_from_rows(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
+                         size_t *n, tk_error *err)
+{
+	const trow *v;
+	size_t nv;
+	if (trows_get(s, q, kinds, 1, &v, &nv, err))
+		return -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT signature FROM hang_sigs WHERE sid = ?", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "top-hangs query");
+	size_t cap = 0, dcap = 0, scap = 0;
+	double *d = NULL;
+	const char **ses = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < nv && !rc;) {
+		size_t j = i, nd = 0, nses = 0;
+		tk_hidx idx = {0};
+		const char *least = NULL;
+		for (; j < nv && v[j].sid == v[i].sid; j++) {
+			const tk_store_sigrow *r = &v[j].r;
+			TK_GROW(d, dcap, nd + 1);
+			d[nd++] = r->duration;
+			uint64_t hh = tk_hash_bytes(r->session, strlen(r->session), 0);
+			if (tk_hidx_find(&idx, hh, str_eq, ses, r->session) == UINT32_MAX) {
+				TK_GROW(ses, scap, nses + 1);
+				ses[nses] = r->session;
+				tk_hidx_insert(&idx, hh, (uint32_t)nses++);
+			}
+			if (least && strlen(r->id) != strlen(least))
+				rc = 1; /* ids of several lengths: the query orders them */
+			else if (!least || strcmp(r->id, least) < 0)
+				least = r->id;
+		}
+		tk_hidx_free(&idx);
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, v[i].sid);
+		if (!rc && sqlite3_step(st) != SQLITE_ROW)
+			rc = 1;
+		if (rc)
+			break;
+		qsort(d, nd, sizeof *d, cmp_double);
+		tk_store_group g;
+		tk_store_summarise(d, nd, &g);
+		TK_GROW(*out, cap, *n + 1);
+		(*out)[(*n)++] = (tk_store_hang){.signature = col_dup(st, 0),
+		                                 .count = nd,
+		                                 .sessions = nses,
+		                                 .p50 = g.q[0],
+		                                 .p95 = g.q[2],
+		                                 .example = tk_xstrdup(least)};
+		i = j;
+	}
+	sqlite3_finalize(st);
+	free(d);
+	free(ses);
+	if (rc) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return 1;
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof **out, hang_most_first);
+	for (size_t i = limit; i < *n; i++) {
+		free((*out)[i].signature);
+		free((*out)[i].example);
+	}
+	if (*n > limit)
+		*n = limit;
+	return 0;
+}
+
 static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
                        tk_error *err)
 {
 	sq *s = h;
+	if (q->signature && !sig_covered(q)) {
+		int k = sig_rows_kept(s, q, kinds, rows, n, err);
+		if (k <= 0)
+			return k;
+	}
 	char where[1024];
 	where_sql(q, kinds, "duration", where, sizeof where);
 	char *sql = sqlite3_mprintf("SELECT lower(hex(id)), version, device, session, duration FROM reports%s", where);
-	sqlite3_stmt *st = prepare_where(s, sql, q, "signature query", err);
+	sqlite3 *db = sig_covered(q) ? scan_db(s) : s->db;
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "signature query", err);
 	if (!st)
 		return -1;
 	size_t cap = 0;
@@ -1553,7 +2632,7 @@ static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_s
 		    (tk_store_sigrow){col_dup(st, 0), col_dup(st, 1), col_dup(st, 2), col_dup(st, 3), col_num(st, 4)};
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature query");
+	return rc == SQLITE_DONE ? 0 : fail_on(s, db, err, "signature query");
 }
 
 /* tk_store_distribution's rows (tk_store_ops.values). */
@@ -1561,6 +2640,17 @@ static int sq_values(void *h, const tk_store_query *q, const char *kinds, const 
                      int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
 {
 	sq *s = h;
+	if (!q->signature) { /* from the runs, merged per version or all (the same rows, in that order) */
+		const vrun *r;
+		size_t nr;
+		if (vruns_get(s, q, kinds, col, &r, &nr, err))
+			return -1;
+		const int by = TK_STORE_VERSION;
+		vval_ctx c = {by_version, row, ctx};
+		if (vruns_groups(r, nr, &by, by_version ? 1 : 0, vval_each, &c))
+			return tk_error_set(err, "values query: out of memory"), -1;
+		return 0;
+	}
 	char where[1024];
 	where_sql(q, kinds, col, where, sizeof where);
 	char *sql = sqlite3_mprintf("SELECT %s, %s FROM reports%s ORDER BY %s%s", by_version ? "version" : "''", col,
@@ -1584,13 +2674,47 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
                            char **versions, tk_error *err)
 {
 	sq *s = h;
+	int slot = sigc_get(s, q, kinds, 0); /* the top list just read them */
+	const trow *tv = NULL;               /* or a filter the index does not hold: its rows kept */
+	size_t ntv = 0;
+	if (!q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
+		const sigent *e = q->signature ? NULL : sigc_find(s, slot, sigs[i]);
+		if (e) {
+			versions[i] = tk_xstrdup(e->versions);
+			continue;
+		}
+		size_t lo, hi;
+		int k = tv ? trows_of(s, tv, ntv, sigs[i], &lo, &hi, err) : 2;
+		if (k < 0)
+			return -1;
+		if (k < 2) { /* its distinct versions among the kept rows */
+			char *v = tk_xstrdup("");
+			size_t len = 0;
+			for (size_t r = lo; k == 0 && r < hi; r++) {
+				const char *t = tv[r].r.version;
+				size_t tl = strlen(t), p = 0;
+				while (p < len && !(strncmp(v + p, t, tl) == 0 && v[p + tl] == '\n'))
+					p += strcspn(v + p, "\n") + 1;
+				if (p < len)
+					continue;
+				v = tk_xrealloc(v, len + tl + 2);
+				memcpy(v + len, t, tl);
+				len += tl;
+				v[len++] = '\n';
+				v[len] = 0;
+			}
+			versions[i] = v;
+			continue;
+		}
 		tk_store_query one = *q;
 		one.signature = sigs[i];
 		char where[1024];
 		where_sql(&one, kinds, "duration", where, sizeof where);
 		char *sql = sqlite3_mprintf("SELECT DISTINCT version FROM reports%s", where);
-		sqlite3_stmt *st = prepare_where(s, sql, &one, "versions query", err);
+		sqlite3 *db = sig_covered(q) ? scan_db(s) : s->db;
+		sqlite3_stmt *st = prepare_where_on(s, db, sql, &one, "versions query", err);
 		if (!st)
 			return -1;
 		size_t len = 0, cap = 0;
@@ -1608,7 +2732,7 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 		sqlite3_finalize(st);
 		versions[i] = v ? v : tk_xstrdup("");
 		if (rc != SQLITE_DONE)
-			return fail(s, err, "versions query");
+			return fail_on(s, db, err, "versions query");
 	}
 	return 0;
 }
@@ -1640,7 +2764,8 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		                    pass     ? (q->nby ? "" : "NULL")
 		                    : q->nby ? ", kind"
 		                             : "kind");
-		sqlite3_stmt *st = prepare_where(s, sql, q, "overview query", err);
+		sqlite3 *db = scan_db(s);
+		sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "overview query", err);
 		if (!st)
 			return -1;
 		int rc;
@@ -1662,7 +2787,7 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
-			return fail(s, err, "overview query");
+			return fail_on(s, db, err, "overview query");
 	}
 	return 0;
 }

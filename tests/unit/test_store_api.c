@@ -246,6 +246,158 @@ static void test_sqlite(void **state)
 	assert_null(tk_store_open("clickhouse://", &err));
 }
 
+/* The SQLite backend's answers by its several paths (runs merged per grouping, a signature's range of
+ * reports_sig under a device filter, a time range's kept rows) against the same numbers computed here
+ * from the values put: two apps sharing a version, hangs and ANRs in one group. */
+static double q7(const double *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * p;
+	size_t lo = (size_t)h;
+	return lo + 1 < n ? x[lo] + (h - (double)lo) * (x[lo + 1] - x[lo]) : x[lo];
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void test_sqlite_paths(void **state)
+{
+	char url[600];
+	snprintf(url, sizeof url, "sqlite:%s/paths.db", tmpdir);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err);
+	assert_non_null(s);
+	enum { N = 240 };
+	static tk_report r[N];
+	static char rk[N][16], ses[N][16];
+	static const char *const apps[] = {"A", "B"}, *const vers[] = {"1.0", "1.1", "1.10"},
+	                         *const sigs[] = {"s1", "s2", "s3"}, *const devs[] = {"d1", "d2"};
+	uint64_t x = 42;
+	for (int i = 0; i < N; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		r[i].kind = i % 5 == 0 ? "anr" : "hang";
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			r[i].keys[k] = "";
+		r[i].keys[TK_STORE_APP] = apps[i % 2];
+		r[i].keys[TK_STORE_VERSION] = vers[(i / 2) % 3];
+		r[i].keys[TK_STORE_DEVICE] = devs[(i / 3) % 2];
+		snprintf(ses[i], sizeof ses[i], "s%d", i % 17);
+		r[i].keys[TK_STORE_SESSION] = ses[i];
+		snprintf(rk[i], sizeof rk[i], "%d", i);
+		r[i].rkey = rk[i];
+		r[i].time = 1000 + i;
+		r[i].duration = (double)(x >> 40) / 1e4 + (i % 7 == 0 ? 0.25 : 0); /* ties too */
+		r[i].avg_cpu = NAN;
+		r[i].thread = "";
+		r[i].signature = sigs[(i / 5) % 3];
+		snprintf(r[i].id, sizeof r[i].id, "%064x", (unsigned)(x >> 20));
+	}
+	size_t added;
+	assert_int_equal(tk_store_put(s, r, N, &added, &err), 0);
+	assert_int_equal(added, N);
+	/* percentiles by version, by app and version, and of all */
+	const char *const bys[] = {"version", "app,version", "app"};
+	for (int b = 0; b < 3; b++) {
+		tk_store_query q = {.metric = "hang.duration"};
+		assert_int_equal(tk_store_query_by(&q, bys[b], &err), 0);
+		tk_store_group *g;
+		size_t n;
+		assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), 0);
+		size_t total = 0;
+		for (size_t i = 0; i < n; i++) {
+			double v[N];
+			size_t nv = 0;
+			for (int j = 0; j < N; j++) {
+				int in = 1;
+				for (size_t k = 0; k < q.nby; k++)
+					in &= strcmp(r[j].keys[q.by[k]], g[i].keys[k]) == 0;
+				if (in)
+					v[nv++] = r[j].duration;
+			}
+			qsort(v, nv, sizeof *v, dcmp);
+			assert_int_equal(g[i].count, nv);
+			assert_true(g[i].min == v[0] && g[i].max == v[nv - 1]);
+			const double ps[] = {0.5, 0.9, 0.95, 0.99};
+			for (int k = 0; k < 4; k++)
+				assert_true(fabs(g[i].q[k] - q7(v, nv, ps[k])) < 1e-12);
+			if (i)
+				assert_true(strcmp(g[i - 1].keys[0], g[i].keys[0]) <= 0);
+			total += nv;
+		}
+		assert_int_equal(total, N);
+		tk_store_groups_free(g, n);
+	}
+	/* a histogram's values by version: every value, ascending */
+	tk_store_query dq = {.metric = "hang.duration", .nby = 1, .by = {TK_STORE_VERSION}};
+	tk_store_dist *d;
+	double *e;
+	size_t nd;
+	assert_int_equal(tk_store_distribution(s, &dq, 4, &d, &nd, &e, &err), 0);
+	assert_int_equal(nd, 3);
+	for (size_t i = 0; i < nd; i++)
+		for (size_t k = 1; k < d[i].n; k++)
+			assert_true(d[i].values[k - 1] <= d[i].values[k]);
+	assert_int_equal(d[0].n + d[1].n + d[2].n, N);
+	tk_store_dists_free(d, nd, e);
+	/* top signatures: unfiltered (the summary), all of time as a range (the kept rows) and a device */
+	tk_store_query all = {0}, range = {.since = 1, .until = 1e9}, dev = {0};
+	dev.where[TK_STORE_DEVICE] = "d1";
+	tk_store_hang *h0, *h1, *h2;
+	size_t n0, n1, n2;
+	assert_int_equal(tk_store_top_hangs(s, &all, 10, &h0, &n0, &err), 0);
+	assert_int_equal(tk_store_top_hangs(s, &range, 10, &h1, &n1, &err), 0);
+	assert_int_equal(tk_store_top_hangs(s, &dev, 10, &h2, &n2, &err), 0);
+	assert_int_equal(n0, 3);
+	assert_int_equal(n1, 3);
+	for (size_t i = 0; i < n0; i++) {
+		assert_string_equal(h0[i].signature, h1[i].signature);
+		assert_int_equal(h0[i].count, h1[i].count);
+		assert_int_equal(h0[i].sessions, h1[i].sessions);
+		assert_true(h0[i].p50 == h1[i].p50 && h0[i].p95 == h1[i].p95);
+		assert_string_equal(h0[i].example, h1[i].example);
+		assert_string_equal(h0[i].first_version, "1.0");
+		assert_string_equal(h0[i].last_version, "1.10");
+		assert_string_equal(h1[i].last_version, "1.10");
+	}
+	for (size_t i = 0; i < n2; i++) { /* the device's reports of the signature, counted here */
+		size_t c = 0;
+		double v[N];
+		const char *least = NULL;
+		for (int j = 0; j < N; j++)
+			if (strcmp(r[j].signature, h2[i].signature) == 0 &&
+			    strcmp(r[j].keys[TK_STORE_DEVICE], "d1") == 0) {
+				v[c++] = r[j].duration;
+				if (!least || strcmp(r[j].id, least) < 0)
+					least = r[j].id;
+			}
+		qsort(v, c, sizeof *v, dcmp);
+		assert_int_equal(h2[i].count, c);
+		assert_true(fabs(h2[i].p50 - q7(v, c, 0.5)) < 1e-12);
+		assert_string_equal(h2[i].example, least);
+		if (i)
+			assert_true(h2[i - 1].count >= h2[i].count);
+	}
+	/* a signature's rows under a range: the first and the next signature (kept rows) as without one */
+	for (size_t i = 0; i < n0; i++) {
+		tk_store_signature_info a, b;
+		assert_int_equal(tk_store_signature_detail(s, "hang", h0[i].signature, &all, 5, &a, &err), 0);
+		assert_int_equal(tk_store_signature_detail(s, "hang", h0[i].signature, &range, 5, &b, &err), 0);
+		assert_int_equal(a.count, b.count);
+		assert_int_equal(a.sessions, b.sessions);
+		assert_true(a.summary.q[2] == b.summary.q[2]);
+		assert_string_equal(a.examples[0], b.examples[0]);
+		tk_store_signature_info_free(&a);
+		tk_store_signature_info_free(&b);
+	}
+	tk_store_hangs_free(h0, n0);
+	tk_store_hangs_free(h1, n1);
+	tk_store_hangs_free(h2, n2);
+	tk_store_close(s);
+}
+
 /* Group commit (tk_store_put_batches): three uploads in one transaction, each with its own counts;
  * a report in two batches is new in the first only; the hang summary counts each report once. */
 static void test_batches(void **state)
@@ -564,7 +716,7 @@ int main(void)
 	    cmocka_unit_test(test_bundle_errors), cmocka_unit_test(test_sqlite),
 	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
 	    cmocka_unit_test(test_batches),       cmocka_unit_test(test_bundle_limits),
-	    cmocka_unit_test(test_ingest_api),
+	    cmocka_unit_test(test_ingest_api),    cmocka_unit_test(test_sqlite_paths),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
