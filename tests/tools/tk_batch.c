@@ -12,7 +12,9 @@
  * usage: tk_batch [FILE]   one command line per line of FILE (default: standard input), the
  *                          arguments after `tracekit` separated by tabs (tests/lib.sh: tk_batch_add)
  * A command that exits non-zero is reported on stderr as "tk_batch: line N: exit RC"; tk_batch
- * exits 0 when every command did, else 1.
+ * exits 0 when every command did, else 1. With TK_BATCH_MARK set in the environment, every command's
+ * end is marked instead, whatever RC, with the line "tk_batch: line N: exit RC" on stderr and on
+ * stdout, so that a test can tell which command printed what.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,7 @@ int main(int argc, char **argv)
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t len;
-	int failed = 0;
+	int failed = 0, mark = getenv("TK_BATCH_MARK") != NULL;
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		lineno++;
 		if (len > 0 && line[len - 1] == '\n')
@@ -54,10 +56,14 @@ int main(int argc, char **argv)
 		}
 		int rc = tk_batch_tracekit_main(ac, av);
 		fflush(stdout);
-		if (rc) {
+		fflush(stderr);
+		if (rc || mark)
 			fprintf(stderr, "tk_batch: line %zu: exit %d\n", lineno, rc);
-			failed = 1;
+		if (mark) {
+			printf("tk_batch: line %zu: exit %d\n", lineno, rc);
+			fflush(stdout);
 		}
+		failed |= rc != 0;
 		free(av);
 	}
 	free(line);
