@@ -47,3 +47,15 @@ cpu_bounded() {
 	case $rc in 124 | 137 | 152) return 124 ;; esac
 	return $rc
 }
+# Many tracekit command lines in one process (tests/tools/tk_batch.c: tracekit's own main() per line,
+# output as if run one by one): tk_batch_add LIST ARGS... appends `tracekit ARGS...` to LIST (fails on an
+# argument holding a tab or a newline); "$TK_BATCH" LIST runs them.
+TK_BATCH=${TK_BATCH:-$TK_ROOT/${BUILD:-build}/tests/tools/tk_batch}
+tk_batch_add() {
+	local f=$1 a line=; shift
+	for a in "$@"; do
+		case $a in *$'\t'* | *$'\n'*) echo "tk_batch_add: an argument holds a tab or a newline: $a" >&2; return 1 ;; esac
+		line+=${line:+$'\t'}$a
+	done
+	printf '%s\n' "$line" >>"$f"
+}

@@ -17,6 +17,12 @@ jobs=${TK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
 # ports handed out by free_port (tests/store_lib.sh) are claimed here for the whole run
 export TK_PORT_CLAIMS="$logs/ports"
+# python3 is Debian's (make deps installs it; a fresh machine has only that one): a version manager's
+# shim earlier on PATH (pyenv's is a bash script running `pyenv exec`, ~0.7 s of CPU per call) made the
+# suite's hundreds of python3 calls a large part of its CPU time.
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
+	mkdir "$logs/bin" && ln -s /usr/bin/python3 "$logs/bin/python3" && export PATH="$logs/bin:$PATH"
+fi
 
 tests=()
 for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && tests+=("$t"); done

@@ -46,25 +46,82 @@ check_eq "the reference lists options of the converted commands" 1 "$([ "$(wc -l
 check_eq "tree takes the shared analysis options" 1 "$(grep -c '^tree --hide-system flag$' "$TMP/opts")"
 
 # Accepted: run each with a value where it takes one, no input, in an empty directory, standard input
-# empty; whatever else it says, it never calls the option unknown.
+# empty; whatever else it says, it never calls the option unknown. The command lines run in one
+# tk_batch process (tracekit's own main() per line, each one's end marked on stderr), except monitor
+# and serve, which install signal handlers and start children: those run as processes of their own.
 mkdir "$TMP/empty"
 bad_parse="" bad_help=""
+: >"$TMP/parse.list"
+: >"$TMP/help.list"
+n_batch=0
 while read -r c name kind; do
 	pre=()
 	[ "$c" = symcache ] && pre=(build)
 	[ "$c" = serve ] && pre=(--listen bad) # never a server: serve --ui alone would serve until killed
 	args=("$name")
 	[ "$kind" = value ] && args+=(v1)
-	(cd "$TMP/empty" && timeout 60 "$TK" "$c" "${pre[@]}" "${args[@]}" </dev/null >/dev/null 2>"$TMP/err")
-	rc=$?
-	if [ $rc -ge 124 ] || grep -q -e 'unknown option' -e 'Sanitizer' "$TMP/err"; then
-		bad_parse="$bad_parse $c:$name(rc=$rc $(head -c 200 "$TMP/err"))"
-	fi
+	case $c in
+	monitor | serve)
+		(cd "$TMP/empty" && timeout 60 "$TK" "$c" "${pre[@]}" "${args[@]}" </dev/null >/dev/null 2>"$TMP/err")
+		rc=$?
+		if [ $rc -ge 124 ] || grep -q -e 'unknown option' -e 'Sanitizer' "$TMP/err"; then
+			bad_parse="$bad_parse $c:$name(rc=$rc $(head -c 200 "$TMP/err"))"
+		fi
+		;;
+	*)
+		tk_batch_add "$TMP/parse.list" "$c" "${pre[@]}" "${args[@]}"
+		n_batch=$((n_batch + 1))
+		echo "$c:$name" >>"$TMP/parse.names"
+		;;
+	esac
 	[ "$name" = "--" ] && continue # diff's separator: in its --help, but "--" is everywhere there
 	# each command's --help once (the same text for every option of it)
-	if [ ! -e "$TMP/help.$c" ]; then "$TK" "$c" --help >"$TMP/help.$c" || bad_help="$bad_help $c:--help-failed"; fi
-	grep -qE -- "(^|[ ,|\[])$name([ ,=|]|\]|\$)" "$TMP/help.$c" || bad_help="$bad_help $c:$name"
+	if [ ! -e "$TMP/help.$c" ]; then
+		: >"$TMP/help.$c"
+		tk_batch_add "$TMP/help.list" "$c" --help
+	fi
+	echo "$c $name" >>"$TMP/help.want"
 done <"$TMP/opts"
+(cd "$TMP/empty" && TK_BATCH_MARK=1 timeout 600 "$TK_BATCH" "$TMP/parse.list" </dev/null >/dev/null 2>"$TMP/parse.err")
+rc=$?
+# each command's stderr ends at its "tk_batch: line N: exit RC" mark
+bad_parse="$bad_parse$(python3 - "$TMP/parse.err" "$TMP/parse.names" "$n_batch" "$rc" <<'PY'
+import re, sys
+err = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+names = open(sys.argv[2]).read().split("\n")
+n, rc = int(sys.argv[3]), int(sys.argv[4])
+out, seg, seen = [], [], 0
+for line in err.split("\n"):
+    m = re.fullmatch(r"tk_batch: line (\d+): exit (\d+)", line)
+    if not m:
+        seg.append(line); continue
+    i, code, text = int(m.group(1)), int(m.group(2)), "\n".join(seg)
+    seen, seg = i, []
+    if code >= 124 or "unknown option" in text or "Sanitizer" in text:
+        out.append(" %s(rc=%d %s)" % (names[i - 1], code, text[:200]))
+if seen != n or rc not in (0, 1):
+    out.append(" tk_batch(rc=%d after %d of %d command lines: %s)" % (rc, seen, n, "\n".join(seg)[:400]))
+print("".join(out), end="")
+PY
+)"
+# the --help texts, one tk_batch process (each text ends at its "tk_batch: line N: exit RC" mark)
+TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/help.list" >"$TMP/help.all" 2>"$TMP/help.err" || bad_help="$bad_help tk_batch:--help-failed"
+python3 - "$TMP/help.all" "$TMP/help.list" "$TMP" <<'PY'
+import re, sys
+cmds = [l.split("\t")[0] for l in open(sys.argv[2]).read().split("\n") if l]
+seg = []
+for line in open(sys.argv[1], encoding="utf-8").read().split("\n"):
+    m = re.fullmatch(r"tk_batch: line (\d+): exit (\d+)", line)
+    if not m:
+        seg.append(line); continue
+    if m.group(2) == "0":
+        open("%s/help.%s" % (sys.argv[3], cmds[int(m.group(1)) - 1]), "w", encoding="utf-8").write("\n".join(seg))
+    seg = []
+PY
+while read -r c name; do
+	[ -s "$TMP/help.$c" ] || { bad_help="$bad_help $c:--help-missing"; continue; }
+	grep -qE -- "(^|[ ,|\[])$name([ ,=|]|\]|\$)" "$TMP/help.$c" || bad_help="$bad_help $c:$name"
+done <"$TMP/help.want"
 check_eq "every listed option is accepted by its command's parser" "" "$bad_parse"
 check_eq "every listed option is in its command's --help" "" "$bad_help"
 

@@ -9,7 +9,7 @@ for every thread, each function's self weight from `profiler-cli thread function
 `tracekit top --json --thread TID` (ratio within 0.1 %), matched by (name, library), samples with an
 empty stack as the function "(no stack)"; every thread's total in the profiler's call tree (the root,
 idle samples included) equals the thread's total in `tracekit tree`, so every percentage agrees."""
-import json, subprocess, sys
+import json, os, re, subprocess, sys
 
 tk, inp = sys.argv[1], sys.argv[2]
 label = inp.rsplit('/', 1)[-1]
@@ -40,6 +40,26 @@ report(ours == theirs, f'{len(theirs)} threads with the same tids and names', f'
 unit = tree['unit']
 scale = 1e6 if unit == 'ns' else 1.0  # tracing-ms for ns, raw counts otherwise
 byname = {(g['tid'], g['name'] or g.get('process') or f"thread {g['tid']}"): g for g in tree['threads']}
+# every thread's `tracekit top --json --thread TID` at once: one tk_batch process (tests/lib.sh exports
+# TK_BATCH; each command's output ends at its mark) rather than a tracekit process per thread
+tops = {}
+if os.environ.get('TK_BATCH') and os.access(os.environ['TK_BATCH'], os.X_OK):
+    tids = [str(t['tid']) for t in tl['threads']]
+    lst = subprocess.run(['mktemp'], check=True, capture_output=True, text=True).stdout.strip()
+    with open(lst, 'w') as f:
+        for tid in tids:
+            f.write('\t'.join(['top', '--json', '--thread', tid, inp]) + '\n')
+    out = subprocess.run([os.environ['TK_BATCH'], lst], check=True, capture_output=True, text=True,
+                         env=dict(os.environ, TK_BATCH_MARK='1')).stdout
+    os.unlink(lst)
+    seg = []
+    for line in out.split('\n'):
+        m = re.fullmatch(r'tk_batch: line (\d+): exit (\d+)', line)
+        if m:
+            tops[tids[int(m.group(1)) - 1]] = '\n'.join(seg)
+            seg = []
+        else:
+            seg.append(line)
 bad = []
 badtot = []
 nfun = 0
@@ -54,8 +74,8 @@ for t in tl['threads']:
     for f in fs['functions']:
         key = (f['name'], f.get('library') or '')
         got[key] = got.get(key, 0) + f['selfSamples']
-    top = subprocess.run([tk, 'top', '--json', '--thread', str(t['tid']), inp], check=True, capture_output=True,
-                         text=True).stdout
+    top = tops.get(str(t['tid'])) or subprocess.run([tk, 'top', '--json', '--thread', str(t['tid']), inp], check=True,
+                                                   capture_output=True, text=True).stdout
     want = {}
     for f in json.loads(top)['functions']:
         key = (f['name'], f.get('binary') or '')

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../profiler_cli.sh"
 JSBIN="$TK_ROOT/tests/js/node_modules/.bin"
 if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make test runs npm ci in tests/js)"; exit 0; fi
-export PATH="$JSBIN:$PATH" HOME="$TMP/home"
+export PATH="$JSBIN:$PATH" HOME="$TMP/home" TK_BATCH # gecko_compare.py runs its tracekit top per thread through tk_batch
 mkdir -p "$HOME"
 trap 'pc_stop_all; rm -rf "$TMP"' EXIT
 

@@ -33,15 +33,19 @@ print("no_such_function_anywhere")' | awk '!s[$0]++' >"$TMP/names"
 check "some function names to ask about" test "$(wc -l <"$TMP/names")" -ge 8
 
 # The truth: `tracekit stats` over the files, overall and per version (A = 1.0, B = 2.0).
-direct() { # metric → lines: per version, then overall
-	"$TK" stats --metric "$1" --json "${A[@]}" | sed 's/^{/{"version": "1.0", /'
-	"$TK" stats --metric "$1" --json "${B[@]}" | sed 's/^{/{"version": "2.0", /'
-	"$TK" stats --metric "$1" --json "${A[@]}" "${B[@]}"
+# The many `tracekit stats` command lines run in one tk_batch process each (tests/lib.sh); the first
+# of each list is also run as its own tracekit process, which must print the same.
+direct() { # metric → lines: per version, then overall (the versions labelled by the sed below)
+	tk_batch_add "$TMP/direct.list" stats --metric "$1" --json "${A[@]}"
+	tk_batch_add "$TMP/direct.list" stats --metric "$1" --json "${B[@]}"
+	tk_batch_add "$TMP/direct.list" stats --metric "$1" --json "${A[@]}" "${B[@]}"
 }
-{
-	direct profile.weight
-	while IFS= read -r n; do direct "fn.self:$n"; direct "fn.total:$n"; done <"$TMP/names"
-} >"$TMP/direct.json"
+direct profile.weight
+while IFS= read -r n; do direct "fn.self:$n"; direct "fn.total:$n"; done <"$TMP/names"
+"$TK_BATCH" "$TMP/direct.list" | sed '1~3s/^{/{"version": "1.0", /; 2~3s/^{/{"version": "2.0", /' >"$TMP/direct.json"
+check_eq "tk_batch prints what tracekit prints (stats over the files)" \
+	"$("$TK" stats --metric profile.weight --json "${A[@]}" | sed 's/^{/{"version": "1.0", /')" "$(head -1 "$TMP/direct.json")"
+check_eq "one line per question" "$(($(wc -l <"$TMP/names") * 6 + 3))" "$(wc -l <"$TMP/direct.json")"
 
 for DB in "sqlite:$TMP/p.db" "$CH_URL/tk_prof"; do
 	b=${DB%%:*}
@@ -52,13 +56,14 @@ for DB in "sqlite:$TMP/p.db" "$CH_URL/tk_prof"; do
 	"$TK" ingest --db "$DB" --set app=Demo,version=1.0 "${A[@]}" 2>"$TMP/$b.i3"
 	check "$b: ingesting the same exports again stores nothing" grep -q "3 profiles: 0 new, 3 already stored" "$TMP/$b.i3"
 	q() {
-		"$TK" stats --db "$DB" --metric "$1" --by version --json
-		"$TK" stats --db "$DB" --metric "$1" --json
+		tk_batch_add "$TMP/$b.list" stats --db "$DB" --metric "$1" --by version --json
+		tk_batch_add "$TMP/$b.list" stats --db "$DB" --metric "$1" --json
 	}
-	{
-		q profile.weight
-		while IFS= read -r n; do q "fn.self:$n"; q "fn.total:$n"; done <"$TMP/names"
-	} >"$TMP/$b.json" 2>"$TMP/$b.err"
+	q profile.weight
+	while IFS= read -r n; do q "fn.self:$n"; q "fn.total:$n"; done <"$TMP/names"
+	"$TK_BATCH" "$TMP/$b.list" >"$TMP/$b.json" 2>"$TMP/$b.err"
+	check_eq "$b: tk_batch prints what tracekit prints (stats --db)" \
+		"$("$TK" stats --db "$DB" --metric profile.weight --by version --json)" "$(head -2 "$TMP/$b.json")"
 	check_same_file "$b: profile.weight, fn.self:NAME, fn.total:NAME (by version and overall) equal \`tracekit stats\` on the same files" "$TMP/direct.json" "$TMP/$b.json"
 	"$TK" stats --db "$DB" --metric hang.duration --json >"$TMP/$b.hang"
 	check_eq "$b: profile reports are not hang reports" "" "$(cat "$TMP/$b.hang")"

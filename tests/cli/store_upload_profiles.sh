@@ -58,12 +58,15 @@ fill() { # DB how(ingest|upload): the same inputs, the same --set keys
 		for o in "${OTHER[@]}"; do up --set "app=${o%%:*}" "${o#*:}" || return 1; done
 	fi
 }
-answers() { # DB: every metric asked, by version and overall, and each other input alone
-	q() { "$TK" stats --db "$1" --metric "$2" --by version --where app=Demo --json
-		"$TK" stats --db "$1" --metric "$2" --where app=Demo --json; }
+answers() { # DB: every metric asked, by version and overall, and each other input alone (one tk_batch process)
+	local l="$TMP/answers.list"
+	: >"$l"
+	q() { tk_batch_add "$l" stats --db "$1" --metric "$2" --by version --where app=Demo --json
+		tk_batch_add "$l" stats --db "$1" --metric "$2" --where app=Demo --json; }
 	q "$1" profile.weight
 	while IFS= read -r n; do q "$1" "fn.self:$n"; q "$1" "fn.total:$n"; done <"$TMP/names"
-	for o in "${OTHER[@]}"; do "$TK" stats --db "$1" --metric profile.weight --where "app=${o%%:*}" --json; done
+	for o in "${OTHER[@]}"; do tk_batch_add "$l" stats --db "$1" --metric profile.weight --where "app=${o%%:*}" --json; done
+	"$TK_BATCH" "$l"
 }
 rows() { # DB: the profile rows as text, in id order
 	case $1 in
@@ -82,6 +85,10 @@ for be in sqlite clickhouse; do
 	answers "$LOCAL" >"$TMP/$be.local.json" 2>&1
 	answers "$REMOTE" >"$TMP/$be.remote.json" 2>&1
 	check "$be: the answers are not empty" test "$(grep -c '"count"' "$TMP/$be.local.json")" -ge 12
+	{ "$TK" stats --db "$LOCAL" --metric profile.weight --by version --where app=Demo --json
+		"$TK" stats --db "$LOCAL" --metric profile.weight --where app=Demo --json; } >"$TMP/$be.cli.json"
+	check_same_file "$be: tk_batch's answers are tracekit's (profile.weight, one process each)" "$TMP/$be.cli.json" \
+		<(head -n "$(wc -l <"$TMP/$be.cli.json")" "$TMP/$be.local.json")
 	check_same_file "$be: stats --db --json after upload = after local ingest (profile.weight, fn.self/total, other formats)" \
 		"$TMP/$be.local.json" "$TMP/$be.remote.json"
 	rows "$LOCAL" >"$TMP/$be.local.rows"; rows "$REMOTE" >"$TMP/$be.remote.rows"

@@ -55,16 +55,6 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["profiles"][0
 	"$TMP/merged.speedscope.json" "$TMP/broken.speedscope.json"
 check_fails "speedscope schema rejects a profile without weights" "$NODE" "$JS/speedscope_check.mjs" "$TMP/broken.speedscope.json"
 
-# speedscope's own web app (offline, from file://) opens our speedscope and pprof files: the title,
-# the heaviest thread first and "(1/N)" threads in its profile selector, no error, no network.
-"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).speedscope.json" "$TMP/esc.speedscope.json" >"$TMP/sso.jsonl" 2>"$TMP/sso.err" ||
-	notok "speedscope app: ran" "$(head -c 400 "$TMP/sso.err")"
-check_eq "speedscope app opens the speedscope file: title, heaviest thread, 10 threads" \
-	"$(basename "$MT") - speedscope|ThreadJavaMain (tid 948350), java (pid 23369) (1/10)|[]|[]" \
-	"$(sed -n 1p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["text"].split("\n")[1], d["errors"], d["requests"], sep="|")')"
-check_eq "speedscope app opens the escaped-name file" "esc.xml - speedscope|[]" \
-	"$(sed -n 2p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["errors"], sep="|")')"
-
 # pprof: pprof-format decodes it, totals per thread = XML; go tool pprof -top prints our total.
 export HOME="$TMP/home" GOCACHE="$TMP/home/gocache" GOFLAGS=
 mkdir -p "$HOME"
@@ -93,7 +83,18 @@ check_eq "pprof: build id is the binary's UUID, start its load address" "31E1C18
 		<(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
 check_eq "pprof: thread label" "ThreadJavaMain" \
 	"$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["threads"]["948350"])' <(grep -F "$(basename "$MT" .xml).pb.gz" "$TMP/pp.jsonl"))"
-"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).pb.gz" >"$TMP/ssp.json" 2>"$TMP/ssp.err" || notok "speedscope app: pprof ran" "$(head -c 400 "$TMP/ssp.err")"
+# speedscope's own web app (offline, from file://) opens our speedscope and pprof files: the title,
+# the heaviest thread first and "(1/N)" threads in its profile selector, no error, no network.
+# (One browser for the three files, our pprof among them: a JSON line each.)
+"$NODE" "$JS/speedscope_open.mjs" "$TMP/$(basename "$MT" .xml).speedscope.json" "$TMP/esc.speedscope.json" \
+	"$TMP/$(basename "$MT" .xml).pb.gz" >"$TMP/sso.jsonl" 2>"$TMP/sso.err" ||
+	notok "speedscope app: ran" "$(head -c 400 "$TMP/sso.err")"
+check_eq "speedscope app opens the speedscope file: title, heaviest thread, 10 threads" \
+	"$(basename "$MT") - speedscope|ThreadJavaMain (tid 948350), java (pid 23369) (1/10)|[]|[]" \
+	"$(sed -n 1p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["text"].split("\n")[1], d["errors"], d["requests"], sep="|")')"
+check_eq "speedscope app opens the escaped-name file" "esc.xml - speedscope|[]" \
+	"$(sed -n 2p "$TMP/sso.jsonl" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["title"], d["errors"], sep="|")')"
+sed -n 3p "$TMP/sso.jsonl" >"$TMP/ssp.json"
 check_eq "speedscope app opens our pprof" "$(basename "$MT" .xml).pb.gz - speedscope|[]|[]" \
 	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["title"], d["errors"], d["requests"], sep="|")' "$TMP/ssp.json")"
 # Inlining: --symbols on the generated dSYM gives an inline chain, which pprof shows as one location
@@ -138,10 +139,25 @@ check_eq "svg --max-frames 500: 400 to 500 frames" 1 "$(grep -c '^<g class="f"' 
 check_eq "svg: the escaped name is in a title" 1 \
 	"$(python3 -c 'import sys,xml.etree.ElementTree as E; print(sum(1 for t in E.parse(sys.argv[1]).iter("{http://www.w3.org/2000/svg}title") if t.text.startswith("Java<Main&\"x\n")))' "$TMP/esc.svg")"
 
-browser() { # NAME SVG TERM EXPECTED_WEIGHT
-	local name=$1 svg=$2 term=$3 want=$4
-	if ! "$NODE" "$JS/flame_check.mjs" "$svg" "$term" "$TMP/shot.png" >"$TMP/b.json" 2>"$TMP/b.err"; then
-		notok "chromium: $name" "$(head -c 600 "$TMP/b.err")"
+# One headless Chromium for the three flame graphs (flame_check.mjs: a page per file, a JSON line each).
+REC=$(ls "$X"/time-profile_xcode26.4.1_tagged-backtrace_recursion_*.xml)
+"$TK" flame --merge-threads "$REC" -o "$TMP/rec.svg"
+rn=$(python3 -c 'import sys,collections,xml.etree.ElementTree as E
+r=E.parse(sys.argv[1]).getroot(); c=collections.Counter(f.get("name") for f in r.iter("frame") if f.get("name"))
+print(c.most_common(1)[0][0])' "$REC")
+B_NAME=("multithread JNI_CreateJavaVM" "escaped name" "recursion fixture, merged, most common frame")
+B_SVG=("$TMP/$(basename "$MT" .xml).svg" "$TMP/esc.svg" "$TMP/rec.svg")
+B_TERM=('^JNI_CreateJavaVM$' '^Java<Main&"x$' "^$(printf '%s' "$rn" | sed 's/[][\.*^$()+?{}|]/\\&/g')\$")
+B_WANT=("$($O stack-weight "$MT" JNI_CreateJavaVM)" "$($O stack-weight "$TMP/esc.xml" 'Java<Main&"x')" "$($O stack-weight "$REC" "$rn")")
+B_XML=("$MT" "$TMP/esc.xml" "$REC")
+b_args=()
+for i in 0 1 2; do b_args+=("${B_SVG[$i]}" "${B_TERM[$i]}" "$TMP/shot$i.png"); done
+"$NODE" "$JS/flame_check.mjs" "${b_args[@]}" >"$TMP/b.jsonl" 2>"$TMP/b.err" || notok "chromium: flame_check.mjs ran" "$(head -c 600 "$TMP/b.err")"
+browser() { # INDEX: the checks of B_*[INDEX] on line INDEX+1 of flame_check's output
+	local i=$1 name=${B_NAME[$1]} want=${B_WANT[$1]}
+	sed -n "$((i + 1))p" "$TMP/b.jsonl" >"$TMP/b.json"
+	if [ ! -s "$TMP/b.json" ]; then
+		notok "chromium: $name" "no result; $(head -c 600 "$TMP/b.err")"
 		return
 	fi
 	check_eq "chromium: $name: search matched weight = XML" "$want" \
@@ -157,17 +173,10 @@ if not d["unzoomVisible"]: p.append("no Reset Zoom")
 if d["urlMatchedWeight"] != d["matchedWeight"]: p.append("?s= search %s" % d["urlMatchedWeight"])
 if d["screenshotBytes"] < 10000 or d.get("zoomShotBytes", 0) < 10000 or d["colours"] < 20: p.append("screenshot %d bytes, %s colours" % (d["screenshotBytes"], d["colours"]))
 if d["requests"] or d["errors"]: p.append("requests %s errors %s" % (d["requests"], d["errors"]))
-print("; ".join(p) or "ok")' "$TMP/b.json" "$want" "$($O total "$5")")"
+print("; ".join(p) or "ok")' "$TMP/b.json" "$want" "$($O total "${B_XML[$i]}")")"
 }
-browser "multithread JNI_CreateJavaVM" "$TMP/$(basename "$MT" .xml).svg" '^JNI_CreateJavaVM$' "$($O stack-weight "$MT" JNI_CreateJavaVM)" "$MT"
-cp "$TMP/shot.png" "$TMP/flame.png"
-browser "escaped name" "$TMP/esc.svg" '^Java<Main&"x$' "$($O stack-weight "$TMP/esc.xml" 'Java<Main&"x')" "$TMP/esc.xml"
-REC=$(ls "$X"/time-profile_xcode26.4.1_tagged-backtrace_recursion_*.xml)
-"$TK" flame --merge-threads "$REC" -o "$TMP/rec.svg"
-rn=$(python3 -c 'import sys,collections,xml.etree.ElementTree as E
-r=E.parse(sys.argv[1]).getroot(); c=collections.Counter(f.get("name") for f in r.iter("frame") if f.get("name"))
-print(c.most_common(1)[0][0])' "$REC")
-browser "recursion fixture, merged, most common frame" "$TMP/rec.svg" "^$(printf '%s' "$rn" | sed 's/[][\.*^$()+?{}|]/\\&/g')\$" "$($O stack-weight "$REC" "$rn")" "$REC"
+for i in 0 1 2; do browser $i; done
+cp "$TMP/shot0.png" "$TMP/flame.png"
 # The README's screenshot (docs/flame.png) is refreshed by TK_UPDATE_DOCS=1.
 if [ -n "${TK_UPDATE_DOCS:-}" ]; then cp "$TMP/flame.png" "$TK_ROOT/docs/flame.png"; fi
 
