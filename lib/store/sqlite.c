@@ -1306,6 +1306,22 @@ typedef struct vrun {
 	size_t n, cap;
 } vrun;
 
+/* The slot of a small answer cache (the sorted values below, a filter's rows by signature) that holds
+ * key for the store's state token (*hit = 1), else the one to fill: the first empty, one kept for an
+ * older state, or the least recently used. */
+static size_t cache_slot(char *const *keys, const uint64_t *tokens, const uint64_t *used, size_t n, const char *key,
+                         uint64_t token, int *hit)
+{
+	size_t slot = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i] && tokens[i] == token && strcmp(keys[i], key) == 0)
+			return *hit = 1, i;
+		if (keys[slot] && (!keys[i] || tokens[i] != token || used[i] < used[slot]))
+			slot = i;
+	}
+	return *hit = 0, slot;
+}
+
 #define VCACHE_N 4
 typedef struct vcache {
 	char *key[VCACHE_N];
@@ -1376,18 +1392,13 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 	if (!s->vc)
 		s->vc = tk_xcalloc(1, sizeof *s->vc);
 	vcache *c = s->vc;
-	size_t slot = 0;
-	for (size_t i = 0; i < VCACHE_N; i++) {
-		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0) {
-			free(key);
-			c->used[i] = ++c->clock;
-			*out = c->r[i], *nout = c->n[i];
-			return 0;
-		}
-		if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
-			slot = i;
-		if (!c->key[slot])
-			break;
+	int hit;
+	size_t slot = cache_slot(c->key, c->token, c->used, VCACHE_N, key, token, &hit);
+	if (hit) {
+		free(key);
+		c->used[slot] = ++c->clock;
+		*out = c->r[slot], *nout = c->n[slot];
+		return 0;
 	}
 	char where[512];
 	where_sql(q, kinds, col, where, sizeof where);
@@ -2426,13 +2437,8 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 	if (!s->tc)
 		s->tc = tk_xcalloc(1, sizeof *s->tc);
 	tcache *c = s->tc;
-	size_t slot = 0, at = TCACHE_N;
-	for (size_t i = 0; i < TCACHE_N && at == TCACHE_N; i++) {
-		if (c->key[i] && c->token[i] == token && strcmp(c->key[i], key) == 0)
-			at = i;
-		else if (!c->key[i] || c->token[i] != token || c->used[i] < c->used[slot])
-			slot = i;
-	}
+	int hit;
+	size_t slot = cache_slot(c->key, c->token, c->used, TCACHE_N, key, token, &hit), at = hit ? slot : TCACHE_N;
 	if (at == TCACHE_N) { /* the first signature of this filter: the caller reads its own rows */
 		free(c->key[slot]);
 		trows_free(c->v[slot], c->n[slot]);
