@@ -243,6 +243,16 @@ static void sc_ws(ips_scan *sc)
 	sc->p = p;
 }
 
+/* After a member or element: 1 past the closing bracket close, 0 past a comma, -1 on anything else. */
+static int sc_next(ips_scan *sc, char close)
+{
+	sc_ws(sc);
+	if (sc->p >= sc->n)
+		return -1;
+	char c = sc->s[sc->p++];
+	return c == close ? 1 : c == ',' ? 0 : -1;
+}
+
 static int sc_expect(ips_scan *sc, char c)
 {
 	sc_ws(sc);
@@ -448,14 +458,11 @@ static int sc_flat(ips_scan *sc, int image)
 				else /* present, not an integer: ignored as the jansson path does */
 					fr.has |= bit << 8;
 			}
-			sc_ws(sc);
-			if (sc->p >= sc->n)
+			int end = sc_next(sc, '}');
+			if (end < 0)
 				return -1;
-			char c = sc->s[sc->p++];
-			if (c == '}')
+			if (end)
 				break;
-			if (c != ',')
-				return -1;
 		}
 	if (image) {
 		sc->im = sc_grow(sc->im, &sc->capi, sc->ni + 1, sizeof *sc->im);
@@ -481,14 +488,11 @@ static int sc_array(ips_scan *sc, int image)
 		for (;;) {
 			if (sc_flat(sc, image) < 0)
 				return -1;
-			sc_ws(sc);
-			if (sc->p >= sc->n)
+			int end = sc_next(sc, ']');
+			if (end < 0)
 				return -1;
-			char c = sc->s[sc->p++];
-			if (c == ']')
+			if (end)
 				break;
-			if (c != ',')
-				return -1;
 		}
 	sc->cut = sc_grow(sc->cut, &sc->capcut, sc->ncut + 2, sizeof *sc->cut);
 	sc->cut[sc->ncut++] = a;
@@ -514,14 +518,11 @@ static int sc_object(ips_scan *sc, sc_member_fn on_key)
 		sc_ws(sc);
 		if (sc_string_raw(sc, &k, &kn, &esc) < 0 || esc || sc_expect(sc, ':') < 0 || on_key(sc, k, kn) < 0)
 			return -1;
-		sc_ws(sc);
-		if (sc->p >= sc->n)
+		int end = sc_next(sc, '}');
+		if (end < 0)
 			return -1;
-		char c = sc->s[sc->p++];
-		if (c == '}')
+		if (end)
 			return 0;
-		if (c != ',')
-			return -1;
 	}
 }
 
@@ -562,14 +563,11 @@ static int sc_body_key(ips_scan *sc, const char *k, size_t kn)
 		/* frames are in scan order: a thread's are those from its start to the next thread's */
 		sc->nt++;
 		sc->tstart[sc->nt] = sc->nf;
-		sc_ws(sc);
-		if (sc->p >= sc->n)
+		int end = sc_next(sc, ']');
+		if (end < 0)
 			return -1;
-		char c = sc->s[sc->p++];
-		if (c == ']')
+		if (end)
 			return 0;
-		if (c != ',')
-			return -1;
 	}
 }
 
