@@ -148,6 +148,7 @@ int cmd_ingest(int argc, char **argv)
 		free(owned);
 		return tk_cli_fail("ingest: %s", err.msg);
 	}
+	tk_store_limit_memory(s); /* RSS flat in the input, not growing with the store */
 	tk_store_ingest_result g;
 	rc = tk_store_ingest(s, (const char *const *)argv + first, (size_t)(argc - first), &o, &g, &err);
 	if (rc < 0)

@@ -212,6 +212,9 @@ typedef struct tk_store tk_store;
 tk_store *tk_store_open(const char *url, tk_error *err);
 void tk_store_close(tk_store *s);
 const char *tk_store_backend(const tk_store *s); /* "sqlite" or "clickhouse" */
+/* For a bulk writer (tracekit ingest): memory bounded whatever the store's size — SQLite's page cache
+ * kept to 8 MiB and the store file not mapped (the defaults, for readers: 256 MiB and mmap). */
+void tk_store_limit_memory(tk_store *s);
 
 /* Store a batch atomically; reports already present (same id) are skipped. *added (may be NULL)
  * gets the number newly stored. Returns 0 or -1 with err (nothing of the batch stored). */

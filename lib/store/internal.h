@@ -49,6 +49,8 @@ typedef struct tk_store_ops {
 
 extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
+/* tk_store_limit_memory for a SQLite handle (lib/store/sqlite.c) */
+void tk_store_sqlite_limit_memory(void *h);
 
 /* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has
  * no report) among the reports of q of kind (as tk_store_top_diagnostics names it), in one pass of

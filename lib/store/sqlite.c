@@ -273,6 +273,12 @@ static void vcache_free(sq *s);
 static void sigcache_free(sq *s);
 static void tcache_free(sq *s);
 
+void tk_store_sqlite_limit_memory(void *h)
+{
+	/* a bulk writer re-reads few pages: 8 MiB and no mapping keep RSS flat as the store grows */
+	sqlite3_exec(((sq *)h)->db, "PRAGMA cache_size=-8192; PRAGMA mmap_size=0", NULL, NULL, NULL);
+}
+
 static void sq_close(void *h)
 {
 	sq *s = h;

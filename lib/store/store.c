@@ -54,6 +54,12 @@ void tk_store_close(tk_store *s)
 	free(s);
 }
 
+void tk_store_limit_memory(tk_store *s)
+{
+	if (s->b == &tk_store_sqlite)
+		tk_store_sqlite_limit_memory(s->h);
+}
+
 const char *tk_store_backend(const tk_store *s)
 {
 	return s->b->name;
