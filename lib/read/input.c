@@ -8,11 +8,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
 
+#include "read/internal.h"
 #include "tracekit/read.h"
 #include "util/mem.h"
 
@@ -242,6 +244,28 @@ void tk_input_set_check(tk_input *in, int (*check)(void *ctx, tk_error *err), vo
 {
 	in->check = check;
 	in->check_ctx = ctx;
+}
+
+const char *tk_input_map(tk_input *in, size_t *n)
+{
+	if (in->started || in->gzip || !in->own_fd || in->fd < 0 || !in->total || in->total > SIZE_MAX / 2)
+		return NULL;
+	struct stat st;
+	if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != in->total)
+		return NULL;
+	tk_error err;
+	if (in->check && in->check(in->check_ctx, &err) != 0)
+		return NULL; /* the next tk_input_read reports it */
+	void *p = mmap(NULL, (size_t)in->total, PROT_READ, MAP_PRIVATE | MAP_POPULATE, in->fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	in->started = 1;
+	in->head_pos = in->head_len;
+	in->raw_pos = in->raw_len;
+	in->raw_eof = 1;
+	in->consumed = in->total;
+	*n = (size_t)in->total;
+	return p;
 }
 
 ptrdiff_t tk_input_read(tk_input *in, void *buf, size_t n, tk_error *err)
