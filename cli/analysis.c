@@ -331,7 +331,7 @@ static tk_profile *analysis_apply_symbols(tk_analysis *a, tk_profile *p, tk_erro
 	o.unresolved = &unresolved;
 	o.warn = symbols_warn;
 	o.warn_ctx = (void *)a->cmd;
-	tk_profile *q = tk_symbolicate_profile(p, s, &o, err);
+	tk_profile *q = tk_symbolicate_profile_take(p, s, &o, err); /* p consumed unless NULL */
 	tk_symbolicator_free(s);
 	if (!q)
 		return NULL;
@@ -339,7 +339,6 @@ static tk_profile *analysis_apply_symbols(tk_analysis *a, tk_profile *p, tk_erro
 		tk_cli_warn("%s: --symbols: no frame matched an image in the given paths (%zu frames with a binary "
 		            "left as exported)",
 		            a->cmd, unresolved);
-	tk_profile_free(p);
 	return q;
 }
 

@@ -196,6 +196,14 @@ void tk_symbolicate_options_init(tk_symbolicate_options *o);
  * equals symbolicating once. Returns NULL with err only on invalid options. */
 tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, const tk_symbolicate_options *o,
                                    tk_error *err);
+/* The same answer, taking p: when every frame carries its binary (MetricKit, .ips, xctrace 14.3+)
+ * its frames are renamed in place — each looked up once, inlined callees added as frames and the
+ * stack tree respelled only when a chain has more than one function — and p itself is returned;
+ * otherwise (images for address-only frames, a per-sample list, frames of an earlier run, two
+ * frames that become one) p is derived as above and freed. NULL with err (p untouched) only on
+ * invalid options. */
+tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const tk_symbolicate_options *o,
+                                        tk_error *err);
 
 /* Write p as an `xctrace export` time-profile table in the Xcode 14.3+ form (frames with name,
  * address, <binary>, <source line><path>; inlined functions as frames of their own), readable by

@@ -41,4 +41,11 @@ void tk_derive_samples(tk_derive *d, const tk_stack_id *map);
  * no thread when its thread was left out. tk_derive_samples calls it for every thread. */
 void tk_derive_events(tk_derive *d, const tk_thread_id *tmap, const uint8_t *keep);
 
+/* In place (symbolication that renames frames instead of deriving a profile): p's frame table and
+ * stack tree become q's (q built with tk_frame_add/tk_stack_push, its frames naming p's strings and
+ * binaries; q gets p's old tables, to free), and every thread's cell of stack s moves to map[s],
+ * cells that meet added up. Strings, binaries, threads, events and metadata stay. Returns 0, or -1
+ * (p unchanged) when p keeps a per-sample list, whose rows name stacks. */
+int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map);
+
 #endif

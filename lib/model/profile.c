@@ -8,6 +8,7 @@
 
 #include "tracekit/profile.h"
 #include "model/cells.h"
+#include "model/derive.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -647,6 +648,40 @@ void tk_sample_add_n(tk_profile *p, tk_thread_id t, tk_stack_id stack, uint64_t 
 	if (!ts->last || ts->cells[c].stack != stack)
 		c = cell_of(ts, stack);
 	cell_add(p, ts, c, weight, n);
+}
+
+int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map)
+{
+	if (p->keep_samples || p->nsamples || p->flat)
+		return -1;
+	/* swap the tables: q frees p's old ones */
+	tk_frame *fr = p->frames;
+	size_t nf = p->nframes, cf = p->capframes;
+	tk_hidx fi = p->frame_index;
+	p->frames = q->frames, p->nframes = q->nframes, p->capframes = q->capframes, p->frame_index = q->frame_index;
+	q->frames = fr, q->nframes = nf, q->capframes = cf, q->frame_index = fi;
+	snode *st = p->stacks;
+	size_t ns = p->nstacks, cs = p->capstacks;
+	tk_hidx si = p->stack_index;
+	p->stacks = q->stacks, p->nstacks = q->nstacks, p->capstacks = q->capstacks, p->stack_index = q->stack_index;
+	q->stacks = st, q->nstacks = ns, q->capstacks = cs, q->stack_index = si;
+	for (size_t t = 0; t < p->nthreads; t++) {
+		tk_tstate *ts = &p->threads[t];
+		tk_stack_weight *old = ts->cells;
+		size_t n = ts->ncells;
+		ts->cells = NULL, ts->ncells = ts->capcells = 0;
+		free(ts->map);
+		ts->map = NULL, ts->mapmask = 0, ts->last = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!old[i].weight && !old[i].samples)
+				continue; /* as tk_derive_samples: an empty cell is no sample */
+			uint32_t c = cell_of(ts, map[old[i].stack]);
+			ts->cells[c].weight += old[i].weight;
+			ts->cells[c].samples += old[i].samples;
+		}
+		free(old);
+	}
+	return 0;
 }
 
 void tk_thread_add_cells(tk_profile *p, tk_thread_id t, const tk_stack_weight *in, size_t n)

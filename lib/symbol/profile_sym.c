@@ -46,6 +46,11 @@ typedef struct xf {
 	uint8_t *exp_ok; /* old frame id → resolved in this run */
 	tk_frame_id *exp;
 	size_t nexp, capexp;
+	/* in place (tk_symbolicate_profile_take): out is in, strings and binaries are used as they are,
+	 * and expansions are frame contents in cexp (ids assigned once all are known) */
+	int inplace;
+	tk_frame *cexp;
+	size_t capcexp;
 } xf;
 
 static uint64_t mask_for(const char *arch, uint64_t user)
@@ -74,18 +79,23 @@ static void warn(xf *x, const char *fmt, ...)
 
 static tk_str copy_str(xf *x, tk_str s)
 {
-	return tk_derive_str(&x->d, s);
+	return x->inplace ? s : tk_derive_str(&x->d, s);
 }
 
 static tk_binary_id copy_bin(xf *x, tk_binary_id id)
 {
-	return tk_derive_binary(&x->d, id);
+	return x->inplace ? id : tk_derive_binary(&x->d, id);
 }
 
-static void push_exp(xf *x, tk_frame_id f)
+static void push_exp(xf *x, const tk_frame *g)
 {
+	if (x->inplace) {
+		TK_GROW(x->cexp, x->capcexp, x->nexp + 1);
+		x->cexp[x->nexp++] = *g;
+		return;
+	}
 	TK_GROW(x->exp, x->capexp, x->nexp + 1);
-	x->exp[x->nexp++] = f;
+	x->exp[x->nexp++] = tk_frame_add(x->out, g);
 }
 
 static void expand(xf *x, tk_frame_id id)
@@ -96,7 +106,7 @@ static void expand(xf *x, tk_frame_id id)
 		 * them): its outer frame's expansion recreates it, so it is never looked up on its own. */
 		tk_frame nf = {f->addr, copy_str(x, f->name), copy_bin(x, f->binary), copy_str(x, f->file), f->line,
 		               f->flags};
-		push_exp(x, tk_frame_add(x->out, &nf));
+		push_exp(x, &nf);
 		return;
 	}
 	tk_symbol_image *im = NULL;
@@ -146,7 +156,7 @@ static void expand(xf *x, tk_frame_id id)
 	if (!im || !f->addr) {
 		if (im || had_binary)
 			x->unresolved++;
-		push_exp(x, tk_frame_add(x->out, &nf));
+		push_exp(x, &nf);
 		return;
 	}
 	tk_symcache_meta m;
@@ -168,7 +178,7 @@ static void expand(xf *x, tk_frame_id id)
 		n = 0;
 	if (!n) {
 		x->unresolved++;
-		push_exp(x, tk_frame_add(x->out, &nf));
+		push_exp(x, &nf);
 		return;
 	}
 	x->resolved++;
@@ -181,7 +191,7 @@ static void expand(xf *x, tk_frame_id id)
 		g.line = sf->line;
 		g.flags = (f->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
 		          (i == 0 ? f->flags & TK_FRAME_LEAF_PC : 0);
-		push_exp(x, tk_frame_add(x->out, &g));
+		push_exp(x, &g);
 	}
 }
 
@@ -312,4 +322,117 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 	free(x.specs);
 	tk_derive_end(&x.d);
 	return x.out;
+}
+
+/* Can p be symbolicated in place, with the answer tk_symbolicate_profile would give? Frames that
+ * carry their binary, every frame on some stack (a derived profile drops the others), no inlined
+ * frame of an earlier run (those are dropped or kept by position), no per-sample list (its rows
+ * name stacks) and no images to place address-only frames in (they add binaries). */
+static int inplace_ok(const tk_profile *p, const tk_symbolicate_options *o)
+{
+	if (o->nimages || tk_profile_keeps_samples(p) || tk_profile_sample_count(p))
+		return 0;
+	size_t nf = tk_frame_count(p), ns = tk_stack_count(p);
+	if (nf >= UINT32_MAX / 2 || ns >= UINT32_MAX / 2)
+		return 0;
+	for (size_t f = 1; f <= nf; f++)
+		if (tk_frame_get(p, (tk_frame_id)f)->flags & TK_FRAME_INLINED)
+			return 0;
+	if (has_address_only_frames(p))
+		return 0;
+	/* ... and binaries first used in their own order (a derived profile numbers them so) */
+	uint8_t *used = tk_xcalloc(nf + 1, 1);
+	size_t n = 0, nb = tk_binary_count(p), next_bin = 1;
+	int ok = 1;
+	for (size_t id = 1; id <= ns && ok; id++) {
+		tk_frame_id f = tk_stack_get(p, (tk_stack_id)id)->frame;
+		if (f > nf || used[f])
+			continue;
+		used[f] = 1;
+		n++;
+		tk_binary_id b = tk_frame_get(p, f)->binary;
+		if (b == next_bin)
+			next_bin++;
+		else if (b > next_bin)
+			ok = 0;
+	}
+	free(used);
+	return ok && n == nf && next_bin == nb + 1;
+}
+
+tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const tk_symbolicate_options *o,
+                                        tk_error *err)
+{
+	tk_symbolicate_options defaults;
+	if (!o) {
+		tk_symbolicate_options_init(&defaults);
+		o = &defaults;
+	}
+	if (o->adjust < TK_ADJUST_AUTO || o->adjust > TK_ADJUST_MINUS1 || !inplace_ok(p, o)) {
+		tk_profile *q = tk_symbolicate_profile(p, s, o, err);
+		if (q)
+			tk_profile_free(p);
+		return q;
+	}
+	xf x = {.in = p, .out = p, .s = s, .o = o, .inplace = 1};
+	x.bins = tk_xcalloc(tk_binary_count(p) + 1, sizeof *x.bins);
+	x.specs = tk_xcalloc(1, sizeof *x.specs);
+	size_t nf = tk_frame_count(p), ns = tk_stack_count(p);
+	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
+	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
+	x.exp_ok = tk_xcalloc(nf + 1, 1);
+	/* each distinct frame looked up once, in the order the stacks first use them (as the derived
+	 * profile does: the same warnings in the same order) */
+	for (size_t id = 1; id <= ns; id++) {
+		tk_frame_id f = tk_stack_get(p, (tk_stack_id)id)->frame;
+		if (f <= nf && !x.exp_len[f]) {
+			x.exp_off[f] = (uint32_t)x.nexp;
+			expand(&x, f);
+			x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
+		}
+	}
+	/* The new frame table and stack tree, numbered as tk_symbolicate_profile numbers them: a
+	 * frame's chain at the first stack that uses it, stacks in order (a parent before its children).
+	 * Frames that become equal are one (a leaf and a caller at one address can share a chain's
+	 * outer function); stacks that then meet are one, their cells added. */
+	tk_profile *tree = tk_profile_new();
+	tk_frame_id *cid = tk_xcalloc(x.nexp + 1, sizeof *cid);
+	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
+	uint8_t *done = tk_xcalloc(nf + 1, 1);
+	for (size_t id = 1; id <= ns; id++) {
+		const tk_stack_node *nd = tk_stack_get(p, (tk_stack_id)id);
+		tk_frame_id f = nd->frame;
+		if (!done[f]) {
+			done[f] = 1;
+			for (uint32_t k = 0; k < x.exp_len[f]; k++)
+				cid[x.exp_off[f] + k] = tk_frame_add(tree, &x.cexp[x.exp_off[f] + k]);
+		}
+		tk_stack_id cur = map[nd->parent];
+		for (uint32_t k = 0; k < x.exp_len[f]; k++)
+			cur = tk_stack_push(tree, cur, cid[x.exp_off[f] + k]);
+		map[id] = cur;
+	}
+	int rc = tk_profile_take_tree(p, tree, map);
+	tk_profile_free(tree);
+	free(done);
+	free(map);
+	free(cid);
+	tk_profile *q = NULL;
+	if (rc < 0) /* not reached: inplace_ok checked that p keeps no per-sample list */
+		tk_error_set(err, "symbolicate: the profile keeps a per-sample list");
+	if (rc == 0) {
+		tk_profile_set_meta(p, "symbolicated", "tracekit");
+		if (o->resolved)
+			*o->resolved = x.resolved;
+		if (o->unresolved)
+			*o->unresolved = x.unresolved;
+		q = p;
+	}
+	free(x.exp_ok);
+	free(x.exp_off);
+	free(x.exp_len);
+	free(x.cexp);
+	free(x.bins);
+	free(x.specs);
+	return q;
 }
