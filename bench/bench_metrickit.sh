@@ -10,7 +10,7 @@ out="$BENCH_OUT/metrickit"
 mkdir -p "$out"
 f="$out/payloads-$N.jsonl"
 [ -s "$f" ] || python3 bench/mxgen.py lines "$N" 1 >"$f"
-mb=$(awk -v b="$(stat -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
+mb=$(awk -v b="$(stat -L -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
 cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; tail -1 "$out/t" | awk '{printf "%.2f %d", $1 + $2, $3 / 1024}'; }
 read -r tk_s tk_mb < <(cpu "$TK" info "$f")
 read -r py_s py_mb < <(cpu python3 bench/mxgen.py peer "$f")
@@ -50,10 +50,10 @@ printf 'metrickit\tingest %s payloads (%s MB JSON Lines, %s reports) into SQLite
 rss=""
 for k in $((N / 10)) $((3 * N / 10)); do
 	rm -f "$out/ingest-$k.db"*
-	head -n "$k" "$f" >"$out/first-$k.jsonl"
-	read -r _ k_mb < <(cpu "$TK" ingest -q --db "sqlite:$out/ingest-$k.db" "$out/first-$k.jsonl")
+	head -n "$k" "$f" >"$out/ingest-first-$k.jsonl"
+	read -r _ k_mb < <(cpu "$TK" ingest -q --db "sqlite:$out/ingest-$k.db" "$out/ingest-first-$k.jsonl")
 	rss="$rss$k: $k_mb MB, "
-	rm -f "$out/ingest-$k.db"* "$out/first-$k.jsonl"
+	rm -f "$out/ingest-$k.db"* "$out/ingest-first-$k.jsonl"
 done
 echo "ingest RSS by input size: ${rss}$N: $is_mb MB"
 printf 'metrickit\tingest RSS by input size (fresh store each)\t%s%s: %s MB\t-\t-\tRSS flat in the input (bounded by one batch of reports + an 8 MiB page cache)\n' \
@@ -93,7 +93,7 @@ read -r tkr tkrm < <(cpu "$TK" info "$p")     # reading the payload alone
 read -r tkc tkcm < <(cpu "$TK" collapse "$p") # reading + the folded output, no symbols
 read -r lls llm < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
 # the symbolication step alone: collapse --symbols minus collapse (the same read and folded output)
-step=$(awk -v a="$tks" -v b="$tkc" 'BEGIN {d = a - b; printf "%.2f", d > 0.01 ? d : 0.01}')
+step=$(awk -v a="$tks" -v b="$tkc" 'BEGIN {d = a - b; printf "%.2f", (d > 0.01 ? d : 0.01)}')
 echo "symbolicate $frames frames: tracekit $tks s CPU ($tkm MB; reading the $(awk -v b="$(stat -c %s "$p")" 'BEGIN {printf "%.0f", b / 1e6}') MB payload alone $tkr s, collapse without symbols $tkc s, so the symbolication step $step s), llvm-symbolizer $lls s CPU ($llm MB)"
 ratio=$(awk -v a="$lls" -v b="$tks" 'BEGIN {printf "%.1f", a / (b > 0 ? b : 0.01)}')
 sratio=$(awk -v a="$lls" -v b="$step" 'BEGIN {printf "%.1f", a / b}')

@@ -256,7 +256,7 @@ const char *tk_input_map(tk_input *in, size_t *n)
 	tk_error err;
 	if (in->check && in->check(in->check_ctx, &err) != 0)
 		return NULL; /* the next tk_input_read reports it */
-	void *p = mmap(NULL, (size_t)in->total, PROT_READ, MAP_PRIVATE | MAP_POPULATE, in->fd, 0);
+	void *p = mmap(NULL, (size_t)in->total, PROT_READ, MAP_PRIVATE, in->fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	in->started = 1;

@@ -1805,6 +1805,7 @@ typedef struct buf {
 	char *d;
 	size_t len, pos, cap;
 	uint64_t lines; /* newlines before pos */
+	size_t dropped; /* mapped == 2: the file's pages before this offset were given back */
 	int eof;
 	int mapped; /* 1: d is an anonymous mapping of cap bytes (munmap, never realloc); 2: the file
 	             * itself mapped read-only (len bytes, eof set: never written) */
@@ -2090,6 +2091,13 @@ static int read_metrickit(tk_profile *p, tk_input *in, const tk_read_options *o,
 		}
 		/* keep the line count: the lines of this payload are counted when the buffer moves */
 		set_pos(&b, end);
+		if (b.mapped == 2 && b.pos - b.dropped >= (4u << 20)) {
+			/* many payloads in a mapped file: the pages read are given back, so RSS stays near one
+			 * payload as with the heap buffer (nothing before pos is looked at again) */
+			size_t to = b.pos & ~(size_t)4095;
+			madvise(b.d + b.dropped, to - b.dropped, MADV_DONTNEED);
+			b.dropped = to;
+		}
 		nvalues++;
 		need_comma = in_array;
 		if (o && o->progress)
