@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/derive.h"
+#include "util/hidx.h"
 #include "symbol/symint.h"
 #include "util/mem.h"
 
@@ -51,6 +52,12 @@ typedef struct xf {
 	int inplace;
 	tk_frame *cexp;
 	size_t capcexp;
+	/* names from the symbol cache by their address (they point into its mapping): most frames
+	 * share a few thousand functions and files, and interning each into the profile's big table
+	 * was a quarter of the work. A hit is checked against the string, so any pointer is safe. */
+	const char **nkey;
+	tk_str *nval;
+	size_t nmask, nused;
 } xf;
 
 static uint64_t mask_for(const char *arch, uint64_t user)
@@ -85,6 +92,38 @@ static tk_str copy_str(xf *x, tk_str s)
 static tk_binary_id copy_bin(xf *x, tk_binary_id id)
 {
 	return x->inplace ? id : tk_derive_binary(&x->d, id);
+}
+
+static tk_str intern_name(xf *x, const char *s)
+{
+	if (x->nused * 2 >= x->nmask) {
+		size_t cap = x->nmask ? (x->nmask + 1) * 2 : 4096;
+		const char **ok = x->nkey;
+		tk_str *ov = x->nval;
+		size_t omask = x->nmask;
+		x->nkey = tk_xcalloc(cap, sizeof *x->nkey);
+		x->nval = tk_xcalloc(cap, sizeof *x->nval);
+		x->nmask = cap - 1;
+		x->nused = 0;
+		for (size_t i = 0; ok && i <= omask; i++)
+			if (ok[i]) {
+				size_t j = (size_t)tk_hash_u64((uintptr_t)ok[i]) & x->nmask;
+				while (x->nkey[j])
+					j = (j + 1) & x->nmask;
+				x->nkey[j] = ok[i], x->nval[j] = ov[i], x->nused++;
+			}
+		free(ok);
+		free(ov);
+	}
+	size_t j = (size_t)tk_hash_u64((uintptr_t)s) & x->nmask;
+	while (x->nkey[j] && x->nkey[j] != s)
+		j = (j + 1) & x->nmask;
+	if (x->nkey[j] && strcmp(tk_string(x->out, x->nval[j]), s) == 0)
+		return x->nval[j];
+	if (!x->nkey[j])
+		x->nused++;
+	x->nkey[j] = s;
+	return x->nval[j] = tk_intern_cstr(x->out, s);
 }
 
 static void push_exp(xf *x, const tk_frame *g)
@@ -186,8 +225,8 @@ static void expand(xf *x, tk_frame_id id)
 	for (size_t i = n; i-- > 0;) {
 		const tk_symbol_frame *sf = &r.frames[i];
 		tk_frame g = nf;
-		g.name = strcmp(sf->function, "??") ? tk_intern_cstr(x->out, sf->function) : nf.name;
-		g.file = sf->file ? tk_intern_cstr(x->out, sf->file) : 0;
+		g.name = strcmp(sf->function, "??") ? intern_name(x, sf->function) : nf.name;
+		g.file = sf->file ? intern_name(x, sf->file) : 0;
 		g.line = sf->line;
 		g.flags = (f->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
 		          (i == 0 ? f->flags & TK_FRAME_LEAF_PC : 0);
@@ -320,6 +359,8 @@ tk_profile *tk_symbolicate_profile(const tk_profile *in, tk_symbolicator *s, con
 	free(x.exp);
 	free(x.bins);
 	free(x.specs);
+	free(x.nkey);
+	free(x.nval);
 	tk_derive_end(&x.d);
 	return x.out;
 }
@@ -434,5 +475,7 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 	free(x.cexp);
 	free(x.bins);
 	free(x.specs);
+	free(x.nkey);
+	free(x.nval);
 	return q;
 }
