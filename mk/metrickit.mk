@@ -14,3 +14,8 @@ EXTRA_TEST_DEPS += $(BUILD)/fuzz/fuzz_metrickit
 fuzz-metrickit: $(BUILD)/fuzz/fuzz_metrickit
 	mkdir -p $(BUILD)/fuzz/new-metrickit
 	$(BUILD)/fuzz/fuzz_metrickit -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/new-metrickit tests/fuzz/corpus/metrickit
+
+# bench/bench_metrickit.sh: the symbolication step alone, in process (derived vs in place)
+$(BUILD)/bench/mx_symstep: bench/mx_symstep.c $(BUILD)/libtracekit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit.a $(LIB_LDLIBS)
