@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 		tk_symbolicate_options_init(&o);
 		o.resolved = &resolved;
 		double t0 = cpu_now();
-		tk_profile *q = take ? tk_symbolicate_profile_take(p, s, &o, &err) : tk_symbolicate_profile(p, s, &o, &err);
+		tk_profile *q =
+		    take ? tk_symbolicate_profile_take(p, s, &o, &err) : tk_symbolicate_profile(p, s, &o, &err);
 		if (!take)
 			tk_profile_free(p);
 		double t = cpu_now() - t0;

@@ -225,7 +225,8 @@ static void test_fixtures_same_as_derived(void **state)
 			size_t i = 0;
 			while (i < la && i < lb && oa_txt[i] == ob_txt[i])
 				i++;
-			fail_msg("%s (%zu frames retargeted): outputs differ at byte %zu: derived '%.80s' / in place '%.80s'",
+			fail_msg("%s (%zu frames retargeted): outputs differ at byte %zu: derived '%.80s' / in place "
+			         "'%.80s'",
 			         path, nframes, i, oa_txt + (i > 20 ? i - 20 : 0), ob_txt + (i > 20 ? i - 20 : 0));
 		}
 		free(oa_txt);
@@ -238,9 +239,9 @@ static void test_fixtures_same_as_derived(void **state)
 	}
 	closedir(d);
 	tk_symbolicator_free(s);
-	assert_true(files >= 10);           /* the real payloads were read */
-	assert_true(total_resolved >= 60);  /* and their frames resolved (80 today), not left as they were */
-	assert_true(chains_seen >= 3);      /* inline chains respelled the stack tree (4 files today) */
+	assert_true(files >= 10);          /* the real payloads were read */
+	assert_true(total_resolved >= 60); /* and their frames resolved (80 today), not left as they were */
+	assert_true(chains_seen >= 3);     /* inline chains respelled the stack tree (4 files today) */
 }
 
 /* A profile keeping its per-sample list is derived (its rows name stacks), with the same answer. */
