@@ -49,8 +49,8 @@ typedef struct ans_chunk {
 	max_align_t data[];
 } ans_chunk;
 
-enum { ANS_MAX = 1 << 20 };
-#define ANS_MAX_BYTES ((size_t)64 << 20)
+enum { ANS_MAX = 1 << 17, ANS_WINDOW = 1 << 15, ANS_SKIP = 16 };
+#define ANS_MAX_BYTES ((size_t)16 << 20)
 
 struct tk_apple_report_symbols {
 	tk_symbolicator *s;
@@ -58,7 +58,12 @@ struct tk_apple_report_symbols {
 	size_t cap, n;
 	ans_slot *aslot; /* open addressing, power-of-two size */
 	size_t acap, an, abytes;
-	ans_chunk *achunk;
+	ans_chunk *achunk, *alast, *acur; /* all chunks in order; the one being filled */
+	/* kept only while it pays: per window of lookups, the memo's hits; under one in 8, the memo is
+	 * left alone for ANS_SKIP windows (uniformly random addresses: probes and copies for nothing) */
+	size_t probes, hits, skip;
+	void *scratch;
+	size_t scratch_cap;
 };
 
 tk_apple_report_symbols *tk_apple_report_symbols_new(tk_symbolicator *s)
@@ -84,6 +89,7 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
 		free(c);
 	}
 	free(rs->aslot);
+	free(rs->scratch);
 	free(rs);
 }
 
@@ -157,16 +163,15 @@ static void *pool_alloc(tk_apple_report *r, size_t n)
 	return p;
 }
 
+/* the memo emptied; its chunks kept for the answers to come (no new pages after the first fill) */
 static void ans_reset(tk_apple_report_symbols *rs)
 {
-	for (ans_chunk *c = rs->achunk, *nx; c; c = nx) {
-		nx = c->next;
-		free(c);
-	}
-	rs->achunk = NULL;
+	for (ans_chunk *c = rs->achunk; c; c = c->next)
+		c->used = 0;
+	rs->acur = rs->achunk;
 	if (rs->aslot)
 		memset(rs->aslot, 0, rs->acap * sizeof *rs->aslot);
-	rs->an = rs->abytes = 0;
+	rs->an = 0;
 }
 
 static inline size_t ans_hash(const tk_symbol_image *key, uint64_t addr)
@@ -183,13 +188,14 @@ static ans_slot *ans_find(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 	return &rs->aslot[i];
 }
 
-/* the answer of res (m names) kept under (key, addr) */
+/* the answer of res (m names), kept under (key, addr) if keep, else in rs's scratch (valid until the
+ * next answer) */
 static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *key, uint64_t addr,
-                          const tk_symbol_result *res, size_t m)
+                          const tk_symbol_result *res, size_t m, int keep)
 {
-	if (rs->an + 1 > ANS_MAX || rs->abytes > ANS_MAX_BYTES)
+	if (keep && rs->an + 1 > ANS_MAX)
 		ans_reset(rs);
-	if (2 * (rs->an + 1) > rs->acap) { /* grow and rehash */
+	if (keep && 2 * (rs->an + 1) > rs->acap) { /* grow and rehash */
 		ans_slot *old = rs->aslot;
 		size_t oc = rs->acap;
 		rs->acap = oc ? 2 * oc : 4096;
@@ -214,18 +220,43 @@ static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 	}
 	size_t need = sizeof(ans) + m * sizeof(ans_name) + bytes;
 	need = (need + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	ans_chunk *c = rs->achunk;
-	if (!c || c->cap - c->used < need) {
-		size_t cap = need > (1 << 16) ? need : (1 << 16);
-		ans_chunk *nc = tk_xmalloc(sizeof *nc + cap);
-		nc->next = c;
-		nc->used = 0;
-		nc->cap = cap;
-		rs->achunk = c = nc;
-		rs->abytes += cap;
+	ans *a;
+	if (!keep) {
+		if (rs->scratch_cap < need) {
+			free(rs->scratch);
+			rs->scratch_cap = need > 4096 ? need : 4096;
+			rs->scratch = tk_xmalloc(rs->scratch_cap);
+		}
+		a = rs->scratch;
+		goto fill;
 	}
-	ans *a = (ans *)((char *)c->data + c->used);
+	ans_chunk *c = rs->acur;
+	while (c && c->cap - c->used < need)
+		c = c->next;
+	if (!c) {
+		if (rs->abytes > ANS_MAX_BYTES) { /* full: start again in the same chunks */
+			ans_reset(rs);
+			for (c = rs->acur; c && c->cap - c->used < need;)
+				c = c->next;
+		}
+		if (!c) {
+			size_t cap = need > (1 << 16) ? need : (1 << 16);
+			c = tk_xmalloc(sizeof *c + cap);
+			c->next = NULL;
+			c->used = 0;
+			c->cap = cap;
+			if (rs->alast)
+				rs->alast->next = c;
+			else
+				rs->achunk = c;
+			rs->alast = c;
+			rs->abytes += cap;
+		}
+	}
+	rs->acur = c;
+	a = (ans *)((char *)c->data + c->used);
 	c->used += need;
+fill:
 	a->m = (uint32_t)m;
 	a->bytes = (uint32_t)bytes;
 	a->symtab = res->symtab_only;
@@ -244,6 +275,8 @@ static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 		}
 		a->q[q].line = res->frames[q].line;
 	}
+	if (!keep)
+		return a;
 	ans_slot *e = ans_find(rs, key, addr);
 	e->key = key;
 	e->addr = addr;
@@ -310,16 +343,26 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 			uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
 			uint64_t fa = tk_symbol_image_file_addr(si, im->base, addr);
 			const ans *a = NULL;
-			if (rs->acap) {
-				const ans_slot *e = ans_find(rs, si, fa);
-				if (e->key)
-					a = e->a;
+			int keep = rs->skip == 0;
+			if (keep) {
+				if (rs->acap) {
+					const ans_slot *e = ans_find(rs, si, fa);
+					if (e->key)
+						a = e->a, rs->hits++;
+				}
+				if (++rs->probes == ANS_WINDOW) {
+					if (rs->hits < ANS_WINDOW / 8)
+						rs->skip = ANS_SKIP * ANS_WINDOW;
+					rs->probes = rs->hits = 0;
+				}
+			} else {
+				rs->skip--;
 			}
 			if (!a) {
 				size_t m = tk_symbol_image_lookup(si, fa, &res);
 				if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
 					m = 0;
-				a = ans_put(rs, si, fa, &res, m);
+				a = ans_put(rs, si, fa, &res, m, keep);
 			}
 			if (!a->m) {
 				st->unresolved++;
