@@ -319,6 +319,28 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 			im->why = tk_xstrdup(mm->why);
 		}
 	}
+	/* the memo's slots, then the answers in them, fetched for every frame before the first is used:
+	 * the memo is larger than the caches, and 100 misses in flight cost about what one does */
+	if (!rs->skip && rs->acap)
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i <= r->nthreads; i++) {
+				const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+				for (size_t j = 0; t && j < t->nframes; j++) {
+					const tk_apple_report_frame *f = &t->frames[j];
+					if (!f->image || f->kernel || !h[f->image - 1] || r->format == TK_APPLE_SPINDUMP)
+						continue;
+					const tk_symbol_image *si = h[f->image - 1];
+					uint64_t addr = j == 0 || !f->addr ? f->addr : f->addr - 1;
+					uint64_t fa = tk_symbol_image_file_addr(si, r->images[f->image - 1].base, addr);
+					if (pass == 0) {
+						__builtin_prefetch(&rs->aslot[ans_hash(si, fa) & (rs->acap - 1)]);
+					} else {
+						const ans_slot *e = ans_find(rs, si, fa);
+						if (e->key)
+							__builtin_prefetch(e->a);
+					}
+				}
+			}
 	tk_symbol_result res;
 	for (size_t i = 0; i <= r->nthreads; i++) {
 		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
