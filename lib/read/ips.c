@@ -630,9 +630,26 @@ static void scan_images(tk_apple_report *r, const ips_scan *sc)
 
 static void scan_frames(tk_apple_report *r, const ips_scan *sc, size_t thread, tk_apple_report_thread *t)
 {
+	size_t nf = sc->tstart[thread + 1] - sc->tstart[thread];
+	/* a thread's frames all at once, at the capacity tk_apple_report_add_frame keeps (the next power of
+	 * two): no realloc per doubling */
+	int bulk = !t->nframes && nf > 0;
+	if (bulk) {
+		size_t cap = 1;
+		while (cap < nf)
+			cap *= 2;
+		t->frames = tk_xrealloc(t->frames, cap * sizeof *t->frames);
+	}
 	for (size_t k = sc->tstart[thread]; k < sc->tstart[thread + 1]; k++) {
 		const sc_frame *s = &sc->f[k];
-		tk_apple_report_frame *fr = tk_apple_report_add_frame(t);
+		tk_apple_report_frame *fr;
+		if (bulk) {
+			fr = &t->frames[t->nframes++];
+			memset(fr, 0, sizeof *fr);
+			fr->count = 1;
+			fr->line_no = SIZE_MAX;
+		} else
+			fr = tk_apple_report_add_frame(t);
 		if (s->has & HF_IDX)
 			fr->image = (uint32_t)s->idx + 1;
 		fr->addr = (fr->image ? r->images[fr->image - 1].base : 0) + s->off;
