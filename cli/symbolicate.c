@@ -230,7 +230,8 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		size_t bn = nfiles - b0 < SYM_BATCH ? nfiles - b0 : SYM_BATCH, nok = 0;
 		for (size_t x = 0; x < bn; x++) {
 			/* text: the .ips scanner reads frames and images without jansson's tree of them */
-			unsigned fl = (json ? 0 : TK_APPLE_REPORT_TEXT_ONLY) | (lazy[b0 + x] ? TK_APPLE_REPORT_IF_REPORT : 0);
+			unsigned fl =
+			    (json ? 0 : TK_APPLE_REPORT_TEXT_ONLY) | (lazy[b0 + x] ? TK_APPLE_REPORT_IF_REPORT : 0);
 			bat[x] = tk_apple_report_read_path_ex(files[b0 + x], fl, &err);
 			bat_err[x] = bat[x] ? NULL : tk_xstrdup(err.msg);
 			if (bat[x])

@@ -332,8 +332,7 @@ static int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn, uint64
 	char c = s[p];
 	if (c == '"') {
 		/* the bytes that end the fast run: '"', '\\', controls and bytes above 0x7f */
-		static const unsigned char stop[256] = {
-		    [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
+		static const unsigned char stop[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
 		size_t a = ++p;
 		while (p < n && !stop[(unsigned char)s[p]])
 			p++;

@@ -327,7 +327,8 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 				const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
 				for (size_t j = 0; t && j < t->nframes; j++) {
 					const tk_apple_report_frame *f = &t->frames[j];
-					if (!f->image || f->kernel || !h[f->image - 1] || r->format == TK_APPLE_SPINDUMP)
+					if (!f->image || f->image > r->nimages || f->kernel || !h[f->image - 1] ||
+					    r->format == TK_APPLE_SPINDUMP)
 						continue;
 					const tk_symbol_image *si = h[f->image - 1];
 					uint64_t addr = j == 0 || !f->addr ? f->addr : f->addr - 1;
