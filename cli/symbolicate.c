@@ -217,11 +217,11 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	/* a batch's line per report: one write per 16 kB instead of one per line, unless someone watches */
 	if (nfiles > 1 && !isatty(2))
 		setvbuf(stderr, ebuf, _IOFBF, sizeof ebuf);
-	/* Reports are read and symbolicated SYM_BATCH at a time, then written in the order of the inputs
-	 * (report_sym.c can sort the lookups of several reports together by image and address). Measured
-	 * on 10,000 reports × 100 frames (BENCHMARKS.md): 64 at a time cut the lookups' cache misses but
-	 * cost more than that (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time,
-	 * 8 at a time 2.3-2.9 s), so one report at a time it is; the loop keeps the order either way. */
+	/* Reports are read and symbolicated SYM_BATCH at a time, then written in the order of the inputs.
+	 * Measured on 10,000 reports × 100 frames (BENCHMARKS.md), when report_sym.c sorted the lookups of
+	 * several reports together: 64 at a time cut the lookups' cache misses but cost more than that
+	 * (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time, 8 at a time 2.3-2.9 s),
+	 * so one report at a time it is (rs now keeps each address's answer for the whole batch). */
 	enum { SYM_BATCH = 1 };
 	tk_apple_report *bat[SYM_BATCH], *ok[SYM_BATCH];
 	char *bat_err[SYM_BATCH];
