@@ -163,9 +163,27 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 {
 	tk_error err;
 	char **files = NULL;
-	size_t nfiles = 0;
-	if (tk_apple_report_list(ins, nin, &files, &nfiles, &err) < 0)
+	size_t nfiles = 0, skipped = 0;
+	/* files in directories are sniffed when read (each opened once), not when listed */
+	unsigned char *lazy = NULL;
+	if (tk_apple_report_list_ex(ins, nin, &files, &lazy, &nfiles, &err) < 0)
 		return tk_cli_fail("symbolicate: %s", err.msg);
+	/* whether there is one report or several decides where outputs go: the first two files listed
+	 * lazily that count are sniffed now, and those that are not reports dropped */
+	size_t seen = 0, kept = 0;
+	for (size_t i = 0; i < nfiles; i++) {
+		if (seen < 2 && lazy[i]) {
+			lazy[i] = 0;
+			if (!is_report(files[i])) {
+				free(files[i]);
+				continue;
+			}
+		}
+		seen++;
+		lazy[kept] = lazy[i];
+		files[kept++] = files[i];
+	}
+	nfiles = kept;
 	struct stat st;
 	/* -o - with several reports: every output on standard output, one after another in the order of
 	 * the stderr lines (each exactly as its own file would be): no file to create per report */
@@ -175,12 +193,14 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		for (size_t i = 0; i < nfiles; i++)
 			free(files[i]);
 		free(files);
+		free(lazy);
 		return tk_cli_usage("symbolicate", "several reports: give -o DIR for their outputs");
 	}
 	if (to_dir && mkdir(out, 0777) != 0 && errno != EEXIST) {
 		for (size_t i = 0; i < nfiles; i++)
 			free(files[i]);
 		free(files);
+		free(lazy);
 		return tk_cli_fail("symbolicate: %s: %s", out, strerror(errno));
 	}
 	int failed = 0;
@@ -189,13 +209,19 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	taken used = {0};
 	/* the outputs' stdio buffer, one for the batch (each output is closed before the next) */
 	char *obuf = malloc(1 << 16);
-	if (to_stream) /* before any output: a pipe's default buffer is 4 kB */
-		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	/* Reports are read and symbolicated SYM_BATCH at a time, then written in the order of the inputs
-	 * (report_sym.c can sort the lookups of several reports together by image and address). Measured
-	 * on 10,000 reports × 100 frames (BENCHMARKS.md): 64 at a time cut the lookups' cache misses but
-	 * cost more than that (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time,
-	 * 8 at a time 2.3-2.9 s), so one report at a time it is; the loop keeps the order either way. */
+	/* before any output: a pipe's default buffer is 4 kB (and glibc ignores the size given without a
+	 * buffer); the buffers live until exit, which flushes them */
+	static char sbuf[1 << 16], ebuf[1 << 14];
+	if (to_stream)
+		setvbuf(stdout, sbuf, _IOFBF, sizeof sbuf);
+	/* a batch's line per report: one write per 16 kB instead of one per line, unless someone watches */
+	if (nfiles > 1 && !isatty(2))
+		setvbuf(stderr, ebuf, _IOFBF, sizeof ebuf);
+	/* Reports are read and symbolicated SYM_BATCH at a time, then written in the order of the inputs.
+	 * Measured on 10,000 reports × 100 frames (BENCHMARKS.md), when report_sym.c sorted the lookups of
+	 * several reports together: 64 at a time cut the lookups' cache misses but cost more than that
+	 * (the heap of 64 reports: 3.7-4.6 s CPU against 2.3-2.5 s one at a time, 8 at a time 2.3-2.9 s),
+	 * so one report at a time it is (rs now keeps each address's answer for the whole batch). */
 	enum { SYM_BATCH = 1 };
 	tk_apple_report *bat[SYM_BATCH], *ok[SYM_BATCH];
 	char *bat_err[SYM_BATCH];
@@ -204,8 +230,9 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		size_t bn = nfiles - b0 < SYM_BATCH ? nfiles - b0 : SYM_BATCH, nok = 0;
 		for (size_t x = 0; x < bn; x++) {
 			/* text: the .ips scanner reads frames and images without jansson's tree of them */
-			bat[x] =
-			    tk_apple_report_read_path_ex(files[b0 + x], json ? 0 : TK_APPLE_REPORT_TEXT_ONLY, &err);
+			unsigned fl =
+			    (json ? 0 : TK_APPLE_REPORT_TEXT_ONLY) | (lazy[b0 + x] ? TK_APPLE_REPORT_IF_REPORT : 0);
+			bat[x] = tk_apple_report_read_path_ex(files[b0 + x], fl, &err);
 			bat_err[x] = bat[x] ? NULL : tk_xstrdup(err.msg);
 			if (bat[x])
 				ok[nok++] = bat[x];
@@ -218,9 +245,13 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			size_t i = b0 + x;
 			tk_apple_report *r = bat[x];
 			if (!r) {
-				tk_cli_warn("symbolicate: %s", bat_err[x]);
+				if (bat_err[x][0]) {
+					tk_cli_warn("symbolicate: %s", bat_err[x]);
+					failed++;
+				} else { /* found in a directory, not a report */
+					skipped++;
+				}
 				free(bat_err[x]);
-				failed++;
 				continue;
 			}
 			tk_apple_report_sym_stats sst = bst[y++];
@@ -304,13 +335,14 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		if (dfd >= 0)
 			close(dfd);
 	}
-	if (nfiles > 1)
+	if (nfiles - skipped > 1)
 		fprintf(stderr, "tracekit: symbolicate: %zu reports, %zu failed; %zu frames resolved, %zu left\n",
-		        nfiles, (size_t)failed, total_res, total_unres);
+		        nfiles - skipped, (size_t)failed, total_res, total_unres);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
-	if (!nfiles)
+	free(lazy);
+	if (nfiles == skipped)
 		return tk_cli_fail("symbolicate: no reports found");
 	return failed || sync_bad || stream_bad ? 1 : 0;
 }

@@ -131,8 +131,10 @@ tk_apple_report *tk_apple_report_read_path(const char *path, tk_error *err);
 /* The same with flags. TK_APPLE_REPORT_TEXT_ONLY: the report is for the text writer (and profiles),
  * not tk_apple_report_write_ips; an .ips body's frames and images are then read by a scanner instead
  * of jansson's tree (several times faster on big reports), with the same answers and errors (any
- * input the scanner does not take whole goes through jansson). */
-enum { TK_APPLE_REPORT_TEXT_ONLY = 1 };
+ * input the scanner does not take whole goes through jansson). TK_APPLE_REPORT_IF_REPORT: an input
+ * that is not a report (empty, or not sniffed as one) gives NULL with err->msg empty (a file that
+ * tk_apple_report_list_ex listed without opening it, to be skipped). */
+enum { TK_APPLE_REPORT_TEXT_ONLY = 1, TK_APPLE_REPORT_IF_REPORT = 2 };
 tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error *err);
 tk_apple_report *tk_apple_report_read_path_ex(const char *path, unsigned flags, tk_error *err);
 void tk_apple_report_free(tk_apple_report *r);
@@ -143,6 +145,11 @@ tk_apple_report_format tk_apple_report_sniff(const unsigned char *head, size_t n
  * are reports (by content; others are skipped), in name order. *out is malloc'd (free each and it).
  * Returns 0, or -1 with err when a path does not exist or a directory cannot be read. */
 int tk_apple_report_list(const char *const *paths, size_t n, char ***out, size_t *nout, tk_error *err);
+/* The same, but the files found in directories are not opened (a batch then opens each report once):
+ * *lazy (malloc'd, *nout bytes) is 1 for those; read them with TK_APPLE_REPORT_IF_REPORT and skip
+ * the ones that are not reports. Files given as paths are listed as they are (lazy 0). */
+int tk_apple_report_list_ex(const char *const *paths, size_t n, char ***out, unsigned char **lazy, size_t *nout,
+                            tk_error *err);
 
 /* Fill p (unit: samples) from r, see above. Returns 0, or -1 with err. */
 int tk_apple_report_to_profile(const tk_apple_report *r, tk_profile *p, tk_error *err);

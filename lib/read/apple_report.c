@@ -412,6 +412,11 @@ tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error 
 	size_t hn;
 	const unsigned char *head = tk_input_head(in, &hn);
 	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
+	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
+		if (err)
+			err->msg[0] = 0;
+		return NULL;
+	}
 	if (!hn) {
 		tk_error_set(err, "%s: empty input", tk_input_name(in));
 		return NULL;
@@ -684,7 +689,20 @@ int tk_apple_report_read_profile(tk_profile *p, tk_input *in, tk_error *err)
 typedef struct plist {
 	char **v;
 	size_t n, cap;
+	unsigned char *lazy; /* with lazy listing: 1 for a file not opened */
+	size_t lcap;
+	int lazy_mode;
 } plist;
+
+static void plist_add(plist *l, char *p, int lazy)
+{
+	TK_GROW(l->v, l->cap, l->n + 1);
+	if (l->lazy_mode) {
+		TK_GROW(l->lazy, l->lcap, l->n + 1);
+		l->lazy[l->n] = (unsigned char)lazy;
+	}
+	l->v[l->n++] = p;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -703,9 +721,13 @@ static int walk(const char *dir, plist *l, int depth, tk_error *err)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		size_t len = strlen(dir) + strlen(e->d_name) + 2;
-		char *p = tk_xmalloc(len);
-		snprintf(p, len, "%s/%s", dir, e->d_name);
+		size_t dl = strlen(dir), el = strlen(e->d_name);
+		/* the entry's type after its name's NUL: a lazy listing needs no stat of a regular file */
+		char *p = tk_xmalloc(dl + el + 3);
+		memcpy(p, dir, dl);
+		p[dl] = '/';
+		memcpy(p + dl + 1, e->d_name, el + 1);
+		p[dl + el + 2] = e->d_type == DT_REG ? 'f' : e->d_type == DT_DIR ? 'd' : '?';
 		TK_GROW(here.v, here.cap, here.n + 1);
 		here.v[here.n++] = p;
 	}
@@ -715,8 +737,13 @@ static int walk(const char *dir, plist *l, int depth, tk_error *err)
 	for (size_t i = 0; i < here.n; i++) {
 		struct stat st;
 		char *p = here.v[i];
-		if (rc == 0 && stat(p, &st) == 0) {
-			if (S_ISDIR(st.st_mode)) {
+		char type = p[strlen(p) + 1];
+		if (rc == 0 && l->lazy_mode && type == 'f') {
+			plist_add(l, p, 1);
+			continue;
+		}
+		if (rc == 0 && (type == 'd' || stat(p, &st) == 0)) {
+			if (type == 'd' || S_ISDIR(st.st_mode)) {
 				size_t pl = strlen(p);
 				/* symbol bundles hold no reports */
 				if (!(pl > 5 && !strcmp(p + pl - 5, ".dSYM")))
@@ -729,8 +756,7 @@ static int walk(const char *dir, plist *l, int depth, tk_error *err)
 				int is = h && tk_apple_report_sniff(h, hn) != 0;
 				tk_input_close(in);
 				if (is) {
-					TK_GROW(l->v, l->cap, l->n + 1);
-					l->v[l->n++] = p;
+					plist_add(l, p, 0);
 					continue;
 				}
 			}
@@ -741,9 +767,11 @@ static int walk(const char *dir, plist *l, int depth, tk_error *err)
 	return rc;
 }
 
-int tk_apple_report_list(const char *const *paths, size_t n, char ***out, size_t *nout, tk_error *err)
+static int list_paths(const char *const *paths, size_t n, char ***out, unsigned char **lazy, size_t *nout,
+                      tk_error *err)
 {
 	plist l = {0};
+	l.lazy_mode = lazy != NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) != 0) {
@@ -754,18 +782,31 @@ int tk_apple_report_list(const char *const *paths, size_t n, char ***out, size_t
 			if (walk(paths[i], &l, 0, err) < 0)
 				goto fail;
 		} else {
-			TK_GROW(l.v, l.cap, l.n + 1);
-			l.v[l.n++] = tk_xstrdup(paths[i]);
+			plist_add(&l, tk_xstrdup(paths[i]), 0);
 		}
 	}
 	*out = l.v;
 	*nout = l.n;
+	if (lazy)
+		*lazy = l.lazy ? l.lazy : tk_xcalloc(1, 1);
 	return 0;
 fail:
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i]);
 	free(l.v);
+	free(l.lazy);
 	return -1;
+}
+
+int tk_apple_report_list(const char *const *paths, size_t n, char ***out, size_t *nout, tk_error *err)
+{
+	return list_paths(paths, n, out, NULL, nout, err);
+}
+
+int tk_apple_report_list_ex(const char *const *paths, size_t n, char ***out, unsigned char **lazy, size_t *nout,
+                            tk_error *err)
+{
+	return list_paths(paths, n, out, lazy, nout, err);
 }
 
 int tk_apple_report_image_text(const char *s, size_t n, tk_apple_image_text *out)

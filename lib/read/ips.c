@@ -331,14 +331,12 @@ static int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn, uint64
 	size_t p = sc->p, n = sc->n;
 	char c = s[p];
 	if (c == '"') {
+		/* the bytes that end the fast run: '"', '\\', controls and bytes above 0x7f */
+		static const unsigned char stop[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
 		size_t a = ++p;
-		while (p < n && s[p] != '"') {
-			unsigned char b = (unsigned char)s[p];
-			if (b < 0x20 || b >= 0x80 || b == '\\')
-				return -1;
+		while (p < n && !stop[(unsigned char)s[p]])
 			p++;
-		}
-		if (p >= n)
+		if (p >= n || s[p] != '"')
 			return -1;
 		*type = SV_STR;
 		*v = s + a;
@@ -585,20 +583,47 @@ static int scan_body(ips_scan *sc, const char *s, size_t n)
 	return 0;
 }
 
-/* The body with the scanned arrays replaced by [] (NUL-terminated, *rn bytes). */
+/* s[0..n) appended at o + k without the whitespace outside strings (*in_str: inside a string at the
+ * start, updated); returns the new k. jansson lexes a byte at a time: an indented body is a third
+ * blanks. Positions do not matter: a body jansson rejects here is parsed again whole. A blank run at
+ * a chunk's start (after a cut) only follows "[]", so it never separates two tokens. */
+static size_t copy_compact(char *o, size_t k, const char *s, size_t n, int *in_str)
+{
+	int in = *in_str;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (in) {
+			o[k++] = c;
+			if (c == '\\' && i + 1 < n)
+				o[k++] = s[++i];
+			else if (c == '"')
+				in = 0;
+		} else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+			/* one blank kept between two tokens it separated ("1 2" must not become 12) */
+			if (i && (s[i - 1] == ' ' || s[i - 1] == '\n' || s[i - 1] == '\t' || s[i - 1] == '\r') && k &&
+			    !strchr("{}[],:\"", o[k - 1]) && !strchr("{}[],:\"", c))
+				o[k++] = ' ';
+			o[k++] = c;
+			in = c == '"';
+		}
+	}
+	*in_str = in;
+	return k;
+}
+
+/* The body with the scanned arrays replaced by [] and blanks dropped (NUL-terminated, *rn bytes). */
 static char *scan_reduced(const ips_scan *sc, size_t *rn)
 {
 	char *o = tk_xmalloc(sc->n + 1);
 	size_t k = 0, at = 0;
+	int in_str = 0;
 	for (size_t i = 0; i < sc->ncut; i += 2) {
-		memcpy(o + k, sc->s + at, sc->cut[i] - at);
-		k += sc->cut[i] - at;
+		k = copy_compact(o, k, sc->s + at, sc->cut[i] - at, &in_str);
 		memcpy(o + k, "[]", 2);
 		k += 2;
 		at = sc->cut[i + 1];
 	}
-	memcpy(o + k, sc->s + at, sc->n - at);
-	k += sc->n - at;
+	k = copy_compact(o, k, sc->s + at, sc->n - at, &in_str);
 	o[k] = 0;
 	*rn = k;
 	return o;
@@ -630,9 +655,26 @@ static void scan_images(tk_apple_report *r, const ips_scan *sc)
 
 static void scan_frames(tk_apple_report *r, const ips_scan *sc, size_t thread, tk_apple_report_thread *t)
 {
+	size_t nf = sc->tstart[thread + 1] - sc->tstart[thread];
+	/* a thread's frames all at once, at the capacity tk_apple_report_add_frame keeps (the next power of
+	 * two): no realloc per doubling */
+	int bulk = !t->nframes && nf > 0;
+	if (bulk) {
+		size_t cap = 1;
+		while (cap < nf)
+			cap *= 2;
+		t->frames = tk_xrealloc(t->frames, cap * sizeof *t->frames);
+	}
 	for (size_t k = sc->tstart[thread]; k < sc->tstart[thread + 1]; k++) {
 		const sc_frame *s = &sc->f[k];
-		tk_apple_report_frame *fr = tk_apple_report_add_frame(t);
+		tk_apple_report_frame *fr;
+		if (bulk) {
+			fr = &t->frames[t->nframes++];
+			memset(fr, 0, sizeof *fr);
+			fr->count = 1;
+			fr->line_no = SIZE_MAX;
+		} else
+			fr = tk_apple_report_add_frame(t);
 		if (s->has & HF_IDX)
 			fr->image = (uint32_t)s->idx + 1;
 		fr->addr = (fr->image ? r->images[fr->image - 1].base : 0) + s->off;

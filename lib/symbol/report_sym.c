@@ -1,8 +1,9 @@
 /*
  * Symbolicating a tk_apple_report (tracekit/apple_report.h): every frame of an image with a UUID is looked up
- * in that image's dSYM (or binary) through the symbolicator and its caches. Frames are grouped by
- * image so each image is opened once per report (the symbolicator keeps at most max_open mapped,
- * and the answers' strings are copied before the next image is asked for).
+ * in that image's dSYM (or binary) through the symbolicator and its caches. Each image is asked for
+ * once per batch (handles kept by (UUID, arch)) and each address looked up once per batch (answers
+ * kept by (image, file address), bounded; the answers' strings are copied at once, before the next
+ * image is asked for, since the symbolicator keeps at most max_open mapped).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -12,47 +13,6 @@
 #include "tracekit/symbol.h"
 #include "util/mem.h"
 
-typedef struct fref {
-	tk_apple_report_frame *f;
-	const tk_symbol_image *key; /* the image's handle: one order across the reports of a batch */
-	uint64_t addr;              /* the file address looked up (the caller-frame rule applied) */
-	uint32_t rep;               /* index of the frame's report in the batch */
-} fref;
-
-/* by image, then by address: neighbouring lookups share the cache's blocks (and, across the reports of
- * a batch, each image's cache is walked once in address order instead of at random) */
-static int fref_lt(const fref *x, const fref *y)
-{
-	return x->key != y->key ? (uintptr_t)x->key < (uintptr_t)y->key : x->addr < y->addr;
-}
-
-/* Sort v[0..n) (tmp: n more): a merge sort with the comparison inline (qsort's call per comparison
- * was a tenth of a batch's symbolication); short runs by insertion. */
-static void sort_refs(fref *v, fref *tmp, size_t n)
-{
-	if (n <= 16) {
-		for (size_t i = 1; i < n; i++) {
-			fref x = v[i];
-			size_t j = i;
-			for (; j > 0 && fref_lt(&x, &v[j - 1]); j--)
-				v[j] = v[j - 1];
-			v[j] = x;
-		}
-		return;
-	}
-	size_t h = n / 2;
-	sort_refs(v, tmp, h);
-	sort_refs(v + h, tmp, n - h);
-	size_t a = 0, b = h, k = 0;
-	while (a < h && b < n)
-		tmp[k++] = fref_lt(&v[b], &v[a]) ? v[b++] : v[a++];
-	while (a < h)
-		tmp[k++] = v[a++];
-	while (b < n)
-		tmp[k++] = v[b++];
-	memcpy(v, tmp, n * sizeof *v);
-}
-
 /* ---- image handles by (UUID, arch), kept across reports ---- */
 typedef struct memo {
 	char *key; /* "UUID/arch" */
@@ -60,10 +20,50 @@ typedef struct memo {
 	char *why; /* im NULL: why */
 } memo;
 
+/* ---- answers by (image handle, file address), kept across reports ----
+ * A fleet's reports repeat their stacks (the same crash signatures, the same idle threads, the same
+ * root frames: bench/mkreports_bench.py says how much), so the answer of each address is kept in the
+ * form a frame takes it: m names, their strings packed after them. Bounded: past ANS_MAX_BYTES of
+ * answers or ANS_MAX entries the memo starts again empty (RSS bounded by the symbol caches plus this). */
+typedef struct ans_name {
+	uint32_t fn, file; /* offsets into the answer's strings; file UINT32_MAX: none */
+	uint32_t line;
+} ans_name;
+
+typedef struct ans {
+	uint32_t m, bytes; /* names; bytes of strings */
+	int symtab;
+	uint64_t symbol_start;
+	ans_name q[]; /* then the strings */
+} ans;
+
+typedef struct ans_slot {
+	const tk_symbol_image *key; /* NULL: empty */
+	uint64_t addr;
+	ans *a;
+} ans_slot;
+
+typedef struct ans_chunk {
+	struct ans_chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+} ans_chunk;
+
+enum { ANS_MAX = 1 << 17, ANS_WINDOW = 1 << 15, ANS_SKIP = 16 };
+#define ANS_MAX_BYTES ((size_t)16 << 20)
+
 struct tk_apple_report_symbols {
 	tk_symbolicator *s;
 	memo *slot; /* open addressing, power-of-two size */
 	size_t cap, n;
+	ans_slot *aslot; /* open addressing, power-of-two size */
+	size_t acap, an, abytes;
+	ans_chunk *achunk, *alast, *acur; /* all chunks in order; the one being filled */
+	/* kept only while it pays: per window of lookups, the memo's hits; under one in 8, the memo is
+	 * left alone for ANS_SKIP windows (uniformly random addresses: probes and copies for nothing) */
+	size_t probes, hits, skip;
+	void *scratch;
+	size_t scratch_cap;
 };
 
 tk_apple_report_symbols *tk_apple_report_symbols_new(tk_symbolicator *s)
@@ -84,6 +84,12 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
 		free(rs->slot[i].why);
 	}
 	free(rs->slot);
+	for (ans_chunk *c = rs->achunk, *nx; c; c = nx) {
+		nx = c->next;
+		free(c);
+	}
+	free(rs->aslot);
+	free(rs->scratch);
 	free(rs);
 }
 
@@ -157,139 +163,259 @@ static void *pool_alloc(tk_apple_report *r, size_t n)
 	return p;
 }
 
-static char *pool_strdup(tk_apple_report *r, const char *s, size_t n)
+/* the memo emptied; its chunks kept for the answers to come (no new pages after the first fill) */
+static void ans_reset(tk_apple_report_symbols *rs)
 {
-	char *d = pool_alloc(r, n + 1);
-	memcpy(d, s, n);
-	d[n] = 0;
-	return d;
+	for (ans_chunk *c = rs->achunk; c; c = c->next)
+		c->used = 0;
+	rs->acur = rs->achunk;
+	if (rs->aslot)
+		memset(rs->aslot, 0, rs->acap * sizeof *rs->aslot);
+	rs->an = 0;
 }
 
-static char *base_dup(tk_apple_report *r, const char *path)
+static inline size_t ans_hash(const tk_symbol_image *key, uint64_t addr)
 {
-	if (!path)
-		return NULL;
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	return pool_strdup(r, b, strlen(b));
+	uint64_t h = (addr ^ ((uint64_t)(uintptr_t)key << 7)) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 24);
 }
 
-/* nr reports at once (stv: nr stats, or NULL): the lookups of all of them sorted by image and address, so
- * each image's cache is walked once in order and a repeated address is looked up once; the answers are
- * those of one report at a time. Used one report at a time: 64 together measured slower on 10,000
- * reports (BENCHMARKS.md, the heap of 64 reports costing more than the sorted lookups saved). */
-static int symbolicate_batch(tk_apple_report *const *rv, size_t nr, tk_apple_report_symbols *rs,
-                             tk_apple_report_sym_stats *stv, tk_error *err)
+static ans_slot *ans_find(tk_apple_report_symbols *rs, const tk_symbol_image *key, uint64_t addr)
+{
+	size_t m = rs->acap - 1, i = ans_hash(key, addr) & m;
+	while (rs->aslot[i].key && (rs->aslot[i].key != key || rs->aslot[i].addr != addr))
+		i = (i + 1) & m;
+	return &rs->aslot[i];
+}
+
+/* the answer of res (m names), kept under (key, addr) if keep, else in rs's scratch (valid until the
+ * next answer) */
+static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *key, uint64_t addr,
+                          const tk_symbol_result *res, size_t m, int keep)
+{
+	if (keep && rs->an + 1 > ANS_MAX)
+		ans_reset(rs);
+	if (keep && 2 * (rs->an + 1) > rs->acap) { /* grow and rehash */
+		ans_slot *old = rs->aslot;
+		size_t oc = rs->acap;
+		rs->acap = oc ? 2 * oc : 4096;
+		rs->aslot = tk_xcalloc(rs->acap, sizeof *rs->aslot);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].key)
+				*ans_find(rs, old[i].key, old[i].addr) = old[i];
+		free(old);
+	}
+	size_t fl[TK_SYMBOL_MAX_FRAMES], bl[TK_SYMBOL_MAX_FRAMES], bytes = 0;
+	const char *base[TK_SYMBOL_MAX_FRAMES];
+	for (size_t q = 0; q < m; q++) {
+		fl[q] = strlen(res->frames[q].function);
+		base[q] = NULL;
+		bl[q] = 0;
+		if (res->frames[q].file) {
+			const char *b = strrchr(res->frames[q].file, '/');
+			base[q] = b ? b + 1 : res->frames[q].file;
+			bl[q] = strlen(base[q]) + 1;
+		}
+		bytes += fl[q] + 1 + bl[q];
+	}
+	size_t need = sizeof(ans) + m * sizeof(ans_name) + bytes;
+	need = (need + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	ans *a;
+	if (!keep) {
+		if (rs->scratch_cap < need) {
+			free(rs->scratch);
+			rs->scratch_cap = need > 4096 ? need : 4096;
+			rs->scratch = tk_xmalloc(rs->scratch_cap);
+		}
+		a = rs->scratch;
+		goto fill;
+	}
+	ans_chunk *c = rs->acur;
+	while (c && c->cap - c->used < need)
+		c = c->next;
+	if (!c) {
+		if (rs->abytes > ANS_MAX_BYTES) { /* full: start again in the same chunks */
+			ans_reset(rs);
+			for (c = rs->acur; c && c->cap - c->used < need;)
+				c = c->next;
+		}
+		if (!c) {
+			size_t cap = need > (1 << 16) ? need : (1 << 16);
+			c = tk_xmalloc(sizeof *c + cap);
+			c->next = NULL;
+			c->used = 0;
+			c->cap = cap;
+			if (rs->alast)
+				rs->alast->next = c;
+			else
+				rs->achunk = c;
+			rs->alast = c;
+			rs->abytes += cap;
+		}
+	}
+	rs->acur = c;
+	a = (ans *)((char *)c->data + c->used);
+	c->used += need;
+fill:
+	a->m = (uint32_t)m;
+	a->bytes = (uint32_t)bytes;
+	a->symtab = res->symtab_only;
+	a->symbol_start = res->symbol_start;
+	char *str = (char *)(a->q + m);
+	uint32_t o = 0;
+	for (size_t q = 0; q < m; q++) {
+		memcpy(str + o, res->frames[q].function, fl[q] + 1);
+		a->q[q].fn = o;
+		o += (uint32_t)fl[q] + 1;
+		a->q[q].file = UINT32_MAX;
+		if (base[q]) {
+			memcpy(str + o, base[q], bl[q]);
+			a->q[q].file = o;
+			o += (uint32_t)bl[q];
+		}
+		a->q[q].line = res->frames[q].line;
+	}
+	if (!keep)
+		return a;
+	ans_slot *e = ans_find(rs, key, addr);
+	e->key = key;
+	e->addr = addr;
+	e->a = a;
+	rs->an++;
+	return a;
+}
+
+/* One report (st: its stats, or NULL). Each image with frames is asked of the symbolicator once
+ * (rs keeps the handles across reports), then every frame is answered from the memo of answers or
+ * looked up and kept there. */
+static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *stp,
+                           tk_error *err)
 {
 	(void)err;
-	size_t n = 0;
-	for (size_t ri = 0; ri < nr; ri++) {
-		tk_apple_report *r = rv[ri];
-		n += r->leb ? r->leb->nframes : 0;
-		for (size_t i = 0; i < r->nthreads; i++)
-			n += r->threads[i].nframes;
-		if (stv)
-			memset(&stv[ri], 0, sizeof stv[ri]);
+	tk_apple_report_sym_stats local, *st = stp ? stp : &local;
+	memset(st, 0, sizeof *st);
+	/* each image with frames asked of the symbolicator once (the handles are kept across reports),
+	 * in image order; only those are named missing */
+	const tk_symbol_image **h = tk_xcalloc(r->nimages ? r->nimages : 1, sizeof *h);
+	for (size_t i = 0; i <= r->nthreads; i++) {
+		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+		for (size_t j = 0; t && j < t->nframes; j++)
+			if (t->frames[j].image && t->frames[j].image <= r->nimages && !t->frames[j].kernel)
+				h[t->frames[j].image - 1] = (const tk_symbol_image *)1; /* used */
 	}
-	fref *refs = tk_xmalloc((n ? 2 * n : 1) * sizeof *refs); /* the second half: the sort's scratch */
-	size_t k = 0;
-	for (size_t ri = 0; ri < nr; ri++) {
-		tk_apple_report *r = rv[ri];
-		tk_apple_report_sym_stats local = {0}, *st = stv ? &stv[ri] : &local;
-		/* each image with frames asked of the symbolicator once (the handles are kept across reports),
-		 * in image order; only those are named missing */
-		const tk_symbol_image **h = tk_xcalloc(r->nimages ? r->nimages : 1, sizeof *h);
-		for (size_t i = 0; i <= r->nthreads; i++) {
-			tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
-			for (size_t j = 0; t && j < t->nframes; j++)
-				if (t->frames[j].image && t->frames[j].image <= r->nimages && !t->frames[j].kernel)
-					h[t->frames[j].image - 1] = (const tk_symbol_image *)1; /* used */
-		}
-		for (size_t mi = 0; mi < r->nimages; mi++) {
-			tk_apple_report_image *im = &r->images[mi];
-			if (!h[mi] || !im->uuid) {
-				h[mi] = NULL;
-				continue;
-			}
-			const memo *mm = image_for(rs, im);
-			h[mi] = mm->im;
-			if (mm->im) {
-				im->symbols = 1;
-			} else {
-				im->symbols = -1;
-				free(im->why);
-				im->why = tk_xstrdup(mm->why);
-			}
-		}
-		for (size_t i = 0; i <= r->nthreads; i++) {
-			tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
-			if (!t)
-				break;
-			for (size_t j = 0; j < t->nframes; j++) {
-				tk_apple_report_frame *f = &t->frames[j];
-				if (!f->image || !r->images[f->image - 1].uuid || f->kernel)
-					continue;
-				st->frames++;
-				tk_apple_report_image *im = &r->images[f->image - 1];
-				const tk_symbol_image *si = h[f->image - 1];
-				if (!si) {
-					st->unresolved++;
-					continue;
-				}
-				int leaf;
-				if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
-					leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
-				else
-					leaf = j == 0;
-				uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
-				refs[k].f = f;
-				refs[k].key = si;
-				refs[k].addr = tk_symbol_image_file_addr(si, im->base, addr);
-				refs[k].rep = (uint32_t)ri;
-				k++;
-			}
-		}
-		free(h);
-	}
-	sort_refs(refs, refs + k, k);
-	tk_symbol_result res;
-	size_t m = 0;
-	for (size_t c = 0; c < k; c++) {
-		tk_apple_report_frame *f = refs[c].f;
-		tk_apple_report *r = rv[refs[c].rep];
-		tk_apple_report_sym_stats local = {0}, *st = stv ? &stv[refs[c].rep] : &local;
-		tk_symbol_image *si = (tk_symbol_image *)refs[c].key;
-		const tk_apple_report_image *im = &r->images[f->image - 1];
-		/* the same address as the one before: its answer, still mapped (real stacks repeat frames) */
-		if (!c || refs[c].key != refs[c - 1].key || refs[c].addr != refs[c - 1].addr) {
-			m = tk_symbol_image_lookup(si, refs[c].addr, &res);
-			if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
-				m = 0;
-		}
-		if (!m) {
-			st->unresolved++;
+	for (size_t mi = 0; mi < r->nimages; mi++) {
+		tk_apple_report_image *im = &r->images[mi];
+		if (!h[mi] || !im->uuid) {
+			h[mi] = NULL;
 			continue;
 		}
-		/* a frame named before keeps its old names in the pool until the report is freed */
-		f->sym = pool_alloc(r, m * sizeof *f->sym);
-		f->nsym = m;
-		for (size_t q = 0; q < m; q++) {
-			const char *fn = res.frames[q].function;
-			f->sym[q].function = pool_strdup(r, fn, strlen(fn));
-			f->sym[q].file = base_dup(r, res.frames[q].file);
-			f->sym[q].line = res.frames[q].line;
-			f->sym[q].inlined = q + 1 < m;
+		const memo *mm = image_for(rs, im);
+		h[mi] = mm->im;
+		if (mm->im) {
+			im->symbols = 1;
+		} else {
+			im->symbols = -1;
+			free(im->why);
+			im->why = tk_xstrdup(mm->why);
 		}
-		f->sym_symtab = res.symtab_only;
-		f->sym_off = res.symtab_only ? tk_symbol_image_file_addr(si, im->base, f->addr) - res.symbol_start : 0;
-		st->resolved++;
 	}
-	free(refs);
+	/* the memo's slots, then the answers in them, fetched for every frame before the first is used:
+	 * the memo is larger than the caches, and 100 misses in flight cost about what one does */
+	if (!rs->skip && rs->acap)
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i <= r->nthreads; i++) {
+				const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+				for (size_t j = 0; t && j < t->nframes; j++) {
+					const tk_apple_report_frame *f = &t->frames[j];
+					if (!f->image || f->image > r->nimages || f->kernel || !h[f->image - 1] ||
+					    r->format == TK_APPLE_SPINDUMP)
+						continue;
+					const tk_symbol_image *si = h[f->image - 1];
+					uint64_t addr = j == 0 || !f->addr ? f->addr : f->addr - 1;
+					uint64_t fa = tk_symbol_image_file_addr(si, r->images[f->image - 1].base, addr);
+					if (pass == 0) {
+						__builtin_prefetch(&rs->aslot[ans_hash(si, fa) & (rs->acap - 1)]);
+					} else {
+						const ans_slot *e = ans_find(rs, si, fa);
+						if (e->key)
+							__builtin_prefetch(e->a);
+					}
+				}
+			}
+	tk_symbol_result res;
+	for (size_t i = 0; i <= r->nthreads; i++) {
+		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+		if (!t)
+			break;
+		for (size_t j = 0; j < t->nframes; j++) {
+			tk_apple_report_frame *f = &t->frames[j];
+			if (!f->image || !r->images[f->image - 1].uuid || f->kernel)
+				continue;
+			st->frames++;
+			const tk_apple_report_image *im = &r->images[f->image - 1];
+			tk_symbol_image *si = (tk_symbol_image *)h[f->image - 1];
+			if (!si) {
+				st->unresolved++;
+				continue;
+			}
+			int leaf;
+			if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
+				leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
+			else
+				leaf = j == 0;
+			uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
+			uint64_t fa = tk_symbol_image_file_addr(si, im->base, addr);
+			const ans *a = NULL;
+			int keep = rs->skip == 0;
+			if (keep) {
+				if (rs->acap) {
+					const ans_slot *e = ans_find(rs, si, fa);
+					if (e->key)
+						a = e->a, rs->hits++;
+				}
+				if (++rs->probes == ANS_WINDOW) {
+					if (rs->hits < ANS_WINDOW / 8)
+						rs->skip = ANS_SKIP * ANS_WINDOW;
+					rs->probes = rs->hits = 0;
+				}
+			} else {
+				rs->skip--;
+			}
+			if (!a) {
+				size_t m = tk_symbol_image_lookup(si, fa, &res);
+				if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
+					m = 0;
+				a = ans_put(rs, si, fa, &res, m, keep);
+			}
+			if (!a->m) {
+				st->unresolved++;
+				continue;
+			}
+			/* the names and their strings in one piece of the pool (a frame named before keeps its
+			 * old names in the pool until the report is freed) */
+			size_t m = a->m;
+			tk_apple_report_sym *sym = pool_alloc(r, m * sizeof *sym + a->bytes);
+			char *str = (char *)(sym + m);
+			memcpy(str, a->q + m, a->bytes);
+			for (size_t q = 0; q < m; q++) {
+				sym[q].function = str + a->q[q].fn;
+				sym[q].file = a->q[q].file == UINT32_MAX ? NULL : str + a->q[q].file;
+				sym[q].line = a->q[q].line;
+				sym[q].inlined = q + 1 < m;
+			}
+			f->sym = sym;
+			f->nsym = m;
+			f->sym_symtab = a->symtab;
+			f->sym_off = a->symtab ? tk_symbol_image_file_addr(si, im->base, f->addr) - a->symbol_start : 0;
+			st->resolved++;
+		}
+	}
+	free(h);
 	return 0;
 }
 
 int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs, tk_apple_report_sym_stats *st,
                                 tk_error *err)
 {
-	return symbolicate_batch(&r, 1, rs, st, err);
+	return symbolicate_one(r, rs, st, err);
 }

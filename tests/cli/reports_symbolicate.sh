@@ -81,6 +81,38 @@ check_eq "batch -o -: the same stderr lines as -o DIR (a bad report in its place
 check_eq "batch -o -: stderr in input order, the bad report in its place" \
 	"r000.crash r000.ips r000.spin r001.b.ips r001.crash r001.ips" \
 	"$(grep -o 'r00[0-9][.a-z]*' "$TMP/stream.err" | uniq | head -6 | tr '\n' ' ' | sed 's/ $//')"
+# a batch keeps each address's answer for the reports after it (lib/symbol/report_sym.c): the same
+# frames in other reports, loaded at other addresses and in other orders, must come out exactly as each
+# report symbolicated alone (first frames stay PCs, the others return addresses; "+ offset" per slide)
+python3 - "$TMP/ra" "$TMP/memo" <<'PY'
+import json, os, sys
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(dst)
+names = sorted(n for n in os.listdir(src) if n.endswith(".ips"))
+for k in range(6):
+    h, b = open(os.path.join(src, names[k % len(names)])).read().split("\n", 1)
+    body = json.loads(b)
+    for im in body["usedImages"]:
+        im["base"] += 0x4000 * k
+    if k % 2:
+        body["threads"].reverse()
+        for i, t in enumerate(body["threads"]):  # a return address becomes a PC and back
+            t["frames"] = t["frames"][1:] + t["frames"][:1]
+    open(os.path.join(dst, "m%d.ips" % k), "w").write(h + "\n" + json.dumps(body, indent=2) + "\n")
+open(os.path.join(dst, "README.txt"), "w").write("not a report\n")
+PY
+"$TK" symbolicate "$TMP/memo" --symbols "$TMP/a64" -o "$TMP/o-memo" 2>"$TMP/memo.err"
+for k in 0 1 2 3 4 5; do
+	"$TK" symbolicate "$TMP/memo/m$k.ips" --symbols "$TMP/a64" -o "$TMP/o-memo/m$k.alone" 2>/dev/null
+done
+check "batch: repeated frames at other load addresses answered as each report alone" bash -c \
+	"for k in 0 1 2 3 4 5; do cmp -s \"$TMP/o-memo/m\$k.crash\" \"$TMP/o-memo/m\$k.alone\" || exit 1; done"
+check "batch: a file of a directory that is not a report is skipped silently" bash -c \
+	"grep -q '6 reports, 0 failed' '$TMP/memo.err' && ! grep -q README '$TMP/memo.err'"
+mkdir -p "$TMP/one" && cp "$TMP/memo/m0.ips" "$TMP/memo/README.txt" "$TMP/one/"
+"$TK" symbolicate "$TMP/one" --symbols "$TMP/a64" >"$TMP/one.txt" 2>"$TMP/one.err"
+check "a directory with one report and another file: the one report's text on standard output" \
+	cmp -s "$TMP/one.txt" "$TMP/o-memo/m0.crash"
 "$TK" symbolicate "$TMP/ra/r000.ips" --symbols "$TMP/a64" --json -o "$TMP/r0.json" 2>/dev/null
 check "--json: resolved frames carry symbol, sourceFile and sourceLine, inlined ones \"inline\": true" \
 	bash -c "grep -q '\"sourceFile\": \"unit_00' '$TMP/r0.json' && grep -q '\"inline\": true' '$TMP/r0.json'"
