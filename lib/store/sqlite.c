@@ -734,7 +734,10 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 		unsigned char stack[16];
 		int has_stack = r->stacks && *r->stacks;
 		if (has_stack) {
-			stack_hash(r->stacks, stack);
+			if (r->stacks_hashed == r->stacks) /* hashed where it was read (reports.c) */
+				memcpy(stack, r->stacks_hash, sizeof stack);
+			else
+				stack_hash(r->stacks, stack);
 			sqlite3_bind_blob(st, 17, stack, sizeof stack, SQLITE_STATIC);
 		} else
 			sqlite3_bind_null(st, 17);
