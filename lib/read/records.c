@@ -930,11 +930,9 @@ static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t
 	}
 }
 
-
 /* ---- loading a tree without jansson ----
- * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
- * fnodes, then loaded in that order, which is the order load_node visits. Anything else goes
- * through jansson as before. */
+ * A tree of the fast shape is kept by keep_tree as fnodes, loaded in that order, which is the order
+ * load_node visits. Anything else keeps its text and is loaded through jansson as before. */
 
 /* The tree's nodes in pre-order and *total its roots' counts, 1 when it has the fast shape (else 0:
  * use jansson). */
