@@ -61,6 +61,12 @@ typedef struct tk_report {
 	 * carry it prefix-coded (docs/store.md: "@prefix-coded" first), ~10x smaller; folded text
 	 * given here is stored as it is. */
 	const char *stacks;
+	/* The store's own readers (tk_reports_*) fill these on the thread that read the report: the
+	 * first 16 bytes of the SHA-256 of stacks (its key in the stacks table), valid only while
+	 * stacks_hashed == stacks, so that the thread committing a group does not hash every text.
+	 * Leave them zero when filling a report by hand. */
+	const char *stacks_hashed;
+	unsigned char stacks_hash[16];
 } tk_report;
 
 typedef struct tk_report_set tk_report_set;

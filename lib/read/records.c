@@ -45,8 +45,11 @@ typedef struct rec {
 	json_t *meta; /* cpu-highload / hang object, anr first chunk; may be NULL */
 	hthread *ths; /* a hang read by hang_fast: its "threads" (meta is NULL then) */
 	size_t nths;
-	char *tree_src; /* the tree's JSON text, validated; NULL if none */
+	char *tree_src; /* the tree's JSON text, validated; NULL if none (or when flat holds it) */
 	size_t tree_len;
+	struct fnode *flat; /* a tree of the fast shape, checked and kept as its pre-order nodes */
+	size_t nflat;
+	int has_flat;
 	json_t *stacks; /* anr: all snapshots, chunks merged in index order */
 	char *key, *thread, *where;
 	char *images; /* a hang read by hang_fast: its "images" (its run's images file), else NULL */
@@ -101,6 +104,12 @@ struct tk_records {
 	size_t nwarnings, capwarnings;
 	int mthawkeye;
 	char *arch;
+	/* while tk_records_load_all fills bin_p: each image's binary there (0: not added yet), and
+	 * whether the image list was given (interning an image's four strings per record was ~5 % of
+	 * ingesting a session; tk_binary_add and tk_profile_image_add would give the same answers) */
+	tk_profile *bin_p;
+	tk_binary_id *bin_ids;
+	int listed;
 };
 
 /* ---- small helpers ---- */
@@ -921,33 +930,27 @@ static int fast_nodes(fast *f, int depth, uint32_t parent, fnodes *out, uint64_t
 	}
 }
 
-/* 1 with *total when the tree is well formed (the fast shape), 0 when jansson must decide. */
-static int tree_fast(const char *s, size_t n, uint64_t *total)
+/* ---- loading a tree without jansson ----
+ * A tree of the fast shape is kept by keep_tree as fnodes, loaded in that order, which is the order
+ * load_node visits. Anything else keeps its text and is loaded through jansson as before. */
+
+/* The tree's nodes in pre-order and *total its roots' counts, 1 when it has the fast shape (else 0:
+ * use jansson). */
+static int tree_flat_total(const char *s, size_t n, fnodes *out, uint64_t *total)
 {
 	fast f = {s, s + n};
+	out->n = 0;
 	fast_ws(&f);
-	if (!fast_nodes(&f, 1, 0, NULL, total))
+	if (!fast_nodes(&f, 1, 0, out, total))
 		return 0;
 	fast_ws(&f);
 	return f.p == f.end;
 }
 
-/* ---- loading a tree without jansson ----
- * A tree kept by keep_tree is read again when it is loaded into a profile: for the fast shape, into
- * fnodes, then loaded in that order, which is the order load_node visits. Anything else goes
- * through jansson as before. */
-
-/* The tree's nodes in pre-order, 1 when it has the fast shape (else 0: use jansson). */
 static int tree_flat(const char *s, size_t n, fnodes *out)
 {
-	fast f = {s, s + n};
 	uint64_t total;
-	out->n = 0;
-	fast_ws(&f);
-	if (!fast_nodes(&f, 1, 0, out, &total))
-		return 0;
-	fast_ws(&f);
-	return f.p == f.end;
+	return tree_flat_total(s, n, out, &total);
 }
 
 /* Validate the tree now (so opening reports every error and knows the sample count) but keep only
@@ -955,14 +958,17 @@ static int tree_flat(const char *s, size_t n, fnodes *out)
  * thousands of nodes. Loading parses it again. */
 static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
 {
+	/* the fast shape is checked and kept as its nodes in one pass (32 bytes a node, less than its
+	 * text): loading reads them, not the text again */
 	uint64_t fast_total;
-	int fast_ok = tree_fast(te->value, te->vlen, &fast_total);
+	fnodes fl = {0};
+	int fast_ok = tree_flat_total(te->value, te->vlen, &fl, &fast_total);
 #ifndef TK_RECORDS_TREE_DIFF
 	if (fast_ok) {
 		x->info.samples = fast_total;
-		x->tree_src = te->value;
-		x->tree_len = te->vlen;
-		te->value = NULL;
+		x->flat = fl.v;
+		x->nflat = fl.n;
+		x->has_flat = 1;
 		return 0;
 	}
 #endif
@@ -972,6 +978,7 @@ static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
 		if (fast_ok) /* the fuzzer's differential build: the fast path accepted what jansson refuses */
 			abort();
 #endif
+		free(fl.v);
 		return -1;
 	}
 	int rc = check_tree(r, te, tree, &x->info.samples, err);
@@ -979,7 +986,14 @@ static int keep_tree(tk_records *r, rec *x, entry *te, tk_error *err)
 #ifdef TK_RECORDS_TREE_DIFF
 	if (fast_ok && (rc || x->info.samples != fast_total))
 		abort();
+	if (fast_ok) { /* then loaded from the nodes, as the plain build does */
+		x->flat = fl.v;
+		x->nflat = fl.n;
+		x->has_flat = 1;
+		return 0;
+	}
 #endif
+	free(fl.v);
 	if (rc)
 		return -1;
 	x->tree_src = te->value; /* taken over from the line table */
@@ -1662,6 +1676,7 @@ void tk_records_free(tk_records *r)
 		}
 		free(r->recs[i].ths);
 		free(r->recs[i].tree_src);
+		free(r->recs[i].flat);
 		json_decref(r->recs[i].stacks);
 		free(r->recs[i].key);
 		free(r->recs[i].thread);
@@ -1886,7 +1901,15 @@ static tk_stack_id push_frames(loader *L, tk_stack_id parent, uint64_t addr, int
 	tk_profile *p = L->p;
 	tk_frame f = {.addr = addr, .flags = leaf ? TK_FRAME_LEAF_PC : 0};
 	const image *im = image_of(L->r, L->segs, addr);
-	if (im) {
+	if (im && L->r->bin_p == p) { /* loading a whole session: one binary per image for all records */
+		size_t k = (size_t)(im - L->r->images);
+		if (!L->r->bin_ids[k]) {
+			tk_binary b;
+			image_binary(L->r, p, im, &b);
+			L->r->bin_ids[k] = tk_binary_add(p, &b);
+		}
+		f.binary = L->r->bin_ids[k];
+	} else if (im) {
 		size_t k = (size_t)(im - L->r->images);
 		if (k < sizeof L->bins / sizeof L->bins[0] && L->bins[k]) {
 			f.binary = L->bins[k];
@@ -1971,6 +1994,8 @@ static void utc(double unix_s, char *buf, size_t n)
  * the frames of these images and reports the ones it cannot use, referenced or not. */
 static void list_images(tk_records *r, tk_profile *p)
 {
+	if (r->bin_p == p && r->listed++) /* once per session loaded whole (the list would not change) */
+		return;
 	for (size_t i = 0; i < r->nimages; i++)
 		if (!r->images[i].dyld) {
 			tk_binary b;
@@ -2060,11 +2085,14 @@ int64_t tk_records_load(tk_records *r, size_t i, tk_profile *p, unsigned flags, 
 	                                        : -1,
 	                           i + 1, tk_intern_cstr(p, name), tk_intern_cstr(p, tk_records_meta(r, "process")));
 	fnodes fl = {0};
-	if (x->tree_src && tree_flat(x->tree_src, x->tree_len, &fl)) {
+	int flat = x->has_flat || (x->tree_src && tree_flat(x->tree_src, x->tree_len, &fl));
+	if (flat) {
+		const fnode *nodes = x->has_flat ? x->flat : fl.v;
+		size_t nn = x->has_flat ? x->nflat : fl.n;
 		/* pre-order, as load_node visits: a node's own samples, then its children */
-		tk_stack_id *st = tk_xmalloc((fl.n ? fl.n : 1) * sizeof *st);
-		for (size_t k = 0; k < fl.n; k++) {
-			const fnode *nd = &fl.v[k];
+		tk_stack_id *st = tk_xmalloc((nn ? nn : 1) * sizeof *st);
+		for (size_t k = 0; k < nn; k++) {
+			const fnode *nd = &nodes[k];
 			int leaf = nd->count > nd->kids; /* its samples did not all continue into children */
 			st[k] = push_frames(&L, nd->parent ? st[nd->parent - 1] : 0, nd->addr, leaf);
 			if (leaf)
@@ -2144,16 +2172,24 @@ int tk_records_load_all(tk_records *r, tk_profile *p, unsigned flags, tk_error *
 	tk_profile_set_meta(p, "format", tk_records_meta(r, "format"));
 	if (tk_records_meta(r, "monitor-event")) /* the monitor's note about its own run (not an event) */
 		tk_profile_set_meta(p, "monitor-event", tk_records_meta(r, "monitor-event"));
-	for (size_t i = 0; i < r->nrecs; i++) {
+	r->bin_p = p;
+	r->bin_ids = tk_xcalloc(r->nimages ? r->nimages : 1, sizeof *r->bin_ids);
+	r->listed = 0;
+	int rc = 0;
+	for (size_t i = 0; i < r->nrecs && !rc; i++) {
 		int64_t t = tk_records_load(r, i, p, flags, err);
 		if (t < 0)
-			return -1;
-		if ((flags & TK_RECORDS_CONTEXT) &&
-		    load_threads(r, i, p, flags, tk_thread_get(p, (tk_thread_id)t)->event, err) < 0)
-			return -1;
+			rc = -1;
+		else if ((flags & TK_RECORDS_CONTEXT) &&
+		         load_threads(r, i, p, flags, tk_thread_get(p, (tk_thread_id)t)->event, err) < 0)
+			rc = -1;
 	}
-	add_foreground_events(r, p);
-	return 0;
+	free(r->bin_ids);
+	r->bin_ids = NULL;
+	r->bin_p = NULL;
+	if (!rc)
+		add_foreground_events(r, p);
+	return rc;
 }
 
 /* What the read options ask of a Records reading: flags, and images from another file. */

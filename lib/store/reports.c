@@ -699,6 +699,16 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		char *folded = tk_store_event_folded(p, e);
 		rep->stacks = tk_report_set_keep(out, folded);
 		free(folded);
+		if (rep->stacks && *rep->stacks) { /* the stacks table's key, hashed here, not by the committer */
+			char hex[33];
+			tk_store_stacks_hash(rep->stacks, hex);
+			for (int b = 0; b < 16; b++) {
+				int hi = hex[2 * b] <= '9' ? hex[2 * b] - '0' : hex[2 * b] - 'a' + 10;
+				int lo = hex[2 * b + 1] <= '9' ? hex[2 * b + 1] - '0' : hex[2 * b + 1] - 'a' + 10;
+				rep->stacks_hash[b] = (unsigned char)(hi << 4 | lo);
+			}
+			rep->stacks_hashed = rep->stacks;
+		}
 		if (metrics) { /* foreground time (and the hang histogram's estimate) for the hang rate */
 			rep->kind = tk_report_set_keep(out, "foreground");
 			rep->duration = tk_event_num(p, e, "foreground.time");

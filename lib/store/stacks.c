@@ -99,9 +99,19 @@ static const char *frame_label(const tk_profile *p, tk_frame_id id, char **owned
 	const tk_binary *b = tk_binary_get(p, f->binary);
 	char buf[32];
 	if (b && f->addr >= b->load_addr) {
+		/* as "%s+0x%llx" writes it, without printf (a fifth of a report's folding) */
 		const char *image = tk_string(p, b->name);
-		*owned = tk_xmalloc(strlen(image) + 24);
-		sprintf(*owned, "%s+0x%llx", image, (unsigned long long)(f->addr - b->load_addr));
+		size_t il = strlen(image);
+		uint64_t off = f->addr - b->load_addr;
+		int nd = 1;
+		while (nd < 16 && off >> (4 * nd))
+			nd++;
+		char *o = *owned = tk_xmalloc(il + 4 + (size_t)nd);
+		memcpy(o, image, il);
+		memcpy(o + il, "+0x", 3);
+		for (int i = 0; i < nd; i++)
+			o[il + 3 + i] = "0123456789abcdef"[(off >> (4 * (nd - 1 - i))) & 15];
+		o[il + 3 + nd] = 0;
 		return *owned;
 	}
 	const char *l = tk_frame_label(p, id, buf);
