@@ -41,6 +41,10 @@ typedef struct sq {
 	size_t nsa, sacap;
 	tk_hidx saidx;
 	sqlite3_stmt *sa_up;
+	struct vacc *va; /* this transaction's additions to value_counts (vc_add) */
+	size_t nva, vacap;
+	tk_hidx vaidx;
+	sqlite3_stmt *va_up;
 	uint64_t serial; /* this connection among the process's (sq_changes) */
 	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
 	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
@@ -147,6 +151,21 @@ static const char *const migrations[] = {
     "ALTER TABLE reports ADD COLUMN stack BLOB;"
     "UPDATE reports SET stack = rs.stack FROM report_stacks rs WHERE rs.report = reports.id;"
     "DROP TABLE report_stacks;",
+    /* 8 → 9: value_counts, maintained at ingest (vc_add): how many reports of a (kind, app, version,
+     * UTC day) hold each distinct value of a column (col 0 duration, 1 avg_cpu; day as by_group
+     * numbers it). A million hangs hold a few thousand distinct durations, so the sorted values of a
+     * metric per (app, version), and its percentiles per day, are read from ~10^5 rows instead of a
+     * scan of every report: the same values in the same order (each repeated n times), so the same
+     * numbers, exact. In key order a (col, kind, app, version)'s values come ascending. */
+    "CREATE TABLE value_counts (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL,"
+    " version TEXT NOT NULL, value REAL NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (col, kind, app, version, value, day)) WITHOUT ROWID;"
+    "INSERT INTO value_counts SELECT 0, kind, app, version, duration,"
+    " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
+    " WHERE duration IS NOT NULL GROUP BY kind, app, version, duration, d;"
+    "INSERT INTO value_counts SELECT 1, kind, app, version, avg_cpu,"
+    " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
+    " WHERE avg_cpu IS NOT NULL GROUP BY kind, app, version, avg_cpu, d;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -290,6 +309,9 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sa_up);
 	free(s->sa);
 	tk_hidx_free(&s->saidx);
+	sqlite3_finalize(s->va_up);
+	free(s->va);
+	tk_hidx_free(&s->vaidx);
 	qcache_free(s);
 	vcache_free(s);
 	sigcache_free(s);
@@ -647,6 +669,110 @@ static int sess_flush(sq *s)
 	return 0;
 }
 
+/* ---- value_counts upkeep (migration 8 → 9) ---- */
+
+/* A (col, kind, app, version, value, day) row of value_counts, what the open transaction adds to it;
+ * the strings are the batch's own, as sacc's. */
+typedef struct vacc {
+	const char *kind, *app, *version;
+	double value, dayr; /* dayr: the day when SQL's arithmetic gives a real (a time near -2^63) */
+	sqlite3_int64 day, n;
+	int col, real;
+} vacc;
+
+/* The day of a time as by_group numbers it in SQL: CAST(time AS INTEGER) (truncated, saturated),
+ * less 86399 when negative (that subtraction done in doubles where the integer one overflows, as
+ * SQLite does), divided by 86400. */
+static void vc_day(double t, vacc *a)
+{
+	sqlite3_int64 x = t <= -9223372036854775808.0 ? INT64_MIN
+	                  : t >= 9223372036854775807.0 ? INT64_MAX
+	                                               : (sqlite3_int64)t;
+	a->real = 0;
+	if (x < 0 && x < INT64_MIN + 86399) {
+		a->real = 1;
+		a->dayr = ((double)x - 86399.0) / 86400.0;
+		return;
+	}
+	if (x < 0)
+		x -= 86399;
+	a->day = x / 86400;
+}
+
+static int vacc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const vacc *a = &((const sq *)ctx)->va[idx], *b = key;
+	return a->col == b->col && a->real == b->real && memcmp(&a->value, &b->value, sizeof a->value) == 0 &&
+	       (a->real ? memcmp(&a->dayr, &b->dayr, sizeof a->dayr) == 0 : a->day == b->day) &&
+	       strcmp(a->version, b->version) == 0 && strcmp(a->app, b->app) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
+/* A new report's duration and CPU average (what bind_num stores: finite values) counted. */
+static void vc_add(sq *s, const tk_report *r)
+{
+	double v[2] = {r->duration, r->avg_cpu};
+	for (int col = 0; col < 2; col++) {
+		if (!isfinite(v[col]))
+			continue;
+		vacc k = {.kind = r->kind,
+		          .app = r->keys[TK_STORE_APP],
+		          .version = r->keys[TK_STORE_VERSION],
+		          .value = v[col] == 0 ? 0.0 : v[col], /* -0 as SQLite stores it */
+		          .col = col};
+		vc_day(r->time, &k);
+		uint64_t h = tk_hash_bytes(&k.value, sizeof k.value, (uint64_t)k.day * 31 + (uint64_t)col);
+		h = tk_hash_bytes(k.version, strlen(k.version), h);
+		uint32_t at = tk_hidx_find(&s->vaidx, h, vacc_eq, s, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(s->va, s->vacap, s->nva + 1);
+			s->va[s->nva] = k;
+			at = (uint32_t)s->nva++;
+			tk_hidx_insert(&s->vaidx, h, at);
+		}
+		s->va[at].n++;
+	}
+}
+
+static void vc_clear(sq *s)
+{
+	s->nva = 0;
+	tk_hidx_free(&s->vaidx);
+	memset(&s->vaidx, 0, sizeof s->vaidx);
+}
+
+/* The transaction's rows into value_counts (one upsert per distinct row touched), before COMMIT. */
+static int vc_flush(sq *s)
+{
+	if (!s->va_up &&
+	    sqlite3_prepare_v2(s->db,
+	                       "INSERT INTO value_counts (col, kind, app, version, value, day, n) VALUES (?,?,?,?,?,?,?)"
+	                       " ON CONFLICT (col, kind, app, version, value, day) DO UPDATE SET n = n + excluded.n",
+	                       -1, &s->va_up, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_stmt *st = s->va_up;
+	for (size_t i = 0; i < s->nva; i++) {
+		const vacc *a = &s->va[i];
+		sqlite3_reset(st);
+		sqlite3_bind_int(st, 1, a->col);
+		sqlite3_bind_text(st, 2, a->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, a->app, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, a->version, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 5, a->value);
+		if (a->real)
+			sqlite3_bind_double(st, 6, a->dayr);
+		else
+			sqlite3_bind_int64(st, 6, a->day);
+		sqlite3_bind_int64(st, 7, a->n);
+		int rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	sqlite3_clear_bindings(st);
+	vc_clear(s);
+	return 0;
+}
+
 static int is_hang_kind(const char *kind)
 {
 	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
@@ -743,8 +869,10 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 		if (fresh && has_stack && stacks_put(s, stack, r->stacks, err))
 			return -1;
 		add += (size_t)fresh;
-		if (fresh)
+		if (fresh) {
 			sess_add(s, r);
+			vc_add(s, r);
+		}
 		if (fresh && isfinite(r->duration) && is_hang_kind(r->kind)) {
 			if (!s->sigs[g].delta) {
 				TK_GROW(s->touched, s->touchcap, s->ntouched + 1);
@@ -861,15 +989,17 @@ static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err)
 			sig_cache_clear(s);
 			stk_clear(s);
 			sess_clear(s);
+			vc_clear(s);
 			return -1;
 		}
 	}
-	if (sig_flush(s) || sess_flush(s)) {
+	if (sig_flush(s) || sess_flush(s) || vc_flush(s)) {
 		fail(s, err, "signature and session summaries");
 		exec(s, "ROLLBACK", NULL);
 		sig_cache_clear(s);
 		stk_clear(s);
 		sess_clear(s);
+		vc_clear(s);
 		return -1;
 	}
 	if (exec(s, "COMMIT", err)) {
@@ -1072,6 +1202,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 
 static int sq_changes(void *h, uint64_t *token, tk_error *err);
 static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+static int vc_fit(const tk_store_query *q, const char *kinds, const char *col, char *where, size_t n);
 
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
@@ -1164,24 +1295,33 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 {
 	char sel[1024] = "", where[512];
 	size_t sl = 0;
+	/* value_counts holds a day's values: a grouping of app, version and day under its filters */
+	int sum = vc_fit(q, m->kinds, m->column, where, sizeof where);
+	for (size_t i = 0; i < q->nby; i++)
+		sum &= q->by[i] == TK_STORE_APP || q->by[i] == TK_STORE_VERSION || q->by[i] == TK_STORE_BY_DAY;
 	for (size_t i = 0; i < q->nby; i++) {
 		char one[160];
-		if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR)
+		if (sum && q->by[i] == TK_STORE_BY_DAY)
+			snprintf(one, sizeof one, "day");
+		else if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR)
 			by_group(q->by[i], one, sizeof one);
 		else
 			snprintf(one, sizeof one, "%s", tk_store_by_name(q->by[i]));
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
-	where_sql(q, m->kinds, m->column, where, sizeof where);
-	/* a version without an app: every app named (sessions_sum has each report's), so the index is
-	 * searched per (kind, app, version) instead of read whole; the same rows */
-	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
-		snprintf(where + strlen(where), sizeof where - strlen(where),
-		         " AND app IN (SELECT DISTINCT app FROM "
-		         "sessions_sum)");
+	if (!sum) {
+		where_sql(q, m->kinds, m->column, where, sizeof where);
+		/* a version without an app: every app named (sessions_sum has each report's), so the index is
+		 * searched per (kind, app, version) instead of read whole; the same rows */
+		if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
+			snprintf(where + strlen(where), sizeof where - strlen(where),
+			         " AND app IN (SELECT DISTINCT app FROM "
+			         "sessions_sum)");
+	}
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
-	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
-	                            q->signature ? "" : " INDEXED BY reports_values", where);
+	char *sql = sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
+	                : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
+	                                  q->signature ? "" : " INDEXED BY reports_values", where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
@@ -1227,8 +1367,13 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			last = at;
 		}
 		pgroup *g = &ps.g[at];
-		TK_GROW(g->v, g->cap, g->n + 1);
-		g->v[g->n++] = sqlite3_column_double(st, (int)q->nby);
+		double v = sqlite3_column_double(st, (int)q->nby);
+		sqlite3_int64 times = sqlite3_column_int64(st, (int)q->nby + 1);
+		if (times < 1)
+			continue;
+		TK_GROW(g->v, g->cap, g->n + (size_t)times);
+		for (sqlite3_int64 t = 0; t < times; t++)
+			g->v[g->n++] = v;
 	}
 	sqlite3_finalize(st);
 	free(key);
@@ -1289,6 +1434,31 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	}
 	free(ps.g);
 	return ok ? 0 : fail_on(s, db, err, "percentile query");
+}
+
+/* value_counts' col for a report column it counts, or -1. */
+static int vc_col(const char *col)
+{
+	return strcmp(col, "duration") == 0 ? 0 : strcmp(col, "avg_cpu") == 0 ? 1 : -1;
+}
+
+/* Whether value_counts answers q's filters on col: app and version alone, no time range or signature.
+ * Then the WHERE for it (bind_where binds the same parameters). */
+static int vc_fit(const tk_store_query *q, const char *kinds, const char *col, char *where, size_t n)
+{
+	if (vc_col(col) < 0 || q->since > 0 || q->until > 0 || q->signature)
+		return 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k] && k != TK_STORE_APP && k != TK_STORE_VERSION)
+			return 0;
+	size_t len = (size_t)snprintf(where, n, " WHERE col = %d AND kind IN %s", vc_col(col), kinds);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k])
+			len += (size_t)snprintf(where + len, n - len, " AND %s = ?", tk_store_key_names[k]);
+	/* a version without an app: every app named, so the key is searched per (kind, app, version) */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+		snprintf(where + len, n - len, " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	return 1;
 }
 
 /* ---- sorted values per (app, version), kept per connection ----
@@ -1401,13 +1571,18 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		return 0;
 	}
 	char where[512];
-	where_sql(q, kinds, col, where, sizeof where);
-	/* a version without an app: every app named (sessions_sum has each report's), so the index is
-	 * searched per (kind, app, version) instead of read whole; the same rows */
-	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
-		snprintf(where + strlen(where), sizeof where - strlen(where),
-		         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
-	char *sql = sqlite3_mprintf("SELECT app, version, %s FROM reports INDEXED BY reports_values%s", col, where);
+	/* from value_counts where it holds the filters: each value n times, in the same order */
+	int sum = vc_fit(q, kinds, col, where, sizeof where);
+	if (!sum) {
+		where_sql(q, kinds, col, where, sizeof where);
+		/* a version without an app: every app named (sessions_sum has each report's), so the index is
+		 * searched per (kind, app, version) instead of read whole; the same rows */
+		if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+			snprintf(where + strlen(where), sizeof where - strlen(where),
+			         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	}
+	char *sql = sum ? sqlite3_mprintf("SELECT app, version, value, n FROM value_counts%s", where)
+	                : sqlite3_mprintf("SELECT app, version, %s, 1 FROM reports INDEXED BY reports_values%s", col, where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st) {
@@ -1434,8 +1609,13 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 			}
 		}
 		vrun *w = &r[last];
-		TK_GROW(w->v, w->cap, w->n + 1);
-		w->v[w->n++] = sqlite3_column_double(st, 2);
+		sqlite3_int64 times = sqlite3_column_int64(st, 3);
+		double v = sqlite3_column_double(st, 2);
+		if (times < 1)
+			continue;
+		TK_GROW(w->v, w->cap, w->n + (size_t)times);
+		for (sqlite3_int64 t = 0; t < times; t++)
+			w->v[w->n++] = v;
 	}
 	sqlite3_finalize(st);
 	tk_hidx_free(&idx);
