@@ -685,7 +685,7 @@ typedef struct vacc {
  * SQLite does), divided by 86400. */
 static void vc_day(double t, vacc *a)
 {
-	sqlite3_int64 x = t <= -9223372036854775808.0 ? INT64_MIN
+	sqlite3_int64 x = t <= -9223372036854775808.0  ? INT64_MIN
 	                  : t >= 9223372036854775807.0 ? INT64_MAX
 	                                               : (sqlite3_int64)t;
 	a->real = 0;
@@ -743,11 +743,11 @@ static void vc_clear(sq *s)
 /* The transaction's rows into value_counts (one upsert per distinct row touched), before COMMIT. */
 static int vc_flush(sq *s)
 {
-	if (!s->va_up &&
-	    sqlite3_prepare_v2(s->db,
-	                       "INSERT INTO value_counts (col, kind, app, version, value, day, n) VALUES (?,?,?,?,?,?,?)"
-	                       " ON CONFLICT (col, kind, app, version, value, day) DO UPDATE SET n = n + excluded.n",
-	                       -1, &s->va_up, NULL) != SQLITE_OK)
+	if (!s->va_up && sqlite3_prepare_v2(
+	                     s->db,
+	                     "INSERT INTO value_counts (col, kind, app, version, value, day, n) VALUES (?,?,?,?,?,?,?)"
+	                     " ON CONFLICT (col, kind, app, version, value, day) DO UPDATE SET n = n + excluded.n",
+	                     -1, &s->va_up, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_stmt *st = s->va_up;
 	for (size_t i = 0; i < s->nva; i++) {
@@ -1581,8 +1581,9 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 			snprintf(where + strlen(where), sizeof where - strlen(where),
 			         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
 	}
-	char *sql = sum ? sqlite3_mprintf("SELECT app, version, value, n FROM value_counts%s", where)
-	                : sqlite3_mprintf("SELECT app, version, %s, 1 FROM reports INDEXED BY reports_values%s", col, where);
+	char *sql =
+	    sum ? sqlite3_mprintf("SELECT app, version, value, n FROM value_counts%s", where)
+	        : sqlite3_mprintf("SELECT app, version, %s, 1 FROM reports INDEXED BY reports_values%s", col, where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st) {
