@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "tracekit/stats.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -1470,9 +1471,15 @@ static int vc_fit(const tk_store_query *q, const char *kinds, const char *col, c
  * merging them: the same values in the same order, so the same numbers. Kept while the change token
  * (sq_changes) is the same. */
 
+/* A distinct value and how many reports hold it. */
+typedef struct vw {
+	double v;
+	uint64_t n;
+} vw;
+
 typedef struct vrun {
 	char *app, *version;
-	double *v;
+	vw *v; /* ascending, each value once */
 	size_t n, cap;
 } vrun;
 
@@ -1548,6 +1555,12 @@ static int vrun_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->version, y->version);
 }
 
+static int vw_cmp(const void *a, const void *b)
+{
+	double x = ((const vw *)a)->v, y = ((const vw *)b)->v;
+	return (x > y) - (x < y);
+}
+
 /* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
  * sorted by (app, version), each run's values ascending; owned by the cache. */
 static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out, size_t *nout,
@@ -1614,9 +1627,12 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		double v = sqlite3_column_double(st, 2);
 		if (times < 1)
 			continue;
-		TK_GROW(w->v, w->cap, w->n + (size_t)times);
-		for (sqlite3_int64 t = 0; t < times; t++)
-			w->v[w->n++] = v;
+		if (w->n && w->v[w->n - 1].v == v) {
+			w->v[w->n - 1].n += (uint64_t)times;
+		} else {
+			TK_GROW(w->v, w->cap, w->n + 1);
+			w->v[w->n++] = (vw){v, (uint64_t)times};
+		}
 	}
 	sqlite3_finalize(st);
 	tk_hidx_free(&idx);
@@ -1629,10 +1645,19 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		qsort(r, n, sizeof *r, vrun_cmp);
 	for (size_t i = 0; i < n; i++) { /* sorted unless two kinds met in the run, or col is not duration */
 		size_t u = 1;
-		while (u < r[i].n && !(r[i].v[u] < r[i].v[u - 1]))
+		while (u < r[i].n && r[i].v[u - 1].v < r[i].v[u].v)
 			u++;
-		if (u < r[i].n)
-			qsort(r[i].v, r[i].n, sizeof *r[i].v, cmp_double);
+		if (u < r[i].n) { /* sorted, and equal values made one */
+			qsort(r[i].v, r[i].n, sizeof *r[i].v, vw_cmp);
+			size_t o = 0;
+			for (size_t k = 1; k < r[i].n; k++) {
+				if (r[i].v[k].v == r[i].v[o].v)
+					r[i].v[o].n += r[i].v[k].n;
+				else
+					r[i].v[++o] = r[i].v[k];
+			}
+			r[i].n = o + 1;
+		}
 	}
 	free(c->key[slot]);
 	vruns_free(c->r[slot], c->n[slot]);
@@ -1670,9 +1695,10 @@ static int vorder_cmp(const void *a, const void *b, void *ctx)
 }
 
 /* The runs grouped by by[0..nby) (APP or VERSION): calls each(ctx, first run of the group, its
- * values merged ascending, how many) per group, in the order of the keys' bytes. */
+ * values merged ascending (a value may come twice, from two runs), how many) per group, in the order
+ * of the keys' bytes. */
 static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
-                        int (*each)(void *ctx, const vrun *first, const double *v, size_t nv), void *ctx)
+                        int (*each)(void *ctx, const vrun *first, const vw *v, size_t nv), void *ctx)
 {
 	if (!n)
 		return 0;
@@ -1681,7 +1707,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 		ord[i] = (uint32_t)i;
 	vgroup_ctx g = {r, by, nby};
 	qsort_r(ord, n, sizeof *ord, vorder_cmp, &g);
-	double *a = NULL, *b = NULL;
+	vw *a = NULL, *b = NULL;
 	size_t acap = 0, bcap = 0, *cut = tk_xmalloc((n + 1) * sizeof *cut);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
@@ -1711,7 +1737,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo,
 				       y = mid, o = lo;
 				while (x < mid && y < hi)
-					b[o++] = a[y] < a[x] ? a[y++] : a[x++];
+					b[o++] = a[y].v < a[x].v ? a[y++] : a[x++];
 				while (x < mid)
 					b[o++] = a[x++];
 				while (y < hi)
@@ -1720,7 +1746,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 			}
 			cut[nm] = total;
 			m = nm;
-			double *t = a;
+			vw *t = a;
 			a = b, b = t;
 			size_t tc = acap;
 			acap = bcap, bcap = tc;
@@ -1741,11 +1767,69 @@ typedef struct vpct_ctx {
 	size_t n;
 } vpct_ctx;
 
-static int vpct_each(void *ctx, const vrun *first, const double *v, size_t nv)
+/* tk_store_summarise of the values v holds (each v[i].v v[i].n times, ascending), the same numbers
+ * without the values laid out: the mean summed as tk_summary_sorted sums (compensated, in long
+ * double, value by value in order), each percentile from the two order statistics type 7 reads,
+ * interpolated by tk_store_lerp (tk_quantile7's own step). */
+typedef struct vksum {
+	long double s, c;
+} vksum;
+
+static void vksum_add(vksum *k, long double x)
+{
+	long double t = k->s + x;
+	if (fabsl(k->s) >= fabsl(x))
+		k->c += (k->s - t) + x;
+	else
+		k->c += (x - t) + k->s;
+	k->s = t;
+}
+
+/* The value of rank i (from 0) of v. */
+static double vw_at(const vw *v, size_t nv, uint64_t i)
+{
+	for (size_t k = 0; k < nv; k++) {
+		if (i < v[k].n)
+			return v[k].v;
+		i -= v[k].n;
+	}
+	return nv ? v[nv - 1].v : NAN;
+}
+
+static void vw_summarise(const vw *v, size_t nv, tk_store_group *o)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < nv; i++)
+		n += v[i].n;
+	if (!n) {
+		tk_store_summarise(NULL, 0, o);
+		return;
+	}
+	vksum sum = {0, 0};
+	for (size_t i = 0; i < nv; i++)
+		for (uint64_t k = 0; k < v[i].n; k++)
+			vksum_add(&sum, v[i].v);
+	o->count = n;
+	o->mean = (double)((sum.s + sum.c) / n);
+	o->min = v[0].v;
+	o->max = v[nv - 1].v;
+	for (int q = 0; q < TK_STORE_NQ; q++) {
+		uint64_t num = tk_summary_pct_num[q], den = tk_summary_pct_den[q];
+		if (num >= den) {
+			o->q[q] = o->max;
+			continue;
+		}
+		unsigned __int128 prod = (unsigned __int128)(n - 1) * num;
+		uint64_t j = (uint64_t)(prod / den), delta = (uint64_t)(prod % den);
+		o->q[q] = j + 1 >= n ? o->max : tk_store_lerp(vw_at(v, nv, j), vw_at(v, nv, j + 1), delta, den);
+	}
+}
+
+static int vpct_each(void *ctx, const vrun *first, const vw *v, size_t nv)
 {
 	vpct_ctx *c = ctx;
 	tk_store_group *o = &c->g[c->n++];
-	tk_store_summarise(v, nv, o);
+	vw_summarise(v, nv, o);
 	for (size_t i = 0; i < c->q->nby; i++)
 		o->keys[i] = tk_xstrdup(vrun_key(first, c->q->by[i]));
 	return 0;
@@ -1773,12 +1857,13 @@ typedef struct vval_ctx {
 	void *ctx;
 } vval_ctx;
 
-static int vval_each(void *ctx, const vrun *first, const double *v, size_t nv)
+static int vval_each(void *ctx, const vrun *first, const vw *v, size_t nv)
 {
 	vval_ctx *c = ctx;
 	for (size_t i = 0; i < nv; i++)
-		if (c->row(c->ctx, c->by_version ? first->version : "", v[i]))
-			return -1;
+		for (uint64_t k = 0; k < v[i].n; k++)
+			if (c->row(c->ctx, c->by_version ? first->version : "", v[i].v))
+				return -1;
 	return 0;
 }
 
@@ -2436,11 +2521,10 @@ static int sig_stacks_ids(sq *s, const tk_store_query *q, const char *where, siz
 	size_t nt = 0, tcap = 0;
 	tk_hidx idx = {0};
 	rc = SQLITE_DONE;
-	if (nid &&
-	    sqlite3_prepare_v2(sdb,
-	                       merge ? "SELECT rowid, stack FROM reports WHERE rowid >= ?1 AND rowid <= ?2"
-	                             : "SELECT rowid, stack FROM reports WHERE rowid = ?1",
-	                       -1, &st, NULL) != SQLITE_OK) {
+	if (nid && sqlite3_prepare_v2(sdb,
+	                              merge ? "SELECT rowid, stack FROM reports WHERE rowid >= ?1 AND rowid <= ?2"
+	                                    : "SELECT rowid, stack FROM reports WHERE rowid = ?1",
+	                              -1, &st, NULL) != SQLITE_OK) {
 		free(ids);
 		return fail_on(s, sdb, err, "signature stacks query");
 	}
