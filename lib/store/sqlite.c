@@ -158,6 +158,7 @@ static const char *const migrations[] = {
      * metric per (app, version), and its percentiles per day, are read from ~10^5 rows instead of a
      * scan of every report: the same values in the same order (each repeated n times), so the same
      * numbers, exact. In key order a (col, kind, app, version)'s values come ascending. */
+    "DROP TABLE IF EXISTS value_counts;" /* rebuilt whole from reports */
     "CREATE TABLE value_counts (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL,"
     " version TEXT NOT NULL, value REAL NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,"
     " PRIMARY KEY (col, kind, app, version, value, day)) WITHOUT ROWID;"
@@ -1129,6 +1130,238 @@ static void by_lists(const tk_store_query *q, const char *time, char *sel, size_
  * its rate = hang s per foreground h; the group's percentiles of those rates, its mean the pooled
  * rate Σ hang / Σ foreground. A session with a metric payload's hang histogram takes its hang time
  * from there (an estimate, counted in estimated), any other from its hangs of at least 250 ms. */
+/* A group key: bytes and their length. */
+typedef struct pkey {
+	const char *p;
+	size_t n;
+} pkey;
+
+/* hang.rate from sessions_sum grouped in C (the SQL below does the same in two GROUP BYs and a sort):
+ * its rows of a session come together in key order; each session's sums are finished when the next
+ * begins, its rate (hs · 3600 / fg, as SQL computes it in doubles) put in its group, and each group
+ * summarised as tk_summary does (sorted, tk_store_summarise). 1 (nothing written): let SQL answer, where
+ * C would differ from it: an integer sum past int64 (SQL's error), a time whose bucket SQL names NULL. */
+typedef struct rgroup {
+	char *key; /* the by values NUL-terminated, or a bucket's number (8 bytes) */
+	size_t klen;
+	char *keys[TK_STORE_NKEYS];
+	double *v;
+	size_t n, cap;
+	sqlite3_int64 hs, fg, est;
+} rgroup;
+
+typedef struct rscan {
+	rgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	size_t nby;
+} rscan;
+
+static int rgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const rgroup *g = &((const rscan *)ctx)->g[idx];
+	const pkey *k = key;
+	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+}
+
+static int rgroup_cmp(const void *a, const void *b, void *nby)
+{
+	const rgroup *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* One session's sums, as the inner SELECT has them. */
+typedef struct rsess {
+	char *keys[TK_STORE_NKEYS];
+	double t0;
+	sqlite3_int64 fg, hsn, hs_ht, hs_lus;
+	int any, over;
+} rsess;
+
+/* by_group's bucket of a time (CAST, less w − 1 when negative, divided): -1 where SQL's integer
+ * arithmetic would overflow into doubles */
+static int rate_bucket(double t, int w, sqlite3_int64 *b)
+{
+	sqlite3_int64 x = t <= -9223372036854775808.0  ? INT64_MIN
+	                  : t >= 9223372036854775807.0 ? INT64_MAX
+	                                               : (sqlite3_int64)t;
+	if (x < 0 && x < INT64_MIN + (w - 1))
+		return -1;
+	*b = (x - (x < 0) * (sqlite3_int64)(w - 1)) / w;
+	return 0;
+}
+
+static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
+{
+	if (!ss->any || ss->over)
+		return ss->over ? -1 : 0;
+	if (!(ss->fg > 0))
+		return 0;
+	sqlite3_int64 hs = ss->hsn > 0 ? ss->hs_ht : ss->hs_lus;
+	size_t kl = 0;
+	for (size_t i = 0; i < q->nby; i++) {
+		if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+			sqlite3_int64 b;
+			if (rate_bucket(ss->t0, q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600, &b))
+				return -1;
+			TK_GROW(*key, *kcap, kl + sizeof b);
+			memcpy(*key + kl, &b, sizeof b);
+			kl += sizeof b;
+		} else {
+			const char *t = ss->keys[q->by[i]];
+			size_t tl = strlen(t);
+			TK_GROW(*key, *kcap, kl + tl + 1);
+			memcpy(*key + kl, t, tl + 1);
+			kl += tl + 1;
+		}
+	}
+	uint64_t h = tk_hash_bytes(*key, kl, 0);
+	pkey k = {*key, kl};
+	uint32_t at = tk_hidx_find(&r->idx, h, rgroup_eq, r, &k);
+	if (at == UINT32_MAX) {
+		TK_GROW(r->g, r->cap, r->n + 1);
+		rgroup *g = &r->g[r->n];
+		memset(g, 0, sizeof *g);
+		g->key = tk_xmalloc(kl ? kl : 1);
+		memcpy(g->key, *key, kl);
+		g->klen = kl;
+		at = (uint32_t)r->n++;
+		tk_hidx_insert(&r->idx, h, at);
+	}
+	rgroup *g = &r->g[at];
+	TK_GROW(g->v, g->cap, g->n + 1);
+	g->v[g->n++] = (double)hs * 3600.0 / (double)ss->fg;
+	if (__builtin_add_overflow(g->hs, hs, &g->hs) || __builtin_add_overflow(g->fg, ss->fg, &g->fg))
+		return -1;
+	g->est += ss->hsn > 0;
+	return 0;
+}
+
+static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	char where[512];
+	where_sql(q, TK_STORE_RATE_KINDS, NULL, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT app, version, build, device, os, session, kind, nd, t0, dus, lus FROM "
+	                            "sessions_sum%s AND nd > 0 ORDER BY app, version, build, device, os, session",
+	                            where);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
+	if (!st)
+		return -1;
+	rscan r = {.nby = q->nby};
+	rsess ss = {0};
+	char *key = NULL;
+	size_t kcap = 0;
+	TK_GROW(key, kcap, 16);
+	int rc, bad = 0;
+	while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k[TK_STORE_NKEYS];
+		for (int i = 0; i < TK_STORE_NKEYS; i++) {
+			k[i] = (const char *)sqlite3_column_text(st, i);
+			k[i] = k[i] ? k[i] : "";
+		}
+		int same = ss.any;
+		for (int i = TK_STORE_NKEYS - 1; same && i >= 0; i--)
+			same = strcmp(ss.keys[i], k[i]) == 0;
+		if (!same) {
+			bad = rate_finish(&r, q, &ss, &key, &kcap) != 0;
+			for (int i = 0; i < TK_STORE_NKEYS; i++)
+				free(ss.keys[i]);
+			memset(&ss, 0, sizeof ss);
+			for (int i = 0; i < TK_STORE_NKEYS; i++)
+				ss.keys[i] = tk_xstrdup(k[i]);
+			ss.any = 1;
+			ss.t0 = NAN;
+		}
+		const char *kind = (const char *)sqlite3_column_text(st, 6);
+		kind = kind ? kind : "";
+		sqlite3_int64 nd = sqlite3_column_int64(st, 7), dus = sqlite3_column_int64(st, 9),
+		              lus = sqlite3_column_int64(st, 10);
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+			double t = sqlite3_column_double(st, 8);
+			if (isnan(ss.t0) || t < ss.t0)
+				ss.t0 = t;
+		}
+		if (strcmp(kind, "foreground") == 0)
+			ss.over |= __builtin_add_overflow(ss.fg, dus, &ss.fg);
+		if (strcmp(kind, "hang-time") == 0) {
+			ss.over |= __builtin_add_overflow(ss.hsn, nd, &ss.hsn);
+			ss.over |= __builtin_add_overflow(ss.hs_ht, dus, &ss.hs_ht);
+		}
+		if (is_hang_kind(kind))
+			ss.over |= __builtin_add_overflow(ss.hs_lus, lus, &ss.hs_lus);
+	}
+	if (!bad && rc == SQLITE_DONE)
+		bad = rate_finish(&r, q, &ss, &key, &kcap) != 0;
+	for (int i = 0; i < TK_STORE_NKEYS; i++)
+		free(ss.keys[i]);
+	sqlite3_finalize(st);
+	free(key);
+	tk_hidx_free(&r.idx);
+	int ok = !bad && rc == SQLITE_DONE;
+	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
+	sqlite3_stmt *lab = NULL;
+	for (size_t gi = 0; ok && gi < r.n; gi++) {
+		rgroup *g = &r.g[gi];
+		const char *p = g->key;
+		for (size_t i = 0; ok && i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b;
+				memcpy(&b, p, sizeof b);
+				p += sizeof b;
+				char one[160];
+				by_sql(q->by[i], "?1", one, sizeof one);
+				char *ls = sqlite3_mprintf("SELECT %s", one);
+				sqlite3_finalize(lab);
+				lab = NULL;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
+				sqlite3_free(ls);
+				if (!ok)
+					break;
+				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
+				const char *t =
+				    sqlite3_step(lab) == SQLITE_ROW ? (const char *)sqlite3_column_text(lab, 0) : NULL;
+				ok = t != NULL; /* NULL: let SQL group them */
+				g->keys[i] = tk_xstrdup(t ? t : "");
+			} else {
+				g->keys[i] = tk_xstrdup(p);
+				p += strlen(p) + 1;
+			}
+		}
+	}
+	sqlite3_finalize(lab);
+	if (ok && r.n) {
+		qsort_r(r.g, r.n, sizeof *r.g, rgroup_cmp, &r.nby);
+		*out = tk_xcalloc(r.n, sizeof **out);
+		for (size_t gi = 0; gi < r.n; gi++) {
+			rgroup *g = &r.g[gi];
+			tk_store_group *o = &(*out)[(*n)++];
+			qsort(g->v, g->n, sizeof *g->v, cmp_double);
+			tk_store_summarise(g->v, g->n, o);
+			o->count = (uint64_t)(double)o->count;
+			o->mean = (double)g->hs * 3600.0 / (double)g->fg;
+			o->estimated = (uint64_t)g->est;
+			memcpy(o->keys, g->keys, sizeof o->keys);
+			memset(g->keys, 0, sizeof g->keys);
+		}
+	}
+	for (size_t gi = 0; gi < r.n; gi++) {
+		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
+			free(r.g[gi].keys[i]);
+		free(r.g[gi].key);
+		free(r.g[gi].v);
+	}
+	free(r.g);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return fail_on(s, db, err, "hang-rate query");
+	return ok ? 0 : 1;
+}
+
 #define SQ_US(x) "CAST(" x " * 1000000.0 + 0.5 AS INTEGER)"
 static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
@@ -1136,6 +1369,11 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	char sel[512], keys[256], where[512];
 	by_lists(q, "t0", sel, sizeof sel, keys, sizeof keys);
 	char *sql;
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
+		int c = hang_rate_from_sum(s, q, out, n, err);
+		if (c <= 0)
+			return c;
+	}
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
 		/* from sessions_sum: the same sessions (those with a report of these kinds with a
 		 * duration), the same integer sums and first time, per (session, kind) row */
@@ -1260,11 +1498,6 @@ typedef struct pscan {
 	tk_hidx idx;
 	size_t nby;
 } pscan;
-
-typedef struct pkey {
-	const char *p;
-	size_t n;
-} pkey;
 
 static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
 {
@@ -2521,10 +2754,11 @@ static int sig_stacks_ids(sq *s, const tk_store_query *q, const char *where, siz
 	size_t nt = 0, tcap = 0;
 	tk_hidx idx = {0};
 	rc = SQLITE_DONE;
-	if (nid && sqlite3_prepare_v2(sdb,
-	                              merge ? "SELECT rowid, stack FROM reports WHERE rowid >= ?1 AND rowid <= ?2"
-	                                    : "SELECT rowid, stack FROM reports WHERE rowid = ?1",
-	                              -1, &st, NULL) != SQLITE_OK) {
+	if (nid &&
+	    sqlite3_prepare_v2(sdb,
+	                       merge ? "SELECT rowid, stack FROM reports WHERE rowid >= ?1 AND rowid <= ?2"
+	                             : "SELECT rowid, stack FROM reports WHERE rowid = ?1",
+	                       -1, &st, NULL) != SQLITE_OK) {
 		free(ids);
 		return fail_on(s, sdb, err, "signature stacks query");
 	}
@@ -3008,6 +3242,194 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	return 0;
 }
 
+/* sq_overview from sessions_sum, grouped in C: one read of its rows (in key order, no sort) for both
+ * the reports per (group, kind) and the distinct sessions per group, which GROUP BY … ORDER BY did in
+ * two statements with a sort of every row each. The same rows out, in the same order: groups by
+ * their keys' bytes, a group's kinds by name, then each group with its sessions. */
+typedef struct ovkind {
+	char *kind;
+	uint64_t n;
+} ovkind;
+
+typedef struct ovgroup {
+	char *key; /* the by values, each NUL-terminated */
+	size_t klen;
+	char *keys[TK_STORE_NKEYS];
+	ovkind *k;
+	size_t nk, kcap;
+	uint64_t sessions;
+} ovgroup;
+
+typedef struct ovscan {
+	ovgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	/* the distinct (group, session) pairs seen */
+	struct ovsess {
+		uint32_t g;
+		char *session;
+	} * s;
+	size_t ns, scap;
+	tk_hidx sidx;
+	size_t nby;
+} ovscan;
+
+static int ovgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const ovgroup *g = &((const ovscan *)ctx)->g[idx];
+	const pkey *k = key;
+	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+}
+
+typedef struct ovskey {
+	uint32_t g;
+	const char *session;
+} ovskey;
+
+static int ovsess_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct ovsess *e = &((const ovscan *)ctx)->s[idx];
+	const ovskey *k = key;
+	return e->g == k->g && strcmp(e->session, k->session) == 0;
+}
+
+static int ovgroup_cmp(const void *a, const void *b, void *nby)
+{
+	const ovgroup *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int ovkind_cmp(const void *a, const void *b)
+{
+	return strcmp(((const ovkind *)a)->kind, ((const ovkind *)b)->kind);
+}
+
+static int overview_from_sum(sq *s, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
+{
+	char sel[512] = "", where[1024];
+	size_t sl = 0;
+	for (size_t i = 0; i < q->nby; i++)
+		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", tk_store_by_name(q->by[i]));
+	where_sql(q, "(kind)", NULL, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT %skind, session, n FROM sessions_sum%s", sel, where);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "overview query", err);
+	if (!st)
+		return -1;
+	ovscan o = {.nby = q->nby};
+	char *key = NULL;
+	size_t kcap = 0;
+	TK_GROW(key, kcap, 16);
+	uint32_t last = UINT32_MAX, lastk = UINT32_MAX;
+	int rc;
+	int c = (int)q->nby;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t kl = 0;
+		for (int i = 0; i < c; i++) {
+			const char *t = (const char *)sqlite3_column_text(st, i);
+			size_t tl = t ? strlen(t) : 0;
+			TK_GROW(key, kcap, kl + tl + 1);
+			memcpy(key + kl, t ? t : "", tl);
+			key[kl + tl] = 0;
+			kl += tl + 1;
+		}
+		uint32_t at = last;
+		if (at == UINT32_MAX || o.g[at].klen != kl || memcmp(o.g[at].key, key, kl) != 0) {
+			uint64_t h = tk_hash_bytes(key, kl, 0);
+			pkey k = {key, kl};
+			at = tk_hidx_find(&o.idx, h, ovgroup_eq, &o, &k);
+			if (at == UINT32_MAX) {
+				TK_GROW(o.g, o.cap, o.n + 1);
+				ovgroup *g = &o.g[o.n];
+				memset(g, 0, sizeof *g);
+				g->key = tk_xmalloc(kl ? kl : 1);
+				memcpy(g->key, key, kl);
+				g->klen = kl;
+				const char *p = g->key;
+				for (size_t i = 0; i < q->nby; i++) {
+					g->keys[i] = tk_xstrdup(p);
+					p += strlen(p) + 1;
+				}
+				at = (uint32_t)o.n++;
+				tk_hidx_insert(&o.idx, h, at);
+			}
+			last = at;
+			lastk = UINT32_MAX;
+		}
+		ovgroup *g = &o.g[at];
+		const char *kind = (const char *)sqlite3_column_text(st, c);
+		const char *session = (const char *)sqlite3_column_text(st, c + 1);
+		kind = kind ? kind : "", session = session ? session : "";
+		uint32_t ki = lastk;
+		if (ki == UINT32_MAX || strcmp(g->k[ki].kind, kind) != 0) {
+			for (ki = 0; ki < g->nk && strcmp(g->k[ki].kind, kind) != 0; ki++)
+				;
+			if (ki == g->nk) {
+				TK_GROW(g->k, g->kcap, g->nk + 1);
+				g->k[g->nk++] = (ovkind){tk_xstrdup(kind), 0};
+			}
+			lastk = ki;
+		}
+		g->k[ki].n += (uint64_t)sqlite3_column_int64(st, c + 2);
+		ovskey sk = {at, session};
+		uint64_t h = tk_hash_bytes(session, strlen(session), at);
+		if (tk_hidx_find(&o.sidx, h, ovsess_eq, &o, &sk) == UINT32_MAX) {
+			TK_GROW(o.s, o.scap, o.ns + 1);
+			o.s[o.ns].g = at;
+			o.s[o.ns].session = tk_xstrdup(session);
+			tk_hidx_insert(&o.sidx, h, (uint32_t)o.ns++);
+			g->sessions++;
+		}
+	}
+	sqlite3_finalize(st);
+	free(key);
+	tk_hidx_free(&o.idx);
+	tk_hidx_free(&o.sidx);
+	for (size_t i = 0; i < o.ns; i++)
+		free(o.s[i].session);
+	free(o.s);
+	if (rc == SQLITE_DONE && o.n) {
+		qsort_r(o.g, o.n, sizeof *o.g, ovgroup_cmp, &o.nby);
+		size_t cap = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t gi = 0; gi < o.n; gi++) {
+				ovgroup *g = &o.g[gi];
+				if (!pass)
+					qsort(g->k, g->nk, sizeof *g->k, ovkind_cmp);
+				for (size_t ki = 0; ki < (pass ? 1 : g->nk); ki++) {
+					TK_GROW(*out, cap, *n + 1);
+					tk_store_overview *r = &(*out)[(*n)++];
+					memset(r, 0, sizeof *r);
+					for (size_t i = 0; i < q->nby; i++)
+						r->keys[i] = tk_xstrdup(g->keys[i]);
+					if (pass) {
+						r->sessions = g->sessions;
+					} else {
+						r->kinds = tk_xcalloc(1, sizeof *r->kinds);
+						r->nkinds = 1;
+						r->kinds[0].value = tk_xstrdup(g->k[ki].kind);
+						r->kinds[0].count = g->k[ki].n;
+					}
+				}
+			}
+	}
+	for (size_t gi = 0; gi < o.n; gi++) {
+		for (size_t i = 0; i < q->nby; i++)
+			free(o.g[gi].keys[i]);
+		for (size_t ki = 0; ki < o.g[gi].nk; ki++)
+			free(o.g[gi].k[ki].kind);
+		free(o.g[gi].k);
+		free(o.g[gi].key);
+	}
+	free(o.g);
+	return rc == SQLITE_DONE ? 0 : fail_on(s, db, err, "overview query");
+}
+
 /* Reports per (group, kind), then distinct sessions per group (kinds NULL). */
 static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
 {
@@ -3020,6 +3442,8 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	int sum = !(q->since > 0) && !(q->until > 0) && !q->signature;
 	for (size_t i = 0; i < q->nby; i++)
 		sum &= q->by[i] != TK_STORE_BY_DAY && q->by[i] != TK_STORE_BY_HOUR;
+	if (sum)
+		return overview_from_sum(s, q, out, n, err);
 	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		char *sql =

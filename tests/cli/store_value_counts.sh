@@ -33,11 +33,15 @@ check_eq "sqlite: schema 8 migrates to 9" "9" "$(sqlite3 "$OLD" "PRAGMA user_ver
 check_eq "the migrated value_counts plus later ingests equals the one kept at ingest" \
 	"$(sqlite3 "$NEW" "$VCQ")" "$(sqlite3 "$OLD" "$VCQ")"
 
-# answers from value_counts equal the same answers from the reports (--since 86400: every report, scanned)
+# answers from value_counts equal the same answers from the reports (--since 86400: every report, scanned);
+# so do the overview's counts and sessions and the hang rate, grouped in C from sessions_sum
 for a in "--metric hang.duration --by app,version" "--metric hang.duration --by version" "--metric hang.duration" \
 	"--metric hang.duration --by day,version" "--metric hang.duration --by version,day" "--metric hang.duration --by day" \
 	"--metric cpu.duration --by app,version" "--metric cpu.average --by version" "--metric cpu.average --by day,app" \
-	"--metric hang.duration --by day --where version=5.1" "--metric hang.duration --by app --where app=Atlas,version=5.2"; do
+	"--metric hang.duration --by day --where version=5.1" "--metric hang.duration --by app --where app=Atlas,version=5.2" \
+	"--overview" "--overview --by app,version" "--overview --by version,device" "--overview --by os --where version=5.0" \
+	"--overview --by session" "--metric hang.rate --by app,version" "--metric hang.rate" "--metric hang.rate --by day" \
+	"--metric hang.rate --by hour,version" "--metric hang.rate --by device --where version=5.1"; do
 	want=$("$TK" stats --db "sqlite:$NEW" $a --since 86400 --json)
 	check "reports answer $a (not empty)" test -n "$want"
 	check_eq "value_counts answers $a as the reports do" "$want" "$("$TK" stats --db "sqlite:$NEW" $a --json || echo FAILED)"
