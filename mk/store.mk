@@ -16,6 +16,11 @@ $(BUILD)/bench/store_put: bench/store_put.c $(BUILD)/libtracekit-store.a $(BUILD
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(LIB_LDLIBS)
 
+# bench/dash_get: dashboard requests answered in-process (first answer's CPU, bodies kept to compare builds)
+$(BUILD)/bench/dash_get: bench/dash_get.c $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) -o $@ $< $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(LIB_LDLIBS)
+
 # libFuzzer harness over the upload bundle decoder (lib/store/bundle.c + reports.c + the Records
 # reader): make check runs a short seeded pass (tests/cli/store_fuzz.sh); `make fuzz-bundle` longer.
 # Uploaded profiles (lib/store/inputs.c) go through every reader and the stats function table, so

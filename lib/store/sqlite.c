@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "tracekit/stats.h"
 #include "util/hidx.h"
 #include "util/mem.h"
 
@@ -41,6 +42,10 @@ typedef struct sq {
 	size_t nsa, sacap;
 	tk_hidx saidx;
 	sqlite3_stmt *sa_up;
+	struct vacc *va; /* this transaction's additions to value_counts (vc_add) */
+	size_t nva, vacap;
+	tk_hidx vaidx;
+	sqlite3_stmt *va_up;
 	uint64_t serial; /* this connection among the process's (sq_changes) */
 	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
 	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
@@ -147,6 +152,26 @@ static const char *const migrations[] = {
     "ALTER TABLE reports ADD COLUMN stack BLOB;"
     "UPDATE reports SET stack = rs.stack FROM report_stacks rs WHERE rs.report = reports.id;"
     "DROP TABLE report_stacks;",
+    /* 8 → 9: value_counts, maintained at ingest (vc_add): how many reports of a (kind, app, version,
+     * UTC day) hold each distinct value of a column (col 0 duration, 1 avg_cpu; day as by_group
+     * numbers it). A million hangs hold a few thousand distinct durations, so the sorted values of a
+     * metric per (app, version), and its percentiles per day, are read from ~10^5 rows instead of a
+     * scan of every report: the same values in the same order (each repeated n times), so the same
+     * numbers, exact. In key order a (col, kind, app, version)'s values come ascending. Its upserts
+     * cost ~5 µs a report at ingest (store_put, batches of 50 k); reports_version (kind, version,
+     * duration) goes, which cost about as much: what it served (a metric's values by version) now
+     * reads value_counts, or reports_values with the apps listed (a version without an app). */
+    "DROP TABLE IF EXISTS value_counts;" /* rebuilt whole from reports */
+    "DROP INDEX IF EXISTS reports_version;"
+    "CREATE TABLE value_counts (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL,"
+    " version TEXT NOT NULL, value REAL NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (col, kind, app, version, value, day)) WITHOUT ROWID;"
+    "INSERT INTO value_counts SELECT 0, kind, app, version, duration,"
+    " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
+    " WHERE duration IS NOT NULL GROUP BY kind, app, version, duration, d;"
+    "INSERT INTO value_counts SELECT 1, kind, app, version, avg_cpu,"
+    " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
+    " WHERE avg_cpu IS NOT NULL GROUP BY kind, app, version, avg_cpu, d;",
 };
 
 static int fail(sq *s, tk_error *err, const char *what)
@@ -296,6 +321,9 @@ static void sq_close(void *h)
 	sqlite3_finalize(s->sa_up);
 	free(s->sa);
 	tk_hidx_free(&s->saidx);
+	sqlite3_finalize(s->va_up);
+	free(s->va);
+	tk_hidx_free(&s->vaidx);
 	qcache_free(s);
 	vcache_free(s);
 	sigcache_free(s);
@@ -657,6 +685,110 @@ static int sess_flush(sq *s)
 	return 0;
 }
 
+/* ---- value_counts upkeep (migration 8 → 9) ---- */
+
+/* A (col, kind, app, version, value, day) row of value_counts, what the open transaction adds to it;
+ * the strings are the batch's own, as sacc's. */
+typedef struct vacc {
+	const char *kind, *app, *version;
+	double value, dayr; /* dayr: the day when SQL's arithmetic gives a real (a time near -2^63) */
+	sqlite3_int64 day, n;
+	int col, real;
+} vacc;
+
+/* The day of a time as by_group numbers it in SQL: CAST(time AS INTEGER) (truncated, saturated),
+ * less 86399 when negative (that subtraction done in doubles where the integer one overflows, as
+ * SQLite does), divided by 86400. */
+static void vc_day(double t, vacc *a)
+{
+	sqlite3_int64 x = t <= -9223372036854775808.0  ? INT64_MIN
+	                  : t >= 9223372036854775807.0 ? INT64_MAX
+	                                               : (sqlite3_int64)t;
+	a->real = 0;
+	if (x < 0 && x < INT64_MIN + 86399) {
+		a->real = 1;
+		a->dayr = ((double)x - 86399.0) / 86400.0;
+		return;
+	}
+	if (x < 0)
+		x -= 86399;
+	a->day = x / 86400;
+}
+
+static int vacc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const vacc *a = &((const sq *)ctx)->va[idx], *b = key;
+	return a->col == b->col && a->real == b->real && memcmp(&a->value, &b->value, sizeof a->value) == 0 &&
+	       (a->real ? memcmp(&a->dayr, &b->dayr, sizeof a->dayr) == 0 : a->day == b->day) &&
+	       strcmp(a->version, b->version) == 0 && strcmp(a->app, b->app) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
+/* A new report's duration and CPU average (what bind_num stores: finite values) counted. */
+static void vc_add(sq *s, const tk_report *r)
+{
+	double v[2] = {r->duration, r->avg_cpu};
+	for (int col = 0; col < 2; col++) {
+		if (!isfinite(v[col]))
+			continue;
+		vacc k = {.kind = r->kind,
+		          .app = r->keys[TK_STORE_APP],
+		          .version = r->keys[TK_STORE_VERSION],
+		          .value = v[col] == 0 ? 0.0 : v[col], /* -0 as SQLite stores it */
+		          .col = col};
+		vc_day(r->time, &k);
+		uint64_t h = tk_hash_bytes(&k.value, sizeof k.value, (uint64_t)k.day * 31 + (uint64_t)col);
+		h = tk_hash_bytes(k.version, strlen(k.version), h);
+		uint32_t at = tk_hidx_find(&s->vaidx, h, vacc_eq, s, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(s->va, s->vacap, s->nva + 1);
+			s->va[s->nva] = k;
+			at = (uint32_t)s->nva++;
+			tk_hidx_insert(&s->vaidx, h, at);
+		}
+		s->va[at].n++;
+	}
+}
+
+static void vc_clear(sq *s)
+{
+	s->nva = 0;
+	tk_hidx_free(&s->vaidx);
+	memset(&s->vaidx, 0, sizeof s->vaidx);
+}
+
+/* The transaction's rows into value_counts (one upsert per distinct row touched), before COMMIT. */
+static int vc_flush(sq *s)
+{
+	if (!s->va_up && sqlite3_prepare_v2(
+	                     s->db,
+	                     "INSERT INTO value_counts (col, kind, app, version, value, day, n) VALUES (?,?,?,?,?,?,?)"
+	                     " ON CONFLICT (col, kind, app, version, value, day) DO UPDATE SET n = n + excluded.n",
+	                     -1, &s->va_up, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_stmt *st = s->va_up;
+	for (size_t i = 0; i < s->nva; i++) {
+		const vacc *a = &s->va[i];
+		sqlite3_reset(st);
+		sqlite3_bind_int(st, 1, a->col);
+		sqlite3_bind_text(st, 2, a->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, a->app, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, a->version, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 5, a->value);
+		if (a->real)
+			sqlite3_bind_double(st, 6, a->dayr);
+		else
+			sqlite3_bind_int64(st, 6, a->day);
+		sqlite3_bind_int64(st, 7, a->n);
+		int rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	sqlite3_clear_bindings(st);
+	vc_clear(s);
+	return 0;
+}
+
 static int is_hang_kind(const char *kind)
 {
 	return strcmp(kind, "hang") == 0 || strcmp(kind, "anr") == 0;
@@ -756,8 +888,10 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 		if (fresh && has_stack && stacks_put(s, stack, r->stacks, err))
 			return -1;
 		add += (size_t)fresh;
-		if (fresh)
+		if (fresh) {
 			sess_add(s, r);
+			vc_add(s, r);
+		}
 		if (fresh && isfinite(r->duration) && is_hang_kind(r->kind)) {
 			if (!s->sigs[g].delta) {
 				TK_GROW(s->touched, s->touchcap, s->ntouched + 1);
@@ -874,15 +1008,17 @@ static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err)
 			sig_cache_clear(s);
 			stk_clear(s);
 			sess_clear(s);
+			vc_clear(s);
 			return -1;
 		}
 	}
-	if (sig_flush(s) || sess_flush(s)) {
+	if (sig_flush(s) || sess_flush(s) || vc_flush(s)) {
 		fail(s, err, "signature and session summaries");
 		exec(s, "ROLLBACK", NULL);
 		sig_cache_clear(s);
 		stk_clear(s);
 		sess_clear(s);
+		vc_clear(s);
 		return -1;
 	}
 	if (exec(s, "COMMIT", err)) {
@@ -1011,6 +1147,238 @@ static void by_lists(const tk_store_query *q, const char *time, char *sel, size_
  * its rate = hang s per foreground h; the group's percentiles of those rates, its mean the pooled
  * rate Σ hang / Σ foreground. A session with a metric payload's hang histogram takes its hang time
  * from there (an estimate, counted in estimated), any other from its hangs of at least 250 ms. */
+/* A group key: bytes and their length. */
+typedef struct pkey {
+	const char *p;
+	size_t n;
+} pkey;
+
+/* hang.rate from sessions_sum grouped in C (the SQL below does the same in two GROUP BYs and a sort):
+ * its rows of a session come together in key order; each session's sums are finished when the next
+ * begins, its rate (hs · 3600 / fg, as SQL computes it in doubles) put in its group, and each group
+ * summarised as tk_summary does (sorted, tk_store_summarise). 1 (nothing written): let SQL answer, where
+ * C would differ from it: an integer sum past int64 (SQL's error), a time whose bucket SQL names NULL. */
+typedef struct rgroup {
+	char *key; /* the by values NUL-terminated, or a bucket's number (8 bytes) */
+	size_t klen;
+	char *keys[TK_STORE_NKEYS];
+	double *v;
+	size_t n, cap;
+	sqlite3_int64 hs, fg, est;
+} rgroup;
+
+typedef struct rscan {
+	rgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	size_t nby;
+} rscan;
+
+static int rgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const rgroup *g = &((const rscan *)ctx)->g[idx];
+	const pkey *k = key;
+	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+}
+
+static int rgroup_cmp(const void *a, const void *b, void *nby)
+{
+	const rgroup *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* One session's sums, as the inner SELECT has them. */
+typedef struct rsess {
+	char *keys[TK_STORE_NKEYS];
+	double t0;
+	sqlite3_int64 fg, hsn, hs_ht, hs_lus;
+	int any, over;
+} rsess;
+
+/* by_group's bucket of a time (CAST, less w − 1 when negative, divided): -1 where SQL's integer
+ * arithmetic would overflow into doubles */
+static int rate_bucket(double t, int w, sqlite3_int64 *b)
+{
+	sqlite3_int64 x = t <= -9223372036854775808.0  ? INT64_MIN
+	                  : t >= 9223372036854775807.0 ? INT64_MAX
+	                                               : (sqlite3_int64)t;
+	if (x < 0 && x < INT64_MIN + (w - 1))
+		return -1;
+	*b = (x - (x < 0) * (sqlite3_int64)(w - 1)) / w;
+	return 0;
+}
+
+static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
+{
+	if (!ss->any || ss->over)
+		return ss->over ? -1 : 0;
+	if (!(ss->fg > 0))
+		return 0;
+	sqlite3_int64 hs = ss->hsn > 0 ? ss->hs_ht : ss->hs_lus;
+	size_t kl = 0;
+	for (size_t i = 0; i < q->nby; i++) {
+		if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+			sqlite3_int64 b;
+			if (rate_bucket(ss->t0, q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600, &b))
+				return -1;
+			TK_GROW(*key, *kcap, kl + sizeof b);
+			memcpy(*key + kl, &b, sizeof b);
+			kl += sizeof b;
+		} else {
+			const char *t = ss->keys[q->by[i]];
+			size_t tl = strlen(t);
+			TK_GROW(*key, *kcap, kl + tl + 1);
+			memcpy(*key + kl, t, tl + 1);
+			kl += tl + 1;
+		}
+	}
+	uint64_t h = tk_hash_bytes(*key, kl, 0);
+	pkey k = {*key, kl};
+	uint32_t at = tk_hidx_find(&r->idx, h, rgroup_eq, r, &k);
+	if (at == UINT32_MAX) {
+		TK_GROW(r->g, r->cap, r->n + 1);
+		rgroup *g = &r->g[r->n];
+		memset(g, 0, sizeof *g);
+		g->key = tk_xmalloc(kl ? kl : 1);
+		memcpy(g->key, *key, kl);
+		g->klen = kl;
+		at = (uint32_t)r->n++;
+		tk_hidx_insert(&r->idx, h, at);
+	}
+	rgroup *g = &r->g[at];
+	TK_GROW(g->v, g->cap, g->n + 1);
+	g->v[g->n++] = (double)hs * 3600.0 / (double)ss->fg;
+	if (__builtin_add_overflow(g->hs, hs, &g->hs) || __builtin_add_overflow(g->fg, ss->fg, &g->fg))
+		return -1;
+	g->est += ss->hsn > 0;
+	return 0;
+}
+
+static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
+{
+	char where[512];
+	where_sql(q, TK_STORE_RATE_KINDS, NULL, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT app, version, build, device, os, session, kind, nd, t0, dus, lus FROM "
+	                            "sessions_sum%s AND nd > 0 ORDER BY app, version, build, device, os, session",
+	                            where);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
+	if (!st)
+		return -1;
+	rscan r = {.nby = q->nby};
+	rsess ss = {0};
+	char *key = NULL;
+	size_t kcap = 0;
+	TK_GROW(key, kcap, 16);
+	int rc, bad = 0;
+	while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k[TK_STORE_NKEYS];
+		for (int i = 0; i < TK_STORE_NKEYS; i++) {
+			k[i] = (const char *)sqlite3_column_text(st, i);
+			k[i] = k[i] ? k[i] : "";
+		}
+		int same = ss.any;
+		for (int i = TK_STORE_NKEYS - 1; same && i >= 0; i--)
+			same = strcmp(ss.keys[i], k[i]) == 0;
+		if (!same) {
+			bad = rate_finish(&r, q, &ss, &key, &kcap) != 0;
+			for (int i = 0; i < TK_STORE_NKEYS; i++)
+				free(ss.keys[i]);
+			memset(&ss, 0, sizeof ss);
+			for (int i = 0; i < TK_STORE_NKEYS; i++)
+				ss.keys[i] = tk_xstrdup(k[i]);
+			ss.any = 1;
+			ss.t0 = NAN;
+		}
+		const char *kind = (const char *)sqlite3_column_text(st, 6);
+		kind = kind ? kind : "";
+		sqlite3_int64 nd = sqlite3_column_int64(st, 7), dus = sqlite3_column_int64(st, 9),
+		              lus = sqlite3_column_int64(st, 10);
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+			double t = sqlite3_column_double(st, 8);
+			if (isnan(ss.t0) || t < ss.t0)
+				ss.t0 = t;
+		}
+		if (strcmp(kind, "foreground") == 0)
+			ss.over |= __builtin_add_overflow(ss.fg, dus, &ss.fg);
+		if (strcmp(kind, "hang-time") == 0) {
+			ss.over |= __builtin_add_overflow(ss.hsn, nd, &ss.hsn);
+			ss.over |= __builtin_add_overflow(ss.hs_ht, dus, &ss.hs_ht);
+		}
+		if (is_hang_kind(kind))
+			ss.over |= __builtin_add_overflow(ss.hs_lus, lus, &ss.hs_lus);
+	}
+	if (!bad && rc == SQLITE_DONE)
+		bad = rate_finish(&r, q, &ss, &key, &kcap) != 0;
+	for (int i = 0; i < TK_STORE_NKEYS; i++)
+		free(ss.keys[i]);
+	sqlite3_finalize(st);
+	free(key);
+	tk_hidx_free(&r.idx);
+	int ok = !bad && rc == SQLITE_DONE;
+	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
+	sqlite3_stmt *lab = NULL;
+	for (size_t gi = 0; ok && gi < r.n; gi++) {
+		rgroup *g = &r.g[gi];
+		const char *p = g->key;
+		for (size_t i = 0; ok && i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b;
+				memcpy(&b, p, sizeof b);
+				p += sizeof b;
+				char one[160];
+				by_sql(q->by[i], "?1", one, sizeof one);
+				char *ls = sqlite3_mprintf("SELECT %s", one);
+				sqlite3_finalize(lab);
+				lab = NULL;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
+				sqlite3_free(ls);
+				if (!ok)
+					break;
+				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
+				const char *t =
+				    sqlite3_step(lab) == SQLITE_ROW ? (const char *)sqlite3_column_text(lab, 0) : NULL;
+				ok = t != NULL; /* NULL: let SQL group them */
+				g->keys[i] = tk_xstrdup(t ? t : "");
+			} else {
+				g->keys[i] = tk_xstrdup(p);
+				p += strlen(p) + 1;
+			}
+		}
+	}
+	sqlite3_finalize(lab);
+	if (ok && r.n) {
+		qsort_r(r.g, r.n, sizeof *r.g, rgroup_cmp, &r.nby);
+		*out = tk_xcalloc(r.n, sizeof **out);
+		for (size_t gi = 0; gi < r.n; gi++) {
+			rgroup *g = &r.g[gi];
+			tk_store_group *o = &(*out)[(*n)++];
+			qsort(g->v, g->n, sizeof *g->v, cmp_double);
+			tk_store_summarise(g->v, g->n, o);
+			o->count = (uint64_t)(double)o->count;
+			o->mean = (double)g->hs * 3600.0 / (double)g->fg;
+			o->estimated = (uint64_t)g->est;
+			memcpy(o->keys, g->keys, sizeof o->keys);
+			memset(g->keys, 0, sizeof g->keys);
+		}
+	}
+	for (size_t gi = 0; gi < r.n; gi++) {
+		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
+			free(r.g[gi].keys[i]);
+		free(r.g[gi].key);
+		free(r.g[gi].v);
+	}
+	free(r.g);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return fail_on(s, db, err, "hang-rate query");
+	return ok ? 0 : 1;
+}
+
 #define SQ_US(x) "CAST(" x " * 1000000.0 + 0.5 AS INTEGER)"
 static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
@@ -1018,6 +1386,11 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 	char sel[512], keys[256], where[512];
 	by_lists(q, "t0", sel, sizeof sel, keys, sizeof keys);
 	char *sql;
+	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
+		int c = hang_rate_from_sum(s, q, out, n, err);
+		if (c <= 0)
+			return c;
+	}
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature) {
 		/* from sessions_sum: the same sessions (those with a report of these kinds with a
 		 * duration), the same integer sums and first time, per (session, kind) row */
@@ -1085,6 +1458,7 @@ static int sq_hang_rate(sq *s, const tk_store_query *q, tk_store_group **out, si
 
 static int sq_changes(void *h, uint64_t *token, tk_error *err);
 static int sq_percentiles_run(sq *s, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
+static int vc_fit(const tk_store_query *q, const char *kinds, const char *col, char *where, size_t n);
 
 static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err)
 {
@@ -1142,11 +1516,6 @@ typedef struct pscan {
 	size_t nby;
 } pscan;
 
-typedef struct pkey {
-	const char *p;
-	size_t n;
-} pkey;
-
 static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const pgroup *g = &((const pscan *)ctx)->g[idx];
@@ -1177,24 +1546,33 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 {
 	char sel[1024] = "", where[512];
 	size_t sl = 0;
+	/* value_counts holds a day's values: a grouping of app, version and day under its filters */
+	int sum = vc_fit(q, m->kinds, m->column, where, sizeof where);
+	for (size_t i = 0; i < q->nby; i++)
+		sum &= q->by[i] == TK_STORE_APP || q->by[i] == TK_STORE_VERSION || q->by[i] == TK_STORE_BY_DAY;
 	for (size_t i = 0; i < q->nby; i++) {
 		char one[160];
-		if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR)
+		if (sum && q->by[i] == TK_STORE_BY_DAY)
+			snprintf(one, sizeof one, "day");
+		else if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR)
 			by_group(q->by[i], one, sizeof one);
 		else
 			snprintf(one, sizeof one, "%s", tk_store_by_name(q->by[i]));
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
-	where_sql(q, m->kinds, m->column, where, sizeof where);
-	/* a version without an app: every app named (sessions_sum has each report's), so the index is
-	 * searched per (kind, app, version) instead of read whole; the same rows */
-	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
-		snprintf(where + strlen(where), sizeof where - strlen(where),
-		         " AND app IN (SELECT DISTINCT app FROM "
-		         "sessions_sum)");
+	if (!sum) {
+		where_sql(q, m->kinds, m->column, where, sizeof where);
+		/* a version without an app: every app named (sessions_sum has each report's), so the index is
+		 * searched per (kind, app, version) instead of read whole; the same rows */
+		if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP] && !q->signature)
+			snprintf(where + strlen(where), sizeof where - strlen(where),
+			         " AND app IN (SELECT DISTINCT app FROM "
+			         "sessions_sum)");
+	}
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
-	char *sql = sqlite3_mprintf("SELECT %s%s FROM reports%s%s", sel, m->column,
-	                            q->signature ? "" : " INDEXED BY reports_values", where);
+	char *sql = sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
+	                : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
+	                                  q->signature ? "" : " INDEXED BY reports_values", where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
@@ -1240,8 +1618,13 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			last = at;
 		}
 		pgroup *g = &ps.g[at];
-		TK_GROW(g->v, g->cap, g->n + 1);
-		g->v[g->n++] = sqlite3_column_double(st, (int)q->nby);
+		double v = sqlite3_column_double(st, (int)q->nby);
+		sqlite3_int64 times = sqlite3_column_int64(st, (int)q->nby + 1);
+		if (times < 1)
+			continue;
+		TK_GROW(g->v, g->cap, g->n + (size_t)times);
+		for (sqlite3_int64 t = 0; t < times; t++)
+			g->v[g->n++] = v;
 	}
 	sqlite3_finalize(st);
 	free(key);
@@ -1304,6 +1687,31 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	return ok ? 0 : fail_on(s, db, err, "percentile query");
 }
 
+/* value_counts' col for a report column it counts, or -1. */
+static int vc_col(const char *col)
+{
+	return strcmp(col, "duration") == 0 ? 0 : strcmp(col, "avg_cpu") == 0 ? 1 : -1;
+}
+
+/* Whether value_counts answers q's filters on col: app and version alone, no time range or signature.
+ * Then the WHERE for it (bind_where binds the same parameters). */
+static int vc_fit(const tk_store_query *q, const char *kinds, const char *col, char *where, size_t n)
+{
+	if (vc_col(col) < 0 || q->since > 0 || q->until > 0 || q->signature)
+		return 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k] && k != TK_STORE_APP && k != TK_STORE_VERSION)
+			return 0;
+	size_t len = (size_t)snprintf(where, n, " WHERE col = %d AND kind IN %s", vc_col(col), kinds);
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k])
+			len += (size_t)snprintf(where + len, n - len, " AND %s = ?", tk_store_key_names[k]);
+	/* a version without an app: every app named, so the key is searched per (kind, app, version) */
+	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+		snprintf(where + len, n - len, " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	return 1;
+}
+
 /* ---- sorted values per (app, version), kept per connection ----
  * The dashboard asks one metric's values under one filter several ways: the overview by app and
  * version, its alert rule by version, the pages' version lists, a histogram's rows, a comparison's
@@ -1313,9 +1721,15 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
  * merging them: the same values in the same order, so the same numbers. Kept while the change token
  * (sq_changes) is the same. */
 
+/* A distinct value and how many reports hold it. */
+typedef struct vw {
+	double v;
+	uint64_t n;
+} vw;
+
 typedef struct vrun {
 	char *app, *version;
-	double *v;
+	vw *v; /* ascending, each value once */
 	size_t n, cap;
 } vrun;
 
@@ -1391,6 +1805,12 @@ static int vrun_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->version, y->version);
 }
 
+static int vw_cmp(const void *a, const void *b)
+{
+	double x = ((const vw *)a)->v, y = ((const vw *)b)->v;
+	return (x > y) - (x < y);
+}
+
 /* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
  * sorted by (app, version), each run's values ascending; owned by the cache. */
 static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out, size_t *nout,
@@ -1414,13 +1834,19 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		return 0;
 	}
 	char where[512];
-	where_sql(q, kinds, col, where, sizeof where);
-	/* a version without an app: every app named (sessions_sum has each report's), so the index is
-	 * searched per (kind, app, version) instead of read whole; the same rows */
-	if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
-		snprintf(where + strlen(where), sizeof where - strlen(where),
-		         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
-	char *sql = sqlite3_mprintf("SELECT app, version, %s FROM reports INDEXED BY reports_values%s", col, where);
+	/* from value_counts where it holds the filters: each value n times, in the same order */
+	int sum = vc_fit(q, kinds, col, where, sizeof where);
+	if (!sum) {
+		where_sql(q, kinds, col, where, sizeof where);
+		/* a version without an app: every app named (sessions_sum has each report's), so the index is
+		 * searched per (kind, app, version) instead of read whole; the same rows */
+		if (q->where[TK_STORE_VERSION] && !q->where[TK_STORE_APP])
+			snprintf(where + strlen(where), sizeof where - strlen(where),
+			         " AND app IN (SELECT DISTINCT app FROM sessions_sum)");
+	}
+	char *sql =
+	    sum ? sqlite3_mprintf("SELECT app, version, value, n FROM value_counts%s", where)
+	        : sqlite3_mprintf("SELECT app, version, %s, 1 FROM reports INDEXED BY reports_values%s", col, where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st) {
@@ -1447,8 +1873,16 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 			}
 		}
 		vrun *w = &r[last];
-		TK_GROW(w->v, w->cap, w->n + 1);
-		w->v[w->n++] = sqlite3_column_double(st, 2);
+		sqlite3_int64 times = sqlite3_column_int64(st, 3);
+		double v = sqlite3_column_double(st, 2);
+		if (times < 1)
+			continue;
+		if (w->n && w->v[w->n - 1].v == v) {
+			w->v[w->n - 1].n += (uint64_t)times;
+		} else {
+			TK_GROW(w->v, w->cap, w->n + 1);
+			w->v[w->n++] = (vw){v, (uint64_t)times};
+		}
 	}
 	sqlite3_finalize(st);
 	tk_hidx_free(&idx);
@@ -1461,10 +1895,19 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		qsort(r, n, sizeof *r, vrun_cmp);
 	for (size_t i = 0; i < n; i++) { /* sorted unless two kinds met in the run, or col is not duration */
 		size_t u = 1;
-		while (u < r[i].n && !(r[i].v[u] < r[i].v[u - 1]))
+		while (u < r[i].n && r[i].v[u - 1].v < r[i].v[u].v)
 			u++;
-		if (u < r[i].n)
-			qsort(r[i].v, r[i].n, sizeof *r[i].v, cmp_double);
+		if (u < r[i].n) { /* sorted, and equal values made one */
+			qsort(r[i].v, r[i].n, sizeof *r[i].v, vw_cmp);
+			size_t o = 0;
+			for (size_t k = 1; k < r[i].n; k++) {
+				if (r[i].v[k].v == r[i].v[o].v)
+					r[i].v[o].n += r[i].v[k].n;
+				else
+					r[i].v[++o] = r[i].v[k];
+			}
+			r[i].n = o + 1;
+		}
 	}
 	free(c->key[slot]);
 	vruns_free(c->r[slot], c->n[slot]);
@@ -1502,9 +1945,10 @@ static int vorder_cmp(const void *a, const void *b, void *ctx)
 }
 
 /* The runs grouped by by[0..nby) (APP or VERSION): calls each(ctx, first run of the group, its
- * values merged ascending, how many) per group, in the order of the keys' bytes. */
+ * values merged ascending (a value may come twice, from two runs), how many) per group, in the order
+ * of the keys' bytes. */
 static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
-                        int (*each)(void *ctx, const vrun *first, const double *v, size_t nv), void *ctx)
+                        int (*each)(void *ctx, const vrun *first, const vw *v, size_t nv), void *ctx)
 {
 	if (!n)
 		return 0;
@@ -1513,7 +1957,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 		ord[i] = (uint32_t)i;
 	vgroup_ctx g = {r, by, nby};
 	qsort_r(ord, n, sizeof *ord, vorder_cmp, &g);
-	double *a = NULL, *b = NULL;
+	vw *a = NULL, *b = NULL;
 	size_t acap = 0, bcap = 0, *cut = tk_xmalloc((n + 1) * sizeof *cut);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
@@ -1543,7 +1987,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 				size_t lo = cut[k], mid = cut[k + 1], hi = k + 2 <= m ? cut[k + 2] : mid, x = lo,
 				       y = mid, o = lo;
 				while (x < mid && y < hi)
-					b[o++] = a[y] < a[x] ? a[y++] : a[x++];
+					b[o++] = a[y].v < a[x].v ? a[y++] : a[x++];
 				while (x < mid)
 					b[o++] = a[x++];
 				while (y < hi)
@@ -1552,7 +1996,7 @@ static int vruns_groups(const vrun *r, size_t n, const int *by, size_t nby,
 			}
 			cut[nm] = total;
 			m = nm;
-			double *t = a;
+			vw *t = a;
 			a = b, b = t;
 			size_t tc = acap;
 			acap = bcap, bcap = tc;
@@ -1573,11 +2017,69 @@ typedef struct vpct_ctx {
 	size_t n;
 } vpct_ctx;
 
-static int vpct_each(void *ctx, const vrun *first, const double *v, size_t nv)
+/* tk_store_summarise of the values v holds (each v[i].v v[i].n times, ascending), the same numbers
+ * without the values laid out: the mean summed as tk_summary_sorted sums (compensated, in long
+ * double, value by value in order), each percentile from the two order statistics type 7 reads,
+ * interpolated by tk_store_lerp (tk_quantile7's own step). */
+typedef struct vksum {
+	long double s, c;
+} vksum;
+
+static void vksum_add(vksum *k, long double x)
+{
+	long double t = k->s + x;
+	if (fabsl(k->s) >= fabsl(x))
+		k->c += (k->s - t) + x;
+	else
+		k->c += (x - t) + k->s;
+	k->s = t;
+}
+
+/* The value of rank i (from 0) of v. */
+static double vw_at(const vw *v, size_t nv, uint64_t i)
+{
+	for (size_t k = 0; k < nv; k++) {
+		if (i < v[k].n)
+			return v[k].v;
+		i -= v[k].n;
+	}
+	return nv ? v[nv - 1].v : NAN;
+}
+
+static void vw_summarise(const vw *v, size_t nv, tk_store_group *o)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < nv; i++)
+		n += v[i].n;
+	if (!n) {
+		tk_store_summarise(NULL, 0, o);
+		return;
+	}
+	vksum sum = {0, 0};
+	for (size_t i = 0; i < nv; i++)
+		for (uint64_t k = 0; k < v[i].n; k++)
+			vksum_add(&sum, v[i].v);
+	o->count = n;
+	o->mean = (double)((sum.s + sum.c) / n);
+	o->min = v[0].v;
+	o->max = v[nv - 1].v;
+	for (int q = 0; q < TK_STORE_NQ; q++) {
+		uint64_t num = tk_summary_pct_num[q], den = tk_summary_pct_den[q];
+		if (num >= den) {
+			o->q[q] = o->max;
+			continue;
+		}
+		unsigned __int128 prod = (unsigned __int128)(n - 1) * num;
+		uint64_t j = (uint64_t)(prod / den), delta = (uint64_t)(prod % den);
+		o->q[q] = j + 1 >= n ? o->max : tk_store_lerp(vw_at(v, nv, j), vw_at(v, nv, j + 1), delta, den);
+	}
+}
+
+static int vpct_each(void *ctx, const vrun *first, const vw *v, size_t nv)
 {
 	vpct_ctx *c = ctx;
 	tk_store_group *o = &c->g[c->n++];
-	tk_store_summarise(v, nv, o);
+	vw_summarise(v, nv, o);
 	for (size_t i = 0; i < c->q->nby; i++)
 		o->keys[i] = tk_xstrdup(vrun_key(first, c->q->by[i]));
 	return 0;
@@ -1605,12 +2107,13 @@ typedef struct vval_ctx {
 	void *ctx;
 } vval_ctx;
 
-static int vval_each(void *ctx, const vrun *first, const double *v, size_t nv)
+static int vval_each(void *ctx, const vrun *first, const vw *v, size_t nv)
 {
 	vval_ctx *c = ctx;
 	for (size_t i = 0; i < nv; i++)
-		if (c->row(c->ctx, c->by_version ? first->version : "", v[i]))
-			return -1;
+		for (uint64_t k = 0; k < v[i].n; k++)
+			if (c->row(c->ctx, c->by_version ? first->version : "", v[i].v))
+				return -1;
 	return 0;
 }
 
@@ -2756,6 +3259,194 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	return 0;
 }
 
+/* sq_overview from sessions_sum, grouped in C: one read of its rows (in key order, no sort) for both
+ * the reports per (group, kind) and the distinct sessions per group, which GROUP BY … ORDER BY did in
+ * two statements with a sort of every row each. The same rows out, in the same order: groups by
+ * their keys' bytes, a group's kinds by name, then each group with its sessions. */
+typedef struct ovkind {
+	char *kind;
+	uint64_t n;
+} ovkind;
+
+typedef struct ovgroup {
+	char *key; /* the by values, each NUL-terminated */
+	size_t klen;
+	char *keys[TK_STORE_NKEYS];
+	ovkind *k;
+	size_t nk, kcap;
+	uint64_t sessions;
+} ovgroup;
+
+typedef struct ovscan {
+	ovgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	/* the distinct (group, session) pairs seen */
+	struct ovsess {
+		uint32_t g;
+		char *session;
+	} * s;
+	size_t ns, scap;
+	tk_hidx sidx;
+	size_t nby;
+} ovscan;
+
+static int ovgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const ovgroup *g = &((const ovscan *)ctx)->g[idx];
+	const pkey *k = key;
+	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+}
+
+typedef struct ovskey {
+	uint32_t g;
+	const char *session;
+} ovskey;
+
+static int ovsess_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct ovsess *e = &((const ovscan *)ctx)->s[idx];
+	const ovskey *k = key;
+	return e->g == k->g && strcmp(e->session, k->session) == 0;
+}
+
+static int ovgroup_cmp(const void *a, const void *b, void *nby)
+{
+	const ovgroup *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int ovkind_cmp(const void *a, const void *b)
+{
+	return strcmp(((const ovkind *)a)->kind, ((const ovkind *)b)->kind);
+}
+
+static int overview_from_sum(sq *s, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
+{
+	char sel[512] = "", where[1024];
+	size_t sl = 0;
+	for (size_t i = 0; i < q->nby; i++)
+		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", tk_store_by_name(q->by[i]));
+	where_sql(q, "(kind)", NULL, where, sizeof where);
+	char *sql = sqlite3_mprintf("SELECT %skind, session, n FROM sessions_sum%s", sel, where);
+	sqlite3 *db = scan_db(s);
+	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "overview query", err);
+	if (!st)
+		return -1;
+	ovscan o = {.nby = q->nby};
+	char *key = NULL;
+	size_t kcap = 0;
+	TK_GROW(key, kcap, 16);
+	uint32_t last = UINT32_MAX, lastk = UINT32_MAX;
+	int rc;
+	int c = (int)q->nby;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t kl = 0;
+		for (int i = 0; i < c; i++) {
+			const char *t = (const char *)sqlite3_column_text(st, i);
+			size_t tl = t ? strlen(t) : 0;
+			TK_GROW(key, kcap, kl + tl + 1);
+			memcpy(key + kl, t ? t : "", tl);
+			key[kl + tl] = 0;
+			kl += tl + 1;
+		}
+		uint32_t at = last;
+		if (at == UINT32_MAX || o.g[at].klen != kl || memcmp(o.g[at].key, key, kl) != 0) {
+			uint64_t h = tk_hash_bytes(key, kl, 0);
+			pkey k = {key, kl};
+			at = tk_hidx_find(&o.idx, h, ovgroup_eq, &o, &k);
+			if (at == UINT32_MAX) {
+				TK_GROW(o.g, o.cap, o.n + 1);
+				ovgroup *g = &o.g[o.n];
+				memset(g, 0, sizeof *g);
+				g->key = tk_xmalloc(kl ? kl : 1);
+				memcpy(g->key, key, kl);
+				g->klen = kl;
+				const char *p = g->key;
+				for (size_t i = 0; i < q->nby; i++) {
+					g->keys[i] = tk_xstrdup(p);
+					p += strlen(p) + 1;
+				}
+				at = (uint32_t)o.n++;
+				tk_hidx_insert(&o.idx, h, at);
+			}
+			last = at;
+			lastk = UINT32_MAX;
+		}
+		ovgroup *g = &o.g[at];
+		const char *kind = (const char *)sqlite3_column_text(st, c);
+		const char *session = (const char *)sqlite3_column_text(st, c + 1);
+		kind = kind ? kind : "", session = session ? session : "";
+		uint32_t ki = lastk;
+		if (ki == UINT32_MAX || strcmp(g->k[ki].kind, kind) != 0) {
+			for (ki = 0; ki < g->nk && strcmp(g->k[ki].kind, kind) != 0; ki++)
+				;
+			if (ki == g->nk) {
+				TK_GROW(g->k, g->kcap, g->nk + 1);
+				g->k[g->nk++] = (ovkind){tk_xstrdup(kind), 0};
+			}
+			lastk = ki;
+		}
+		g->k[ki].n += (uint64_t)sqlite3_column_int64(st, c + 2);
+		ovskey sk = {at, session};
+		uint64_t h = tk_hash_bytes(session, strlen(session), at);
+		if (tk_hidx_find(&o.sidx, h, ovsess_eq, &o, &sk) == UINT32_MAX) {
+			TK_GROW(o.s, o.scap, o.ns + 1);
+			o.s[o.ns].g = at;
+			o.s[o.ns].session = tk_xstrdup(session);
+			tk_hidx_insert(&o.sidx, h, (uint32_t)o.ns++);
+			g->sessions++;
+		}
+	}
+	sqlite3_finalize(st);
+	free(key);
+	tk_hidx_free(&o.idx);
+	tk_hidx_free(&o.sidx);
+	for (size_t i = 0; i < o.ns; i++)
+		free(o.s[i].session);
+	free(o.s);
+	if (rc == SQLITE_DONE && o.n) {
+		qsort_r(o.g, o.n, sizeof *o.g, ovgroup_cmp, &o.nby);
+		size_t cap = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t gi = 0; gi < o.n; gi++) {
+				ovgroup *g = &o.g[gi];
+				if (!pass)
+					qsort(g->k, g->nk, sizeof *g->k, ovkind_cmp);
+				for (size_t ki = 0; ki < (pass ? 1 : g->nk); ki++) {
+					TK_GROW(*out, cap, *n + 1);
+					tk_store_overview *r = &(*out)[(*n)++];
+					memset(r, 0, sizeof *r);
+					for (size_t i = 0; i < q->nby; i++)
+						r->keys[i] = tk_xstrdup(g->keys[i]);
+					if (pass) {
+						r->sessions = g->sessions;
+					} else {
+						r->kinds = tk_xcalloc(1, sizeof *r->kinds);
+						r->nkinds = 1;
+						r->kinds[0].value = tk_xstrdup(g->k[ki].kind);
+						r->kinds[0].count = g->k[ki].n;
+					}
+				}
+			}
+	}
+	for (size_t gi = 0; gi < o.n; gi++) {
+		for (size_t i = 0; i < q->nby; i++)
+			free(o.g[gi].keys[i]);
+		for (size_t ki = 0; ki < o.g[gi].nk; ki++)
+			free(o.g[gi].k[ki].kind);
+		free(o.g[gi].k);
+		free(o.g[gi].key);
+	}
+	free(o.g);
+	return rc == SQLITE_DONE ? 0 : fail_on(s, db, err, "overview query");
+}
+
 /* Reports per (group, kind), then distinct sessions per group (kinds NULL). */
 static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out, size_t *n, tk_error *err)
 {
@@ -2768,6 +3459,8 @@ static int sq_overview(void *h, const tk_store_query *q, tk_store_overview **out
 	int sum = !(q->since > 0) && !(q->until > 0) && !q->signature;
 	for (size_t i = 0; i < q->nby; i++)
 		sum &= q->by[i] != TK_STORE_BY_DAY && q->by[i] != TK_STORE_BY_HOUR;
+	if (sum)
+		return overview_from_sum(s, q, out, n, err);
 	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		char *sql =
