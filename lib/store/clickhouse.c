@@ -213,6 +213,12 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"sumState(if(kind IN " TK_STORE_HANG_KINDS " AND assumeNotNull(duration) >= " SUM_STR(TK_STORE_RATE_MIN_HANG) ", " SUM_US                 \
 	", toInt64(0))) AS hss, countState() AS ns FROM reports WHERE kind IN " TK_STORE_RATE_KINDS                \
 	" AND isNotNull(duration) GROUP BY app, version, build, device, os, session"
+#define SUM_SIGS_SELECT                                                                                        \
+	"SELECT kind, app, version, signature, uniqExactState(session) AS sess, minState(id) AS ex, countState() AS ns "  \
+	"FROM reports WHERE isNotNull(duration) GROUP BY kind, app, version, signature"
+#define SUM_SIG_VALUES_SELECT                                                                                  \
+	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE " \
+	"isNotNull(duration) GROUP BY kind, app, version, signature, value"
 #define SUM_SCHEMA                                                                                             \
 	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "          \
 	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, value);\n"                           \
@@ -221,14 +227,25 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"hts AggregateFunction(sum, Int64), htns AggregateFunction(sum, UInt64), "                                 \
 	"hss AggregateFunction(sum, Int64), ns AggregateFunction(count)) ENGINE = AggregatingMergeTree "          \
 	"ORDER BY (app, version, build, device, os, session);\n"                                                  \
+	"CREATE TABLE IF NOT EXISTS sum_sigs (kind String, app String, version String, signature String, "         \
+	"sess AggregateFunction(uniqExact, String), ex AggregateFunction(min, String), ns AggregateFunction(count)) "                          \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, signature);\n"                                \
+	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "   \
+	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n" \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"           \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                 \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_values_mv TO sum_sig_values AS " SUM_SIG_VALUES_SELECT ";\n" \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sessions_mv TO sum_sessions AS " SUM_SESSIONS_SELECT
 #define SUM_FILL                                                                                               \
 	"INSERT INTO sum_values " SUM_VALUES_SELECT ";\n"                                                         \
+	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                             \
+	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                 \
 	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once). */
 #define SUM_CHECK                                                                                              \
 	"SELECT (SELECT sum(n) FROM sum_values) = (SELECT count() FROM reports WHERE isNotNull(duration)) AND "    \
+	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                               \
+	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                             \
 	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT count() FROM reports WHERE kind IN "                  \
 	TK_STORE_RATE_KINDS " AND isNotNull(duration))"
 
@@ -841,7 +858,7 @@ static void sum_ready(ch *c)
 		return;
 	buf sql = {0}, res = {0};
 	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count() FROM system.parts WHERE active AND "
-	              "table IN ('reports', 'sum_values', 'sum_sessions') AND database = ");
+	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values') AND database = ");
 	put_quoted(&sql, c->db);
 	tk_error e = {0};
 	int rc = run(c, sql.p, &res, &e);
@@ -1095,6 +1112,25 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 {
 	tk_store_hang **out = outv;
 	buf sql = {0};
+	const char *kinds = tk_store_kinds_sql(q->kind);
+	if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) {
+		/* sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
+		 * sets and smallest ids merged per signature */
+		bprintf(&sql, "SELECT signature, n, sessions, ");
+		type7_cum_sql(&sql, 50, 100);
+		bput(&sql, ", ", 2);
+		type7_cum_sql(&sql, 95, 100);
+		bprintf(&sql, ", example FROM (SELECT signature, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
+		              "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
+		              "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
+		where_sql(&sql, q, kinds, NULL);
+		bprintf(&sql, " GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
+		              "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs");
+		where_sql(&sql, q, kinds, NULL);
+		bprintf(&sql, " GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
+		              "TabSeparated", limit);
+		goto ask;
+	}
 	bprintf(&sql, "SELECT signature, n, sessions, ");
 	type7_sql(&sql, 50, 100);
 	bput(&sql, ", ", 2);
@@ -1105,6 +1141,7 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	if (!c->dedupe)
 		where_sql(&sql, q, tk_store_kinds_sql(q->kind), "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
+ask:;
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
@@ -1652,6 +1689,18 @@ typedef struct sigs_arg {
 static void sigs_values_sql(ch *c, buf *sql, const void *arg)
 {
 	const sigs_arg *s = arg;
+	if (c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS)) {
+		bprintf(sql, "SELECT signature, toString(value), sum(n) FROM sum_sig_values");
+		where_sql(sql, s->q, s->kinds, NULL);
+		bprintf(sql, " AND signature IN (");
+		for (size_t i = 0; i < s->n; i++) {
+			if (i)
+				bput(sql, ", ", 2);
+			put_quoted(sql, s->sigs[i]);
+		}
+		bprintf(sql, ") GROUP BY signature, value FORMAT TabSeparated");
+		return;
+	}
 	bprintf(sql, "SELECT signature, toString(tk_v), count() FROM (SELECT kind, id, signature, "
 	             "assumeNotNull(duration) AS tk_v FROM reports");
 	where_sql(sql, s->q, s->kinds, "duration");
@@ -1700,22 +1749,28 @@ static int vers_row(char **f, void *ctx)
 	return 0;
 }
 
+static void sig_versions_sql(ch *c, buf *sql, const void *arg)
+{
+	const sigs_arg *s = arg;
+	/* sum_sigs has a row per (kind, app, version, signature) of reports with a duration */
+	int sum = c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS);
+	bprintf(sql, "SELECT DISTINCT signature, version FROM %s", sum ? "sum_sigs" : "reports");
+	where_sql(sql, s->q, s->kinds, sum ? NULL : "duration");
+	bprintf(sql, " AND signature IN (");
+	for (size_t i = 0; i < s->n; i++) {
+		if (i)
+			bput(sql, ", ", 2);
+		put_quoted(sql, s->sigs[i]);
+	}
+	bprintf(sql, ") FORMAT TabSeparated");
+}
+
 static int ch_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                            char **versions, tk_error *err)
 {
-	buf sql = {0};
-	bprintf(&sql, "SELECT DISTINCT signature, version FROM reports");
-	where_sql(&sql, q, kinds, "duration");
-	bprintf(&sql, " AND signature IN (");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			bput(&sql, ", ", 2);
-		put_quoted(&sql, sigs[i]);
-	}
-	bprintf(&sql, ") FORMAT TabSeparated");
 	vers_acc a = {sigs, versions, n};
-	int rc = each_row(h, sql.p, NULL, 2, vers_row, &a, "versions", err);
-	free(sql.p);
+	sigs_arg s = {q, kinds, sigs, n, NULL, NULL};
+	int rc = each_row_once(h, sig_versions_sql, &s, 2, vers_row, &a, "versions", err);
 	for (size_t i = 0; i < n; i++)
 		if (!versions[i])
 			versions[i] = tk_xstrdup("");
