@@ -187,18 +187,23 @@ static size_t split_tsv(char *line, char **field, size_t max)
 
 /* ---- schema ---- */
 
-/* Summaries. Every INSERT into reports also goes through two materialized views (ClickHouse runs
+/* Summaries. Every INSERT into reports also goes through four materialized views (ClickHouse runs
  * them on the inserted block before the INSERT returns), so they hold exactly the stored rows:
  *  - sum_values: how many reports of each (kind, app, version) have each duration, summed by
- *    SummingMergeTree: a grouped percentile, histogram or mean reads ~25 k rows instead of 1 M;
+ *    SummingMergeTree: a grouped percentile, histogram or mean reads ~77 k rows instead of 1 M;
+ *  - sum_sig_values: the same per signature too (top hangs' P50/P95, compare's durations);
+ *  - sum_sigs: per (kind, app, version, signature) the uniqExact state of its sessions, the min
+ *    state of its ids and a count (top hangs' sessions and example; first/last versions);
+ *  - sum_groups: per (kind, app, version) of every report, a count and the uniqExact state of its
+ *    sessions (the overview);
  *  - sum_sessions: per session (the six keys) its first ts and the hang rate's integer µs sums
  *    (foreground, hang-time and its count, hangs of at least TK_STORE_RATE_MIN_HANG), as
  *    AggregatingMergeTree states: the hang rate reads one row per session.
- * Both are read with sum()/-Merge grouped again, so parts not merged yet still count exactly. They
- * answer only queries they cover (no time range or signature, keys they hold) and only while no
- * ingest batch is open or raced (a report stored twice is in them twice) and their totals equal the
- * reports' (sum_check; an operator's DROP PARTITION on reports, or a migration run twice at once,
- * makes them differ until `store compact` refills them); other queries read reports as before. */
+ * All are read with sum()/-Merge grouped again, so parts not merged yet still count exactly. They
+ * answer only queries they cover (no time range or signature, keys they hold: sum_covers) and only
+ * while no ingest batch is open or raced (a report stored twice is in them twice) and their totals
+ * equal the reports' (SUM_CHECK; an operator's DROP PARTITION on reports, or a migration run twice at
+ * once, makes them differ until `store compact` refills them); other queries read reports as before. */
 #define SUM_STR1(x) #x
 #define SUM_STR(x) SUM_STR1(x)
 #define SUM_US "toInt64(assumeNotNull(duration) * 1000000.0 + 0.5)"
@@ -219,6 +224,9 @@ static size_t split_tsv(char *line, char **field, size_t max)
 #define SUM_SIG_VALUES_SELECT                                                                                  \
 	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE " \
 	"isNotNull(duration) GROUP BY kind, app, version, signature, value"
+#define SUM_GROUPS_SELECT                                                                                      \
+	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess FROM reports "             \
+	"GROUP BY kind, app, version"
 #define SUM_SCHEMA                                                                                             \
 	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "          \
 	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, value);\n"                           \
@@ -232,11 +240,17 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, signature);\n"                                \
 	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "   \
 	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n" \
+	"CREATE TABLE IF NOT EXISTS sum_groups (kind String, app String, version String, ns AggregateFunction(count), " \
+	"sess AggregateFunction(uniqExact, String)) ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n" \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"           \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_groups_mv TO sum_groups AS " SUM_GROUPS_SELECT ";\n"           \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                 \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_values_mv TO sum_sig_values AS " SUM_SIG_VALUES_SELECT ";\n" \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sessions_mv TO sum_sessions AS " SUM_SESSIONS_SELECT
 #define SUM_FILL                                                                                               \
+	"TRUNCATE TABLE sum_values;\nTRUNCATE TABLE sum_sessions;\nTRUNCATE TABLE sum_sigs;\n"                     \
+	"TRUNCATE TABLE sum_sig_values;\nTRUNCATE TABLE sum_groups;\n"                                              \
+	"INSERT INTO sum_groups " SUM_GROUPS_SELECT ";\n"                                                         \
 	"INSERT INTO sum_values " SUM_VALUES_SELECT ";\n"                                                         \
 	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                             \
 	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                 \
@@ -246,6 +260,7 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"SELECT (SELECT sum(n) FROM sum_values) = (SELECT count() FROM reports WHERE isNotNull(duration)) AND "    \
 	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                               \
 	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                             \
+	"(SELECT countMerge(ns) FROM sum_groups) = (SELECT count() FROM reports) AND "                             \
 	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT count() FROM reports WHERE kind IN "                  \
 	TK_STORE_RATE_KINDS " AND isNotNull(duration))"
 
@@ -281,7 +296,8 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS report_stacks (id String, ts DateTime, stack String)"
     " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY id",
     /* 4 → 5: summaries ClickHouse keeps itself at every INSERT into reports (materialized views into
-     * summing tables; see "Summaries" below), filled here from the reports already stored. */
+     * summing tables; see "Summaries" above), filled here from the reports already stored (emptied
+     * first: a migration run again fills them once). */
     SUM_SCHEMA ";\n" SUM_FILL,
 };
 
@@ -858,7 +874,7 @@ static void sum_ready(ch *c)
 		return;
 	buf sql = {0}, res = {0};
 	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count() FROM system.parts WHERE active AND "
-	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values') AND database = ");
+	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', 'sum_groups') AND database = ");
 	put_quoted(&sql, c->db);
 	tk_error e = {0};
 	int rc = run(c, sql.p, &res, &e);
@@ -1381,10 +1397,7 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	unsigned long long ok = 0;
 	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
 		return -1;
-	if (!ok && run_many(c,
-	                    "TRUNCATE TABLE sum_values;\nTRUNCATE TABLE sum_sessions;\nTRUNCATE TABLE sum_sigs;\n"
-	                    "TRUNCATE TABLE sum_sig_values;\n" SUM_FILL,
-	                    err))
+	if (!ok && run_many(c, SUM_FILL, err))
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
@@ -1828,6 +1841,16 @@ static int overview_once(ch *c, const tk_store_query *q, size_t limit, void *out
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		a.pass = pass;
 		buf sql = {0};
+		if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) { /* sum_groups' counts and sessions */
+			bprintf(&sql, "SELECT %s%s FROM sum_groups", ksel.p ? ksel.p : "",
+			        pass ? "uniqExactMerge(sess)" : "kind, countMerge(ns)");
+			where_sql(&sql, q, NULL, NULL);
+			bprintf(&sql, " GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated", keys.p ? keys.p : "",
+			        pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
+			rc = each_row(c, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);
+			free(sql.p);
+			continue;
+		}
 		/* each report once (LIMIT 1 BY kind, id) only while some batch is not closed clean */
 		bprintf(&sql, "SELECT %s%s FROM %s", ksel.p ? ksel.p : "",
 		        pass ? "uniqExact(session)" : "kind, count()",

@@ -46,7 +46,7 @@ check_same_file "after compact: top hangs equal one ingest of the same inputs" "
 "$TK" store compact --db "$CH_URL/race" >"$TMP/again.out"
 check "compacting again: nothing to remove" grep -q ": 0 extra report copies removed, .* queries read the table directly" "$TMP/again.out"
 sumcheck() { # DB: 1 when its summaries hold exactly its reports (clickhouse.c's SUM_CHECK)
-	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration))"
+	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_groups) = (SELECT count() FROM $1.reports) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration))"
 }
 check_eq "after compacting again: the summaries hold each report once" 1 "$(sumcheck race)"
 answers "$CH_URL/race" "$TMP/again"
@@ -54,8 +54,8 @@ check_same_file "with the summaries refilled: stats equal one ingest" "$TMP/ref.
 check_same_file "with the summaries refilled: top hangs equal one ingest" "$TMP/ref.top" "$TMP/again.top"
 
 # a store from before the summaries (schema 4): opening it makes them and fills them from its reports
-for t in sum_values_mv sum_sessions_mv sum_sigs_mv sum_sig_values_mv sum_values sum_sessions sum_sigs sum_sig_values \
-	tracekit_schema; do
+for t in sum_values_mv sum_sessions_mv sum_sigs_mv sum_sig_values_mv sum_groups_mv sum_values sum_sessions sum_sigs \
+	sum_sig_values sum_groups tracekit_schema; do
 	chq "DROP TABLE ref.$t"
 done
 chq "CREATE TABLE ref.tracekit_schema (version UInt32) ENGINE = TinyLog"
