@@ -912,7 +912,6 @@ static int sum_covers(const tk_store_query *q, const char *col, unsigned mask)
 	return 1;
 }
 #define SUM_VALUES_KEYS (1u << TK_STORE_APP | 1u << TK_STORE_VERSION)
-#define SUM_SESSIONS_KEYS ((1u << TK_STORE_NKEYS) - 1)
 
 /* Run a query on the plain table when no report can be stored twice, else reading each once. The
  * state is read before and after: a batch started while the plain query ran makes it run again
