@@ -1129,8 +1129,13 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	buf sql = {0};
 	const char *kinds = tk_store_kinds_sql(q->kind);
 	if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) {
-		/* sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
-		 * sets and smallest ids merged per signature */
+		/* the top signatures by their summed counts first (the answer's order), then only for them
+		 * sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
+		 * sets and smallest ids merged per signature (a fleet's many rare signatures cost nothing) */
+		buf top = {0};
+		bprintf(&top, " AND signature IN (SELECT signature FROM sum_sig_values");
+		where_sql(&top, q, kinds, NULL);
+		bprintf(&top, " GROUP BY signature ORDER BY sum(n) DESC, signature LIMIT %zu)", limit);
 		bprintf(&sql, "SELECT signature, n, sessions, ");
 		type7_cum_sql(&sql, 50, 100);
 		bput(&sql, ", ", 2);
@@ -1139,11 +1144,12 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 		              "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
 		              "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
 		where_sql(&sql, q, kinds, NULL);
-		bprintf(&sql, " GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
-		              "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs");
+		bprintf(&sql, "%s GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
+		              "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs", top.p);
 		where_sql(&sql, q, kinds, NULL);
-		bprintf(&sql, " GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
-		              "TabSeparated", limit);
+		bprintf(&sql, "%s GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
+		              "TabSeparated", top.p, limit);
+		free(top.p);
 		goto ask;
 	}
 	bprintf(&sql, "SELECT signature, n, sessions, ");
