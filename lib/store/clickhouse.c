@@ -225,7 +225,8 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE " \
 	"isNotNull(duration) GROUP BY kind, app, version, signature, value"
 #define SUM_GROUPS_SELECT                                                                                      \
-	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess FROM reports "             \
+	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess, "                          \
+	"sumState(toUInt64(isNotNull(duration))) AS nd FROM reports "                                              \
 	"GROUP BY kind, app, version"
 #define SUM_SCHEMA                                                                                             \
 	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "          \
@@ -241,7 +242,8 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "   \
 	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n" \
 	"CREATE TABLE IF NOT EXISTS sum_groups (kind String, app String, version String, ns AggregateFunction(count), " \
-	"sess AggregateFunction(uniqExact, String)) ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n" \
+	"sess AggregateFunction(uniqExact, String), nd AggregateFunction(sum, UInt64)) "                            \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n"                                            \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"           \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_groups_mv TO sum_groups AS " SUM_GROUPS_SELECT ";\n"           \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                 \
@@ -255,14 +257,17 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                             \
 	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                 \
 	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
-/* 1 when the summaries hold exactly the stored reports (each counted once). */
+/* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
+ * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
+ * others count; all small tables. */
 #define SUM_CHECK                                                                                              \
-	"SELECT (SELECT sum(n) FROM sum_values) = (SELECT count() FROM reports WHERE isNotNull(duration)) AND "    \
+	"SELECT (SELECT sum(rows) FROM system.parts WHERE active AND database = currentDatabase() AND "            \
+	"table = 'reports') = (SELECT countMerge(ns) FROM sum_groups) AND "                                        \
+	"(SELECT sum(n) FROM sum_values) = (SELECT sumMerge(nd) FROM sum_groups) AND "                             \
 	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                               \
 	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                             \
-	"(SELECT countMerge(ns) FROM sum_groups) = (SELECT count() FROM reports) AND "                             \
-	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT count() FROM reports WHERE kind IN "                  \
-	TK_STORE_RATE_KINDS " AND isNotNull(duration))"
+	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT sumMerge(nd) FROM sum_groups WHERE kind IN "          \
+	TK_STORE_RATE_KINDS ")"
 
 
 static const char *const migrations[] = {
