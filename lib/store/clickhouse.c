@@ -21,8 +21,8 @@
 #include "util/mem.h"
 
 typedef struct ch {
-	int dedupe; /* this query reads each report once (LIMIT 1 BY): see reports_sql */
-	int sum;    /* this query may read the summaries (sum_ready) */
+	int dedupe;            /* this query reads each report once (LIMIT 1 BY): see reports_sql */
+	int sum;               /* this query may read the summaries (sum_ready) */
 	int sum_known, sum_ok; /* sum_check's answer for the tables' state sum_token */
 	uint64_t sum_token;
 	uint64_t serial; /* this connection among the process's (ch_changes) */
@@ -207,68 +207,69 @@ static size_t split_tsv(char *line, char **field, size_t max)
 #define SUM_STR1(x) #x
 #define SUM_STR(x) SUM_STR1(x)
 #define SUM_US "toInt64(assumeNotNull(duration) * 1000000.0 + 0.5)"
-#define SUM_VALUES_SELECT                                                                                      \
-	"SELECT kind, app, version, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE "            \
+#define SUM_VALUES_SELECT                                                                                              \
+	"SELECT kind, app, version, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE "                \
 	"isNotNull(duration) GROUP BY kind, app, version, value"
-#define SUM_SESSIONS_SELECT                                                                                    \
-	"SELECT app, version, build, device, os, session, minState(ts) AS t0s, "                                    \
-	"sumState(if(kind = 'foreground', " SUM_US ", toInt64(0))) AS fgs, "                                       \
-	"sumState(if(kind = 'hang-time', " SUM_US ", toInt64(0))) AS hts, "                                        \
-	"sumState(toUInt64(kind = 'hang-time')) AS htns, "                                                         \
-	"sumState(if(kind IN " TK_STORE_HANG_KINDS " AND assumeNotNull(duration) >= " SUM_STR(TK_STORE_RATE_MIN_HANG) ", " SUM_US                 \
-	", toInt64(0))) AS hss, countState() AS ns FROM reports WHERE kind IN " TK_STORE_RATE_KINDS                \
+#define SUM_MIN_HANG SUM_STR(TK_STORE_RATE_MIN_HANG)
+#define SUM_SESSIONS_SELECT                                                                                            \
+	"SELECT app, version, build, device, os, session, minState(ts) AS t0s, "                                       \
+	"sumState(if(kind = 'foreground', " SUM_US ", toInt64(0))) AS fgs, "                                           \
+	"sumState(if(kind = 'hang-time', " SUM_US ", toInt64(0))) AS hts, "                                            \
+	"sumState(toUInt64(kind = 'hang-time')) AS htns, "                                                             \
+	"sumState(if(kind IN " TK_STORE_HANG_KINDS " AND assumeNotNull(duration) >= " SUM_MIN_HANG ", " SUM_US         \
+	", toInt64(0))) AS hss, countState() AS ns FROM reports WHERE kind IN " TK_STORE_RATE_KINDS                    \
 	" AND isNotNull(duration) GROUP BY app, version, build, device, os, session"
-#define SUM_SIGS_SELECT                                                                                        \
-	"SELECT kind, app, version, signature, uniqExactState(session) AS sess, minState(id) AS ex, countState() AS ns "  \
-	"FROM reports WHERE isNotNull(duration) GROUP BY kind, app, version, signature"
-#define SUM_SIG_VALUES_SELECT                                                                                  \
-	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE " \
+#define SUM_SIGS_SELECT                                                                                                \
+	"SELECT kind, app, version, signature, uniqExactState(session) AS sess, minState(id) AS ex, "                  \
+	"countState() AS ns FROM reports WHERE isNotNull(duration) GROUP BY kind, app, version, signature"
+#define SUM_SIG_VALUES_SELECT                                                                                          \
+	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE "     \
 	"isNotNull(duration) GROUP BY kind, app, version, signature, value"
-#define SUM_GROUPS_SELECT                                                                                      \
-	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess, "                          \
-	"sumState(toUInt64(isNotNull(duration))) AS nd FROM reports "                                              \
+#define SUM_GROUPS_SELECT                                                                                              \
+	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess, "                             \
+	"sumState(toUInt64(isNotNull(duration))) AS nd FROM reports "                                                  \
 	"GROUP BY kind, app, version"
-#define SUM_SCHEMA                                                                                             \
-	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "          \
-	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, value);\n"                           \
-	"CREATE TABLE IF NOT EXISTS sum_sessions (app String, version String, build String, device String, "       \
-	"os String, session String, t0s AggregateFunction(min, DateTime), fgs AggregateFunction(sum, Int64), "     \
-	"hts AggregateFunction(sum, Int64), htns AggregateFunction(sum, UInt64), "                                 \
-	"hss AggregateFunction(sum, Int64), ns AggregateFunction(count)) ENGINE = AggregatingMergeTree "          \
-	"ORDER BY (app, version, build, device, os, session);\n"                                                  \
-	"CREATE TABLE IF NOT EXISTS sum_sigs (kind String, app String, version String, signature String, "         \
-	"sess AggregateFunction(uniqExact, String), ex AggregateFunction(min, String), ns AggregateFunction(count)) "                          \
-	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, signature);\n"                                \
-	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "   \
-	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n" \
-	"CREATE TABLE IF NOT EXISTS sum_groups (kind String, app String, version String, ns AggregateFunction(count), " \
-	"sess AggregateFunction(uniqExact, String), nd AggregateFunction(sum, UInt64)) "                            \
-	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n"                                            \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"           \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_groups_mv TO sum_groups AS " SUM_GROUPS_SELECT ";\n"           \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                 \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_values_mv TO sum_sig_values AS " SUM_SIG_VALUES_SELECT ";\n" \
+#define SUM_SCHEMA                                                                                                     \
+	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "              \
+	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, value);\n"                               \
+	"CREATE TABLE IF NOT EXISTS sum_sessions (app String, version String, build String, device String, "           \
+	"os String, session String, t0s AggregateFunction(min, DateTime), fgs AggregateFunction(sum, Int64), "         \
+	"hts AggregateFunction(sum, Int64), htns AggregateFunction(sum, UInt64), "                                     \
+	"hss AggregateFunction(sum, Int64), ns AggregateFunction(count)) ENGINE = AggregatingMergeTree "               \
+	"ORDER BY (app, version, build, device, os, session);\n"                                                       \
+	"CREATE TABLE IF NOT EXISTS sum_sigs (kind String, app String, version String, signature String, "             \
+	"sess AggregateFunction(uniqExact, String), ex AggregateFunction(min, String), ns AggregateFunction(count)) "  \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, signature);\n"                                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "       \
+	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n"     \
+	"CREATE TABLE IF NOT EXISTS sum_groups (kind String, app String, version String, ns "                          \
+	"AggregateFunction(count), "                                                                                   \
+	"sess AggregateFunction(uniqExact, String), nd AggregateFunction(sum, UInt64)) "                               \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n"                                               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_groups_mv TO sum_groups AS " SUM_GROUPS_SELECT ";\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                     \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_values_mv TO sum_sig_values AS " SUM_SIG_VALUES_SELECT ";\n"   \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sessions_mv TO sum_sessions AS " SUM_SESSIONS_SELECT
-#define SUM_FILL                                                                                               \
-	"TRUNCATE TABLE sum_values;\nTRUNCATE TABLE sum_sessions;\nTRUNCATE TABLE sum_sigs;\n"                     \
-	"TRUNCATE TABLE sum_sig_values;\nTRUNCATE TABLE sum_groups;\n"                                              \
-	"INSERT INTO sum_groups " SUM_GROUPS_SELECT ";\n"                                                         \
-	"INSERT INTO sum_values " SUM_VALUES_SELECT ";\n"                                                         \
-	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                             \
-	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                 \
+#define SUM_FILL                                                                                                       \
+	"TRUNCATE TABLE sum_values;\nTRUNCATE TABLE sum_sessions;\nTRUNCATE TABLE sum_sigs;\n"                         \
+	"TRUNCATE TABLE sum_sig_values;\nTRUNCATE TABLE sum_groups;\n"                                                 \
+	"INSERT INTO sum_groups " SUM_GROUPS_SELECT ";\n"                                                              \
+	"INSERT INTO sum_values " SUM_VALUES_SELECT ";\n"                                                              \
+	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                                  \
+	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                      \
 	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
-#define SUM_CHECK                                                                                              \
-	"SELECT (SELECT sum(rows) FROM system.parts WHERE active AND database = currentDatabase() AND "            \
-	"table = 'reports') = (SELECT countMerge(ns) FROM sum_groups) AND "                                        \
-	"(SELECT sum(n) FROM sum_values) = (SELECT sumMerge(nd) FROM sum_groups) AND "                             \
-	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                               \
-	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                             \
-	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT sumMerge(nd) FROM sum_groups WHERE kind IN "          \
-	TK_STORE_RATE_KINDS ")"
-
+#define SUM_CHECK                                                                                                      \
+	"SELECT (SELECT sum(rows) FROM system.parts WHERE active AND database = currentDatabase() AND "                \
+	"table = 'reports') = (SELECT countMerge(ns) FROM sum_groups) AND "                                            \
+	"(SELECT sum(n) FROM sum_values) = (SELECT sumMerge(nd) FROM sum_groups) AND "                                 \
+	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                                   \
+	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                                 \
+	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT sumMerge(nd) FROM sum_groups WHERE kind "                 \
+	"IN " TK_STORE_RATE_KINDS ")"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -879,7 +880,8 @@ static void sum_ready(ch *c)
 		return;
 	buf sql = {0}, res = {0};
 	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count() FROM system.parts WHERE active AND "
-	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', 'sum_groups') AND database = ");
+	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', 'sum_groups') "
+	              "AND database = ");
 	put_quoted(&sql, c->db);
 	tk_error e = {0};
 	int rc = run(c, sql.p, &res, &e);
@@ -1145,15 +1147,20 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 		type7_cum_sql(&sql, 50, 100);
 		bput(&sql, ", ", 2);
 		type7_cum_sql(&sql, 95, 100);
-		bprintf(&sql, ", example FROM (SELECT signature, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
-		              "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
-		              "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
+		bprintf(&sql,
+		        ", example FROM (SELECT signature, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
+		        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
+		        "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
 		where_sql(&sql, q, kinds, NULL);
-		bprintf(&sql, "%s GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
-		              "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs", top.p);
+		bprintf(&sql,
+		        "%s GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
+		        "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs",
+		        top.p);
 		where_sql(&sql, q, kinds, NULL);
-		bprintf(&sql, "%s GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
-		              "TabSeparated", top.p, limit);
+		bprintf(&sql,
+		        "%s GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
+		        "TabSeparated",
+		        top.p, limit);
 		free(top.p);
 		goto ask;
 	}

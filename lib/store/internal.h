@@ -69,8 +69,8 @@ typedef struct tk_store_sigdur {
 	size_t count;
 	tk_store_group summary;
 } tk_store_sigdur;
-int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs,
-                                  size_t n, tk_store_sigdur *out, tk_error *err);
+int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs, size_t n,
+                                  tk_store_sigdur *out, tk_error *err);
 void tk_store_sigdurs_free(tk_store_sigdur *d, size_t n);
 /* The backend's change token (ops.changes): 0, 1 when the backend has none, or -1 with err. */
 int tk_store_changes(tk_store *s, uint64_t *token, tk_error *err);

@@ -768,8 +768,8 @@ static int sigdur_row(void *ctx, size_t i, double v, uint64_t count)
 	return 0;
 }
 
-int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs,
-                                  size_t n, tk_store_sigdur *out, tk_error *err)
+int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs, size_t n,
+                                  tk_store_sigdur *out, tk_error *err)
 {
 	memset(out, 0, n * sizeof *out);
 	tk_store_query sq;
