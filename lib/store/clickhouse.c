@@ -21,7 +21,10 @@
 #include "util/mem.h"
 
 typedef struct ch {
-	int dedupe; /* this query reads each report once (LIMIT 1 BY): see reports_sql */
+	int dedupe;            /* this query reads each report once (LIMIT 1 BY): see reports_sql */
+	int sum;               /* this query may read the summaries (sum_ready) */
+	int sum_known, sum_ok; /* sum_check's answer for the tables' state sum_token */
+	uint64_t sum_token;
 	uint64_t serial; /* this connection among the process's (ch_changes) */
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
@@ -184,6 +187,90 @@ static size_t split_tsv(char *line, char **field, size_t max)
 
 /* ---- schema ---- */
 
+/* Summaries. Every INSERT into reports also goes through four materialized views (ClickHouse runs
+ * them on the inserted block before the INSERT returns), so they hold exactly the stored rows:
+ *  - sum_values: how many reports of each (kind, app, version) have each duration, summed by
+ *    SummingMergeTree: a grouped percentile, histogram or mean reads ~77 k rows instead of 1 M;
+ *  - sum_sig_values: the same per signature too (top hangs' P50/P95, compare's durations);
+ *  - sum_sigs: per (kind, app, version, signature) the uniqExact state of its sessions, the min
+ *    state of its ids and a count (top hangs' sessions and example; first/last versions);
+ *  - sum_groups: per (kind, app, version) of every report, a count and the uniqExact state of its
+ *    sessions (the overview);
+ *  - sum_sessions: per session (the six keys) its first ts and the hang rate's integer µs sums
+ *    (foreground, hang-time and its count, hangs of at least TK_STORE_RATE_MIN_HANG), as
+ *    AggregatingMergeTree states: the hang rate reads one row per session.
+ * All are read with sum()/-Merge grouped again, so parts not merged yet still count exactly. They
+ * answer only queries they cover (no time range or signature, keys they hold: sum_covers) and only
+ * while no ingest batch is open or raced (a report stored twice is in them twice) and their totals
+ * equal the reports' (SUM_CHECK; an operator's DROP PARTITION on reports, or a migration run twice at
+ * once, makes them differ until `store compact` refills them); other queries read reports as before. */
+#define SUM_STR1(x) #x
+#define SUM_STR(x) SUM_STR1(x)
+#define SUM_US "toInt64(assumeNotNull(duration) * 1000000.0 + 0.5)"
+#define SUM_VALUES_SELECT                                                                                              \
+	"SELECT kind, app, version, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE "                \
+	"isNotNull(duration) GROUP BY kind, app, version, value"
+#define SUM_MIN_HANG SUM_STR(TK_STORE_RATE_MIN_HANG)
+#define SUM_SESSIONS_SELECT                                                                                            \
+	"SELECT app, version, build, device, os, session, minState(ts) AS t0s, "                                       \
+	"sumState(if(kind = 'foreground', " SUM_US ", toInt64(0))) AS fgs, "                                           \
+	"sumState(if(kind = 'hang-time', " SUM_US ", toInt64(0))) AS hts, "                                            \
+	"sumState(toUInt64(kind = 'hang-time')) AS htns, "                                                             \
+	"sumState(if(kind IN " TK_STORE_HANG_KINDS " AND assumeNotNull(duration) >= " SUM_MIN_HANG ", " SUM_US         \
+	", toInt64(0))) AS hss, countState() AS ns FROM reports WHERE kind IN " TK_STORE_RATE_KINDS                    \
+	" AND isNotNull(duration) GROUP BY app, version, build, device, os, session"
+#define SUM_SIGS_SELECT                                                                                                \
+	"SELECT kind, app, version, signature, uniqExactState(session) AS sess, minState(id) AS ex, "                  \
+	"countState() AS ns FROM reports WHERE isNotNull(duration) GROUP BY kind, app, version, signature"
+#define SUM_SIG_VALUES_SELECT                                                                                          \
+	"SELECT kind, app, version, signature, assumeNotNull(duration) AS value, count() AS n FROM reports WHERE "     \
+	"isNotNull(duration) GROUP BY kind, app, version, signature, value"
+#define SUM_GROUPS_SELECT                                                                                              \
+	"SELECT kind, app, version, countState() AS ns, uniqExactState(session) AS sess, "                             \
+	"sumState(toUInt64(isNotNull(duration))) AS nd FROM reports "                                                  \
+	"GROUP BY kind, app, version"
+#define SUM_SCHEMA                                                                                                     \
+	"CREATE TABLE IF NOT EXISTS sum_values (kind String, app String, version String, value Float64, "              \
+	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, value);\n"                               \
+	"CREATE TABLE IF NOT EXISTS sum_sessions (app String, version String, build String, device String, "           \
+	"os String, session String, t0s AggregateFunction(min, DateTime), fgs AggregateFunction(sum, Int64), "         \
+	"hts AggregateFunction(sum, Int64), htns AggregateFunction(sum, UInt64), "                                     \
+	"hss AggregateFunction(sum, Int64), ns AggregateFunction(count)) ENGINE = AggregatingMergeTree "               \
+	"ORDER BY (app, version, build, device, os, session);\n"                                                       \
+	"CREATE TABLE IF NOT EXISTS sum_sigs (kind String, app String, version String, signature String, "             \
+	"sess AggregateFunction(uniqExact, String), ex AggregateFunction(min, String), ns AggregateFunction(count)) "  \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, signature);\n"                                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_values (kind String, app String, version String, signature String, "       \
+	"value Float64, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, value);\n"     \
+	"CREATE TABLE IF NOT EXISTS sum_groups (kind String, app String, version String, ns "                          \
+	"AggregateFunction(count), "                                                                                   \
+	"sess AggregateFunction(uniqExact, String), nd AggregateFunction(sum, UInt64)) "                               \
+	"ENGINE = AggregatingMergeTree ORDER BY (kind, app, version);\n"                                               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_values_mv TO sum_values AS " SUM_VALUES_SELECT ";\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_groups_mv TO sum_groups AS " SUM_GROUPS_SELECT ";\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM_SIGS_SELECT ";\n"                     \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_values_mv TO sum_sig_values AS " SUM_SIG_VALUES_SELECT ";\n"   \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sessions_mv TO sum_sessions AS " SUM_SESSIONS_SELECT
+#define SUM_FILL                                                                                                       \
+	"TRUNCATE TABLE sum_values;\nTRUNCATE TABLE sum_sessions;\nTRUNCATE TABLE sum_sigs;\n"                         \
+	"TRUNCATE TABLE sum_sig_values;\nTRUNCATE TABLE sum_groups;\n"                                                 \
+	"INSERT INTO sum_groups " SUM_GROUPS_SELECT ";\n"                                                              \
+	"INSERT INTO sum_values " SUM_VALUES_SELECT ";\n"                                                              \
+	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                                  \
+	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                      \
+	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
+/* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
+ * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
+ * others count; all small tables. */
+#define SUM_CHECK                                                                                                      \
+	"SELECT (SELECT sum(rows) FROM system.parts WHERE active AND database = currentDatabase() AND "                \
+	"table = 'reports') = (SELECT countMerge(ns) FROM sum_groups) AND "                                            \
+	"(SELECT sum(n) FROM sum_values) = (SELECT sumMerge(nd) FROM sum_groups) AND "                                 \
+	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                                   \
+	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                                 \
+	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT sumMerge(nd) FROM sum_groups WHERE kind "                 \
+	"IN " TK_STORE_RATE_KINDS ")"
+
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
      * then id: every fleet query filters on kind, and the idempotence check looks ids up. */
@@ -214,6 +301,10 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS stacks (hash String, folded String) ENGINE = ReplacingMergeTree() ORDER BY hash;\n"
     "CREATE TABLE IF NOT EXISTS report_stacks (id String, ts DateTime, stack String)"
     " ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY id",
+    /* 4 → 5: summaries ClickHouse keeps itself at every INSERT into reports (materialized views into
+     * summing tables; see "Summaries" above), filled here from the reports already stored (emptied
+     * first: a migration run again fills them once). */
+    SUM_SCHEMA ";\n" SUM_FILL,
 };
 
 /* Run the statements of one migration (the HTTP interface takes one per request). */
@@ -779,6 +870,56 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
 	return 0;
 }
 
+/* Whether the summaries may answer (c->sum): only when each report is stored once (!c->dedupe) and
+ * their totals equal the reports' (SUM_CHECK, asked again only when the tables' active parts
+ * changed). Any failure says no: the reports answer. */
+static void sum_ready(ch *c)
+{
+	c->sum = 0;
+	if (c->dedupe)
+		return;
+	buf sql = {0}, res = {0};
+	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count() FROM system.parts WHERE active AND "
+	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', 'sum_groups') "
+	              "AND database = ");
+	put_quoted(&sql, c->db);
+	tk_error e = {0};
+	int rc = run(c, sql.p, &res, &e);
+	free(sql.p);
+	if (rc)
+		return;
+	char *end = NULL;
+	uint64_t x = res.p ? strtoull(res.p, &end, 10) : 0, parts = end ? strtoull(end, NULL, 10) : 0;
+	uint64_t token = x ^ tk_hash_u64(parts);
+	free(res.p);
+	if (!c->sum_known || c->sum_token != token) {
+		res = (buf){0};
+		if (run(c, SUM_CHECK, &res, &e))
+			return;
+		c->sum_ok = res.p && res.p[0] == '1';
+		c->sum_known = 1;
+		c->sum_token = token;
+		free(res.p);
+	}
+	c->sum = c->sum_ok;
+}
+
+/* Whether q reads only what a summary holds: the metric's own column is duration (or col is), no
+ * time range, no signature, and its filters and groups are keys in mask (bits of key indexes). */
+static int sum_covers(const tk_store_query *q, const char *col, unsigned mask)
+{
+	if (!col || strcmp(col, "duration") != 0 || q->since > 0 || q->until > 0 || q->signature)
+		return 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k] && !(mask >> k & 1))
+			return 0;
+	for (size_t i = 0; i < q->nby; i++)
+		if (q->by[i] >= TK_STORE_NKEYS || !(mask >> q->by[i] & 1))
+			return 0;
+	return 1;
+}
+#define SUM_VALUES_KEYS (1u << TK_STORE_APP | 1u << TK_STORE_VERSION)
+
 /* Run a query on the plain table when no report can be stored twice, else reading each once. The
  * state is read before and after: a batch started while the plain query ran makes it run again
  * deduplicated, so a row a racing batch inserted meanwhile is never counted twice. */
@@ -790,6 +931,7 @@ static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), c
 	if (ingest_state(c, &b0, &o0, err))
 		return -1;
 	c->dedupe = o0 > 0;
+	sum_ready(c);
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
 		return rc;
@@ -801,6 +943,7 @@ static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), c
 		return 0;
 	drop(out, n);
 	c->dedupe = 1;
+	c->sum = 0;
 	return fn(c, q, limit, out, n, err);
 }
 
@@ -864,6 +1007,31 @@ static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric 
 	bprintf(sql, " FORMAT TabSeparated");
 }
 
+/* The same from sum_values: each (group, value) with the summed count of its reports. */
+static void sum_percentiles_sql(buf *sql, const tk_store_metric *m, const tk_store_query *q, const char *keys,
+                                const char *ksel)
+{
+	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
+	bprintf(sql, "SELECT %s%sn, toString(total), toString(vs[1]), toString(vs[-1])", q->nby ? keys : "",
+	        q->nby ? ", " : "");
+	for (int k = 0; k < TK_STORE_NQ; k++) {
+		bput(sql, ", ", 2);
+		type7_cum_sql(sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
+	}
+	bprintf(sql,
+	        ", '', '' FROM (SELECT %s, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
+	        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) AS cs, "
+	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM "
+	        "(SELECT %s, tk_v, sum(n) AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
+	        "(SELECT %s, value AS tk_v, n FROM sum_values",
+	        K, K, exact_sum_cols, K, KSEL);
+	where_sql(sql, q, m->kinds, NULL);
+	bprintf(sql, ") GROUP BY %s, tk_v)) GROUP BY %s) WHERE n > 0", K, K);
+	if (q->nby)
+		bprintf(sql, " ORDER BY %s", keys);
+	bprintf(sql, " FORMAT TabSeparated");
+}
+
 static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
 {
 	(void)limit;
@@ -881,7 +1049,9 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int buckets = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		buckets |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
-	if (!m->profile && !buckets) {
+	if (!m->profile && c->sum && sum_covers(q, m->column, SUM_VALUES_KEYS)) {
+		sum_percentiles_sql(&sql, m, q, keys.p, ksel.p);
+	} else if (!m->profile && !buckets) {
 		report_percentiles_sql(&sql, c, m, q, keys.p, ksel.p);
 	} else {
 		source_sql(&src, c, m, q->metric, q);
@@ -964,6 +1134,36 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 {
 	tk_store_hang **out = outv;
 	buf sql = {0};
+	const char *kinds = tk_store_kinds_sql(q->kind);
+	if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) {
+		/* the top signatures by their summed counts first (the answer's order), then only for them
+		 * sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
+		 * sets and smallest ids merged per signature (a fleet's many rare signatures cost nothing) */
+		buf top = {0};
+		bprintf(&top, " AND signature IN (SELECT signature FROM sum_sig_values");
+		where_sql(&top, q, kinds, NULL);
+		bprintf(&top, " GROUP BY signature ORDER BY sum(n) DESC, signature LIMIT %zu)", limit);
+		bprintf(&sql, "SELECT signature, n, sessions, ");
+		type7_cum_sql(&sql, 50, 100);
+		bput(&sql, ", ", 2);
+		type7_cum_sql(&sql, 95, 100);
+		bprintf(&sql,
+		        ", example FROM (SELECT signature, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
+		        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
+		        "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
+		where_sql(&sql, q, kinds, NULL);
+		bprintf(&sql,
+		        "%s GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
+		        "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs",
+		        top.p);
+		where_sql(&sql, q, kinds, NULL);
+		bprintf(&sql,
+		        "%s GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
+		        "TabSeparated",
+		        top.p, limit);
+		free(top.p);
+		goto ask;
+	}
 	bprintf(&sql, "SELECT signature, n, sessions, ");
 	type7_sql(&sql, 50, 100);
 	bput(&sql, ", ", 2);
@@ -974,6 +1174,7 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	if (!c->dedupe)
 		where_sql(&sql, q, tk_store_kinds_sql(q->kind), "duration");
 	bprintf(&sql, " GROUP BY signature) ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated", limit);
+ask:;
 	buf res = {0};
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
@@ -1037,9 +1238,20 @@ static int rate_once(ch *c, const tk_store_query *q, size_t limit, void *outv, s
 	        " if(e, sumIf(" CH_US ", kind = 'hang-time'), sumIf(" CH_US ", kind IN " TK_STORE_HANG_KINDS
 	        " AND assumeNotNull(duration) >= %.17g)) AS hs, hs * 3600.0 / fg AS rate FROM ",
 	        q->nby ? sel.p : K, TK_STORE_RATE_MIN_HANG);
-	reports_sql(&sql, c, q, TK_STORE_RATE_KINDS, "duration");
-	if (!c->dedupe)
-		where_sql(&sql, q, TK_STORE_RATE_KINDS, "duration");
+	/* the same per-session sums from sum_sessions (its keys are the six; t0 its minimum ts) */
+	int sum = c->sum && !q->since && !q->until && !q->signature;
+	if (sum) {
+		sql.n = strstr(sql.p, " FROM (SELECT app, version, build, device, os, session, 1 AS tk_all") - sql.p;
+		bprintf(&sql,
+		        " FROM (SELECT app, version, build, device, os, session, 1 AS tk_all, minMerge(t0s) AS t0,"
+		        " sumMerge(fgs) AS fg, sumMerge(htns) > 0 AS e, if(e, sumMerge(hts), sumMerge(hss)) AS hs,"
+		        " hs * 3600.0 / fg AS rate FROM sum_sessions");
+		where_sql(&sql, q, NULL, NULL);
+	} else {
+		reports_sql(&sql, c, q, TK_STORE_RATE_KINDS, "duration");
+		if (!c->dedupe)
+			where_sql(&sql, q, TK_STORE_RATE_KINDS, "duration");
+	}
 	bprintf(&sql, " GROUP BY app, version, build, device, os, session HAVING fg > 0) GROUP BY %s)", K);
 	if (q->nby)
 		bprintf(&sql, " ORDER BY %s", keys.p);
@@ -1195,6 +1407,15 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	if (run_many(c, "OPTIMIZE TABLE reports FINAL;\nOPTIMIZE TABLE profiles FINAL;\nOPTIMIZE TABLE functions FINAL",
 	             err))
 		return -1;
+	/* the summaries counted every copy (and the copied late rows again): filled anew from the
+	 * reports as they are now, as they are when their totals differ from the reports' (a DROP
+	 * PARTITION of old days, say). An ingest racing the refill can leave them off by its batch:
+	 * the totals then differ, queries read the reports, and the next compaction refills them. */
+	unsigned long long ok = 0;
+	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
+		return -1;
+	if (!ok && run_many(c, SUM_FILL, err))
+		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
 	snprintf(sql, sizeof sql,
@@ -1246,12 +1467,14 @@ static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_
 	if (ingest_state(c, &b0, &o0, err))
 		return -1;
 	c->dedupe = o0 > 0;
+	sum_ready(c);
 	build(c, &sql, arg);
 	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
 	if (!rc && !c->dedupe && (rc = ingest_state(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
 		free(res.p), free(sql.p);
 		res = sql = (buf){0};
 		c->dedupe = 1;
+		c->sum = 0;
 		build(c, &sql, arg);
 		rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
 	}
@@ -1471,6 +1694,14 @@ static int values_row(char **f, void *ctx)
 static void values_sql(ch *c, buf *sql, const void *arg)
 {
 	const sel_arg *s = arg;
+	if (c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS)) { /* sum_values: the counts summed */
+		bprintf(sql, "SELECT %s, toString(tk_v), sum(n) FROM (SELECT version, value AS tk_v, n FROM sum_values",
+		        s->by_version ? "version" : "''");
+		where_sql(sql, s->q, s->kinds, NULL);
+		bprintf(sql, ") GROUP BY %stk_v ORDER BY %stk_v FORMAT TabSeparated", s->by_version ? "version, " : "",
+		        s->by_version ? "version, " : "");
+		return;
+	}
 	bprintf(sql, "SELECT %s, toString(tk_v), count() FROM (SELECT version, assumeNotNull(duration) AS tk_v FROM ",
 	        s->by_version ? "version" : "''");
 	sel_reports(sql, c->dedupe, s->q, s->kinds, "kind, id, version, duration");
@@ -1485,6 +1716,61 @@ static int ch_values(void *h, const tk_store_query *q, const char *kinds, const 
 		return tk_error_set(err, "values of %s: not stored", col), -1;
 	values_acc a = {row, ctx};
 	return each_row_once(h, values_sql, &(sel_arg){q, kinds, by_version}, 3, values_row, &a, "values", err);
+}
+
+/* tk_store_ops.sigs_values: every listed signature's (value, count) lines in one query. */
+typedef struct sigs_arg {
+	const tk_store_query *q;
+	const char *kinds;
+	char *const *sigs;
+	size_t n;
+	int (*row)(void *ctx, size_t i, double v, uint64_t count);
+	void *ctx;
+} sigs_arg;
+
+static void sigs_values_sql(ch *c, buf *sql, const void *arg)
+{
+	const sigs_arg *s = arg;
+	if (c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS)) {
+		bprintf(sql, "SELECT signature, toString(value), sum(n) FROM sum_sig_values");
+		where_sql(sql, s->q, s->kinds, NULL);
+		bprintf(sql, " AND signature IN (");
+		for (size_t i = 0; i < s->n; i++) {
+			if (i)
+				bput(sql, ", ", 2);
+			put_quoted(sql, s->sigs[i]);
+		}
+		bprintf(sql, ") GROUP BY signature, value FORMAT TabSeparated");
+		return;
+	}
+	bprintf(sql, "SELECT signature, toString(tk_v), count() FROM (SELECT kind, id, signature, "
+	             "assumeNotNull(duration) AS tk_v FROM reports");
+	where_sql(sql, s->q, s->kinds, "duration");
+	bprintf(sql, " AND signature IN (");
+	for (size_t i = 0; i < s->n; i++) {
+		if (i)
+			bput(sql, ", ", 2);
+		put_quoted(sql, s->sigs[i]);
+	}
+	bprintf(sql, ")%s) GROUP BY signature, tk_v FORMAT TabSeparated", c->dedupe ? " LIMIT 1 BY kind, id" : "");
+}
+
+static int sigs_row(char **f, void *ctx)
+{
+	const sigs_arg *s = ctx;
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->sigs[i], f[0]) == 0)
+			return s->row(s->ctx, i, strtod(f[1], NULL), strtoull(f[2], NULL, 10));
+	return -1;
+}
+
+static int ch_sigs_values(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                          int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
+{
+	if (!n)
+		return 0;
+	sigs_arg a = {q, kinds, sigs, n, row, ctx};
+	return each_row_once(h, sigs_values_sql, &a, 3, sigs_row, &a, "signatures' durations", err);
 }
 
 typedef struct vers_acc {
@@ -1505,22 +1791,28 @@ static int vers_row(char **f, void *ctx)
 	return 0;
 }
 
+static void sig_versions_sql(ch *c, buf *sql, const void *arg)
+{
+	const sigs_arg *s = arg;
+	/* sum_sigs has a row per (kind, app, version, signature) of reports with a duration */
+	int sum = c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS);
+	bprintf(sql, "SELECT DISTINCT signature, version FROM %s", sum ? "sum_sigs" : "reports");
+	where_sql(sql, s->q, s->kinds, sum ? NULL : "duration");
+	bprintf(sql, " AND signature IN (");
+	for (size_t i = 0; i < s->n; i++) {
+		if (i)
+			bput(sql, ", ", 2);
+		put_quoted(sql, s->sigs[i]);
+	}
+	bprintf(sql, ") FORMAT TabSeparated");
+}
+
 static int ch_sig_versions(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                            char **versions, tk_error *err)
 {
-	buf sql = {0};
-	bprintf(&sql, "SELECT DISTINCT signature, version FROM reports");
-	where_sql(&sql, q, kinds, "duration");
-	bprintf(&sql, " AND signature IN (");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			bput(&sql, ", ", 2);
-		put_quoted(&sql, sigs[i]);
-	}
-	bprintf(&sql, ") FORMAT TabSeparated");
 	vers_acc a = {sigs, versions, n};
-	int rc = each_row(h, sql.p, NULL, 2, vers_row, &a, "versions", err);
-	free(sql.p);
+	sigs_arg s = {q, kinds, sigs, n, NULL, NULL};
+	int rc = each_row_once(h, sig_versions_sql, &s, 2, vers_row, &a, "versions", err);
 	for (size_t i = 0; i < n; i++)
 		if (!versions[i])
 			versions[i] = tk_xstrdup("");
@@ -1566,6 +1858,16 @@ static int overview_once(ch *c, const tk_store_query *q, size_t limit, void *out
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		a.pass = pass;
 		buf sql = {0};
+		if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) { /* sum_groups' counts and sessions */
+			bprintf(&sql, "SELECT %s%s FROM sum_groups", ksel.p ? ksel.p : "",
+			        pass ? "uniqExactMerge(sess)" : "kind, countMerge(ns)");
+			where_sql(&sql, q, NULL, NULL);
+			bprintf(&sql, " GROUP BY %s%s ORDER BY %s%s FORMAT TabSeparated", keys.p ? keys.p : "",
+			        pass ? "1" : "kind", keys.p ? keys.p : "", pass ? "1" : "kind");
+			rc = each_row(c, sql.p, NULL, q->nby + (pass ? 1 : 2), ov_row, &a, "overview", err);
+			free(sql.p);
+			continue;
+		}
 		/* each report once (LIMIT 1 BY kind, id) only while some batch is not closed clean */
 		bprintf(&sql, "SELECT %s%s FROM %s", ksel.p ? ksel.p : "",
 		        pass ? "uniqExact(session)" : "kind, count()",
@@ -1633,6 +1935,7 @@ const tk_store_ops tk_store_clickhouse = {
     .sig_stacks = ch_sig_stacks,
     .sig_rows = ch_sig_rows,
     .values = ch_values,
+    .sigs_values = ch_sigs_values,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
     .changes = ch_changes,

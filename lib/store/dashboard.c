@@ -22,6 +22,7 @@
 #include "tracekit/stats.h"
 #include "tracekit/write.h"
 #include "store/internal.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 extern const char tk_dashboard_css[], tk_dashboard_js[], tk_dashboard_icon[];
@@ -1390,44 +1391,48 @@ static int compare_stacks(req *r, const sides *x)
 	      "</th><th>count A</th><th>count B</th><th>P95 A</th><th>P95 B</th><th>Mann-Whitney p</th></tr></thead>"
 	      "<tbody>\n",
 	      f);
-	int rc = 0;
-	for (int side = 0; side < 2 && !rc; side++)
-		for (size_t i = 0; i < n[side] && !rc; i++) {
-			const char *sig = h[side][i].signature;
-			if (side == 1 && find_sig(h[0], n[0], sig))
-				continue; /* listed already */
-			tk_store_signature_info in[2];
-			if (tk_store_signature_detail(r->s, "hang", sig, &q[0], 0, &in[0], &r->err)) {
-				rc = -1;
-				break;
-			}
-			if (tk_store_signature_detail(r->s, "hang", sig, &q[1], 0, &in[1], &r->err)) {
-				tk_store_signature_info_free(&in[0]);
-				rc = -1;
-				break;
-			}
-			double p = tk_mann_whitney(in[0].durations, in[0].count, in[1].durations, in[1].count, NULL);
-			fputs("<tr data-signature=\"", f);
-			esc(f, sig);
-			fputs("\"><td>", f);
-			signature_html(f, sig);
-			fputs("</td>", f);
-			cell_count(f, "count_a", in[0].count);
-			cell_count(f, "count_b", in[1].count);
-			cell(f, "p95_a", in[0].count ? in[0].summary.q[2] : NAN, "s");
-			cell(f, "p95_b", in[1].count ? in[1].summary.q[2] : NAN, "s");
-			char buf[32];
-			int both = in[0].count && in[1].count;
-			fprintf(f, "<td class=\"num%s\" data-k=\"p\" data-v=\"%s\">", both && p < 0.05 ? " worse" : "",
-			        tk_stats_fmt_double(both ? p : NAN, buf));
-			if (both)
-				fprintf(f, "%.3g", p);
-			else
-				fputs("—", f);
-			fputs("</td></tr>\n", f);
-			tk_store_signature_info_free(&in[0]);
-			tk_store_signature_info_free(&in[1]);
-		}
+	/* the signatures listed, in order: each side's top, B's without those A lists; their durations
+	 * on each side in one store call per side */
+	char **sigs = tk_xmalloc((n[0] + n[1] + 1) * sizeof *sigs);
+	size_t ns = 0;
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < n[side]; i++)
+			if (side == 0 || !find_sig(h[0], n[0], h[side][i].signature))
+				sigs[ns++] = h[side][i].signature;
+	tk_store_sigdur *in[2] = {tk_xcalloc(ns + 1, sizeof *in[0]), tk_xcalloc(ns + 1, sizeof *in[1])};
+	int rc = tk_store_signatures_durations(r->s, "hang", &q[0], sigs, ns, in[0], &r->err);
+	if (!rc && (rc = tk_store_signatures_durations(r->s, "hang", &q[1], sigs, ns, in[1], &r->err)) != 0)
+		tk_store_sigdurs_free(in[0], ns);
+	for (size_t i = 0; i < ns && !rc; i++) {
+		const char *sig = sigs[i];
+		tk_store_sigdur *a = &in[0][i], *b = &in[1][i];
+		double p = tk_mann_whitney(a->durations, a->count, b->durations, b->count, NULL);
+		fputs("<tr data-signature=\"", f);
+		esc(f, sig);
+		fputs("\"><td>", f);
+		signature_html(f, sig);
+		fputs("</td>", f);
+		cell_count(f, "count_a", a->count);
+		cell_count(f, "count_b", b->count);
+		cell(f, "p95_a", a->count ? a->summary.q[2] : NAN, "s");
+		cell(f, "p95_b", b->count ? b->summary.q[2] : NAN, "s");
+		char buf[32];
+		int both = a->count && b->count;
+		fprintf(f, "<td class=\"num%s\" data-k=\"p\" data-v=\"%s\">", both && p < 0.05 ? " worse" : "",
+		        tk_stats_fmt_double(both ? p : NAN, buf));
+		if (both)
+			fprintf(f, "%.3g", p);
+		else
+			fputs("—", f);
+		fputs("</td></tr>\n", f);
+	}
+	if (!rc) {
+		tk_store_sigdurs_free(in[0], ns);
+		tk_store_sigdurs_free(in[1], ns);
+	}
+	free(in[0]);
+	free(in[1]);
+	free(sigs);
 	fputs("</tbody></table>\n<p class=\"note\">p: the two-sided Mann-Whitney test of the signature's durations "
 	      "on one side against the other (below 0.05: they differ).</p>\n",
 	      f);

@@ -45,6 +45,12 @@ typedef struct tk_store_ops {
 	 * value); else store.c takes them from sig_rows */
 	int (*values)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
 	              int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err);
+	/* optional: the durations of the reports of each of n signatures among those q selects (kinds;
+	 * q->signature unset), in one query across them: row(ctx, i, value, count) per distinct value of
+	 * sigs[i] (count reports of it), in any order; else tk_store_signatures_durations calls sig_rows
+	 * once per signature */
+	int (*sigs_values)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+	                   int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
@@ -57,6 +63,17 @@ void tk_store_sqlite_limit_memory(void *h);
  * the backend's sig_versions instead of a top list of every signature. */
 int tk_store_sig_first_last(tk_store *s, const tk_store_query *q, const char *kind, char *const *sigs, size_t n,
                             char **first, char **last, tk_error *err);
+/* The durations of each of n signatures' reports of kind among q's (the compare page: one backend
+ * query for all of them where it has sigs_values): out[i] = the sorted values, count and summary
+ * (q[] as tk_store_signature_detail makes them; the rest zero), for tk_store_sigdurs_free. */
+typedef struct tk_store_sigdur {
+	double *durations;
+	size_t count;
+	tk_store_group summary;
+} tk_store_sigdur;
+int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs, size_t n,
+                                  tk_store_sigdur *out, tk_error *err);
+void tk_store_sigdurs_free(tk_store_sigdur *d, size_t n);
 /* The backend's change token (ops.changes): 0, 1 when the backend has none, or -1 with err. */
 int tk_store_changes(tk_store *s, uint64_t *token, tk_error *err);
 

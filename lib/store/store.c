@@ -757,6 +757,84 @@ int tk_store_signature_detail(tk_store *s, const char *kind, const char *signatu
 	return rc;
 }
 
+typedef struct sigdur_acc {
+	tk_store_sigdur *out;
+	size_t *cap;
+} sigdur_acc;
+
+static int sigdur_row(void *ctx, size_t i, double v, uint64_t count)
+{
+	sigdur_acc *a = ctx;
+	tk_store_sigdur *d = &a->out[i];
+	if (count > SIZE_MAX / 2 - d->count)
+		return -1;
+	TK_GROW(d->durations, a->cap[i], d->count + (size_t)count);
+	for (uint64_t k = 0; k < count; k++)
+		d->durations[d->count++] = v;
+	return 0;
+}
+
+int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs, size_t n,
+                                  tk_store_sigdur *out, tk_error *err)
+{
+	memset(out, 0, n * sizeof *out);
+	tk_store_query sq;
+	const char *kinds;
+	if (!n)
+		return 0;
+	if (sig_query(kind, sigs[0], q, &sq, &kinds, err))
+		return -1;
+	int rc = 0;
+	if (s->b->sigs_values) {
+		sq.signature = NULL;
+		size_t *cap = tk_xcalloc(n, sizeof *cap);
+		sigdur_acc a = {out, cap};
+		rc = s->b->sigs_values(s->h, &sq, kinds, sigs, n, sigdur_row, &a, err);
+		free(cap);
+	} else { /* the existing per-signature call, once each */
+		for (size_t i = 0; i < n && !rc; i++) {
+			tk_store_sigrow *r = NULL;
+			size_t nr = 0;
+			sq.signature = sigs[i];
+			rc = s->b->sig_rows(s->h, &sq, kinds, &r, &nr, err);
+			if (!rc) {
+				out[i].durations = tk_xmalloc((nr ? nr : 1) * sizeof *out[i].durations);
+				out[i].count = nr;
+			}
+			for (size_t k = 0; k < nr; k++) {
+				if (!rc)
+					out[i].durations[k] = r[k].duration;
+				free(r[k].id), free(r[k].version), free(r[k].device), free(r[k].session);
+			}
+			free(r);
+		}
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		tk_store_sigdur *d = &out[i];
+		if (!d->durations)
+			d->durations = tk_xmalloc(sizeof *d->durations);
+		size_t u = 1;
+		while (u < d->count && !(d->durations[u] < d->durations[u - 1]))
+			u++;
+		if (u < d->count)
+			qsort(d->durations, d->count, sizeof *d->durations, dbl_cmp);
+		if (d->count)
+			tk_store_summarise(d->durations, d->count, &d->summary);
+		snprintf(d->summary.unit, sizeof d->summary.unit, "s");
+	}
+	if (rc) {
+		tk_store_sigdurs_free(out, n);
+		memset(out, 0, n * sizeof *out);
+	}
+	return rc;
+}
+
+void tk_store_sigdurs_free(tk_store_sigdur *d, size_t n)
+{
+	for (size_t i = 0; d && i < n; i++)
+		free(d[i].durations);
+}
+
 void tk_store_signature_info_free(tk_store_signature_info *i)
 {
 	free(i->first_version);

@@ -60,6 +60,11 @@ start --ui --db "$DB" --listen "127.0.0.1:$PORT" --rules "$TMP/rules"
 
 # ---- the API is the CLI's JSON, byte for byte, for the same filters ----
 api() { curl -s -f "$BASE$1"; }
+tables() { # URL OUT: the page's tables (ClickHouse's must equal SQLite's)
+	curl -s -f "$BASE$1" | python3 -c 'import re,sys; print("\n".join(re.findall(r"<table id=.*?</table>", sys.stdin.read(), re.S)))' >"$2"
+}
+tables "/compare?a=5.0&b=5.2" "$TMP/sq_compare"
+tables "/stacks?limit=50" "$TMP/sq_stacks"
 api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/a1"
 "$TK" stats --db "$DB" --metric hang.duration --by app,version --json >"$TMP/c1"
 check_same_file "/api/stats by app,version = stats --db --json" "$TMP/c1" "$TMP/a1"
@@ -222,6 +227,12 @@ CH="$CH_URL/tk_dash"
 "$TK" ingest --db "$CH" "$G" >"$TMP/ingest-ch.log" 2>&1 || { notok "ingest into ClickHouse" "$(tail -3 "$TMP/ingest-ch.log")"; exit 1; }
 start --ui --db "$CH" --listen "127.0.0.1:$PORT"
 api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/ch1"
+tables "/compare?a=5.0&b=5.2" "$TMP/ch_compare"
+check "the compare page has its signatures' table" grep -q 'id="compare-stacks"' "$TMP/sq_compare"
+check_same_file "ClickHouse: the compare page's tables (one query per side for the signatures' durations) equal SQLite's" \
+	"$TMP/sq_compare" "$TMP/ch_compare"
+tables "/stacks?limit=50" "$TMP/ch_stacks"
+check_same_file "ClickHouse: the top stacks table equals SQLite's" "$TMP/sq_stacks" "$TMP/ch_stacks"
 "$TK" stats --db "$CH" --metric hang.duration --by app,version --json >"$TMP/cc1"
 check_same_file "ClickHouse: /api/stats = stats --db --json" "$TMP/cc1" "$TMP/ch1"
 check_same_file "ClickHouse: … and equals SQLite's" "$J/hang.json" "$TMP/ch1"
