@@ -51,12 +51,12 @@ typedef struct tk_store_ops {
 	 * once per signature */
 	int (*sigs_values)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
 	                   int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err);
+	/* optional: tk_store_limit_memory (a bulk writer's small cache) */
+	void (*limit_memory)(void *h);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
 extern const tk_store_ops tk_store_clickhouse;
-/* tk_store_limit_memory for a SQLite handle (lib/store/sqlite.c) */
-void tk_store_sqlite_limit_memory(void *h);
 
 /* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has
  * no report) among the reports of q of kind (as tk_store_top_diagnostics names it), in one pass of

@@ -298,7 +298,7 @@ static void vcache_free(sq *s);
 static void sigcache_free(sq *s);
 static void tcache_free(sq *s);
 
-void tk_store_sqlite_limit_memory(void *h)
+static void sq_limit_memory(void *h)
 {
 	/* a bulk writer re-reads few pages: 8 MiB and no mapping keep RSS flat as the store grows */
 	sqlite3_exec(((sq *)h)->db, "PRAGMA cache_size=-8192; PRAGMA mmap_size=0", NULL, NULL, NULL);
@@ -3540,4 +3540,5 @@ const tk_store_ops tk_store_sqlite = {
     .sig_versions = sq_sig_versions,
     .overview = sq_overview,
     .changes = sq_changes,
+    .limit_memory = sq_limit_memory,
 };

@@ -56,8 +56,8 @@ void tk_store_close(tk_store *s)
 
 void tk_store_limit_memory(tk_store *s)
 {
-	if (s->b == &tk_store_sqlite)
-		tk_store_sqlite_limit_memory(s->h);
+	if (s->b->limit_memory)
+		s->b->limit_memory(s->h);
 }
 
 const char *tk_store_backend(const tk_store *s)
