@@ -185,9 +185,19 @@ double tk_apple_report_parse_time(const char *s, size_t n)
 	while (*p == ' ')
 		p++;
 	int tz = 0;
-	if ((*p == '+' || *p == '-') && strlen(p) >= 5) {
-		int v = atoi(p + 1);
-		tz = (v / 100 * 60 + v % 100) * 60 * (*p == '-' ? -1 : 1);
+	if (*p == '+' || *p == '-') {
+		/* the offset is exactly HHMM ("+0100"): any other run of digits is not a time we know (and
+		 * reading it as one number overflowed an int on "+000222…") */
+		const char *d = p + 1;
+		for (int i = 0; i < 4; i++)
+			if (d[i] < '0' || d[i] > '9')
+				return NAN;
+		if (d[4] >= '0' && d[4] <= '9')
+			return NAN;
+		int hh = (d[0] - '0') * 10 + (d[1] - '0'), mm = (d[2] - '0') * 10 + (d[3] - '0');
+		if (hh > 23 || mm > 59)
+			return NAN;
+		tz = (hh * 60 + mm) * 60 * (*p == '-' ? -1 : 1);
 	}
 	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
 		return NAN;
