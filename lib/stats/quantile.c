@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/ksum.h"
 #include "tracekit/stats.h"
 #include "util/text.h"
 
@@ -136,20 +137,6 @@ int tk_sort_doubles(double *v, size_t n)
 	return 0;
 }
 
-/* Neumaier-compensated sum in long double. */
-typedef struct ksum {
-	long double s, c;
-} ksum;
-static inline void ksum_add(ksum *k, long double x)
-{
-	long double t = k->s + x;
-	if (fabsl(k->s) >= fabsl(x))
-		k->c += (k->s - t) + x;
-	else
-		k->c += (x - t) + k->s;
-	k->s = t;
-}
-
 void tk_summary_sorted(tk_summary *s, const double *x, const double *w, size_t n)
 {
 	memset(s, 0, sizeof *s);
@@ -162,12 +149,12 @@ void tk_summary_sorted(tk_summary *s, const double *x, const double *w, size_t n
 			s->pct[i] = NAN;
 		return;
 	}
-	ksum sum = {0, 0}, ws = {0, 0}, wvs = {0, 0};
+	tk_ksum sum = {0, 0}, ws = {0, 0}, wvs = {0, 0};
 	for (size_t i = 0; i < n; i++) {
-		ksum_add(&sum, x[i]);
+		tk_ksum_add(&sum, x[i]);
 		if (w) {
-			ksum_add(&ws, w[i]);
-			ksum_add(&wvs, (long double)w[i] * x[i]);
+			tk_ksum_add(&ws, w[i]);
+			tk_ksum_add(&wvs, (long double)w[i] * x[i]);
 		}
 	}
 	s->mean = (double)((sum.s + sum.c) / n);

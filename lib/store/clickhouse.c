@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "stats/ksum.h"
 #include "store/internal.h"
 #include "tracekit/stats.h"
 #include "util/hidx.h"
@@ -797,23 +798,10 @@ static const char *const exact_sum_cols = "bitShiftRight(b, 63) AS neg, bitAnd(b
                                           "bitOr(bitAnd(b, 4503599627370495), if(e > 0, 4503599627370496, 0)) AS m, "
                                           "bitShiftRight(m, 26) AS hi, bitAnd(m, 67108863) AS lo";
 
-typedef struct lsum {
-	long double s, c;
-} lsum;
-static void lsum_add(lsum *k, long double x)
-{
-	long double t = k->s + x;
-	if (fabsl(k->s) >= fabsl(x))
-		k->c += (k->s - t) + x;
-	else
-		k->c += (x - t) + k->s;
-	k->s = t;
-}
-
 /* One group's sumMap of terms, "([neg·2048 + e, …],[hi sum, …],[lo sum, …])" → the mean of n values. */
 static double exact_mean(const char *terms, uint64_t n)
 {
-	lsum sum = {0, 0};
+	tk_ksum sum = {0, 0};
 	const char *ks = strchr(terms, '['), *hs = ks ? strchr(ks + 1, '[') : NULL,
 	           *ls = hs ? strchr(hs + 1, '[') : NULL;
 	if (!ls)
@@ -831,8 +819,8 @@ static double exact_mean(const char *terms, uint64_t n)
 		ls = end + (*end == ',');
 		int scale = (e ? (int)e : 1) - 1075; /* value = m · 2^(e−1075); subnormals: 2^−1074 */
 		long double a = ldexpl((long double)hi, scale + 26), b = ldexpl((long double)lo, scale);
-		lsum_add(&sum, neg ? -a : a);
-		lsum_add(&sum, neg ? -b : b);
+		tk_ksum_add(&sum, neg ? -a : a);
+		tk_ksum_add(&sum, neg ? -b : b);
 	}
 	return (double)((sum.s + sum.c) / n);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/ksum.h"
 #include "store/internal.h"
 #include "tracekit/stats.h"
 #include "util/hidx.h"
@@ -2021,20 +2022,6 @@ typedef struct vpct_ctx {
  * without the values laid out: the mean summed as tk_summary_sorted sums (compensated, in long
  * double, value by value in order), each percentile from the two order statistics type 7 reads,
  * interpolated by tk_store_lerp (tk_quantile7's own step). */
-typedef struct vksum {
-	long double s, c;
-} vksum;
-
-static void vksum_add(vksum *k, long double x)
-{
-	long double t = k->s + x;
-	if (fabsl(k->s) >= fabsl(x))
-		k->c += (k->s - t) + x;
-	else
-		k->c += (x - t) + k->s;
-	k->s = t;
-}
-
 /* The value of rank i (from 0) of v. */
 static double vw_at(const vw *v, size_t nv, uint64_t i)
 {
@@ -2055,10 +2042,10 @@ static void vw_summarise(const vw *v, size_t nv, tk_store_group *o)
 		tk_store_summarise(NULL, 0, o);
 		return;
 	}
-	vksum sum = {0, 0};
+	tk_ksum sum = {0, 0};
 	for (size_t i = 0; i < nv; i++)
 		for (uint64_t k = 0; k < v[i].n; k++)
-			vksum_add(&sum, v[i].v);
+			tk_ksum_add(&sum, v[i].v);
 	o->count = n;
 	o->mean = (double)((sum.s + sum.c) / n);
 	o->min = v[0].v;
