@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/internal.h"
 #include "read/lines.h"
 #include "tracekit/read.h"
 #include "util/mem.h"
@@ -430,9 +431,7 @@ static int dc_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_err
 	tk_profile_set_meta(p, "weights",
 	                    d.sk == SELF_COUNT ? "self = total - children (bytes, allocation counts)"
 	                                       : "self column (samples: one per node with self weight)");
-	char buf[32];
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)d.rows);
-	tk_profile_set_meta(p, "rows", buf);
+	tk_read_meta_rows(p, d.rows, d.rows);
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/internal.h"
 #include "read/lines.h"
 #include "tracekit/read.h"
 #include "util/mem.h"
@@ -298,9 +299,7 @@ static int dtrace_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk
 		return tk_error_set(err, "%s: no stacks", x.name);
 	tk_profile_set_meta(p, "format", "dtrace-aggregation");
 	tk_profile_set_meta(p, "folded-threads", "none"); /* no threads: collapse writes no thread frame */
-	char buf[32];
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.keys);
-	tk_profile_set_meta(p, "rows", buf);
+	tk_read_meta_rows(p, x.keys, x.keys);
 	tk_profile_set_meta(p, "weight", "the aggregation's values (count(): samples)");
 	return 0;
 }

@@ -1,9 +1,11 @@
-/* Shared between the xctrace table reader and the toc reader. */
+/* Shared between readers (lib/read/): the xctrace table and toc readers' preamble, the mapped input,
+ * and the metadata the text-profile readers end with. */
 #ifndef TK_READ_INTERNAL_H
 #define TK_READ_INTERNAL_H
 
 #include <stdint.h>
 
+#include "tracekit/profile.h"
 #include "tracekit/read.h"
 
 /* Read from in until the XML document starts (xctrace may print diagnostics before `<?xml`).
@@ -16,5 +18,13 @@ int tk_xctrace_skip_preamble(tk_input *in, char **buf, size_t *len, size_t *star
  * reader's one big payload). The stream is then at its end. NULL otherwise (standard input, memory,
  * gzip, a file whose size changed). Unmap with munmap(p, *n). (lib/read/input.c) */
 const char *tk_input_map(tk_input *in, size_t *n);
+
+/* Meta "event": the event read, marked as chosen by --event (asked non-NULL) or as the first of
+ * nevents when the file has more than one. (lib/read/meta.c) */
+void tk_read_meta_event(tk_profile *p, const char *name, size_t nevents, const char *asked);
+
+/* Meta "rows": rows (samples, keys, nodes) in the input, and "rows-read" when only kept of them were
+ * read (another event's samples skipped). Pass kept = rows when all were read. */
+void tk_read_meta_rows(tk_profile *p, uint64_t rows, uint64_t kept);
 
 #endif

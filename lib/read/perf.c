@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/internal.h"
 #include "read/lines.h"
 #include "tracekit/read.h"
 #include "util/hidx.h"
@@ -680,25 +681,15 @@ static int perf_read(tk_profile *p, tk_input *in, const tk_read_options *o, tk_e
 	tk_profile_set_unit(p, unit);
 	tk_profile_set_meta(p, "format", "perf-script");
 	tk_profile_set_meta(p, "events", x.nevents ? list : "(not printed)");
-	if (x.chosen >= 0) {
-		char ev[160];
-		snprintf(ev, sizeof ev, "%s%s", x.events[x.chosen].name,
-		         x.nevents > 1 ? (o->event ? " (--event)" : " (the first; --event NAME reads another)") : "");
-		tk_profile_set_meta(p, "event", ev);
-	}
+	if (x.chosen >= 0)
+		tk_read_meta_event(p, x.events[x.chosen].name, x.nevents, o->event);
 	tk_profile_set_meta(p, "weight",
 	                    o->weight == TK_READ_WEIGHT_PERIOD
 	                        ? "period (each sample weighs its period, as FlameGraph and inferno sum it)"
 	                        : "samples (each sample counts 1; --weight period sums the periods)");
 	if (x.untimed)
 		tk_profile_set_meta(p, "time", x.timed ? "some samples have no time field" : "no time field (samples in file order)");
-	char buf[32];
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.samples);
-	tk_profile_set_meta(p, "rows", buf);
-	if (x.kept != x.samples) {
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.kept);
-		tk_profile_set_meta(p, "rows-read", buf);
-	}
+	tk_read_meta_rows(p, x.samples, x.kept);
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/internal.h"
 #include "read/lines.h"
 #include "tracekit/read.h"
 #include "util/mem.h"
@@ -317,23 +318,13 @@ static int simpleperf_read(tk_profile *p, tk_input *in, const tk_read_options *o
 	tk_profile_set_unit(p, unit);
 	tk_profile_set_meta(p, "format", "simpleperf-report-sample");
 	tk_profile_set_meta(p, "events", list);
-	if (x.chosen >= 0) {
-		char ev[160];
-		snprintf(ev, sizeof ev, "%s%s", x.events[x.chosen],
-		         x.nevents > 1 ? (o->event ? " (--event)" : " (the first; --event NAME reads another)") : "");
-		tk_profile_set_meta(p, "event", ev);
-	}
+	if (x.chosen >= 0)
+		tk_read_meta_event(p, x.events[x.chosen], x.nevents, o->event);
 	tk_profile_set_meta(p, "weight",
 	                    o->weight == TK_READ_WEIGHT_PERIOD
 	                        ? "period (each sample weighs its event_count)"
 	                        : "samples (each sample counts 1; --weight period sums event_count)");
-	char buf[32];
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.samples);
-	tk_profile_set_meta(p, "rows", buf);
-	if (x.kept != x.samples) {
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.kept);
-		tk_profile_set_meta(p, "rows-read", buf);
-	}
+	tk_read_meta_rows(p, x.samples, x.kept);
 	return 0;
 }
 
