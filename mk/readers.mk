@@ -10,7 +10,7 @@ DEPS_PKGS += linux-perf python3 gzip
 TEXT_READERS     := deepcopy sample folded perf simpleperf dtrace
 FUZZ_TEXT_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c17 -D_GNU_SOURCE \
                     -Iinclude -Ilib
-FUZZ_TEXT_COMMON := lib/read/input.c lib/read/lines.c lib/read/folded.c lib/model/profile.c lib/model/calltree.c \
+FUZZ_TEXT_COMMON := lib/read/input.c lib/read/lines.c lib/read/meta.c lib/read/folded.c lib/model/profile.c lib/model/calltree.c \
                     lib/write/folded.c lib/write/wutil.c $(wildcard lib/util/*.c)
 
 # A static pattern: a plain fuzz_% rule would also capture read.mk's fuzz_xctrace.
