@@ -316,7 +316,10 @@ long tk_apple_report_read_header(tk_apple_report *r, const char *buf, size_t n, 
 	const char *nl = memchr(buf + i, '\n', n - i);
 	size_t e = nl ? (size_t)(nl - buf) : n;
 	json_error_t je;
-	json_t *h = json_loadb(buf + i, e - i, 0, &je);
+	/* most header lines are flat and plain: no need of jansson's lexer (the same tree) */
+	json_t *h = tk_apple_report_json_strict(buf + i, e - i);
+	if (!h)
+		h = json_loadb(buf + i, e - i, 0, &je);
 	if (!h || !json_is_object(h)) {
 		json_decref(h);
 		return tk_error_set(err, "%s:1:%d: the report's header line is not a JSON object: %s", r->name,
