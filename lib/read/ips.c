@@ -238,12 +238,18 @@ static void sc_free(ips_scan *sc)
 	json_decref(sc->tree);
 }
 
+/* JSON's blanks */
+static const unsigned char sc_blank[256] = {[' '] = 1, ['\n'] = 1, ['\t'] = 1, ['\r'] = 1};
+
 static inline void sc_ws(ips_scan *sc)
 {
 	const char *s = sc->s;
 	size_t p = sc->p, n = sc->n;
-	while (p < n && (s[p] == ' ' || s[p] == '\n' || s[p] == '\t' || s[p] == '\r'))
+	if (p >= n || !sc_blank[(unsigned char)s[p]])
+		return;
+	do
 		p++;
+	while (p < n && sc_blank[(unsigned char)s[p]]);
 	sc->p = p;
 }
 

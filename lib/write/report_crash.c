@@ -205,31 +205,49 @@ static const char *bin_of(const tk_apple_report *r, const tk_apple_report_frame 
 	return im->name;
 }
 
+static const char spaces[64] = "                                                                ";
+
 static void frame_lines(obuf *o, const tk_apple_report *r, const tk_apple_report_frame *f, size_t idx, size_t *binl)
 {
-	char addr[24], num[24];
-	size_t an = fmt_hex(addr, f->addr), nn = fmt_dec(num, idx), bn;
+	size_t bn;
 	const char *bin = bin_of(r, f, binl, &bn);
+	/* "%-4zu%-30s\t%18s ": the same for each of the frame's lines, made once (the pads as fixed
+	 * stores of spaces, then the text over them) */
+	char pre[24 + 64 + 1 + 24 + 1 + 32], *w = pre;
+	if (bn > 64) {
+		char num[24], addr[24];
+		size_t nn = fmt_dec(num, idx), an = fmt_hex(addr, f->addr);
+		size_t n = f->nsym ? f->nsym : 1;
+		for (size_t q = 0; q < n; q++) {
+			ob_pad(o, num, nn, 4, 1);
+			ob_pad(o, bin, bn, 30, 1);
+			ob_c(o, '\t');
+			ob_pad(o, addr, an, 18, 0);
+			ob_c(o, ' ');
+			frame_rest(o, r, f, q, bin, bn);
+			ob_c(o, '\n');
+		}
+		return;
+	}
+	memcpy(w, spaces, 4);
+	size_t nn = fmt_dec(w, idx);
+	w += nn > 4 ? nn : 4;
+	memcpy(w, spaces, 32);
+	memcpy(w, bin, bn);
+	w += bn > 30 ? bn : 30;
+	*w++ = '\t';
+	char addr[24];
+	size_t an = fmt_hex(addr, f->addr);
+	memcpy(w, spaces, 18);
+	if (an < 18)
+		w += 18 - an;
+	memcpy(w, addr, an);
+	w += an;
+	*w++ = ' ';
+	size_t pn = (size_t)(w - pre);
 	size_t n = f->nsym ? f->nsym : 1;
 	for (size_t q = 0; q < n; q++) {
-		/* "%-4zu%-30s\t%18s " */
-		size_t p1 = nn < 4 ? 4 - nn : 0, p2 = bn < 30 ? 30 - bn : 0, p3 = an < 18 ? 18 - an : 0;
-		char *w = ob_room(o, nn + p1 + bn + p2 + 1 + p3 + an + 1);
-		memcpy(w, num, nn);
-		w += nn;
-		memset(w, ' ', p1);
-		w += p1;
-		memcpy(w, bin, bn);
-		w += bn;
-		memset(w, ' ', p2);
-		w += p2;
-		*w++ = '\t';
-		memset(w, ' ', p3);
-		w += p3;
-		memcpy(w, addr, an);
-		w += an;
-		*w++ = ' ';
-		o->n = (size_t)(w - o->b);
+		ob_put(o, pre, pn);
 		frame_rest(o, r, f, q, bin, bn);
 		ob_c(o, '\n');
 	}
