@@ -173,7 +173,18 @@ double tk_apple_report_parse_time(const char *s, size_t n)
 	memcpy(b, s, n);
 	b[n] = 0;
 	int Y, M, D, h, m, sec, used = 0;
-	if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &used) != 6)
+	/* "YYYY-MM-DD hh:mm:ss" digit for digit (what reports write) without sscanf, which reads the same
+	 * numbers from it; any other form goes through sscanf */
+	static const char form[] = "dddd-dd-dd dd:dd:dd";
+	int plain = n >= sizeof form - 1;
+	for (size_t i = 0; plain && i < sizeof form - 1; i++)
+		plain = form[i] == 'd' ? b[i] >= '0' && b[i] <= '9' : b[i] == form[i];
+	if (plain) {
+#define D2(i) ((b[i] - '0') * 10 + (b[(i) + 1] - '0'))
+		Y = D2(0) * 100 + D2(2), M = D2(5), D = D2(8), h = D2(11), m = D2(14), sec = D2(17);
+#undef D2
+		used = (int)sizeof form - 1;
+	} else if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &used) != 6)
 		return NAN;
 	double frac = 0;
 	const char *p = b + used;

@@ -33,7 +33,8 @@ long tk_apple_report_read_header(tk_apple_report *r, const char *buf, size_t n, 
 
 /* JSON text s[0..n) (nothing but blanks after the value) as a jansson value, built without jansson's
  * lexer when it is plain (ASCII strings with one-letter escapes, integers of at most 18 digits, no
- * reals); NULL when it is not (then json_loadb says what jansson makes of it). lib/read/ips.c */
+ * reals) and an object or an array as json_loadb wants; NULL when it is not (then json_loadb says what
+ * jansson makes of it). lib/read/ips.c */
 void *tk_apple_report_json_strict(const char *s, size_t n);
 
 /* flags: TK_APPLE_REPORT_TEXT_ONLY lets the scanner read frames and images (r->json_partial) */

@@ -720,6 +720,9 @@ void *tk_apple_report_json_strict(const char *s, size_t n)
 	memset(&sc, 0, sizeof sc);
 	sc.s = s;
 	sc.n = n;
+	sc_ws(&sc);
+	if (sc.p >= n || (s[sc.p] != '{' && s[sc.p] != '[')) /* json_loadb's texts: an object or an array */
+		return NULL;
 	json_t *v = sc_value(&sc, 1);
 	if (v) {
 		sc_ws(&sc);

@@ -96,8 +96,10 @@ static size_t fmt_dec(char *b, uint64_t v)
 	do
 		*--p = (char)('0' + v % 10);
 	while ((v /= 10));
-	memcpy(b, p, (size_t)(e - p));
-	return (size_t)(e - p);
+	size_t k = (size_t)(e - p);
+	for (size_t i = 0; i < k; i++) /* a few bytes: no call to memcpy */
+		b[i] = p[i];
+	return k;
 }
 
 /* a signed decimal (%lld) */
