@@ -35,7 +35,7 @@ typedef struct obuf {
 
 static void ob_grow(obuf *o, size_t need)
 {
-	size_t c = o->cap ? o->cap : 16384;
+	size_t c = o->cap ? o->cap : 32768; /* a 100-frame report is ~17 kB */
 	while (c - o->n < need)
 		c *= 2;
 	o->b = tk_xrealloc(o->b, c);
