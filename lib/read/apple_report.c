@@ -86,7 +86,8 @@ void tk_apple_report_set_attr(tk_apple_report *r, const char *key, const char *v
 			r->attr[2 * i + 1] = tk_xstrndup(value, len);
 			return;
 		}
-	r->attr = tk_xrealloc(r->attr, (r->nattr + 1) * 2 * sizeof *r->attr);
+	if ((r->nattr & (r->nattr - 1)) == 0) /* grow at powers of two */
+		r->attr = tk_xrealloc(r->attr, (r->nattr ? 2 * r->nattr : 1) * 2 * sizeof *r->attr);
 	r->attr[2 * r->nattr] = tk_xstrdup(key);
 	r->attr[2 * r->nattr + 1] = tk_xstrndup(value, len);
 	r->nattr++;
@@ -102,7 +103,8 @@ const char *tk_apple_report_attr(const tk_apple_report *r, const char *key)
 
 tk_apple_report_thread *tk_apple_report_add_thread(tk_apple_report *r)
 {
-	r->threads = tk_xrealloc(r->threads, (r->nthreads + 1) * sizeof *r->threads);
+	if ((r->nthreads & (r->nthreads - 1)) == 0) /* grow at powers of two */
+		r->threads = tk_xrealloc(r->threads, (r->nthreads ? 2 * r->nthreads : 1) * sizeof *r->threads);
 	tk_apple_report_thread *t = &r->threads[r->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->process = r->nprocesses ? r->nprocesses - 1 : 0;
