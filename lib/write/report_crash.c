@@ -154,11 +154,42 @@ static void ob_file_line(obuf *o, const char *file, uint32_t line)
 	ob_c(o, ')');
 }
 
+/* a name from a dSYM with its file (or none), not the symbol table's "+ OFFSET" form, and no NULL
+ * function (which prints as "(null)") */
+static inline int s_fast(const tk_apple_report_frame *f, size_t q)
+{
+	return f->sym[q].function && !(f->sym_symtab && q + 1 == f->nsym);
+}
+
 /* What names the frame, after the address. bin: the image's name ("???" without one). */
 static void frame_rest(obuf *o, const tk_apple_report *r, const tk_apple_report_frame *f, size_t q, const char *bin,
                        size_t bn)
 {
 	const tk_apple_report_image *im = image_of(r, f);
+	if (f->nsym && s_fast(f, q)) {
+		/* "FUNCTION (in BIN) (FILE:LINE)": one reservation, then stores */
+		const tk_apple_report_sym *s = &f->sym[q];
+		size_t fl = strlen(s->function), il = s->file ? strlen(s->file) : 0;
+		char *w = ob_room(o, fl + 5 + bn + 1 + 2 + il + 1 + 24 + 1);
+		memcpy(w, s->function, fl);
+		w += fl;
+		memcpy(w, " (in ", 5);
+		w += 5;
+		memcpy(w, bin, bn);
+		w += bn;
+		*w++ = ')';
+		if (s->file) {
+			memcpy(w, " (", 2);
+			w += 2;
+			memcpy(w, s->file, il);
+			w += il;
+			*w++ = ':';
+			w += fmt_dec(w, s->line);
+			*w++ = ')';
+		}
+		o->n = (size_t)(w - o->b);
+		return;
+	}
 	if (f->nsym) {
 		const tk_apple_report_sym *s = &f->sym[q];
 		ob_str(o, s->function);
