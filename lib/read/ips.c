@@ -212,8 +212,8 @@ typedef struct ips_scan {
 	sc_image *im;
 	size_t ni, capi;
 	int seen_threads, seen_images;
-	int big;      /* integers of 19+ digits as bigint_pass marks them (the body); 0: give up (the header) */
-	char *sbuf;   /* a string with escapes, decoded */
+	int big;    /* integers of 19+ digits as bigint_pass marks them (the body); 0: give up (the header) */
+	char *sbuf; /* a string with escapes, decoded */
 	size_t sbcap;
 	json_t *tree; /* the body's tree without frames and images */
 } ips_scan;
