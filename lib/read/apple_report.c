@@ -86,7 +86,8 @@ void tk_apple_report_set_attr(tk_apple_report *r, const char *key, const char *v
 			r->attr[2 * i + 1] = tk_xstrndup(value, len);
 			return;
 		}
-	r->attr = tk_xrealloc(r->attr, (r->nattr + 1) * 2 * sizeof *r->attr);
+	if ((r->nattr & (r->nattr - 1)) == 0) /* grow at powers of two */
+		r->attr = tk_xrealloc(r->attr, (r->nattr ? 2 * r->nattr : 1) * 2 * sizeof *r->attr);
 	r->attr[2 * r->nattr] = tk_xstrdup(key);
 	r->attr[2 * r->nattr + 1] = tk_xstrndup(value, len);
 	r->nattr++;
@@ -102,7 +103,8 @@ const char *tk_apple_report_attr(const tk_apple_report *r, const char *key)
 
 tk_apple_report_thread *tk_apple_report_add_thread(tk_apple_report *r)
 {
-	r->threads = tk_xrealloc(r->threads, (r->nthreads + 1) * sizeof *r->threads);
+	if ((r->nthreads & (r->nthreads - 1)) == 0) /* grow at powers of two */
+		r->threads = tk_xrealloc(r->threads, (r->nthreads ? 2 * r->nthreads : 1) * sizeof *r->threads);
 	tk_apple_report_thread *t = &r->threads[r->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->process = r->nprocesses ? r->nprocesses - 1 : 0;
@@ -173,7 +175,18 @@ double tk_apple_report_parse_time(const char *s, size_t n)
 	memcpy(b, s, n);
 	b[n] = 0;
 	int Y, M, D, h, m, sec, used = 0;
-	if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &used) != 6)
+	/* "YYYY-MM-DD hh:mm:ss" digit for digit (what reports write) without sscanf, which reads the same
+	 * numbers from it; any other form goes through sscanf */
+	static const char form[] = "dddd-dd-dd dd:dd:dd";
+	int plain = n >= sizeof form - 1;
+	for (size_t i = 0; plain && i < sizeof form - 1; i++)
+		plain = form[i] == 'd' ? b[i] >= '0' && b[i] <= '9' : b[i] == form[i];
+	if (plain) {
+#define D2(i) ((b[i] - '0') * 10 + (b[(i) + 1] - '0'))
+		Y = D2(0) * 100 + D2(2), M = D2(5), D = D2(8), h = D2(11), m = D2(14), sec = D2(17);
+#undef D2
+		used = (int)sizeof form - 1;
+	} else if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &used) != 6)
 		return NAN;
 	double frac = 0;
 	const char *p = b + used;
@@ -316,7 +329,10 @@ long tk_apple_report_read_header(tk_apple_report *r, const char *buf, size_t n, 
 	const char *nl = memchr(buf + i, '\n', n - i);
 	size_t e = nl ? (size_t)(nl - buf) : n;
 	json_error_t je;
-	json_t *h = json_loadb(buf + i, e - i, 0, &je);
+	/* most header lines are flat and plain: no need of jansson's lexer (the same tree) */
+	json_t *h = tk_apple_report_json_strict(buf + i, e - i);
+	if (!h)
+		h = json_loadb(buf + i, e - i, 0, &je);
 	if (!h || !json_is_object(h)) {
 		json_decref(h);
 		return tk_error_set(err, "%s:1:%d: the report's header line is not a JSON object: %s", r->name,

@@ -31,6 +31,12 @@ void tk_apple_report_header_attrs(tk_apple_report *r, void *header);
  * 0 if the input does not start with one, -1 with err when it starts like one but is not JSON. */
 long tk_apple_report_read_header(tk_apple_report *r, const char *buf, size_t n, tk_error *err);
 
+/* JSON text s[0..n) (nothing but blanks after the value) as a jansson value, built without jansson's
+ * lexer when it is plain (ASCII strings with one-letter escapes, integers of at most 18 digits, no
+ * reals) and an object or an array as json_loadb wants; NULL when it is not (then json_loadb says what
+ * jansson makes of it). lib/read/ips.c */
+void *tk_apple_report_json_strict(const char *s, size_t n);
+
 /* flags: TK_APPLE_REPORT_TEXT_ONLY lets the scanner read frames and images (r->json_partial) */
 int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t body, unsigned flags, tk_error *err);
 int tk_apple_report_parse_crash(tk_apple_report *r, const char *buf, size_t n, size_t body, tk_error *err);

@@ -175,14 +175,15 @@ static int frames_of(tk_apple_report *r, json_t *frames, tk_apple_report_thread 
 
 /* ---- the scanner (TK_APPLE_REPORT_TEXT_ONLY) ----
  * Most of an .ips is its frames and images: building them as jansson objects (and freeing them) was
- * most of the time of `symbolicate` on a batch. The scanner walks the body once: it skips what it
- * does not need without building anything, reads threads[].frames[] and usedImages[] into flat
- * arrays (strings point into the body), and jansson then parses the body with those arrays cut out
- * ("[]" in their place) for everything else the writers use. It takes only what it reads exactly as
- * the jansson path would: strings without escapes or non-ASCII bytes, integers of up to 18 digits,
- * flat objects, each known key once, image indexes in range. On anything else (and on any error) it
- * gives up and the whole body goes through jansson, so answers and error messages are the same
- * (the differential check in tests/fuzz/fuzz_apple_report.c holds it to that). */
+ * most of the time of `symbolicate` on a batch, and so was jansson's lexer on the rest. The scanner
+ * walks the body once: it reads threads[].frames[] and usedImages[] into flat arrays (strings point
+ * into the body) and builds everything else the writers use as jansson values directly, those two
+ * arrays left empty ("[]") in the tree. It takes only what it reads exactly as jansson would:
+ * strings of printable ASCII with the one-letter escapes, integers of up to 18 digits (longer ones
+ * as bigint_pass marks them), true/false/null, each known key of a frame or image once, image
+ * indexes in range, nothing after the body. On anything else (reals, \u escapes, other bytes, any
+ * error) it gives up and the whole body goes through jansson, so answers and error messages are the
+ * same (the differential check in tests/fuzz/fuzz_apple_report.c holds it to that). */
 enum { SV_STR, SV_INT, SV_REAL, SV_LIT };
 enum { HF_IDX = 1, HF_OFF = 2, HF_SYMOFF = 4, HF_LINE = 8, HF_SYM = 16, HF_FILE = 32 };
 enum { HI_BASE = 1, HI_SIZE = 2, HI_UUID = 4, HI_NAME = 8, HI_PATH = 16, HI_ARCH = 32 };
@@ -210,9 +211,11 @@ typedef struct ips_scan {
 	size_t nt, capt;
 	sc_image *im;
 	size_t ni, capi;
-	size_t *cut; /* [start, end) pairs of the values replaced by [] */
-	size_t ncut, capcut;
 	int seen_threads, seen_images;
+	int big;    /* integers of 19+ digits as bigint_pass marks them (the body); 0: give up (the header) */
+	char *sbuf; /* a string with escapes, decoded */
+	size_t sbcap;
+	json_t *tree; /* the body's tree without frames and images */
 } ips_scan;
 
 static void *sc_grow(void *v, size_t *cap, size_t need, size_t size)
@@ -231,20 +234,27 @@ static void sc_free(ips_scan *sc)
 	free(sc->f);
 	free(sc->tstart);
 	free(sc->im);
-	free(sc->cut);
+	free(sc->sbuf);
+	json_decref(sc->tree);
 }
 
-static void sc_ws(ips_scan *sc)
+/* JSON's blanks */
+static const unsigned char sc_blank[256] = {[' '] = 1, ['\n'] = 1, ['\t'] = 1, ['\r'] = 1};
+
+static inline void sc_ws(ips_scan *sc)
 {
 	const char *s = sc->s;
 	size_t p = sc->p, n = sc->n;
-	while (p < n && (s[p] == ' ' || s[p] == '\n' || s[p] == '\t' || s[p] == '\r'))
+	if (p >= n || !sc_blank[(unsigned char)s[p]])
+		return;
+	do
 		p++;
+	while (p < n && sc_blank[(unsigned char)s[p]]);
 	sc->p = p;
 }
 
 /* After a member or element: 1 past the closing bracket close, 0 past a comma, -1 on anything else. */
-static int sc_next(ips_scan *sc, char close)
+static inline int sc_next(ips_scan *sc, char close)
 {
 	sc_ws(sc);
 	if (sc->p >= sc->n)
@@ -253,7 +263,7 @@ static int sc_next(ips_scan *sc, char close)
 	return c == close ? 1 : c == ',' ? 0 : -1;
 }
 
-static int sc_expect(ips_scan *sc, char c)
+static inline int sc_expect(ips_scan *sc, char c)
 {
 	sc_ws(sc);
 	if (sc->p >= sc->n || sc->s[sc->p] != c)
@@ -262,133 +272,232 @@ static int sc_expect(ips_scan *sc, char c)
 	return 0;
 }
 
-/* A string at p: its raw bytes; *esc if it has a backslash (not validated: jansson will). */
-static int sc_string_raw(ips_scan *sc, const char **v, size_t *vn, int *esc)
+/* the bytes that end a string's fast run: '"', '\\', controls and bytes above 0x7f */
+static const unsigned char sc_stop[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
+
+/* A string at p without escapes (a key, or a value the frames and images keep as it is). */
+static inline int sc_plain(ips_scan *sc, const char **v, size_t *vn)
 {
-	if (sc->p >= sc->n || sc->s[sc->p] != '"')
+	const char *s = sc->s;
+	size_t p = sc->p, n = sc->n;
+	if (p >= n || s[p] != '"')
 		return -1;
-	size_t a = ++sc->p;
-	*esc = 0;
-	while (sc->p < sc->n) {
-		char c = sc->s[sc->p++];
-		if (c == '"') {
-			*v = sc->s + a;
-			*vn = sc->p - 1 - a;
-			return 0;
-		}
-		if (c == '\\') {
-			*esc = 1;
-			sc->p++;
-		}
-	}
-	return -1;
+	size_t a = ++p;
+	while (p < n && !sc_stop[(unsigned char)s[p]])
+		p++;
+	if (p >= n || s[p] != '"')
+		return -1;
+	*v = s + a;
+	*vn = p - a;
+	sc->p = p + 1;
+	return 0;
 }
 
-/* Any value, skipped without validation (what stays in the body is parsed by jansson). */
-static int sc_skip(ips_scan *sc)
+/* A string at p, its one-letter escapes decoded (into sc->sbuf when it has any). */
+static int sc_string(ips_scan *sc, const char **v, size_t *vn)
 {
-	sc_ws(sc);
-	if (sc->p >= sc->n)
-		return -1;
-	const char *v;
-	size_t vn;
-	int esc;
-	char c = sc->s[sc->p];
-	if (c == '"')
-		return sc_string_raw(sc, &v, &vn, &esc);
-	if (c == '{' || c == '[') {
-		size_t depth = 0;
-		while (sc->p < sc->n) {
-			c = sc->s[sc->p];
-			if (c == '"') {
-				if (sc_string_raw(sc, &v, &vn, &esc) < 0)
-					return -1;
-				continue;
-			}
-			sc->p++;
-			if (c == '{' || c == '[')
-				depth++;
-			else if ((c == '}' || c == ']') && --depth == 0)
-				return 0;
-		}
-		return -1;
-	}
 	size_t a = sc->p;
-	while (sc->p < sc->n && !strchr(",]} \t\n\r", sc->s[sc->p]))
-		sc->p++;
-	return sc->p > a ? 0 : -1;
+	if (sc_plain(sc, v, vn) == 0)
+		return 0;
+	sc->p = a;
+	const char *s = sc->s;
+	size_t p = a + 1, n = sc->n, k = 0;
+	for (;;) {
+		size_t run = p;
+		while (p < n && !sc_stop[(unsigned char)s[p]])
+			p++;
+		sc->sbuf = sc_grow(sc->sbuf, &sc->sbcap, k + (p - run) + 1, 1);
+		memcpy(sc->sbuf + k, s + run, p - run);
+		k += p - run;
+		if (p >= n)
+			return -1;
+		if (s[p] == '"')
+			break;
+		if (s[p] != '\\' || p + 1 >= n)
+			return -1; /* a control or a byte above 0x7f: jansson's to judge */
+		char c = s[p + 1], d;
+		switch (c) {
+		case '"': d = '"'; break;
+		case '\\': d = '\\'; break;
+		case '/': d = '/'; break;
+		case 'b': d = '\b'; break;
+		case 'f': d = '\f'; break;
+		case 'n': d = '\n'; break;
+		case 'r': d = '\r'; break;
+		case 't': d = '\t'; break;
+		default: return -1; /* \u…: jansson's */
+		}
+		sc->sbuf[k++] = d;
+		p += 2;
+	}
+	*v = sc->sbuf;
+	*vn = k;
+	sc->p = p + 1;
+	return 0;
+}
+
+/* A number in JSON's grammar at p: an integer of at most 18 digits (*u, *neg); SV_REAL for a plain
+ * real (frames and images only ignore them); -1 for anything else (exponents, 19+ digits). */
+static int sc_number(ips_scan *sc, int *type, uint64_t *u, int *neg)
+{
+	const char *s = sc->s;
+	size_t p = sc->p, n = sc->n;
+	size_t a = p;
+	*neg = s[p] == '-';
+	if (*neg)
+		p++;
+	size_t d = p;
+	uint64_t x = 0;
+	while (p < n && s[p] >= '0' && s[p] <= '9')
+		x = x * 10 + (uint64_t)(s[p++] - '0');
+	size_t nd = p - d;
+	if (nd == 0 || nd > 18 || (nd > 1 && s[d] == '0'))
+		return -1;
+	if (p < n && (s[p] == 'e' || s[p] == 'E'))
+		return -1;
+	if (p < n && s[p] == '.') {
+		p++;
+		size_t f = p;
+		while (p < n && s[p] >= '0' && s[p] <= '9')
+			p++;
+		if (p == f || p - a > 40 || (p < n && (s[p] == 'e' || s[p] == 'E')))
+			return -1;
+		*type = SV_REAL;
+	} else {
+		*type = SV_INT;
+		*u = x;
+	}
+	sc->p = p;
+	return 0;
+}
+
+/* true, false, null at p: 0, 1, 2; -1 if none */
+static int sc_literal(ips_scan *sc)
+{
+	const char *s = sc->s + sc->p;
+	size_t left = sc->n - sc->p;
+	if (left >= 4 && !memcmp(s, "true", 4))
+		return sc->p += 4, 0;
+	if (left >= 5 && !memcmp(s, "false", 5))
+		return sc->p += 5, 1;
+	if (left >= 4 && !memcmp(s, "null", 4))
+		return sc->p += 4, 2;
+	return -1;
 }
 
 /* A scalar in a frame or image, strictly: *type SV_*; strings without escapes, controls or bytes
- * above 0x7f; numbers in JSON's grammar, integers of at most 18 digits (longer ones bigint_pass
- * would mark), reals without exponent and short (no overflow); true, false, null. */
-static int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn, uint64_t *u, int *neg)
+ * above 0x7f; numbers as sc_number; true, false, null. */
+static inline int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn, uint64_t *u, int *neg)
 {
 	sc_ws(sc);
 	if (sc->p >= sc->n)
 		return -1;
-	const char *s = sc->s;
-	size_t p = sc->p, n = sc->n;
-	char c = s[p];
+	char c = sc->s[sc->p];
 	if (c == '"') {
-		/* the bytes that end the fast run: '"', '\\', controls and bytes above 0x7f */
-		static const unsigned char stop[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
-		size_t a = ++p;
-		while (p < n && !stop[(unsigned char)s[p]])
-			p++;
-		if (p >= n || s[p] != '"')
-			return -1;
 		*type = SV_STR;
-		*v = s + a;
-		*vn = p - a;
-		sc->p = p + 1;
-		return 0;
+		return sc_plain(sc, v, vn);
 	}
-	if (c == '-' || (c >= '0' && c <= '9')) {
-		size_t a = p;
-		*neg = c == '-';
-		if (*neg)
-			p++;
-		size_t d = p;
-		uint64_t x = 0;
-		while (p < n && s[p] >= '0' && s[p] <= '9')
-			x = x * 10 + (uint64_t)(s[p++] - '0');
-		size_t nd = p - d;
-		if (nd == 0 || nd > 18 || (nd > 1 && s[d] == '0'))
-			return -1;
-		if (p < n && (s[p] == 'e' || s[p] == 'E'))
-			return -1;
-		if (p < n && s[p] == '.') {
-			p++;
-			size_t f = p;
-			while (p < n && s[p] >= '0' && s[p] <= '9')
-				p++;
-			if (p == f || p - a > 40 || (p < n && (s[p] == 'e' || s[p] == 'E')))
-				return -1;
-			*type = SV_REAL;
-		} else {
-			*type = SV_INT;
-			*u = x;
-		}
-		sc->p = p;
-		return 0;
-	}
-	static const char *const lit[] = {"true", "false", "null"};
-	for (size_t i = 0; i < 3; i++) {
-		size_t l = strlen(lit[i]);
-		if (n - p >= l && !memcmp(s + p, lit[i], l)) {
-			*type = SV_LIT;
-			sc->p = p + l;
-			return 0;
-		}
-	}
-	return -1;
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return sc_number(sc, type, u, neg);
+	*type = SV_LIT;
+	return sc_literal(sc) < 0 ? -1 : 0;
 }
 
-static int key_is(const char *k, size_t kn, const char *want)
+/* Any value at p as a jansson value, strictly (see above); NULL to give up. */
+static json_t *sc_value(ips_scan *sc, int depth)
 {
-	return strlen(want) == kn && !memcmp(k, want, kn);
+	sc_ws(sc);
+	if (sc->p >= sc->n || depth > 64)
+		return NULL;
+	const char *s = sc->s;
+	char c = s[sc->p];
+	if (c == '"') {
+		const char *v;
+		size_t vn;
+		return sc_string(sc, &v, &vn) < 0 ? NULL : json_stringn_nocheck(v, vn);
+	}
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		size_t a = sc->p, d = a + (c == '-'), e = d;
+		while (e < sc->n && s[e] >= '0' && s[e] <= '9')
+			e++;
+		if (e - d >= 19) { /* what bigint_pass turns into a marked string, or jansson's error */
+			if (!sc->big || (e < sc->n && (s[e] == '.' || s[e] == 'e' || s[e] == 'E')))
+				return NULL;
+			char b[64];
+			if (e - a > sizeof b - 6)
+				return NULL;
+			memcpy(b, BIG_MARK, 5);
+			memcpy(b + 5, s + a, e - a);
+			sc->p = e;
+			return json_stringn_nocheck(b, 5 + (e - a));
+		}
+		int type, neg;
+		uint64_t u;
+		if (sc_number(sc, &type, &u, &neg) < 0 || type != SV_INT)
+			return NULL;
+		return json_integer(neg ? -(json_int_t)u : (json_int_t)u);
+	}
+	if (c == '{') {
+		sc->p++;
+		json_t *o = json_object();
+		sc_ws(sc);
+		if (sc->p < sc->n && s[sc->p] == '}') {
+			sc->p++;
+			return o;
+		}
+		for (;;) {
+			const char *k;
+			size_t kn;
+			json_t *v;
+			sc_ws(sc);
+			if (sc_plain(sc, &k, &kn) < 0 || sc_expect(sc, ':') < 0 || !(v = sc_value(sc, depth + 1))) {
+				json_decref(o);
+				return NULL;
+			}
+			json_object_setn_new_nocheck(o, k, kn, v);
+			int end = sc_next(sc, '}');
+			if (end < 0) {
+				json_decref(o);
+				return NULL;
+			}
+			if (end)
+				return o;
+		}
+	}
+	if (c == '[') {
+		sc->p++;
+		json_t *a = json_array();
+		sc_ws(sc);
+		if (sc->p < sc->n && s[sc->p] == ']') {
+			sc->p++;
+			return a;
+		}
+		for (;;) {
+			json_t *v = sc_value(sc, depth + 1);
+			if (!v) {
+				json_decref(a);
+				return NULL;
+			}
+			json_array_append_new(a, v);
+			int end = sc_next(sc, ']');
+			if (end < 0) {
+				json_decref(a);
+				return NULL;
+			}
+			if (end)
+				return a;
+		}
+	}
+	switch (sc_literal(sc)) {
+	case 0: return json_true();
+	case 1: return json_false();
+	case 2: return json_null();
+	}
+	return NULL;
 }
+
+/* A key of known length: k[0..kn) is want. */
+#define KEY_IS(k, kn, want) ((kn) == sizeof want - 1 && !memcmp(k, want, sizeof want - 1))
 
 /* One object of a frames[] or usedImages[] array, flat. image: usedImages; else a frame. */
 static int sc_flat(ips_scan *sc, int image)
@@ -397,8 +506,10 @@ static int sc_flat(ips_scan *sc, int image)
 		return -1;
 	sc_frame fr;
 	sc_image im;
-	memset(&fr, 0, sizeof fr);
-	memset(&im, 0, sizeof im);
+	if (image)
+		memset(&im, 0, sizeof im);
+	else
+		memset(&fr, 0, sizeof fr);
 	sc_ws(sc);
 	if (sc->p < sc->n && sc->s[sc->p] == '}')
 		sc->p++;
@@ -406,36 +517,37 @@ static int sc_flat(ips_scan *sc, int image)
 		for (;;) {
 			const char *k, *v = NULL;
 			size_t kn, vn = 0;
-			int kt, type, neg = 0;
+			int type, neg = 0;
 			uint64_t u = 0;
-			if (sc_scalar(sc, &kt, &k, &kn, &u, &neg) < 0 || kt != SV_STR || sc_expect(sc, ':') < 0 ||
+			sc_ws(sc);
+			if (sc_plain(sc, &k, &kn) < 0 || sc_expect(sc, ':') < 0 ||
 			    sc_scalar(sc, &type, &v, &vn, &u, &neg) < 0)
 				return -1;
 			int nonneg = type == SV_INT && !neg;
 			if (image) {
 				static const char *const sk[] = {"uuid", "name", "path", "arch"};
-				if (key_is(k, kn, "base") || key_is(k, kn, "size")) {
+				if (KEY_IS(k, kn, "base") || KEY_IS(k, kn, "size")) {
 					unsigned bit = k[0] == 'b' ? HI_BASE : HI_SIZE;
 					if ((im.has & bit) || !nonneg) /* twice, or an error of the jansson path */
 						return -1;
 					im.has |= bit;
 					*(bit == HI_BASE ? &im.base : &im.size) = u;
-				} else
+				} else if (kn == 4)
 					for (unsigned i = 0; i < 4; i++)
-						if (key_is(k, kn, sk[i])) {
+						if (!memcmp(k, sk[i], 4)) {
 							if (im.has & (HI_UUID << i))
 								return -1;
 							im.has |= HI_UUID << i;
 							if (type == SV_STR)
 								im.str[i] = v, im.len[i] = (uint32_t)vn;
 						}
-			} else if (key_is(k, kn, "imageIndex") || key_is(k, kn, "imageOffset")) {
+			} else if (KEY_IS(k, kn, "imageOffset") || KEY_IS(k, kn, "imageIndex")) {
 				unsigned bit = kn == 10 ? HF_IDX : HF_OFF;
 				if ((fr.has & bit) || !nonneg)
 					return -1;
 				fr.has |= bit;
 				*(bit == HF_IDX ? &fr.idx : &fr.off) = u;
-			} else if (key_is(k, kn, "symbol") || key_is(k, kn, "sourceFile")) {
+			} else if (KEY_IS(k, kn, "symbol") || KEY_IS(k, kn, "sourceFile")) {
 				unsigned bit = k[0] == 's' && k[1] == 'y' ? HF_SYM : HF_FILE;
 				if (fr.has & bit)
 					return -1;
@@ -446,7 +558,7 @@ static int sc_flat(ips_scan *sc, int image)
 					else
 						fr.file = v, fr.filen = (uint32_t)vn;
 				}
-			} else if (key_is(k, kn, "symbolLocation") || key_is(k, kn, "sourceLine")) {
+			} else if (KEY_IS(k, kn, "symbolLocation") || KEY_IS(k, kn, "sourceLine")) {
 				unsigned bit = k[1] == 'y' ? HF_SYMOFF : HF_LINE;
 				if ((fr.has & bit) || (type == SV_INT && neg))
 					return -1;
@@ -472,35 +584,31 @@ static int sc_flat(ips_scan *sc, int image)
 	return 0;
 }
 
-/* An array of flat objects; its place goes to cut. */
+/* An array of flat objects. */
 static int sc_array(ips_scan *sc, int image)
 {
-	sc_ws(sc);
-	size_t a = sc->p;
 	if (sc_expect(sc, '[') < 0)
 		return -1;
 	sc_ws(sc);
-	if (sc->p < sc->n && sc->s[sc->p] == ']')
+	if (sc->p < sc->n && sc->s[sc->p] == ']') {
 		sc->p++;
-	else
-		for (;;) {
-			if (sc_flat(sc, image) < 0)
-				return -1;
-			int end = sc_next(sc, ']');
-			if (end < 0)
-				return -1;
-			if (end)
-				break;
-		}
-	sc->cut = sc_grow(sc->cut, &sc->capcut, sc->ncut + 2, sizeof *sc->cut);
-	sc->cut[sc->ncut++] = a;
-	sc->cut[sc->ncut++] = sc->p;
-	return 0;
+		return 0;
+	}
+	for (;;) {
+		if (sc_flat(sc, image) < 0)
+			return -1;
+		int end = sc_next(sc, ']');
+		if (end < 0)
+			return -1;
+		if (end)
+			return 0;
+	}
 }
 
-/* Members of an object at p ('{' next): on_key decides for each key (raw, without escapes). */
-typedef int (*sc_member_fn)(ips_scan *sc, const char *k, size_t kn);
-static int sc_object(ips_scan *sc, sc_member_fn on_key)
+/* Members of an object at p ('{' next) into o: on_key reads the keys it wants (returns 1 when it
+ * did, 0 to have the value built into o, -1 to give up). */
+typedef int (*sc_member_fn)(ips_scan *sc, json_t *o, const char *k, size_t kn);
+static int sc_members(ips_scan *sc, json_t *o, sc_member_fn on_key)
 {
 	if (sc_expect(sc, '{') < 0)
 		return -1;
@@ -512,10 +620,18 @@ static int sc_object(ips_scan *sc, sc_member_fn on_key)
 	for (;;) {
 		const char *k;
 		size_t kn;
-		int esc;
 		sc_ws(sc);
-		if (sc_string_raw(sc, &k, &kn, &esc) < 0 || esc || sc_expect(sc, ':') < 0 || on_key(sc, k, kn) < 0)
+		if (sc_plain(sc, &k, &kn) < 0 || sc_expect(sc, ':') < 0)
 			return -1;
+		int took = on_key(sc, o, k, kn);
+		if (took < 0)
+			return -1;
+		if (!took) {
+			json_t *v = sc_value(sc, 1);
+			if (!v)
+				return -1;
+			json_object_setn_new_nocheck(o, k, kn, v);
+		}
 		int end = sc_next(sc, '}');
 		if (end < 0)
 			return -1;
@@ -524,37 +640,47 @@ static int sc_object(ips_scan *sc, sc_member_fn on_key)
 	}
 }
 
-static int sc_thread_key(ips_scan *sc, const char *k, size_t kn)
+static int sc_thread_key(ips_scan *sc, json_t *o, const char *k, size_t kn)
 {
-	if (!key_is(k, kn, "frames"))
-		return sc_skip(sc);
+	if (!KEY_IS(k, kn, "frames"))
+		return 0;
 	if (sc->tstart[sc->nt] != SIZE_MAX) /* frames twice */
 		return -1;
 	sc->tstart[sc->nt] = sc->nf;
-	return sc_array(sc, 0);
+	if (sc_array(sc, 0) < 0)
+		return -1;
+	json_object_setn_new_nocheck(o, k, kn, json_array());
+	return 1;
 }
 
-static int sc_body_key(ips_scan *sc, const char *k, size_t kn)
+static int sc_body_key(ips_scan *sc, json_t *o, const char *k, size_t kn)
 {
-	if (key_is(k, kn, "usedImages")) {
-		if (sc->seen_images++)
+	if (KEY_IS(k, kn, "usedImages")) {
+		if (sc->seen_images++ || sc_array(sc, 1) < 0)
 			return -1;
-		return sc_array(sc, 1);
+		json_object_setn_new_nocheck(o, k, kn, json_array());
+		return 1;
 	}
-	if (!key_is(k, kn, "threads"))
-		return sc_skip(sc);
+	if (!KEY_IS(k, kn, "threads"))
+		return 0;
 	if (sc->seen_threads++ || sc_expect(sc, '[') < 0)
 		return -1;
+	json_t *arr = json_array();
+	json_object_setn_new_nocheck(o, k, kn, arr);
 	sc_ws(sc);
 	if (sc->p < sc->n && sc->s[sc->p] == ']') {
 		sc->p++;
-		return 0;
+		return 1;
 	}
 	for (;;) {
 		sc->tstart = sc_grow(sc->tstart, &sc->capt, sc->nt + 2, sizeof *sc->tstart);
 		sc->tstart[sc->nt] = SIZE_MAX;
 		sc_ws(sc);
-		if (sc->p >= sc->n || sc->s[sc->p] != '{' || sc_object(sc, sc_thread_key) < 0)
+		if (sc->p >= sc->n || sc->s[sc->p] != '{')
+			return -1;
+		json_t *t = json_object();
+		json_array_append_new(arr, t);
+		if (sc_members(sc, t, sc_thread_key) < 0)
 			return -1;
 		if (sc->tstart[sc->nt] == SIZE_MAX)
 			sc->tstart[sc->nt] = sc->nf;
@@ -565,17 +691,22 @@ static int sc_body_key(ips_scan *sc, const char *k, size_t kn)
 		if (end < 0)
 			return -1;
 		if (end)
-			return 0;
+			return 1;
 	}
 }
 
-/* Scan the body; 0 when the scanner took it (sc filled), -1 to leave it to jansson. */
+/* Scan the body; 0 when the scanner took it (sc filled, sc->tree the rest), -1 to leave it to jansson. */
 static int scan_body(ips_scan *sc, const char *s, size_t n)
 {
 	memset(sc, 0, sizeof *sc);
 	sc->s = s;
 	sc->n = n;
-	if (sc_object(sc, sc_body_key) < 0 || !sc->ncut)
+	sc->big = 1;
+	sc->tree = json_object();
+	if (sc_members(sc, sc->tree, sc_body_key) < 0 || !sc->seen_threads)
+		return -1;
+	sc_ws(sc);
+	if (sc->p != n) /* more after the body: jansson's error */
 		return -1;
 	for (size_t i = 0; i < sc->nf; i++)
 		if ((sc->f[i].has & HF_IDX) && sc->f[i].idx >= sc->ni)
@@ -583,50 +714,25 @@ static int scan_body(ips_scan *sc, const char *s, size_t n)
 	return 0;
 }
 
-/* s[0..n) appended at o + k without the whitespace outside strings (*in_str: inside a string at the
- * start, updated); returns the new k. jansson lexes a byte at a time: an indented body is a third
- * blanks. Positions do not matter: a body jansson rejects here is parsed again whole. A blank run at
- * a chunk's start (after a cut) only follows "[]", so it never separates two tokens. */
-static size_t copy_compact(char *o, size_t k, const char *s, size_t n, int *in_str)
+void *tk_apple_report_json_strict(const char *s, size_t n)
 {
-	int in = *in_str;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (in) {
-			o[k++] = c;
-			if (c == '\\' && i + 1 < n)
-				o[k++] = s[++i];
-			else if (c == '"')
-				in = 0;
-		} else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
-			/* one blank kept between two tokens it separated ("1 2" must not become 12) */
-			if (i && (s[i - 1] == ' ' || s[i - 1] == '\n' || s[i - 1] == '\t' || s[i - 1] == '\r') && k &&
-			    !strchr("{}[],:\"", o[k - 1]) && !strchr("{}[],:\"", c))
-				o[k++] = ' ';
-			o[k++] = c;
-			in = c == '"';
+	ips_scan sc;
+	memset(&sc, 0, sizeof sc);
+	sc.s = s;
+	sc.n = n;
+	sc_ws(&sc);
+	if (sc.p >= n || (s[sc.p] != '{' && s[sc.p] != '[')) /* json_loadb's texts: an object or an array */
+		return NULL;
+	json_t *v = sc_value(&sc, 1);
+	if (v) {
+		sc_ws(&sc);
+		if (sc.p != n) {
+			json_decref(v);
+			v = NULL;
 		}
 	}
-	*in_str = in;
-	return k;
-}
-
-/* The body with the scanned arrays replaced by [] and blanks dropped (NUL-terminated, *rn bytes). */
-static char *scan_reduced(const ips_scan *sc, size_t *rn)
-{
-	char *o = tk_xmalloc(sc->n + 1);
-	size_t k = 0, at = 0;
-	int in_str = 0;
-	for (size_t i = 0; i < sc->ncut; i += 2) {
-		k = copy_compact(o, k, sc->s + at, sc->cut[i] - at, &in_str);
-		memcpy(o + k, "[]", 2);
-		k += 2;
-		at = sc->cut[i + 1];
-	}
-	k = copy_compact(o, k, sc->s + at, sc->n - at, &in_str);
-	o[k] = 0;
-	*rn = k;
-	return o;
+	free(sc.sbuf);
+	return v;
 }
 
 static void scan_images(tk_apple_report *r, const ips_scan *sc)
@@ -713,17 +819,9 @@ int tk_apple_report_parse_ips(tk_apple_report *r, char *buf, size_t n, size_t bo
 	memset(&sc, 0, sizeof sc);
 	int fast = 0;
 	if ((flags & TK_APPLE_REPORT_TEXT_ONLY) && scan_body(&sc, buf + body, bn) == 0) {
-		size_t rn;
-		char *red = scan_reduced(&sc, &rn);
-		b = load_body(red, rn, &je, &ln);
-		free(red);
-		/* the tree must be the one the scanner saw (it is, when jansson takes the rest whole) */
-		if (b && json_is_object(b) && json_array_size(json_object_get(b, "threads")) == sc.nt)
-			fast = 1;
-		else {
-			json_decref(b);
-			b = NULL;
-		}
+		b = sc.tree;
+		sc.tree = NULL;
+		fast = 1;
 	}
 	if (!fast) {
 		sc_free(&sc);

@@ -111,8 +111,16 @@ static memo *memo_find(tk_apple_report_symbols *rs, const char *key)
 
 static memo *image_for(tk_apple_report_symbols *rs, const tk_apple_report_image *im)
 {
+	/* "UUID/ARCH" (as snprintf "%s/%s" into 128 bytes made it: cut at 127) */
 	char key[128];
-	snprintf(key, sizeof key, "%s/%s", im->uuid, im->arch ? im->arch : "");
+	size_t ul = strlen(im->uuid), al = im->arch ? strlen(im->arch) : 0, k = ul < 127 ? ul : 127;
+	memcpy(key, im->uuid, k);
+	if (k < 127)
+		key[k++] = '/';
+	if (al > 127 - k)
+		al = 127 - k;
+	memcpy(key + k, im->arch ? im->arch : "", al);
+	key[k + al] = 0;
 	memo *e = memo_find(rs, key);
 	if (e->key)
 		return e;

@@ -5,12 +5,18 @@
  * like the format get its first line prepended, so the fuzzer reaches the parser with any body.
  * For .ips, a differential check: the report is read again with TK_APPLE_REPORT_TEXT_ONLY (the
  * scanner of lib/read/ips.c) and must give the same answer: the same error message, or the same
- * threads, frames, images and attributes, and the same text, byte for byte. */
+ * threads, frames, images and attributes, and the same text, byte for byte. Every target also holds
+ * the plain-JSON builder that reads header lines and .ips bodies without jansson's lexer
+ * (tk_apple_report_json_strict) to jansson: over the whole input and over its first line, whatever
+ * it builds must be what json_loadb builds (the same keys in the same order, the same values). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "read/apple_report_int.h"
 #include "tracekit/apple_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -93,6 +99,22 @@ static void differential(const uint8_t *buf, size_t n, const tk_apple_report *r,
 	if (!r)
 		return;
 	same_report(r, s);
+	/* the scanner's tree is jansson's with every threads[].frames and usedImages emptied */
+	if (s->json_partial) {
+		json_t *want = json_deep_copy(r->json_body), *th = json_object_get(want, "threads");
+		size_t i;
+		json_t *t;
+		json_array_foreach(th, i, t)
+		{
+			if (json_object_get(t, "frames"))
+				json_object_set_new(t, "frames", json_array());
+		}
+		if (json_object_get(want, "usedImages"))
+			json_object_set_new(want, "usedImages", json_array());
+		if (!json_equal(want, s->json_body))
+			abort();
+		json_decref(want);
+	}
 	size_t an, bn;
 	char *a = text_of(r, &an), *b = text_of(s, &bn);
 	if (an != bn || memcmp(a, b, an))
@@ -102,8 +124,32 @@ static void differential(const uint8_t *buf, size_t n, const tk_apple_report *r,
 	tk_apple_report_free(s);
 }
 
+/* tk_apple_report_json_strict(s) = json_loadb(s), when the first gives anything */
+static void strict_is_jansson(const char *s, size_t n)
+{
+	json_t *a = tk_apple_report_json_strict(s, n);
+	if (!a)
+		return;
+	json_error_t je;
+	json_t *b = json_loadb(s, n, 0, &je);
+	if (!b || !json_equal(a, b))
+		abort();
+	char *x = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY),
+	     *y = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	if (!x || !y || strcmp(x, y))
+		abort();
+	free(x);
+	free(y);
+	json_decref(a);
+	json_decref(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	strict_is_jansson((const char *)data, size);
+	const uint8_t *nl = memchr(data, '\n', size);
+	if (nl)
+		strict_is_jansson((const char *)data, (size_t)(nl - data));
 	size_t pl = strlen(prefix);
 	uint8_t *buf = malloc(size + pl + 1);
 	memcpy(buf, data, size);
