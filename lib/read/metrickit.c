@@ -36,6 +36,7 @@
 #include "read/internal.h"
 #include "util/hidx.h"
 #include "util/mem.h"
+#include "util/text.h"
 
 #define TK_MX_MAX_PAYLOAD (64u << 20) /* one payload; Apple's are kilobytes to a few megabytes */
 #define TK_MX_MAX_DEPTH 65536         /* frames in one stack, as the other readers */
@@ -1187,10 +1188,13 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 				 * the offset up in the image as it would address − load. */
 				tk_binary b = {f->name, 0, f->uuid, arch, 0};
 				fr.binary = tk_binary_add(m->p, &b);
-				char nm[320];
+				char nm[320]; /* "%.260s + 0x%llx" */
 				const char *bn = tk_string(m->p, f->name ? f->name : f->uuid);
-				snprintf(nm, sizeof nm, "%.260s + 0x%llx", bn, (unsigned long long)off);
-				fr.name = tk_intern_cstr(m->p, nm);
+				size_t nl = strnlen(bn, 260);
+				memcpy(nm, bn, nl);
+				memcpy(nm + nl, " + ", 3);
+				nl += 3 + tk_fmt_hex(nm + nl + 3, off);
+				fr.name = tk_intern(m->p, nm, nl);
 			}
 			if (leaf)
 				fr.flags |= TK_FRAME_LEAF_PC;
