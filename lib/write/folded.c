@@ -139,7 +139,8 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 					kids[m].label = NULL;
 				m++;
 			}
-			qsort(kids, m, sizeof *kids, label_cmp);
+			if (m > 1)
+				qsort(kids, m, sizeof *kids, label_cmp);
 			TK_GROW(stack, capstack, nstack + m);
 			for (size_t i = m; i-- > 0;)
 				stack[nstack++] = (walk_item){kids[i].id, line.n};
