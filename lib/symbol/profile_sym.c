@@ -62,6 +62,8 @@ typedef struct xf {
 	 * land in the function (and inline chain) of the one before, whose names are then taken as
 	 * they are. Only from the same image: its cache stays mapped between two of its look-ups, so
 	 * the same pointer is the same string. */
+	const tk_symbol_image *arm_im; /* the image arm is known for */
+	int arm;
 	const tk_symbol_image *prev_im;
 	size_t prev_n;
 	struct {
@@ -219,10 +221,14 @@ static int expand_prep(xf *x, tk_frame_id id, lookup *lk)
 		push_exp(x, &nf);
 		return 0;
 	}
-	tk_symcache_meta m;
-	tk_symbol_image_meta(im, &m);
+	if (im != x->arm_im) { /* the image's arch, once per run of frames of one image */
+		tk_symcache_meta m;
+		tk_symbol_image_meta(im, &m);
+		x->arm_im = im;
+		x->arm = strncmp(m.arch, "arm64", 5) == 0;
+	}
 	uint64_t a = f->addr & mask;
-	int arm = strncmp(m.arch, "arm64", 5) == 0;
+	int arm = x->arm;
 	switch (x->o->adjust) {
 	case TK_ADJUST_NONE: break;
 	case TK_ADJUST_MINUS1: a -= 1; break;
