@@ -1,7 +1,7 @@
 /*
- * The committed generated dSYM (tests/fixtures/symbol) as the symbol tests use it: a fresh cache
- * directory per test (setup/teardown for cmocka) and a symbolicator that searches the fixtures.
- * Include after <cmocka.h>.
+ * The symbol tests' fixture: a fresh temporary directory per test or group (setup/teardown for cmocka,
+ * cache_dir) and a symbolicator caching there that searches the committed generated dSYM
+ * (tests/fixtures/symbol). Include after <cmocka.h>.
  */
 #ifndef TEST_SYMBOL_FIXTURE_H
 #define TEST_SYMBOL_FIXTURE_H
@@ -14,20 +14,20 @@
 
 static char cache_dir[64];
 
-static int setup(void **state)
+static inline int setup(void **state)
 {
 	strcpy(cache_dir, "/tmp/tk-symfix-XXXXXX");
 	return mkdtemp(cache_dir) ? 0 : -1;
 }
 
-static int teardown(void **state)
+static inline int teardown(void **state)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static tk_symbolicator *sym(void)
+static inline tk_symbolicator *sym(void)
 {
 	tk_symbol_options o;
 	tk_symbol_options_init(&o);
