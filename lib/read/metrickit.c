@@ -490,7 +490,7 @@ typedef struct mx {
 	tk_profile *p;
 	const char *name; /* input name for errors */
 	jp j;
-	uint64_t line0;   /* newlines before the payload, when lb is NULL */
+	uint64_t line0;       /* newlines before the payload, when lb is NULL */
 	const struct buf *lb; /* else the payload starts at byte loff of lb (its line counted on error only) */
 	size_t loff;
 	const char *path; /* the field being read, for errors (built on error only) */
@@ -2072,8 +2072,9 @@ static int read_metrickit(tk_profile *p, tk_input *in, const tk_read_options *o,
 			m.j.err = NULL;
 			if (read_payload(&m) < 0) {
 				if (scan_value(&b, b.pos, &sc, &end) < 0)
-					rc = tk_error_set(err, "%s:%llu: payload %zu is cut short (the input ends inside it)",
-					                  m.name, (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1);
+					rc = tk_error_set(
+					    err, "%s:%llu: payload %zu is cut short (the input ends inside it)", m.name,
+					    (unsigned long long)line_at(&b, b.pos) + 1, nvalues + 1);
 				else
 					rc = -1;
 				goto out;

@@ -152,10 +152,10 @@ static void push_exp(xf *x, const tk_frame *g)
 /* A frame's look-up, prepared (its binary resolved, warnings in stack order) and made later. */
 typedef struct lookup {
 	tk_symbol_image *im;
-	uint64_t fa;       /* the file address looked up */
-	tk_frame nf;       /* the frame as it stays, and the template of its expansion */
-	tk_frame_id id;    /* the input frame */
-	tk_binary_id bin;  /* the input frame's binary (look-ups are grouped by it) */
+	uint64_t fa;      /* the file address looked up */
+	tk_frame nf;      /* the frame as it stays, and the template of its expansion */
+	tk_frame_id id;   /* the input frame */
+	tk_binary_id bin; /* the input frame's binary (look-ups are grouped by it) */
 } lookup;
 
 /* Everything of id's expansion but the look-up: returns 1 with *lk filled when the address is to

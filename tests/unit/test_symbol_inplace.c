@@ -310,7 +310,8 @@ static void test_address_order_same_as_alone(void **state)
 	assert_true(inlined > NINSN / 4); /* the chains are exercised (most addresses are inlined code) */
 	for (int take = 0; take < 2; take++) {
 		tk_profile *p = every_instruction();
-		tk_profile *q = take ? tk_symbolicate_profile_take(p, s, NULL, &err) : tk_symbolicate_profile(p, s, NULL, &err);
+		tk_profile *q =
+		    take ? tk_symbolicate_profile_take(p, s, NULL, &err) : tk_symbolicate_profile(p, s, NULL, &err);
 		assert_non_null(q);
 		if (take)
 			assert_ptr_equal(q, p);
@@ -329,14 +330,15 @@ static void test_address_order_same_as_alone(void **state)
 				const tk_frame *f = tk_frame_get(q, fr[j]);
 				char lb[32];
 				size_t len = strlen(got);
-				snprintf(got + len, sizeof got - len, "%s%s@%s:%u%s", j ? " > " : "", tk_frame_label(q, fr[j], lb),
-				         f->file ? tk_string(q, f->file) : "", f->line, f->flags & TK_FRAME_INLINED ? "i" : "");
+				snprintf(got + len, sizeof got - len, "%s%s@%s:%u%s", j ? " > " : "",
+				         tk_frame_label(q, fr[j], lb), f->file ? tk_string(q, f->file) : "", f->line,
+				         f->flags & TK_FRAME_INLINED ? "i" : "");
 			}
 			size_t k = (size_t)c[i].weight - 1;
 			/* an unresolved frame keeps its address and no file: "0x…@:0" */
 			if (strcmp(got, want[k]) != 0)
-				fail_msg("%s, address %zu (%s): got '%s', alone '%s'", take ? "in place" : "derived", k / 2,
-				         k & 1 ? "leaf" : "return", got, want[k]);
+				fail_msg("%s, address %zu (%s): got '%s', alone '%s'", take ? "in place" : "derived",
+				         k / 2, k & 1 ? "leaf" : "return", got, want[k]);
 			seen++;
 		}
 		assert_int_equal(seen, 2 * NINSN); /* every frame on its own stack */
