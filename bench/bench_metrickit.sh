@@ -3,15 +3,18 @@
 # them; bench/mxgen.py: a hang with 3 per-thread stacks and an aggregated CPU exception each, ~50 KB)
 # into one profile, against Python's json module decoding and walking the same trees; symbolicate every
 # frame of a payload pointing into a generated dylib against llvm-symbolizer on the same offsets.
+# MX_SYM_ONLY=1: the symbolication part alone. TK_OLD=<another build's tracekit> (its bench/mx_symstep
+# beside it): ROUNDS (3) more rounds alternating this build, that one and llvm-symbolizer.
 set -u
 N=10000
 [ "${BENCH_QUICK:-0}" = 1 ] && N=1000
 out="$BENCH_OUT/metrickit"
 mkdir -p "$out"
 f="$out/payloads-$N.jsonl"
+cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; tail -1 "$out/t" | awk '{printf "%.2f %d", $1 + $2, $3 / 1024}'; }
+if [ "${MX_SYM_ONLY:-0}" != 1 ]; then
 [ -s "$f" ] || python3 bench/mxgen.py lines "$N" 1 >"$f"
 mb=$(awk -v b="$(stat -L -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
-cpu() { /usr/bin/time -f '%U %S %M' -o "$out/t" "$@" >/dev/null 2>&1; tail -1 "$out/t" | awk '{printf "%.2f %d", $1 + $2, $3 / 1024}'; }
 read -r tk_s tk_mb < <(cpu "$TK" info "$f")
 read -r py_s py_mb < <(cpu python3 bench/mxgen.py peer "$f")
 tk_rate=$(awk -v m="$mb" -v s="$tk_s" 'BEGIN {printf "%.0f", m / s}')
@@ -58,6 +61,8 @@ done
 echo "ingest RSS by input size: ${rss}$N: $is_mb MB"
 printf 'metrickit\tingest RSS by input size (fresh store each)\t%s%s: %s MB\t-\t-\tRSS flat in the input (bounded by one batch of reports + an 8 MiB page cache)\n' \
 	"$rss" "$N" "$is_mb" >>"$BENCH_SUMMARY"
+
+fi # MX_SYM_ONLY
 
 # symbolication: 100,000 frames (10,000 with --quick) into a generated dylib: the generator writes two
 # diagnostics over one tree of F frames, so F = 50,000 gives 100,000 frames (a 43 MB payload; 100,000
@@ -107,3 +112,23 @@ echo "  ratio to llvm-symbolizer: end to end ${ratio}x, the symbolication step a
 printf 'metrickit\tsymbolicate %s MetricKit frames (collapse --symbols, cache built)\t%s s CPU, %s MB (reading alone %s s; collapse without symbols %s s; the difference %s s; the step in process %s s, derived as before %s s)\tllvm-symbolizer %s s CPU, %s MB\t%sx end to end, %sx by the difference, %sx the step in process\t>= 20x: %s end to end, %s the step in process\n' \
 	"$frames" "$tks" "$tkm" "$tkr" "$tkc" "$step" "$take_s" "$derive_s" "$lls" "$llm" "$ratio" "$sratio" "$iratio" \
 	"$(awk -v r="$ratio" 'BEGIN {print (r >= 20 ? "met" : "missed")}')" "$(awk -v r="$iratio" 'BEGIN {print (r >= 20 ? "met" : "missed")}')" >>"$BENCH_SUMMARY"
+
+# alternating rounds against another build (TK_OLD) and llvm-symbolizer: the step in process (best of 3
+# each) and collapse --symbols end to end, the ratios to llvm-symbolizer of the same round
+if [ -n "${TK_OLD:-}" ]; then
+	old_step="$(dirname "$TK_OLD")/bench/mx_symstep"
+	dsym="$g/libtks-arm64.dylib.dSYM"
+	for r in $(seq "${ROUNDS:-3}"); do
+		read -r _ _ _ n_take _ _ < <("$BUILD/bench/mx_symstep" "$p" "$dsym")
+		read -r n_e2e _ < <(cpu "$TK" collapse --symbols "$dsym" "$p")
+		read -r l_s _ < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
+		o_take=-
+		[ -x "$old_step" ] && read -r _ _ _ o_take _ _ < <("$old_step" "$p" "$dsym")
+		read -r o_e2e _ < <(cpu "$TK_OLD" collapse --symbols "$dsym" "$p")
+		rt() { awk -v a="$l_s" -v b="$1" 'BEGIN {printf (b + 0 > 0 ? "%.1f" : "-"), a / (b + 0 > 0 ? b : 1)}'; }
+		echo "round $r: the step in process: this build $n_take s = $(rt "$n_take")x, TK_OLD $o_take s = $(rt "$o_take")x; collapse --symbols: this build $n_e2e s = $(rt "$n_e2e")x, TK_OLD $o_e2e s = $(rt "$o_e2e")x; llvm-symbolizer $l_s s"
+		printf 'metrickit\tround %s (TK_OLD alternating): symbolicate %s frames, the step in process / collapse --symbols\t%s s (%sx) / %s s (%sx)\tTK_OLD %s s (%sx) / %s s (%sx); llvm-symbolizer %s s\t%sx the step\t>= 20x: %s\n' \
+			"$r" "$frames" "$n_take" "$(rt "$n_take")" "$n_e2e" "$(rt "$n_e2e")" "$o_take" "$(rt "$o_take")" "$o_e2e" "$(rt "$o_e2e")" "$l_s" "$(rt "$n_take")" \
+			"$(awk -v r="$(rt "$n_take")" 'BEGIN {print (r + 0 >= 20 ? "met (the step)" : "missed")}')" >>"$BENCH_SUMMARY"
+	done
+fi

@@ -382,6 +382,7 @@ tk_calltree *tk_calltree_build(const tk_profile *p, const tk_calltree_options *o
 	size_t nstacks = tk_stack_count(p) + 1;
 	b.memo = tk_xmalloc(nstacks * sizeof *b.memo);
 	b.stamp = tk_xcalloc(nstacks, sizeof *b.stamp);
+	tk_hidx_reserve(&t->child_index, nstacks); /* about a node per stack: no rehashing as it fills */
 
 	size_t nthreads = tk_thread_count(p);
 	thread_ref *refs = tk_xmalloc((nthreads ? nthreads : 1) * sizeof *refs);

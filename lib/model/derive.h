@@ -47,5 +47,8 @@ void tk_derive_events(tk_derive *d, const tk_thread_id *tmap, const uint8_t *kee
  * cells that meet added up. Strings, binaries, threads, events and metadata stay. Returns 0, or -1
  * (p unchanged) when p keeps a per-sample list, whose rows name stacks. */
 int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map);
+/* Room for frames more frames and stacks more stacks without growing (a table rebuilt to a known
+ * size: tk_symbolicate_profile_take). */
+void tk_profile_reserve(tk_profile *p, size_t frames, size_t stacks);
 
 #endif

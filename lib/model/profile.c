@@ -357,6 +357,13 @@ static int frame_eq(const void *ctx, uint32_t idx, const void *key)
 	return memcmp(&p->frames[idx], key, sizeof(tk_frame)) == 0;
 }
 
+void tk_profile_reserve(tk_profile *p, size_t frames, size_t stacks)
+{
+	TK_GROW(p->frames, p->capframes, p->nframes + frames);
+	tk_hidx_reserve(&p->frame_index, p->nframes + frames);
+	TK_GROW(p->stacks, p->capstacks, p->nstacks + stacks);
+}
+
 tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f)
 {
 	tk_frame k;
@@ -672,6 +679,14 @@ int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map)
 		ts->cells = NULL, ts->ncells = ts->capcells = 0;
 		free(ts->map);
 		ts->map = NULL, ts->mapmask = 0, ts->last = 0;
+		if (n > SCAN && n < UINT32_MAX / 4) { /* at most n cells: sized once */
+			TK_GROW(ts->cells, ts->capcells, n);
+			uint32_t ncap = 64;
+			while (ncap < (n + 1) * 2)
+				ncap *= 2;
+			ts->map = tk_xcalloc(ncap, sizeof *ts->map);
+			ts->mapmask = ncap - 1;
+		}
 		for (size_t i = 0; i < n; i++) {
 			if (!old[i].weight && !old[i].samples)
 				continue; /* as tk_derive_samples: an empty cell is no sample */

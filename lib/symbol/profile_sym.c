@@ -58,6 +58,18 @@ typedef struct xf {
 	const char **nkey;
 	tk_str *nval;
 	size_t nmask, nused;
+	/* the previous look-up's names and files, outermost first: look-ups in address order mostly
+	 * land in the function (and inline chain) of the one before, whose names are then taken as
+	 * they are. Only from the same image: its cache stays mapped between two of its look-ups, so
+	 * the same pointer is the same string. */
+	const tk_symbol_image *arm_im; /* the image arm is known for */
+	int arm;
+	const tk_symbol_image *prev_im;
+	size_t prev_n;
+	struct {
+		const char *fn, *file;
+		tk_str fn_s, file_s;
+	} prev[TK_SYMBOL_MAX_FRAMES];
 } xf;
 
 static uint64_t mask_for(const char *arch, uint64_t user)
@@ -137,7 +149,18 @@ static void push_exp(xf *x, const tk_frame *g)
 	x->exp[x->nexp++] = tk_frame_add(x->out, g);
 }
 
-static void expand(xf *x, tk_frame_id id)
+/* A frame's look-up, prepared (its binary resolved, warnings in stack order) and made later. */
+typedef struct lookup {
+	tk_symbol_image *im;
+	uint64_t fa;      /* the file address looked up */
+	tk_frame nf;      /* the frame as it stays, and the template of its expansion */
+	tk_frame_id id;   /* the input frame */
+	tk_binary_id bin; /* the input frame's binary (look-ups are grouped by it) */
+} lookup;
+
+/* Everything of id's expansion but the look-up: returns 1 with *lk filled when the address is to
+ * be looked up, 0 when the expansion (the frame as it is) has been pushed. */
+static int expand_prep(xf *x, tk_frame_id id, lookup *lk)
 {
 	const tk_frame *f = tk_frame_get(x->in, id);
 	if (f->flags & TK_FRAME_INLINED) {
@@ -146,7 +169,7 @@ static void expand(xf *x, tk_frame_id id)
 		tk_frame nf = {f->addr, copy_str(x, f->name), copy_bin(x, f->binary), copy_str(x, f->file), f->line,
 		               f->flags};
 		push_exp(x, &nf);
-		return;
+		return 0;
 	}
 	tk_symbol_image *im = NULL;
 	uint64_t load = 0, mask = UINT64_MAX;
@@ -196,12 +219,16 @@ static void expand(xf *x, tk_frame_id id)
 		if (im || had_binary)
 			x->unresolved++;
 		push_exp(x, &nf);
-		return;
+		return 0;
 	}
-	tk_symcache_meta m;
-	tk_symbol_image_meta(im, &m);
+	if (im != x->arm_im) { /* the image's arch, once per run of frames of one image */
+		tk_symcache_meta m;
+		tk_symbol_image_meta(im, &m);
+		x->arm_im = im;
+		x->arm = strncmp(m.arch, "arm64", 5) == 0;
+	}
 	uint64_t a = f->addr & mask;
-	int arm = strncmp(m.arch, "arm64", 5) == 0;
+	int arm = x->arm;
 	switch (x->o->adjust) {
 	case TK_ADJUST_NONE: break;
 	case TK_ADJUST_MINUS1: a -= 1; break;
@@ -211,27 +238,94 @@ static void expand(xf *x, tk_frame_id id)
 		else
 			a -= 1; /* a return address: the call is the instruction before */
 	}
+	*lk = (lookup){im, tk_symbol_image_file_addr(im, load, a), nf, id, f->binary};
+	return 1;
+}
+
+/* The look-up prepared by expand_prep and the expansion it gives. */
+static void expand_lookup(xf *x, const lookup *lk)
+{
+	const tk_frame *nf = &lk->nf; /* its flags are the input frame's */
 	tk_symbol_result r;
-	size_t n = tk_symbol_image_lookup(im, tk_symbol_image_file_addr(im, load, a), &r);
+	size_t n = tk_symbol_image_lookup(lk->im, lk->fa, &r);
 	if (n == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
 		n = 0;
 	if (!n) {
 		x->unresolved++;
-		push_exp(x, &nf);
+		push_exp(x, nf);
 		return;
 	}
 	x->resolved++;
-	x->exp_ok[id] = 1;
+	x->exp_ok[lk->id] = 1;
+	size_t same = x->prev_im == lk->im ? x->prev_n : 0; /* levels comparable with the previous */
 	for (size_t i = n; i-- > 0;) {
 		const tk_symbol_frame *sf = &r.frames[i];
-		tk_frame g = nf;
-		g.name = strcmp(sf->function, "??") ? intern_name(x, sf->function) : nf.name;
-		g.file = sf->file ? intern_name(x, sf->file) : 0;
+		size_t j = n - 1 - i; /* outermost first */
+		tk_frame g = *nf;
+		if (j < same && x->prev[j].fn == sf->function && strcmp(sf->function, "??"))
+			g.name = x->prev[j].fn_s;
+		else
+			g.name = strcmp(sf->function, "??") ? intern_name(x, sf->function) : nf->name;
+		if (j < same && x->prev[j].file == sf->file)
+			g.file = x->prev[j].file_s;
+		else
+			g.file = sf->file ? intern_name(x, sf->file) : 0;
+		x->prev[j].fn = sf->function, x->prev[j].fn_s = g.name;
+		x->prev[j].file = sf->file, x->prev[j].file_s = g.file;
 		g.line = sf->line;
-		g.flags = (f->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
-		          (i == 0 ? f->flags & TK_FRAME_LEAF_PC : 0);
+		g.flags = (nf->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
+		          (i == 0 ? nf->flags & TK_FRAME_LEAF_PC : 0);
 		push_exp(x, &g);
 	}
+	x->prev_im = lk->im, x->prev_n = n;
+}
+
+static void expand(xf *x, tk_frame_id id)
+{
+	lookup lk;
+	if (expand_prep(x, id, &lk))
+		expand_lookup(x, &lk);
+}
+
+/* The order to make n look-ups in: grouped by binary, by address within each (neighbouring
+ * addresses share the symbol cache's blocks: tk_symcache_lookup goes on where the previous one
+ * stopped). A group whose addresses span too much to pack with an index stays in stack order;
+ * the order changes only the speed, never an answer. */
+static uint32_t *lookup_order(const lookup *lk, size_t n, size_t nbins)
+{
+	uint32_t *ord = tk_xmalloc((n + 1) * sizeof *ord);
+	size_t *at = tk_xcalloc(nbins + 2, sizeof *at);
+	for (size_t i = 0; i < n; i++)
+		at[lk[i].bin + 1]++;
+	for (size_t b = 1; b <= nbins + 1; b++)
+		at[b] += at[b - 1];
+	for (size_t i = 0; i < n; i++)
+		ord[at[lk[i].bin]++] = (uint32_t)i; /* at[b] ends as group b's end */
+	int bits = 1;
+	while (bits < 32 && ((size_t)1 << bits) < n)
+		bits++;
+	uint64_t *key = tk_xmalloc((n + 1) * sizeof *key);
+	for (size_t g0 = 0, b = 0; b <= nbins; g0 = at[b++]) {
+		size_t len = at[b] - g0;
+		if (len < 2)
+			continue;
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (size_t i = g0; i < at[b]; i++) {
+			uint64_t fa = lk[ord[i]].fa;
+			lo = fa < lo ? fa : lo;
+			hi = fa > hi ? fa : hi;
+		}
+		if ((hi - lo) >> (64 - bits))
+			continue;
+		for (size_t i = g0; i < at[b]; i++)
+			key[i - g0] = (lk[ord[i]].fa - lo) << bits | ord[i];
+		tk_sort_u64(key, len);
+		for (size_t i = 0; i < len; i++)
+			ord[g0 + i] = (uint32_t)(key[i] & (((uint64_t)1 << bits) - 1));
+	}
+	free(key);
+	free(at);
+	return ord;
 }
 
 /* Does any frame carry only an address (the pre-Xcode 14.3 form)? Only then are images needed. */
@@ -422,21 +516,39 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
 	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
 	x.exp_ok = tk_xcalloc(nf + 1, 1);
-	/* each distinct frame looked up once, in the order the stacks first use them (as the derived
-	 * profile does: the same warnings in the same order) */
+	/* each distinct frame prepared once, in the order the stacks first use them (as the derived
+	 * profile does: the same warnings in the same order), then looked up in address order */
+	lookup *lk = tk_xmalloc((nf + 1) * sizeof *lk);
+	size_t nlk = 0;
+	TK_GROW(x.cexp, x.capcexp, nf + nf / 2 + 1);
 	for (size_t id = 1; id <= ns; id++) {
 		tk_frame_id f = tk_stack_get(p, (tk_stack_id)id)->frame;
 		if (f <= nf && !x.exp_len[f]) {
 			x.exp_off[f] = (uint32_t)x.nexp;
-			expand(&x, f);
-			x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
+			if (expand_prep(&x, f, &lk[nlk]))
+				nlk++, x.exp_len[f] = UINT32_MAX; /* its expansion comes below */
+			else
+				x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
 		}
 	}
+	uint32_t *ord = lookup_order(lk, nlk, tk_binary_count(p));
+	for (size_t i = 0; i < nlk; i++) {
+		const lookup *l = &lk[ord[i]];
+		x.exp_off[l->id] = (uint32_t)x.nexp;
+		expand_lookup(&x, l);
+		x.exp_len[l->id] = (uint32_t)(x.nexp - x.exp_off[l->id]);
+	}
+	free(ord);
+	free(lk);
 	/* The new frame table and stack tree, numbered as tk_symbolicate_profile numbers them: a
 	 * frame's chain at the first stack that uses it, stacks in order (a parent before its children).
 	 * Frames that become equal are one (a leaf and a caller at one address can share a chain's
 	 * outer function); stacks that then meet are one, their cells added. */
 	tk_profile *tree = tk_profile_new();
+	size_t nstk = 0; /* the new tree's stacks, at most */
+	for (size_t id = 1; id <= ns; id++)
+		nstk += x.exp_len[tk_stack_get(p, (tk_stack_id)id)->frame];
+	tk_profile_reserve(tree, x.nexp, nstk);
 	tk_frame_id *cid = tk_xcalloc(x.nexp + 1, sizeof *cid);
 	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
 	uint8_t *done = tk_xcalloc(nf + 1, 1);

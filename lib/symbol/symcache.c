@@ -69,6 +69,14 @@ struct tk_symcache {
 	const uint32_t *files;
 	const char *strings;
 	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
+	/* where the previous lookup's decoding stopped: the entry it answered (start, node, file,
+	 * line) and the offset of the entry after it, so a lookup at or above it in the same block
+	 * (lookups sorted by address) goes on from there instead of decoding the block again */
+	struct {
+		size_t block, next;
+		uint64_t start, node, file, line;
+		int valid;
+	} cur;
 };
 
 /* ---------------------------------------------------------------- string pool */
@@ -771,12 +779,23 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 				hi = mid;
 		}
 	}
-	((tk_symcache *)c)->hint = lo;
+	tk_symcache *mc = (tk_symcache *)c;
+	mc->hint = lo;
 	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
 	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,
 	         got_start = 0;
 	int found = 0;
+	if (mc->cur.valid && mc->cur.block == lo && mc->cur.start <= a) {
+		/* the entries before the previous answer are all at or below it: go on from there */
+		start = got_start = mc->cur.start;
+		node = got_node = mc->cur.node;
+		file = got_file = mc->cur.file;
+		line = got_line = mc->cur.line;
+		p = c->rdata + mc->cur.next;
+		found = 1;
+	}
+	const uint8_t *after = p; /* the end of the entry answering (got_*) */
 	while (p < end) {
 		uint64_t d, v;
 		if (!get_varint(&p, end, &d) || p >= end)
@@ -801,6 +820,12 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 			break;
 		start = s;
 		got_node = node, got_file = file, got_line = line, got_start = s, found = 1;
+		after = p;
+	}
+	mc->cur.valid = found;
+	if (found) {
+		mc->cur.block = lo, mc->cur.next = (size_t)(after - c->rdata);
+		mc->cur.start = got_start, mc->cur.node = got_node, mc->cur.file = got_file, mc->cur.line = got_line;
 	}
 	if (!found || got_node == TK_SC_NONE || got_node >= h->nnodes || got_file >= h->nfiles)
 		return 0;

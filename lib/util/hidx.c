@@ -34,20 +34,33 @@ static void place(uint64_t *slots, uint32_t mask, uint64_t s)
 		}
 }
 
+static void resize(tk_hidx *t, uint32_t ncap)
+{
+	uint64_t *ns = tk_xcalloc(ncap, sizeof *ns);
+	if (t->slots)
+		for (uint32_t i = 0; i <= t->mask; i++)
+			if (t->slots[i])
+				place(ns, ncap - 1, t->slots[i]);
+	free(t->slots);
+	t->slots = ns;
+	t->mask = ncap - 1;
+}
+
+void tk_hidx_reserve(tk_hidx *t, size_t n)
+{
+	if (n >= UINT32_MAX / 4 || (t->slots && n * 2 <= (size_t)t->mask + 1))
+		return;
+	uint32_t ncap = 64;
+	while (ncap < n * 2)
+		ncap *= 2;
+	resize(t, ncap);
+}
+
 void tk_hidx_insert(tk_hidx *t, uint64_t hash, uint32_t idx)
 {
 	/* Keep the load factor under 1/2 so probes stay short. */
-	if (!t->slots || (t->count + 1) * 2 > t->mask + 1) {
-		uint32_t ncap = t->slots ? (t->mask + 1) * 2 : 64;
-		uint64_t *ns = tk_xcalloc(ncap, sizeof *ns);
-		if (t->slots)
-			for (uint32_t i = 0; i <= t->mask; i++)
-				if (t->slots[i])
-					place(ns, ncap - 1, t->slots[i]);
-		free(t->slots);
-		t->slots = ns;
-		t->mask = ncap - 1;
-	}
+	if (!t->slots || (t->count + 1) * 2 > t->mask + 1)
+		resize(t, t->slots ? (t->mask + 1) * 2 : 64);
 	uint32_t h32 = (uint32_t)(hash >> 32) ^ (uint32_t)hash;
 	place(t->slots, t->mask, ((uint64_t)h32 << 32) | (uint64_t)(idx + 1));
 	t->count++;

@@ -24,6 +24,8 @@ void tk_hidx_free(tk_hidx *t);
 uint32_t tk_hidx_find(const tk_hidx *t, uint64_t hash, tk_hidx_eq eq, const void *ctx, const void *key);
 /* Records that entry idx has this hash (the caller has checked it is absent). */
 void tk_hidx_insert(tk_hidx *t, uint64_t hash, uint32_t idx);
+/* Room for n entries without growing (a table that will be filled to a known size). */
+void tk_hidx_reserve(tk_hidx *t, size_t n);
 size_t tk_hidx_memory(const tk_hidx *t);
 
 /* Hash helpers: 64-bit mixers good enough for interning. */

@@ -263,3 +263,26 @@ const char *tk_text_shown(const char *s)
 	tk_text_escape(s, b, sizeof bufs[0], 0);
 	return b;
 }
+
+size_t tk_fmt_u64(char *out, uint64_t v)
+{
+	char t[20];
+	size_t i = sizeof t;
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(out, t + i, sizeof t - i);
+	return sizeof t - i;
+}
+
+size_t tk_fmt_hex(char *out, uint64_t v)
+{
+	char t[16];
+	size_t i = sizeof t;
+	do
+		t[--i] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	out[0] = '0', out[1] = 'x';
+	memcpy(out + 2, t + i, sizeof t - i);
+	return 2 + sizeof t - i;
+}

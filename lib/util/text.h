@@ -48,6 +48,11 @@ int tk_utf8_valid(const char *s);
 char *tk_utf8_dup(const char *s);
 void tk_json_fput(FILE *f, const char *s);
 
+/* Numbers as printf's "%llu" and "0x%llx" write them, without printf (hot loops: a frame's
+ * "image + 0x1f4" label, a folded line's count). out holds 24 bytes; returns the length, no NUL. */
+size_t tk_fmt_u64(char *out, uint64_t v);
+size_t tk_fmt_hex(char *out, uint64_t v);
+
 /* The one XML text escaper (element text and attribute values, SVG included): & < > " ' as
  * entities, valid UTF-8 as it is; ill-formed UTF-8 and what XML 1.0 forbids (C0 controls but tab,
  * U+FFFE, U+FFFF) as U+FFFD. At most maxchars characters (SIZE_MAX: all); returns how many. */

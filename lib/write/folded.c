@@ -11,6 +11,7 @@
 
 #include "tracekit/write.h"
 #include "util/mem.h"
+#include "util/text.h"
 #include "write/wutil.h"
 
 typedef struct linebuf {
@@ -33,18 +34,28 @@ static void append_frame(linebuf *b, const char *label)
 	b->s[b->n] = 0;
 }
 
-static void emit(FILE *out, const linebuf *b, uint64_t w, unsigned d)
+static void emit(FILE *out, linebuf *b, uint64_t w, unsigned d)
 {
 	if (!w)
 		return;
-	if (b->n > 1)
-		fwrite(b->s + 1, 1, b->n - 1, out);
+	/* the line and its count in one write: " COUNT\n" after the text (the next frame overwrites it) */
+	TK_GROW(b->s, b->cap, b->n + 40);
+	size_t n = b->n;
+	b->s[n++] = ' ';
 	if (d) { /* weights with decimals (folded `1.5` counts) are written back exactly */
 		char num[32];
 		tk_wu_decimal(num, sizeof num, w, d);
-		fprintf(out, " %s\n", num);
+		size_t l = strlen(num);
+		TK_GROW(b->s, b->cap, n + l + 2);
+		memcpy(b->s + n, num, l);
+		n += l;
 	} else
-		fprintf(out, " %llu\n", (unsigned long long)w);
+		n += tk_fmt_u64(b->s + n, w);
+	b->s[n++] = '\n';
+	if (b->n > 1)
+		fwrite(b->s + 1, 1, n - 1, out);
+	else
+		fwrite(b->s + b->n, 1, n - b->n, out);
 }
 
 typedef struct walk_item {
@@ -128,7 +139,8 @@ int tk_write_folded(FILE *out, const tk_profile *p, const tk_folded_options *o, 
 					kids[m].label = NULL;
 				m++;
 			}
-			qsort(kids, m, sizeof *kids, label_cmp);
+			if (m > 1)
+				qsort(kids, m, sizeof *kids, label_cmp);
 			TK_GROW(stack, capstack, nstack + m);
 			for (size_t i = m; i-- > 0;)
 				stack[nstack++] = (walk_item){kids[i].id, line.n};

@@ -130,3 +130,12 @@ check_eq "a 9 MB payload (padded) reads as the small one" "$("$TK" collapse "$M/
 	"$("$TK" collapse "$TMP/pad.json")"
 check_eq "9 MB of JSON Lines (one padded payload) reads as the small ones" "$("$TK" collapse "$TMP/two.jsonl")" \
 	"$("$TK" collapse "$TMP/pad.jsonl")"
+# a mapped file is parsed without a scan for the payload's end first: bad input padded past 8 MB
+# (spaces after it, so lines stay) gets the small file's error, cut short and misread fields alike
+for bad in "$M/sentry-cocoa_tree-garbage.json" "$TMP/dur.json" "$TMP/w.json"; do
+	python3 -c 'import sys; open(sys.argv[2], "w").write(open(sys.argv[1]).read().rstrip() + " " * (9 << 20) + "\n")' "$bad" "$TMP/padbad.json"
+	"$TK" tree "$bad" 2>&1 >/dev/null | sed "s|^.*$(basename "$bad"):|F:|" >"$TMP/e1"
+	"$TK" tree "$TMP/padbad.json" 2>&1 >/dev/null | sed "s|^.*padbad.json:|F:|" >"$TMP/e2"
+	[ -s "$TMP/e1" ] && grep -q "^F:[0-9:]*: payload 1" "$TMP/e1" || notok "$(basename "$bad"): one error line" "$(cat "$TMP/e1")"
+	check_same_file "$(basename "$bad") padded to 9 MB: the same error (line, field, problem)" "$TMP/e1" "$TMP/e2"
+done

@@ -85,15 +85,16 @@ static size_t build(uint8_t *b)
 	return 4096 + 0x80;
 }
 
-static char dir[64];
+#include "test_symbol_fixture.h"
+
 static char binpath[128];
 
-static int setup(void **state)
+/* the fixture's directory, with the hand-built binary in it */
+static int setup_bin(void **state)
 {
-	strcpy(dir, "/tmp/tk-symtest-XXXXXX");
-	if (!mkdtemp(dir))
+	if (setup(state) < 0)
 		return -1;
-	snprintf(binpath, sizeof binpath, "%s/app", dir);
+	snprintf(binpath, sizeof binpath, "%s/app", cache_dir);
 	static uint8_t b[4096 + 0x80];
 	size_t n = build(b);
 	FILE *f = fopen(binpath, "wb");
@@ -102,19 +103,12 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static tk_symbolicator *new_sym(void)
 {
 	tk_symbol_options o;
 	tk_symbol_options_init(&o);
 	char cd[96];
-	snprintf(cd, sizeof cd, "%s/cache", dir);
+	snprintf(cd, sizeof cd, "%s/cache", cache_dir);
 	o.cache_dir = cd; /* copied by tk_symbolicator_new */
 	return tk_symbolicator_new(&o);
 }
@@ -150,7 +144,7 @@ static void test_symtab_lookups(void **state)
 	assert_true(tk_symbol_image_file_addr(im, 0x104a8c000, 0x104a8d010) == 0x100001010);
 	/* the same image by UUID through a search path, the arch checked */
 	tk_symbolicator *s2 = new_sym();
-	assert_int_equal(tk_symbolicator_add_path(s2, dir, &err), 0);
+	assert_int_equal(tk_symbolicator_add_path(s2, cache_dir, &err), 0);
 	assert_non_null(tk_symbolicator_image(s2, "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf", NULL, NULL, &err));
 	assert_null(tk_symbolicator_image(s2, "A0A1A2A3-A4A5-A6A7-A8A9-AAABACADAEAF", NULL, "x86_64", &err));
 	assert_non_null(strstr(err.msg, "is arm64"));
@@ -223,5 +217,5 @@ int main(void)
 	    cmocka_unit_test(test_swift_flag),
 	    cmocka_unit_test(test_corrupt_cache),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_bin, teardown);
 }

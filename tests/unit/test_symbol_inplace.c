@@ -27,30 +27,7 @@
 #define TEXT_SIZE 0x229cu
 #define LOAD 0x104a8c000ULL
 
-static char cache_dir[64];
-
-static int setup(void **state)
-{
-	strcpy(cache_dir, "/tmp/tk-syminplace-XXXXXX");
-	return mkdtemp(cache_dir) ? 0 : -1;
-}
-static int teardown(void **state)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static tk_symbolicator *sym(void)
-{
-	tk_symbol_options o;
-	tk_symbol_options_init(&o);
-	o.cache_dir = cache_dir;
-	tk_symbolicator *s = tk_symbolicator_new(&o);
-	tk_error err;
-	assert_int_equal(tk_symbolicator_add_path(s, "tests/fixtures/symbol", &err), 0);
-	return s;
-}
+#include "test_symbol_fixture.h"
 
 static char *slurp(const char *path, size_t *n)
 {
@@ -244,6 +221,133 @@ static void test_fixtures_same_as_derived(void **state)
 	assert_true(chains_seen >= 3);     /* inline chains respelled the stack tree (4 files today) */
 }
 
+/* Look-ups are made in address order, the symbol cache going on from where the previous one stopped,
+ * and a look-up landing in the previous one's function takes its names as they are: the answers must
+ * be those of each address looked up alone. Every instruction of the dylib's __text (most in inline
+ * chains) as a return address (looked up at address − 1) and as a leaf (PC + 1 as xctrace gives it;
+ * the instruction itself), each under one root frame in a shuffled order and with its own weight; the
+ * truth is tk_symbol_image_lookup of each address after a look-up at the other end of __text (so none
+ * continues from its neighbour), through a second symbolicator. */
+static void chain_text(char *buf, size_t cap, const tk_symbol_result *r, size_t n, uint64_t addr)
+{
+	size_t len = strlen(buf);
+	if (!n) {
+		snprintf(buf + len, cap - len, "%s0x%llx", len ? " > " : "", (unsigned long long)addr);
+		return;
+	}
+	for (size_t i = n; i-- > 0;) {
+		const tk_symbol_frame *sf = &r->frames[i];
+		len = strlen(buf);
+		if (strcmp(sf->function, "??") == 0)
+			snprintf(buf + len, cap - len, "%s0x%llx", len ? " > " : "", (unsigned long long)addr);
+		else
+			snprintf(buf + len, cap - len, "%s%s", len ? " > " : "", sf->function);
+		len = strlen(buf);
+		snprintf(buf + len, cap - len, "@%s:%u%s", sf->file ? sf->file : "", sf->file ? sf->line : 0,
+		         i + 1 < n ? "i" : "");
+	}
+}
+
+static size_t lookup_alone(tk_symbol_image *im, uint64_t file_addr, tk_symbol_result *r)
+{
+	tk_symbol_result far;
+	tk_symbol_image_lookup(im, file_addr < TEXT_OFF + TEXT_SIZE / 2 ? TEXT_OFF + TEXT_SIZE - 4 : TEXT_OFF, &far);
+	size_t n = tk_symbol_image_lookup(im, file_addr, r);
+	if (n == 1 && !r->frames[0].file && strcmp(r->frames[0].function, "??") == 0)
+		n = 0; /* as tk_symbolicate_profile: kept as it was */
+	return n;
+}
+
+enum { NINSN = TEXT_SIZE / 4 };
+
+static tk_profile *every_instruction(void)
+{
+	tk_profile *p = tk_profile_new();
+	tk_binary b = {tk_intern_cstr(p, "libtks-arm64.dylib"), 0, tk_intern_cstr(p, DYLIB_UUID),
+	               tk_intern_cstr(p, "arm64"), LOAD};
+	tk_binary_id bi = tk_binary_add(p, &b);
+	tk_frame root = {LOAD + TEXT_OFF + 0x100, 0, bi, 0, 0, 0};
+	tk_stack_id rs = tk_stack_push(p, 0, tk_frame_add(p, &root));
+	tk_thread_id t = tk_thread_get_or_add(p, 1, 1, 0, 0);
+	uint32_t x = 12345;
+	static uint32_t order[2 * NINSN];
+	for (uint32_t i = 0; i < 2 * NINSN; i++)
+		order[i] = i;
+	for (uint32_t i = 2 * NINSN; i-- > 1;) { /* a fixed shuffle */
+		x = x * 1103515245u + 12345u;
+		uint32_t j = (x >> 8) % (i + 1), k = order[i];
+		order[i] = order[j], order[j] = k;
+	}
+	for (uint32_t i = 0; i < 2 * NINSN; i++) {
+		uint32_t k = order[i];
+		uint64_t insn = LOAD + TEXT_OFF + 4ull * (k / 2);
+		tk_frame f = {k & 1 ? insn + 1 : insn + 4, 0, bi, 0, 0, k & 1 ? TK_FRAME_LEAF_PC : 0};
+		tk_sample_add_n(p, t, tk_stack_push(p, rs, tk_frame_add(p, &f)), k + 1, 1);
+	}
+	return p;
+}
+
+static void test_address_order_same_as_alone(void **state)
+{
+	tk_symbolicator *s = sym(), *s2 = sym();
+	tk_error err;
+	tk_symbol_image *im = tk_symbolicator_image(s2, DYLIB_UUID, NULL, NULL, &err);
+	assert_non_null(im);
+	static char want[2 * NINSN][1024];
+	char root_chain[1024] = "";
+	tk_symbol_result r;
+	size_t n = lookup_alone(im, TEXT_OFF + 0x100 - 1, &r);
+	chain_text(root_chain, sizeof root_chain, &r, n, LOAD + TEXT_OFF + 0x100);
+	size_t inlined = 0, unresolved = 0;
+	for (uint32_t k = 0; k < 2 * NINSN; k++) {
+		uint64_t insn = TEXT_OFF + 4ull * (k / 2);
+		n = lookup_alone(im, k & 1 ? insn : insn + 4 - 1, &r);
+		inlined += n > 1;
+		unresolved += n == 0;
+		strcpy(want[k], root_chain);
+		chain_text(want[k], sizeof want[k], &r, n, LOAD + (k & 1 ? insn + 1 : insn + 4));
+	}
+	assert_true(inlined > NINSN / 4); /* the chains are exercised (most addresses are inlined code) */
+	for (int take = 0; take < 2; take++) {
+		tk_profile *p = every_instruction();
+		tk_profile *q =
+		    take ? tk_symbolicate_profile_take(p, s, NULL, &err) : tk_symbolicate_profile(p, s, NULL, &err);
+		assert_non_null(q);
+		if (take)
+			assert_ptr_equal(q, p);
+		else
+			tk_profile_free(p);
+		size_t nc = 0, seen = 0;
+		const tk_stack_weight *c = tk_thread_stacks(q, 0, &nc);
+		for (size_t i = 0; i < nc; i++) {
+			if (!c[i].weight)
+				continue;
+			assert_true(c[i].weight >= 1 && c[i].weight <= 2 * NINSN);
+			tk_frame_id fr[80];
+			size_t d = tk_stack_frames(q, c[i].stack, fr, 80);
+			char got[1024] = "";
+			for (size_t j = 0; j < d; j++) {
+				const tk_frame *f = tk_frame_get(q, fr[j]);
+				char lb[32];
+				size_t len = strlen(got);
+				snprintf(got + len, sizeof got - len, "%s%s@%s:%u%s", j ? " > " : "",
+				         tk_frame_label(q, fr[j], lb), f->file ? tk_string(q, f->file) : "", f->line,
+				         f->flags & TK_FRAME_INLINED ? "i" : "");
+			}
+			size_t k = (size_t)c[i].weight - 1;
+			/* an unresolved frame keeps its address and no file: "0x…@:0" */
+			if (strcmp(got, want[k]) != 0)
+				fail_msg("%s, address %zu (%s): got '%s', alone '%s'", take ? "in place" : "derived",
+				         k / 2, k & 1 ? "leaf" : "return", got, want[k]);
+			seen++;
+		}
+		assert_int_equal(seen, 2 * NINSN); /* every frame on its own stack */
+		tk_profile_free(q);
+	}
+	tk_symbolicator_free(s);
+	tk_symbolicator_free(s2);
+}
+
 /* A profile keeping its per-sample list is derived (its rows name stacks), with the same answer. */
 static void test_sample_list_derived(void **state)
 {
@@ -273,6 +377,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_fixtures_same_as_derived, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sample_list_derived, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_address_order_same_as_alone, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,30 +19,7 @@
 #define UUID "4C4C44D7-5555-3144-A1A5-753F1442BA46"
 #define LOAD 0x104a8c000ULL
 
-static char cache_dir[64];
-
-static int setup(void **state)
-{
-	strcpy(cache_dir, "/tmp/tk-symprof-XXXXXX");
-	return mkdtemp(cache_dir) ? 0 : -1;
-}
-static int teardown(void **state)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static tk_symbolicator *sym(void)
-{
-	tk_symbol_options o;
-	tk_symbol_options_init(&o);
-	o.cache_dir = cache_dir;
-	tk_symbolicator *s = tk_symbolicator_new(&o);
-	tk_error err;
-	assert_int_equal(tk_symbolicator_add_path(s, "tests/fixtures/symbol", &err), 0);
-	return s;
-}
+#include "test_symbol_fixture.h"
 
 static const char *names_root_first(const tk_profile *p, tk_stack_id st, char *buf, size_t cap)
 {

@@ -105,8 +105,37 @@ static void utf8(void **state)
 	free(buf);
 }
 
+/* tk_fmt_u64 / tk_fmt_hex write what printf's %llu and 0x%llx write: edges, every power of two and of
+ * ten around it, and a spread of values. */
+static void numbers(void **state)
+{
+	uint64_t v[200];
+	size_t n = 0;
+	v[n++] = 0, v[n++] = UINT64_MAX;
+	for (int i = 0; i < 64; i++)
+		v[n++] = (uint64_t)1 << i, v[n++] = ((uint64_t)1 << i) - 1;
+	for (uint64_t p = 1; p <= UINT64_MAX / 10 && n < 190; p *= 10)
+		v[n++] = p, v[n++] = p * 10 - 1;
+	for (uint64_t x = 88172645463325252ULL; n < 200;) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[n++] = x >> (x & 63);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char got[32], want[32];
+		size_t len = tk_fmt_u64(got, v[i]);
+		got[len] = 0;
+		snprintf(want, sizeof want, "%llu", (unsigned long long)v[i]);
+		assert_string_equal(got, want);
+		len = tk_fmt_hex(got, v[i]);
+		got[len] = 0;
+		snprintf(want, sizeof want, "0x%llx", (unsigned long long)v[i]);
+		assert_string_equal(got, want);
+	}
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(terminal), cmocka_unit_test(json), cmocka_unit_test(utf8)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(terminal), cmocka_unit_test(json), cmocka_unit_test(utf8),
+	                                   cmocka_unit_test(numbers)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
