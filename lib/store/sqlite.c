@@ -50,6 +50,8 @@ typedef struct sq {
 	uint64_t serial; /* this connection among the process's (sq_changes) */
 	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
 	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
+	uint64_t ss_token; /* the change token the signature summaries were last found current at */
+	int ss_ok;         /* (sigsum_ready) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -173,7 +175,15 @@ static const char *const migrations[] = {
     "INSERT INTO value_counts SELECT 1, kind, app, version, avg_cpu,"
     " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
     " WHERE avg_cpu IS NOT NULL GROUP BY kind, app, version, avg_cpu, d;",
+    /* 9 → 10: nothing here (a step of another branch's may take this number) */
+    "",
+    /* 10 → 11: per-signature summaries, migrate_10_11 (a step of its own: it sums the reports in C) */
+    "",
 };
+
+static int migrate_10_11(sq *s, tk_error *err);
+/* Steps run after a migration's SQL, by the version they start from. */
+static int (*const migration_steps[])(sq *s, tk_error *err) = {[10] = migrate_10_11};
 
 static int fail(sq *s, tk_error *err, const char *what)
 {
@@ -373,7 +383,10 @@ static int migrate(sq *s, tk_error *err)
 	for (int v = have; v < want; v++) {
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
-		if (exec(s, migrations[v], err) || exec(s, pragma, err)) {
+		if (exec(s, migrations[v], err) ||
+		    (v < (int)(sizeof migration_steps / sizeof *migration_steps) && migration_steps[v] &&
+		     migration_steps[v](s, err)) ||
+		    exec(s, pragma, err)) {
 			exec(s, "ROLLBACK", NULL);
 			return -1;
 		}
@@ -2357,6 +2370,10 @@ static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
+static int sigsum_ready(sq *s);
+static int sigsum_hang(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, tk_store_hang *x,
+                       uint64_t *rows, char **versions, tk_error *err);
+
 static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sqlite3_stmt *top, *one;
@@ -2378,7 +2395,7 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 	}
 	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
 	size_t cap = 0;
-	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1);
+	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1), sum = sigsum_ready(s);
 	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
 		TK_GROW(*out, cap, *n + 1);
 		tk_store_hang *x = &(*out)[(*n)++];
@@ -2392,9 +2409,17 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 			x->example = tk_xstrdup(e->x.example);
 			continue;
 		}
+		char *vers = NULL;
+		if (sum) { /* from the per-signature summaries */
+			if (sigsum_hang(s, q, TK_STORE_HANG_KINDS, sqlite3_column_int64(top, 0), x, NULL, &vers, err)) {
+				rc = -1;
+				break;
+			}
+			sigc_put(s, slot, x, vers);
+			continue;
+		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
-		char *vers = NULL;
 		if ((rc = sig_sum(one, x, NULL, &vers)) != SQLITE_DONE)
 			break;
 		sigc_put(s, slot, x, vers);
@@ -2405,7 +2430,7 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 		tk_store_hangs_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return fail(s, err, "top-hangs query");
+		return rc < 0 ? -1 : fail(s, err, "top-hangs query");
 	}
 	return 0;
 }
@@ -2522,6 +2547,771 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 static int top_from_rows(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
                          size_t *n, tk_error *err);
 
+/* ---- per-signature summaries (migration 10 → 11), kept up by catch-up ----
+ * A signature's page, its flame graph and durations, the compare page's top lists and durations read
+ * a signature's every report (the top one of the 1 M fleet: 204 k). These tables hold what they sum,
+ * per (signature's sid, kind, app, version), over the reports with a duration:
+ *   sig_groups: how many;  sig_values: how many hold each distinct duration;
+ *   sig_keys: how many per device (what 0), per session (1), per stacks hash (2), and the SIGSUM_EX
+ *             least ids (3, n = 1: a page's examples);
+ *   sig_upto: the reports' rowid up to which they are summed.
+ * Nothing is added at ingest: a query that reads them first sums the reports past sig_upto (rowid >
+ * upto: new reports only ever get a larger rowid) into them, in one write transaction (sigsum_ready;
+ * where it cannot — a store open read-only, a transaction of its own open — the reports are read as
+ * before). A compaction (VACUUM may renumber rowids) sums them again from nothing. */
+#define SIGSUM_EX 16
+
+typedef struct sgrp {
+	sqlite3_int64 sid, n;
+	char *kind, *app, *version;
+	unsigned char ex[SIGSUM_EX][64]; /* the least ids, ascending (memcmp, then length) */
+	int exlen[SIGSUM_EX], nex;
+} sgrp;
+
+/* a (group, what, key) row to add: what -1 a duration (v), else sig_keys' what with key bytes */
+typedef struct sitem {
+	uint32_t g;
+	int what, klen, text;
+	double v;
+	char *key;
+	sqlite3_int64 n;
+} sitem;
+
+typedef struct sigacc {
+	sgrp *g;
+	size_t ng, gcap;
+	tk_hidx gidx;
+	sitem *it;
+	size_t ni, icap;
+	tk_hidx iidx;
+} sigacc;
+
+typedef struct sgkey {
+	sqlite3_int64 sid;
+	const char *kind, *app, *version;
+} sgkey;
+
+static int sgrp_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const sgrp *g = &((const sigacc *)ctx)->g[idx];
+	const sgkey *k = key;
+	return g->sid == k->sid && strcmp(g->version, k->version) == 0 && strcmp(g->app, k->app) == 0 &&
+	       strcmp(g->kind, k->kind) == 0;
+}
+
+static int sitem_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const sitem *a = &((const sigacc *)ctx)->it[idx], *b = key;
+	if (a->g != b->g || a->what != b->what)
+		return 0;
+	if (a->what < 0)
+		return memcmp(&a->v, &b->v, sizeof a->v) == 0;
+	return a->klen == b->klen && a->text == b->text && memcmp(a->key, b->key, (size_t)a->klen) == 0;
+}
+
+static void sigacc_item(sigacc *a, uint32_t g, int what, double v, const void *key, int klen, int text)
+{
+	sitem k = {.g = g, .what = what, .klen = klen, .text = text, .v = v, .key = (char *)key};
+	uint64_t h = what < 0 ? tk_hash_bytes(&v, sizeof v, g) : tk_hash_bytes(key, (size_t)klen, (uint64_t)g * 4 + (uint64_t)what);
+	uint32_t at = tk_hidx_find(&a->iidx, h, sitem_eq, a, &k);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->it, a->icap, a->ni + 1);
+		if (what >= 0) {
+			k.key = tk_xmalloc((size_t)klen + 1);
+			memcpy(k.key, key, (size_t)klen);
+			k.key[klen] = 0;
+		}
+		a->it[a->ni] = k;
+		at = (uint32_t)a->ni++;
+		tk_hidx_insert(&a->iidx, h, at);
+	}
+	a->it[at].n++;
+}
+
+static int id_cmp(const unsigned char *a, int al, const unsigned char *b, int bl)
+{
+	int c = memcmp(a, b, (size_t)(al < bl ? al : bl));
+	return c ? c : al - bl;
+}
+
+/* One report (with a duration) counted. */
+static void sigacc_row(sigacc *a, sqlite3_stmt *st)
+{
+	sgkey k = {sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+	           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3)};
+	k.kind = k.kind ? k.kind : "", k.app = k.app ? k.app : "", k.version = k.version ? k.version : "";
+	uint64_t h = tk_hash_bytes(k.version, strlen(k.version),
+	                           tk_hash_bytes(k.app, strlen(k.app), tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid)));
+	uint32_t g = tk_hidx_find(&a->gidx, h, sgrp_eq, a, &k);
+	if (g == UINT32_MAX) {
+		TK_GROW(a->g, a->gcap, a->ng + 1);
+		sgrp *n = &a->g[a->ng];
+		memset(n, 0, sizeof *n);
+		n->sid = k.sid, n->kind = tk_xstrdup(k.kind), n->app = tk_xstrdup(k.app), n->version = tk_xstrdup(k.version);
+		g = (uint32_t)a->ng++;
+		tk_hidx_insert(&a->gidx, h, g);
+	}
+	a->g[g].n++;
+	sigacc_item(a, g, -1, sqlite3_column_double(st, 4), NULL, 0, 0);
+	for (int w = 0; w < 3; w++) { /* device, session (text), stack (a blob) */
+		int c = 5 + w;
+		if (sqlite3_column_type(st, c) == SQLITE_NULL)
+			continue;
+		int text = sqlite3_column_type(st, c) == SQLITE_TEXT;
+		const void *p = text ? (const void *)sqlite3_column_text(st, c) : sqlite3_column_blob(st, c);
+		sigacc_item(a, g, w, 0, p ? p : "", sqlite3_column_bytes(st, c), text);
+	}
+	const unsigned char *id = sqlite3_column_blob(st, 8);
+	int il = sqlite3_column_bytes(st, 8);
+	sgrp *gr = &a->g[g];
+	if (!id || il > 64 || (gr->nex == SIGSUM_EX && id_cmp(id, il, gr->ex[SIGSUM_EX - 1], gr->exlen[SIGSUM_EX - 1]) >= 0))
+		return;
+	int j = gr->nex < SIGSUM_EX ? gr->nex++ : SIGSUM_EX - 1;
+	while (j > 0 && id_cmp(gr->ex[j - 1], gr->exlen[j - 1], id, il) > 0) {
+		memcpy(gr->ex[j], gr->ex[j - 1], (size_t)gr->exlen[j - 1]);
+		gr->exlen[j] = gr->exlen[j - 1];
+		j--;
+	}
+	memcpy(gr->ex[j], id, (size_t)il);
+	gr->exlen[j] = il;
+}
+
+static void sigacc_free(sigacc *a)
+{
+	for (size_t i = 0; i < a->ng; i++)
+		free(a->g[i].kind), free(a->g[i].app), free(a->g[i].version);
+	for (size_t i = 0; i < a->ni; i++)
+		free(a->it[i].key);
+	free(a->g);
+	free(a->it);
+	tk_hidx_free(&a->gidx);
+	tk_hidx_free(&a->iidx);
+}
+
+static void bind_group(sqlite3_stmt *st, const sgrp *g)
+{
+	sqlite3_bind_int64(st, 1, g->sid);
+	sqlite3_bind_text(st, 2, g->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, g->app, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, g->version, -1, SQLITE_STATIC);
+}
+
+/* The sums of a into the tables, inside the open transaction. */
+static int sigacc_write(sq *s, const sigacc *a)
+{
+	static const char *const sql[4] = {
+	    "INSERT INTO sig_groups (sid, kind, app, version, n) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (sid, kind, "
+	    "app, version) DO UPDATE SET n = n + excluded.n",
+	    "INSERT INTO sig_values (sid, kind, app, version, value, n) VALUES (?1, ?2, ?3, ?4, ?6, ?5) ON CONFLICT "
+	    "(sid, kind, app, version, value) DO UPDATE SET n = n + excluded.n",
+	    "INSERT INTO sig_keys (sid, kind, app, version, what, key, n) VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?5) ON "
+	    "CONFLICT (sid, kind, app, version, what, key) DO UPDATE SET n = n + excluded.n",
+	    /* each group's SIGSUM_EX least ids stay */
+	    "DELETE FROM sig_keys WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 AND what = 3 AND key > "
+	    "(SELECT key FROM sig_keys WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 AND what = 3 "
+	    "ORDER BY key LIMIT 1 OFFSET 15)"}; /* SIGSUM_EX - 1 */
+	_Static_assert(SIGSUM_EX == 16, "the OFFSET above");
+	sqlite3_stmt *st[4] = {0};
+	int ok = 1;
+	for (int i = 0; i < 4 && ok; i++)
+		ok = sqlite3_prepare_v2(s->db, sql[i], -1, &st[i], NULL) == SQLITE_OK;
+	for (size_t i = 0; ok && i < a->ng; i++) {
+		const sgrp *g = &a->g[i];
+		sqlite3_reset(st[0]);
+		bind_group(st[0], g);
+		sqlite3_bind_int64(st[0], 5, g->n);
+		ok = sqlite3_step(st[0]) == SQLITE_DONE;
+		for (int e = 0; ok && e < g->nex; e++) {
+			sqlite3_reset(st[2]);
+			bind_group(st[2], g);
+			sqlite3_bind_int64(st[2], 5, 1);
+			sqlite3_bind_int(st[2], 6, 3);
+			sqlite3_bind_blob(st[2], 7, g->ex[e], g->exlen[e], SQLITE_STATIC);
+			ok = sqlite3_step(st[2]) == SQLITE_DONE;
+		}
+		if (ok && g->nex) {
+			sqlite3_reset(st[3]);
+			bind_group(st[3], g);
+			ok = sqlite3_step(st[3]) == SQLITE_DONE;
+		}
+	}
+	for (size_t i = 0; ok && i < a->ni; i++) {
+		const sitem *t = &a->it[i];
+		sqlite3_stmt *u = st[t->what < 0 ? 1 : 2];
+		sqlite3_reset(u);
+		bind_group(u, &a->g[t->g]);
+		sqlite3_bind_int64(u, 5, t->n);
+		if (t->what < 0) {
+			sqlite3_bind_double(u, 6, t->v);
+		} else {
+			sqlite3_bind_int(u, 6, t->what);
+			if (t->text)
+				sqlite3_bind_text(u, 7, t->key, t->klen, SQLITE_STATIC);
+			else
+				sqlite3_bind_blob(u, 7, t->key, t->klen, SQLITE_STATIC);
+		}
+		ok = sqlite3_step(u) == SQLITE_DONE;
+	}
+	for (int i = 0; i < 4; i++)
+		sqlite3_finalize(st[i]);
+	return ok ? 0 : -1;
+}
+
+/* One integer from a one-row query on db (*v = 0 for NULL); 0 or -1. */
+static int int_of(sqlite3 *db, const char *sql, sqlite3_int64 *v)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int rc = sqlite3_step(st);
+	*v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The reports past sig_upto summed into the tables, inside the caller's open write transaction. */
+static int sigsum_add(sq *s, tk_error *err)
+{
+	sqlite3_int64 upto, top;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
+		return fail(s, err, "signature summaries");
+	if (top <= upto)
+		return 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT sid, kind, app, version, duration, device, session, stack, id FROM reports "
+	                       "WHERE rowid > ?1 AND rowid <= ?2 AND duration IS NOT NULL AND sid IS NOT NULL",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature summaries");
+	sqlite3_bind_int64(st, 1, upto);
+	sqlite3_bind_int64(st, 2, top);
+	sigacc a = {0};
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sigacc_row(&a, st);
+	sqlite3_finalize(st);
+	int bad = rc != SQLITE_DONE || sigacc_write(s, &a);
+	sigacc_free(&a);
+	if (bad)
+		return fail(s, err, "signature summaries");
+	char up[64];
+	snprintf(up, sizeof up, "UPDATE sig_upto SET upto = %lld", (long long)top);
+	return exec(s, up, err);
+}
+
+/* 10 → 11: the tables, summed from every stored report. */
+static int migrate_10_11(sq *s, tk_error *err)
+{
+	return exec(s,
+	            "DROP TABLE IF EXISTS sig_groups; DROP TABLE IF EXISTS sig_values; DROP TABLE IF EXISTS sig_keys;"
+	            "DROP TABLE IF EXISTS sig_upto;"
+	            "CREATE TABLE sig_groups (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	            "NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version)) WITHOUT ROWID;"
+	            "CREATE TABLE sig_values (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	            "NOT NULL, value REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version, value)) "
+	            "WITHOUT ROWID;"
+	            "CREATE TABLE sig_keys (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	            "NOT NULL, what INTEGER NOT NULL, key NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, "
+	            "version, what, key)) WITHOUT ROWID;"
+	            "CREATE TABLE sig_upto (upto INTEGER NOT NULL); INSERT INTO sig_upto VALUES (0);",
+	            err) ||
+	       sigsum_add(s, err);
+}
+
+/* Whether the summaries are current for this connection's next query (caught up first when
+ * reports were added): 1, or 0 where they cannot be (the caller reads the reports). */
+static int sigsum_ready(sq *s)
+{
+	uint64_t token;
+	tk_error e;
+	if (!sqlite3_get_autocommit(s->db) || sq_changes(s, &token, &e))
+		return 0;
+	if (s->ss_ok && s->ss_token == token)
+		return 1;
+	sqlite3_int64 upto, top;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
+		return 0;
+	if (top > upto) {
+		if (exec(s, "BEGIN IMMEDIATE", &e))
+			return 0;
+		if (sigsum_add(s, &e) || exec(s, "COMMIT", &e)) {
+			exec(s, "ROLLBACK", NULL);
+			return 0;
+		}
+		if (sq_changes(s, &token, &e))
+			return 0;
+	}
+	s->ss_ok = 1, s->ss_token = token;
+	return 1;
+}
+
+/* Whether the summaries hold q's filters: app and version alone, no time range. */
+static int sigsum_fit(const tk_store_query *q)
+{
+	return !(q->since > 0) && !(q->until > 0) && !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_DEVICE] &&
+	       !q->where[TK_STORE_OS] && !q->where[TK_STORE_SESSION];
+}
+
+/* The sid of a signature: 0 with it, 1 when none is stored, -1 with err. */
+static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT sid FROM hang_sigs WHERE signature = ?", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature query");
+	sqlite3_bind_text(st, 1, signature, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	*sid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, err, "signature query");
+	return rc == SQLITE_ROW ? 0 : 1;
+}
+
+/* A statement on a summary table of q's groups of signature sid: "SELECT cols FROM table WHERE sid = ?1
+ * AND kind IN kinds [AND app = ?2] [AND version = ?3] extra". */
+static sqlite3_stmt *sigsum_stmt(sq *s, const char *cols, const char *table, const tk_store_query *q,
+                                 const char *kinds, sqlite3_int64 sid, const char *extra, tk_error *err)
+{
+	char *sql = sqlite3_mprintf("SELECT %s FROM %s WHERE sid = ?1 AND kind IN %s%s%s%s", cols, table, kinds,
+	                            q->where[TK_STORE_APP] ? " AND app = ?2" : "",
+	                            q->where[TK_STORE_VERSION] ? " AND version = ?3" : "", extra);
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		fail(s, err, "signature summary query");
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, sid);
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 2, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	return st;
+}
+
+/* A signature's durations from sig_values: each distinct value once with its count, ascending; its
+ * versions with their counts (by name), and "\n"-joined in the order reports_sig meets them (by the
+ * least (kind, duration) of each, then name: what sig_sum lists). */
+typedef struct sigvals {
+	vw *v;
+	size_t nv;
+	uint64_t count;
+	tk_store_tally *vers;
+	size_t nvers;
+	char *order;
+} sigvals;
+
+typedef struct vfirst {
+	char *version, *kind;
+	double v;
+	uint64_t n;
+} vfirst;
+
+static int vfirst_by_name(const void *a, const void *b)
+{
+	return strcmp(((const vfirst *)a)->version, ((const vfirst *)b)->version);
+}
+
+static int vfirst_by_index(const void *a, const void *b)
+{
+	const vfirst *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+	if (c)
+		return c;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return strcmp(x->version, y->version);
+}
+
+static void sigvals_free(sigvals *o)
+{
+	free(o->v);
+	for (size_t i = 0; i < o->nvers; i++)
+		free(o->vers[i].value);
+	free(o->vers);
+	free(o->order);
+	memset(o, 0, sizeof *o);
+}
+
+static int sigsum_values(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, sigvals *o,
+                         tk_error *err)
+{
+	memset(o, 0, sizeof *o);
+	sqlite3_stmt *st = sigsum_stmt(s, "kind, version, value, n", "sig_values", q, kinds, sid, "", err);
+	if (!st)
+		return -1;
+	size_t cap = 0, fcap = 0, nf = 0;
+	vfirst *f = NULL;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 0), *ver = (const char *)sqlite3_column_text(st, 1);
+		kind = kind ? kind : "", ver = ver ? ver : "";
+		double v = sqlite3_column_double(st, 2);
+		sqlite3_int64 n = sqlite3_column_int64(st, 3);
+		if (n < 1)
+			continue;
+		TK_GROW(o->v, cap, o->nv + 1);
+		o->v[o->nv++] = (vw){v, (uint64_t)n};
+		o->count += (uint64_t)n;
+		size_t k = 0; /* a handful of versions: compared in turn */
+		while (k < nf && strcmp(f[k].version, ver) != 0)
+			k++;
+		if (k == nf) {
+			TK_GROW(f, fcap, nf + 1);
+			f[nf++] = (vfirst){tk_xstrdup(ver), tk_xstrdup(kind), v, 0};
+		} else if (vfirst_by_index(&(vfirst){f[k].version, (char *)kind, v, 0}, &f[k]) < 0) {
+			free(f[k].kind);
+			f[k].kind = tk_xstrdup(kind), f[k].v = v;
+		}
+		f[k].n += (uint64_t)n;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		if (o->nv > 1) { /* the groups' runs merged: sorted, equal values made one */
+			qsort(o->v, o->nv, sizeof *o->v, vw_cmp);
+			size_t w = 0;
+			for (size_t i = 1; i < o->nv; i++) {
+				if (o->v[i].v == o->v[w].v)
+					o->v[w].n += o->v[i].n;
+				else
+					o->v[++w] = o->v[i];
+			}
+			o->nv = w + 1;
+		}
+		qsort(f, nf, sizeof *f, vfirst_by_index);
+		size_t len = 0;
+		for (size_t i = 0; i < nf; i++)
+			len += strlen(f[i].version) + 1;
+		char *p = o->order = tk_xmalloc(len + 1);
+		for (size_t i = 0; i < nf; i++) {
+			size_t l = strlen(f[i].version);
+			memcpy(p, f[i].version, l);
+			p[l] = '\n';
+			p += l + 1;
+		}
+		*p = 0;
+		qsort(f, nf, sizeof *f, vfirst_by_name);
+		o->vers = tk_xmalloc((nf ? nf : 1) * sizeof *o->vers);
+		for (size_t i = 0; i < nf; i++)
+			o->vers[i] = (tk_store_tally){f[i].version, f[i].n};
+		o->nvers = nf;
+	} else {
+		for (size_t i = 0; i < nf; i++)
+			free(f[i].version);
+	}
+	for (size_t i = 0; i < nf; i++)
+		free(f[i].kind);
+	free(f);
+	if (rc != SQLITE_DONE) {
+		sigvals_free(o);
+		return fail(s, err, "signature summary query");
+	}
+	return 0;
+}
+
+typedef struct keytally {
+	char *key;
+	int len;
+	uint64_t n;
+} keytally;
+
+static int keytally_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const keytally *t = &((const keytally *)ctx)[idx], *k = key;
+	return t->len == k->len && memcmp(t->key, k->key, (size_t)t->len) == 0;
+}
+
+static int keytally_cmp(const void *a, const void *b)
+{
+	const keytally *x = a, *y = b;
+	int c = memcmp(x->key, y->key, (size_t)(x->len < y->len ? x->len : y->len));
+	return c ? c : x->len - y->len;
+}
+
+/* sig_keys' rows of one what for q's groups of sid: each distinct key once with its summed count,
+ * sorted by bytes (as strcmp orders texts, memcmp ids). */
+static int sigsum_keys(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, int what, keytally **out,
+                       size_t *nout, tk_error *err)
+{
+	char extra[32];
+	snprintf(extra, sizeof extra, " AND what = %d", what);
+	*out = NULL, *nout = 0;
+	sqlite3_stmt *st = sigsum_stmt(s, "key, n", "sig_keys", q, kinds, sid, extra, err);
+	if (!st)
+		return -1;
+	keytally *t = NULL;
+	size_t nt = 0, cap = 0;
+	tk_hidx idx = {0};
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *p = sqlite3_column_blob(st, 0);
+		keytally k = {(char *)(p ? p : ""), sqlite3_column_bytes(st, 0), 0};
+		uint64_t h = tk_hash_bytes(k.key, (size_t)k.len, 0);
+		uint32_t at = tk_hidx_find(&idx, h, keytally_eq, t, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(t, cap, nt + 1);
+			t[nt].key = tk_xmalloc((size_t)k.len + 1);
+			memcpy(t[nt].key, k.key, (size_t)k.len);
+			t[nt].key[k.len] = 0;
+			t[nt].len = k.len, t[nt].n = 0;
+			at = (uint32_t)nt++;
+			tk_hidx_insert(&idx, h, at);
+		}
+		t[at].n += (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	tk_hidx_free(&idx);
+	if (rc != SQLITE_DONE) {
+		for (size_t i = 0; i < nt; i++)
+			free(t[i].key);
+		free(t);
+		return fail(s, err, "signature summary query");
+	}
+	if (nt > 1)
+		qsort(t, nt, sizeof *t, keytally_cmp);
+	*out = t, *nout = nt;
+	return 0;
+}
+
+static void keytally_free(keytally *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(t[i].key);
+	free(t);
+}
+
+static char *hex_of(const char *p, int len)
+{
+	char *h = tk_xmalloc(2 * (size_t)len + 1);
+	for (int b = 0; b < len; b++)
+		snprintf(h + 2 * b, 3, "%02x", (unsigned char)p[b]);
+	h[2 * len] = 0;
+	return h;
+}
+
+/* A top list's entry of signature sid from the summaries (what sig_sum sums from its rows): sessions,
+ * P50/P95, the least id, the versions in reports_sig's order; and how many reports into *rows. */
+static int sigsum_hang(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, tk_store_hang *x,
+                       uint64_t *rows, char **versions, tk_error *err)
+{
+	sigvals v;
+	keytally *ses = NULL, *ex = NULL;
+	size_t nses = 0, nex = 0;
+	if (sigsum_values(s, q, kinds, sid, &v, err))
+		return -1;
+	if (sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) || sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err)) {
+		keytally_free(ses, nses);
+		sigvals_free(&v);
+		return -1;
+	}
+	if (v.count) {
+		tk_store_group g;
+		vw_summarise(v.v, v.nv, &g);
+		x->p50 = g.q[0];
+		x->p95 = g.q[2];
+	}
+	x->sessions = nses;
+	if (rows)
+		*rows = v.count;
+	x->example = nex ? hex_of(ex[0].key, ex[0].len) : tk_xstrdup("");
+	if (versions)
+		*versions = v.order, v.order = NULL;
+	keytally_free(ses, nses);
+	keytally_free(ex, nex);
+	sigvals_free(&v);
+	return 0;
+}
+
+/* tk_store_ops.sig_detail from the summaries (q's filters app and version at most, examples within
+ * SIGSUM_EX). */
+static int sq_sig_detail(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
+                         tk_store_signature_info *out, tk_error *err)
+{
+	sq *s = h;
+	if (!q->signature || max_examples > SIGSUM_EX || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	sqlite3_int64 sid;
+	int k = sid_of(s, q->signature, &sid, err);
+	if (k < 0)
+		return -1;
+	sigvals v = {0};
+	keytally *dev = NULL, *ses = NULL, *ex = NULL;
+	size_t ndev = 0, nses = 0, nex = 0;
+	if (k == 0 && (sigsum_values(s, q, kinds, sid, &v, err) || sigsum_keys(s, q, kinds, sid, 0, &dev, &ndev, err) ||
+	               sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) ||
+	               sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err))) {
+		sigvals_free(&v);
+		keytally_free(dev, ndev);
+		keytally_free(ses, nses);
+		return -1;
+	}
+	out->count = v.count;
+	out->sessions = nses;
+	out->versions = v.vers ? v.vers : tk_xmalloc(sizeof *out->versions);
+	out->nversions = v.nvers;
+	v.vers = NULL, v.nvers = 0;
+	out->devices = tk_xmalloc((ndev ? ndev : 1) * sizeof *out->devices);
+	for (size_t i = 0; i < ndev; i++)
+		out->devices[i] = (tk_store_tally){dev[i].key, dev[i].n};
+	out->ndevices = ndev;
+	free(dev);
+	out->durations = tk_xmalloc((v.count ? v.count : 1) * sizeof *out->durations);
+	size_t at = 0;
+	for (size_t i = 0; i < v.nv; i++)
+		for (uint64_t r = 0; r < v.v[i].n; r++)
+			out->durations[at++] = v.v[i].v;
+	out->nexamples = nex < max_examples ? nex : max_examples;
+	out->examples = tk_xmalloc((out->nexamples ? out->nexamples : 1) * sizeof *out->examples);
+	for (size_t i = 0; i < out->nexamples; i++)
+		out->examples[i] = hex_of(ex[i].key, ex[i].len);
+	keytally_free(ses, nses);
+	keytally_free(ex, nex);
+	sigvals_free(&v);
+	return 0;
+}
+
+/* tk_store_ops.sigs_values: each signature's (duration, count) lines from sig_values where the
+ * summaries hold q, else its rows (sq_sig_rows) one by one. */
+static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+                       tk_error *err);
+static int sq_sigs_values(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                          int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
+{
+	sq *s = h;
+	int sum = sigsum_fit(q) && sigsum_ready(s);
+	for (size_t i = 0; i < n; i++) {
+		tk_store_query one = *q;
+		one.signature = sigs[i];
+		if (sum) {
+			sqlite3_int64 sid;
+			int k = sid_of(s, sigs[i], &sid, err);
+			if (k < 0)
+				return -1;
+			if (k)
+				continue;
+			sqlite3_stmt *st = sigsum_stmt(s, "value, n", "sig_values", &one, kinds, sid, "", err);
+			if (!st)
+				return -1;
+			int rc, bad = 0;
+			while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW)
+				bad = row(ctx, i, sqlite3_column_double(st, 0), (uint64_t)sqlite3_column_int64(st, 1)) != 0;
+			sqlite3_finalize(st);
+			if (bad)
+				return tk_error_set(err, "signatures' durations: out of memory"), -1;
+			if (rc != SQLITE_DONE)
+				return fail(s, err, "signature summary query");
+			continue;
+		}
+		tk_store_sigrow *r = NULL;
+		size_t nr = 0;
+		int rc = sq_sig_rows(s, &one, kinds, &r, &nr, err);
+		for (size_t k = 0; k < nr; k++) {
+			if (!rc && row(ctx, i, r[k].duration, 1))
+				rc = tk_error_set(err, "signatures' durations: out of memory");
+			free(r[k].id), free(r[k].version), free(r[k].device), free(r[k].session);
+		}
+		free(r);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* A signature's merged stacks from sig_keys (every report's, max_reports 0): 1 where the summaries do
+ * not hold q. */
+static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char ***folded, uint64_t **times,
+                         size_t *n, tk_error *err)
+{
+	if (!q->signature || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	sqlite3_int64 sid;
+	int k = sid_of(s, q->signature, &sid, err);
+	if (k)
+		return k < 0 ? -1 : 0;
+	keytally *t;
+	size_t nt;
+	if (sigsum_keys(s, q, kinds, sid, 2, &t, &nt, err))
+		return -1;
+	sqlite3_stmt *st = NULL;
+	if (nt && sqlite3_prepare_v2(s->db, "SELECT folded FROM stacks WHERE hash = ?", -1, &st, NULL) != SQLITE_OK) {
+		keytally_free(t, nt);
+		return fail(s, err, "signature stacks query");
+	}
+	size_t cap = 0, tc = 0;
+	int rc = SQLITE_DONE;
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++) { /* a text missing from stacks is left out */
+		sqlite3_reset(st);
+		sqlite3_bind_blob(st, 1, t[i].key, t[i].len, SQLITE_STATIC);
+		int r1 = sqlite3_step(st);
+		if (r1 == SQLITE_ROW) {
+			TK_GROW(*folded, cap, *n + 1);
+			TK_GROW(*times, tc, *n + 1);
+			(*folded)[*n] = col_dup(st, 0);
+			(*times)[(*n)++] = t[i].n;
+		} else if (r1 != SQLITE_DONE) {
+			rc = r1;
+		}
+	}
+	sqlite3_finalize(st);
+	keytally_free(t, nt);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
+}
+
+/* Top signatures of q (filters sigsum_fit holds) from the summaries: each signature's count under q
+ * from sig_groups, the first limit by count and signature (as hang_most_first orders), each summed by
+ * sigsum_hang. 1 where the summaries do not hold q. */
+static int top_from_sigsum(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
+                           size_t *n, tk_error *err)
+{
+	if (q->signature || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	char *sql = sqlite3_mprintf(
+	    "SELECT g.sid, h.signature, sum(g.n) AS c FROM sig_groups g JOIN hang_sigs h ON h.sid = g.sid WHERE g.kind "
+	    "IN %s%s%s GROUP BY g.sid HAVING c > 0 ORDER BY c DESC, h.signature LIMIT ?4",
+	    kinds, q->where[TK_STORE_APP] ? " AND g.app = ?2" : "", q->where[TK_STORE_VERSION] ? " AND g.version = ?3" : "");
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "top-hangs query");
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 2, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
+	size_t cap = 0;
+	int rc, slot = sigc_get(s, q, kinds, 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		TK_GROW(*out, cap, *n + 1);
+		tk_store_hang *x = &(*out)[(*n)++];
+		memset(x, 0, sizeof *x);
+		x->signature = col_dup(st, 1);
+		x->count = (uint64_t)sqlite3_column_int64(st, 2);
+		x->p50 = x->p95 = NAN;
+		const sigent *e = sigc_find(s, slot, x->signature);
+		if (e) {
+			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
+			x->example = tk_xstrdup(e->x.example);
+			continue;
+		}
+		char *vers = NULL;
+		if (sigsum_hang(s, q, kinds, sqlite3_column_int64(st, 0), x, NULL, &vers, err)) {
+			rc = -1;
+			break;
+		}
+		sigc_put(s, slot, x, vers);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc < 0 ? -1 : fail(s, err, "top-hangs query");
+	}
+	return 0;
+}
+
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
@@ -2530,6 +3320,11 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 		filtered |= q->where[k] != NULL;
 	if (!filtered)
 		return top_from_summary(s, q, limit, out, n, err);
+	if (!q->signature && sigsum_fit(q)) { /* from the per-signature summaries */
+		int k = top_from_sigsum(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
+		if (k <= 0)
+			return k;
+	}
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
 	    !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_OS])
 		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
@@ -2614,6 +3409,13 @@ static int sq_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	r->bytes_before = db_bytes(s);
 	if (sqlite3_exec(s->db, "ANALYZE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL) != SQLITE_OK)
 		return fail(s, err, "compact");
+	/* VACUUM may have renumbered the reports' rowids: the signature summaries summed again */
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (migrate_10_11(s, err) || exec(s, "COMMIT", err)) {
+		exec(s, "ROLLBACK", NULL);
+		return -1;
+	}
 	r->bytes_after = db_bytes(s);
 	return 0;
 }
@@ -2849,6 +3651,11 @@ static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
                          uint64_t **times, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	if (!max_reports) { /* every report's: from the per-signature summaries */
+		int k = sigsum_stacks(s, q, kinds, folded, times, n, err);
+		if (k <= 0)
+			return k;
+	}
 	char where[1024], limit[48] = "";
 	where_sql(q, kinds, "duration", where, sizeof where);
 	int by_ids = sig_stacks_ids(s, q, where, max_reports, folded, times, n, err);
@@ -3188,10 +3995,22 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	size_t ntv = 0;
 	if (!q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
 		return -1;
+	int sum = sigsum_fit(q) && sigsum_ready(s);
 	for (size_t i = 0; i < n; i++) {
 		const sigent *e = q->signature ? NULL : sigc_find(s, slot, sigs[i]);
 		if (e) {
 			versions[i] = tk_xstrdup(e->versions);
+			continue;
+		}
+		if (sum) { /* from the per-signature summaries, in the order reports_sig has them */
+			sqlite3_int64 sid;
+			sigvals v;
+			int k = sid_of(s, sigs[i], &sid, err);
+			if (k < 0 || (k == 0 && sigsum_values(s, q, kinds, sid, &v, err)))
+				return -1;
+			versions[i] = k ? tk_xstrdup("") : v.order;
+			if (!k)
+				v.order = NULL, sigvals_free(&v);
 			continue;
 		}
 		size_t lo, hi;
@@ -3528,4 +4347,6 @@ const tk_store_ops tk_store_sqlite = {
     .overview = sq_overview,
     .changes = sq_changes,
     .limit_memory = sq_limit_memory,
+    .sig_detail = sq_sig_detail,
+    .sigs_values = sq_sigs_values,
 };
