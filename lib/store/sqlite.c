@@ -1548,6 +1548,71 @@ static int pgroup_cmp(const void *a, const void *b, void *nby)
 	return 0;
 }
 
+/* An entry of hour_runs' runs (migration 10 → 11): a value of reports of an hour of its day (0-23)
+ * and how many, packed little-endian in HRUN_BYTES: the hour, the double's bits, the count (u32). */
+typedef struct hrun {
+	int h;
+	double v;
+	uint32_t n;
+} hrun;
+#define HRUN_BYTES 13
+
+static void hrun_get(const unsigned char *p, size_t i, hrun *r)
+{
+	p += i * HRUN_BYTES;
+	uint64_t b = 0;
+	uint32_t n = 0;
+	for (int k = 7; k >= 0; k--)
+		b = b << 8 | p[1 + k];
+	for (int k = 3; k >= 0; k--)
+		n = n << 8 | p[9 + k];
+	r->h = p[0];
+	memcpy(&r->v, &b, sizeof b);
+	r->n = n;
+}
+
+static void hrun_put(unsigned char *p, size_t i, const hrun *r)
+{
+	p += i * HRUN_BYTES;
+	uint64_t b;
+	memcpy(&b, &r->v, sizeof b);
+	p[0] = (unsigned char)r->h;
+	for (int k = 0; k < 8; k++)
+		p[1 + k] = (unsigned char)(b >> (8 * k));
+	for (int k = 0; k < 4; k++)
+		p[9 + k] = (unsigned char)(r->n >> (8 * k));
+}
+
+static int hour_runs_ready(sq *s);
+
+/* A value (times over) into the group of key (klen kl); *last: the group of the value before. */
+static void pscan_put(pscan *ps, uint32_t *last, const char *key, size_t kl, double v, sqlite3_int64 times)
+{
+	uint32_t at = *last;
+	if (at == UINT32_MAX || ps->g[at].klen != kl || memcmp(ps->g[at].key, key, kl) != 0) {
+		uint64_t h = tk_hash_bytes(key, kl, 0);
+		pkey k = {key, kl};
+		at = tk_hidx_find(&ps->idx, h, pgroup_eq, ps, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(ps->g, ps->cap, ps->n + 1);
+			pgroup *g = &ps->g[ps->n];
+			memset(g, 0, sizeof *g);
+			g->key = tk_xmalloc(kl ? kl : 1);
+			memcpy(g->key, key, kl);
+			g->klen = kl;
+			at = (uint32_t)ps->n++;
+			tk_hidx_insert(&ps->idx, h, at);
+		}
+		*last = at;
+	}
+	pgroup *g = &ps->g[at];
+	if (times < 1)
+		return;
+	TK_GROW(g->v, g->cap, g->n + (size_t)times);
+	for (sqlite3_int64 t = 0; t < times; t++)
+		g->v[g->n++] = v;
+}
+
 /* Percentiles of a report metric grouped in C: the selected rows streamed in whatever order their
  * index gives (no ORDER BY, so no sort of a million rows in a temporary b-tree, as GROUP BY over
  * kind IN (…) needs), each appended to its group's values (consecutive rows mostly share a group:
@@ -1574,7 +1639,12 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			snprintf(one, sizeof one, "%s", tk_store_by_name(q->by[i]));
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
-	if (!sum) {
+	/* hour_runs holds an hour's values: a grouping of app, version and hour under value_counts' filters */
+	int hour = !sum && q->nby > 0 && vc_fit(q, m->kinds, m->column, where, sizeof where);
+	for (size_t i = 0; hour && i < q->nby; i++)
+		hour = q->by[i] == TK_STORE_APP || q->by[i] == TK_STORE_VERSION || q->by[i] == TK_STORE_BY_HOUR;
+	hour = hour && hour_runs_ready(s);
+	if (!sum && !hour) {
 		where_sql(q, m->kinds, m->column, where, sizeof where);
 		/* a version without an app: every app named (sessions_sum has each report's), so the index is
 		 * searched per (kind, app, version) instead of read whole; the same rows */
@@ -1584,9 +1654,10 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			         "sessions_sum)");
 	}
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
-	char *sql = sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
-	                : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
-	                                  q->signature ? "" : " INDEXED BY reports_values", where);
+	char *sql = hour  ? sqlite3_mprintf("SELECT app, version, day, runs FROM hour_runs%s", where)
+	            : sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
+	                  : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
+	                                    q->signature ? "" : " INDEXED BY reports_values", where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
@@ -1597,7 +1668,34 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	TK_GROW(key, kcap, 16); /* never NULL, even for the empty key of no grouping */
 	uint32_t last = UINT32_MAX;
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (hour && (rc = sqlite3_step(st)) == SQLITE_ROW) { /* hour_runs: (app, version, day, runs) */
+		const char *kt[2] = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)};
+		size_t ktl[2] = {(size_t)sqlite3_column_bytes(st, 0), (size_t)sqlite3_column_bytes(st, 1)};
+		sqlite3_int64 day = sqlite3_column_int64(st, 2);
+		const unsigned char *e = sqlite3_column_blob(st, 3);
+		size_t ne = (size_t)sqlite3_column_bytes(st, 3) / HRUN_BYTES;
+		for (size_t j = 0; e && j < ne; j++) {
+			hrun r;
+			hrun_get(e, j, &r);
+			sqlite3_int64 b = day * 24 + r.h;
+			size_t kl = 0;
+			for (size_t i = 0; i < q->nby; i++) {
+				if (q->by[i] == TK_STORE_BY_HOUR) {
+					TK_GROW(key, kcap, kl + sizeof b);
+					memcpy(key + kl, &b, sizeof b);
+					kl += sizeof b;
+				} else {
+					int c = q->by[i] == TK_STORE_APP ? 0 : 1;
+					TK_GROW(key, kcap, kl + ktl[c] + 1);
+					memcpy(key + kl, kt[c] ? kt[c] : "", ktl[c]);
+					key[kl + ktl[c]] = 0;
+					kl += ktl[c] + 1;
+				}
+			}
+			pscan_put(&ps, &last, key, kl, r.v, (sqlite3_int64)r.n);
+		}
+	}
+	while (!hour && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t kl = 0;
 		for (size_t i = 0; i < q->nby; i++) {
 			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
@@ -1614,31 +1712,8 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 				kl += tl + 1;
 			}
 		}
-		uint32_t at = last;
-		if (at == UINT32_MAX || ps.g[at].klen != kl || memcmp(ps.g[at].key, key, kl) != 0) {
-			uint64_t h = tk_hash_bytes(key, kl, 0);
-			pkey k = {key, kl};
-			at = tk_hidx_find(&ps.idx, h, pgroup_eq, &ps, &k);
-			if (at == UINT32_MAX) {
-				TK_GROW(ps.g, ps.cap, ps.n + 1);
-				pgroup *g = &ps.g[ps.n];
-				memset(g, 0, sizeof *g);
-				g->key = tk_xmalloc(kl ? kl : 1);
-				memcpy(g->key, key, kl);
-				g->klen = kl;
-				at = (uint32_t)ps.n++;
-				tk_hidx_insert(&ps.idx, h, at);
-			}
-			last = at;
-		}
-		pgroup *g = &ps.g[at];
-		double v = sqlite3_column_double(st, (int)q->nby);
-		sqlite3_int64 times = sqlite3_column_int64(st, (int)q->nby + 1);
-		if (times < 1)
-			continue;
-		TK_GROW(g->v, g->cap, g->n + (size_t)times);
-		for (sqlite3_int64 t = 0; t < times; t++)
-			g->v[g->n++] = v;
+		pscan_put(&ps, &last, key, kl, sqlite3_column_double(st, (int)q->nby),
+		          sqlite3_column_int64(st, (int)q->nby + 1));
 	}
 	sqlite3_finalize(st);
 	free(key);
@@ -2577,6 +2652,18 @@ typedef struct sitem {
 	sqlite3_int64 n;
 } sitem;
 
+/* an hour_runs row to add to: (col, kind, app, version, day); and an entry of it */
+typedef struct hgrp {
+	int col;
+	sqlite3_int64 day;
+	char *kind, *app, *version;
+} hgrp;
+
+typedef struct hitem {
+	uint32_t g;
+	hrun r;
+} hitem;
+
 typedef struct sigacc {
 	sgrp *g;
 	size_t ng, gcap;
@@ -2584,7 +2671,60 @@ typedef struct sigacc {
 	sitem *it;
 	size_t ni, icap;
 	tk_hidx iidx;
+	hgrp *hg;
+	size_t nhg, hgcap;
+	tk_hidx hgidx;
+	hitem *hi;
+	size_t nhi, hicap;
+	tk_hidx hiidx;
+	int hbad; /* a time whose hour SQL's integer arithmetic does not give, or a count past 2^32 */
 } sigacc;
+
+static int hgrp_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const hgrp *a = &((const sigacc *)ctx)->hg[idx], *b = key;
+	return a->col == b->col && a->day == b->day && strcmp(a->version, b->version) == 0 &&
+	       strcmp(a->app, b->app) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
+static int hitem_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const hitem *a = &((const sigacc *)ctx)->hi[idx], *b = key;
+	return a->g == b->g && a->r.h == b->r.h && a->r.v == b->r.v;
+}
+
+/* A report's value of col counted in its hour's runs. */
+static void sigacc_hour(sigacc *a, int col, const char *kind, const char *app, const char *version, double t, double v)
+{
+	sqlite3_int64 b;
+	if (rate_bucket(t, 3600, &b)) {
+		a->hbad = 1;
+		return;
+	}
+	hgrp k = {col, b / 24 - (b % 24 < 0), (char *)kind, (char *)app, (char *)version};
+	uint64_t h = tk_hash_bytes(version, strlen(version),
+	                           tk_hash_bytes(app, strlen(app), tk_hash_bytes(kind, strlen(kind), (uint64_t)k.day * 2 + (uint64_t)col)));
+	uint32_t g = tk_hidx_find(&a->hgidx, h, hgrp_eq, a, &k);
+	if (g == UINT32_MAX) {
+		TK_GROW(a->hg, a->hgcap, a->nhg + 1);
+		a->hg[a->nhg] = (hgrp){col, k.day, tk_xstrdup(kind), tk_xstrdup(app), tk_xstrdup(version)};
+		g = (uint32_t)a->nhg++;
+		tk_hidx_insert(&a->hgidx, h, g);
+	}
+	hitem it = {g, {(int)(b - k.day * 24), v == 0 ? 0.0 : v, 0}};
+	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)it.r.h);
+	uint32_t at = tk_hidx_find(&a->hiidx, hh, hitem_eq, a, &it);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->hi, a->hicap, a->nhi + 1);
+		a->hi[a->nhi] = it;
+		at = (uint32_t)a->nhi++;
+		tk_hidx_insert(&a->hiidx, hh, at);
+	}
+	if (a->hi[at].r.n == UINT32_MAX)
+		a->hbad = 1;
+	else
+		a->hi[at].r.n++;
+}
 
 typedef struct sgkey {
 	sqlite3_int64 sid;
@@ -2634,12 +2774,19 @@ static int id_cmp(const unsigned char *a, int al, const unsigned char *b, int bl
 	return c ? c : al - bl;
 }
 
-/* One report (with a duration) counted. */
+/* One report counted: its duration and CPU average in their hours' runs; with a duration and a
+ * signature, in its signature's sums. */
 static void sigacc_row(sigacc *a, sqlite3_stmt *st)
 {
 	sgkey k = {sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
 	           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3)};
 	k.kind = k.kind ? k.kind : "", k.app = k.app ? k.app : "", k.version = k.version ? k.version : "";
+	for (int col = 0; col < 2; col++)
+		if (sqlite3_column_type(st, col ? 9 : 4) != SQLITE_NULL)
+			sigacc_hour(a, col, k.kind, k.app, k.version, sqlite3_column_double(st, 10),
+			            sqlite3_column_double(st, col ? 9 : 4));
+	if (sqlite3_column_type(st, 4) == SQLITE_NULL || sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return;
 	uint64_t h = tk_hash_bytes(k.version, strlen(k.version),
 	                           tk_hash_bytes(k.app, strlen(k.app), tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid)));
 	uint32_t g = tk_hidx_find(&a->gidx, h, sgrp_eq, a, &k);
@@ -2682,10 +2829,99 @@ static void sigacc_free(sigacc *a)
 		free(a->g[i].kind), free(a->g[i].app), free(a->g[i].version);
 	for (size_t i = 0; i < a->ni; i++)
 		free(a->it[i].key);
+	for (size_t i = 0; i < a->nhg; i++)
+		free(a->hg[i].kind), free(a->hg[i].app), free(a->hg[i].version);
 	free(a->g);
 	free(a->it);
+	free(a->hg);
+	free(a->hi);
 	tk_hidx_free(&a->gidx);
 	tk_hidx_free(&a->iidx);
+	tk_hidx_free(&a->hgidx);
+	tk_hidx_free(&a->hiidx);
+}
+
+static int hitem_cmp(const void *x, const void *y)
+{
+	const hitem *a = x, *b = y;
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	if (a->r.h != b->r.h)
+		return a->r.h - b->r.h;
+	return (a->r.v > b->r.v) - (a->r.v < b->r.v);
+}
+
+static int hrun_cmp(const hrun *a, const hrun *b)
+{
+	if (a->h != b->h)
+		return a->h - b->h;
+	return (a->v > b->v) - (a->v < b->v);
+}
+
+/* The hours' runs of a into hour_runs, each row's entries merged with those it holds (sorted by hour
+ * and value, equal ones summed), inside the open transaction. */
+static int hours_write(sq *s, sigacc *a)
+{
+	if (a->nhi > 1)
+		qsort(a->hi, a->nhi, sizeof *a->hi, hitem_cmp);
+	sqlite3_stmt *get = NULL, *put = NULL;
+	int ok = sqlite3_prepare_v2(s->db,
+	                            "SELECT runs FROM hour_runs WHERE col = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 "
+	                            "AND day = ?5",
+	                            -1, &get, NULL) == SQLITE_OK &&
+	         sqlite3_prepare_v2(s->db,
+	                            "INSERT OR REPLACE INTO hour_runs (col, kind, app, version, day, runs) VALUES (?1, ?2, "
+	                            "?3, ?4, ?5, ?6)",
+	                            -1, &put, NULL) == SQLITE_OK;
+	unsigned char *out = NULL;
+	size_t ocap = 0;
+	for (size_t i = 0; ok && i < a->nhi;) {
+		size_t j = i;
+		while (j < a->nhi && a->hi[j].g == a->hi[i].g)
+			j++;
+		const hgrp *g = &a->hg[a->hi[i].g];
+		sqlite3_stmt *st[2] = {get, put};
+		for (int k = 0; k < 2; k++) {
+			sqlite3_reset(st[k]);
+			sqlite3_bind_int(st[k], 1, g->col);
+			sqlite3_bind_text(st[k], 2, g->kind, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 3, g->app, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 4, g->version, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st[k], 5, g->day);
+		}
+		int rc = sqlite3_step(get);
+		const unsigned char *old = rc == SQLITE_ROW ? sqlite3_column_blob(get, 0) : NULL;
+		size_t nold = old ? (size_t)sqlite3_column_bytes(get, 0) / HRUN_BYTES : 0, x = 0, y = i, no = 0;
+		ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
+		TK_GROW(out, ocap, (nold + (j - i)) * HRUN_BYTES + 1);
+		while (ok && (x < nold || y < j)) { /* merged in (hour, value) order */
+			hrun r;
+			if (x < nold)
+				hrun_get(old, x, &r);
+			int c = x == nold ? 1 : y == j ? -1 : hrun_cmp(&r, &a->hi[y].r);
+			if (c > 0) {
+				r = a->hi[y++].r;
+			} else if (c == 0) {
+				if (r.n > UINT32_MAX - a->hi[y].r.n)
+					a->hbad = 1;
+				r.n += a->hi[y++].r.n;
+				x++;
+			} else {
+				x++;
+			}
+			hrun_put(out, no++, &r);
+		}
+		if (ok) {
+			sqlite3_bind_blob(put, 6, out, (int)(no * HRUN_BYTES), SQLITE_STATIC);
+			ok = sqlite3_step(put) == SQLITE_DONE;
+		}
+		sqlite3_reset(get);
+		i = j;
+	}
+	free(out);
+	sqlite3_finalize(get);
+	sqlite3_finalize(put);
+	return ok ? 0 : -1;
 }
 
 static void bind_group(sqlite3_stmt *st, const sgrp *g)
@@ -2779,8 +3015,8 @@ static int sigsum_add(sq *s, tk_error *err)
 		return 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT sid, kind, app, version, duration, device, session, stack, id FROM reports "
-	                       "WHERE rowid > ?1 AND rowid <= ?2 AND duration IS NOT NULL AND sid IS NOT NULL",
+	                       "SELECT sid, kind, app, version, duration, device, session, stack, id, avg_cpu, time "
+	                       "FROM reports WHERE rowid > ?1 AND rowid <= ?2",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "signature summaries");
 	sqlite3_bind_int64(st, 1, upto);
@@ -2790,12 +3026,12 @@ static int sigsum_add(sq *s, tk_error *err)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		sigacc_row(&a, st);
 	sqlite3_finalize(st);
-	int bad = rc != SQLITE_DONE || sigacc_write(s, &a);
+	int bad = rc != SQLITE_DONE || sigacc_write(s, &a) || hours_write(s, &a), hbad = a.hbad;
 	sigacc_free(&a);
 	if (bad)
 		return fail(s, err, "signature summaries");
-	char up[64];
-	snprintf(up, sizeof up, "UPDATE sig_upto SET upto = %lld", (long long)top);
+	char up[96];
+	snprintf(up, sizeof up, "UPDATE sig_upto SET upto = %lld%s", (long long)top, hbad ? ", hbad = 1" : "");
 	return exec(s, up, err);
 }
 
@@ -2813,7 +3049,10 @@ static int migrate_10_11(sq *s, tk_error *err)
 	            "CREATE TABLE sig_keys (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
 	            "NOT NULL, what INTEGER NOT NULL, key NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, "
 	            "version, what, key)) WITHOUT ROWID;"
-	            "CREATE TABLE sig_upto (upto INTEGER NOT NULL); INSERT INTO sig_upto VALUES (0);",
+	            "DROP TABLE IF EXISTS hour_runs;"
+	            "CREATE TABLE hour_runs (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	            "NOT NULL, day INTEGER NOT NULL, runs BLOB NOT NULL, UNIQUE (col, kind, app, version, day));"
+	            "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES (0, 0);",
 	            err) ||
 	       sigsum_add(s, err);
 }
@@ -2843,6 +3082,13 @@ static int sigsum_ready(sq *s)
 	}
 	s->ss_ok = 1, s->ss_token = token;
 	return 1;
+}
+
+/* Whether hour_runs is current and holds every report's hour (sigsum_ready). */
+static int hour_runs_ready(sq *s)
+{
+	sqlite3_int64 bad;
+	return sigsum_ready(s) && int_of(s->db, "SELECT hbad FROM sig_upto", &bad) == 0 && !bad;
 }
 
 /* Whether the summaries hold q's filters: app and version alone, no time range. */
