@@ -1,13 +1,14 @@
 #!/bin/bash
 # SQLite schema 11's per-signature summaries (lib/store/sqlite.c: sig_groups, sig_values, sig_keys,
-# sig_upto), summed from the reports past sig_upto when a query first reads them. Checked against the
+# sig_upto) and per-hour values (hour_runs), summed from the reports past sig_upto when a query first
+# reads them. Checked against the
 # reports themselves: after ingests with queries between them (each query catches up with what the
 # ingest before it added), the tables equal the reports' own aggregate (their definition, in SQL); a
 # schema-9 store that migrates holds the same rows, as does a compacted one; and every answer read
 # from them equals the same answer computed from the reports (a --since before every report selects
 # the same reports but is not a filter the summaries hold, so they are read): a signature's detail
-# and merged stacks, top lists under a version or an app, and the dashboard's compare and signature
-# pages (the compare page's version and range sides, whose ranges cut days).
+# and merged stacks, top lists under a version or an app, percentiles by hour, and the dashboard's
+# compare and signature pages (the compare page's version and range sides, whose ranges cut days).
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
 SRV_PID=
@@ -36,6 +37,27 @@ UNION ALL SELECT 'k', sid, kind, app, version, 2, quote(stack), count(*) FROM r 
 UNION ALL SELECT 'k', sid, kind, app, version, 3, quote(id), 1 FROM (SELECT *, row_number() OVER (PARTITION BY sid, kind, app, version ORDER BY id) AS o FROM r) WHERE o <= 16
 ORDER BY 1, 2, 3, 4, 5, 6, 7"
 check_eq "the summaries caught up between ingests equal the reports' aggregate" "$(sqlite3 "$NEW" "$DEF")" "$(sqlite3 "$NEW" "$SUM")"
+# hour_runs: per (column, kind, app, version, day) the values of each hour with their counts, sorted
+hours_check() { # DB: hour_runs decoded equals the reports' own counts per (column, kind, app, version, hour, value)
+	python3 - "$1" <<'PY'
+import sqlite3, struct, sys
+c = sqlite3.connect(sys.argv[1])
+got = {}
+for col, kind, app, ver, day, runs in c.execute("SELECT col, kind, app, version, day, runs FROM hour_runs"):
+    e = [struct.unpack("<BdI", runs[i:i + 13]) for i in range(0, len(runs), 13)]
+    assert len(runs) % 13 == 0 and e == sorted(e) and all(0 <= h < 24 and n > 0 for h, v, n in e), (day, e[:5])
+    for h, v, n in e:
+        k = (col, kind, app, ver, day * 24 + h, v)
+        assert k not in got, k
+        got[k] = n
+b = "(CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 3599) / 3600"
+want = {r[:6]: r[6] for r in c.execute(
+    f"SELECT 0, kind, app, version, {b}, duration, count(*) FROM reports WHERE duration IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 "
+    f"UNION ALL SELECT 1, kind, app, version, {b}, avg_cpu, count(*) FROM reports WHERE avg_cpu IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6")}
+assert want and got == want, (len(got), len(want), sorted(set(got.items()) ^ set(want.items()))[:5])
+PY
+}
+check "hour_runs caught up between ingests equals the reports' counts per hour" hours_check "$NEW"
 check "the fleet has several signatures, versions, kinds, and more than 16 reports in a group" test \
 	"$(sqlite3 "$NEW" "SELECT (SELECT count(DISTINCT sid) > 5 AND count(DISTINCT version) = 3 AND count(DISTINCT kind) > 1 FROM reports) AND (SELECT max(n) > 16 FROM sig_groups)")" = 1
 
@@ -46,8 +68,10 @@ sqlite3 "$OLD" "DROP TABLE sig_groups; DROP TABLE sig_values; DROP TABLE sig_key
 "$TK" top-hangs --db "sqlite:$OLD" --where version=5.1 >/dev/null
 check_eq "sqlite: schema 9 migrates to 11" "11" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 check_eq "the migrated summaries plus later ingests equal the reports' aggregate" "$(sqlite3 "$OLD" "$DEF")" "$(sqlite3 "$OLD" "$SUM")"
+check "the migrated hour_runs plus later ingests equals the reports' counts per hour" hours_check "$OLD"
 "$TK" store compact --db "sqlite:$OLD" >/dev/null
 check_eq "after compact (rowids renumbered) the summaries are summed again" "$(sqlite3 "$OLD" "$DEF")" "$(sqlite3 "$OLD" "$SUM")"
+check "after compact hour_runs equals the reports' counts per hour" hours_check "$OLD"
 check_eq "after compact sig_upto is the last report's rowid" "$(sqlite3 "$OLD" "SELECT max(rowid) FROM reports")" "$(sqlite3 "$OLD" "SELECT upto FROM sig_upto")"
 
 # answers from the summaries equal the same answers from the reports (--since 86400: every report)
@@ -64,7 +88,10 @@ QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signatur
 	"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
 	"top-hangs|--json" "top-hangs|--json|--where|version=5.0" "top-hangs|--json|--limit|3|--where|app=Atlas"
 	"top-hangs|--json|--where|app=Atlas,version=5.2" "top-diagnostics|--kind|cpu|--json|--where|version=5.1"
-	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|40")
+	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|40"
+	"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|cpu.average|--by|app,hour|--json"
+	"stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json" "stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
+	"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
 for a in "${QS[@]}"; do
 	IFS='|' read -r -a w <<<"$a"
 	tk_batch_add "$TMP/want.list" "${w[@]}" --db "sqlite:$NEW" --since 86400
