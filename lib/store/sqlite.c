@@ -2442,13 +2442,28 @@ static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
 	e->versions = versions;
 }
 
+/* A top list's next entry from row st (column 1 the signature, 2 its count), appended to *out: NULL
+ * when the signature's sums were kept (sigc_find) and are filled in already, else the entry to sum. */
+static tk_store_hang *top_entry(sq *s, int slot, sqlite3_stmt *st, tk_store_hang **out, size_t *n, size_t *cap)
+{
+	TK_GROW(*out, *cap, *n + 1);
+	tk_store_hang *x = &(*out)[(*n)++];
+	memset(x, 0, sizeof *x);
+	const char *text = (const char *)sqlite3_column_text(st, 1);
+	x->signature = tk_xstrdup(text ? text : "");
+	x->count = (uint64_t)sqlite3_column_int64(st, 2);
+	x->p50 = x->p95 = NAN;
+	const sigent *e = sigc_find(s, slot, x->signature);
+	if (!e)
+		return x;
+	x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
+	x->example = tk_xstrdup(e->x.example);
+	return NULL;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
-static int sigsum_ready(sq *s);
-static int sigsum_hang(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, tk_store_hang *x,
-                       uint64_t *rows, char **versions, tk_error *err);
-
 static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sqlite3_stmt *top, *one;
@@ -2470,31 +2485,14 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 	}
 	sqlite3_bind_int64(top, 1, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
 	size_t cap = 0;
-	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1), sum = sigsum_ready(s);
+	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1);
 	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
-		TK_GROW(*out, cap, *n + 1);
-		tk_store_hang *x = &(*out)[(*n)++];
-		memset(x, 0, sizeof *x);
-		x->signature = tk_xstrdup((const char *)sqlite3_column_text(top, 1));
-		x->count = (uint64_t)sqlite3_column_int64(top, 2);
-		x->p50 = x->p95 = NAN;
-		const sigent *e = sigc_find(s, slot, x->signature);
-		if (e) {
-			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
-			x->example = tk_xstrdup(e->x.example);
+		tk_store_hang *x = top_entry(s, slot, top, out, n, &cap);
+		if (!x)
 			continue;
-		}
-		char *vers = NULL;
-		if (sum) { /* from the per-signature summaries */
-			if (sigsum_hang(s, q, TK_STORE_HANG_KINDS, sqlite3_column_int64(top, 0), x, NULL, &vers, err)) {
-				rc = -1;
-				break;
-			}
-			sigc_put(s, slot, x, vers);
-			continue;
-		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
+		char *vers = NULL;
 		if ((rc = sig_sum(one, x, NULL, &vers)) != SQLITE_DONE)
 			break;
 		sigc_put(s, slot, x, vers);
@@ -2505,7 +2503,7 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 		tk_store_hangs_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return rc < 0 ? -1 : fail(s, err, "top-hangs query");
+		return fail(s, err, "top-hangs query");
 	}
 	return 0;
 }
@@ -3464,6 +3462,9 @@ static int sq_sigs_values(void *h, const tk_store_query *q, const char *kinds, c
 	return 0;
 }
 
+static int stack_text(sqlite3_stmt *st, const void *hash, int len, uint64_t count, char ***folded, uint64_t **times,
+                      size_t *n, size_t cap[2]);
+
 /* A signature's merged stacks from sig_keys (every report's, max_reports 0): 1 where the summaries do
  * not hold q. */
 static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char ***folded, uint64_t **times,
@@ -3484,21 +3485,10 @@ static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char
 		keytally_free(t, nt);
 		return fail(s, err, "signature stacks query");
 	}
-	size_t cap = 0, tc = 0;
+	size_t cap[2] = {0, 0};
 	int rc = SQLITE_DONE;
-	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++) { /* a text missing from stacks is left out */
-		sqlite3_reset(st);
-		sqlite3_bind_blob(st, 1, t[i].key, t[i].len, SQLITE_STATIC);
-		int r1 = sqlite3_step(st);
-		if (r1 == SQLITE_ROW) {
-			TK_GROW(*folded, cap, *n + 1);
-			TK_GROW(*times, tc, *n + 1);
-			(*folded)[*n] = col_dup(st, 0);
-			(*times)[(*n)++] = t[i].n;
-		} else if (r1 != SQLITE_DONE) {
-			rc = r1;
-		}
-	}
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++)
+		rc = stack_text(st, t[i].key, t[i].len, t[i].n, folded, times, n, cap);
 	sqlite3_finalize(st);
 	keytally_free(t, nt);
 	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
@@ -3529,18 +3519,9 @@ static int top_from_sigsum(sq *s, const tk_store_query *q, const char *kinds, si
 	size_t cap = 0;
 	int rc, slot = sigc_get(s, q, kinds, 1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		TK_GROW(*out, cap, *n + 1);
-		tk_store_hang *x = &(*out)[(*n)++];
-		memset(x, 0, sizeof *x);
-		x->signature = col_dup(st, 1);
-		x->count = (uint64_t)sqlite3_column_int64(st, 2);
-		x->p50 = x->p95 = NAN;
-		const sigent *e = sigc_find(s, slot, x->signature);
-		if (e) {
-			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
-			x->example = tk_xstrdup(e->x.example);
+		tk_store_hang *x = top_entry(s, slot, st, out, n, &cap);
+		if (!x)
 			continue;
-		}
 		char *vers = NULL;
 		if (sigsum_hang(s, q, kinds, sqlite3_column_int64(st, 0), x, NULL, &vers, err)) {
 			rc = -1;
@@ -3564,13 +3545,13 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	int filtered = q->since > 0 || q->until > 0 || q->kind || q->signature; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
-	if (!filtered)
-		return top_from_summary(s, q, limit, out, n, err);
 	if (!q->signature && sigsum_fit(q)) { /* from the per-signature summaries */
 		int k = top_from_sigsum(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
 		if (k <= 0)
 			return k;
 	}
+	if (!filtered)
+		return top_from_summary(s, q, limit, out, n, err);
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
 	    !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_OS])
 		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
@@ -3756,6 +3737,24 @@ static int ref_row_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A distinct stack's text (st: SELECT folded FROM stacks WHERE hash = ?) appended to folded with
+ * how many reports hold it (cap: the two arrays' capacities); one missing from stacks is left out, as
+ * a join leaves it. SQLITE_DONE or the error. */
+static int stack_text(sqlite3_stmt *st, const void *hash, int len, uint64_t count, char ***folded, uint64_t **times,
+                      size_t *n, size_t cap[2])
+{
+	sqlite3_reset(st);
+	sqlite3_bind_blob(st, 1, hash, len, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return rc;
+	TK_GROW(*folded, cap[0], *n + 1);
+	TK_GROW(*times, cap[1], *n + 1);
+	(*folded)[*n] = col_dup(st, 0);
+	(*times)[(*n)++] = count;
+	return SQLITE_DONE;
+}
+
 /* sq_sig_stacks by the reports' rows: the ids and rowids read from an index (a signature's from
  * reports_sig), the first max_reports by id kept, then sorted by rowid and each row's stack read in
  * the table's own order — a sequential read of the table when the rows are many (an eighth of all
@@ -3873,20 +3872,9 @@ static int sig_stacks_ids(sq *s, const tk_store_query *q, const char *where, siz
 		free(t);
 		return fail(s, err, "signature stacks query");
 	}
-	size_t cap = 0, tc = 0;
-	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_blob(st, 1, t[i].hash, t[i].len, SQLITE_STATIC);
-		int r1 = sqlite3_step(st);
-		if (r1 == SQLITE_ROW) {
-			TK_GROW(*folded, cap, *n + 1);
-			TK_GROW(*times, tc, *n + 1);
-			(*folded)[*n] = col_dup(st, 0);
-			(*times)[(*n)++] = t[i].n;
-		} else if (r1 != SQLITE_DONE) {
-			rc = r1;
-		}
-	}
+	size_t cap[2] = {0, 0};
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++)
+		rc = stack_text(st, t[i].hash, t[i].len, t[i].n, folded, times, n, cap);
 	if (nt)
 		sqlite3_finalize(st);
 	free(t);
