@@ -1172,38 +1172,123 @@ typedef struct pkey {
  * begins, its rate (hs · 3600 / fg, as SQL computes it in doubles) put in its group, and each group
  * summarised as tk_summary does (sorted, tk_store_summarise). 1 (nothing written): let SQL answer, where
  * C would differ from it: an integer sum past int64 (SQL's error), a time whose bucket SQL names NULL. */
-typedef struct rgroup {
-	char *key; /* the by values NUL-terminated, or a bucket's number (8 bytes) */
+/* A group of the grouping scans below (hang rate, percentiles): its key (each by entry's text
+ * NUL-terminated, or a time bucket's number as 8 bytes), its values, and for the hang rate its sums. */
+typedef struct pgroup {
+	char *key;
 	size_t klen;
-	char *keys[TK_STORE_NKEYS];
 	double *v;
 	size_t n, cap;
+	char *keys[TK_STORE_NKEYS];
 	sqlite3_int64 hs, fg, est;
-} rgroup;
+} pgroup;
 
-typedef struct rscan {
-	rgroup *g;
+typedef struct pscan {
+	pgroup *g;
 	size_t n, cap;
 	tk_hidx idx;
 	size_t nby;
-} rscan;
+} pscan;
 
-static int rgroup_eq(const void *ctx, uint32_t idx, const void *key)
+static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const rgroup *g = &((const rscan *)ctx)->g[idx];
+	const pgroup *g = &((const pscan *)ctx)->g[idx];
 	const pkey *k = key;
 	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
 }
 
-static int rgroup_cmp(const void *a, const void *b, void *nby)
+static int pgroup_cmp(const void *a, const void *b, void *nby)
 {
-	const rgroup *x = a, *y = b;
+	const pgroup *x = a, *y = b;
 	for (size_t i = 0; i < *(size_t *)nby; i++) {
 		int c = strcmp(x->keys[i], y->keys[i]);
 		if (c)
 			return c;
 	}
 	return 0;
+}
+
+/* A value (times over) into the group of key (klen kl); *last: the group of the value before. Its group. */
+static uint32_t pscan_put(pscan *ps, uint32_t *last, const char *key, size_t kl, double v, sqlite3_int64 times)
+{
+	uint32_t at = *last;
+	if (at == UINT32_MAX || ps->g[at].klen != kl || memcmp(ps->g[at].key, key, kl) != 0) {
+		uint64_t h = tk_hash_bytes(key, kl, 0);
+		pkey k = {key, kl};
+		at = tk_hidx_find(&ps->idx, h, pgroup_eq, ps, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(ps->g, ps->cap, ps->n + 1);
+			pgroup *g = &ps->g[ps->n];
+			memset(g, 0, sizeof *g);
+			g->key = tk_xmalloc(kl ? kl : 1);
+			memcpy(g->key, key, kl);
+			g->klen = kl;
+			at = (uint32_t)ps->n++;
+			tk_hidx_insert(&ps->idx, h, at);
+		}
+		*last = at;
+	}
+	pgroup *g = &ps->g[at];
+	if (times < 1)
+		return at;
+	TK_GROW(g->v, g->cap, g->n + (size_t)times);
+	for (sqlite3_int64 t = 0; t < times; t++)
+		g->v[g->n++] = v;
+	return at;
+}
+
+/* The groups' key texts (a bucket named by strftime on its first second, as by_sql names it, on db),
+ * then the groups in the order ORDER BY keys gives; 0, or -1 where a bucket has no name (a time SQL
+ * names NULL: the hang rate then lets SQL group them; the percentiles name it "" unless null_ok is 0)
+ * or on an error. */
+static int pscan_label(sqlite3 *db, const tk_store_query *q, pscan *ps, int null_ok)
+{
+	sqlite3_stmt *lab = NULL;
+	int ok = 1;
+	for (size_t gi = 0; ok && gi < ps->n; gi++) {
+		pgroup *g = &ps->g[gi];
+		const char *p = g->key;
+		for (size_t i = 0; ok && i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b;
+				memcpy(&b, p, sizeof b);
+				p += sizeof b;
+				char one[160];
+				by_sql(q->by[i], "?1", one, sizeof one);
+				char *ls = sqlite3_mprintf("SELECT %s", one);
+				sqlite3_finalize(lab);
+				lab = NULL;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
+				sqlite3_free(ls);
+				if (!ok)
+					break;
+				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
+				ok = sqlite3_step(lab) == SQLITE_ROW;
+				const char *t = ok ? (const char *)sqlite3_column_text(lab, 0) : NULL;
+				ok = ok && (t || null_ok);
+				g->keys[i] = tk_xstrdup(t ? t : "");
+			} else {
+				g->keys[i] = tk_xstrdup(p);
+				p += strlen(p) + 1;
+			}
+		}
+	}
+	sqlite3_finalize(lab);
+	if (ok && ps->n)
+		qsort_r(ps->g, ps->n, sizeof *ps->g, pgroup_cmp, &ps->nby);
+	return ok ? 0 : -1;
+}
+
+static void pscan_free(pscan *ps)
+{
+	for (size_t gi = 0; gi < ps->n; gi++) {
+		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
+			free(ps->g[gi].keys[i]);
+		free(ps->g[gi].key);
+		free(ps->g[gi].v);
+	}
+	free(ps->g);
+	tk_hidx_free(&ps->idx);
 }
 
 /* One session's sums, as the inner SELECT has them. */
@@ -1227,7 +1312,7 @@ static int rate_bucket(double t, int w, sqlite3_int64 *b)
 	return 0;
 }
 
-static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
+static int rate_finish(pscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
 {
 	if (!ss->any || ss->over)
 		return ss->over ? -1 : 0;
@@ -1251,22 +1336,8 @@ static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key,
 			kl += tl + 1;
 		}
 	}
-	uint64_t h = tk_hash_bytes(*key, kl, 0);
-	pkey k = {*key, kl};
-	uint32_t at = tk_hidx_find(&r->idx, h, rgroup_eq, r, &k);
-	if (at == UINT32_MAX) {
-		TK_GROW(r->g, r->cap, r->n + 1);
-		rgroup *g = &r->g[r->n];
-		memset(g, 0, sizeof *g);
-		g->key = tk_xmalloc(kl ? kl : 1);
-		memcpy(g->key, *key, kl);
-		g->klen = kl;
-		at = (uint32_t)r->n++;
-		tk_hidx_insert(&r->idx, h, at);
-	}
-	rgroup *g = &r->g[at];
-	TK_GROW(g->v, g->cap, g->n + 1);
-	g->v[g->n++] = (double)hs * 3600.0 / (double)ss->fg;
+	uint32_t last = UINT32_MAX;
+	pgroup *g = &r->g[pscan_put(r, &last, *key, kl, (double)hs * 3600.0 / (double)ss->fg, 1)];
 	if (__builtin_add_overflow(g->hs, hs, &g->hs) || __builtin_add_overflow(g->fg, ss->fg, &g->fg))
 		return -1;
 	g->est += ss->hsn > 0;
@@ -1284,7 +1355,7 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
 	if (!st)
 		return -1;
-	rscan r = {.nby = q->nby};
+	pscan r = {.nby = q->nby};
 	rsess ss = {0};
 	char *key = NULL;
 	size_t kcap = 0;
@@ -1333,44 +1404,11 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 		free(ss.keys[i]);
 	sqlite3_finalize(st);
 	free(key);
-	tk_hidx_free(&r.idx);
-	int ok = !bad && rc == SQLITE_DONE;
-	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
-	sqlite3_stmt *lab = NULL;
-	for (size_t gi = 0; ok && gi < r.n; gi++) {
-		rgroup *g = &r.g[gi];
-		const char *p = g->key;
-		for (size_t i = 0; ok && i < q->nby; i++) {
-			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
-				sqlite3_int64 b;
-				memcpy(&b, p, sizeof b);
-				p += sizeof b;
-				char one[160];
-				by_sql(q->by[i], "?1", one, sizeof one);
-				char *ls = sqlite3_mprintf("SELECT %s", one);
-				sqlite3_finalize(lab);
-				lab = NULL;
-				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
-				sqlite3_free(ls);
-				if (!ok)
-					break;
-				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
-				const char *t =
-				    sqlite3_step(lab) == SQLITE_ROW ? (const char *)sqlite3_column_text(lab, 0) : NULL;
-				ok = t != NULL; /* NULL: let SQL group them */
-				g->keys[i] = tk_xstrdup(t ? t : "");
-			} else {
-				g->keys[i] = tk_xstrdup(p);
-				p += strlen(p) + 1;
-			}
-		}
-	}
-	sqlite3_finalize(lab);
+	int ok = !bad && rc == SQLITE_DONE && pscan_label(db, q, &r, 0) == 0;
 	if (ok && r.n) {
-		qsort_r(r.g, r.n, sizeof *r.g, rgroup_cmp, &r.nby);
 		*out = tk_xcalloc(r.n, sizeof **out);
 		for (size_t gi = 0; gi < r.n; gi++) {
-			rgroup *g = &r.g[gi];
+			pgroup *g = &r.g[gi];
 			tk_store_group *o = &(*out)[(*n)++];
 			qsort(g->v, g->n, sizeof *g->v, cmp_double);
 			tk_store_summarise(g->v, g->n, o);
@@ -1381,13 +1419,7 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 			memset(g->keys, 0, sizeof g->keys);
 		}
 	}
-	for (size_t gi = 0; gi < r.n; gi++) {
-		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
-			free(r.g[gi].keys[i]);
-		free(r.g[gi].key);
-		free(r.g[gi].v);
-	}
-	free(r.g);
+	pscan_free(&r);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return fail_on(s, db, err, "hang-rate query");
 	return ok ? 0 : 1;
@@ -1513,41 +1545,6 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
-/* A group of sq_percentiles_scan: its key (each by entry's text NUL-terminated, or a time bucket's
- * number as 8 bytes) and its values. */
-typedef struct pgroup {
-	char *key;
-	size_t klen;
-	double *v;
-	size_t n, cap;
-	char *keys[TK_STORE_NKEYS];
-} pgroup;
-
-typedef struct pscan {
-	pgroup *g;
-	size_t n, cap;
-	tk_hidx idx;
-	size_t nby;
-} pscan;
-
-static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
-{
-	const pgroup *g = &((const pscan *)ctx)->g[idx];
-	const pkey *k = key;
-	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
-}
-
-static int pgroup_cmp(const void *a, const void *b, void *nby)
-{
-	const pgroup *x = a, *y = b;
-	for (size_t i = 0; i < *(size_t *)nby; i++) {
-		int c = strcmp(x->keys[i], y->keys[i]);
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
 /* An entry of hour_runs' runs (migration 10 → 11): a value of reports of an hour of its day (0-23)
  * and how many, packed little-endian in HRUN_BYTES: the hour, the double's bits, the count (u32). */
 typedef struct hrun {
@@ -1584,34 +1581,6 @@ static void hrun_put(unsigned char *p, size_t i, const hrun *r)
 }
 
 static int hour_runs_ready(sq *s);
-
-/* A value (times over) into the group of key (klen kl); *last: the group of the value before. */
-static void pscan_put(pscan *ps, uint32_t *last, const char *key, size_t kl, double v, sqlite3_int64 times)
-{
-	uint32_t at = *last;
-	if (at == UINT32_MAX || ps->g[at].klen != kl || memcmp(ps->g[at].key, key, kl) != 0) {
-		uint64_t h = tk_hash_bytes(key, kl, 0);
-		pkey k = {key, kl};
-		at = tk_hidx_find(&ps->idx, h, pgroup_eq, ps, &k);
-		if (at == UINT32_MAX) {
-			TK_GROW(ps->g, ps->cap, ps->n + 1);
-			pgroup *g = &ps->g[ps->n];
-			memset(g, 0, sizeof *g);
-			g->key = tk_xmalloc(kl ? kl : 1);
-			memcpy(g->key, key, kl);
-			g->klen = kl;
-			at = (uint32_t)ps->n++;
-			tk_hidx_insert(&ps->idx, h, at);
-		}
-		*last = at;
-	}
-	pgroup *g = &ps->g[at];
-	if (times < 1)
-		return;
-	TK_GROW(g->v, g->cap, g->n + (size_t)times);
-	for (sqlite3_int64 t = 0; t < times; t++)
-		g->v[g->n++] = v;
-}
 
 /* Percentiles of a report metric grouped in C: the selected rows streamed in whatever order their
  * index gives (no ORDER BY, so no sort of a million rows in a temporary b-tree, as GROUP BY over
@@ -1717,40 +1686,8 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	}
 	sqlite3_finalize(st);
 	free(key);
-	tk_hidx_free(&ps.idx);
-	sqlite3_stmt *lab = NULL;
-	int ok = rc == SQLITE_DONE;
-	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
-	for (size_t gi = 0; ok && gi < ps.n; gi++) {
-		pgroup *g = &ps.g[gi];
-		const char *p = g->key;
-		for (size_t i = 0; i < q->nby; i++) {
-			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
-				sqlite3_int64 b;
-				memcpy(&b, p, sizeof b);
-				p += sizeof b;
-				char one[160];
-				by_sql(q->by[i], "?1", one, sizeof one);
-				char *ls = sqlite3_mprintf("SELECT %s", one);
-				sqlite3_finalize(lab);
-				lab = NULL;
-				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
-				sqlite3_free(ls);
-				if (!ok)
-					break;
-				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
-				ok = sqlite3_step(lab) == SQLITE_ROW;
-				const char *t = ok ? (const char *)sqlite3_column_text(lab, 0) : NULL;
-				g->keys[i] = tk_xstrdup(t ? t : "");
-			} else {
-				g->keys[i] = tk_xstrdup(p);
-				p += strlen(p) + 1;
-			}
-		}
-	}
-	sqlite3_finalize(lab);
+	int ok = rc == SQLITE_DONE && pscan_label(db, q, &ps, 1) == 0;
 	if (ok && ps.n) { /* none: no group at all (*out stays NULL, as for no rows before) */
-		qsort_r(ps.g, ps.n, sizeof *ps.g, pgroup_cmp, &ps.nby);
 		*out = tk_xcalloc(ps.n, sizeof **out);
 		for (size_t gi = 0; gi < ps.n; gi++) {
 			pgroup *g = &ps.g[gi];
@@ -1766,13 +1703,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		}
 		*n = ps.n;
 	}
-	for (size_t gi = 0; gi < ps.n; gi++) {
-		for (size_t i = 0; i < q->nby; i++)
-			free(ps.g[gi].keys[i]);
-		free(ps.g[gi].key);
-		free(ps.g[gi].v);
-	}
-	free(ps.g);
+	pscan_free(&ps);
 	return ok ? 0 : fail_on(s, db, err, "percentile query");
 }
 
