@@ -1336,8 +1336,8 @@ static int rate_finish(pscan *r, const tk_store_query *q, rsess *ss, char **key,
 			kl += tl + 1;
 		}
 	}
-	uint32_t last = UINT32_MAX;
-	pgroup *g = &r->g[pscan_put(r, &last, *key, kl, (double)hs * 3600.0 / (double)ss->fg, 1)];
+	uint32_t last = UINT32_MAX, at = pscan_put(r, &last, *key, kl, (double)hs * 3600.0 / (double)ss->fg, 1);
+	pgroup *g = &r->g[at]; /* after the call: it may move the groups */
 	if (__builtin_add_overflow(g->hs, hs, &g->hs) || __builtin_add_overflow(g->fg, ss->fg, &g->fg))
 		return -1;
 	g->est += ss->hsn > 0;
