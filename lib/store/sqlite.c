@@ -3047,9 +3047,19 @@ static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *er
 static sqlite3_stmt *sigsum_stmt(sq *s, const char *cols, const char *table, const tk_store_query *q,
                                  const char *kinds, sqlite3_int64 sid, const char *extra, tk_error *err)
 {
-	char *sql = sqlite3_mprintf("SELECT %s FROM %s WHERE sid = ?1 AND kind IN %s%s%s%s", cols, table, kinds,
+	/* the groups there are named, so the key is searched per group (a version's rows, a what's rows)
+	 * instead of read through all of the signature's */
+	const char *groups = q->where[TK_STORE_VERSION] ? (q->where[TK_STORE_APP] ? "" : " AND app IN (SELECT app FROM "
+	                                                                               "sig_groups WHERE sid = ?1 AND "
+	                                                                               "version = ?3)")
+	                     : !*extra                  ? ""
+	                     : q->where[TK_STORE_APP]   ? " AND version IN (SELECT version FROM sig_groups WHERE sid = ?1 "
+	                                                  "AND app = ?2)"
+	                                                : " AND (app, version) IN (SELECT app, version FROM sig_groups WHERE "
+	                                                  "sid = ?1)";
+	char *sql = sqlite3_mprintf("SELECT %s FROM %s WHERE sid = ?1 AND kind IN %s%s%s%s%s", cols, table, kinds,
 	                            q->where[TK_STORE_APP] ? " AND app = ?2" : "",
-	                            q->where[TK_STORE_VERSION] ? " AND version = ?3" : "", extra);
+	                            q->where[TK_STORE_VERSION] ? " AND version = ?3" : "", groups, extra);
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -4158,9 +4168,9 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	int slot = sigc_get(s, q, kinds, 0); /* the top list just read them */
 	const trow *tv = NULL;               /* or a filter the index does not hold: its rows kept */
 	size_t ntv = 0;
-	if (!q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
+	int sum = sigsum_fit(q) && sigsum_ready(s); /* or the per-signature summaries */
+	if (!sum && !q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
 		return -1;
-	int sum = sigsum_fit(q) && sigsum_ready(s);
 	for (size_t i = 0; i < n; i++) {
 		const sigent *e = q->signature ? NULL : sigc_find(s, slot, sigs[i]);
 		if (e) {
