@@ -2934,14 +2934,17 @@ static int int_of(sqlite3 *db, const char *sql, sqlite3_int64 *v)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* The reports past sig_upto summed into the tables, inside the caller's open write transaction. */
-static int sigsum_add(sq *s, tk_error *err)
+/* The reports past sig_upto summed into the tables, inside the caller's open write transaction: at
+ * most chunk rowids of them (0: all), so a writer waiting for the lock waits for one chunk only. */
+static int sigsum_add(sq *s, sqlite3_int64 chunk, tk_error *err)
 {
 	sqlite3_int64 upto, top;
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
 		return fail(s, err, "signature summaries");
 	if (top <= upto)
 		return 0;
+	if (chunk > 0 && top - upto > chunk)
+		top = upto + chunk;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT sid, kind, app, version, duration, device, session, stack, id, avg_cpu, time "
@@ -2983,7 +2986,7 @@ static int migrate_10_11(sq *s, tk_error *err)
 	            "NOT NULL, day INTEGER NOT NULL, runs BLOB NOT NULL, UNIQUE (col, kind, app, version, day));"
 	            "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES (0, 0);",
 	            err) ||
-	       sigsum_add(s, err);
+	       sigsum_add(s, 0, err);
 }
 
 /* Whether the summaries are current for this connection's next query (caught up first when
@@ -2999,14 +3002,15 @@ static int sigsum_ready(sq *s)
 	sqlite3_int64 upto, top;
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
 		return 0;
-	if (top > upto) {
+	while (top > upto) { /* 65536 rowids a transaction: an ingest in between waits for one of them */
 		if (exec(s, "BEGIN IMMEDIATE", &e))
 			return 0;
-		if (sigsum_add(s, &e) || exec(s, "COMMIT", &e)) {
+		if (sigsum_add(s, 65536, &e) || exec(s, "COMMIT", &e)) {
 			exec(s, "ROLLBACK", NULL);
 			return 0;
 		}
-		if (sq_changes(s, &token, &e))
+		if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) ||
+		    int_of(s->db, "SELECT max(rowid) FROM reports", &top) || sq_changes(s, &token, &e))
 			return 0;
 	}
 	s->ss_ok = 1, s->ss_token = token;
