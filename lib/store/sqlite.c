@@ -1638,7 +1638,8 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	uint32_t last = UINT32_MAX;
 	int rc;
 	while (hour && (rc = sqlite3_step(st)) == SQLITE_ROW) { /* hour_runs: (app, version, day, runs) */
-		const char *kt[2] = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)};
+		const char *kt[2] = {(const char *)sqlite3_column_text(st, 0),
+		                     (const char *)sqlite3_column_text(st, 1)};
 		size_t ktl[2] = {(size_t)sqlite3_column_bytes(st, 0), (size_t)sqlite3_column_bytes(st, 1)};
 		sqlite3_int64 day = sqlite3_column_int64(st, 2);
 		const unsigned char *e = sqlite3_column_blob(st, 3);
@@ -2631,8 +2632,9 @@ static void sigacc_hour(sigacc *a, int col, const char *kind, const char *app, c
 		return;
 	}
 	hgrp k = {col, b / 24 - (b % 24 < 0), (char *)kind, (char *)app, (char *)version};
-	uint64_t h = tk_hash_bytes(version, strlen(version),
-	                           tk_hash_bytes(app, strlen(app), tk_hash_bytes(kind, strlen(kind), (uint64_t)k.day * 2 + (uint64_t)col)));
+	uint64_t h = tk_hash_bytes(
+	    version, strlen(version),
+	    tk_hash_bytes(app, strlen(app), tk_hash_bytes(kind, strlen(kind), (uint64_t)k.day * 2 + (uint64_t)col)));
 	uint32_t g = tk_hidx_find(&a->hgidx, h, hgrp_eq, a, &k);
 	if (g == UINT32_MAX) {
 		TK_GROW(a->hg, a->hgcap, a->nhg + 1);
@@ -2681,7 +2683,8 @@ static int sitem_eq(const void *ctx, uint32_t idx, const void *key)
 static void sigacc_item(sigacc *a, uint32_t g, int what, double v, const void *key, int klen, int text)
 {
 	sitem k = {.g = g, .what = what, .klen = klen, .text = text, .v = v, .key = (char *)key};
-	uint64_t h = what < 0 ? tk_hash_bytes(&v, sizeof v, g) : tk_hash_bytes(key, (size_t)klen, (uint64_t)g * 4 + (uint64_t)what);
+	uint64_t h = what < 0 ? tk_hash_bytes(&v, sizeof v, g)
+	                      : tk_hash_bytes(key, (size_t)klen, (uint64_t)g * 4 + (uint64_t)what);
 	uint32_t at = tk_hidx_find(&a->iidx, h, sitem_eq, a, &k);
 	if (at == UINT32_MAX) {
 		TK_GROW(a->it, a->icap, a->ni + 1);
@@ -2716,14 +2719,16 @@ static void sigacc_row(sigacc *a, sqlite3_stmt *st)
 			            sqlite3_column_double(st, col ? 9 : 4));
 	if (sqlite3_column_type(st, 4) == SQLITE_NULL || sqlite3_column_type(st, 0) == SQLITE_NULL)
 		return;
-	uint64_t h = tk_hash_bytes(k.version, strlen(k.version),
-	                           tk_hash_bytes(k.app, strlen(k.app), tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid)));
+	uint64_t h =
+	    tk_hash_bytes(k.version, strlen(k.version),
+	                  tk_hash_bytes(k.app, strlen(k.app), tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid)));
 	uint32_t g = tk_hidx_find(&a->gidx, h, sgrp_eq, a, &k);
 	if (g == UINT32_MAX) {
 		TK_GROW(a->g, a->gcap, a->ng + 1);
 		sgrp *n = &a->g[a->ng];
 		memset(n, 0, sizeof *n);
-		n->sid = k.sid, n->kind = tk_xstrdup(k.kind), n->app = tk_xstrdup(k.app), n->version = tk_xstrdup(k.version);
+		n->sid = k.sid, n->kind = tk_xstrdup(k.kind), n->app = tk_xstrdup(k.app),
+		n->version = tk_xstrdup(k.version);
 		g = (uint32_t)a->ng++;
 		tk_hidx_insert(&a->gidx, h, g);
 	}
@@ -2740,7 +2745,8 @@ static void sigacc_row(sigacc *a, sqlite3_stmt *st)
 	const unsigned char *id = sqlite3_column_blob(st, 8);
 	int il = sqlite3_column_bytes(st, 8);
 	sgrp *gr = &a->g[g];
-	if (!id || il > 64 || (gr->nex == SIGSUM_EX && id_cmp(id, il, gr->ex[SIGSUM_EX - 1], gr->exlen[SIGSUM_EX - 1]) >= 0))
+	if (!id || il > 64 ||
+	    (gr->nex == SIGSUM_EX && id_cmp(id, il, gr->ex[SIGSUM_EX - 1], gr->exlen[SIGSUM_EX - 1]) >= 0))
 		return;
 	int j = gr->nex < SIGSUM_EX ? gr->nex++ : SIGSUM_EX - 1;
 	while (j > 0 && id_cmp(gr->ex[j - 1], gr->exlen[j - 1], id, il) > 0) {
@@ -2794,14 +2800,15 @@ static int hours_write(sq *s, sigacc *a)
 	if (a->nhi > 1)
 		qsort(a->hi, a->nhi, sizeof *a->hi, hitem_cmp);
 	sqlite3_stmt *get = NULL, *put = NULL;
-	int ok = sqlite3_prepare_v2(s->db,
-	                            "SELECT runs FROM hour_runs WHERE col = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 "
-	                            "AND day = ?5",
-	                            -1, &get, NULL) == SQLITE_OK &&
-	         sqlite3_prepare_v2(s->db,
-	                            "INSERT OR REPLACE INTO hour_runs (col, kind, app, version, day, runs) VALUES (?1, ?2, "
-	                            "?3, ?4, ?5, ?6)",
-	                            -1, &put, NULL) == SQLITE_OK;
+	int ok =
+	    sqlite3_prepare_v2(s->db,
+	                       "SELECT runs FROM hour_runs WHERE col = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 "
+	                       "AND day = ?5",
+	                       -1, &get, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(s->db,
+	                       "INSERT OR REPLACE INTO hour_runs (col, kind, app, version, day, runs) VALUES (?1, ?2, "
+	                       "?3, ?4, ?5, ?6)",
+	                       -1, &put, NULL) == SQLITE_OK;
 	unsigned char *out = NULL;
 	size_t ocap = 0;
 	for (size_t i = 0; ok && i < a->nhi;) {
@@ -2970,22 +2977,24 @@ static int sigsum_add(sq *s, sqlite3_int64 chunk, tk_error *err)
 /* 10 → 11: the tables, summed from every stored report. */
 static int migrate_10_11(sq *s, tk_error *err)
 {
-	return exec(s,
-	            "DROP TABLE IF EXISTS sig_groups; DROP TABLE IF EXISTS sig_values; DROP TABLE IF EXISTS sig_keys;"
-	            "DROP TABLE IF EXISTS sig_upto;"
-	            "CREATE TABLE sig_groups (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
-	            "NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version)) WITHOUT ROWID;"
-	            "CREATE TABLE sig_values (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
-	            "NOT NULL, value REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version, value)) "
-	            "WITHOUT ROWID;"
-	            "CREATE TABLE sig_keys (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
-	            "NOT NULL, what INTEGER NOT NULL, key NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, "
-	            "version, what, key)) WITHOUT ROWID;"
-	            "DROP TABLE IF EXISTS hour_runs;"
-	            "CREATE TABLE hour_runs (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
-	            "NOT NULL, day INTEGER NOT NULL, runs BLOB NOT NULL, UNIQUE (col, kind, app, version, day));"
-	            "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES (0, 0);",
-	            err) ||
+	return exec(
+	           s,
+	           "DROP TABLE IF EXISTS sig_groups; DROP TABLE IF EXISTS sig_values; DROP TABLE IF EXISTS sig_keys;"
+	           "DROP TABLE IF EXISTS sig_upto;"
+	           "CREATE TABLE sig_groups (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version)) WITHOUT ROWID;"
+	           "CREATE TABLE sig_values (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, value REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version, value)) "
+	           "WITHOUT ROWID;"
+	           "CREATE TABLE sig_keys (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, what INTEGER NOT NULL, key NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, "
+	           "version, what, key)) WITHOUT ROWID;"
+	           "DROP TABLE IF EXISTS hour_runs;"
+	           "CREATE TABLE hour_runs (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, day INTEGER NOT NULL, runs BLOB NOT NULL, UNIQUE (col, kind, app, version, day));"
+	           "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES "
+	           "(0, 0);",
+	           err) ||
 	       sigsum_add(s, 0, err);
 }
 
@@ -3048,19 +3057,21 @@ static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *er
 
 /* A statement on a summary table of q's groups of signature sid: "SELECT cols FROM table WHERE sid = ?1
  * AND kind IN kinds [AND app = ?2] [AND version = ?3] extra". */
-static sqlite3_stmt *sigsum_stmt(sq *s, const char *cols, const char *table, const tk_store_query *q,
-                                 const char *kinds, sqlite3_int64 sid, const char *extra, tk_error *err)
+static sqlite3_stmt *sigsum_stmt(sq *s, const char *cols, const char *table, const tk_store_query *q, const char *kinds,
+                                 sqlite3_int64 sid, const char *extra, tk_error *err)
 {
 	/* the groups there are named, so the key is searched per group (a version's rows, a what's rows)
 	 * instead of read through all of the signature's */
-	const char *groups = q->where[TK_STORE_VERSION] ? (q->where[TK_STORE_APP] ? "" : " AND app IN (SELECT app FROM "
-	                                                                               "sig_groups WHERE sid = ?1 AND "
-	                                                                               "version = ?3)")
+	const char *groups = q->where[TK_STORE_VERSION] ? (q->where[TK_STORE_APP] ? ""
+	                                                                          : " AND app IN (SELECT app FROM "
+	                                                                            "sig_groups WHERE sid = ?1 AND "
+	                                                                            "version = ?3)")
 	                     : !*extra                  ? ""
-	                     : q->where[TK_STORE_APP]   ? " AND version IN (SELECT version FROM sig_groups WHERE sid = ?1 "
-	                                                  "AND app = ?2)"
-	                                                : " AND (app, version) IN (SELECT app, version FROM sig_groups WHERE "
-	                                                  "sid = ?1)";
+	                     : q->where[TK_STORE_APP]
+	                         ? " AND version IN (SELECT version FROM sig_groups WHERE sid = ?1 "
+	                           "AND app = ?2)"
+	                         : " AND (app, version) IN (SELECT app, version FROM sig_groups WHERE "
+	                           "sid = ?1)";
 	char *sql = sqlite3_mprintf("SELECT %s FROM %s WHERE sid = ?1 AND kind IN %s%s%s%s%s", cols, table, kinds,
 	                            q->where[TK_STORE_APP] ? " AND app = ?2" : "",
 	                            q->where[TK_STORE_VERSION] ? " AND version = ?3" : "", groups, extra);
@@ -3134,7 +3145,8 @@ static int sigsum_values(sq *s, const tk_store_query *q, const char *kinds, sqli
 	vfirst *f = NULL;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(st, 0), *ver = (const char *)sqlite3_column_text(st, 1);
+		const char *kind = (const char *)sqlite3_column_text(st, 0),
+		           *ver = (const char *)sqlite3_column_text(st, 1);
 		kind = kind ? kind : "", ver = ver ? ver : "";
 		double v = sqlite3_column_double(st, 2);
 		sqlite3_int64 n = sqlite3_column_int64(st, 3);
@@ -3327,9 +3339,9 @@ static int sq_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 	sigvals v = {0};
 	keytally *dev = NULL, *ses = NULL, *ex = NULL;
 	size_t ndev = 0, nses = 0, nex = 0;
-	if (k == 0 && (sigsum_values(s, q, kinds, sid, &v, err) || sigsum_keys(s, q, kinds, sid, 0, &dev, &ndev, err) ||
-	               sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) ||
-	               sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err))) {
+	if (k == 0 &&
+	    (sigsum_values(s, q, kinds, sid, &v, err) || sigsum_keys(s, q, kinds, sid, 0, &dev, &ndev, err) ||
+	     sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) || sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err))) {
 		sigvals_free(&v);
 		keytally_free(dev, ndev);
 		keytally_free(ses, nses);
@@ -3384,7 +3396,8 @@ static int sq_sigs_values(void *h, const tk_store_query *q, const char *kinds, c
 				return -1;
 			int rc, bad = 0;
 			while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW)
-				bad = row(ctx, i, sqlite3_column_double(st, 0), (uint64_t)sqlite3_column_int64(st, 1)) != 0;
+				bad = row(ctx, i, sqlite3_column_double(st, 0),
+				          (uint64_t)sqlite3_column_int64(st, 1)) != 0;
 			sqlite3_finalize(st);
 			if (bad)
 				return tk_error_set(err, "signatures' durations: out of memory"), -1;
@@ -3412,8 +3425,8 @@ static int stack_text(sqlite3_stmt *st, const void *hash, int len, uint64_t coun
 
 /* A signature's merged stacks from sig_keys (every report's, max_reports 0): 1 where the summaries do
  * not hold q. */
-static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char ***folded, uint64_t **times,
-                         size_t *n, tk_error *err)
+static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char ***folded, uint64_t **times, size_t *n,
+                         tk_error *err)
 {
 	if (!q->signature || !sigsum_fit(q) || !sigsum_ready(s))
 		return 1;
@@ -3450,7 +3463,8 @@ static int top_from_sigsum(sq *s, const tk_store_query *q, const char *kinds, si
 	char *sql = sqlite3_mprintf(
 	    "SELECT g.sid, h.signature, sum(g.n) AS c FROM sig_groups g JOIN hang_sigs h ON h.sid = g.sid WHERE g.kind "
 	    "IN %s%s%s GROUP BY g.sid HAVING c > 0 ORDER BY c DESC, h.signature LIMIT ?4",
-	    kinds, q->where[TK_STORE_APP] ? " AND g.app = ?2" : "", q->where[TK_STORE_VERSION] ? " AND g.version = ?3" : "");
+	    kinds, q->where[TK_STORE_APP] ? " AND g.app = ?2" : "",
+	    q->where[TK_STORE_VERSION] ? " AND g.version = ?3" : "");
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
