@@ -51,6 +51,12 @@ typedef struct tk_store_ops {
 	 * once per signature */
 	int (*sigs_values)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
 	                   int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err);
+	/* optional: tk_store_signature_detail from summaries, without the rows: count, sessions, versions
+	 * and devices tallied (each sorted by value, strcmp), every duration ascending, the nexamples =
+	 * min(count, max_examples) least ids ascending; the rest is left for store.c. 1 when the backend
+	 * cannot answer q so (store.c reads sig_rows), -1 with err */
+	int (*sig_detail)(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
+	                  tk_store_signature_info *out, tk_error *err);
 	/* optional: tk_store_limit_memory (a bulk writer's small cache) */
 	void (*limit_memory)(void *h);
 } tk_store_ops;

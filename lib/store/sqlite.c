@@ -50,6 +50,8 @@ typedef struct sq {
 	uint64_t serial; /* this connection among the process's (sq_changes) */
 	sqlite3 *sdb;    /* the scans' own connection (scan_db), or NULL */
 	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
+	uint64_t ss_token; /* the change token the signature summaries were last found current at */
+	int ss_ok;         /* (sigsum_ready) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -173,7 +175,15 @@ static const char *const migrations[] = {
     "INSERT INTO value_counts SELECT 1, kind, app, version, avg_cpu,"
     " (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports"
     " WHERE avg_cpu IS NOT NULL GROUP BY kind, app, version, avg_cpu, d;",
+    /* 9 → 10: nothing here (a step of another branch's may take this number) */
+    "",
+    /* 10 → 11: per-signature summaries, migrate_10_11 (a step of its own: it sums the reports in C) */
+    "",
 };
+
+static int migrate_10_11(sq *s, tk_error *err);
+/* Steps run after a migration's SQL, by the version they start from. */
+static int (*const migration_steps[])(sq *s, tk_error *err) = {[10] = migrate_10_11};
 
 static int fail(sq *s, tk_error *err, const char *what)
 {
@@ -373,7 +383,10 @@ static int migrate(sq *s, tk_error *err)
 	for (int v = have; v < want; v++) {
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
-		if (exec(s, migrations[v], err) || exec(s, pragma, err)) {
+		if (exec(s, migrations[v], err) ||
+		    (v < (int)(sizeof migration_steps / sizeof *migration_steps) && migration_steps[v] &&
+		     migration_steps[v](s, err)) ||
+		    exec(s, pragma, err)) {
 			exec(s, "ROLLBACK", NULL);
 			return -1;
 		}
@@ -1159,38 +1172,123 @@ typedef struct pkey {
  * begins, its rate (hs · 3600 / fg, as SQL computes it in doubles) put in its group, and each group
  * summarised as tk_summary does (sorted, tk_store_summarise). 1 (nothing written): let SQL answer, where
  * C would differ from it: an integer sum past int64 (SQL's error), a time whose bucket SQL names NULL. */
-typedef struct rgroup {
-	char *key; /* the by values NUL-terminated, or a bucket's number (8 bytes) */
+/* A group of the grouping scans below (hang rate, percentiles): its key (each by entry's text
+ * NUL-terminated, or a time bucket's number as 8 bytes), its values, and for the hang rate its sums. */
+typedef struct pgroup {
+	char *key;
 	size_t klen;
-	char *keys[TK_STORE_NKEYS];
 	double *v;
 	size_t n, cap;
+	char *keys[TK_STORE_NKEYS];
 	sqlite3_int64 hs, fg, est;
-} rgroup;
+} pgroup;
 
-typedef struct rscan {
-	rgroup *g;
+typedef struct pscan {
+	pgroup *g;
 	size_t n, cap;
 	tk_hidx idx;
 	size_t nby;
-} rscan;
+} pscan;
 
-static int rgroup_eq(const void *ctx, uint32_t idx, const void *key)
+static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const rgroup *g = &((const rscan *)ctx)->g[idx];
+	const pgroup *g = &((const pscan *)ctx)->g[idx];
 	const pkey *k = key;
 	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
 }
 
-static int rgroup_cmp(const void *a, const void *b, void *nby)
+static int pgroup_cmp(const void *a, const void *b, void *nby)
 {
-	const rgroup *x = a, *y = b;
+	const pgroup *x = a, *y = b;
 	for (size_t i = 0; i < *(size_t *)nby; i++) {
 		int c = strcmp(x->keys[i], y->keys[i]);
 		if (c)
 			return c;
 	}
 	return 0;
+}
+
+/* A value (times over) into the group of key (klen kl); *last: the group of the value before. Its group. */
+static uint32_t pscan_put(pscan *ps, uint32_t *last, const char *key, size_t kl, double v, sqlite3_int64 times)
+{
+	uint32_t at = *last;
+	if (at == UINT32_MAX || ps->g[at].klen != kl || memcmp(ps->g[at].key, key, kl) != 0) {
+		uint64_t h = tk_hash_bytes(key, kl, 0);
+		pkey k = {key, kl};
+		at = tk_hidx_find(&ps->idx, h, pgroup_eq, ps, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(ps->g, ps->cap, ps->n + 1);
+			pgroup *g = &ps->g[ps->n];
+			memset(g, 0, sizeof *g);
+			g->key = tk_xmalloc(kl ? kl : 1);
+			memcpy(g->key, key, kl);
+			g->klen = kl;
+			at = (uint32_t)ps->n++;
+			tk_hidx_insert(&ps->idx, h, at);
+		}
+		*last = at;
+	}
+	pgroup *g = &ps->g[at];
+	if (times < 1)
+		return at;
+	TK_GROW(g->v, g->cap, g->n + (size_t)times);
+	for (sqlite3_int64 t = 0; t < times; t++)
+		g->v[g->n++] = v;
+	return at;
+}
+
+/* The groups' key texts (a bucket named by strftime on its first second, as by_sql names it, on db),
+ * then the groups in the order ORDER BY keys gives; 0, or -1 where a bucket has no name (a time SQL
+ * names NULL: the hang rate then lets SQL group them; the percentiles name it "" unless null_ok is 0)
+ * or on an error. */
+static int pscan_label(sqlite3 *db, const tk_store_query *q, pscan *ps, int null_ok)
+{
+	sqlite3_stmt *lab = NULL;
+	int ok = 1;
+	for (size_t gi = 0; ok && gi < ps->n; gi++) {
+		pgroup *g = &ps->g[gi];
+		const char *p = g->key;
+		for (size_t i = 0; ok && i < q->nby; i++) {
+			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
+				sqlite3_int64 b;
+				memcpy(&b, p, sizeof b);
+				p += sizeof b;
+				char one[160];
+				by_sql(q->by[i], "?1", one, sizeof one);
+				char *ls = sqlite3_mprintf("SELECT %s", one);
+				sqlite3_finalize(lab);
+				lab = NULL;
+				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
+				sqlite3_free(ls);
+				if (!ok)
+					break;
+				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
+				ok = sqlite3_step(lab) == SQLITE_ROW;
+				const char *t = ok ? (const char *)sqlite3_column_text(lab, 0) : NULL;
+				ok = ok && (t || null_ok);
+				g->keys[i] = tk_xstrdup(t ? t : "");
+			} else {
+				g->keys[i] = tk_xstrdup(p);
+				p += strlen(p) + 1;
+			}
+		}
+	}
+	sqlite3_finalize(lab);
+	if (ok && ps->n)
+		qsort_r(ps->g, ps->n, sizeof *ps->g, pgroup_cmp, &ps->nby);
+	return ok ? 0 : -1;
+}
+
+static void pscan_free(pscan *ps)
+{
+	for (size_t gi = 0; gi < ps->n; gi++) {
+		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
+			free(ps->g[gi].keys[i]);
+		free(ps->g[gi].key);
+		free(ps->g[gi].v);
+	}
+	free(ps->g);
+	tk_hidx_free(&ps->idx);
 }
 
 /* One session's sums, as the inner SELECT has them. */
@@ -1214,7 +1312,7 @@ static int rate_bucket(double t, int w, sqlite3_int64 *b)
 	return 0;
 }
 
-static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
+static int rate_finish(pscan *r, const tk_store_query *q, rsess *ss, char **key, size_t *kcap)
 {
 	if (!ss->any || ss->over)
 		return ss->over ? -1 : 0;
@@ -1238,22 +1336,8 @@ static int rate_finish(rscan *r, const tk_store_query *q, rsess *ss, char **key,
 			kl += tl + 1;
 		}
 	}
-	uint64_t h = tk_hash_bytes(*key, kl, 0);
-	pkey k = {*key, kl};
-	uint32_t at = tk_hidx_find(&r->idx, h, rgroup_eq, r, &k);
-	if (at == UINT32_MAX) {
-		TK_GROW(r->g, r->cap, r->n + 1);
-		rgroup *g = &r->g[r->n];
-		memset(g, 0, sizeof *g);
-		g->key = tk_xmalloc(kl ? kl : 1);
-		memcpy(g->key, *key, kl);
-		g->klen = kl;
-		at = (uint32_t)r->n++;
-		tk_hidx_insert(&r->idx, h, at);
-	}
-	rgroup *g = &r->g[at];
-	TK_GROW(g->v, g->cap, g->n + 1);
-	g->v[g->n++] = (double)hs * 3600.0 / (double)ss->fg;
+	uint32_t last = UINT32_MAX, at = pscan_put(r, &last, *key, kl, (double)hs * 3600.0 / (double)ss->fg, 1);
+	pgroup *g = &r->g[at]; /* after the call: it may move the groups */
 	if (__builtin_add_overflow(g->hs, hs, &g->hs) || __builtin_add_overflow(g->fg, ss->fg, &g->fg))
 		return -1;
 	g->est += ss->hsn > 0;
@@ -1271,7 +1355,7 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "hang-rate query", err);
 	if (!st)
 		return -1;
-	rscan r = {.nby = q->nby};
+	pscan r = {.nby = q->nby};
 	rsess ss = {0};
 	char *key = NULL;
 	size_t kcap = 0;
@@ -1320,44 +1404,11 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 		free(ss.keys[i]);
 	sqlite3_finalize(st);
 	free(key);
-	tk_hidx_free(&r.idx);
-	int ok = !bad && rc == SQLITE_DONE;
-	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
-	sqlite3_stmt *lab = NULL;
-	for (size_t gi = 0; ok && gi < r.n; gi++) {
-		rgroup *g = &r.g[gi];
-		const char *p = g->key;
-		for (size_t i = 0; ok && i < q->nby; i++) {
-			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
-				sqlite3_int64 b;
-				memcpy(&b, p, sizeof b);
-				p += sizeof b;
-				char one[160];
-				by_sql(q->by[i], "?1", one, sizeof one);
-				char *ls = sqlite3_mprintf("SELECT %s", one);
-				sqlite3_finalize(lab);
-				lab = NULL;
-				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
-				sqlite3_free(ls);
-				if (!ok)
-					break;
-				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
-				const char *t =
-				    sqlite3_step(lab) == SQLITE_ROW ? (const char *)sqlite3_column_text(lab, 0) : NULL;
-				ok = t != NULL; /* NULL: let SQL group them */
-				g->keys[i] = tk_xstrdup(t ? t : "");
-			} else {
-				g->keys[i] = tk_xstrdup(p);
-				p += strlen(p) + 1;
-			}
-		}
-	}
-	sqlite3_finalize(lab);
+	int ok = !bad && rc == SQLITE_DONE && pscan_label(db, q, &r, 0) == 0;
 	if (ok && r.n) {
-		qsort_r(r.g, r.n, sizeof *r.g, rgroup_cmp, &r.nby);
 		*out = tk_xcalloc(r.n, sizeof **out);
 		for (size_t gi = 0; gi < r.n; gi++) {
-			rgroup *g = &r.g[gi];
+			pgroup *g = &r.g[gi];
 			tk_store_group *o = &(*out)[(*n)++];
 			qsort(g->v, g->n, sizeof *g->v, cmp_double);
 			tk_store_summarise(g->v, g->n, o);
@@ -1368,13 +1419,7 @@ static int hang_rate_from_sum(sq *s, const tk_store_query *q, tk_store_group **o
 			memset(g->keys, 0, sizeof g->keys);
 		}
 	}
-	for (size_t gi = 0; gi < r.n; gi++) {
-		for (size_t i = 0; i < TK_STORE_NKEYS; i++)
-			free(r.g[gi].keys[i]);
-		free(r.g[gi].key);
-		free(r.g[gi].v);
-	}
-	free(r.g);
+	pscan_free(&r);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return fail_on(s, db, err, "hang-rate query");
 	return ok ? 0 : 1;
@@ -1500,40 +1545,42 @@ static int sq_percentiles(void *h, const tk_store_query *q, tk_store_group **out
 	return 0;
 }
 
-/* A group of sq_percentiles_scan: its key (each by entry's text NUL-terminated, or a time bucket's
- * number as 8 bytes) and its values. */
-typedef struct pgroup {
-	char *key;
-	size_t klen;
-	double *v;
-	size_t n, cap;
-	char *keys[TK_STORE_NKEYS];
-} pgroup;
+/* An entry of hour_runs' runs (migration 10 → 11): a value of reports of an hour of its day (0-23)
+ * and how many, packed little-endian in HRUN_BYTES: the hour, the double's bits, the count (u32). */
+typedef struct hrun {
+	int h;
+	double v;
+	uint32_t n;
+} hrun;
+#define HRUN_BYTES 13
 
-typedef struct pscan {
-	pgroup *g;
-	size_t n, cap;
-	tk_hidx idx;
-	size_t nby;
-} pscan;
-
-static int pgroup_eq(const void *ctx, uint32_t idx, const void *key)
+static void hrun_get(const unsigned char *p, size_t i, hrun *r)
 {
-	const pgroup *g = &((const pscan *)ctx)->g[idx];
-	const pkey *k = key;
-	return g->klen == k->n && memcmp(g->key, k->p, k->n) == 0;
+	p += i * HRUN_BYTES;
+	uint64_t b = 0;
+	uint32_t n = 0;
+	for (int k = 7; k >= 0; k--)
+		b = b << 8 | p[1 + k];
+	for (int k = 3; k >= 0; k--)
+		n = n << 8 | p[9 + k];
+	r->h = p[0];
+	memcpy(&r->v, &b, sizeof b);
+	r->n = n;
 }
 
-static int pgroup_cmp(const void *a, const void *b, void *nby)
+static void hrun_put(unsigned char *p, size_t i, const hrun *r)
 {
-	const pgroup *x = a, *y = b;
-	for (size_t i = 0; i < *(size_t *)nby; i++) {
-		int c = strcmp(x->keys[i], y->keys[i]);
-		if (c)
-			return c;
-	}
-	return 0;
+	p += i * HRUN_BYTES;
+	uint64_t b;
+	memcpy(&b, &r->v, sizeof b);
+	p[0] = (unsigned char)r->h;
+	for (int k = 0; k < 8; k++)
+		p[1 + k] = (unsigned char)(b >> (8 * k));
+	for (int k = 0; k < 4; k++)
+		p[9 + k] = (unsigned char)(r->n >> (8 * k));
 }
+
+static int hour_runs_ready(sq *s);
 
 /* Percentiles of a report metric grouped in C: the selected rows streamed in whatever order their
  * index gives (no ORDER BY, so no sort of a million rows in a temporary b-tree, as GROUP BY over
@@ -1561,7 +1608,12 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			snprintf(one, sizeof one, "%s", tk_store_by_name(q->by[i]));
 		sl += (size_t)snprintf(sel + sl, sizeof sel - sl, "%s, ", one);
 	}
-	if (!sum) {
+	/* hour_runs holds an hour's values: a grouping of app, version and hour under value_counts' filters */
+	int hour = !sum && q->nby > 0 && vc_fit(q, m->kinds, m->column, where, sizeof where);
+	for (size_t i = 0; hour && i < q->nby; i++)
+		hour = q->by[i] == TK_STORE_APP || q->by[i] == TK_STORE_VERSION || q->by[i] == TK_STORE_BY_HOUR;
+	hour = hour && hour_runs_ready(s);
+	if (!sum && !hour) {
 		where_sql(q, m->kinds, m->column, where, sizeof where);
 		/* a version without an app: every app named (sessions_sum has each report's), so the index is
 		 * searched per (kind, app, version) instead of read whole; the same rows */
@@ -1571,9 +1623,10 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 			         "sessions_sum)");
 	}
 	/* reports_values covers every column read here; a signature's reports are fewer by reports_sig */
-	char *sql = sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
-	                : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
-	                                  q->signature ? "" : " INDEXED BY reports_values", where);
+	char *sql = hour  ? sqlite3_mprintf("SELECT app, version, day, runs FROM hour_runs%s", where)
+	            : sum ? sqlite3_mprintf("SELECT %svalue, n FROM value_counts%s", sel, where)
+	                  : sqlite3_mprintf("SELECT %s%s, 1 FROM reports%s%s", sel, m->column,
+	                                    q->signature ? "" : " INDEXED BY reports_values", where);
 	sqlite3 *db = scan_db(s);
 	sqlite3_stmt *st = prepare_where_on(s, db, sql, q, "percentile query", err);
 	if (!st)
@@ -1584,7 +1637,35 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 	TK_GROW(key, kcap, 16); /* never NULL, even for the empty key of no grouping */
 	uint32_t last = UINT32_MAX;
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (hour && (rc = sqlite3_step(st)) == SQLITE_ROW) { /* hour_runs: (app, version, day, runs) */
+		const char *kt[2] = {(const char *)sqlite3_column_text(st, 0),
+		                     (const char *)sqlite3_column_text(st, 1)};
+		size_t ktl[2] = {(size_t)sqlite3_column_bytes(st, 0), (size_t)sqlite3_column_bytes(st, 1)};
+		sqlite3_int64 day = sqlite3_column_int64(st, 2);
+		const unsigned char *e = sqlite3_column_blob(st, 3);
+		size_t ne = (size_t)sqlite3_column_bytes(st, 3) / HRUN_BYTES;
+		for (size_t j = 0; e && j < ne; j++) {
+			hrun r;
+			hrun_get(e, j, &r);
+			sqlite3_int64 b = day * 24 + r.h;
+			size_t kl = 0;
+			for (size_t i = 0; i < q->nby; i++) {
+				if (q->by[i] == TK_STORE_BY_HOUR) {
+					TK_GROW(key, kcap, kl + sizeof b);
+					memcpy(key + kl, &b, sizeof b);
+					kl += sizeof b;
+				} else {
+					int c = q->by[i] == TK_STORE_APP ? 0 : 1;
+					TK_GROW(key, kcap, kl + ktl[c] + 1);
+					memcpy(key + kl, kt[c] ? kt[c] : "", ktl[c]);
+					key[kl + ktl[c]] = 0;
+					kl += ktl[c] + 1;
+				}
+			}
+			pscan_put(&ps, &last, key, kl, r.v, (sqlite3_int64)r.n);
+		}
+	}
+	while (!hour && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t kl = 0;
 		for (size_t i = 0; i < q->nby; i++) {
 			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
@@ -1601,68 +1682,13 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 				kl += tl + 1;
 			}
 		}
-		uint32_t at = last;
-		if (at == UINT32_MAX || ps.g[at].klen != kl || memcmp(ps.g[at].key, key, kl) != 0) {
-			uint64_t h = tk_hash_bytes(key, kl, 0);
-			pkey k = {key, kl};
-			at = tk_hidx_find(&ps.idx, h, pgroup_eq, &ps, &k);
-			if (at == UINT32_MAX) {
-				TK_GROW(ps.g, ps.cap, ps.n + 1);
-				pgroup *g = &ps.g[ps.n];
-				memset(g, 0, sizeof *g);
-				g->key = tk_xmalloc(kl ? kl : 1);
-				memcpy(g->key, key, kl);
-				g->klen = kl;
-				at = (uint32_t)ps.n++;
-				tk_hidx_insert(&ps.idx, h, at);
-			}
-			last = at;
-		}
-		pgroup *g = &ps.g[at];
-		double v = sqlite3_column_double(st, (int)q->nby);
-		sqlite3_int64 times = sqlite3_column_int64(st, (int)q->nby + 1);
-		if (times < 1)
-			continue;
-		TK_GROW(g->v, g->cap, g->n + (size_t)times);
-		for (sqlite3_int64 t = 0; t < times; t++)
-			g->v[g->n++] = v;
+		pscan_put(&ps, &last, key, kl, sqlite3_column_double(st, (int)q->nby),
+		          sqlite3_column_int64(st, (int)q->nby + 1));
 	}
 	sqlite3_finalize(st);
 	free(key);
-	tk_hidx_free(&ps.idx);
-	sqlite3_stmt *lab = NULL;
-	int ok = rc == SQLITE_DONE;
-	/* the groups' key texts: a bucket named by strftime on its first second, as by_sql names it */
-	for (size_t gi = 0; ok && gi < ps.n; gi++) {
-		pgroup *g = &ps.g[gi];
-		const char *p = g->key;
-		for (size_t i = 0; i < q->nby; i++) {
-			if (q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR) {
-				sqlite3_int64 b;
-				memcpy(&b, p, sizeof b);
-				p += sizeof b;
-				char one[160];
-				by_sql(q->by[i], "?1", one, sizeof one);
-				char *ls = sqlite3_mprintf("SELECT %s", one);
-				sqlite3_finalize(lab);
-				lab = NULL;
-				ok = sqlite3_prepare_v2(db, ls, -1, &lab, NULL) == SQLITE_OK;
-				sqlite3_free(ls);
-				if (!ok)
-					break;
-				sqlite3_bind_int64(lab, 1, b * (q->by[i] == TK_STORE_BY_DAY ? 86400 : 3600));
-				ok = sqlite3_step(lab) == SQLITE_ROW;
-				const char *t = ok ? (const char *)sqlite3_column_text(lab, 0) : NULL;
-				g->keys[i] = tk_xstrdup(t ? t : "");
-			} else {
-				g->keys[i] = tk_xstrdup(p);
-				p += strlen(p) + 1;
-			}
-		}
-	}
-	sqlite3_finalize(lab);
+	int ok = rc == SQLITE_DONE && pscan_label(db, q, &ps, 1) == 0;
 	if (ok && ps.n) { /* none: no group at all (*out stays NULL, as for no rows before) */
-		qsort_r(ps.g, ps.n, sizeof *ps.g, pgroup_cmp, &ps.nby);
 		*out = tk_xcalloc(ps.n, sizeof **out);
 		for (size_t gi = 0; gi < ps.n; gi++) {
 			pgroup *g = &ps.g[gi];
@@ -1678,13 +1704,7 @@ static int sq_percentiles_scan(sq *s, const tk_store_query *q, const tk_store_me
 		}
 		*n = ps.n;
 	}
-	for (size_t gi = 0; gi < ps.n; gi++) {
-		for (size_t i = 0; i < q->nby; i++)
-			free(ps.g[gi].keys[i]);
-		free(ps.g[gi].key);
-		free(ps.g[gi].v);
-	}
-	free(ps.g);
+	pscan_free(&ps);
 	return ok ? 0 : fail_on(s, db, err, "percentile query");
 }
 
@@ -2354,6 +2374,25 @@ static void sigc_put(sq *s, int slot, const tk_store_hang *x, char *versions)
 	e->versions = versions;
 }
 
+/* A top list's next entry from row st (column 1 the signature, 2 its count), appended to *out: NULL
+ * when the signature's sums were kept (sigc_find) and are filled in already, else the entry to sum. */
+static tk_store_hang *top_entry(sq *s, int slot, sqlite3_stmt *st, tk_store_hang **out, size_t *n, size_t *cap)
+{
+	TK_GROW(*out, *cap, *n + 1);
+	tk_store_hang *x = &(*out)[(*n)++];
+	memset(x, 0, sizeof *x);
+	const char *text = (const char *)sqlite3_column_text(st, 1);
+	x->signature = tk_xstrdup(text ? text : "");
+	x->count = (uint64_t)sqlite3_column_int64(st, 2);
+	x->p50 = x->p95 = NAN;
+	const sigent *e = sigc_find(s, slot, x->signature);
+	if (!e)
+		return x;
+	x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
+	x->example = tk_xstrdup(e->x.example);
+	return NULL;
+}
+
 /* Unfiltered top hangs from the summary: the top signatures by their maintained count, then each
  * one's rows by index for sessions, P50/P95 and the example (what the scan below computes for them:
  * the same counts, order and values). */
@@ -2380,18 +2419,9 @@ static int top_from_summary(sq *s, const tk_store_query *q, size_t limit, tk_sto
 	size_t cap = 0;
 	int rc, slot = sigc_get(s, q, TK_STORE_HANG_KINDS, 1);
 	while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
-		TK_GROW(*out, cap, *n + 1);
-		tk_store_hang *x = &(*out)[(*n)++];
-		memset(x, 0, sizeof *x);
-		x->signature = tk_xstrdup((const char *)sqlite3_column_text(top, 1));
-		x->count = (uint64_t)sqlite3_column_int64(top, 2);
-		x->p50 = x->p95 = NAN;
-		const sigent *e = sigc_find(s, slot, x->signature);
-		if (e) {
-			x->sessions = e->x.sessions, x->p50 = e->x.p50, x->p95 = e->x.p95;
-			x->example = tk_xstrdup(e->x.example);
+		tk_store_hang *x = top_entry(s, slot, top, out, n, &cap);
+		if (!x)
 			continue;
-		}
 		sqlite3_reset(one);
 		sqlite3_bind_int64(one, 1, sqlite3_column_int64(top, 0));
 		char *vers = NULL;
@@ -2522,12 +2552,963 @@ static int trows_get(sq *s, const tk_store_query *q, const char *kinds, int now,
 static int top_from_rows(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
                          size_t *n, tk_error *err);
 
+/* ---- per-signature summaries (migration 10 → 11), kept up by catch-up ----
+ * A signature's page, its flame graph and durations, the compare page's top lists and durations read
+ * a signature's every report (the top one of the 1 M fleet: 204 k). These tables hold what they sum,
+ * per (signature's sid, kind, app, version), over the reports with a duration:
+ *   sig_groups: how many;  sig_values: how many hold each distinct duration;
+ *   sig_keys: how many per device (what 0), per session (1), per stacks hash (2), and the SIGSUM_EX
+ *             least ids (3, n = 1: a page's examples);
+ *   sig_upto: the reports' rowid up to which they are summed.
+ * Nothing is added at ingest: a query that reads them first sums the reports past sig_upto (rowid >
+ * upto: new reports only ever get a larger rowid) into them, in one write transaction (sigsum_ready;
+ * where it cannot — a store open read-only, a transaction of its own open — the reports are read as
+ * before). A compaction (VACUUM may renumber rowids) sums them again from nothing. */
+#define SIGSUM_EX 16
+
+typedef struct sgrp {
+	sqlite3_int64 sid, n;
+	char *kind, *app, *version;
+	unsigned char ex[SIGSUM_EX][64]; /* the least ids, ascending (memcmp, then length) */
+	int exlen[SIGSUM_EX], nex;
+} sgrp;
+
+/* a (group, what, key) row to add: what -1 a duration (v), else sig_keys' what with key bytes */
+typedef struct sitem {
+	uint32_t g;
+	int what, klen, text;
+	double v;
+	char *key;
+	sqlite3_int64 n;
+} sitem;
+
+/* an hour_runs row to add to: (col, kind, app, version, day); and an entry of it */
+typedef struct hgrp {
+	int col;
+	sqlite3_int64 day;
+	char *kind, *app, *version;
+} hgrp;
+
+typedef struct hitem {
+	uint32_t g;
+	hrun r;
+} hitem;
+
+typedef struct sigacc {
+	sgrp *g;
+	size_t ng, gcap;
+	tk_hidx gidx;
+	sitem *it;
+	size_t ni, icap;
+	tk_hidx iidx;
+	hgrp *hg;
+	size_t nhg, hgcap;
+	tk_hidx hgidx;
+	hitem *hi;
+	size_t nhi, hicap;
+	tk_hidx hiidx;
+	int hbad; /* a time whose hour SQL's integer arithmetic does not give, or a count past 2^32 */
+} sigacc;
+
+static int hgrp_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const hgrp *a = &((const sigacc *)ctx)->hg[idx], *b = key;
+	return a->col == b->col && a->day == b->day && strcmp(a->version, b->version) == 0 &&
+	       strcmp(a->app, b->app) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
+static int hitem_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const hitem *a = &((const sigacc *)ctx)->hi[idx], *b = key;
+	return a->g == b->g && a->r.h == b->r.h && a->r.v == b->r.v;
+}
+
+/* A report's value of col counted in its hour's runs. */
+static void sigacc_hour(sigacc *a, int col, const char *kind, const char *app, const char *version, double t, double v)
+{
+	sqlite3_int64 b;
+	if (rate_bucket(t, 3600, &b)) {
+		a->hbad = 1;
+		return;
+	}
+	hgrp k = {col, b / 24 - (b % 24 < 0), (char *)kind, (char *)app, (char *)version};
+	uint64_t h = tk_hash_bytes(
+	    version, strlen(version),
+	    tk_hash_bytes(app, strlen(app), tk_hash_bytes(kind, strlen(kind), (uint64_t)k.day * 2 + (uint64_t)col)));
+	uint32_t g = tk_hidx_find(&a->hgidx, h, hgrp_eq, a, &k);
+	if (g == UINT32_MAX) {
+		TK_GROW(a->hg, a->hgcap, a->nhg + 1);
+		a->hg[a->nhg] = (hgrp){col, k.day, tk_xstrdup(kind), tk_xstrdup(app), tk_xstrdup(version)};
+		g = (uint32_t)a->nhg++;
+		tk_hidx_insert(&a->hgidx, h, g);
+	}
+	hitem it = {g, {(int)(b - k.day * 24), v == 0 ? 0.0 : v, 0}};
+	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)it.r.h);
+	uint32_t at = tk_hidx_find(&a->hiidx, hh, hitem_eq, a, &it);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->hi, a->hicap, a->nhi + 1);
+		a->hi[a->nhi] = it;
+		at = (uint32_t)a->nhi++;
+		tk_hidx_insert(&a->hiidx, hh, at);
+	}
+	if (a->hi[at].r.n == UINT32_MAX)
+		a->hbad = 1;
+	else
+		a->hi[at].r.n++;
+}
+
+typedef struct sgkey {
+	sqlite3_int64 sid;
+	const char *kind, *app, *version;
+} sgkey;
+
+static int sgrp_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const sgrp *g = &((const sigacc *)ctx)->g[idx];
+	const sgkey *k = key;
+	return g->sid == k->sid && strcmp(g->version, k->version) == 0 && strcmp(g->app, k->app) == 0 &&
+	       strcmp(g->kind, k->kind) == 0;
+}
+
+static int sitem_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const sitem *a = &((const sigacc *)ctx)->it[idx], *b = key;
+	if (a->g != b->g || a->what != b->what)
+		return 0;
+	if (a->what < 0)
+		return memcmp(&a->v, &b->v, sizeof a->v) == 0;
+	return a->klen == b->klen && a->text == b->text && memcmp(a->key, b->key, (size_t)a->klen) == 0;
+}
+
+static void sigacc_item(sigacc *a, uint32_t g, int what, double v, const void *key, int klen, int text)
+{
+	sitem k = {.g = g, .what = what, .klen = klen, .text = text, .v = v, .key = (char *)key};
+	uint64_t h = what < 0 ? tk_hash_bytes(&v, sizeof v, g)
+	                      : tk_hash_bytes(key, (size_t)klen, (uint64_t)g * 4 + (uint64_t)what);
+	uint32_t at = tk_hidx_find(&a->iidx, h, sitem_eq, a, &k);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->it, a->icap, a->ni + 1);
+		if (what >= 0) {
+			k.key = tk_xmalloc((size_t)klen + 1);
+			memcpy(k.key, key, (size_t)klen);
+			k.key[klen] = 0;
+		}
+		a->it[a->ni] = k;
+		at = (uint32_t)a->ni++;
+		tk_hidx_insert(&a->iidx, h, at);
+	}
+	a->it[at].n++;
+}
+
+static int id_cmp(const unsigned char *a, int al, const unsigned char *b, int bl)
+{
+	int c = memcmp(a, b, (size_t)(al < bl ? al : bl));
+	return c ? c : al - bl;
+}
+
+/* One report counted: its duration and CPU average in their hours' runs; with a duration and a
+ * signature, in its signature's sums. */
+static void sigacc_row(sigacc *a, sqlite3_stmt *st)
+{
+	sgkey k = {sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+	           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3)};
+	k.kind = k.kind ? k.kind : "", k.app = k.app ? k.app : "", k.version = k.version ? k.version : "";
+	for (int col = 0; col < 2; col++)
+		if (sqlite3_column_type(st, col ? 9 : 4) != SQLITE_NULL)
+			sigacc_hour(a, col, k.kind, k.app, k.version, sqlite3_column_double(st, 10),
+			            sqlite3_column_double(st, col ? 9 : 4));
+	if (sqlite3_column_type(st, 4) == SQLITE_NULL || sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return;
+	uint64_t h =
+	    tk_hash_bytes(k.version, strlen(k.version),
+	                  tk_hash_bytes(k.app, strlen(k.app), tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid)));
+	uint32_t g = tk_hidx_find(&a->gidx, h, sgrp_eq, a, &k);
+	if (g == UINT32_MAX) {
+		TK_GROW(a->g, a->gcap, a->ng + 1);
+		sgrp *n = &a->g[a->ng];
+		memset(n, 0, sizeof *n);
+		n->sid = k.sid, n->kind = tk_xstrdup(k.kind), n->app = tk_xstrdup(k.app),
+		n->version = tk_xstrdup(k.version);
+		g = (uint32_t)a->ng++;
+		tk_hidx_insert(&a->gidx, h, g);
+	}
+	a->g[g].n++;
+	sigacc_item(a, g, -1, sqlite3_column_double(st, 4), NULL, 0, 0);
+	for (int w = 0; w < 3; w++) { /* device, session (text), stack (a blob) */
+		int c = 5 + w;
+		if (sqlite3_column_type(st, c) == SQLITE_NULL)
+			continue;
+		int text = sqlite3_column_type(st, c) == SQLITE_TEXT;
+		const void *p = text ? (const void *)sqlite3_column_text(st, c) : sqlite3_column_blob(st, c);
+		sigacc_item(a, g, w, 0, p ? p : "", sqlite3_column_bytes(st, c), text);
+	}
+	const unsigned char *id = sqlite3_column_blob(st, 8);
+	int il = sqlite3_column_bytes(st, 8);
+	sgrp *gr = &a->g[g];
+	if (!id || il > 64 ||
+	    (gr->nex == SIGSUM_EX && id_cmp(id, il, gr->ex[SIGSUM_EX - 1], gr->exlen[SIGSUM_EX - 1]) >= 0))
+		return;
+	int j = gr->nex < SIGSUM_EX ? gr->nex++ : SIGSUM_EX - 1;
+	while (j > 0 && id_cmp(gr->ex[j - 1], gr->exlen[j - 1], id, il) > 0) {
+		memcpy(gr->ex[j], gr->ex[j - 1], (size_t)gr->exlen[j - 1]);
+		gr->exlen[j] = gr->exlen[j - 1];
+		j--;
+	}
+	memcpy(gr->ex[j], id, (size_t)il);
+	gr->exlen[j] = il;
+}
+
+static void sigacc_free(sigacc *a)
+{
+	for (size_t i = 0; i < a->ng; i++)
+		free(a->g[i].kind), free(a->g[i].app), free(a->g[i].version);
+	for (size_t i = 0; i < a->ni; i++)
+		free(a->it[i].key);
+	for (size_t i = 0; i < a->nhg; i++)
+		free(a->hg[i].kind), free(a->hg[i].app), free(a->hg[i].version);
+	free(a->g);
+	free(a->it);
+	free(a->hg);
+	free(a->hi);
+	tk_hidx_free(&a->gidx);
+	tk_hidx_free(&a->iidx);
+	tk_hidx_free(&a->hgidx);
+	tk_hidx_free(&a->hiidx);
+}
+
+static int hitem_cmp(const void *x, const void *y)
+{
+	const hitem *a = x, *b = y;
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	if (a->r.h != b->r.h)
+		return a->r.h - b->r.h;
+	return (a->r.v > b->r.v) - (a->r.v < b->r.v);
+}
+
+static int hrun_cmp(const hrun *a, const hrun *b)
+{
+	if (a->h != b->h)
+		return a->h - b->h;
+	return (a->v > b->v) - (a->v < b->v);
+}
+
+/* The hours' runs of a into hour_runs, each row's entries merged with those it holds (sorted by hour
+ * and value, equal ones summed), inside the open transaction. */
+static int hours_write(sq *s, sigacc *a)
+{
+	if (a->nhi > 1)
+		qsort(a->hi, a->nhi, sizeof *a->hi, hitem_cmp);
+	sqlite3_stmt *get = NULL, *put = NULL;
+	int ok =
+	    sqlite3_prepare_v2(s->db,
+	                       "SELECT runs FROM hour_runs WHERE col = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 "
+	                       "AND day = ?5",
+	                       -1, &get, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(s->db,
+	                       "INSERT OR REPLACE INTO hour_runs (col, kind, app, version, day, runs) VALUES (?1, ?2, "
+	                       "?3, ?4, ?5, ?6)",
+	                       -1, &put, NULL) == SQLITE_OK;
+	unsigned char *out = NULL;
+	size_t ocap = 0;
+	for (size_t i = 0; ok && i < a->nhi;) {
+		size_t j = i;
+		while (j < a->nhi && a->hi[j].g == a->hi[i].g)
+			j++;
+		const hgrp *g = &a->hg[a->hi[i].g];
+		sqlite3_stmt *st[2] = {get, put};
+		for (int k = 0; k < 2; k++) {
+			sqlite3_reset(st[k]);
+			sqlite3_bind_int(st[k], 1, g->col);
+			sqlite3_bind_text(st[k], 2, g->kind, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 3, g->app, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 4, g->version, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st[k], 5, g->day);
+		}
+		int rc = sqlite3_step(get);
+		const unsigned char *old = rc == SQLITE_ROW ? sqlite3_column_blob(get, 0) : NULL;
+		size_t nold = old ? (size_t)sqlite3_column_bytes(get, 0) / HRUN_BYTES : 0, x = 0, y = i, no = 0;
+		ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
+		TK_GROW(out, ocap, (nold + (j - i)) * HRUN_BYTES + 1);
+		while (ok && (x < nold || y < j)) { /* merged in (hour, value) order */
+			hrun r;
+			if (x < nold)
+				hrun_get(old, x, &r);
+			int c = x == nold ? 1 : y == j ? -1 : hrun_cmp(&r, &a->hi[y].r);
+			if (c > 0) {
+				r = a->hi[y++].r;
+			} else if (c == 0) {
+				if (r.n > UINT32_MAX - a->hi[y].r.n)
+					a->hbad = 1;
+				r.n += a->hi[y++].r.n;
+				x++;
+			} else {
+				x++;
+			}
+			hrun_put(out, no++, &r);
+		}
+		if (ok) {
+			sqlite3_bind_blob(put, 6, out, (int)(no * HRUN_BYTES), SQLITE_STATIC);
+			ok = sqlite3_step(put) == SQLITE_DONE;
+		}
+		sqlite3_reset(get);
+		i = j;
+	}
+	free(out);
+	sqlite3_finalize(get);
+	sqlite3_finalize(put);
+	return ok ? 0 : -1;
+}
+
+static void bind_group(sqlite3_stmt *st, const sgrp *g)
+{
+	sqlite3_bind_int64(st, 1, g->sid);
+	sqlite3_bind_text(st, 2, g->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, g->app, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, g->version, -1, SQLITE_STATIC);
+}
+
+/* The sums of a into the tables, inside the open transaction. */
+static int sigacc_write(sq *s, const sigacc *a)
+{
+	static const char *const sql[4] = {
+	    "INSERT INTO sig_groups (sid, kind, app, version, n) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (sid, kind, "
+	    "app, version) DO UPDATE SET n = n + excluded.n",
+	    "INSERT INTO sig_values (sid, kind, app, version, value, n) VALUES (?1, ?2, ?3, ?4, ?6, ?5) ON CONFLICT "
+	    "(sid, kind, app, version, value) DO UPDATE SET n = n + excluded.n",
+	    "INSERT INTO sig_keys (sid, kind, app, version, what, key, n) VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?5) ON "
+	    "CONFLICT (sid, kind, app, version, what, key) DO UPDATE SET n = n + excluded.n",
+	    /* each group's SIGSUM_EX least ids stay */
+	    "DELETE FROM sig_keys WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 AND what = 3 AND key > "
+	    "(SELECT key FROM sig_keys WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND version = ?4 AND what = 3 "
+	    "ORDER BY key LIMIT 1 OFFSET 15)"}; /* SIGSUM_EX - 1 */
+	_Static_assert(SIGSUM_EX == 16, "the OFFSET above");
+	sqlite3_stmt *st[4] = {0};
+	int ok = 1;
+	for (int i = 0; i < 4 && ok; i++)
+		ok = sqlite3_prepare_v2(s->db, sql[i], -1, &st[i], NULL) == SQLITE_OK;
+	for (size_t i = 0; ok && i < a->ng; i++) {
+		const sgrp *g = &a->g[i];
+		sqlite3_reset(st[0]);
+		bind_group(st[0], g);
+		sqlite3_bind_int64(st[0], 5, g->n);
+		ok = sqlite3_step(st[0]) == SQLITE_DONE;
+		for (int e = 0; ok && e < g->nex; e++) {
+			sqlite3_reset(st[2]);
+			bind_group(st[2], g);
+			sqlite3_bind_int64(st[2], 5, 1);
+			sqlite3_bind_int(st[2], 6, 3);
+			sqlite3_bind_blob(st[2], 7, g->ex[e], g->exlen[e], SQLITE_STATIC);
+			ok = sqlite3_step(st[2]) == SQLITE_DONE;
+		}
+		if (ok && g->nex) {
+			sqlite3_reset(st[3]);
+			bind_group(st[3], g);
+			ok = sqlite3_step(st[3]) == SQLITE_DONE;
+		}
+	}
+	for (size_t i = 0; ok && i < a->ni; i++) {
+		const sitem *t = &a->it[i];
+		sqlite3_stmt *u = st[t->what < 0 ? 1 : 2];
+		sqlite3_reset(u);
+		bind_group(u, &a->g[t->g]);
+		sqlite3_bind_int64(u, 5, t->n);
+		if (t->what < 0) {
+			sqlite3_bind_double(u, 6, t->v);
+		} else {
+			sqlite3_bind_int(u, 6, t->what);
+			if (t->text)
+				sqlite3_bind_text(u, 7, t->key, t->klen, SQLITE_STATIC);
+			else
+				sqlite3_bind_blob(u, 7, t->key, t->klen, SQLITE_STATIC);
+		}
+		ok = sqlite3_step(u) == SQLITE_DONE;
+	}
+	for (int i = 0; i < 4; i++)
+		sqlite3_finalize(st[i]);
+	return ok ? 0 : -1;
+}
+
+/* One integer from a one-row query on db (*v = 0 for NULL); 0 or -1. */
+static int int_of(sqlite3 *db, const char *sql, sqlite3_int64 *v)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int rc = sqlite3_step(st);
+	*v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The reports past sig_upto summed into the tables, inside the caller's open write transaction: at
+ * most chunk rowids of them (0: all), so a writer waiting for the lock waits for one chunk only. */
+static int sigsum_add(sq *s, sqlite3_int64 chunk, tk_error *err)
+{
+	sqlite3_int64 upto, top;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
+		return fail(s, err, "signature summaries");
+	if (top <= upto)
+		return 0;
+	if (chunk > 0 && top - upto > chunk)
+		top = upto + chunk;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT sid, kind, app, version, duration, device, session, stack, id, avg_cpu, time "
+	                       "FROM reports WHERE rowid > ?1 AND rowid <= ?2",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature summaries");
+	sqlite3_bind_int64(st, 1, upto);
+	sqlite3_bind_int64(st, 2, top);
+	sigacc a = {0};
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sigacc_row(&a, st);
+	sqlite3_finalize(st);
+	int bad = rc != SQLITE_DONE || sigacc_write(s, &a) || hours_write(s, &a), hbad = a.hbad;
+	sigacc_free(&a);
+	if (bad)
+		return fail(s, err, "signature summaries");
+	char up[96];
+	snprintf(up, sizeof up, "UPDATE sig_upto SET upto = %lld%s", (long long)top, hbad ? ", hbad = 1" : "");
+	return exec(s, up, err);
+}
+
+/* 10 → 11: the tables, summed from every stored report. */
+static int migrate_10_11(sq *s, tk_error *err)
+{
+	return exec(
+	           s,
+	           "DROP TABLE IF EXISTS sig_groups; DROP TABLE IF EXISTS sig_values; DROP TABLE IF EXISTS sig_keys;"
+	           "DROP TABLE IF EXISTS sig_upto;"
+	           "CREATE TABLE sig_groups (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version)) WITHOUT ROWID;"
+	           "CREATE TABLE sig_values (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, value REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, version, value)) "
+	           "WITHOUT ROWID;"
+	           "CREATE TABLE sig_keys (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, what INTEGER NOT NULL, key NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (sid, kind, app, "
+	           "version, what, key)) WITHOUT ROWID;"
+	           "DROP TABLE IF EXISTS hour_runs;"
+	           "CREATE TABLE hour_runs (col INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT "
+	           "NOT NULL, day INTEGER NOT NULL, runs BLOB NOT NULL, UNIQUE (col, kind, app, version, day));"
+	           "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES "
+	           "(0, 0);",
+	           err) ||
+	       sigsum_add(s, 0, err);
+}
+
+/* Whether the summaries are current for this connection's next query (caught up first when
+ * reports were added): 1, or 0 where they cannot be (the caller reads the reports). */
+static int sigsum_ready(sq *s)
+{
+	uint64_t token;
+	tk_error e;
+	if (!sqlite3_get_autocommit(s->db) || sq_changes(s, &token, &e))
+		return 0;
+	if (s->ss_ok && s->ss_token == token)
+		return 1;
+	sqlite3_int64 upto, top;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
+		return 0;
+	while (top > upto) { /* 65536 rowids a transaction: an ingest in between waits for one of them */
+		if (exec(s, "BEGIN IMMEDIATE", &e))
+			return 0;
+		if (sigsum_add(s, 65536, &e) || exec(s, "COMMIT", &e)) {
+			exec(s, "ROLLBACK", NULL);
+			return 0;
+		}
+		if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) ||
+		    int_of(s->db, "SELECT max(rowid) FROM reports", &top) || sq_changes(s, &token, &e))
+			return 0;
+	}
+	s->ss_ok = 1, s->ss_token = token;
+	return 1;
+}
+
+/* Whether hour_runs is current and holds every report's hour (sigsum_ready). */
+static int hour_runs_ready(sq *s)
+{
+	sqlite3_int64 bad;
+	return sigsum_ready(s) && int_of(s->db, "SELECT hbad FROM sig_upto", &bad) == 0 && !bad;
+}
+
+/* Whether the summaries hold q's filters: app and version alone, no time range. */
+static int sigsum_fit(const tk_store_query *q)
+{
+	return !(q->since > 0) && !(q->until > 0) && !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_DEVICE] &&
+	       !q->where[TK_STORE_OS] && !q->where[TK_STORE_SESSION];
+}
+
+/* The sid of a signature: 0 with it, 1 when none is stored, -1 with err. */
+static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT sid FROM hang_sigs WHERE signature = ?", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature query");
+	sqlite3_bind_text(st, 1, signature, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	*sid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, err, "signature query");
+	return rc == SQLITE_ROW ? 0 : 1;
+}
+
+/* A statement on a summary table of q's groups of signature sid: "SELECT cols FROM table WHERE sid = ?1
+ * AND kind IN kinds [AND app = ?2] [AND version = ?3] extra". */
+static sqlite3_stmt *sigsum_stmt(sq *s, const char *cols, const char *table, const tk_store_query *q, const char *kinds,
+                                 sqlite3_int64 sid, const char *extra, tk_error *err)
+{
+	/* the groups there are named, so the key is searched per group (a version's rows, a what's rows)
+	 * instead of read through all of the signature's */
+	const char *groups = q->where[TK_STORE_VERSION] ? (q->where[TK_STORE_APP] ? ""
+	                                                                          : " AND app IN (SELECT app FROM "
+	                                                                            "sig_groups WHERE sid = ?1 AND "
+	                                                                            "version = ?3)")
+	                     : !*extra                  ? ""
+	                     : q->where[TK_STORE_APP]
+	                         ? " AND version IN (SELECT version FROM sig_groups WHERE sid = ?1 "
+	                           "AND app = ?2)"
+	                         : " AND (app, version) IN (SELECT app, version FROM sig_groups WHERE "
+	                           "sid = ?1)";
+	char *sql = sqlite3_mprintf("SELECT %s FROM %s WHERE sid = ?1 AND kind IN %s%s%s%s%s", cols, table, kinds,
+	                            q->where[TK_STORE_APP] ? " AND app = ?2" : "",
+	                            q->where[TK_STORE_VERSION] ? " AND version = ?3" : "", groups, extra);
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		fail(s, err, "signature summary query");
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, sid);
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 2, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	return st;
+}
+
+/* A signature's durations from sig_values: each distinct value once with its count, ascending; its
+ * versions with their counts (by name), and "\n"-joined in the order reports_sig meets them (by the
+ * least (kind, duration) of each, then name: what sig_sum lists). */
+typedef struct sigvals {
+	vw *v;
+	size_t nv;
+	uint64_t count;
+	tk_store_tally *vers;
+	size_t nvers;
+	char *order;
+} sigvals;
+
+typedef struct vfirst {
+	char *version, *kind;
+	double v;
+	uint64_t n;
+} vfirst;
+
+static int vfirst_by_name(const void *a, const void *b)
+{
+	return strcmp(((const vfirst *)a)->version, ((const vfirst *)b)->version);
+}
+
+static int vfirst_by_index(const void *a, const void *b)
+{
+	const vfirst *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+	if (c)
+		return c;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return strcmp(x->version, y->version);
+}
+
+static void sigvals_free(sigvals *o)
+{
+	free(o->v);
+	for (size_t i = 0; i < o->nvers; i++)
+		free(o->vers[i].value);
+	free(o->vers);
+	free(o->order);
+	memset(o, 0, sizeof *o);
+}
+
+static int sigsum_values(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, sigvals *o,
+                         tk_error *err)
+{
+	memset(o, 0, sizeof *o);
+	sqlite3_stmt *st = sigsum_stmt(s, "kind, version, value, n", "sig_values", q, kinds, sid, "", err);
+	if (!st)
+		return -1;
+	size_t cap = 0, fcap = 0, nf = 0;
+	vfirst *f = NULL;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 0),
+		           *ver = (const char *)sqlite3_column_text(st, 1);
+		kind = kind ? kind : "", ver = ver ? ver : "";
+		double v = sqlite3_column_double(st, 2);
+		sqlite3_int64 n = sqlite3_column_int64(st, 3);
+		if (n < 1)
+			continue;
+		TK_GROW(o->v, cap, o->nv + 1);
+		o->v[o->nv++] = (vw){v, (uint64_t)n};
+		o->count += (uint64_t)n;
+		size_t k = 0; /* a handful of versions: compared in turn */
+		while (k < nf && strcmp(f[k].version, ver) != 0)
+			k++;
+		if (k == nf) {
+			TK_GROW(f, fcap, nf + 1);
+			f[nf++] = (vfirst){tk_xstrdup(ver), tk_xstrdup(kind), v, 0};
+		} else if (vfirst_by_index(&(vfirst){f[k].version, (char *)kind, v, 0}, &f[k]) < 0) {
+			free(f[k].kind);
+			f[k].kind = tk_xstrdup(kind), f[k].v = v;
+		}
+		f[k].n += (uint64_t)n;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		if (o->nv > 1) { /* the groups' runs merged: sorted, equal values made one */
+			qsort(o->v, o->nv, sizeof *o->v, vw_cmp);
+			size_t w = 0;
+			for (size_t i = 1; i < o->nv; i++) {
+				if (o->v[i].v == o->v[w].v)
+					o->v[w].n += o->v[i].n;
+				else
+					o->v[++w] = o->v[i];
+			}
+			o->nv = w + 1;
+		}
+		qsort(f, nf, sizeof *f, vfirst_by_index);
+		size_t len = 0;
+		for (size_t i = 0; i < nf; i++)
+			len += strlen(f[i].version) + 1;
+		char *p = o->order = tk_xmalloc(len + 1);
+		for (size_t i = 0; i < nf; i++) {
+			size_t l = strlen(f[i].version);
+			memcpy(p, f[i].version, l);
+			p[l] = '\n';
+			p += l + 1;
+		}
+		*p = 0;
+		qsort(f, nf, sizeof *f, vfirst_by_name);
+		o->vers = tk_xmalloc((nf ? nf : 1) * sizeof *o->vers);
+		for (size_t i = 0; i < nf; i++)
+			o->vers[i] = (tk_store_tally){f[i].version, f[i].n};
+		o->nvers = nf;
+	} else {
+		for (size_t i = 0; i < nf; i++)
+			free(f[i].version);
+	}
+	for (size_t i = 0; i < nf; i++)
+		free(f[i].kind);
+	free(f);
+	if (rc != SQLITE_DONE) {
+		sigvals_free(o);
+		return fail(s, err, "signature summary query");
+	}
+	return 0;
+}
+
+typedef struct keytally {
+	char *key;
+	int len;
+	uint64_t n;
+} keytally;
+
+static int keytally_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const keytally *t = &((const keytally *)ctx)[idx], *k = key;
+	return t->len == k->len && memcmp(t->key, k->key, (size_t)t->len) == 0;
+}
+
+static int keytally_cmp(const void *a, const void *b)
+{
+	const keytally *x = a, *y = b;
+	int c = memcmp(x->key, y->key, (size_t)(x->len < y->len ? x->len : y->len));
+	return c ? c : x->len - y->len;
+}
+
+/* sig_keys' rows of one what for q's groups of sid: each distinct key once with its summed count,
+ * sorted by bytes (as strcmp orders texts, memcmp ids). */
+static int sigsum_keys(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, int what, keytally **out,
+                       size_t *nout, tk_error *err)
+{
+	char extra[32];
+	snprintf(extra, sizeof extra, " AND what = %d", what);
+	*out = NULL, *nout = 0;
+	sqlite3_stmt *st = sigsum_stmt(s, "key, n", "sig_keys", q, kinds, sid, extra, err);
+	if (!st)
+		return -1;
+	keytally *t = NULL;
+	size_t nt = 0, cap = 0;
+	tk_hidx idx = {0};
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *p = sqlite3_column_blob(st, 0);
+		keytally k = {(char *)(p ? p : ""), sqlite3_column_bytes(st, 0), 0};
+		uint64_t h = tk_hash_bytes(k.key, (size_t)k.len, 0);
+		uint32_t at = tk_hidx_find(&idx, h, keytally_eq, t, &k);
+		if (at == UINT32_MAX) {
+			TK_GROW(t, cap, nt + 1);
+			t[nt].key = tk_xmalloc((size_t)k.len + 1);
+			memcpy(t[nt].key, k.key, (size_t)k.len);
+			t[nt].key[k.len] = 0;
+			t[nt].len = k.len, t[nt].n = 0;
+			at = (uint32_t)nt++;
+			tk_hidx_insert(&idx, h, at);
+		}
+		t[at].n += (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	tk_hidx_free(&idx);
+	if (rc != SQLITE_DONE) {
+		for (size_t i = 0; i < nt; i++)
+			free(t[i].key);
+		free(t);
+		return fail(s, err, "signature summary query");
+	}
+	if (nt > 1)
+		qsort(t, nt, sizeof *t, keytally_cmp);
+	*out = t, *nout = nt;
+	return 0;
+}
+
+static void keytally_free(keytally *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(t[i].key);
+	free(t);
+}
+
+static char *hex_of(const char *p, int len)
+{
+	char *h = tk_xmalloc(2 * (size_t)len + 1);
+	for (int b = 0; b < len; b++)
+		snprintf(h + 2 * b, 3, "%02x", (unsigned char)p[b]);
+	h[2 * len] = 0;
+	return h;
+}
+
+/* A top list's entry of signature sid from the summaries (what sig_sum sums from its rows): sessions,
+ * P50/P95, the least id, the versions in reports_sig's order; and how many reports into *rows. */
+static int sigsum_hang(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid, tk_store_hang *x,
+                       uint64_t *rows, char **versions, tk_error *err)
+{
+	sigvals v;
+	keytally *ses = NULL, *ex = NULL;
+	size_t nses = 0, nex = 0;
+	if (sigsum_values(s, q, kinds, sid, &v, err))
+		return -1;
+	if (sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) || sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err)) {
+		keytally_free(ses, nses);
+		sigvals_free(&v);
+		return -1;
+	}
+	if (v.count) {
+		tk_store_group g;
+		vw_summarise(v.v, v.nv, &g);
+		x->p50 = g.q[0];
+		x->p95 = g.q[2];
+	}
+	x->sessions = nses;
+	if (rows)
+		*rows = v.count;
+	x->example = nex ? hex_of(ex[0].key, ex[0].len) : tk_xstrdup("");
+	if (versions)
+		*versions = v.order, v.order = NULL;
+	keytally_free(ses, nses);
+	keytally_free(ex, nex);
+	sigvals_free(&v);
+	return 0;
+}
+
+/* tk_store_ops.sig_detail from the summaries (q's filters app and version at most, examples within
+ * SIGSUM_EX). */
+static int sq_sig_detail(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
+                         tk_store_signature_info *out, tk_error *err)
+{
+	sq *s = h;
+	if (!q->signature || max_examples > SIGSUM_EX || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	sqlite3_int64 sid;
+	int k = sid_of(s, q->signature, &sid, err);
+	if (k < 0)
+		return -1;
+	sigvals v = {0};
+	keytally *dev = NULL, *ses = NULL, *ex = NULL;
+	size_t ndev = 0, nses = 0, nex = 0;
+	if (k == 0 &&
+	    (sigsum_values(s, q, kinds, sid, &v, err) || sigsum_keys(s, q, kinds, sid, 0, &dev, &ndev, err) ||
+	     sigsum_keys(s, q, kinds, sid, 1, &ses, &nses, err) || sigsum_keys(s, q, kinds, sid, 3, &ex, &nex, err))) {
+		sigvals_free(&v);
+		keytally_free(dev, ndev);
+		keytally_free(ses, nses);
+		return -1;
+	}
+	out->count = v.count;
+	out->sessions = nses;
+	out->versions = v.vers ? v.vers : tk_xmalloc(sizeof *out->versions);
+	out->nversions = v.nvers;
+	v.vers = NULL, v.nvers = 0;
+	out->devices = tk_xmalloc((ndev ? ndev : 1) * sizeof *out->devices);
+	for (size_t i = 0; i < ndev; i++)
+		out->devices[i] = (tk_store_tally){dev[i].key, dev[i].n};
+	out->ndevices = ndev;
+	free(dev);
+	out->durations = tk_xmalloc((v.count ? v.count : 1) * sizeof *out->durations);
+	size_t at = 0;
+	for (size_t i = 0; i < v.nv; i++)
+		for (uint64_t r = 0; r < v.v[i].n; r++)
+			out->durations[at++] = v.v[i].v;
+	out->nexamples = nex < max_examples ? nex : max_examples;
+	out->examples = tk_xmalloc((out->nexamples ? out->nexamples : 1) * sizeof *out->examples);
+	for (size_t i = 0; i < out->nexamples; i++)
+		out->examples[i] = hex_of(ex[i].key, ex[i].len);
+	keytally_free(ses, nses);
+	keytally_free(ex, nex);
+	sigvals_free(&v);
+	return 0;
+}
+
+/* tk_store_ops.sigs_values: each signature's (duration, count) lines from sig_values where the
+ * summaries hold q, else its rows (sq_sig_rows) one by one. */
+static int sq_sig_rows(void *h, const tk_store_query *q, const char *kinds, tk_store_sigrow **rows, size_t *n,
+                       tk_error *err);
+static int sq_sigs_values(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                          int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
+{
+	sq *s = h;
+	int sum = sigsum_fit(q) && sigsum_ready(s);
+	for (size_t i = 0; i < n; i++) {
+		tk_store_query one = *q;
+		one.signature = sigs[i];
+		if (sum) {
+			sqlite3_int64 sid;
+			int k = sid_of(s, sigs[i], &sid, err);
+			if (k < 0)
+				return -1;
+			if (k)
+				continue;
+			sqlite3_stmt *st = sigsum_stmt(s, "value, n", "sig_values", &one, kinds, sid, "", err);
+			if (!st)
+				return -1;
+			int rc, bad = 0;
+			while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW)
+				bad = row(ctx, i, sqlite3_column_double(st, 0),
+				          (uint64_t)sqlite3_column_int64(st, 1)) != 0;
+			sqlite3_finalize(st);
+			if (bad)
+				return tk_error_set(err, "signatures' durations: out of memory"), -1;
+			if (rc != SQLITE_DONE)
+				return fail(s, err, "signature summary query");
+			continue;
+		}
+		tk_store_sigrow *r = NULL;
+		size_t nr = 0;
+		int rc = sq_sig_rows(s, &one, kinds, &r, &nr, err);
+		for (size_t k = 0; k < nr; k++) {
+			if (!rc && row(ctx, i, r[k].duration, 1))
+				rc = tk_error_set(err, "signatures' durations: out of memory");
+			free(r[k].id), free(r[k].version), free(r[k].device), free(r[k].session);
+		}
+		free(r);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int stack_text(sqlite3_stmt *st, const void *hash, int len, uint64_t count, char ***folded, uint64_t **times,
+                      size_t *n, size_t cap[2]);
+
+/* A signature's merged stacks from sig_keys (every report's, max_reports 0): 1 where the summaries do
+ * not hold q. */
+static int sigsum_stacks(sq *s, const tk_store_query *q, const char *kinds, char ***folded, uint64_t **times, size_t *n,
+                         tk_error *err)
+{
+	if (!q->signature || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	sqlite3_int64 sid;
+	int k = sid_of(s, q->signature, &sid, err);
+	if (k)
+		return k < 0 ? -1 : 0;
+	keytally *t;
+	size_t nt;
+	if (sigsum_keys(s, q, kinds, sid, 2, &t, &nt, err))
+		return -1;
+	sqlite3_stmt *st = NULL;
+	if (nt && sqlite3_prepare_v2(s->db, "SELECT folded FROM stacks WHERE hash = ?", -1, &st, NULL) != SQLITE_OK) {
+		keytally_free(t, nt);
+		return fail(s, err, "signature stacks query");
+	}
+	size_t cap[2] = {0, 0};
+	int rc = SQLITE_DONE;
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++)
+		rc = stack_text(st, t[i].key, t[i].len, t[i].n, folded, times, n, cap);
+	sqlite3_finalize(st);
+	keytally_free(t, nt);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "signature stacks query");
+}
+
+/* Top signatures of q (filters sigsum_fit holds) from the summaries: each signature's count under q
+ * from sig_groups, the first limit by count and signature (as hang_most_first orders), each summed by
+ * sigsum_hang. 1 where the summaries do not hold q. */
+static int top_from_sigsum(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out,
+                           size_t *n, tk_error *err)
+{
+	if (q->signature || !sigsum_fit(q) || !sigsum_ready(s))
+		return 1;
+	char *sql = sqlite3_mprintf(
+	    "SELECT g.sid, h.signature, sum(g.n) AS c FROM sig_groups g JOIN hang_sigs h ON h.sid = g.sid WHERE g.kind "
+	    "IN %s%s%s GROUP BY g.sid HAVING c > 0 ORDER BY c DESC, h.signature LIMIT ?4",
+	    kinds, q->where[TK_STORE_APP] ? " AND g.app = ?2" : "",
+	    q->where[TK_STORE_VERSION] ? " AND g.version = ?3" : "");
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "top-hangs query");
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 2, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)(limit < INT64_MAX ? limit : INT64_MAX));
+	size_t cap = 0;
+	int rc, slot = sigc_get(s, q, kinds, 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		tk_store_hang *x = top_entry(s, slot, st, out, n, &cap);
+		if (!x)
+			continue;
+		char *vers = NULL;
+		if (sigsum_hang(s, q, kinds, sqlite3_column_int64(st, 0), x, NULL, &vers, err)) {
+			rc = -1;
+			break;
+		}
+		sigc_put(s, slot, x, vers);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc < 0 ? -1 : fail(s, err, "top-hangs query");
+	}
+	return 0;
+}
+
 static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
 {
 	sq *s = h;
 	int filtered = q->since > 0 || q->until > 0 || q->kind || q->signature; /* the summary table counts hangs */
 	for (int k = 0; k < TK_STORE_NKEYS; k++)
 		filtered |= q->where[k] != NULL;
+	if (!q->signature && sigsum_fit(q)) { /* from the per-signature summaries */
+		int k = top_from_sigsum(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
+		if (k <= 0)
+			return k;
+	}
 	if (!filtered)
 		return top_from_summary(s, q, limit, out, n, err);
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
@@ -2614,6 +3595,13 @@ static int sq_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	r->bytes_before = db_bytes(s);
 	if (sqlite3_exec(s->db, "ANALYZE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL) != SQLITE_OK)
 		return fail(s, err, "compact");
+	/* VACUUM may have renumbered the reports' rowids: the signature summaries summed again */
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (migrate_10_11(s, err) || exec(s, "COMMIT", err)) {
+		exec(s, "ROLLBACK", NULL);
+		return -1;
+	}
 	r->bytes_after = db_bytes(s);
 	return 0;
 }
@@ -2706,6 +3694,24 @@ static int ref_row_cmp(const void *a, const void *b)
 {
 	sqlite3_int64 x = ((const rep_ref *)a)->row, y = ((const rep_ref *)b)->row;
 	return (x > y) - (x < y);
+}
+
+/* A distinct stack's text (st: SELECT folded FROM stacks WHERE hash = ?) appended to folded with
+ * how many reports hold it (cap: the two arrays' capacities); one missing from stacks is left out, as
+ * a join leaves it. SQLITE_DONE or the error. */
+static int stack_text(sqlite3_stmt *st, const void *hash, int len, uint64_t count, char ***folded, uint64_t **times,
+                      size_t *n, size_t cap[2])
+{
+	sqlite3_reset(st);
+	sqlite3_bind_blob(st, 1, hash, len, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return rc;
+	TK_GROW(*folded, cap[0], *n + 1);
+	TK_GROW(*times, cap[1], *n + 1);
+	(*folded)[*n] = col_dup(st, 0);
+	(*times)[(*n)++] = count;
+	return SQLITE_DONE;
 }
 
 /* sq_sig_stacks by the reports' rows: the ids and rowids read from an index (a signature's from
@@ -2825,20 +3831,9 @@ static int sig_stacks_ids(sq *s, const tk_store_query *q, const char *where, siz
 		free(t);
 		return fail(s, err, "signature stacks query");
 	}
-	size_t cap = 0, tc = 0;
-	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_blob(st, 1, t[i].hash, t[i].len, SQLITE_STATIC);
-		int r1 = sqlite3_step(st);
-		if (r1 == SQLITE_ROW) {
-			TK_GROW(*folded, cap, *n + 1);
-			TK_GROW(*times, tc, *n + 1);
-			(*folded)[*n] = col_dup(st, 0);
-			(*times)[(*n)++] = t[i].n;
-		} else if (r1 != SQLITE_DONE) {
-			rc = r1;
-		}
-	}
+	size_t cap[2] = {0, 0};
+	for (size_t i = 0; i < nt && rc == SQLITE_DONE; i++)
+		rc = stack_text(st, t[i].hash, t[i].len, t[i].n, folded, times, n, cap);
 	if (nt)
 		sqlite3_finalize(st);
 	free(t);
@@ -2849,6 +3844,11 @@ static int sq_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
                          uint64_t **times, size_t *n, tk_error *err)
 {
 	sq *s = h;
+	if (!max_reports) { /* every report's: from the per-signature summaries */
+		int k = sigsum_stacks(s, q, kinds, folded, times, n, err);
+		if (k <= 0)
+			return k;
+	}
 	char where[1024], limit[48] = "";
 	where_sql(q, kinds, "duration", where, sizeof where);
 	int by_ids = sig_stacks_ids(s, q, where, max_reports, folded, times, n, err);
@@ -3186,12 +4186,24 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	int slot = sigc_get(s, q, kinds, 0); /* the top list just read them */
 	const trow *tv = NULL;               /* or a filter the index does not hold: its rows kept */
 	size_t ntv = 0;
-	if (!q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
+	int sum = sigsum_fit(q) && sigsum_ready(s); /* or the per-signature summaries */
+	if (!sum && !q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const sigent *e = q->signature ? NULL : sigc_find(s, slot, sigs[i]);
 		if (e) {
 			versions[i] = tk_xstrdup(e->versions);
+			continue;
+		}
+		if (sum) { /* from the per-signature summaries, in the order reports_sig has them */
+			sqlite3_int64 sid;
+			sigvals v;
+			int k = sid_of(s, sigs[i], &sid, err);
+			if (k < 0 || (k == 0 && sigsum_values(s, q, kinds, sid, &v, err)))
+				return -1;
+			versions[i] = k ? tk_xstrdup("") : v.order;
+			if (!k)
+				v.order = NULL, sigvals_free(&v);
 			continue;
 		}
 		size_t lo, hi;
@@ -3528,4 +4540,6 @@ const tk_store_ops tk_store_sqlite = {
     .overview = sq_overview,
     .changes = sq_changes,
     .limit_memory = sq_limit_memory,
+    .sig_detail = sq_sig_detail,
+    .sigs_values = sq_sigs_values,
 };

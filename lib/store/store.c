@@ -687,6 +687,21 @@ static tk_store_tally *tally(const tk_store_sigrow *r, size_t n, size_t off, siz
 	return c;
 }
 
+/* What tk_store_signature_detail makes of the tallies (by value) and the sorted durations: versions
+ * in release order with the first and last, devices most first, the summary. */
+static void detail_finish(tk_store_signature_info *out)
+{
+	qsort(out->versions, out->nversions, sizeof *out->versions, count_by_version);
+	if (out->nversions) {
+		out->first_version = tk_xstrdup(out->versions[0].value);
+		out->last_version = tk_xstrdup(out->versions[out->nversions - 1].value);
+	}
+	qsort(out->devices, out->ndevices, sizeof *out->devices, count_most_first);
+	if (out->count)
+		tk_store_summarise(out->durations, out->count, &out->summary);
+	snprintf(out->summary.unit, sizeof out->summary.unit, "s");
+}
+
 int tk_store_signature_detail(tk_store *s, const char *kind, const char *signature, const tk_store_query *q,
                               size_t max_examples, tk_store_signature_info *out, tk_error *err)
 {
@@ -695,19 +710,25 @@ int tk_store_signature_detail(tk_store *s, const char *kind, const char *signatu
 	const char *kinds;
 	if (sig_query(kind, signature, q, &sq, &kinds, err))
 		return -1;
+	if (s->b->sig_detail) { /* from the backend's summaries, where they cover q */
+		int k = s->b->sig_detail(s->h, &sq, kinds, max_examples, out, err);
+		if (k < 0) {
+			tk_store_signature_info_free(out);
+			return -1;
+		}
+		if (k == 0) {
+			detail_finish(out);
+			return 0;
+		}
+		tk_store_signature_info_free(out);
+	}
 	tk_store_sigrow *r = NULL;
 	size_t n = 0;
 	int rc = s->b->sig_rows(s->h, &sq, kinds, &r, &n, err);
 	if (!rc) {
 		out->count = n;
 		out->versions = tally(r, n, offsetof(tk_store_sigrow, version), &out->nversions);
-		qsort(out->versions, out->nversions, sizeof *out->versions, count_by_version);
-		if (out->nversions) {
-			out->first_version = tk_xstrdup(out->versions[0].value);
-			out->last_version = tk_xstrdup(out->versions[out->nversions - 1].value);
-		}
 		out->devices = tally(r, n, offsetof(tk_store_sigrow, device), &out->ndevices);
-		qsort(out->devices, out->ndevices, sizeof *out->devices, count_most_first);
 		size_t ns;
 		tk_store_tally *sessions = tally(r, n, offsetof(tk_store_sigrow, session), &ns);
 		out->sessions = ns;
@@ -722,9 +743,7 @@ int tk_store_signature_detail(tk_store *s, const char *kind, const char *signatu
 			u++;
 		if (u < n)
 			qsort(out->durations, n, sizeof *out->durations, dbl_cmp);
-		if (n)
-			tk_store_summarise(out->durations, n, &out->summary);
-		snprintf(out->summary.unit, sizeof out->summary.unit, "s");
+		detail_finish(out);
 		out->nexamples = n < max_examples ? n : max_examples;
 		out->examples = tk_xmalloc((out->nexamples ? out->nexamples : 1) * sizeof *out->examples);
 		/* the nexamples smallest ids, ascending: kept sorted while the rows go by (rows come in
