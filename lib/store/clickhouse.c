@@ -1299,29 +1299,45 @@ static int day_percentiles(ch *c, const tk_store_metric *m, const tk_store_query
 	if (!rc) {
 		/* each group's values in order, a value's counts summed, laid out and summarised */
 		qsort(b.rows, b.nrows, sizeof *b.rows, cmp_brow);
+		size_t nr = 0; /* a (group, value)'s counts added as the engine's sum() adds them (UInt64) */
+		for (size_t i = 0; i < b.nrows; i++)
+			if (nr && b.rows[nr - 1].g == b.rows[i].g && b.rows[nr - 1].v == b.rows[i].v)
+				b.rows[nr - 1].n += b.rows[i].n;
+			else
+				b.rows[nr++] = b.rows[i];
 		double *run = NULL;
 		size_t rcap = 0;
-		for (size_t i = 0; i < b.nrows;) {
+		for (size_t i = 0; i < nr && !rc;) {
 			uint32_t g = b.rows[i].g;
 			size_t nv = 0;
-			for (; i < b.nrows && b.rows[i].g == g; i++) {
+			for (; i < nr && b.rows[i].g == g && !rc; i++) {
+				if (b.rows[i].n > ((uint64_t)1 << 36) - nv) { /* 8 bytes each: no such store */
+					rc = tk_error_set(err, "%s: sum_day_values counts %llu reports of one value", c->url,
+					                  (unsigned long long)b.rows[i].n);
+					break;
+				}
 				TK_GROW(run, rcap, nv + b.rows[i].n);
 				for (uint64_t k = 0; k < b.rows[i].n; k++)
 					run[nv++] = b.rows[i].v;
 			}
-			tk_store_summarise(run, nv, &(*out)[g]);
+			if (!rc)
+				tk_store_summarise(run, nv, &(*out)[g]);
 		}
 		free(run);
 	}
 	for (size_t i = 0; i < b.n; i++) {
-		for (size_t k = 0; !rc && k < q->nby; k++)
+		for (size_t k = 0; *out && k < q->nby; k++)
 			(*out)[i].keys[k] = bgroup_key(&b.g[i], q, k);
 		free(b.g[i].key);
 	}
 	free(b.g);
 	free(b.rows);
-	if (rc)
+	if (rc) {
+		if (*out)
+			tk_store_groups_free(*out, b.n);
+		*out = NULL;
 		return -1;
+	}
 	*n = b.n;
 	size_t nby = q->nby;
 	qsort_r(*out, *n, sizeof **out, cmp_group_keys, &nby);
