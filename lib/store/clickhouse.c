@@ -1082,16 +1082,15 @@ static void source_sql(buf *b, const ch *c, const tk_store_metric *m, const char
 	bprintf(b, ")");
 }
 
-/* The percentile query of a metric of reports: the rows are first counted per distinct value in
- * each group (hang durations repeat: 1 M hangs hold ~5 000 distinct values), so only those are
- * sorted, the order statistics are found on the running counts (type7_cum_sql) and the exact sum's
- * terms are the value's halves times its count. Measured on 1 M hangs by version: ~0.5 s of server
- * CPU (arraySort of every value, sumMap of every row) → ~0.2 s. The answer has percentiles_once's
- * columns (without the unit's, which reports do not need). */
-static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric *m, const tk_store_query *q,
-                                   const char *keys, const char *ksel)
+/* The percentile query over rows (K…, tk_v, tk_c, b): a group's distinct values tk_v with their
+ * counts tk_c and b the value's bits; only those are sorted, the order statistics are found on the
+ * running counts (type7_cum_sql) and the exact sum's terms are the value's halves times its count. A
+ * value in several rows (sum_values' parts not merged yet, other kinds or versions of the group) is
+ * in the sorted array several times with its counts: the running counts and the sums are the same.
+ * The answer has percentiles_once's columns (without the unit's, which reports do not need). */
+static void cum_percentiles_sql(buf *sql, const tk_store_query *q, const char *keys, const buf *rows)
 {
-	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
+	const char *K = q->nby ? keys : "tk_all";
 	bprintf(sql, "SELECT %s%sn, toString(total), toString(vs[1]), toString(vs[-1])", q->nby ? keys : "",
 	        q->nby ? ", " : "");
 	for (int k = 0; k < TK_STORE_NQ; k++) {
@@ -1101,44 +1100,48 @@ static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric 
 	bprintf(sql,
 	        ", '', '' FROM (SELECT %s, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
 	        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) AS cs, "
-	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM "
-	        "(SELECT %s, tk_v, count() AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
-	        "(SELECT %s, assumeNotNull(%s) AS tk_v FROM ",
-	        K, K, exact_sum_cols, K, KSEL, m->column);
-	reports_sql(sql, c, q, m->kinds, m->column);
-	where_sql(sql, q, m->kinds, m->column);
-	bprintf(sql, ") GROUP BY %s, tk_v)) GROUP BY %s) WHERE n > 0", K, K);
+	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM %s) "
+	        "GROUP BY %s) WHERE n > 0",
+	        K, K, exact_sum_cols, rows->p, K);
 	if (q->nby)
 		bprintf(sql, " ORDER BY %s", keys);
 	bprintf(sql, " FORMAT TabSeparated");
 }
 
-/* The same from sum_values: each (group, value) with the summed count of its reports. */
+/* A metric of reports: the rows are first counted per distinct value in each group (hang durations
+ * repeat: 1 M hangs hold ~5 000 distinct values). Measured on 1 M hangs by version: ~0.5 s of server
+ * CPU (arraySort of every value, sumMap of every row) → ~0.2 s. */
+static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric *m, const tk_store_query *q,
+                                   const char *keys, const char *ksel)
+{
+	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
+	buf rows = {0};
+	bprintf(&rows,
+	        "(SELECT %s, tk_v, count() AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
+	        "(SELECT %s, assumeNotNull(%s) AS tk_v FROM ",
+	        K, KSEL, m->column);
+	reports_sql(&rows, c, q, m->kinds, m->column);
+	where_sql(&rows, q, m->kinds, m->column);
+	bprintf(&rows, ") GROUP BY %s, tk_v)", K);
+	cum_percentiles_sql(sql, q, keys, &rows);
+	free(rows.p);
+}
+
+/* The same from sum_values' rows as they are: sorting a value's rows next to each other cost less
+ * than grouping them again (~25 vs ~50 ms of server CPU, 1 M hangs by app and version). */
 static void sum_percentiles_sql(buf *sql, const tk_store_metric *m, const tk_store_query *q, const char *keys,
                                 const char *ksel)
 {
 	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
-	bprintf(sql, "SELECT %s%sn, toString(total), toString(vs[1]), toString(vs[-1])", q->nby ? keys : "",
-	        q->nby ? ", " : "");
-	for (int k = 0; k < TK_STORE_NQ; k++) {
-		bput(sql, ", ", 2);
-		type7_cum_sql(sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
-	}
-	bprintf(sql,
-	        ", '', '' FROM (SELECT %s, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
-	        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) AS cs, "
-	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM "
+	buf rows = {0};
+	bprintf(&rows,
 	        "(SELECT %s, tk_v, n AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
 	        "(SELECT %s, value AS tk_v, n FROM sum_values",
-	        K, K, exact_sum_cols, K, KSEL);
-	where_sql(sql, q, m->kinds, NULL);
-	/* a value in several rows (parts not merged yet, other kinds or versions of the group) is in
-	 * the sorted array several times with its counts: the running counts and the sums are the same,
-	 * and sorting them cost less than grouping them again (~25 vs ~50 ms of server CPU, 1 M hangs) */
-	bprintf(sql, "))) GROUP BY %s) WHERE n > 0", K);
-	if (q->nby)
-		bprintf(sql, " ORDER BY %s", keys);
-	bprintf(sql, " FORMAT TabSeparated");
+	        K, KSEL);
+	where_sql(&rows, q, m->kinds, NULL);
+	bprintf(&rows, "))");
+	cum_percentiles_sql(sql, q, keys, &rows);
+	free(rows.p);
 }
 
 /* Percentiles by day (and app, version) from sum_day_values: the engine sends its rows as they are
