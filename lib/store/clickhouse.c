@@ -319,9 +319,10 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
 /* Schema 6 (issue 19: every dashboard page ≤ 300 ms on 1 M reports) adds three more:
  *  - sum_day_values: sum_values per UTC day too (trends by day read ~160 k rows for 1 M hangs);
- *  - sum_sig_sessions: one row per (kind, signature, session) once merged (read FINAL), so a
- *    signature's sessions are a count of rows: uniqExactMerge of sum_sigs' session sets cost
- *    ~0.4 s of server CPU for 1 M hangs in ~480 k (version, signature, session) entries;
+ *  - sum_sig_sessions: one row per (kind, signature, session) in each part, so while the table is
+ *    one part a signature's sessions are a count of rows (state_ready): uniqExactMerge of sum_sigs'
+ *    session sets cost ~0.4 s of server CPU for 1 M hangs in ~480 k (version, signature, session)
+ *    entries;
  *  - sum_vsig_sessions: the same per app and version, for top hangs filtered by them (uniqExact
  *    of one version's rows: a session may be in two apps).
  * Counts (n) are the reports with a duration, so their totals are sum_values'. */
