@@ -25,6 +25,7 @@ typedef struct ch {
 	int dedupe;            /* this query reads each report once (LIMIT 1 BY): see reports_sql */
 	int sum;               /* this query may read the summaries (sum_ready) */
 	int sum_known, sum_ok; /* sum_check's answer for the tables' state sum_token */
+	unsigned one_part;     /* summaries held in one active part (ONE_*): each key in one row */
 	uint64_t sum_token;
 	uint64_t serial; /* this connection among the process's (ch_changes) */
 	CURL *curl;
@@ -75,10 +76,60 @@ static int post(ch *c, const char *insert_query, const char *body, size_t n, buf
 	return post_ext(c, insert_query, body, n, NULL, out, err);
 }
 
-/* With ids, the request is multipart: the query in the URL and the lines of ids as the external
- * table "ids" (id String), which the server reads as data instead of parsing a literal list. */
+/* A consumer of an answer as it arrives (post_sink): takes the bytes not consumed yet (the tail of
+ * the previous chunk, then this one) and returns how many it consumed (whole rows), or -1 to stop. */
+typedef long (*sink_fn)(const char *data, size_t n, void *ctx);
+typedef struct sink {
+	CURL *curl;
+	sink_fn fn;
+	void *ctx;
+	buf carry; /* unconsumed bytes, reused: an answer of millions of rows is never held whole */
+	buf *err;  /* an error's text (the status is not 200) */
+	int failed;
+} sink;
+
+static size_t on_sink(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	sink *s = ctx;
+	long status = 0;
+	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		return on_data(data, size, nmemb, s->err);
+	bput(&s->carry, data, size * nmemb);
+	long used = s->fn(s->carry.p, s->carry.n, s->ctx);
+	if (used < 0) {
+		s->failed = 1;
+		return 0; /* stops the transfer */
+	}
+	memmove(s->carry.p, s->carry.p + used, s->carry.n - (size_t)used);
+	s->carry.n -= (size_t)used;
+	return size * nmemb;
+}
+
+static int post_core(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                     sink *snk, tk_error *err);
 static int post_ext(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
                     tk_error *err)
+{
+	return post_core(c, insert_query, body, n, ids, out, NULL, err);
+}
+
+/* Run sql with its answer going to fn as it arrives; 1 when fn stopped it or left bytes over (an
+ * answer cut short), -1 with err when the request failed. */
+static int post_sink(ch *c, const char *sql, sink_fn fn, void *ctx, tk_error *err)
+{
+	sink s = {c->curl, fn, ctx, {0}, NULL, 0};
+	int rc = post_core(c, NULL, sql, strlen(sql), NULL, NULL, &s, err);
+	if (!rc && (s.failed || s.carry.n))
+		rc = 1;
+	free(s.carry.p);
+	return rc;
+}
+
+/* With ids, the request is multipart: the query in the URL and the lines of ids as the external
+ * table "ids" (id String), which the server reads as data instead of parsing a literal list. */
+static int post_core(ch *c, const char *insert_query, const char *body, size_t n, const buf *ids, buf *out,
+                     sink *snk, tk_error *err)
 {
 	buf url = {0}, resp = {0};
 	/* insert_distributed_sync: when DB.reports is a Distributed table over shards, an INSERT returns
@@ -106,8 +157,14 @@ static int post_ext(ch *c, const char *insert_query, const char *body, size_t n,
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
 	}
 	curl_easy_setopt(c->curl, CURLOPT_URL, url.p);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
+	if (snk) {
+		snk->err = &resp;
+		curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_sink);
+		curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, snk);
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
+	}
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	CURLcode rc = curl_easy_perform(c->curl);
@@ -115,7 +172,7 @@ static int post_ext(ch *c, const char *insert_query, const char *body, size_t n,
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_mime_free(mime);
 	free(url.p);
-	if (rc != CURLE_OK) {
+	if (rc != CURLE_OK && !(snk && snk->failed && status == 200)) {
 		free(resp.p);
 		return tk_error_set(err, "%s: %s", c->url, curl_easy_strerror(rc));
 	}
@@ -260,6 +317,49 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"INSERT INTO sum_sigs " SUM_SIGS_SELECT ";\n"                                                                  \
 	"INSERT INTO sum_sig_values " SUM_SIG_VALUES_SELECT ";\n"                                                      \
 	"INSERT INTO sum_sessions " SUM_SESSIONS_SELECT
+/* Schema 6 (issue 19: every dashboard page ≤ 300 ms on 1 M reports) adds three more:
+ *  - sum_day_values: sum_values per UTC day too (trends by day read ~160 k rows for 1 M hangs);
+ *  - sum_sig_sessions: one row per (kind, signature, session) in each part, so while the table is
+ *    one part a signature's sessions are a count of rows (state_ready): uniqExactMerge of sum_sigs'
+ *    session sets cost ~0.4 s of server CPU for 1 M hangs in ~480 k (version, signature, session)
+ *    entries;
+ *  - sum_vsig_sessions: the same per app and version, for top hangs filtered by them (uniqExact
+ *    of one version's rows: a session may be in two apps).
+ * Counts (n) are the reports with a duration, so their totals are sum_values'. */
+#define SUM_DAY_VALUES_SELECT                                                                                          \
+	"SELECT kind, app, version, toDate(ts, 'UTC') AS day, assumeNotNull(duration) AS value, count() AS n FROM "    \
+	"reports WHERE isNotNull(duration) GROUP BY kind, app, version, day, value"
+#define SUM_SIG_SESSIONS_SELECT                                                                                        \
+	"SELECT kind, signature, session, count() AS n FROM reports WHERE isNotNull(duration) GROUP BY kind, "         \
+	"signature, session"
+#define SUM_VSIG_SESSIONS_SELECT                                                                                       \
+	"SELECT kind, app, version, signature, session, count() AS n FROM reports WHERE isNotNull(duration) GROUP BY " \
+	"kind, app, version, signature, session"
+/* sum_sigs' session sets are read by nothing since (sum_sig_sessions answers), and building them
+ * was the costliest of the views at ingest: its view now stores the set of one empty string
+ * (the column's type kept, so schema 5's refill still fits the table) */
+#define SUM6_SIGS_SELECT                                                                                               \
+	"SELECT kind, app, version, signature, uniqExactState('') AS sess, minState(id) AS ex, "                       \
+	"countState() AS ns FROM reports WHERE isNotNull(duration) GROUP BY kind, app, version, signature"
+#define SUM6_SCHEMA                                                                                                    \
+	"CREATE TABLE IF NOT EXISTS sum_day_values (kind String, app String, version String, day Date, value Float64, " \
+	"n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, day, value);\n"                          \
+	"CREATE TABLE IF NOT EXISTS sum_sig_sessions (kind String, signature String, session String, n UInt64) "       \
+	"ENGINE = SummingMergeTree(n) ORDER BY (kind, signature, session);\n"                                          \
+	"CREATE TABLE IF NOT EXISTS sum_vsig_sessions (kind String, app String, version String, signature String, "    \
+	"session String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, app, version, signature, session);\n"  \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_day_values_mv TO sum_day_values AS " SUM_DAY_VALUES_SELECT ";\n"  \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_sessions_mv TO sum_sig_sessions AS " SUM_SIG_SESSIONS_SELECT   \
+	";\n"                                                                                                          \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_vsig_sessions_mv TO sum_vsig_sessions AS " SUM_VSIG_SESSIONS_SELECT \
+	";\nDROP TABLE IF EXISTS sum_sigs_mv;\n"                                                                       \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sigs_mv TO sum_sigs AS " SUM6_SIGS_SELECT
+#define SUM6_FILL                                                                                                      \
+	"TRUNCATE TABLE sum_day_values;\nTRUNCATE TABLE sum_sig_sessions;\nTRUNCATE TABLE sum_vsig_sessions;\n"        \
+	"TRUNCATE TABLE sum_sigs;\nINSERT INTO sum_sigs " SUM6_SIGS_SELECT ";\n"                                        \
+	"INSERT INTO sum_day_values " SUM_DAY_VALUES_SELECT ";\n"                                                      \
+	"INSERT INTO sum_sig_sessions " SUM_SIG_SESSIONS_SELECT ";\n"                                                  \
+	"INSERT INTO sum_vsig_sessions " SUM_VSIG_SESSIONS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
@@ -270,7 +370,10 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"(SELECT sum(n) FROM sum_sig_values) = (SELECT sum(n) FROM sum_values) AND "                                   \
 	"(SELECT countMerge(ns) FROM sum_sigs) = (SELECT sum(n) FROM sum_values) AND "                                 \
 	"(SELECT countMerge(ns) FROM sum_sessions) = (SELECT sumMerge(nd) FROM sum_groups WHERE kind "                 \
-	"IN " TK_STORE_RATE_KINDS ")"
+	"IN " TK_STORE_RATE_KINDS ") AND "                                                                             \
+	"(SELECT sum(n) FROM sum_day_values) = (SELECT sum(n) FROM sum_values) AND "                                   \
+	"(SELECT sum(n) FROM sum_sig_sessions) = (SELECT sum(n) FROM sum_values) AND "                                 \
+	"(SELECT sum(n) FROM sum_vsig_sessions) = (SELECT sum(n) FROM sum_values)"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -306,6 +409,9 @@ static const char *const migrations[] = {
      * summing tables; see "Summaries" above), filled here from the reports already stored (emptied
      * first: a migration run again fills them once). */
     SUM_SCHEMA ";\n" SUM_FILL,
+    /* 5 → 6: per-day value counts and per-signature session rows (see "Schema 6" above), filled
+     * from the stored reports */
+    SUM6_SCHEMA ";\n" SUM6_FILL,
 };
 
 /* Run the statements of one migration (the HTTP interface takes one per request). */
@@ -858,38 +964,53 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
 	return 0;
 }
 
-/* Whether the summaries may answer (c->sum): only when each report is stored once (!c->dedupe) and
- * their totals equal the reports' (SUM_CHECK, asked again only when the tables' active parts
- * changed). Any failure says no: the reports answer. */
-static void sum_ready(ch *c)
+/* The ingest state (ingest_state) and whether the summaries may answer (c->sum), in one request:
+ * only when each report is stored once (c->dedupe 0) and their totals equal the reports' (SUM_CHECK,
+ * asked again only when the tables' active parts changed). Any failure of the latter says no: the
+ * reports answer. Also which summaries are one active part each (c->one_part): every part of them
+ * holds each key once (a materialized view's or a refill's rows are grouped by the key, and merges
+ * sum equal keys), so one part's rows can be counted as distinct keys and need no grouping again. */
+enum { ONE_SIG_SESSIONS = 1 };
+static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
 {
 	c->sum = 0;
-	if (c->dedupe)
-		return;
+	c->one_part = 0;
 	buf sql = {0}, res = {0};
-	bprintf(&sql, "SELECT groupBitXor(cityHash64(table, name)), count() FROM system.parts WHERE active AND "
-	              "table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', 'sum_groups') "
-	              "AND database = ");
+	bprintf(&sql, "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
+	              "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
+	              "BY token)), groupBitXor(cityHash64(table, name)), count(), "
+	              "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
+	              "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
+	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions') AND database = ");
 	put_quoted(&sql, c->db);
-	tk_error e = {0};
-	int rc = run(c, sql.p, &res, &e);
+	bprintf(&sql, " FORMAT TabSeparated");
+	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	if (rc)
-		return;
-	char *end = NULL;
-	uint64_t x = res.p ? strtoull(res.p, &end, 10) : 0, parts = end ? strtoull(end, NULL, 10) : 0;
-	uint64_t token = x ^ tk_hash_u64(parts);
+		return -1;
+	unsigned long long v[5] = {0, 1};
+	char *at = res.p ? res.p : "";
+	for (int i = 0; i < 5; i++)
+		v[i] = strtoull(at, &at, 10);
 	free(res.p);
+	*batches = v[0], *open = v[1];
+	c->dedupe = *open > 0;
+	if (c->dedupe)
+		return 0;
+	uint64_t token = v[2] ^ tk_hash_u64(v[3]);
+	c->one_part = v[4] == 1 ? ONE_SIG_SESSIONS : 0;
 	if (!c->sum_known || c->sum_token != token) {
+		tk_error e = {0};
 		res = (buf){0};
 		if (run(c, SUM_CHECK, &res, &e))
-			return;
+			return 0;
 		c->sum_ok = res.p && res.p[0] == '1';
 		c->sum_known = 1;
 		c->sum_token = token;
 		free(res.p);
 	}
 	c->sum = c->sum_ok;
+	return 0;
 }
 
 /* Whether q reads only what a summary holds: the metric's own column is duration (or col is), no
@@ -916,10 +1037,8 @@ static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), c
                        void *out, size_t *n, tk_error *err)
 {
 	unsigned long long b0, o0, b1, o1;
-	if (ingest_state(c, &b0, &o0, err))
+	if (state_ready(c, &b0, &o0, err))
 		return -1;
-	c->dedupe = o0 > 0;
-	sum_ready(c);
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
 		return rc;
@@ -964,16 +1083,15 @@ static void source_sql(buf *b, const ch *c, const tk_store_metric *m, const char
 	bprintf(b, ")");
 }
 
-/* The percentile query of a metric of reports: the rows are first counted per distinct value in
- * each group (hang durations repeat: 1 M hangs hold ~5 000 distinct values), so only those are
- * sorted, the order statistics are found on the running counts (type7_cum_sql) and the exact sum's
- * terms are the value's halves times its count. Measured on 1 M hangs by version: ~0.5 s of server
- * CPU (arraySort of every value, sumMap of every row) → ~0.2 s. The answer has percentiles_once's
- * columns (without the unit's, which reports do not need). */
-static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric *m, const tk_store_query *q,
-                                   const char *keys, const char *ksel)
+/* The percentile query over rows (K…, tk_v, tk_c, b): a group's distinct values tk_v with their
+ * counts tk_c and b the value's bits; only those are sorted, the order statistics are found on the
+ * running counts (type7_cum_sql) and the exact sum's terms are the value's halves times its count. A
+ * value in several rows (sum_values' parts not merged yet, other kinds or versions of the group) is
+ * in the sorted array several times with its counts: the running counts and the sums are the same.
+ * The answer has percentiles_once's columns (without the unit's, which reports do not need). */
+static void cum_percentiles_sql(buf *sql, const tk_store_query *q, const char *keys, const buf *rows)
 {
-	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
+	const char *K = q->nby ? keys : "tk_all";
 	bprintf(sql, "SELECT %s%sn, toString(total), toString(vs[1]), toString(vs[-1])", q->nby ? keys : "",
 	        q->nby ? ", " : "");
 	for (int k = 0; k < TK_STORE_NQ; k++) {
@@ -983,41 +1101,260 @@ static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric 
 	bprintf(sql,
 	        ", '', '' FROM (SELECT %s, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
 	        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) AS cs, "
-	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM "
-	        "(SELECT %s, tk_v, count() AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
-	        "(SELECT %s, assumeNotNull(%s) AS tk_v FROM ",
-	        K, K, exact_sum_cols, K, KSEL, m->column);
-	reports_sql(sql, c, q, m->kinds, m->column);
-	where_sql(sql, q, m->kinds, m->column);
-	bprintf(sql, ") GROUP BY %s, tk_v)) GROUP BY %s) WHERE n > 0", K, K);
+	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM %s) "
+	        "GROUP BY %s) WHERE n > 0",
+	        K, K, exact_sum_cols, rows->p, K);
 	if (q->nby)
 		bprintf(sql, " ORDER BY %s", keys);
 	bprintf(sql, " FORMAT TabSeparated");
 }
 
-/* The same from sum_values: each (group, value) with the summed count of its reports. */
+/* A metric of reports: the rows are first counted per distinct value in each group (hang durations
+ * repeat: 1 M hangs hold ~5 000 distinct values). Measured on 1 M hangs by version: ~0.5 s of server
+ * CPU (arraySort of every value, sumMap of every row) → ~0.2 s. */
+static void report_percentiles_sql(buf *sql, const ch *c, const tk_store_metric *m, const tk_store_query *q,
+                                   const char *keys, const char *ksel)
+{
+	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
+	buf rows = {0};
+	bprintf(&rows,
+	        "(SELECT %s, tk_v, count() AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
+	        "(SELECT %s, assumeNotNull(%s) AS tk_v FROM ",
+	        K, KSEL, m->column);
+	reports_sql(&rows, c, q, m->kinds, m->column);
+	where_sql(&rows, q, m->kinds, m->column);
+	bprintf(&rows, ") GROUP BY %s, tk_v)", K);
+	cum_percentiles_sql(sql, q, keys, &rows);
+	free(rows.p);
+}
+
+/* The same from sum_values' rows as they are: sorting a value's rows next to each other cost less
+ * than grouping them again (~25 vs ~50 ms of server CPU, 1 M hangs by app and version). */
 static void sum_percentiles_sql(buf *sql, const tk_store_metric *m, const tk_store_query *q, const char *keys,
                                 const char *ksel)
 {
 	const char *K = q->nby ? keys : "tk_all", *KSEL = q->nby ? ksel : "1 AS tk_all";
-	bprintf(sql, "SELECT %s%sn, toString(total), toString(vs[1]), toString(vs[-1])", q->nby ? keys : "",
-	        q->nby ? ", " : "");
-	for (int k = 0; k < TK_STORE_NQ; k++) {
-		bput(sql, ", ", 2);
-		type7_cum_sql(sql, tk_summary_pct_num[k], tk_summary_pct_den[k]);
-	}
-	bprintf(sql,
-	        ", '', '' FROM (SELECT %s, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
-	        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) AS cs, "
-	        "sumMap([neg * 2048 + e], [hi * tk_c], [lo * tk_c]) AS total FROM (SELECT %s, tk_v, tk_c, %s FROM "
-	        "(SELECT %s, tk_v, sum(n) AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
+	buf rows = {0};
+	bprintf(&rows,
+	        "(SELECT %s, tk_v, n AS tk_c, reinterpretAsUInt64(reinterpretAsString(tk_v)) AS b FROM "
 	        "(SELECT %s, value AS tk_v, n FROM sum_values",
-	        K, K, exact_sum_cols, K, KSEL);
-	where_sql(sql, q, m->kinds, NULL);
-	bprintf(sql, ") GROUP BY %s, tk_v)) GROUP BY %s) WHERE n > 0", K, K);
-	if (q->nby)
-		bprintf(sql, " ORDER BY %s", keys);
-	bprintf(sql, " FORMAT TabSeparated");
+	        K, KSEL);
+	where_sql(&rows, q, m->kinds, NULL);
+	bprintf(&rows, "))");
+	cum_percentiles_sql(sql, q, keys, &rows);
+	free(rows.p);
+}
+
+/* Percentiles by day (and app, version) from sum_day_values: the engine sends its rows as they are
+ * stored (RowBinary, no grouping: a GROUP BY of its ~160 k rows for 1 M hangs cost ~0.1 s of server
+ * CPU on 18.16, the grouped arraySort of the reports' values by day ~0.5 s), and the client groups
+ * them, sums the counts of a value repeated across parts not merged yet, lays each group's values
+ * out in order and summarises them with the stats library (tk_store_summarise): the numbers are
+ * `tracekit stats`'s by construction. */
+typedef struct bgroup {
+	char *key; /* the group's key fields as sent: per by entry a u32 day or a length and bytes */
+	size_t klen;
+} bgroup;
+
+typedef struct brow {
+	uint32_t g; /* its group */
+	double v;
+	uint64_t n;
+} brow;
+
+typedef struct bgroups {
+	bgroup *g;
+	size_t n, cap;
+	tk_hidx idx;
+	const tk_store_query *q;
+	buf key;
+	brow *rows;
+	size_t nrows, rcap;
+} bgroups;
+
+static int bgroup_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const bgroups *b = ctx;
+	const buf *k = key;
+	return b->g[i].klen == k->n && memcmp(b->g[i].key, k->p, k->n) == 0;
+}
+
+/* The text of group g's i-th key (a day as by_sql formats it), malloc'd. */
+static char *bgroup_key(const bgroup *g, const tk_store_query *q, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)g->key;
+	for (size_t k = 0;; k++) {
+		size_t len;
+		if (q->by[k] == TK_STORE_BY_DAY) {
+			uint32_t d = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+			if (k == i) {
+				time_t t = (time_t)d * 86400;
+				struct tm tm;
+				char out[32];
+				gmtime_r(&t, &tm);
+				strftime(out, sizeof out, "%Y-%m-%d", &tm);
+				return tk_xstrdup(out);
+			}
+			p += 4;
+			continue;
+		}
+		memcpy(&len, p, sizeof len);
+		if (k == i)
+			return tk_xstrndup((const char *)p + sizeof len, len);
+		p += sizeof len + len;
+	}
+}
+
+static int cmp_group_keys(const void *a, const void *b, void *nby)
+{
+	const tk_store_group *x = a, *y = b;
+	for (size_t i = 0; i < *(size_t *)nby; i++) {
+		int c = strcmp(x->keys[i], y->keys[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int cmp_brow(const void *a, const void *b)
+{
+	const brow *x = a, *y = b;
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Read a RowBinary LEB128 length; 0 when the data ends first. */
+static int rb_len(const unsigned char **p, const unsigned char *end, size_t *len)
+{
+	*len = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+		*len |= (size_t)(b & 127) << shift;
+		if (!(b & 128))
+			return (size_t)(end - *p) >= *len;
+	}
+	return 0;
+}
+
+/* The whole rows of data (a sink_fn): each one's key fields, value and count, into its group. */
+static long bucket_rows(const char *data, size_t n, void *ctx)
+{
+	bgroups *b = ctx;
+	const tk_store_query *q = b->q;
+	const unsigned char *row = (const unsigned char *)data, *end = row + n;
+	for (;;) {
+		const unsigned char *p = row;
+		buf *key = &b->key;
+		key->n = 0;
+		int whole = 1;
+		for (size_t i = 0; i < q->nby && whole; i++) {
+			size_t len;
+			if (q->by[i] == TK_STORE_BY_DAY) {
+				if ((whole = end - p >= 4))
+					bput(key, (const char *)p, 4), p += 4;
+			} else if ((whole = rb_len(&p, end, &len))) {
+				bput(key, (const char *)&len, sizeof len);
+				bput(key, (const char *)p, len);
+				p += len;
+			}
+		}
+		if (!whole || end - p < 16)
+			return (long)((const char *)row - data);
+		brow r;
+		memcpy(&r.v, p, 8); /* little-endian, as the engine writes it (x86-64, arm64) */
+		memcpy(&r.n, p + 8, 8);
+		row = p + 16;
+		uint64_t h = tk_hash_bytes(key->p ? key->p : "", key->n, 0);
+		uint32_t gi = tk_hidx_find(&b->idx, h, bgroup_eq, b, key);
+		if (gi == UINT32_MAX) {
+			TK_GROW(b->g, b->cap, b->n + 1);
+			b->g[b->n] = (bgroup){tk_xmalloc(key->n + 1), key->n};
+			memcpy(b->g[b->n].key, key->p ? key->p : "", key->n);
+			gi = (uint32_t)b->n++;
+			tk_hidx_insert(&b->idx, h, gi);
+		}
+		r.g = gi;
+		TK_GROW(b->rows, b->rcap, b->nrows + 1);
+		b->rows[b->nrows++] = r;
+	}
+}
+
+/* Whether sum_day_values answers q: by day and keys sum_values holds. */
+static int sum_day_covers(const tk_store_query *q, const char *col)
+{
+	tk_store_query t = *q;
+	t.nby = 0;
+	for (size_t i = 0; i < q->nby; i++)
+		if (q->by[i] != TK_STORE_BY_DAY)
+			t.by[t.nby++] = q->by[i];
+	return t.nby < q->nby && sum_covers(&t, col, SUM_VALUES_KEYS);
+}
+
+static int day_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out, size_t *n,
+                           tk_error *err)
+{
+	buf sql = {0};
+	bprintf(&sql, "SELECT ");
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&sql, "%s, ", q->by[i] == TK_STORE_BY_DAY ? "toUInt32(day)" : tk_store_by_name(q->by[i]));
+	bprintf(&sql, "value, n FROM sum_day_values");
+	where_sql(&sql, q, m->kinds, NULL);
+	bprintf(&sql, " FORMAT RowBinary");
+	bgroups b = {.q = q};
+	int rc = post_sink(c, sql.p, bucket_rows, &b, err);
+	free(sql.p);
+	free(b.key.p);
+	tk_hidx_free(&b.idx);
+	if (rc > 0)
+		tk_error_set(err, "%s: unexpected answer to the percentile query", c->url);
+	*out = rc ? NULL : tk_xcalloc(b.n ? b.n : 1, sizeof **out);
+	if (!rc) {
+		/* each group's values in order, a value's counts summed, laid out and summarised */
+		qsort(b.rows, b.nrows, sizeof *b.rows, cmp_brow);
+		size_t nr = 0; /* a (group, value)'s counts added as the engine's sum() adds them (UInt64) */
+		for (size_t i = 0; i < b.nrows; i++)
+			if (nr && b.rows[nr - 1].g == b.rows[i].g && b.rows[nr - 1].v == b.rows[i].v)
+				b.rows[nr - 1].n += b.rows[i].n;
+			else
+				b.rows[nr++] = b.rows[i];
+		double *run = NULL;
+		size_t rcap = 0;
+		for (size_t i = 0; i < nr && !rc;) {
+			uint32_t g = b.rows[i].g;
+			size_t nv = 0;
+			for (; i < nr && b.rows[i].g == g && !rc; i++) {
+				if (b.rows[i].n > ((uint64_t)1 << 36) - nv) { /* 8 bytes each: no such store */
+					rc = tk_error_set(err, "%s: sum_day_values counts %llu reports of one value", c->url,
+					                  (unsigned long long)b.rows[i].n);
+					break;
+				}
+				TK_GROW(run, rcap, nv + b.rows[i].n);
+				for (uint64_t k = 0; k < b.rows[i].n; k++)
+					run[nv++] = b.rows[i].v;
+			}
+			if (!rc)
+				tk_store_summarise(run, nv, &(*out)[g]);
+		}
+		free(run);
+	}
+	for (size_t i = 0; i < b.n; i++) {
+		for (size_t k = 0; *out && k < q->nby; k++)
+			(*out)[i].keys[k] = bgroup_key(&b.g[i], q, k);
+		free(b.g[i].key);
+	}
+	free(b.g);
+	free(b.rows);
+	if (rc) {
+		if (*out)
+			tk_store_groups_free(*out, b.n);
+		*out = NULL;
+		return -1;
+	}
+	*n = b.n;
+	size_t nby = q->nby;
+	qsort_r(*out, *n, sizeof **out, cmp_group_keys, &nby);
+	return 0;
 }
 
 static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
@@ -1037,6 +1374,11 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int buckets = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		buckets |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
+	if (!m->profile && c->sum && sum_day_covers(q, m->column)) {
+		free(keys.p);
+		free(ksel.p);
+		return day_percentiles(c, m, q, out, n, err);
+	}
 	if (!m->profile && c->sum && sum_covers(q, m->column, SUM_VALUES_KEYS)) {
 		sum_percentiles_sql(&sql, m, q, keys.p, ksel.p);
 	} else if (!m->profile && !buckets) {
@@ -1128,26 +1470,41 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 		 * sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
 		 * sets and smallest ids merged per signature (a fleet's many rare signatures cost nothing) */
 		buf top = {0};
-		bprintf(&top, " AND signature IN (SELECT signature FROM sum_sig_values");
+		/* sum_sigs counts what sum_sig_values does, in ~100× fewer rows */
+		bprintf(&top, " AND signature IN (SELECT signature FROM sum_sigs");
 		where_sql(&top, q, kinds, NULL);
-		bprintf(&top, " GROUP BY signature ORDER BY sum(n) DESC, signature LIMIT %zu)", limit);
+		bprintf(&top, " GROUP BY signature ORDER BY countMerge(ns) DESC, signature LIMIT %zu)", limit);
 		bprintf(&sql, "SELECT signature, n, sessions, ");
 		type7_cum_sql(&sql, 50, 100);
 		bput(&sql, ", ", 2);
 		type7_cum_sql(&sql, 95, 100);
+		/* a value in several rows (versions, parts) sorts next to itself: no grouping again, as in
+		 * sum_percentiles_sql (measured on 1 M hangs, ~0.1 s of server CPU for the GROUP BY of
+		 * ~220 k rows on 18.16) */
 		bprintf(&sql,
 		        ", example FROM (SELECT signature, sum(tk_c) AS n, arraySort(groupArray((tk_v, tk_c))) AS t, "
 		        "arrayMap(x -> tupleElement(x, 1), t) AS vs, arrayCumSum(arrayMap(x -> tupleElement(x, 2), t)) "
-		        "AS cs FROM (SELECT signature, value AS tk_v, sum(n) AS tk_c FROM sum_sig_values");
+		        "AS cs FROM (SELECT signature, value AS tk_v, n AS tk_c FROM sum_sig_values");
 		where_sql(&sql, q, kinds, NULL);
 		bprintf(&sql,
-		        "%s GROUP BY signature, tk_v) GROUP BY signature) ANY INNER JOIN (SELECT signature, "
-		        "uniqExactMerge(sess) AS sessions, minMerge(ex) AS example FROM sum_sigs",
+		        "%s) GROUP BY signature) ANY INNER JOIN (SELECT signature, sessions, "
+		        "example FROM (SELECT signature, minMerge(ex) AS example FROM sum_sigs",
 		        top.p);
 		where_sql(&sql, q, kinds, NULL);
+		/* sessions: without a filter, sum_sig_sessions' rows of the signature, one per (kind,
+		 * signature, session) when the table is one part (else their distinct sessions); filtered by
+		 * app or version, the distinct sessions of sum_vsig_sessions' rows (a session may be in two
+		 * apps). (FINAL cost more than uniqExact on 18.16, and its GROUP BY answered nothing.) */
+		int any = 0;
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			any |= q->where[k] != NULL;
+		bprintf(&sql, "%s GROUP BY signature) ANY INNER JOIN (SELECT signature, %s AS sessions FROM %s", top.p,
+		        !any && (c->one_part & ONE_SIG_SESSIONS) ? "count()" : "uniqExact(session)",
+		        any ? "sum_vsig_sessions" : "sum_sig_sessions");
+		where_sql(&sql, q, kinds, NULL);
 		bprintf(&sql,
-		        "%s GROUP BY signature) USING (signature) ORDER BY n DESC, signature LIMIT %zu FORMAT "
-		        "TabSeparated",
+		        "%s GROUP BY signature) USING (signature)) USING (signature) ORDER BY n DESC, signature LIMIT %zu "
+		        "FORMAT TabSeparated",
 		        top.p, limit);
 		free(top.p);
 		goto ask;
@@ -1402,7 +1759,7 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	unsigned long long ok = 0;
 	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
 		return -1;
-	if (!ok && run_many(c, SUM_FILL, err))
+	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err)))
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
@@ -1452,10 +1809,8 @@ static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_
 {
 	unsigned long long b0, o0, b1, o1;
 	buf sql = {0}, res = {0};
-	if (ingest_state(c, &b0, &o0, err))
+	if (state_ready(c, &b0, &o0, err))
 		return -1;
-	c->dedupe = o0 > 0;
-	sum_ready(c);
 	build(c, &sql, arg);
 	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
 	if (!rc && !c->dedupe && (rc = ingest_state(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
@@ -1526,19 +1881,27 @@ static int folded_row(char **f, void *ctx)
 static int ch_report_get(void *h, const char *id, tk_store_report *out, tk_error *err)
 {
 	ch *c = h;
-	buf sql = {0};
-	/* NULL numbers come back as \N (toString of a Nullable) */
-	bprintf(&sql,
-	        "SELECT kind, app, version, build, device, os, session, rkey, thread, signature, toString(time), "
-	        "ifNull(toString(duration), '\\\\N'), ifNull(toString(avg_cpu), '\\\\N'), samples FROM reports "
-	        "WHERE id = '%s' LIMIT 1 FORMAT TabSeparated",
-	        id);
-	int rc = each_row(c, sql.p, NULL, 14, report_row, out, "report", err);
-	free(sql.p);
+	int rc = 0;
+	/* the id is the key's second column (after kind): the index narrows little, so the id is read
+	 * first (PREWHERE) and the other columns only for its row; a report with stacks has its day in
+	 * report_stacks (ordered by id), which leaves one day's partition (1 M reports: ~300 ms of
+	 * server CPU → ~25 ms); one without is looked up in every partition */
+	for (int pass = 0; pass < 2 && !rc && !out->kind; pass++) {
+		buf sql = {0};
+		/* NULL numbers come back as \N (toString of a Nullable) */
+		bprintf(&sql,
+		        "SELECT kind, app, version, build, device, os, session, rkey, thread, signature, toString(time), "
+		        "ifNull(toString(duration), '\\\\N'), ifNull(toString(avg_cpu), '\\\\N'), samples FROM reports "
+		        "PREWHERE id = '%s'%s%s%s LIMIT 1 FORMAT TabSeparated",
+		        id, pass ? "" : " WHERE ts IN (SELECT ts FROM report_stacks WHERE id = '", pass ? "" : id,
+		        pass ? "" : "')");
+		rc = each_row(c, sql.p, NULL, 14, report_row, out, "report", err);
+		free(sql.p);
+	}
 	if (rc || !out->kind)
 		return rc ? -1 : 1;
 	snprintf(out->id, sizeof out->id, "%s", id);
-	sql = (buf){0};
+	buf sql = {0};
 	bprintf(&sql,
 	        "SELECT any(folded) FROM stacks WHERE hash IN (SELECT stack FROM report_stacks WHERE id = '%s') "
 	        "GROUP BY hash LIMIT 1 FORMAT TabSeparated",
@@ -1555,7 +1918,15 @@ static int ch_report_get(void *h, const char *id, tk_store_report *out, tk_error
 static void sel_reports(buf *b, int once, const tk_store_query *q, const char *kinds, const char *cols)
 {
 	bprintf(b, "(SELECT %s FROM reports", cols);
-	where_sql(b, q, kinds, "duration");
+	tk_store_query rest = *q;
+	if (q->signature) {
+		/* one signature's rows: its column read first and the others only where it matches
+		 * (the top signature of 1 M hangs: ~0.45 s → ~0.3 s of server CPU) */
+		bprintf(b, " PREWHERE signature = ");
+		put_quoted(b, q->signature);
+		rest.signature = NULL;
+	}
+	where_sql(b, &rest, kinds, "duration");
 	bprintf(b, "%s)", once ? " LIMIT 1 BY kind, id" : "");
 }
 
@@ -1720,7 +2091,7 @@ static void sigs_values_sql(ch *c, buf *sql, const void *arg)
 {
 	const sigs_arg *s = arg;
 	if (c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS)) {
-		bprintf(sql, "SELECT signature, toString(value), sum(n) FROM sum_sig_values");
+		bprintf(sql, "SELECT signature, toString(value), n FROM sum_sig_values");
 		where_sql(sql, s->q, s->kinds, NULL);
 		bprintf(sql, " AND signature IN (");
 		for (size_t i = 0; i < s->n; i++) {
@@ -1728,7 +2099,7 @@ static void sigs_values_sql(ch *c, buf *sql, const void *arg)
 				bput(sql, ", ", 2);
 			put_quoted(sql, s->sigs[i]);
 		}
-		bprintf(sql, ") GROUP BY signature, value FORMAT TabSeparated");
+		bprintf(sql, ") FORMAT TabSeparated"); /* a value in several rows: the caller adds the counts */
 		return;
 	}
 	bprintf(sql, "SELECT signature, toString(tk_v), count() FROM (SELECT kind, id, signature, "

@@ -46,7 +46,7 @@ check_same_file "after compact: top hangs equal one ingest of the same inputs" "
 "$TK" store compact --db "$CH_URL/race" >"$TMP/again.out"
 check "compacting again: nothing to remove" grep -q ": 0 extra report copies removed, .* queries read the table directly" "$TMP/again.out"
 sumcheck() { # DB: 1 when its summaries hold exactly its reports (clickhouse.c's SUM_CHECK)
-	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_groups) = (SELECT count() FROM $1.reports) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration))"
+	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_groups) = (SELECT count() FROM $1.reports) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_day_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_sig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_vsig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT count() FROM $1.sum_sig_sessions FINAL) = (SELECT count() FROM (SELECT DISTINCT kind, signature, session FROM $1.reports WHERE isNotNull(duration)))"
 }
 check_eq "after compacting again: the summaries hold each report once" 1 "$(sumcheck race)"
 answers "$CH_URL/race" "$TMP/again"
@@ -55,16 +55,17 @@ check_same_file "with the summaries refilled: top hangs equal one ingest" "$TMP/
 
 # a store from before the summaries (schema 4): opening it makes them and fills them from its reports
 for t in sum_values_mv sum_sessions_mv sum_sigs_mv sum_sig_values_mv sum_groups_mv sum_values sum_sessions sum_sigs \
-	sum_sig_values sum_groups tracekit_schema; do
+	sum_sig_values sum_groups sum_day_values_mv sum_sig_sessions_mv sum_vsig_sessions_mv sum_day_values sum_sig_sessions \
+	sum_vsig_sessions tracekit_schema; do
 	chq "DROP TABLE ref.$t"
 done
 chq "CREATE TABLE ref.tracekit_schema (version UInt32) ENGINE = TinyLog"
 chq "INSERT INTO ref.tracekit_schema VALUES (1), (2), (3), (4)"
 answers "$CH_URL/ref" "$TMP/migrated"
-check_eq "schema 4 → 5: migrated" 5 "$(chq "SELECT max(version) FROM ref.tracekit_schema")"
-check_eq "schema 4 → 5: the summaries hold each report once" 1 "$(sumcheck ref)"
-check_same_file "schema 4 → 5: stats unchanged" "$TMP/ref.stats" "$TMP/migrated.stats"
-check_same_file "schema 4 → 5: top hangs unchanged" "$TMP/ref.top" "$TMP/migrated.top"
+check_eq "schema 4 → 6: migrated" 6 "$(chq "SELECT max(version) FROM ref.tracekit_schema")"
+check_eq "schema 4 → 6: the summaries hold each report once" 1 "$(sumcheck ref)"
+check_same_file "schema 4 → 6: stats unchanged" "$TMP/ref.stats" "$TMP/migrated.stats"
+check_same_file "schema 4 → 6: top hangs unchanged" "$TMP/ref.top" "$TMP/migrated.top"
 "$TK" ingest -q --db "$CH_URL/ref" "$TMP/g1" "$TMP/g2" && answers "$CH_URL/ref" "$TMP/again2"
 check_eq "ingesting the same inputs again adds nothing to the summaries" 1 "$(sumcheck ref)"
 
@@ -74,6 +75,23 @@ read -r app v val < <(chq "SELECT app, version, toString(value) FROM ref.sum_val
 chq "INSERT INTO ref.sum_values VALUES ('hang', '$app', '$v', 1000, 1), ('hang', '$app', '$v', $val, 18446744073709551615)"
 check_eq "the percentiles read sum_values" 1000 \
 	"$("$TK" stats --db "$CH_URL/ref" --metric hang.duration --by version --where "version=$v" --json | python3 -c 'import json,sys; print("%g" % json.loads(sys.stdin.readline())["max"])')"
+
+# schema 6: percentiles by day read sum_day_values (one hang moved to 1000 s there shows as its
+# day's maximum), top hangs' sessions sum_sig_sessions (a session added to the top signature there
+# is counted, while the table is in two parts and once it is merged into one)
+read -r app v d val < <(chq "SELECT app, version, toString(day), toString(value) FROM ref.sum_day_values WHERE kind = 'hang' ORDER BY value LIMIT 1")
+chq "INSERT INTO ref.sum_day_values VALUES ('hang', '$app', '$v', '$d', 1000, 1), ('hang', '$app', '$v', '$d', $val, 18446744073709551615)"
+check_eq "percentiles by day read sum_day_values" 1000 \
+	"$("$TK" stats --db "$CH_URL/ref" --metric hang.duration --by day,version --json | python3 -c 'import json,sys
+print(max("%g" % r["max"] for r in map(json.loads, sys.stdin) if r["day"] == "'"$d"'" and r["version"] == "'"$v"'"))')"
+top_sessions() { "$TK" top-hangs --db "$CH_URL/ref" --limit 1 --json | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["sessions"])'; }
+s0=$(top_sessions)
+read -r sig sess < <(chq "SELECT signature, session FROM ref.sum_sig_sessions WHERE kind = 'hang' AND n >= 2 AND signature = (SELECT signature FROM ref.reports WHERE kind = 'hang' GROUP BY signature ORDER BY count() DESC, signature LIMIT 1) LIMIT 1 FORMAT TabSeparated")
+chq "INSERT INTO ref.sum_sig_sessions VALUES ('hang', '$sig', 'tk-extra-session', 1), ('hang', '$sig', '$sess', 18446744073709551615)"
+check_eq "top hangs' sessions read sum_sig_sessions (two parts)" "$((s0 + 1))" "$(top_sessions)"
+chq "OPTIMIZE TABLE ref.sum_sig_sessions FINAL"
+check_eq "sum_sig_sessions merged into one part" 1 "$(chq "SELECT count() FROM system.parts WHERE active AND database = 'ref' AND table = 'sum_sig_sessions'")"
+check_eq "top hangs' sessions read sum_sig_sessions (one part: its rows counted)" "$((s0 + 1))" "$(top_sessions)"
 
 # a retention's DROP PARTITION of reports leaves the summaries counting the dropped day: queries
 # read the reports instead, and store compact refills the summaries
