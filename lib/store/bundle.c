@@ -400,8 +400,18 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 					break; /* the next bundle of a pack */
 				char fname[32];
 				unsigned long long size;
-				int used = 0;
-				if (!nl || sscanf(line, "%31s %llu%n", fname, &size, &used) != 2 || line + used != nl) {
+				int used = 0, got = 0;
+				if (nl) { /* sscanf on the line alone: on raw it measured the rest of the pack each time */
+					size_t ll = (size_t)(nl - line);
+					char lb[256], *lp = ll < sizeof lb ? lb : tk_xmalloc(ll + 1);
+					memcpy(lp, line, ll);
+					lp[ll] = 0;
+					got = sscanf(lp, "%31s %llu%n", fname, &size, &used);
+					got = got == 2 && (size_t)used == ll;
+					if (lp != lb)
+						free(lp);
+				}
+				if (!got) {
 					rc = tk_error_set(err, "%s: bundle byte %zu: expected \"NAME SIZE\"", name, at);
 					break;
 				}
