@@ -81,7 +81,7 @@ IW=$WALL IC=$CPU
 printf '%-34s %8s s %9s reports/s  CPU %s µs/report (%s s)\n' "tracekit ingest (direct)" "$IW" "$(rate $R "$IW")" "$(us "$IC" $R)" "$IC"
 n1=$(sqlite3 "$TMP/direct.db" 'SELECT count(*) FROM reports')
 [ -n "${TK_OLD:-}" ] && old_sessions
-for PACK in 1 32; do
+for PACK in ${PACKS:-1 32}; do # PACKS=32: the default only
 	JOBS=8
 	serve "sqlite:$TMP/served$PACK.db"
 	rm -f "$G"/*/uploaded # fresh sessions, as a fleet's are (--force would replace every mark)

@@ -2,8 +2,8 @@
 # endpoint of `tracekit serve` (libmicrohttpd), SHA-256 content hashes (OpenSSL's libcrypto).
 # clickhouse-server is what tests/cli/store_*.sh start on 127.0.0.1 (tests/store_lib.sh); sqlite3 and
 # curl are used by the tests as independent readers/clients.
-STORE_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread
-DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev clickhouse-server sqlite3 curl
+STORE_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread -ldeflate
+DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev libdeflate-dev clickhouse-server sqlite3 curl
 
 # bench/storegen: generated field reports (session directories or one stream of Records files)
 EXTRA_ALL += $(BUILD)/storegen
@@ -31,7 +31,7 @@ FUZZ_BUNDLE_SRC := tests/fuzz/fuzz_bundle.c lib/store/bundle.c lib/store/reports
 $(BUILD)/fuzz_bundle: $(filter-out lib/%,$(FUZZ_BUNDLE_SRC)) $(call fuzzobj,$(FUZZ_BUNDLE_SRC)) $(wildcard include/tracekit/*.h lib/util/*.h lib/symbol/*.h lib/store/*.h)
 	@mkdir -p $(dir $@)
 	clang $(STD) -Iinclude -Ilib -I/usr/include/libxml2 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $(filter-out lib/%,$(FUZZ_BUNDLE_SRC)) $(call fuzzobj,$(FUZZ_BUNDLE_SRC)) -lxml2 -ljansson -ldw -lelf -liberty -lz -lcrypto -lpthread -lm
+	  -o $@ $(filter-out lib/%,$(FUZZ_BUNDLE_SRC)) $(call fuzzobj,$(FUZZ_BUNDLE_SRC)) -lxml2 -ljansson -ldw -lelf -liberty -lz -ldeflate -lcrypto -lpthread -lm
 EXTRA_TEST_DEPS += $(BUILD)/fuzz_bundle
 .PHONY: fuzz-bundle
 fuzz-bundle: $(BUILD)/fuzz_bundle

