@@ -57,9 +57,16 @@ for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
 	# one session at a time (no pack), so the kill lands in the middle of the stream on a fast machine
 	# too (with --jobs 8, group commit and packs of 32 all 60 sessions can be acknowledged before the
 	# loop below sees 15); packs are tested below
+	# The client runs in short slices and is stopped (SIGSTOP) while the acknowledgements are
+	# counted: on a loaded machine this loop can be starved for longer than the whole stream takes,
+	# so an unpaced client could finish all 60 before the kill. Stopped, it keeps its connection and
+	# its in-flight upload, which the kill cuts; SIGCONT after the restart lets it resend.
 	"$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 1 --pack 1 --retries 60 --retry-delay 100 "$G" 2>"$TMP/up.log" &
 	UP=$!
-	while kill -0 $UP 2>/dev/null; do [ "$(ls "$G"/*/uploaded 2>/dev/null | wc -l)" -ge 15 ] && break; sleep 0.02; done
+	kill -STOP $UP
+	while kill -0 $UP 2>/dev/null && [ "$(ls "$G"/*/uploaded 2>/dev/null | wc -l)" -lt 15 ]; do
+		kill -CONT $UP; sleep 0.02; kill -STOP $UP 2>/dev/null
+	done
 	kill -9 $SRV_PID; wait $SRV_PID 2>/dev/null
 	acked=$(ls "$G"/*/uploaded | wc -l)
 	# every session acknowledged before the kill is in the store (2 hangs each)
@@ -68,6 +75,7 @@ for DB in "sqlite:$TMP/srv.db" "$CH_URL/tk_serve"; do
 	elif [ "$have" -ge "$want" ]; then ok "$b: SIGKILL after $acked acknowledged sessions: all $want of their reports stored"
 	else notok "$b: acknowledged reports lost" "acked=$acked have=$have"; fi
 	sleep 0.3; serve "$DB"
+	kill -CONT $UP 2>/dev/null
 	wait $UP; rc=$?
 	check_eq "$b: the client re-sent the rest after the restart (exit 0)" 0 "$rc"
 	check_eq "$b: every session acknowledged" 60 "$(ls "$G"/*/uploaded | wc -l)"
