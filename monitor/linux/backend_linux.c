@@ -187,13 +187,16 @@ double tkm_process_start_unix(void)
 	char buf[4096];
 	if (read_small("/proc/self/stat", buf, sizeof buf) <= 0)
 		return 0;
-	/* field 22 (starttime, clock ticks of CLOCK_BOOTTIME) counted after the last ')' ending comm */
+	/* field 22 (starttime, clock ticks of CLOCK_BOOTTIME) counted after the last ')' ending comm:
+	 * p starts on the space before field 3 (state) and each step moves to the next field's space.
+	 * (Counting from 2 read field 23, vsize: a constant "start" for every run of one binary, so two
+	 * runs into one session directory shared a launch time and so a session.) */
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
 	p++;
 	unsigned long long start = 0;
-	for (int field = 2; field < 22 && p; field++)
+	for (int field = 3; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &start) != 1)
 		return 0;

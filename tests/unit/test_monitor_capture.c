@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -678,6 +680,43 @@ static void test_api_hang_daily_cap(void **state)
 	assert_int_equal(e.hang_final, 2);
 }
 
+/* The process's start time is when it started, not "now" or something derived from its size: a child
+ * that sleeps 0.3 s before asking must get a start at least that long before its own "now" (no
+ * bound on how late it runs: under load it only sleeps longer), and not before the fork; mapping
+ * 256 MB (which moves /proc/self/stat's vsize, the field after starttime) changes nothing. */
+static void test_process_start_time(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	double before = tkm_unix_now();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		double r[4];
+		struct timespec pause = {0, 300 * 1000 * 1000};
+		while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+			;
+		r[0] = tkm_unix_now();
+		r[1] = tkm_process_start_unix();
+		void *big = mmap(NULL, 256u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r[2] = tkm_process_start_unix();
+		r[3] = 0;
+		_exit(big != MAP_FAILED && write(fds[1], r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+	}
+	close(fds[1]);
+	double r[4];
+	assert_int_equal(read(fds[0], r, sizeof r), (ssize_t)sizeof r);
+	close(fds[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* start times are clock ticks (USER_HZ 100, 10 ms): a tick of slack each way */
+	assert_true(r[1] >= before - 0.02);
+	assert_true(r[1] <= r[0] - 0.28);
+	assert_true(r[2] >= r[1] - 0.02 && r[2] <= r[1] + 0.02);
+}
+
 #define BACKEND(t) cmocka_unit_test_setup_teardown(t, acquire, release)
 
 int main(void)
@@ -692,6 +731,7 @@ int main(void)
 	    BACKEND(test_many_threads_no_leak),
 	    BACKEND(test_images_json),
 	    BACKEND(test_signal_taken_over),
+	    cmocka_unit_test(test_process_start_time),
 	    cmocka_unit_test(test_api_cpu),
 	    cmocka_unit_test(test_api_compaction),
 	    cmocka_unit_test(test_api_hang_backoff),
