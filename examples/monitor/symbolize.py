@@ -4,7 +4,8 @@
   symbolize.py SESSION_DIR tree COLLECTION       print the last tree of COLLECTION
                                                  (cpu-highload-stackframe / hang-stackframe)
   symbolize.py SESSION_DIR share COLLECTION FUNC  fraction of samples whose path contains FUNC,
-                                                 then the fraction whose leaf is FUNC
+                                                 then the fraction whose leaf is FUNC, then the
+                                                 number of samples
   symbolize.py SESSION_DIR keys COLLECTION        the distinct keys, one a line
   symbolize.py SESSION_DIR record COLLECTION FIELD  a field of the last value of COLLECTION
   symbolize.py SESSION_DIR hang-top               the innermost symbolized frame of the blocked
@@ -109,6 +110,7 @@ def main():
             walk(r, False)
         print(f"{inclusive / total:.3f}" if total else "0")
         print(f"{leaf / total:.3f}" if total else "0")
+        print(total)
     elif cmd == "hang-top":
         _, v = last(lines, order, "hang")
         rec = json.loads(v)

@@ -18,7 +18,10 @@ for mode in heartbeat ping; do
 d=float('$d'); m=float('$measured'); assert abs(d-m) <= 0.1*m and abs(d-3000) <= 300, (d, m)"
 	check_eq "$mode: blocking function on top" tk_demo_blocking_work "$($SYM "$S" hang-top)"
 	share=($($SYM "$S" share hang-stackframe tk_demo_blocking_work))
-	check "$mode: tk_demo_blocking_work on every sample (got ${share[0]})" python3 -c "assert float('${share[0]}') == 1.0"
+	# every sample but the one a loaded machine may take between the block's return and the
+	# heartbeat (or ping) that ends the hang
+	check "$mode: tk_demo_blocking_work on every sample of the block (got ${share[0]} of ${share[2]})" \
+		python3 -c "n = int('${share[2]}'); assert n >= 3 and round(float('${share[0]}') * n) >= n - 1"
 	bi=$($SYM "$S" record hang blocked_in)
 	check "$mode: blocked in clock_nanosleep at detection ($bi)" python3 -c "
 import platform; b = $bi
