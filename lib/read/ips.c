@@ -403,6 +403,18 @@ static inline int sc_scalar(ips_scan *sc, int *type, const char **v, size_t *vn,
 	return sc_literal(sc) < 0 ? -1 : 0;
 }
 
+/* Past an object's or array's opening bracket at p; 1 (and past `close` too) when it is empty. */
+static int sc_open(ips_scan *sc, char close)
+{
+	sc->p++;
+	sc_ws(sc);
+	if (sc->p < sc->n && sc->s[sc->p] == close) {
+		sc->p++;
+		return 1;
+	}
+	return 0;
+}
+
 /* Any value at p as a jansson value, strictly (see above); NULL to give up. */
 static json_t *sc_value(ips_scan *sc, int depth)
 {
@@ -438,13 +450,9 @@ static json_t *sc_value(ips_scan *sc, int depth)
 		return json_integer(neg ? -(json_int_t)u : (json_int_t)u);
 	}
 	if (c == '{') {
-		sc->p++;
 		json_t *o = json_object();
-		sc_ws(sc);
-		if (sc->p < sc->n && s[sc->p] == '}') {
-			sc->p++;
+		if (sc_open(sc, '}'))
 			return o;
-		}
 		for (;;) {
 			const char *k;
 			size_t kn;
@@ -465,13 +473,9 @@ static json_t *sc_value(ips_scan *sc, int depth)
 		}
 	}
 	if (c == '[') {
-		sc->p++;
 		json_t *a = json_array();
-		sc_ws(sc);
-		if (sc->p < sc->n && s[sc->p] == ']') {
-			sc->p++;
+		if (sc_open(sc, ']'))
 			return a;
-		}
 		for (;;) {
 			json_t *v = sc_value(sc, depth + 1);
 			if (!v) {
