@@ -51,11 +51,6 @@ __attribute__((noinline)) double tk_demo_busy_spin(double until)
 __attribute__((noinline)) static void *worker(void *arg)
 {
 	(void)arg;
-	if (masked) {
-		sigset_t all;
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, NULL);
-	}
 	tk_demo_busy_spin(now() + seconds);
 	return NULL;
 }
@@ -71,12 +66,21 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_usr1};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
+	/* Masked workers are born with every signal blocked (a thread inherits its creator's mask):
+	 * blocking them from inside the worker left a moment, long on a loaded machine, in which a
+	 * sampler's signal could still land. */
+	sigset_t all, old;
+	sigfillset(&all);
+	if (masked)
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL) != 0) {
 			fprintf(stderr, "busy: pthread_create failed\n");
 			return 1;
 		}
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	printf("busy: %.1f s on 2 threads\n", seconds);
