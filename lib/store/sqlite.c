@@ -179,11 +179,14 @@ static const char *const migrations[] = {
     "",
     /* 10 → 11: per-signature summaries, migrate_10_11 (a step of its own: it sums the reports in C) */
     "",
+    /* 11 → 12: per-signature summaries by UTC day and hour for date ranges, migrate_11_12 (its own step) */
+    "",
 };
 
 static int migrate_10_11(sq *s, tk_error *err);
+static int migrate_11_12(sq *s, tk_error *err);
 /* Steps run after a migration's SQL, by the version they start from. */
-static int (*const migration_steps[])(sq *s, tk_error *err) = {[10] = migrate_10_11};
+static int (*const migration_steps[])(sq *s, tk_error *err) = {[10] = migrate_10_11, [11] = migrate_11_12};
 
 static int fail(sq *s, tk_error *err, const char *what)
 {
@@ -1832,6 +1835,9 @@ static int vw_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const char *col, vrun **out, size_t *nout,
+                       tk_error *err);
+
 /* The runs of the reports q selects (its filters; not its grouping) of kinds with col recorded,
  * sorted by (app, version), each run's values ascending; owned by the cache. */
 static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const char *col, const vrun **out, size_t *nout,
@@ -1852,6 +1858,25 @@ static int vruns_get(sq *s, const tk_store_query *q, const char *kinds, const ch
 		free(key);
 		c->used[slot] = ++c->clock;
 		*out = c->r[slot], *nout = c->n[slot];
+		return 0;
+	}
+	/* a date range: from hour_runs and the partial hours' reports */
+	vrun *rr = NULL;
+	size_t nrr = 0;
+	int ranged = range_vruns(s, q, kinds, col, &rr, &nrr, err);
+	if (ranged < 0) {
+		free(key);
+		return -1;
+	}
+	if (ranged == 0) {
+		free(c->key[slot]);
+		vruns_free(c->r[slot], c->n[slot]);
+		c->key[slot] = key;
+		c->token[slot] = token;
+		c->used[slot] = ++c->clock;
+		c->r[slot] = rr;
+		c->n[slot] = nrr;
+		*out = rr, *nout = nrr;
 		return 0;
 	}
 	char where[512];
@@ -2608,7 +2633,21 @@ typedef struct sigacc {
 	size_t nhi, hicap;
 	tk_hidx hiidx;
 	int hbad; /* a time whose hour SQL's integer arithmetic does not give, or a count past 2^32 */
+	int parts; /* what is summed: SIGACC_SUMS (schema 11's tables), SIGACC_DAYS (sig_days), or both */
+	struct dgrp *dg; /* sig_days' rows to add to, their (hour, value) counts, (row, session) hours */
+	size_t ndg, dgcap;
+	tk_hidx dgidx;
+	hitem *di;
+	size_t ndi, dicap;
+	tk_hidx diidx;
+	struct dses *ds;
+	size_t nds, dscap;
+	tk_hidx dsidx;
+	char **sn; /* the sessions met, each once (sess_no numbers them when written) */
+	size_t nsn, sncap;
+	tk_hidx snidx;
 } sigacc;
+enum { SIGACC_SUMS = 1, SIGACC_DAYS = 2 };
 
 static int hgrp_eq(const void *ctx, uint32_t idx, const void *key)
 {
@@ -2706,10 +2745,16 @@ static int id_cmp(const unsigned char *a, int al, const unsigned char *b, int bl
 	return c ? c : al - bl;
 }
 
+static void sigacc_day(sigacc *a, sqlite3_stmt *st);
+
 /* One report counted: its duration and CPU average in their hours' runs; with a duration and a
  * signature, in its signature's sums. */
 static void sigacc_row(sigacc *a, sqlite3_stmt *st)
 {
+	if (a->parts & SIGACC_DAYS)
+		sigacc_day(a, st);
+	if (!(a->parts & SIGACC_SUMS))
+		return;
 	sgkey k = {sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
 	           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3)};
 	k.kind = k.kind ? k.kind : "", k.app = k.app ? k.app : "", k.version = k.version ? k.version : "";
@@ -2758,8 +2803,11 @@ static void sigacc_row(sigacc *a, sqlite3_stmt *st)
 	gr->exlen[j] = il;
 }
 
+static void sigdays_free(sigacc *a);
+
 static void sigacc_free(sigacc *a)
 {
+	sigdays_free(a);
 	for (size_t i = 0; i < a->ng; i++)
 		free(a->g[i].kind), free(a->g[i].app), free(a->g[i].version);
 	for (size_t i = 0; i < a->ni; i++)
@@ -2941,9 +2989,36 @@ static int int_of(sqlite3 *db, const char *sql, sqlite3_int64 *v)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* The reports past sig_upto summed into the tables, inside the caller's open write transaction: at
- * most chunk rowids of them (0: all), so a writer waiting for the lock waits for one chunk only. */
-static int sigsum_add(sq *s, sqlite3_int64 chunk, tk_error *err)
+static int sigdays_write(sq *s, sigacc *a);
+
+/* The reports of rowids (from, to] summed into the tables parts names, inside the caller's open write
+ * transaction; *hbad set when one holds what hour_runs or sig_days cannot. */
+static int sigsum_scan(sq *s, sqlite3_int64 from, sqlite3_int64 to, int parts, int *hbad, tk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT sid, kind, app, version, duration, device, session, stack, id, avg_cpu, time "
+	                       "FROM reports WHERE rowid > ?1 AND rowid <= ?2",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "signature summaries");
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	sigacc a = {.parts = parts};
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sigacc_row(&a, st);
+	sqlite3_finalize(st);
+	int bad = rc != SQLITE_DONE || ((parts & SIGACC_SUMS) && (sigacc_write(s, &a) || hours_write(s, &a))) ||
+	          ((parts & SIGACC_DAYS) && sigdays_write(s, &a));
+	*hbad = a.hbad;
+	sigacc_free(&a);
+	return bad ? fail(s, err, "signature summaries") : 0;
+}
+
+/* The reports past sig_upto summed into the tables (parts), inside the caller's open write
+ * transaction: at most chunk rowids of them (0: all), so a writer waiting for the lock waits for one
+ * chunk only. */
+static int sigsum_add(sq *s, sqlite3_int64 chunk, int parts, tk_error *err)
 {
 	sqlite3_int64 upto, top;
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top))
@@ -2952,23 +3027,9 @@ static int sigsum_add(sq *s, sqlite3_int64 chunk, tk_error *err)
 		return 0;
 	if (chunk > 0 && top - upto > chunk)
 		top = upto + chunk;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT sid, kind, app, version, duration, device, session, stack, id, avg_cpu, time "
-	                       "FROM reports WHERE rowid > ?1 AND rowid <= ?2",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return fail(s, err, "signature summaries");
-	sqlite3_bind_int64(st, 1, upto);
-	sqlite3_bind_int64(st, 2, top);
-	sigacc a = {0};
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		sigacc_row(&a, st);
-	sqlite3_finalize(st);
-	int bad = rc != SQLITE_DONE || sigacc_write(s, &a) || hours_write(s, &a), hbad = a.hbad;
-	sigacc_free(&a);
-	if (bad)
-		return fail(s, err, "signature summaries");
+	int hbad;
+	if (sigsum_scan(s, upto, top, parts, &hbad, err))
+		return -1;
 	char up[96];
 	snprintf(up, sizeof up, "UPDATE sig_upto SET upto = %lld%s", (long long)top, hbad ? ", hbad = 1" : "");
 	return exec(s, up, err);
@@ -2995,7 +3056,7 @@ static int migrate_10_11(sq *s, tk_error *err)
 	           "CREATE TABLE sig_upto (upto INTEGER NOT NULL, hbad INTEGER NOT NULL); INSERT INTO sig_upto VALUES "
 	           "(0, 0);",
 	           err) ||
-	       sigsum_add(s, 0, err);
+	       sigsum_add(s, 0, SIGACC_SUMS, err);
 }
 
 /* Whether the summaries are current for this connection's next query (caught up first when
@@ -3014,7 +3075,7 @@ static int sigsum_ready(sq *s)
 	while (top > upto) { /* 65536 rowids a transaction: an ingest in between waits for one of them */
 		if (exec(s, "BEGIN IMMEDIATE", &e))
 			return 0;
-		if (sigsum_add(s, 65536, &e) || exec(s, "COMMIT", &e)) {
+		if (sigsum_add(s, 65536, SIGACC_SUMS | SIGACC_DAYS, &e) || exec(s, "COMMIT", &e)) {
 			exec(s, "ROLLBACK", NULL);
 			return 0;
 		}
@@ -3053,6 +3114,1003 @@ static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *er
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return fail(s, err, "signature query");
 	return rc == SQLITE_ROW ? 0 : 1;
+}
+
+/* ---- per-signature summaries by day and hour, for date ranges (migration 11 → 12) ----
+ * A date range (since, until) is no filter the tables above hold, so a comparison of two date
+ * ranges read every report of each (its top lists, their durations, the distinct sessions per
+ * signature, which do not add up across days). sig_days holds per (sid, kind, app, version, UTC day)
+ * what those sum from the reports with a duration, each part by hour of the day, so any run of whole
+ * hours is read from it and only the partial hours at a range's ends from reports:
+ *   n: how many reports;  runs: their (hour, value, count) entries (hrun, sorted by hour, value);
+ *   sess: (session number, mask of the hours holding it) entries, 8 bytes, sorted by number (sess_no
+ *         numbers each session text once);  ex: the least id of each hour, (hour, 32-byte id) entries.
+ * They are kept by the same catch-up as the tables above (sigsum_ready; their rows up to sig_upto), and
+ * a time whose hour cannot be told sets sig_upto.hbad, as for hour_runs: then ranges read reports. */
+typedef struct dgrp {
+	sqlite3_int64 sid, day, n;
+	char *kind, *app, *version;
+	uint32_t exmask; /* the hours ex holds */
+	unsigned char ex[24][32];
+} dgrp;
+
+typedef struct dses {
+	uint32_t g, s; /* the row (dg) and the session (sn) */
+	uint32_t mask;
+	sqlite3_int64 no;
+} dses;
+
+#define DSES_BYTES 8
+#define DEX_BYTES 33
+
+static int dgrp_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const dgrp *a = &((const sigacc *)ctx)->dg[idx], *b = key;
+	return a->sid == b->sid && a->day == b->day && strcmp(a->version, b->version) == 0 &&
+	       strcmp(a->app, b->app) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
+static int dses_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const dses *a = &((const sigacc *)ctx)->ds[idx], *b = key;
+	return a->g == b->g && a->s == b->s;
+}
+
+static int hitem_eq_d(const void *ctx, uint32_t idx, const void *key)
+{
+	const hitem *a = &((const sigacc *)ctx)->di[idx], *b = key;
+	return a->g == b->g && a->r.h == b->r.h && a->r.v == b->r.v;
+}
+
+static int sn_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return strcmp(((const sigacc *)ctx)->sn[idx], key) == 0;
+}
+
+static void sigacc_day(sigacc *a, sqlite3_stmt *st)
+{
+	if (sqlite3_column_type(st, 4) == SQLITE_NULL || sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return;
+	sqlite3_int64 b;
+	const void *id = sqlite3_column_blob(st, 8);
+	if (rate_bucket(sqlite3_column_double(st, 10), 3600, &b) || !id || sqlite3_column_bytes(st, 8) != 32) {
+		a->hbad = 1;
+		return;
+	}
+	dgrp k = {.sid = sqlite3_column_int64(st, 0), .day = b / 24 - (b % 24 < 0)};
+	const char *kind = (const char *)sqlite3_column_text(st, 1), *app = (const char *)sqlite3_column_text(st, 2),
+	           *version = (const char *)sqlite3_column_text(st, 3);
+	k.kind = (char *)(kind ? kind : ""), k.app = (char *)(app ? app : ""), k.version = (char *)(version ? version : "");
+	int hour = (int)(b - k.day * 24);
+	uint64_t h = tk_hash_bytes(k.version, strlen(k.version),
+	                           tk_hash_bytes(k.app, strlen(k.app),
+	                                         tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid * 131 + (uint64_t)k.day)));
+	uint32_t g = tk_hidx_find(&a->dgidx, h, dgrp_eq, a, &k);
+	if (g == UINT32_MAX) {
+		TK_GROW(a->dg, a->dgcap, a->ndg + 1);
+		dgrp *n = &a->dg[a->ndg];
+		memset(n, 0, sizeof *n);
+		n->sid = k.sid, n->day = k.day, n->kind = tk_xstrdup(k.kind), n->app = tk_xstrdup(k.app),
+		n->version = tk_xstrdup(k.version);
+		g = (uint32_t)a->ndg++;
+		tk_hidx_insert(&a->dgidx, h, g);
+	}
+	dgrp *gr = &a->dg[g];
+	gr->n++;
+	if (!(gr->exmask >> hour & 1) || memcmp(id, gr->ex[hour], 32) < 0) {
+		memcpy(gr->ex[hour], id, 32);
+		gr->exmask |= 1u << hour;
+	}
+	double v = sqlite3_column_double(st, 4);
+	hitem it = {g, {hour, v == 0 ? 0.0 : v, 0}};
+	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)hour);
+	uint32_t at = tk_hidx_find(&a->diidx, hh, hitem_eq_d, a, &it);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->di, a->dicap, a->ndi + 1);
+		a->di[a->ndi] = it;
+		at = (uint32_t)a->ndi++;
+		tk_hidx_insert(&a->diidx, hh, at);
+	}
+	if (a->di[at].r.n == UINT32_MAX)
+		a->hbad = 1;
+	else
+		a->di[at].r.n++;
+	const char *t = (const char *)sqlite3_column_text(st, 6);
+	t = t ? t : "";
+	uint64_t th = tk_hash_bytes(t, strlen(t), 0);
+	uint32_t si = tk_hidx_find(&a->snidx, th, sn_eq, a, t);
+	if (si == UINT32_MAX) {
+		TK_GROW(a->sn, a->sncap, a->nsn + 1);
+		a->sn[a->nsn] = tk_xstrdup(t);
+		si = (uint32_t)a->nsn++;
+		tk_hidx_insert(&a->snidx, th, si);
+	}
+	dses d = {g, si, 0, 0};
+	uint64_t dh = tk_hash_u64((uint64_t)g << 32 | si);
+	uint32_t di = tk_hidx_find(&a->dsidx, dh, dses_eq, a, &d);
+	if (di == UINT32_MAX) {
+		TK_GROW(a->ds, a->dscap, a->nds + 1);
+		a->ds[a->nds] = d;
+		di = (uint32_t)a->nds++;
+		tk_hidx_insert(&a->dsidx, dh, di);
+	}
+	a->ds[di].mask |= 1u << hour;
+}
+
+static void sigdays_free(sigacc *a)
+{
+	for (size_t i = 0; i < a->ndg; i++)
+		free(a->dg[i].kind), free(a->dg[i].app), free(a->dg[i].version);
+	for (size_t i = 0; i < a->nsn; i++)
+		free(a->sn[i]);
+	free(a->dg);
+	free(a->di);
+	free(a->ds);
+	free(a->sn);
+	tk_hidx_free(&a->dgidx);
+	tk_hidx_free(&a->diidx);
+	tk_hidx_free(&a->dsidx);
+	tk_hidx_free(&a->snidx);
+}
+
+static int dses_cmp(const void *x, const void *y)
+{
+	const dses *a = x, *b = y;
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	return (a->no > b->no) - (a->no < b->no);
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* a's rows into sig_days (each merged with the row it has), its sessions numbered in sess_no, inside
+ * the open transaction. */
+static int sigdays_write(sq *s, sigacc *a)
+{
+	sqlite3_stmt *ins = NULL, *num = NULL, *get = NULL, *put = NULL;
+	int ok = sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO sess_no (session) VALUES (?1)", -1, &ins, NULL) ==
+	             SQLITE_OK &&
+	         sqlite3_prepare_v2(s->db, "SELECT no FROM sess_no WHERE session = ?1", -1, &num, NULL) == SQLITE_OK &&
+	         sqlite3_prepare_v2(s->db,
+	                            "SELECT n, runs, sess, ex FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
+	                            "version = ?4 AND day = ?5",
+	                            -1, &get, NULL) == SQLITE_OK &&
+	         sqlite3_prepare_v2(s->db,
+	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, runs, sess, ex) "
+	                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	                            -1, &put, NULL) == SQLITE_OK;
+	sqlite3_int64 *no = tk_xcalloc(a->nsn + 1, sizeof *no);
+	for (size_t i = 0; ok && i < a->nsn; i++) {
+		sqlite3_reset(ins);
+		sqlite3_reset(num);
+		sqlite3_bind_text(ins, 1, a->sn[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(num, 1, a->sn[i], -1, SQLITE_STATIC);
+		ok = sqlite3_step(ins) == SQLITE_DONE && sqlite3_step(num) == SQLITE_ROW;
+		if (ok && (no[i] = sqlite3_column_int64(num, 0)) > UINT32_MAX)
+			a->hbad = 1;
+	}
+	for (size_t i = 0; i < a->nds; i++)
+		a->ds[i].no = no[a->ds[i].s];
+	free(no);
+	if (a->ndi > 1)
+		qsort(a->di, a->ndi, sizeof *a->di, hitem_cmp);
+	if (a->nds > 1)
+		qsort(a->ds, a->nds, sizeof *a->ds, dses_cmp);
+	unsigned char *runs = NULL, *sess = NULL, ex[24 * DEX_BYTES];
+	size_t rcap = 0, scap = 0, ii = 0, si = 0;
+	for (uint32_t g = 0; ok && g < a->ndg; g++) {
+		const dgrp *gr = &a->dg[g];
+		sqlite3_stmt *st[2] = {get, put};
+		for (int k = 0; k < 2; k++) {
+			sqlite3_reset(st[k]);
+			sqlite3_bind_int64(st[k], 1, gr->sid);
+			sqlite3_bind_text(st[k], 2, gr->kind, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 3, gr->app, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st[k], 4, gr->version, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st[k], 5, gr->day);
+		}
+		int rc = sqlite3_step(get);
+		ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
+		int old = rc == SQLITE_ROW;
+		const unsigned char *orun = old ? sqlite3_column_blob(get, 1) : NULL,
+		                    *oses = old ? sqlite3_column_blob(get, 2) : NULL,
+		                    *oex = old ? sqlite3_column_blob(get, 3) : NULL;
+		size_t nor = orun ? (size_t)sqlite3_column_bytes(get, 1) / HRUN_BYTES : 0,
+		       nos = oses ? (size_t)sqlite3_column_bytes(get, 2) / DSES_BYTES : 0,
+		       noe = oex ? (size_t)sqlite3_column_bytes(get, 3) / DEX_BYTES : 0;
+		sqlite3_int64 n = gr->n + (old ? sqlite3_column_int64(get, 0) : 0);
+		size_t ie = ii, se = si;
+		while (ie < a->ndi && a->di[ie].g == g)
+			ie++;
+		while (se < a->nds && a->ds[se].g == g)
+			se++;
+		/* the runs, merged in (hour, value) order */
+		TK_GROW(runs, rcap, (nor + (ie - ii)) * HRUN_BYTES + 1);
+		size_t x = 0, y = ii, nr = 0;
+		while (ok && (x < nor || y < ie)) {
+			hrun r;
+			if (x < nor)
+				hrun_get(orun, x, &r);
+			int c = x == nor ? 1 : y == ie ? -1 : hrun_cmp(&r, &a->di[y].r);
+			if (c > 0) {
+				r = a->di[y++].r;
+			} else if (c == 0) {
+				if (r.n > UINT32_MAX - a->di[y].r.n)
+					a->hbad = 1;
+				r.n += a->di[y++].r.n;
+				x++;
+			} else {
+				x++;
+			}
+			hrun_put(runs, nr++, &r);
+		}
+		/* the sessions, merged by number */
+		TK_GROW(sess, scap, (nos + (se - si)) * DSES_BYTES + 1);
+		size_t ns = 0;
+		x = 0, y = si;
+		while (ok && (x < nos || y < se)) {
+			uint32_t on = x < nos ? le32(oses + x * DSES_BYTES) : 0, m;
+			sqlite3_int64 nn;
+			if (x < nos && (y == se || on < a->ds[y].no)) {
+				nn = on, m = le32(oses + x++ * DSES_BYTES + 4);
+			} else if (x < nos && on == a->ds[y].no) {
+				nn = on, m = le32(oses + x++ * DSES_BYTES + 4) | a->ds[y++].mask;
+			} else {
+				nn = a->ds[y].no, m = a->ds[y++].mask;
+			}
+			put32(sess + ns * DSES_BYTES, (uint32_t)nn);
+			put32(sess + ns * DSES_BYTES + 4, m);
+			ns++;
+		}
+		/* each hour's least id */
+		unsigned char least[24][32];
+		uint32_t have = gr->exmask;
+		memcpy(least, gr->ex, sizeof least);
+		for (size_t e = 0; e < noe; e++) {
+			const unsigned char *p = oex + e * DEX_BYTES;
+			int hr = p[0] < 24 ? p[0] : 23;
+			if (!(have >> hr & 1) || memcmp(p + 1, least[hr], 32) < 0) {
+				memcpy(least[hr], p + 1, 32);
+				have |= 1u << hr;
+			}
+		}
+		size_t ne = 0;
+		for (int hr = 0; hr < 24; hr++)
+			if (have >> hr & 1) {
+				ex[ne * DEX_BYTES] = (unsigned char)hr;
+				memcpy(ex + ne * DEX_BYTES + 1, least[hr], 32);
+				ne++;
+			}
+		if (ok) {
+			sqlite3_bind_int64(put, 6, n);
+			sqlite3_bind_blob(put, 7, runs, (int)(nr * HRUN_BYTES), SQLITE_STATIC);
+			sqlite3_bind_blob(put, 8, sess, (int)(ns * DSES_BYTES), SQLITE_STATIC);
+			sqlite3_bind_blob(put, 9, ex, (int)(ne * DEX_BYTES), SQLITE_STATIC);
+			ok = sqlite3_step(put) == SQLITE_DONE;
+		}
+		sqlite3_reset(get);
+		ii = ie, si = se;
+	}
+	free(runs);
+	free(sess);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(num);
+	sqlite3_finalize(get);
+	sqlite3_finalize(put);
+	return ok ? 0 : -1;
+}
+
+/* 11 → 12: sig_days and sess_no, summed from the reports the tables above hold (up to sig_upto; the
+ * catch-up adds the rest to both). */
+static int migrate_11_12(sq *s, tk_error *err)
+{
+	sqlite3_int64 upto;
+	if (exec(s,
+	         "DROP TABLE IF EXISTS sig_days; DROP TABLE IF EXISTS sess_no;"
+	         "CREATE TABLE sess_no (no INTEGER PRIMARY KEY, session TEXT NOT NULL UNIQUE);"
+	         "CREATE TABLE sig_days (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT NOT "
+	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, runs BLOB NOT NULL, sess BLOB NOT NULL, ex BLOB NOT "
+	         "NULL, UNIQUE (sid, kind, app, version, day));",
+	         err))
+		return -1;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto))
+		return fail(s, err, "signature summaries");
+	int hbad = 0;
+	if (upto > 0 && sigsum_scan(s, 0, upto, SIGACC_DAYS, &hbad, err))
+		return -1;
+	return hbad ? exec(s, "UPDATE sig_upto SET hbad = 1", err) : 0;
+}
+
+/* A date range split for the summaries: the whole hours [hs, he) they answer (open ends as ±2^40),
+ * and the parts before and after read from reports (times in [lo, hi) whose hour is not whole). */
+typedef struct hspan {
+	sqlite3_int64 hs, he, d0, d1; /* whole hours; the days holding them */
+	int np;
+	double lo[2], hi[2]; /* the parts read from reports; 0 = that end open */
+} hspan;
+
+#define HSPAN_OPEN ((sqlite3_int64)1 << 40)
+
+static sqlite3_int64 floor_div(sqlite3_int64 a, sqlite3_int64 b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* Whether the day summaries answer q (a time range under app and version filters at most, no
+ * signature): 1 with sp filled. */
+static int hspan_of(const tk_store_query *q, hspan *sp)
+{
+	if (!(q->since > 0) && !(q->until > 0))
+		return 0;
+	if (q->since > 1e12 || q->until > 1e12)
+		return 0;
+	for (int k = 0; k < TK_STORE_NKEYS; k++)
+		if (q->where[k] && k != TK_STORE_APP && k != TK_STORE_VERSION)
+			return 0;
+	memset(sp, 0, sizeof *sp);
+	sp->hs = -HSPAN_OPEN, sp->he = HSPAN_OPEN;
+	if (q->since > 0) { /* the first hour starting at or after since */
+		sp->hs = (sqlite3_int64)(q->since / 3600);
+		while ((double)sp->hs * 3600 < q->since)
+			sp->hs++;
+		while ((double)(sp->hs - 1) * 3600 >= q->since)
+			sp->hs--;
+	}
+	if (q->until > 0) { /* the last hour starting at or before until: hours before it end by until */
+		sp->he = (sqlite3_int64)(q->until / 3600);
+		while ((double)sp->he * 3600 > q->until)
+			sp->he--;
+		while ((double)(sp->he + 1) * 3600 <= q->until)
+			sp->he++;
+	}
+	if (sp->hs >= sp->he) { /* no whole hour: all of it from reports */
+		sp->hs = sp->he = 0;
+		sp->np = 1, sp->lo[0] = q->since > 0 ? q->since : 0, sp->hi[0] = q->until > 0 ? q->until : 0;
+		return 1;
+	}
+	sp->d0 = floor_div(sp->hs, 24), sp->d1 = floor_div(sp->he - 1, 24);
+	/* a margin of a second each way: the hour of a report is checked (hspan_whole) */
+	if (q->since > 0)
+		sp->lo[sp->np] = q->since, sp->hi[sp->np++] = (double)sp->hs * 3600 + 1;
+	if (q->until > 0)
+		sp->lo[sp->np] = (double)sp->he * 3600 - 1, sp->hi[sp->np++] = q->until;
+	return 1;
+}
+
+/* Whether a report at time t is among the whole hours (so not to be read again from reports). */
+static int hspan_whole(const hspan *sp, double t)
+{
+	sqlite3_int64 b;
+	return sp->hs < sp->he && !rate_bucket(t, 3600, &b) && b >= sp->hs && b < sp->he;
+}
+
+/* The mask of day's hours within the whole hours. */
+static uint32_t hspan_mask(const hspan *sp, sqlite3_int64 day)
+{
+	sqlite3_int64 lo = sp->hs - day * 24, hi = sp->he - day * 24;
+	lo = lo < 0 ? 0 : lo, hi = hi > 24 ? 24 : hi;
+	if (lo >= hi)
+		return 0;
+	return (uint32_t)(((uint64_t)1 << hi) - ((uint64_t)1 << lo));
+}
+
+#define HOURS_ALL 0xffffffu
+
+/* A statement over the parts of sp read from reports: "SELECT cols FROM reports INDEXED BY
+ * reports_kind_time ... WHERE kind IN kinds AND col IS NOT NULL AND time >= ?1 AND time < ?2 [AND app =
+ * ?3] [AND version = ?4]" (extra joins after reports), bound for part i by hspan_bind. */
+static sqlite3_stmt *hspan_stmt(sq *s, const char *cols, const char *join, const tk_store_query *q, const char *kinds,
+                                const char *col, tk_error *err)
+{
+	char *sql = sqlite3_mprintf("SELECT %s FROM reports r INDEXED BY reports_kind_time%s WHERE r.kind IN %s AND r.%s IS "
+	                            "NOT NULL AND r.time >= ?1 AND r.time < ?2%s%s",
+	                            cols, join, kinds, col, q->where[TK_STORE_APP] ? " AND r.app = ?3" : "",
+	                            q->where[TK_STORE_VERSION] ? " AND r.version = ?4" : "");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		fail(s, err, "date range query");
+		return NULL;
+	}
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 4, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	return st;
+}
+
+static void hspan_bind(sqlite3_stmt *st, const hspan *sp, int i)
+{
+	sqlite3_reset(st);
+	sqlite3_bind_double(st, 1, sp->lo[i] > 0 ? sp->lo[i] : -1e300);
+	sqlite3_bind_double(st, 2, sp->hi[i] > 0 ? sp->hi[i] : 1e300);
+}
+
+/* A read transaction in which the summaries hold every report (their catch-up reached the last
+ * rowid): 0 in it, 1 when they do not (no transaction left open). */
+static int hspan_begin(sq *s)
+{
+	if (!hour_runs_ready(s))
+		return 1;
+	tk_error e;
+	if (exec(s, "BEGIN", &e))
+		return 1;
+	sqlite3_int64 upto, top, bad;
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top) ||
+	    int_of(s->db, "SELECT hbad FROM sig_upto", &bad) || upto < top || bad) {
+		exec(s, "COMMIT", &e);
+		return 1;
+	}
+	return 0;
+}
+
+static void hspan_end(sq *s)
+{
+	tk_error e;
+	exec(s, "COMMIT", &e);
+}
+
+/* (value, count) pairs summed per value (hashed), then sorted. */
+typedef struct vsum {
+	vw *v;
+	size_t n, cap;
+	tk_hidx idx;
+} vsum;
+
+static int vsum_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const vw *)ctx)[idx].v == *(const double *)key;
+}
+
+static void vsum_add(vsum *a, double v, uint64_t n)
+{
+	double k = v == 0 ? 0.0 : v;
+	uint64_t h = tk_hash_bytes(&k, sizeof k, 0);
+	uint32_t at = tk_hidx_find(&a->idx, h, vsum_eq, a->v, &k);
+	if (at == UINT32_MAX) {
+		TK_GROW(a->v, a->cap, a->n + 1);
+		a->v[a->n] = (vw){v, 0};
+		at = (uint32_t)a->n++;
+		tk_hidx_insert(&a->idx, h, at);
+	}
+	a->v[at].n += n;
+}
+
+/* the values ascending (the index dropped) */
+static void vsum_sort(vsum *a)
+{
+	tk_hidx_free(&a->idx);
+	memset(&a->idx, 0, sizeof a->idx);
+	if (a->n > 1)
+		qsort(a->v, a->n, sizeof *a->v, vw_cmp);
+}
+
+/* A report of a range's partial hours, of the kinds and filters asked. */
+typedef struct prow {
+	sqlite3_int64 sid, no;
+	char *version;
+	double v;
+	unsigned char id[32];
+} prow;
+
+static void prows_free(prow *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].version);
+	free(p);
+}
+
+/* The reports of sp's partial hours: 0, or 1 when one has what the summaries cannot stand for (no
+ * signature, an unnumbered session, an id not 32 bytes: the caller reads reports), -1 with err. */
+static int prows_get(sq *s, const hspan *sp, const tk_store_query *q, const char *kinds, prow **out, size_t *nout,
+                     tk_error *err)
+{
+	*out = NULL, *nout = 0;
+	if (!sp->np)
+		return 0;
+	sqlite3_stmt *st = hspan_stmt(s, "r.sid, x.no, r.version, r.duration, r.id, r.time",
+	                              " LEFT JOIN sess_no x ON x.session = r.session", q, kinds, "duration", err);
+	if (!st)
+		return -1;
+	prow *p = NULL;
+	size_t n = 0, cap = 0;
+	int rc = SQLITE_DONE, odd = 0;
+	for (int i = 0; i < sp->np && rc == SQLITE_DONE && !odd; i++) {
+		hspan_bind(st, sp, i);
+		while (!odd && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (hspan_whole(sp, sqlite3_column_double(st, 5)))
+				continue;
+			if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+			    sqlite3_column_bytes(st, 4) != 32) {
+				odd = 1;
+				break;
+			}
+			TK_GROW(p, cap, n + 1);
+			p[n].sid = sqlite3_column_int64(st, 0), p[n].no = sqlite3_column_int64(st, 1);
+			p[n].version = col_dup(st, 2), p[n].v = sqlite3_column_double(st, 3);
+			memcpy(p[n].id, sqlite3_column_blob(st, 4), 32);
+			n++;
+		}
+	}
+	sqlite3_finalize(st);
+	if (odd || (rc != SQLITE_DONE && rc != SQLITE_ROW)) {
+		prows_free(p, n);
+		return odd ? 1 : fail(s, err, "date range query");
+	}
+	*out = p, *nout = n;
+	return 0;
+}
+
+/* What a signature sums to over a range: its values, distinct sessions, least id, versions. */
+typedef struct rsig {
+	sqlite3_int64 sid;
+	uint64_t count, sessions;
+	vsum v;
+	unsigned char least[32];
+	int has_least;
+	char **vers;
+	size_t nvers;
+} rsig;
+
+static void rsig_free(rsig *r)
+{
+	free(r->v.v);
+	tk_hidx_free(&r->v.idx);
+	for (size_t i = 0; i < r->nvers; i++)
+		free(r->vers[i]);
+	free(r->vers);
+}
+
+static void rsig_version(rsig *r, const char *v)
+{
+	for (size_t i = 0; i < r->nvers; i++)
+		if (strcmp(r->vers[i], v) == 0)
+			return;
+	r->vers = tk_xrealloc(r->vers, (r->nvers + 1) * sizeof *r->vers);
+	r->vers[r->nvers++] = tk_xstrdup(v);
+}
+
+static void rsig_id(rsig *r, const unsigned char *id)
+{
+	if (!r->has_least || memcmp(id, r->least, 32) < 0) {
+		memcpy(r->least, id, 32);
+		r->has_least = 1;
+	}
+}
+
+enum { RS_VALUES = 1, RS_SESSIONS = 2, RS_LEAST = 4, RS_VERSIONS = 8 };
+
+/* Signature r->sid summed over sp (what says which parts) from sig_days and the partial rows p. seen:
+ * a bit per session number (cleared again here), nseen its bits. */
+static int rsig_sum(sq *s, const hspan *sp, const tk_store_query *q, const char *kinds, const prow *p, size_t np,
+                    int what, rsig *r, unsigned char **seen, size_t *nseen, tk_error *err)
+{
+	char *sql = sqlite3_mprintf("SELECT day, version, %s, %s, %s FROM sig_days WHERE sid = ?1 AND kind IN %s AND day >= "
+	                            "?5 AND day <= ?6%s%s",
+	                            what & RS_VALUES ? "runs" : "NULL", what & RS_SESSIONS ? "sess" : "NULL",
+	                            what & (RS_LEAST | RS_VERSIONS) ? "ex" : "NULL", kinds,
+	                            q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+	                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK)
+		return fail(s, err, "date range query");
+	sqlite3_bind_int64(st, 1, r->sid);
+	if (q->where[TK_STORE_APP])
+		sqlite3_bind_text(st, 3, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+	if (q->where[TK_STORE_VERSION])
+		sqlite3_bind_text(st, 4, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, sp->hs < sp->he ? sp->d0 : 1);
+	sqlite3_bind_int64(st, 6, sp->hs < sp->he ? sp->d1 : 0);
+	uint32_t *set = NULL; /* the session numbers set in seen */
+	size_t nset = 0, setcap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint32_t m = hspan_mask(sp, sqlite3_column_int64(st, 0));
+		if (!m)
+			continue;
+		if (what & RS_VALUES) {
+			const unsigned char *e = sqlite3_column_blob(st, 2);
+			size_t ne = (size_t)sqlite3_column_bytes(st, 2) / HRUN_BYTES;
+			for (size_t j = 0; e && j < ne; j++) {
+				hrun h;
+				hrun_get(e, j, &h);
+				if (m >> h.h & 1) {
+					vsum_add(&r->v, h.v, h.n);
+					r->count += h.n;
+				}
+			}
+		}
+		if (what & RS_SESSIONS) {
+			const unsigned char *e = sqlite3_column_blob(st, 3);
+			size_t ne = (size_t)sqlite3_column_bytes(st, 3) / DSES_BYTES;
+			for (size_t j = 0; e && j < ne; j++) {
+				const unsigned char *x = e + j * DSES_BYTES;
+				if (!(le32(x + 4) & m))
+					continue;
+				uint32_t no = le32(x);
+				if (no >= *nseen) {
+					size_t grow = (size_t)no + 1 + (size_t)no / 2;
+					*seen = tk_xrealloc(*seen, (grow + 7) / 8);
+					memset(*seen + (*nseen + 7) / 8, 0, (grow + 7) / 8 - (*nseen + 7) / 8);
+					*nseen = (grow + 7) / 8 * 8;
+				}
+				if ((*seen)[no / 8] >> (no % 8) & 1)
+					continue;
+				(*seen)[no / 8] |= (unsigned char)(1u << (no % 8));
+				TK_GROW(set, setcap, nset + 1);
+				set[nset++] = no;
+			}
+		}
+		if (what & (RS_LEAST | RS_VERSIONS)) {
+			const unsigned char *e = sqlite3_column_blob(st, 4);
+			size_t ne = (size_t)sqlite3_column_bytes(st, 4) / DEX_BYTES, any = 0;
+			for (size_t j = 0; e && j < ne; j++)
+				if (e[j * DEX_BYTES] < 24 && (m >> e[j * DEX_BYTES] & 1)) {
+					any = 1;
+					rsig_id(r, e + j * DEX_BYTES + 1);
+				}
+			if (any && (what & RS_VERSIONS)) {
+				const char *v = (const char *)sqlite3_column_text(st, 1);
+				rsig_version(r, v ? v : "");
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < np; i++) {
+		if (p[i].sid != r->sid)
+			continue;
+		if (what & RS_VALUES) {
+			vsum_add(&r->v, p[i].v, 1);
+			r->count++;
+		}
+		if (what & RS_SESSIONS) {
+			uint64_t no = (uint64_t)p[i].no;
+			if (no >= UINT32_MAX)
+				continue;
+			if (no >= *nseen) {
+				size_t grow = (size_t)no + 1 + (size_t)no / 2;
+				*seen = tk_xrealloc(*seen, (grow + 7) / 8);
+				memset(*seen + (*nseen + 7) / 8, 0, (grow + 7) / 8 - (*nseen + 7) / 8);
+				*nseen = (grow + 7) / 8 * 8;
+			}
+			if (!((*seen)[no / 8] >> (no % 8) & 1)) {
+				(*seen)[no / 8] |= (unsigned char)(1u << (no % 8));
+				TK_GROW(set, setcap, nset + 1);
+				set[nset++] = (uint32_t)no;
+			}
+		}
+		if (what & RS_LEAST)
+			rsig_id(r, p[i].id);
+		if (what & RS_VERSIONS)
+			rsig_version(r, p[i].version);
+	}
+	r->sessions = nset;
+	for (size_t i = 0; i < nset; i++)
+		(*seen)[set[i] / 8] &= (unsigned char)~(1u << (set[i] % 8));
+	free(set);
+	if (what & RS_VALUES)
+		vsum_sort(&r->v);
+	return rc == SQLITE_DONE ? 0 : fail(s, err, "date range query");
+}
+
+typedef struct rcount {
+	sqlite3_int64 sid;
+	uint64_t n;
+	char *sig;
+} rcount;
+
+static int rcount_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const rcount *)ctx)[idx].sid == *(const sqlite3_int64 *)key;
+}
+
+static void rcount_add(rcount **c, size_t *n, size_t *cap, tk_hidx *idx, sqlite3_int64 sid, uint64_t k)
+{
+	uint64_t h = tk_hash_u64((uint64_t)sid);
+	uint32_t at = tk_hidx_find(idx, h, rcount_eq, *c, &sid);
+	if (at == UINT32_MAX) {
+		TK_GROW(*c, *cap, *n + 1);
+		(*c)[*n] = (rcount){sid, 0, NULL};
+		at = (uint32_t)(*n)++;
+		tk_hidx_insert(idx, h, at);
+	}
+	(*c)[at].n += k;
+}
+
+static int rcount_most_first(const void *a, const void *b)
+{
+	const rcount *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->sig, y->sig);
+}
+
+static char *hex_of(const char *p, int len);
+
+/* Top signatures of a date range from sig_days and the partial hours' reports: each signature's count
+ * (whole days from n, the end days by hour from runs), the first limit by count and signature, each
+ * summed by rsig_sum: what sq_top_hangs' scan of the range's reports gives. 1 where the summaries do
+ * not answer q. */
+static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t limit, tk_store_hang **out, size_t *n,
+                     tk_error *err)
+{
+	hspan sp;
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+		return 1;
+	prow *p = NULL;
+	size_t np = 0;
+	int k = prows_get(s, &sp, q, kinds, &p, &np, err);
+	if (k) {
+		hspan_end(s);
+		return k;
+	}
+	rcount *c = NULL;
+	size_t nc = 0, ccap = 0;
+	tk_hidx cidx = {0};
+	int rc = SQLITE_DONE;
+	if (sp.hs < sp.he) {
+		char *sql = sqlite3_mprintf("SELECT sid, day, n, CASE WHEN day <= ?5 OR day >= ?6 THEN runs END FROM sig_days "
+		                            "WHERE kind IN %s AND day >= ?5 AND day <= ?6%s%s",
+		                            kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+		sqlite3_stmt *st;
+		rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
+		sqlite3_free(sql);
+		if (rc == SQLITE_DONE) {
+			if (q->where[TK_STORE_APP])
+				sqlite3_bind_text(st, 3, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+			if (q->where[TK_STORE_VERSION])
+				sqlite3_bind_text(st, 4, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 5, sp.d0);
+			sqlite3_bind_int64(st, 6, sp.d1);
+			while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+				uint32_t m = hspan_mask(&sp, sqlite3_column_int64(st, 1));
+				uint64_t cnt = 0;
+				if (m == HOURS_ALL) {
+					cnt = (uint64_t)sqlite3_column_int64(st, 2);
+				} else if (m) {
+					const unsigned char *e = sqlite3_column_blob(st, 3);
+					size_t ne = (size_t)sqlite3_column_bytes(st, 3) / HRUN_BYTES;
+					for (size_t j = 0; e && j < ne; j++) {
+						hrun h;
+						hrun_get(e, j, &h);
+						if (m >> h.h & 1)
+							cnt += h.n;
+					}
+				}
+				if (cnt)
+					rcount_add(&c, &nc, &ccap, &cidx, sqlite3_column_int64(st, 0), cnt);
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	for (size_t i = 0; i < np; i++)
+		rcount_add(&c, &nc, &ccap, &cidx, p[i].sid, 1);
+	tk_hidx_free(&cidx);
+	sqlite3_stmt *name = NULL;
+	if (rc == SQLITE_DONE &&
+	    sqlite3_prepare_v2(s->db, "SELECT signature FROM hang_sigs WHERE sid = ?", -1, &name, NULL) != SQLITE_OK)
+		rc = SQLITE_ERROR;
+	for (size_t i = 0; i < nc && rc == SQLITE_DONE; i++) {
+		sqlite3_reset(name);
+		sqlite3_bind_int64(name, 1, c[i].sid);
+		if (sqlite3_step(name) != SQLITE_ROW)
+			rc = SQLITE_ERROR;
+		else
+			c[i].sig = col_dup(name, 0);
+	}
+	sqlite3_finalize(name);
+	if (rc == SQLITE_DONE && nc > 1)
+		qsort(c, nc, sizeof *c, rcount_most_first);
+	unsigned char *seen = NULL;
+	size_t nseen = 0, cap = 0;
+	for (size_t i = 0; i < nc && i < limit && rc == SQLITE_DONE; i++) {
+		rsig r = {.sid = c[i].sid};
+		if (rsig_sum(s, &sp, q, kinds, p, np, RS_VALUES | RS_SESSIONS | RS_LEAST, &r, &seen, &nseen, err)) {
+			rsig_free(&r);
+			rc = -1;
+			break;
+		}
+		tk_store_group g;
+		vw_summarise(r.v.v, r.v.n, &g);
+		TK_GROW(*out, cap, *n + 1);
+		(*out)[(*n)++] = (tk_store_hang){.signature = tk_xstrdup(c[i].sig),
+		                                 .count = r.count,
+		                                 .sessions = r.sessions,
+		                                 .p50 = r.count ? g.q[0] : NAN,
+		                                 .p95 = r.count ? g.q[2] : NAN,
+		                                 .example = r.has_least ? hex_of((const char *)r.least, 32) : tk_xstrdup("")};
+		if (r.count != c[i].n)
+			rc = SQLITE_ERROR; /* the two counts must agree */
+		rsig_free(&r);
+	}
+	free(seen);
+	for (size_t i = 0; i < nc; i++)
+		free(c[i].sig);
+	free(c);
+	prows_free(p, np);
+	hspan_end(s);
+	if (rc != SQLITE_DONE) {
+		tk_store_hangs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc < 0 ? -1 : fail(s, err, "date range query");
+	}
+	return 0;
+}
+
+/* sigs_values over a date range: each signature's values from sig_days and the partial hours, each
+ * distinct value once, ascending. 1 where the summaries do not answer q. */
+static int range_sigs_values(sq *s, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                             int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
+{
+	hspan sp;
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+		return 1;
+	prow *p = NULL;
+	size_t np = 0;
+	int k = prows_get(s, &sp, q, kinds, &p, &np, err), rc = 0;
+	for (size_t i = 0; i < n && !k && !rc; i++) {
+		rsig r = {0};
+		int f = sid_of(s, sigs[i], &r.sid, err);
+		if (f)
+			rc = f < 0 ? -1 : 0;
+		else if (rsig_sum(s, &sp, q, kinds, p, np, RS_VALUES, &r, NULL, NULL, err))
+			rc = -1;
+		for (size_t j = 0; !f && !rc && j < r.v.n; j++)
+			if (row(ctx, i, r.v.v[j].v, r.v.v[j].n))
+				rc = tk_error_set(err, "signatures' durations: out of memory");
+		rsig_free(&r);
+	}
+	prows_free(p, np);
+	hspan_end(s);
+	return k ? k : rc;
+}
+
+/* sig_versions over a date range: each signature's distinct versions in the range ("\n"-joined, in
+ * no particular order: 1, for the caller to read them as before, when two of them are equal to
+ * tk_store_version_cmp, whose first and last would then depend on the order). */
+static int range_versions(sq *s, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                          char **versions, tk_error *err)
+{
+	hspan sp;
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+		return 1;
+	prow *p = NULL;
+	size_t np = 0;
+	int k = prows_get(s, &sp, q, kinds, &p, &np, err), rc = 0;
+	for (size_t i = 0; i < n && !k && !rc; i++) {
+		rsig r = {0};
+		int f = sid_of(s, sigs[i], &r.sid, err);
+		if (f < 0 || (!f && rsig_sum(s, &sp, q, kinds, p, np, RS_VERSIONS, &r, NULL, NULL, err)))
+			rc = -1;
+		size_t len = 0;
+		for (size_t a = 0; a < r.nvers; a++) {
+			len += strlen(r.vers[a]) + 1;
+			for (size_t b = a + 1; b < r.nvers; b++)
+				if (tk_store_version_cmp(r.vers[a], r.vers[b]) == 0)
+					rc = 1;
+		}
+		char *o = tk_xmalloc(len + 1), *w = o;
+		for (size_t a = 0; a < r.nvers; a++)
+			w += sprintf(w, "%s\n", r.vers[a]);
+		*w = 0;
+		versions[i] = o;
+		rsig_free(&r);
+	}
+	prows_free(p, np);
+	hspan_end(s);
+	if (k || rc)
+		for (size_t i = 0; i < n; i++)
+			free(versions[i]), versions[i] = NULL;
+	return k ? k : rc;
+}
+
+/* The runs of vruns_get over a date range (q's other filters app and version at most) from hour_runs'
+ * whole hours and the partial hours' reports: each (app, version)'s values, each once with its count,
+ * ascending; sorted by (app, version). 1 where the summaries do not answer q. */
+static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const char *col, vrun **out, size_t *nout,
+                       tk_error *err)
+{
+	hspan sp;
+	if (q->signature || vc_col(col) < 0 || !hspan_of(q, &sp) || hspan_begin(s))
+		return 1;
+	vrun *r = NULL;
+	vsum *acc = NULL;
+	size_t n = 0, cap = 0, acap = 0;
+	tk_hidx idx = {0};
+	sqlite3_stmt *st[2] = {NULL, NULL};
+	int rc = SQLITE_DONE;
+	if (sp.hs < sp.he) {
+		char *sql = sqlite3_mprintf("SELECT app, version, day, runs FROM hour_runs WHERE col = %d AND kind IN %s AND "
+		                            "day >= ?5 AND day <= ?6%s%s",
+		                            vc_col(col), kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+		if (sqlite3_prepare_v2(s->db, sql, -1, &st[0], NULL) != SQLITE_OK)
+			rc = SQLITE_ERROR;
+		sqlite3_free(sql);
+		if (st[0]) {
+			if (q->where[TK_STORE_APP])
+				sqlite3_bind_text(st[0], 3, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
+			if (q->where[TK_STORE_VERSION])
+				sqlite3_bind_text(st[0], 4, q->where[TK_STORE_VERSION], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st[0], 5, sp.d0);
+			sqlite3_bind_int64(st[0], 6, sp.d1);
+		}
+	}
+	char cols[64];
+	snprintf(cols, sizeof cols, "r.app, r.version, r.time, r.%s", col);
+	if (rc == SQLITE_DONE && sp.np && !(st[1] = hspan_stmt(s, cols, "", q, kinds, col, err))) {
+		sqlite3_finalize(st[0]);
+		hspan_end(s);
+		return -1;
+	}
+	for (int w = 0; w < 2 && rc == SQLITE_DONE; w++) {
+		for (int part = 0; st[w] && part < (w ? sp.np : 1) && rc == SQLITE_DONE; part++) {
+			if (w)
+				hspan_bind(st[w], &sp, part);
+			while ((rc = sqlite3_step(st[w])) == SQLITE_ROW) {
+				const char *k[2] = {(const char *)sqlite3_column_text(st[w], 0),
+				                    (const char *)sqlite3_column_text(st[w], 1)};
+				k[0] = k[0] ? k[0] : "", k[1] = k[1] ? k[1] : "";
+				uint32_t m = 0;
+				if (w ? hspan_whole(&sp, sqlite3_column_double(st[w], 2))
+				      : !(m = hspan_mask(&sp, sqlite3_column_int64(st[w], 2))))
+					continue;
+				uint64_t h = tk_hash_bytes(k[1], strlen(k[1]), tk_hash_bytes(k[0], strlen(k[0]) + 1, 0));
+				uint32_t at = tk_hidx_find(&idx, h, vrun_eq, r, k);
+				if (at == UINT32_MAX) {
+					TK_GROW(r, cap, n + 1);
+					TK_GROW(acc, acap, n + 1);
+					r[n] = (vrun){.app = tk_xstrdup(k[0]), .version = tk_xstrdup(k[1])};
+					memset(&acc[n], 0, sizeof acc[n]);
+					at = (uint32_t)n++;
+					tk_hidx_insert(&idx, h, at);
+				}
+				if (w) {
+					vsum_add(&acc[at], sqlite3_column_double(st[w], 3), 1);
+					continue;
+				}
+				const unsigned char *e = sqlite3_column_blob(st[w], 3);
+				size_t ne = (size_t)sqlite3_column_bytes(st[w], 3) / HRUN_BYTES;
+				for (size_t j = 0; e && j < ne; j++) {
+					hrun x;
+					hrun_get(e, j, &x);
+					if (m >> x.h & 1)
+						vsum_add(&acc[at], x.v, x.n);
+				}
+			}
+		}
+	}
+	sqlite3_finalize(st[0]);
+	sqlite3_finalize(st[1]);
+	tk_hidx_free(&idx);
+	hspan_end(s);
+	for (size_t i = 0; i < n; i++) {
+		vsum_sort(&acc[i]);
+		r[i].v = acc[i].v, r[i].n = acc[i].n, r[i].cap = acc[i].cap;
+	}
+	free(acc);
+	if (rc != SQLITE_DONE) {
+		vruns_free(r, n);
+		return fail(s, err, "date range query");
+	}
+	if (n > 1)
+		qsort(r, n, sizeof *r, vrun_cmp);
+	*out = r, *nout = n;
+	return 0;
 }
 
 /* A statement on a summary table of q's groups of signature sid: "SELECT cols FROM table WHERE sid = ?1
@@ -3381,6 +4439,11 @@ static int sq_sigs_values(void *h, const tk_store_query *q, const char *kinds, c
 {
 	sq *s = h;
 	int sum = sigsum_fit(q) && sigsum_ready(s);
+	if (!sum && (q->since > 0 || q->until > 0)) { /* a date range: from the summaries by day and hour */
+		int k = range_sigs_values(s, q, kinds, sigs, n, row, ctx, err);
+		if (k <= 0)
+			return k;
+	}
 	for (size_t i = 0; i < n; i++) {
 		tk_store_query one = *q;
 		one.signature = sigs[i];
@@ -3511,6 +4574,11 @@ static int sq_top_hangs(void *h, const tk_store_query *q, size_t limit, tk_store
 	}
 	if (!filtered)
 		return top_from_summary(s, q, limit, out, n, err);
+	if (q->since > 0 || q->until > 0) { /* a date range: from the summaries by day and hour */
+		int k = range_top(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
+		if (k <= 0)
+			return k;
+	}
 	if (!(q->since > 0) && !(q->until > 0) && !q->signature && !q->where[TK_STORE_APP] &&
 	    !q->where[TK_STORE_BUILD] && !q->where[TK_STORE_OS])
 		return top_by_sig(s, q, tk_store_kinds_sql(q->kind), limit, out, n, err);
@@ -3598,7 +4666,7 @@ static int sq_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	/* VACUUM may have renumbered the reports' rowids: the signature summaries summed again */
 	if (exec(s, "BEGIN IMMEDIATE", err))
 		return -1;
-	if (migrate_10_11(s, err) || exec(s, "COMMIT", err)) {
+	if (migrate_10_11(s, err) || migrate_11_12(s, err) || exec(s, "COMMIT", err)) {
 		exec(s, "ROLLBACK", NULL);
 		return -1;
 	}
@@ -4187,6 +5255,11 @@ static int sq_sig_versions(void *h, const tk_store_query *q, const char *kinds, 
 	const trow *tv = NULL;               /* or a filter the index does not hold: its rows kept */
 	size_t ntv = 0;
 	int sum = sigsum_fit(q) && sigsum_ready(s); /* or the per-signature summaries */
+	if (!sum && slot < 0 && (q->since > 0 || q->until > 0)) { /* or those by day and hour */
+		int k = range_versions(s, q, kinds, sigs, n, versions, err);
+		if (k <= 0)
+			return k;
+	}
 	if (!sum && !q->signature && !sig_covered(q) && n > 1 && trows_get(s, q, kinds, 1, &tv, &ntv, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
