@@ -3122,9 +3122,12 @@ static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *er
  * signature, which do not add up across days). sig_days holds per (sid, kind, app, version, UTC day)
  * what those sum from the reports with a duration, each part by hour of the day, so any run of whole
  * hours is read from it and only the partial hours at a range's ends from reports:
- *   n: how many reports;  runs: their (hour, value, count) entries (hrun, sorted by hour, value);
+ *   n: how many reports;  ex: the least id of each hour, (hour, 32-byte id) entries;
  *   sess: (session number, mask of the hours holding it) entries, 8 bytes, sorted by number (sess_no
- *         numbers each session text once);  ex: the least id of each hour, (hour, 32-byte id) entries.
+ *         numbers each session text once);  runs: their (hour, value, count) entries (hrun, sorted by
+ *         hour, value). The blobs in that order, the largest last: reading one reads through those
+ *         before it (their overflow pages). The blobs are read on scan_db (one read() per page, which
+ *         costs less than a first fault on a mapped page), the partial hours' reports on db.
  * They are kept by the same catch-up as the tables above (sigsum_ready; their rows up to sig_upto), and
  * a time whose hour cannot be told sets sig_upto.hbad, as for hour_runs: then ranges read reports. */
 typedef struct dgrp {
@@ -3281,11 +3284,11 @@ static int sigdays_write(sq *s, sigacc *a)
 	             SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db, "SELECT no FROM sess_no WHERE session = ?1", -1, &num, NULL) == SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db,
-	                            "SELECT n, runs, sess, ex FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
+	                            "SELECT n, ex, sess, runs FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
 	                            "version = ?4 AND day = ?5",
 	                            -1, &get, NULL) == SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db,
-	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, runs, sess, ex) "
+	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, ex, sess, runs) "
 	                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	                            -1, &put, NULL) == SQLITE_OK;
 	sqlite3_int64 *no = tk_xcalloc(a->nsn + 1, sizeof *no);
@@ -3321,12 +3324,12 @@ static int sigdays_write(sq *s, sigacc *a)
 		int rc = sqlite3_step(get);
 		ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
 		int old = rc == SQLITE_ROW;
-		const unsigned char *orun = old ? sqlite3_column_blob(get, 1) : NULL,
+		const unsigned char *orun = old ? sqlite3_column_blob(get, 3) : NULL,
 		                    *oses = old ? sqlite3_column_blob(get, 2) : NULL,
-		                    *oex = old ? sqlite3_column_blob(get, 3) : NULL;
-		size_t nor = orun ? (size_t)sqlite3_column_bytes(get, 1) / HRUN_BYTES : 0,
+		                    *oex = old ? sqlite3_column_blob(get, 1) : NULL;
+		size_t nor = orun ? (size_t)sqlite3_column_bytes(get, 3) / HRUN_BYTES : 0,
 		       nos = oses ? (size_t)sqlite3_column_bytes(get, 2) / DSES_BYTES : 0,
-		       noe = oex ? (size_t)sqlite3_column_bytes(get, 3) / DEX_BYTES : 0;
+		       noe = oex ? (size_t)sqlite3_column_bytes(get, 1) / DEX_BYTES : 0;
 		sqlite3_int64 n = gr->n + (old ? sqlite3_column_int64(get, 0) : 0);
 		size_t ie = ii, se = si;
 		while (ie < a->ndi && a->di[ie].g == g)
@@ -3392,9 +3395,9 @@ static int sigdays_write(sq *s, sigacc *a)
 			}
 		if (ok) {
 			sqlite3_bind_int64(put, 6, n);
-			sqlite3_bind_blob(put, 7, runs, (int)(nr * HRUN_BYTES), SQLITE_STATIC);
+			sqlite3_bind_blob(put, 7, ex, (int)(ne * DEX_BYTES), SQLITE_STATIC);
 			sqlite3_bind_blob(put, 8, sess, (int)(ns * DSES_BYTES), SQLITE_STATIC);
-			sqlite3_bind_blob(put, 9, ex, (int)(ne * DEX_BYTES), SQLITE_STATIC);
+			sqlite3_bind_blob(put, 9, runs, (int)(nr * HRUN_BYTES), SQLITE_STATIC);
 			ok = sqlite3_step(put) == SQLITE_DONE;
 		}
 		sqlite3_reset(get);
@@ -3418,7 +3421,7 @@ static int migrate_11_12(sq *s, tk_error *err)
 	         "DROP TABLE IF EXISTS sig_days; DROP TABLE IF EXISTS sess_no;"
 	         "CREATE TABLE sess_no (no INTEGER PRIMARY KEY, session TEXT NOT NULL UNIQUE);"
 	         "CREATE TABLE sig_days (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT NOT "
-	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, runs BLOB NOT NULL, sess BLOB NOT NULL, ex BLOB NOT "
+	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, ex BLOB NOT NULL, sess BLOB NOT NULL, runs BLOB NOT "
 	         "NULL, UNIQUE (sid, kind, app, version, day));",
 	         err))
 		return -1;
@@ -3436,6 +3439,7 @@ typedef struct hspan {
 	sqlite3_int64 hs, he, d0, d1; /* whole hours; the days holding them */
 	int np;
 	double lo[2], hi[2]; /* the parts read from reports; 0 = that end open */
+	sqlite3 *bdb;        /* the connection the blobs are read on (hspan_begin) */
 } hspan;
 
 #define HSPAN_OPEN ((sqlite3_int64)1 << 40)
@@ -3536,28 +3540,39 @@ static void hspan_bind(sqlite3_stmt *st, const hspan *sp, int i)
 	sqlite3_bind_double(st, 2, sp->hi[i] > 0 ? sp->hi[i] : 1e300);
 }
 
-/* A read transaction in which the summaries hold every report (their catch-up reached the last
- * rowid): 0 in it, 1 when they do not (no transaction left open). */
-static int hspan_begin(sq *s)
+/* Read transactions on db and on sp->bdb (scan_db) in which the summaries hold every report (their
+ * catch-up reached the last rowid) and both see the same reports: 0 in them, 1 when not (none left
+ * open: the caller reads reports). */
+static int hspan_begin(sq *s, hspan *sp)
 {
 	if (!hour_runs_ready(s))
 		return 1;
-	tk_error e;
-	if (exec(s, "BEGIN", &e))
+	sp->bdb = scan_db(s);
+	sqlite3_int64 upto, top, bad, upto2 = 0, top2 = 0;
+	int two = sp->bdb != s->db;
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return 1;
-	sqlite3_int64 upto, top, bad;
+	if (two && sqlite3_exec(sp->bdb, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+		return 1;
+	}
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top) ||
-	    int_of(s->db, "SELECT hbad FROM sig_upto", &bad) || upto < top || bad) {
-		exec(s, "COMMIT", &e);
+	    int_of(s->db, "SELECT hbad FROM sig_upto", &bad) || upto < top || bad ||
+	    (two && (int_of(sp->bdb, "SELECT upto FROM sig_upto", &upto2) ||
+	             int_of(sp->bdb, "SELECT max(rowid) FROM reports", &top2) || upto2 != upto || top2 != top))) {
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+		if (two)
+			sqlite3_exec(sp->bdb, "COMMIT", NULL, NULL, NULL);
 		return 1;
 	}
 	return 0;
 }
 
-static void hspan_end(sq *s)
+static void hspan_end(sq *s, const hspan *sp)
 {
-	tk_error e;
-	exec(s, "COMMIT", &e);
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (sp->bdb != s->db)
+		sqlite3_exec(sp->bdb, "COMMIT", NULL, NULL, NULL);
 }
 
 /* (value, count) pairs summed per value (hashed), then sorted. */
@@ -3702,10 +3717,10 @@ static int rsig_sum(sq *s, const hspan *sp, const tk_store_query *q, const char 
 	                            q->where[TK_STORE_APP] ? " AND app = ?3" : "",
 	                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
 	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int prc = sqlite3_prepare_v2(sp->bdb, sql, -1, &st, NULL);
 	sqlite3_free(sql);
 	if (prc != SQLITE_OK)
-		return fail(s, err, "date range query");
+		return fail_on(s, sp->bdb, err, "date range query");
 	sqlite3_bind_int64(st, 1, r->sid);
 	if (q->where[TK_STORE_APP])
 		sqlite3_bind_text(st, 3, q->where[TK_STORE_APP], -1, SQLITE_STATIC);
@@ -3802,7 +3817,7 @@ static int rsig_sum(sq *s, const hspan *sp, const tk_store_query *q, const char 
 	free(set);
 	if (what & RS_VALUES)
 		vsum_sort(&r->v);
-	return rc == SQLITE_DONE ? 0 : fail(s, err, "date range query");
+	return rc == SQLITE_DONE ? 0 : fail_on(s, sp->bdb, err, "date range query");
 }
 
 typedef struct rcount {
@@ -3847,13 +3862,13 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
                      tk_error *err)
 {
 	hspan sp;
-	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s, &sp))
 		return 1;
 	prow *p = NULL;
 	size_t np = 0;
 	int k = prows_get(s, &sp, q, kinds, &p, &np, err);
 	if (k) {
-		hspan_end(s);
+		hspan_end(s, &sp);
 		return k;
 	}
 	rcount *c = NULL;
@@ -3866,7 +3881,7 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 		                            kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
 		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
 		sqlite3_stmt *st;
-		rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
+		rc = sqlite3_prepare_v2(sp.bdb, sql, -1, &st, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
 		sqlite3_free(sql);
 		if (rc == SQLITE_DONE) {
 			if (q->where[TK_STORE_APP])
@@ -3941,7 +3956,7 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 		free(c[i].sig);
 	free(c);
 	prows_free(p, np);
-	hspan_end(s);
+	hspan_end(s, &sp);
 	if (rc != SQLITE_DONE) {
 		tk_store_hangs_free(*out, *n);
 		*out = NULL;
@@ -3957,7 +3972,7 @@ static int range_sigs_values(sq *s, const tk_store_query *q, const char *kinds, 
                              int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
 {
 	hspan sp;
-	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s, &sp))
 		return 1;
 	prow *p = NULL;
 	size_t np = 0;
@@ -3975,7 +3990,7 @@ static int range_sigs_values(sq *s, const tk_store_query *q, const char *kinds, 
 		rsig_free(&r);
 	}
 	prows_free(p, np);
-	hspan_end(s);
+	hspan_end(s, &sp);
 	return k ? k : rc;
 }
 
@@ -3986,7 +4001,7 @@ static int range_versions(sq *s, const tk_store_query *q, const char *kinds, cha
                           char **versions, tk_error *err)
 {
 	hspan sp;
-	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s))
+	if (q->signature || !hspan_of(q, &sp) || hspan_begin(s, &sp))
 		return 1;
 	prow *p = NULL;
 	size_t np = 0;
@@ -4011,7 +4026,7 @@ static int range_versions(sq *s, const tk_store_query *q, const char *kinds, cha
 		rsig_free(&r);
 	}
 	prows_free(p, np);
-	hspan_end(s);
+	hspan_end(s, &sp);
 	if (k || rc)
 		for (size_t i = 0; i < n; i++)
 			free(versions[i]), versions[i] = NULL;
@@ -4025,7 +4040,7 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
                        tk_error *err)
 {
 	hspan sp;
-	if (q->signature || vc_col(col) < 0 || !hspan_of(q, &sp) || hspan_begin(s))
+	if (q->signature || vc_col(col) < 0 || !hspan_of(q, &sp) || hspan_begin(s, &sp))
 		return 1;
 	vrun *r = NULL;
 	vsum *acc = NULL;
@@ -4038,7 +4053,7 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 		                            "day >= ?5 AND day <= ?6%s%s",
 		                            vc_col(col), kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
 		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
-		if (sqlite3_prepare_v2(s->db, sql, -1, &st[0], NULL) != SQLITE_OK)
+		if (sqlite3_prepare_v2(sp.bdb, sql, -1, &st[0], NULL) != SQLITE_OK)
 			rc = SQLITE_ERROR;
 		sqlite3_free(sql);
 		if (st[0]) {
@@ -4054,7 +4069,7 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 	snprintf(cols, sizeof cols, "r.app, r.version, r.time, r.%s", col);
 	if (rc == SQLITE_DONE && sp.np && !(st[1] = hspan_stmt(s, cols, "", q, kinds, col, err))) {
 		sqlite3_finalize(st[0]);
-		hspan_end(s);
+		hspan_end(s, &sp);
 		return -1;
 	}
 	for (int w = 0; w < 2 && rc == SQLITE_DONE; w++) {
@@ -4097,7 +4112,7 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 	sqlite3_finalize(st[0]);
 	sqlite3_finalize(st[1]);
 	tk_hidx_free(&idx);
-	hspan_end(s);
+	hspan_end(s, &sp);
 	for (size_t i = 0; i < n; i++) {
 		vsum_sort(&acc[i]);
 		r[i].v = acc[i].v, r[i].n = acc[i].n, r[i].cap = acc[i].cap;
