@@ -91,6 +91,15 @@ static double exact_cdf(size_t m, size_t n, double u)
 	return k >= (double)(m * n) ? 1 : cdf[(size_t)k];
 }
 
+/* Whether x[0..n) is in ascending order with no NaN. */
+static int ascending(const double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (isnan(x[i]) || (i && !(x[i - 1] <= x[i])))
+			return 0;
+	return 1;
+}
+
 double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out)
 {
 	if (u_out)
@@ -98,25 +107,33 @@ double tk_mann_whitney(const double *a, size_t na, const double *b, size_t nb, d
 	if (na == 0 || nb == 0)
 		return 1;
 	size_t n = na + nb;
-	double *sa = malloc(na * sizeof *sa), *sb = malloc(nb * sizeof *sb);
-	if (!sa || !sb) {
+	/* a sample given in ascending order (no NaN) is walked as it is: the walk below only compares
+	 * values, so where sort_sparse would put its zeros (and which sign) changes nothing */
+	int oa = ascending(a, na), ob = ascending(b, nb);
+	double *sa = oa ? NULL : malloc(na * sizeof *sa), *sb = ob ? NULL : malloc(nb * sizeof *sb);
+	if ((!oa && !sa) || (!ob && !sb)) {
 		free(sa), free(sb);
 		return NAN;
 	}
-	memcpy(sa, a, na * sizeof *sa);
-	memcpy(sb, b, nb * sizeof *sb);
-	sort_sparse(sa, na);
-	sort_sparse(sb, nb);
+	if (!oa) {
+		memcpy(sa, a, na * sizeof *sa);
+		sort_sparse(sa, na);
+	}
+	if (!ob) {
+		memcpy(sb, b, nb * sizeof *sb);
+		sort_sparse(sb, nb);
+	}
+	const double *xa = oa ? a : sa, *xb = ob ? b : sb;
 	/* Walk both sorted samples as one: each group of equal values gets its midrank; Σ(t³ − t) over
 	 * the groups corrects the variance for ties. */
 	double ra = 0, ties = 0;
 	size_t i = 0, j = 0, pos = 0;
 	while (i < na || j < nb) {
-		double v = i < na && (j >= nb || sa[i] <= sb[j]) ? sa[i] : sb[j];
+		double v = i < na && (j >= nb || xa[i] <= xb[j]) ? xa[i] : xb[j];
 		size_t ca = 0, cb = 0;
-		while (i < na && sa[i] == v)
+		while (i < na && xa[i] == v)
 			i++, ca++;
-		while (j < nb && sb[j] == v)
+		while (j < nb && xb[j] == v)
 			j++, cb++;
 		double t = (double)(ca + cb), mid = (double)pos + (t + 1) / 2;
 		ra += (double)ca * mid;
