@@ -4113,10 +4113,17 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 	sqlite3_finalize(st[1]);
 	tk_hidx_free(&idx);
 	hspan_end(s, &sp);
+	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		vsum_sort(&acc[i]);
 		r[i].v = acc[i].v, r[i].n = acc[i].n, r[i].cap = acc[i].cap;
+		if (!r[i].n) { /* a day's row with none of its hours in range: no run, as no report */
+			free(r[i].app), free(r[i].version), free(r[i].v);
+			continue;
+		}
+		r[kept++] = r[i];
 	}
+	n = kept;
 	free(acc);
 	if (rc != SQLITE_DONE) {
 		vruns_free(r, n);

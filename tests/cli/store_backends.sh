@@ -84,7 +84,7 @@ done
 check_same_file "both backends give identical percentile JSON" "$TMP/sqlite.stats" "$TMP/clickhouse.stats"
 check_same_file "both backends give identical cpu.average groups" "$TMP/sqlite.cpu" "$TMP/clickhouse.cpu"
 check_same_file "both backends give identical top hangs (P50/P95, sessions, example ids)" "$TMP/sqlite.top" "$TMP/clickhouse.top"
-check "SQLite file has schema version 11 and WAL" test "$(sqlite3 "$TMP/fleet.db" 'PRAGMA user_version; PRAGMA journal_mode' | tr '\n' ' ')" = "11 wal "
+check "SQLite file has schema version 12 and WAL" test "$(sqlite3 "$TMP/fleet.db" 'PRAGMA user_version; PRAGMA journal_mode' | tr '\n' ' ')" = "12 wal "
 check_fails "unknown store scheme refused" "$TK" ingest --db "mysql://x/y" "$G"
 check_fails "unreachable ClickHouse is an error" "$TK" stats --db "clickhouse://127.0.0.1:1/x" --metric hang.duration
 check_fails "unknown metric refused" "$TK" stats --db "sqlite:$TMP/fleet.db" --metric thread.weight:main

@@ -185,7 +185,7 @@ OLD="$TMP/old.db"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000000"
 sqlite3 "$OLD" "DROP TABLE stacks; ALTER TABLE reports DROP COLUMN stack; PRAGMA user_version = 3;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G/s0000001"
-check_eq "sqlite: schema 3 migrates to 11" "11" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 3 migrates to 12" "12" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 id0=$(cat "$TMP/id0") id1=$(cat "$TMP/id1")
 check_eq "sqlite: a report stored before the migration has no stacks" "" "$("$TK" report --db "sqlite:$OLD" --folded "$id0" || echo FAILED)"
 check_eq "sqlite: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "sqlite:$OLD" --folded "$id1")"
@@ -217,7 +217,7 @@ sqlite3 "$V5" "$UNDO8 DROP TABLE sessions_sum; DROP INDEX reports_values; CREATE
 "$TK" ingest -q --db "sqlite:$V5" "$G5"/s000000[0-3]
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"/s000000[6-9] "$G5"/s0000010
 "$TK" ingest -q --db "sqlite:$NEW5" "$G5"
-check_eq "sqlite: schema 5 migrates to 11" "11" "$(sqlite3 "$V5" "PRAGMA user_version")"
+check_eq "sqlite: schema 5 migrates to 12" "12" "$(sqlite3 "$V5" "PRAGMA user_version")"
 SUMQ="SELECT * FROM sessions_sum ORDER BY app, version, build, device, os, session, kind"
 check_eq "sqlite: the migrated summary plus later ingests equals the one kept at ingest" \
 	"$(sqlite3 "$NEW5" "$SUMQ")" "$(sqlite3 "$V5" "$SUMQ" || echo FAILED)"
@@ -237,7 +237,7 @@ sqlite3 "$V6" "$UNDO8 CREATE TABLE s6 (hash BLOB PRIMARY KEY, folded TEXT NOT NU
 SIG6=$("$TK" top-hangs --db "sqlite:$NEW5" --json --limit 1 | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["signature"])')
 "$TK" top-hangs --db "sqlite:$NEW5" --signature "$SIG6" --folded >"$TMP/sig7.folded"
 "$TK" top-hangs --db "sqlite:$V6" --signature "$SIG6" --folded >"$TMP/sig6.folded" || notok "top-hangs on a schema-6 store"
-check_eq "sqlite: schema 6 migrates to 11" "11" "$(sqlite3 "$V6" "PRAGMA user_version")"
+check_eq "sqlite: schema 6 migrates to 12" "12" "$(sqlite3 "$V6" "PRAGMA user_version")"
 check "sqlite: a signature's merged stacks are the same after the migration (and not empty)" \
 	test -s "$TMP/sig7.folded" -a "$(md5sum <"$TMP/sig6.folded")" = "$(md5sum <"$TMP/sig7.folded")"
 STQ="SELECT hex(hash), folded FROM stacks ORDER BY hash"
@@ -253,7 +253,7 @@ sqlite3 "$V7" "$UNDO8 PRAGMA user_version = 7;"
 check "sqlite: the schema-7 copy links its reports' stacks from report_stacks" \
 	test "$(sqlite3 "$V7" "SELECT count(*) FROM report_stacks")" -gt 0
 "$TK" ingest -q --db "sqlite:$V7" "$G5"
-check_eq "sqlite: schema 7 migrates to 11, report_stacks dropped" "11 0" \
+check_eq "sqlite: schema 7 migrates to 12, report_stacks dropped" "12 0" \
 	"$(sqlite3 "$V7" "PRAGMA user_version; SELECT count(*) FROM sqlite_master WHERE name = 'report_stacks'" | tr '\n' ' ' | sed 's/ $//')"
 RSQ="SELECT hex(r.id), s.folded FROM reports r LEFT JOIN stacks s ON s.hash = r.stack ORDER BY r.id"
 check_eq "sqlite: every hang has its stacks, foreground reports none (both kinds compared below)" "1 1" \

@@ -88,7 +88,7 @@ G="$TMP/gen"
 sqlite3 "$TMP/old.db" 'DROP TABLE functions; DROP TABLE profiles; DROP TABLE hang_sigs; DROP TABLE stacks; ALTER TABLE reports DROP COLUMN stack; DROP INDEX reports_sig; DROP INDEX reports_values; DROP TABLE sessions_sum; ALTER TABLE reports DROP COLUMN sid; PRAGMA user_version = 1'
 before=$(sqlite3 "$TMP/old.db" 'SELECT count(*) FROM reports')
 "$TK" ingest -q --db "sqlite:$TMP/old.db" "${A[@]}"
-check_eq "sqlite: schema 1 → 11 migration keeps the reports and adds profiles" "$before 11 3" \
+check_eq "sqlite: schema 1 → 12 migration keeps the reports and adds profiles" "$before 12 3" \
 	"$(sqlite3 "$TMP/old.db" 'SELECT count(*) FROM reports; PRAGMA user_version; SELECT count(*) FROM profiles' | tr '\n' ' ' | sed 's/ $//')"
 chq() { curl -s --data-binary "$1" "$CH_HTTP"; }
 "$TK" ingest -q --db "$CH_URL/tk_old" "$G"

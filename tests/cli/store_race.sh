@@ -112,7 +112,7 @@ cp "$TMP/ref.db" "$TMP/v2.db"
 sqlite3 "$TMP/v2.db" 'DROP INDEX reports_sig; DROP INDEX reports_values; DROP TABLE sessions_sum; ALTER TABLE reports DROP COLUMN sid; DROP TABLE hang_sigs; DROP TABLE stacks; ALTER TABLE reports DROP COLUMN stack; PRAGMA user_version = 2'
 "$TK" top-hangs --db "sqlite:$TMP/v2.db" --limit 1000 --json >"$TMP/v2.top"
 check_same_file "sqlite: schema 2 → 6 migration builds the summary, same top hangs" "$TMP/sqlite.ref.top" "$TMP/v2.top"
-check_eq "sqlite: migrated file is schema 11" "11" "$(sqlite3 "$TMP/v2.db" 'PRAGMA user_version')"
+check_eq "sqlite: migrated file is schema 12" "12" "$(sqlite3 "$TMP/v2.db" 'PRAGMA user_version')"
 
 # A hang with its thread snapshot but no tree (hang_fast's common shape) and one whose only thread
 # could not be captured (jansson's path): both stored, the first signed by its snapshot's frames.

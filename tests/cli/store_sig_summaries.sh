@@ -23,7 +23,7 @@ NEW="$TMP/new.db" OLD="$TMP/old.db"
 SIG=$("$TK" top-hangs --db "sqlite:$NEW" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
 # a query that reads the summaries, so they are current before the tables are compared
 "$TK" top-hangs --db "sqlite:$NEW" --signature "$SIG" --detail >/dev/null
-check_eq "sqlite: schema 11" "11" "$(sqlite3 "$NEW" "PRAGMA user_version")"
+check_eq "sqlite: schema 12" "12" "$(sqlite3 "$NEW" "PRAGMA user_version")"
 check_eq "sig_upto is the last report's rowid" "$(sqlite3 "$NEW" "SELECT max(rowid) FROM reports")" "$(sqlite3 "$NEW" "SELECT upto FROM sig_upto")"
 SUM="SELECT 'g', sid, kind, app, version, NULL, NULL, n FROM sig_groups
 UNION ALL SELECT 'v', sid, kind, app, version, NULL, value, n FROM sig_values
@@ -66,7 +66,7 @@ check "the fleet has several signatures, versions, kinds, and more than 16 repor
 sqlite3 "$OLD" "DROP TABLE sig_groups; DROP TABLE sig_values; DROP TABLE sig_keys; DROP TABLE sig_upto; PRAGMA user_version = 9;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G"
 "$TK" top-hangs --db "sqlite:$OLD" --where version=5.1 >/dev/null
-check_eq "sqlite: schema 9 migrates to 11" "11" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 9 migrates to 12" "12" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 check_eq "the migrated summaries plus later ingests equal the reports' aggregate" "$(sqlite3 "$OLD" "$DEF")" "$(sqlite3 "$OLD" "$SUM")"
 check "the migrated hour_runs plus later ingests equals the reports' counts per hour" hours_check "$OLD"
 "$TK" store compact --db "sqlite:$OLD" >/dev/null
