@@ -3122,7 +3122,8 @@ static int sid_of(sq *s, const char *signature, sqlite3_int64 *sid, tk_error *er
  * signature, which do not add up across days). sig_days holds per (sid, kind, app, version, UTC day)
  * what those sum from the reports with a duration, each part by hour of the day, so any run of whole
  * hours is read from it and only the partial hours at a range's ends from reports:
- *   n: how many reports;  ex: the least id of each hour, (hour, 32-byte id) entries;
+ *   n: how many reports;  hn: how many of each hour (24 little-endian u32);
+ *   ex: the least id of each hour, (hour, 32-byte id) entries;
  *   sess: (session number, mask of the hours holding it) entries, 8 bytes, sorted by number (sess_no
  *         numbers each session text once);  runs: their (hour, value, count) entries (hrun, sorted by
  *         hour, value). The blobs in that order, the largest last: reading one reads through those
@@ -3284,12 +3285,12 @@ static int sigdays_write(sq *s, sigacc *a)
 	             SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db, "SELECT no FROM sess_no WHERE session = ?1", -1, &num, NULL) == SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db,
-	                            "SELECT n, ex, sess, runs FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
+	                            "SELECT n, ex, sess, runs, hn FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
 	                            "version = ?4 AND day = ?5",
 	                            -1, &get, NULL) == SQLITE_OK &&
 	         sqlite3_prepare_v2(s->db,
-	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, ex, sess, runs) "
-	                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, ex, sess, runs, hn) "
+	                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	                            -1, &put, NULL) == SQLITE_OK;
 	sqlite3_int64 *no = tk_xcalloc(a->nsn + 1, sizeof *no);
 	for (size_t i = 0; ok && i < a->nsn; i++) {
@@ -3336,7 +3337,19 @@ static int sigdays_write(sq *s, sigacc *a)
 			ie++;
 		while (se < a->nds && a->ds[se].g == g)
 			se++;
-		/* the runs, merged in (hour, value) order */
+		/* the runs, merged in (hour, value) order; the counts per hour */
+		uint32_t hn[24] = {0};
+		const unsigned char *ohn = old ? sqlite3_column_blob(get, 4) : NULL;
+		for (int hr = 0; ohn && hr < 24 && sqlite3_column_bytes(get, 4) == 24 * 4; hr++)
+			hn[hr] = le32(ohn + 4 * hr);
+		for (size_t k = ii; k < ie; k++) {
+			if (hn[a->di[k].r.h] > UINT32_MAX - a->di[k].r.n)
+				a->hbad = 1;
+			hn[a->di[k].r.h] += a->di[k].r.n;
+		}
+		unsigned char hnb[24 * 4];
+		for (int hr = 0; hr < 24; hr++)
+			put32(hnb + 4 * hr, hn[hr]);
 		TK_GROW(runs, rcap, (nor + (ie - ii)) * HRUN_BYTES + 1);
 		size_t x = 0, y = ii, nr = 0;
 		while (ok && (x < nor || y < ie)) {
@@ -3398,6 +3411,7 @@ static int sigdays_write(sq *s, sigacc *a)
 			sqlite3_bind_blob(put, 7, ex, (int)(ne * DEX_BYTES), SQLITE_STATIC);
 			sqlite3_bind_blob(put, 8, sess, (int)(ns * DSES_BYTES), SQLITE_STATIC);
 			sqlite3_bind_blob(put, 9, runs, (int)(nr * HRUN_BYTES), SQLITE_STATIC);
+			sqlite3_bind_blob(put, 10, hnb, (int)sizeof hnb, SQLITE_STATIC);
 			ok = sqlite3_step(put) == SQLITE_DONE;
 		}
 		sqlite3_reset(get);
@@ -3421,8 +3435,8 @@ static int migrate_11_12(sq *s, tk_error *err)
 	         "DROP TABLE IF EXISTS sig_days; DROP TABLE IF EXISTS sess_no;"
 	         "CREATE TABLE sess_no (no INTEGER PRIMARY KEY, session TEXT NOT NULL UNIQUE);"
 	         "CREATE TABLE sig_days (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT NOT "
-	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, ex BLOB NOT NULL, sess BLOB NOT NULL, runs BLOB NOT "
-	         "NULL, UNIQUE (sid, kind, app, version, day));",
+	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, hn BLOB NOT NULL, ex BLOB NOT NULL, sess BLOB NOT NULL, "
+	         "runs BLOB NOT NULL, UNIQUE (sid, kind, app, version, day));",
 	         err))
 		return -1;
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto))
@@ -3876,7 +3890,7 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 	tk_hidx cidx = {0};
 	int rc = SQLITE_DONE;
 	if (sp.hs < sp.he) {
-		char *sql = sqlite3_mprintf("SELECT sid, day, n, CASE WHEN day <= ?5 OR day >= ?6 THEN runs END FROM sig_days "
+		char *sql = sqlite3_mprintf("SELECT sid, day, n, CASE WHEN day <= ?5 OR day >= ?6 THEN hn END FROM sig_days "
 		                            "WHERE kind IN %s AND day >= ?5 AND day <= ?6%s%s",
 		                            kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
 		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
@@ -3895,15 +3909,11 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 				uint64_t cnt = 0;
 				if (m == HOURS_ALL) {
 					cnt = (uint64_t)sqlite3_column_int64(st, 2);
-				} else if (m) {
+				} else if (m && sqlite3_column_bytes(st, 3) == 24 * 4) {
 					const unsigned char *e = sqlite3_column_blob(st, 3);
-					size_t ne = (size_t)sqlite3_column_bytes(st, 3) / HRUN_BYTES;
-					for (size_t j = 0; e && j < ne; j++) {
-						hrun h;
-						hrun_get(e, j, &h);
-						if (m >> h.h & 1)
-							cnt += h.n;
-					}
+					for (int hr = 0; hr < 24; hr++)
+						if (m >> hr & 1)
+							cnt += le32(e + 4 * hr);
 				}
 				if (cnt)
 					rcount_add(&c, &nc, &ccap, &cidx, sqlite3_column_int64(st, 0), cnt);

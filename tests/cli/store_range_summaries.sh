@@ -4,7 +4,7 @@
 # partial hours at a range's ends read from reports. Checked against the reports themselves: after
 # ingests with queries between them (each query catches up with what the ingest before it added; the
 # last ingest brings a session that spans midnight), sig_days decoded equals the reports' own counts
-# per (signature, kind, app, version, day, hour): values, sessions, least ids; a schema-11 store
+# per (signature, kind, app, version, day, hour): counts, values, sessions, least ids; a schema-11 store
 # migrates to the same rows, as does a compacted one; and every date-range answer equals the same
 # answer from the reports (a copy of the store whose summaries are marked unusable, sig_upto.hbad,
 # so its queries read reports as before): top lists, percentiles, histograms, the compare page.
@@ -38,7 +38,7 @@ c = sqlite3.connect(sys.argv[1])
 names = dict(c.execute("SELECT no, session FROM sess_no"))
 assert len(set(names.values())) == len(names)
 got = {}
-for sid, kind, app, ver, day, n, ex, sess, runs in c.execute("SELECT sid, kind, app, version, day, n, ex, sess, runs FROM sig_days"):
+for sid, kind, app, ver, day, n, hn, ex, sess, runs in c.execute("SELECT sid, kind, app, version, day, n, hn, ex, sess, runs FROM sig_days"):
     k = (sid, kind, app, ver, day)
     r = [struct.unpack("<BdI", runs[i:i + 13]) for i in range(0, len(runs), 13)]
     s = [struct.unpack("<II", sess[i:i + 8]) for i in range(0, len(sess), 8)]
@@ -47,6 +47,7 @@ for sid, kind, app, ver, day, n, ex, sess, runs in c.execute("SELECT sid, kind, 
     assert len(sess) % 8 == 0 and s == sorted(s) and len({x for x, _ in s}) == len(s), k
     assert len(ex) % 33 == 0 and [h for h, _ in e] == sorted({h for h, _ in e}), k
     assert n == sum(m for _, _, m in r), k
+    assert len(hn) == 96 and list(struct.unpack("<24I", hn)) == [sum(m for h, _, m in r if h == x) for x in range(24)], k
     got[k] = (sorted(r), sorted((names[x], m) for x, m in s), e)
 b = "(CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 3599) / 3600"
 want = {}
