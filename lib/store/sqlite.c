@@ -39,6 +39,7 @@ typedef struct sq {
 	struct vcache *vc;                /* sorted values kept (vruns_get) */
 	struct sigcache *sc;              /* per-signature sums kept (sigc_get) */
 	struct tcache *tc;                /* rows of a filter by signature (sig_rows_kept) */
+	struct rvcache *rv;               /* a date range's top signatures' values (range_top) */
 	struct sacc *sa;                  /* this transaction's additions to sessions_sum (sess_add) */
 	size_t nsa, sacap;
 	tk_hidx saidx;
@@ -311,6 +312,7 @@ static char *query_key(const tk_store_query *q)
 static void vcache_free(sq *s);
 static void sigcache_free(sq *s);
 static void tcache_free(sq *s);
+static void rvcache_free(sq *s);
 
 static void sq_limit_memory(void *h)
 {
@@ -342,6 +344,7 @@ static void sq_close(void *h)
 	vcache_free(s);
 	sigcache_free(s);
 	tcache_free(s);
+	rvcache_free(s);
 	for (size_t i = 0; i < s->nsigs; i++)
 		free(s->sigs[i].text);
 	free(s->sigs);
@@ -3868,6 +3871,93 @@ static int rcount_most_first(const void *a, const void *b)
 
 static char *hex_of(const char *p, int len);
 
+/* The values range_top summed for its signatures, kept for the durations the compare page asks of
+ * the same range next (range_sigs_values): per side of a comparison, while the change token is the
+ * same. */
+#define RVCACHE_N 2
+typedef struct rvcache {
+	char *key[RVCACHE_N];
+	uint64_t token[RVCACHE_N], used[RVCACHE_N], clock;
+	rsig *r[RVCACHE_N];
+	size_t n[RVCACHE_N];
+} rvcache;
+
+static void rvslot_free(rvcache *c, size_t i)
+{
+	for (size_t k = 0; k < c->n[i]; k++)
+		rsig_free(&c->r[i][k]);
+	free(c->r[i]);
+	free(c->key[i]);
+	c->r[i] = NULL, c->key[i] = NULL, c->n[i] = 0;
+}
+
+static void rvcache_free(sq *s)
+{
+	if (!s->rv)
+		return;
+	for (size_t i = 0; i < RVCACHE_N; i++)
+		rvslot_free(s->rv, i);
+	free(s->rv);
+	s->rv = NULL;
+}
+
+/* The key of q's range and filters with kinds, and the store's token: 0, or -1 (nothing kept). */
+static int rv_key(sq *s, const tk_store_query *q, const char *kinds, char **key, uint64_t *token)
+{
+	tk_error e;
+	if (sq_changes(s, token, &e))
+		return -1;
+	tk_store_query kq = *q;
+	kq.metric = NULL, kq.kind = kinds, kq.nby = 0, kq.signature = NULL;
+	*key = query_key(&kq);
+	return 0;
+}
+
+/* The kept values of sid for q (NULL when not kept). */
+static const rsig *rv_find(sq *s, const tk_store_query *q, const char *kinds, sqlite3_int64 sid)
+{
+	char *key;
+	uint64_t token;
+	if (!s->rv || rv_key(s, q, kinds, &key, &token))
+		return NULL;
+	const rsig *found = NULL;
+	for (size_t i = 0; i < RVCACHE_N && !found; i++)
+		if (s->rv->key[i] && s->rv->token[i] == token && strcmp(s->rv->key[i], key) == 0)
+			for (size_t k = 0; k < s->rv->n[i]; k++)
+				if (s->rv->r[i][k].sid == sid) {
+					found = &s->rv->r[i][k];
+					s->rv->used[i] = ++s->rv->clock;
+					break;
+				}
+	free(key);
+	return found;
+}
+
+/* Keep r[0..n) (taken) for q. */
+static void rv_put(sq *s, const tk_store_query *q, const char *kinds, rsig *r, size_t n)
+{
+	char *key;
+	uint64_t token;
+	if (rv_key(s, q, kinds, &key, &token)) {
+		for (size_t k = 0; k < n; k++)
+			rsig_free(&r[k]);
+		free(r);
+		return;
+	}
+	if (!s->rv)
+		s->rv = tk_xcalloc(1, sizeof *s->rv);
+	rvcache *c = s->rv;
+	size_t slot = 0;
+	for (size_t i = 1; i < RVCACHE_N; i++)
+		if (!c->key[i] || (c->key[slot] && c->used[i] < c->used[slot]))
+			slot = i;
+	if (!c->key[0])
+		slot = 0;
+	rvslot_free(c, slot);
+	c->key[slot] = key, c->token[slot] = token, c->used[slot] = ++c->clock;
+	c->r[slot] = r, c->n[slot] = n;
+}
+
 /* Top signatures of a date range from sig_days and the partial hours' reports: each signature's count
  * (whole days from n, the end days by hour from runs), the first limit by count and signature, each
  * summed by rsig_sum: what sq_top_hangs' scan of the range's reports gives. 1 where the summaries do
@@ -3940,7 +4030,8 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 	if (rc == SQLITE_DONE && nc > 1)
 		qsort(c, nc, sizeof *c, rcount_most_first);
 	unsigned char *seen = NULL;
-	size_t nseen = 0, cap = 0;
+	size_t nseen = 0, cap = 0, nkept = 0;
+	rsig *kept = tk_xcalloc((nc < limit ? nc : limit) + 1, sizeof *kept);
 	for (size_t i = 0; i < nc && i < limit && rc == SQLITE_DONE; i++) {
 		rsig r = {.sid = c[i].sid};
 		if (rsig_sum(s, &sp, q, kinds, p, np, RS_VALUES | RS_SESSIONS | RS_LEAST, &r, &seen, &nseen, err)) {
@@ -3959,9 +4050,16 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 		                                 .example = r.has_least ? hex_of((const char *)r.least, 32) : tk_xstrdup("")};
 		if (r.count != c[i].n)
 			rc = SQLITE_ERROR; /* the two counts must agree */
-		rsig_free(&r);
+		kept[nkept++] = r;
 	}
 	free(seen);
+	if (rc == SQLITE_DONE) {
+		rv_put(s, q, kinds, kept, nkept);
+	} else {
+		for (size_t x = 0; x < nkept; x++)
+			rsig_free(&kept[x]);
+		free(kept);
+	}
 	for (size_t i = 0; i < nc; i++)
 		free(c[i].sig);
 	free(c);
@@ -3990,6 +4088,13 @@ static int range_sigs_values(sq *s, const tk_store_query *q, const char *kinds, 
 	for (size_t i = 0; i < n && !k && !rc; i++) {
 		rsig r = {0};
 		int f = sid_of(s, sigs[i], &r.sid, err);
+		const rsig *kept = f ? NULL : rv_find(s, q, kinds, r.sid);
+		if (kept) { /* range_top summed it just now */
+			for (size_t j = 0; !rc && j < kept->v.n; j++)
+				if (row(ctx, i, kept->v.v[j].v, kept->v.v[j].n))
+					rc = tk_error_set(err, "signatures' durations: out of memory");
+			continue;
+		}
 		if (f)
 			rc = f < 0 ? -1 : 0;
 		else if (rsig_sum(s, &sp, q, kinds, p, np, RS_VALUES, &r, NULL, NULL, err))
