@@ -2661,8 +2661,27 @@ static int hgrp_eq(const void *ctx, uint32_t idx, const void *key)
 
 static int hitem_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const hitem *a = &((const sigacc *)ctx)->hi[idx], *b = key;
+	const hitem *a = &((const hitem *)ctx)[idx], *b = key;
 	return a->g == b->g && a->r.h == b->r.h && a->r.v == b->r.v;
+}
+
+/* One more report of value v in hour h of group g, counted in *items (indexed by idx); *bad set past
+ * 2^32 of one. */
+static void hitem_count(hitem **items, size_t *n, size_t *cap, tk_hidx *idx, uint32_t g, int h, double v, int *bad)
+{
+	hitem it = {g, {h, v == 0 ? 0.0 : v, 0}};
+	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)h);
+	uint32_t at = tk_hidx_find(idx, hh, hitem_eq, *items, &it);
+	if (at == UINT32_MAX) {
+		TK_GROW(*items, *cap, *n + 1);
+		(*items)[*n] = it;
+		at = (uint32_t)(*n)++;
+		tk_hidx_insert(idx, hh, at);
+	}
+	if ((*items)[at].r.n == UINT32_MAX)
+		*bad = 1;
+	else
+		(*items)[at].r.n++;
 }
 
 /* A report's value of col counted in its hour's runs. */
@@ -2684,19 +2703,7 @@ static void sigacc_hour(sigacc *a, int col, const char *kind, const char *app, c
 		g = (uint32_t)a->nhg++;
 		tk_hidx_insert(&a->hgidx, h, g);
 	}
-	hitem it = {g, {(int)(b - k.day * 24), v == 0 ? 0.0 : v, 0}};
-	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)it.r.h);
-	uint32_t at = tk_hidx_find(&a->hiidx, hh, hitem_eq, a, &it);
-	if (at == UINT32_MAX) {
-		TK_GROW(a->hi, a->hicap, a->nhi + 1);
-		a->hi[a->nhi] = it;
-		at = (uint32_t)a->nhi++;
-		tk_hidx_insert(&a->hiidx, hh, at);
-	}
-	if (a->hi[at].r.n == UINT32_MAX)
-		a->hbad = 1;
-	else
-		a->hi[at].r.n++;
+	hitem_count(&a->hi, &a->nhi, &a->hicap, &a->hiidx, g, (int)(b - k.day * 24), v, &a->hbad);
 }
 
 typedef struct sgkey {
@@ -2844,6 +2851,32 @@ static int hrun_cmp(const hrun *a, const hrun *b)
 	return (a->v > b->v) - (a->v < b->v);
 }
 
+/* Packed entries old[0..nold) and add[0..nadd) (both sorted by hour and value) merged into out in
+ * that order, equal ones summed (*bad set past 2^32); how many written. */
+static size_t hruns_merge(const unsigned char *old, size_t nold, const hitem *add, size_t nadd, unsigned char *out,
+                          int *bad)
+{
+	size_t x = 0, y = 0, no = 0;
+	while (x < nold || y < nadd) {
+		hrun r;
+		if (x < nold)
+			hrun_get(old, x, &r);
+		int c = x == nold ? 1 : y == nadd ? -1 : hrun_cmp(&r, &add[y].r);
+		if (c > 0) {
+			r = add[y++].r;
+		} else if (c == 0) {
+			if (r.n > UINT32_MAX - add[y].r.n)
+				*bad = 1;
+			r.n += add[y++].r.n;
+			x++;
+		} else {
+			x++;
+		}
+		hrun_put(out, no++, &r);
+	}
+	return no;
+}
+
 /* The hours' runs of a into hour_runs, each row's entries merged with those it holds (sorted by hour
  * and value, equal ones summed), inside the open transaction. */
 static int hours_write(sq *s, sigacc *a)
@@ -2878,26 +2911,11 @@ static int hours_write(sq *s, sigacc *a)
 		}
 		int rc = sqlite3_step(get);
 		const unsigned char *old = rc == SQLITE_ROW ? sqlite3_column_blob(get, 0) : NULL;
-		size_t nold = old ? (size_t)sqlite3_column_bytes(get, 0) / HRUN_BYTES : 0, x = 0, y = i, no = 0;
+		size_t nold = old ? (size_t)sqlite3_column_bytes(get, 0) / HRUN_BYTES : 0, no = 0;
 		ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
 		TK_GROW(out, ocap, (nold + (j - i)) * HRUN_BYTES + 1);
-		while (ok && (x < nold || y < j)) { /* merged in (hour, value) order */
-			hrun r;
-			if (x < nold)
-				hrun_get(old, x, &r);
-			int c = x == nold ? 1 : y == j ? -1 : hrun_cmp(&r, &a->hi[y].r);
-			if (c > 0) {
-				r = a->hi[y++].r;
-			} else if (c == 0) {
-				if (r.n > UINT32_MAX - a->hi[y].r.n)
-					a->hbad = 1;
-				r.n += a->hi[y++].r.n;
-				x++;
-			} else {
-				x++;
-			}
-			hrun_put(out, no++, &r);
-		}
+		if (ok)
+			no = hruns_merge(old, nold, a->hi + i, j - i, out, &a->hbad);
 		if (ok) {
 			sqlite3_bind_blob(put, 6, out, (int)(no * HRUN_BYTES), SQLITE_STATIC);
 			ok = sqlite3_step(put) == SQLITE_DONE;
@@ -3163,12 +3181,6 @@ static int dses_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->g == b->g && a->s == b->s;
 }
 
-static int hitem_eq_d(const void *ctx, uint32_t idx, const void *key)
-{
-	const hitem *a = &((const sigacc *)ctx)->di[idx], *b = key;
-	return a->g == b->g && a->r.h == b->r.h && a->r.v == b->r.v;
-}
-
 static int sn_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	return strcmp(((const sigacc *)ctx)->sn[idx], key) == 0;
@@ -3208,20 +3220,7 @@ static void sigacc_day(sigacc *a, sqlite3_stmt *st)
 		memcpy(gr->ex[hour], id, 32);
 		gr->exmask |= 1u << hour;
 	}
-	double v = sqlite3_column_double(st, 4);
-	hitem it = {g, {hour, v == 0 ? 0.0 : v, 0}};
-	uint64_t hh = tk_hash_bytes(&it.r.v, sizeof it.r.v, (uint64_t)g * 24 + (uint64_t)hour);
-	uint32_t at = tk_hidx_find(&a->diidx, hh, hitem_eq_d, a, &it);
-	if (at == UINT32_MAX) {
-		TK_GROW(a->di, a->dicap, a->ndi + 1);
-		a->di[a->ndi] = it;
-		at = (uint32_t)a->ndi++;
-		tk_hidx_insert(&a->diidx, hh, at);
-	}
-	if (a->di[at].r.n == UINT32_MAX)
-		a->hbad = 1;
-	else
-		a->di[at].r.n++;
+	hitem_count(&a->di, &a->ndi, &a->dicap, &a->diidx, g, hour, sqlite3_column_double(st, 4), &a->hbad);
 	const char *t = (const char *)sqlite3_column_text(st, 6);
 	t = t ? t : "";
 	uint64_t th = tk_hash_bytes(t, strlen(t), 0);
@@ -3354,28 +3353,10 @@ static int sigdays_write(sq *s, sigacc *a)
 		for (int hr = 0; hr < 24; hr++)
 			put32(hnb + 4 * hr, hn[hr]);
 		TK_GROW(runs, rcap, (nor + (ie - ii)) * HRUN_BYTES + 1);
-		size_t x = 0, y = ii, nr = 0;
-		while (ok && (x < nor || y < ie)) {
-			hrun r;
-			if (x < nor)
-				hrun_get(orun, x, &r);
-			int c = x == nor ? 1 : y == ie ? -1 : hrun_cmp(&r, &a->di[y].r);
-			if (c > 0) {
-				r = a->di[y++].r;
-			} else if (c == 0) {
-				if (r.n > UINT32_MAX - a->di[y].r.n)
-					a->hbad = 1;
-				r.n += a->di[y++].r.n;
-				x++;
-			} else {
-				x++;
-			}
-			hrun_put(runs, nr++, &r);
-		}
+		size_t nr = ok ? hruns_merge(orun, nor, a->di + ii, ie - ii, runs, &a->hbad) : 0;
 		/* the sessions, merged by number */
 		TK_GROW(sess, scap, (nos + (se - si)) * DSES_BYTES + 1);
-		size_t ns = 0;
-		x = 0, y = si;
+		size_t ns = 0, x = 0, y = si;
 		while (ok && (x < nos || y < se)) {
 			uint32_t on = x < nos ? le32(oses + x * DSES_BYTES) : 0, m;
 			sqlite3_int64 nn;
