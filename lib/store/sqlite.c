@@ -2636,7 +2636,7 @@ typedef struct sigacc {
 	size_t nhi, hicap;
 	tk_hidx hiidx;
 	int hbad; /* a time whose hour SQL's integer arithmetic does not give, or a count past 2^32 */
-	int parts; /* what is summed: SIGACC_SUMS (schema 11's tables), SIGACC_DAYS (sig_days), or both */
+	int parts;       /* what is summed: SIGACC_SUMS (schema 11's tables), SIGACC_DAYS (sig_days), or both */
 	struct dgrp *dg; /* sig_days' rows to add to, their (hour, value) counts, (row, session) hours */
 	size_t ndg, dgcap;
 	tk_hidx dgidx;
@@ -3199,11 +3199,13 @@ static void sigacc_day(sigacc *a, sqlite3_stmt *st)
 	dgrp k = {.sid = sqlite3_column_int64(st, 0), .day = b / 24 - (b % 24 < 0)};
 	const char *kind = (const char *)sqlite3_column_text(st, 1), *app = (const char *)sqlite3_column_text(st, 2),
 	           *version = (const char *)sqlite3_column_text(st, 3);
-	k.kind = (char *)(kind ? kind : ""), k.app = (char *)(app ? app : ""), k.version = (char *)(version ? version : "");
+	k.kind = (char *)(kind ? kind : ""), k.app = (char *)(app ? app : ""),
+	k.version = (char *)(version ? version : "");
 	int hour = (int)(b - k.day * 24);
-	uint64_t h = tk_hash_bytes(k.version, strlen(k.version),
-	                           tk_hash_bytes(k.app, strlen(k.app),
-	                                         tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid * 131 + (uint64_t)k.day)));
+	uint64_t h = tk_hash_bytes(
+	    k.version, strlen(k.version),
+	    tk_hash_bytes(k.app, strlen(k.app),
+	                  tk_hash_bytes(k.kind, strlen(k.kind), (uint64_t)k.sid * 131 + (uint64_t)k.day)));
 	uint32_t g = tk_hidx_find(&a->dgidx, h, dgrp_eq, a, &k);
 	if (g == UINT32_MAX) {
 		TK_GROW(a->dg, a->dgcap, a->ndg + 1);
@@ -3283,17 +3285,19 @@ static void put32(unsigned char *p, uint32_t v)
 static int sigdays_write(sq *s, sigacc *a)
 {
 	sqlite3_stmt *ins = NULL, *num = NULL, *get = NULL, *put = NULL;
-	int ok = sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO sess_no (session) VALUES (?1)", -1, &ins, NULL) ==
-	             SQLITE_OK &&
-	         sqlite3_prepare_v2(s->db, "SELECT no FROM sess_no WHERE session = ?1", -1, &num, NULL) == SQLITE_OK &&
-	         sqlite3_prepare_v2(s->db,
-	                            "SELECT n, ex, sess, runs, hn FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
-	                            "version = ?4 AND day = ?5",
-	                            -1, &get, NULL) == SQLITE_OK &&
-	         sqlite3_prepare_v2(s->db,
-	                            "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, ex, sess, runs, hn) "
-	                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-	                            -1, &put, NULL) == SQLITE_OK;
+	int ok =
+	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO sess_no (session) VALUES (?1)", -1, &ins, NULL) ==
+	        SQLITE_OK &&
+	    sqlite3_prepare_v2(s->db, "SELECT no FROM sess_no WHERE session = ?1", -1, &num, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(
+	        s->db,
+	        "SELECT n, ex, sess, runs, hn FROM sig_days WHERE sid = ?1 AND kind = ?2 AND app = ?3 AND "
+	        "version = ?4 AND day = ?5",
+	        -1, &get, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(s->db,
+	                       "INSERT OR REPLACE INTO sig_days (sid, kind, app, version, day, n, ex, sess, runs, hn) "
+	                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	                       -1, &put, NULL) == SQLITE_OK;
 	sqlite3_int64 *no = tk_xcalloc(a->nsn + 1, sizeof *no);
 	for (size_t i = 0; ok && i < a->nsn; i++) {
 		sqlite3_reset(ins);
@@ -3419,8 +3423,8 @@ static int migrate_11_12(sq *s, tk_error *err)
 	         "DROP TABLE IF EXISTS sig_days; DROP TABLE IF EXISTS sess_no;"
 	         "CREATE TABLE sess_no (no INTEGER PRIMARY KEY, session TEXT NOT NULL UNIQUE);"
 	         "CREATE TABLE sig_days (sid INTEGER NOT NULL, kind TEXT NOT NULL, app TEXT NOT NULL, version TEXT NOT "
-	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, hn BLOB NOT NULL, ex BLOB NOT NULL, sess BLOB NOT NULL, "
-	         "runs BLOB NOT NULL, UNIQUE (sid, kind, app, version, day));",
+	         "NULL, day INTEGER NOT NULL, n INTEGER NOT NULL, hn BLOB NOT NULL, ex BLOB NOT NULL,"
+	         " sess BLOB NOT NULL, runs BLOB NOT NULL, UNIQUE (sid, kind, app, version, day));",
 	         err))
 		return -1;
 	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto))
@@ -3513,10 +3517,11 @@ static uint32_t hspan_mask(const hspan *sp, sqlite3_int64 day)
 static sqlite3_stmt *hspan_stmt(sq *s, const char *cols, const char *join, const tk_store_query *q, const char *kinds,
                                 const char *col, tk_error *err)
 {
-	char *sql = sqlite3_mprintf("SELECT %s FROM reports r INDEXED BY reports_kind_time%s WHERE r.kind IN %s AND r.%s IS "
-	                            "NOT NULL AND r.time >= ?1 AND r.time < ?2%s%s",
-	                            cols, join, kinds, col, q->where[TK_STORE_APP] ? " AND r.app = ?3" : "",
-	                            q->where[TK_STORE_VERSION] ? " AND r.version = ?4" : "");
+	char *sql =
+	    sqlite3_mprintf("SELECT %s FROM reports r INDEXED BY reports_kind_time%s WHERE r.kind IN %s AND r.%s IS "
+	                    "NOT NULL AND r.time >= ?1 AND r.time < ?2%s%s",
+	                    cols, join, kinds, col, q->where[TK_STORE_APP] ? " AND r.app = ?3" : "",
+	                    q->where[TK_STORE_VERSION] ? " AND r.version = ?4" : "");
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -3554,8 +3559,9 @@ static int hspan_begin(sq *s, hspan *sp)
 		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 		return 1;
 	}
-	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) || int_of(s->db, "SELECT max(rowid) FROM reports", &top) ||
-	    int_of(s->db, "SELECT hbad FROM sig_upto", &bad) || upto < top || bad ||
+	if (int_of(s->db, "SELECT upto FROM sig_upto", &upto) ||
+	    int_of(s->db, "SELECT max(rowid) FROM reports", &top) || int_of(s->db, "SELECT hbad FROM sig_upto", &bad) ||
+	    upto < top || bad ||
 	    (two && (int_of(sp->bdb, "SELECT upto FROM sig_upto", &upto2) ||
 	             int_of(sp->bdb, "SELECT max(rowid) FROM reports", &top2) || upto2 != upto || top2 != top))) {
 		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
@@ -3708,12 +3714,12 @@ enum { RS_VALUES = 1, RS_SESSIONS = 2, RS_LEAST = 4, RS_VERSIONS = 8 };
 static int rsig_sum(sq *s, const hspan *sp, const tk_store_query *q, const char *kinds, const prow *p, size_t np,
                     int what, rsig *r, unsigned char **seen, size_t *nseen, tk_error *err)
 {
-	char *sql = sqlite3_mprintf("SELECT day, version, %s, %s, %s FROM sig_days WHERE sid = ?1 AND kind IN %s AND day >= "
-	                            "?5 AND day <= ?6%s%s",
-	                            what & RS_VALUES ? "runs" : "NULL", what & RS_SESSIONS ? "sess" : "NULL",
-	                            what & (RS_LEAST | RS_VERSIONS) ? "ex" : "NULL", kinds,
-	                            q->where[TK_STORE_APP] ? " AND app = ?3" : "",
-	                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+	char *sql = sqlite3_mprintf(
+	    "SELECT day, version, %s, %s, %s FROM sig_days WHERE sid = ?1 AND kind IN %s AND day >= "
+	    "?5 AND day <= ?6%s%s",
+	    what & RS_VALUES ? "runs" : "NULL", what & RS_SESSIONS ? "sess" : "NULL",
+	    what & (RS_LEAST | RS_VERSIONS) ? "ex" : "NULL", kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+	    q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(sp->bdb, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -3961,10 +3967,11 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 	tk_hidx cidx = {0};
 	int rc = SQLITE_DONE;
 	if (sp.hs < sp.he) {
-		char *sql = sqlite3_mprintf("SELECT sid, day, n, CASE WHEN day <= ?5 OR day >= ?6 THEN hn END FROM sig_days "
-		                            "WHERE kind IN %s AND day >= ?5 AND day <= ?6%s%s",
-		                            kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
-		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+		char *sql =
+		    sqlite3_mprintf("SELECT sid, day, n, CASE WHEN day <= ?5 OR day >= ?6 THEN hn END FROM sig_days "
+		                    "WHERE kind IN %s AND day >= ?5 AND day <= ?6%s%s",
+		                    kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+		                    q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
 		sqlite3_stmt *st;
 		rc = sqlite3_prepare_v2(sp.bdb, sql, -1, &st, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
 		sqlite3_free(sql);
@@ -4023,12 +4030,13 @@ static int range_top(sq *s, const tk_store_query *q, const char *kinds, size_t l
 		tk_store_group g;
 		vw_summarise(r.v.v, r.v.n, &g);
 		TK_GROW(*out, cap, *n + 1);
-		(*out)[(*n)++] = (tk_store_hang){.signature = tk_xstrdup(c[i].sig),
-		                                 .count = r.count,
-		                                 .sessions = r.sessions,
-		                                 .p50 = r.count ? g.q[0] : NAN,
-		                                 .p95 = r.count ? g.q[2] : NAN,
-		                                 .example = r.has_least ? hex_of((const char *)r.least, 32) : tk_xstrdup("")};
+		(*out)[(*n)++] =
+		    (tk_store_hang){.signature = tk_xstrdup(c[i].sig),
+		                    .count = r.count,
+		                    .sessions = r.sessions,
+		                    .p50 = r.count ? g.q[0] : NAN,
+		                    .p95 = r.count ? g.q[2] : NAN,
+		                    .example = r.has_least ? hex_of((const char *)r.least, 32) : tk_xstrdup("")};
 		if (r.count != c[i].n)
 			rc = SQLITE_ERROR; /* the two counts must agree */
 		kept[nkept++] = r;
@@ -4145,10 +4153,11 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 	sqlite3_stmt *st[2] = {NULL, NULL};
 	int rc = SQLITE_DONE;
 	if (sp.hs < sp.he) {
-		char *sql = sqlite3_mprintf("SELECT app, version, day, runs FROM hour_runs WHERE col = %d AND kind IN %s AND "
-		                            "day >= ?5 AND day <= ?6%s%s",
-		                            vc_col(col), kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
-		                            q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
+		char *sql =
+		    sqlite3_mprintf("SELECT app, version, day, runs FROM hour_runs WHERE col = %d AND kind IN %s AND "
+		                    "day >= ?5 AND day <= ?6%s%s",
+		                    vc_col(col), kinds, q->where[TK_STORE_APP] ? " AND app = ?3" : "",
+		                    q->where[TK_STORE_VERSION] ? " AND version = ?4" : "");
 		if (sqlite3_prepare_v2(sp.bdb, sql, -1, &st[0], NULL) != SQLITE_OK)
 			rc = SQLITE_ERROR;
 		sqlite3_free(sql);
@@ -4180,7 +4189,8 @@ static int range_vruns(sq *s, const tk_store_query *q, const char *kinds, const 
 				if (w ? hspan_whole(&sp, sqlite3_column_double(st[w], 2))
 				      : !(m = hspan_mask(&sp, sqlite3_column_int64(st[w], 2))))
 					continue;
-				uint64_t h = tk_hash_bytes(k[1], strlen(k[1]), tk_hash_bytes(k[0], strlen(k[0]) + 1, 0));
+				uint64_t h =
+				    tk_hash_bytes(k[1], strlen(k[1]), tk_hash_bytes(k[0], strlen(k[0]) + 1, 0));
 				uint32_t at = tk_hidx_find(&idx, h, vrun_eq, r, k);
 				if (at == UINT32_MAX) {
 					TK_GROW(r, cap, n + 1);
