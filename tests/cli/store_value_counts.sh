@@ -18,7 +18,7 @@ NEW="$TMP/new.db" OLD="$TMP/old.db"
 VCQ="SELECT col, kind, app, version, value, day, n FROM value_counts ORDER BY 1, 2, 3, 4, 5, 6"
 DEF="SELECT 0, kind, app, version, duration, (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports WHERE duration IS NOT NULL GROUP BY 2, 3, 4, 5, 6
 UNION ALL SELECT 1, kind, app, version, avg_cpu, (CAST(time AS INTEGER) - (CAST(time AS INTEGER) < 0) * 86399) / 86400 AS d, count(*) FROM reports WHERE avg_cpu IS NOT NULL GROUP BY 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6"
-check_eq "sqlite: schema 11" "11" "$(sqlite3 "$NEW" "PRAGMA user_version")"
+check_eq "sqlite: schema 12" "12" "$(sqlite3 "$NEW" "PRAGMA user_version")"
 check "the fleet has hangs, CPU reports and foreground time on several days" test \
 	"$(sqlite3 "$NEW" "SELECT count(DISTINCT kind) = 3 AND count(DISTINCT CAST(time AS INTEGER) / 86400) > 2 FROM reports")" = 1
 check_eq "value_counts kept at ingest equals the reports' aggregate" "$(sqlite3 "$NEW" "$DEF")" "$(sqlite3 "$NEW" "$VCQ")"
@@ -29,7 +29,7 @@ check "value_counts holds fewer rows than the reports with a value, each count â
 "$TK" ingest -q --db "sqlite:$OLD" "$G"/s000000[0-5]
 sqlite3 "$OLD" "DROP TABLE value_counts; PRAGMA user_version = 8;"
 "$TK" ingest -q --db "sqlite:$OLD" "$G"
-check_eq "sqlite: schema 8 migrates to 11" "11" "$(sqlite3 "$OLD" "PRAGMA user_version")"
+check_eq "sqlite: schema 8 migrates to 12" "12" "$(sqlite3 "$OLD" "PRAGMA user_version")"
 check_eq "the migrated value_counts plus later ingests equals the one kept at ingest" \
 	"$(sqlite3 "$NEW" "$VCQ")" "$(sqlite3 "$OLD" "$VCQ")"
 
