@@ -362,24 +362,29 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"INSERT INTO sum_vsig_sessions " SUM_VSIG_SESSIONS_SELECT
 /* Schema 7 (issue 19: a signature's page, flame graph and stats.svg, and trends by hour, each
  * ≤ 300 ms on 1 M reports) adds three more, keyed for those pages:
- *  - sum_sig_maps: per (signature, kind, app, version) its durations as a sumMap state (each distinct
- *    value and how many reports hold it, kept sorted by the engine): a signature's durations and its
- *    versions' counts read a few rows found by the key's first column instead of its ~200 k reports;
+ *  - sum_sig_durations: per (signature, kind, app, version) its durations as a groupArray state and
+ *    their count: a signature's durations and its versions' counts are a few rows found by the key's
+ *    first column instead of its ~200 k reports;
  *  - sum_sig_keys: per (signature, what, key, kind, app, version) how many reports, for what 0 its
  *    devices, 1 its sessions, 2 its stacks' hashes (the report's link in report_stacks: reports
  *    carry it in their new column stack, '' without stacks), 3 its ids (one row each: a page's
  *    examples are the least, read from the key's range below a bound);
- *  - sum_hour_maps: per (kind, app, version, hour) the durations as a sumMap state, hour the UTC
- *    hour's number since the epoch (intDiv(ts, 3600)): a trend by hour reads ~2 000 states of a few
- *    hundred values each and merges them in the engine.
+ *  - sum_hour_durations: per (kind, app, version, hour) the same, hour the UTC hour's number since
+ *    the epoch (intDiv(ts, 3600)): a trend by hour reads ~2 000 states.
+ * The states are read as they are stored (RowBinary: a groupArray state of Float64 is its length,
+ * LEB128, and the values' bytes; the engine keeps that format readable, it is what its parts hold),
+ * not merged in the engine: on 18.16 groupArrayMerge (or finalizeAggregation) of 1 M durations cost
+ * ~100 ms of server CPU, reading the states ~25 ms, sumMap ~1.2 s. The client concatenates a group's
+ * rows (parts not merged yet), sorts and summarises them. ns counts them for SUM_CHECK.
  * The refill takes the stacks' hashes from report_stacks (rows stored before this schema have an
  * empty stack column). */
-#define SUM_MAP_STATE "sumMapState([assumeNotNull(duration)], [toUInt64(1)])"
-#define SUM_HOUR_MAPS_SELECT                                                                                           \
-	"SELECT kind, app, version, intDiv(toUInt32(ts), 3600) AS hour, " SUM_MAP_STATE " AS m FROM reports WHERE "    \
+#define SUM_DUR_STATES "countState() AS ns, groupArrayState(assumeNotNull(duration)) AS v"
+#define SUM_DUR_COLS "ns AggregateFunction(count), v AggregateFunction(groupArray, Float64)"
+#define SUM_HOUR_DUR_SELECT                                                                                            \
+	"SELECT kind, app, version, intDiv(toUInt32(ts), 3600) AS hour, " SUM_DUR_STATES " FROM reports WHERE "        \
 	"isNotNull(duration) GROUP BY kind, app, version, hour"
-#define SUM_SIG_MAPS_SELECT                                                                                            \
-	"SELECT signature, kind, app, version, " SUM_MAP_STATE " AS m FROM reports WHERE isNotNull(duration) GROUP BY " \
+#define SUM_SIG_DUR_SELECT                                                                                             \
+	"SELECT signature, kind, app, version, " SUM_DUR_STATES " FROM reports WHERE isNotNull(duration) GROUP BY "    \
 	"signature, kind, app, version"
 #define SUM_SIG_KEYS_SELECT(src)                                                                                       \
 	"SELECT signature, tupleElement(k, 1) AS what, tupleElement(k, 2) AS key, kind, app, version, count() AS n "   \
@@ -387,21 +392,19 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"AS k WHERE isNotNull(duration) GROUP BY signature, what, key, kind, app, version"
 #define SUM7_SCHEMA                                                                                                    \
 	"ALTER TABLE reports ADD COLUMN stack String;\n"                                                               \
-	"CREATE TABLE IF NOT EXISTS sum_sig_maps (signature String, kind String, app String, version String, "         \
-	"m AggregateFunction(sumMap, Array(Float64), Array(UInt64))) ENGINE = AggregatingMergeTree "                   \
-	"ORDER BY (signature, kind, app, version);\n"                                                                  \
+	"CREATE TABLE IF NOT EXISTS sum_sig_durations (signature String, kind String, app String, version String, "    \
+	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (signature, kind, app, version);\n"                      \
 	"CREATE TABLE IF NOT EXISTS sum_sig_keys (signature String, what UInt8, key String, kind String, app String, " \
 	"version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (signature, what, key, kind, app, version);\n" \
-	"CREATE TABLE IF NOT EXISTS sum_hour_maps (kind String, app String, version String, hour UInt32, "             \
-	"m AggregateFunction(sumMap, Array(Float64), Array(UInt64))) ENGINE = AggregatingMergeTree "                   \
-	"ORDER BY (kind, app, version, hour);\n"                                                                       \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_maps_mv TO sum_sig_maps AS " SUM_SIG_MAPS_SELECT ";\n"         \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv TO sum_sig_keys AS " SUM_SIG_KEYS_SELECT("reports")    \
-	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_maps_mv TO sum_hour_maps AS " SUM_HOUR_MAPS_SELECT
+	"CREATE TABLE IF NOT EXISTS sum_hour_durations (kind String, app String, version String, hour UInt32, "        \
+	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, hour);\n"                          \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_durations_mv TO sum_sig_durations AS " SUM_SIG_DUR_SELECT      \
+	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv TO sum_sig_keys AS " SUM_SIG_KEYS_SELECT("reports") \
+	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_durations_mv TO sum_hour_durations AS " SUM_HOUR_DUR_SELECT
 #define SUM7_FILL                                                                                                      \
-	"TRUNCATE TABLE sum_sig_maps;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_maps;\n"                    \
-	"INSERT INTO sum_sig_maps " SUM_SIG_MAPS_SELECT ";\n"                                                          \
-	"INSERT INTO sum_hour_maps " SUM_HOUR_MAPS_SELECT ";\n"                                                        \
+	"TRUNCATE TABLE sum_sig_durations;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_durations;\n"         \
+	"INSERT INTO sum_sig_durations " SUM_SIG_DUR_SELECT ";\n"                                                      \
+	"INSERT INTO sum_hour_durations " SUM_HOUR_DUR_SELECT ";\n"                                                    \
 	"INSERT INTO sum_sig_keys " SUM_SIG_KEYS_SELECT(                                                               \
 	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, "  \
 	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "      \
@@ -423,8 +426,8 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 0) = (SELECT sum(n) FROM sum_values) AND "                      \
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 1) = (SELECT sum(n) FROM sum_values) AND "                      \
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 3) = (SELECT sum(n) FROM sum_values) AND "                      \
-	"(SELECT arraySum(tupleElement(sumMapMerge(m), 2)) FROM sum_sig_maps) = (SELECT sum(n) FROM sum_values) AND "  \
-	"(SELECT arraySum(tupleElement(sumMapMerge(m), 2)) FROM sum_hour_maps) = (SELECT sum(n) FROM sum_values)"
+	"(SELECT countMerge(ns) FROM sum_sig_durations) = (SELECT sum(n) FROM sum_values) AND "                        \
+	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values)"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -1059,8 +1062,8 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	              "BY token)), groupBitXor(cityHash64(table, name)), count(), "
 	              "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
 	              "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
-	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_maps', "
-	              "'sum_sig_keys', 'sum_hour_maps') AND database = ");
+	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
+	              "'sum_sig_keys', 'sum_hour_durations') AND database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -1359,7 +1362,7 @@ static long bucket_rows(const char *data, size_t n, void *ctx)
 	}
 }
 
-/* Whether sum_day_values (bucket TK_STORE_BY_DAY) or sum_hour_maps (TK_STORE_BY_HOUR) answers q: by
+/* Whether sum_day_values (bucket TK_STORE_BY_DAY) or sum_hour_durations (TK_STORE_BY_HOUR) answers q: by
  * that bucket and keys sum_values holds. */
 static int sum_bucket_covers(const tk_store_query *q, const char *col, int bucket)
 {
@@ -1479,115 +1482,99 @@ static char *rbin_str(rbin *r)
 	return at ? tk_xstrndup((const char *)at, (size_t)n) : NULL;
 }
 
-/* One value of a summary and how many reports hold it. */
-typedef struct vcount {
-	double v;
-	uint64_t n;
-} vcount;
-
-static int vcount_cmp(const void *a, const void *b)
+/* A groupArray(Float64) state as stored (see "Schema 7"): its length and the values, appended to
+ * *v; -1 (bad) when the answer ends short. */
+static int rbin_values(rbin *r, double **v, size_t *nv, size_t *cap)
 {
-	double x = ((const vcount *)a)->v, y = ((const vcount *)b)->v;
+	uint64_t k = rbin_leb(r);
+	if (r->bad || k > ((uint64_t)1 << 36) - *nv) /* 8 bytes each: no such store */
+		return r->bad = 1, -1;
+	const unsigned char *at = rbin_take(r, k * 8);
+	if (!at)
+		return -1;
+	TK_GROW(*v, *cap, *nv + (size_t)k);
+	memcpy(*v + *nv, at, (size_t)k * 8); /* little-endian, as the engine writes it (x86-64, arm64) */
+	*nv += (size_t)k;
+	return 0;
+}
+
+static int dbl_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* sumMapMerge's (Array(Float64) values, Array(UInt64) counts) appended to *v (*nv of them); the
- * total count, or UINT64_MAX when the answer is bad. */
-static uint64_t rbin_map(rbin *r, vcount **v, size_t *nv, size_t *cap)
-{
-	uint64_t k = rbin_leb(r);
-	const unsigned char *vals = rbin_take(r, k > UINT32_MAX ? UINT64_MAX : k * 8);
-	uint64_t kn = rbin_leb(r);
-	const unsigned char *cnts = rbin_take(r, kn > UINT32_MAX ? UINT64_MAX : kn * 8);
-	if (!vals || !cnts || kn != k)
-		return r->bad = 1, UINT64_MAX;
-	uint64_t total = 0;
-	TK_GROW(*v, *cap, *nv + (size_t)k);
-	for (uint64_t i = 0; i < k; i++) {
-		vcount x;
-		memcpy(&x.v, vals + 8 * i, 8); /* little-endian, as the engine writes it (x86-64, arm64) */
-		memcpy(&x.n, cnts + 8 * i, 8);
-		if (x.n > ((uint64_t)1 << 36) - total) /* 8 bytes each when laid out: no such store */
-			return r->bad = 1, UINT64_MAX;
-		total += x.n;
-		(*v)[(*nv)++] = x;
-	}
-	return total;
-}
-
-/* Values and counts ascending, a value's counts added (several maps merged), laid out one per report
- * (n values) into *run. */
-static size_t vcount_layout(vcount *v, size_t nv, double **run, size_t *cap)
-{
-	size_t u = 1;
-	while (u < nv && v[u - 1].v < v[u].v)
-		u++;
-	if (u < nv)
-		qsort(v, nv, sizeof *v, vcount_cmp);
-	size_t n = 0;
-	for (size_t i = 0; i < nv; i++) {
-		TK_GROW(*run, *cap, n + (size_t)v[i].n);
-		for (uint64_t k = 0; k < v[i].n; k++)
-			(*run)[n++] = v[i].v;
-	}
-	return n;
-}
-
-/* Percentiles by hour (and app, version) from sum_hour_maps: the engine merges each group's value
- * maps (sumMapMerge: values ascending with their counts) and sends them as they are (RowBinary); the
- * client lays each group's values out and summarises them with the stats library (tk_store_summarise),
- * as day_percentiles does: `tracekit stats`'s numbers by construction. */
+/* Percentiles by hour (and app, version) from sum_hour_durations: its states as stored, ordered by
+ * the group's keys (a group's rows are adjacent: one per part not merged yet), each group's values
+ * concatenated, sorted and summarised with the stats library (tk_store_summarise), as day_percentiles
+ * does: `tracekit stats`'s numbers by construction. */
 static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out, size_t *n,
                             tk_error *err)
 {
 	buf sql = {0}, keys = {0}, res = {0};
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", q->by[i] == TK_STORE_BY_HOUR ? "hour" : tk_store_by_name(q->by[i]));
-	bprintf(&sql, "SELECT %s, sumMapMerge(m) FROM sum_hour_maps", keys.p);
+	bprintf(&sql, "SELECT %s, v FROM sum_hour_durations", keys.p);
 	where_sql(&sql, q, m->kinds, NULL);
-	bprintf(&sql, " GROUP BY %s FORMAT RowBinary", keys.p);
+	bprintf(&sql, " ORDER BY %s FORMAT RowBinary", keys.p);
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	free(keys.p);
 	if (rc)
 		return -1;
 	rbin r = {(const unsigned char *)res.p, (const unsigned char *)res.p + res.n, 0};
-	size_t cap = 0, vcap = 0, rcap = 0;
-	vcount *v = NULL;
-	double *run_v = NULL;
+	size_t cap = 0, vcap = 0, nv = 0;
+	double *v = NULL;
+	char *k[TK_STORE_NKEYS] = {0};
 	*out = NULL, *n = 0;
-	while (!r.bad && r.p < r.end) {
-		TK_GROW(*out, cap, *n + 1);
-		tk_store_group *g = &(*out)[(*n)++];
-		memset(g, 0, sizeof *g);
-		for (size_t i = 0; i < q->nby && !r.bad; i++) {
+	for (;;) {
+		int end = r.bad || r.p >= r.end, same = !end && *n > 0;
+		for (size_t i = 0; !end && i < q->nby && !r.bad; i++) {
 			if (q->by[i] != TK_STORE_BY_HOUR) {
-				g->keys[i] = rbin_str(&r);
-				continue;
+				k[i] = rbin_str(&r);
+			} else {
+				const unsigned char *h = rbin_take(&r, 4);
+				if (!h)
+					break;
+				time_t t = (time_t)((uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+				                    (uint32_t)h[3] << 24) *
+				           3600;
+				struct tm tm;
+				char text[32];
+				gmtime_r(&t, &tm);
+				strftime(text, sizeof text, "%Y-%m-%dT%H", &tm);
+				k[i] = tk_xstrdup(text);
 			}
-			const unsigned char *h = rbin_take(&r, 4);
-			if (!h)
-				break;
-			time_t t = (time_t)((uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24) * 3600;
-			struct tm tm;
-			char text[32];
-			gmtime_r(&t, &tm);
-			strftime(text, sizeof text, "%Y-%m-%dT%H", &tm);
-			g->keys[i] = tk_xstrdup(text);
+			same = same && k[i] && strcmp(k[i], (*out)[*n - 1].keys[i]) == 0;
 		}
-		size_t nv = 0;
-		if (rbin_map(&r, &v, &nv, &vcap) == UINT64_MAX)
+		if (r.bad)
 			break;
-		size_t nr = vcount_layout(v, nv, &run_v, &rcap);
-		if (nr)
-			tk_store_summarise(run_v, nr, g);
+		if (!same && *n && nv) { /* the group before is whole */
+			qsort(v, nv, sizeof *v, dbl_asc);
+			tk_store_summarise(v, nv, &(*out)[*n - 1]);
+			nv = 0;
+		}
+		if (end)
+			break;
+		if (same) {
+			for (size_t i = 0; i < q->nby; i++)
+				free(k[i]), k[i] = NULL;
+		} else {
+			TK_GROW(*out, cap, *n + 1);
+			tk_store_group *g = &(*out)[(*n)++];
+			memset(g, 0, sizeof *g);
+			for (size_t i = 0; i < q->nby; i++)
+				g->keys[i] = k[i], k[i] = NULL;
+		}
+		if (rbin_values(&r, &v, &nv, &vcap))
+			break;
 	}
+	for (size_t i = 0; i < q->nby; i++)
+		free(k[i]);
 	free(v);
-	free(run_v);
 	free(res.p);
 	for (size_t i = 0; !r.bad && i < *n; i++)
-		for (size_t k = 0; k < q->nby; k++)
-			r.bad |= !(*out)[i].keys[k] || !(*out)[i].count;
+		r.bad |= !(*out)[i].count;
 	if (r.bad) {
 		tk_store_groups_free(*out, *n);
 		*out = NULL, *n = 0;
@@ -2331,10 +2318,11 @@ static int example_row(char **f, void *ctx)
 }
 
 /* tk_store_ops.sig_detail from the summaries (sig_sum_fit): the versions' counts and every duration
- * from sum_sig_maps (one merged map per version), the devices and the distinct sessions from
- * sum_sig_keys, and the least ids from its range of ids below a bound where that holds enough (ids
- * are hex digests: the k least of c reports are expected below k/c of the range; the bound is set 16×
- * above that, and the ids asked again without one where fewer came back). */
+ * from sum_sig_durations (its states as stored: a version's rows are one per part not merged yet),
+ * the devices and the distinct sessions from sum_sig_keys, and the least ids from its range of ids
+ * below a bound where that holds enough (ids are hex digests: the k least of c reports are expected
+ * below k/c of the range; the bound is set 16× above that, and the ids asked again without one where
+ * fewer came back). */
 static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
                          tk_store_signature_info *out, tk_error *err)
 {
@@ -2347,38 +2335,41 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 	if (!c->sum)
 		return 1;
 	buf sql = {0}, res = {0};
-	sig_sum_sql(&sql, "version, sumMapMerge(m)", "sum_sig_maps", q, kinds, " GROUP BY version FORMAT RowBinary");
+	sig_sum_sql(&sql, "version, v", "sum_sig_durations", q, kinds, " FORMAT RowBinary");
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	if (rc)
 		return -1;
 	rbin r = {(const unsigned char *)res.p, (const unsigned char *)res.p + res.n, 0};
-	vcount *v = NULL;
-	size_t nv = 0, vcap = 0, tcap = 0, dcap = 0;
+	size_t nv = 0, vcap = 0, tcap = 0;
 	while (!r.bad && r.p < r.end) {
 		char *ver = rbin_str(&r);
-		uint64_t k = ver ? rbin_map(&r, &v, &nv, &vcap) : UINT64_MAX;
-		if (k == UINT64_MAX || out->count > ((uint64_t)1 << 36) - k) {
+		size_t before = nv;
+		if (!ver || rbin_values(&r, &out->durations, &nv, &vcap)) {
 			free(ver);
-			r.bad = 1;
 			break;
 		}
-		TK_GROW(out->versions, tcap, out->nversions + 1);
-		out->versions[out->nversions++] = (tk_store_tally){ver, k};
-		out->count += k;
+		size_t i = 0; /* a handful of versions: compared in turn */
+		while (i < out->nversions && strcmp(out->versions[i].value, ver) != 0)
+			i++;
+		if (i == out->nversions) {
+			TK_GROW(out->versions, tcap, out->nversions + 1);
+			out->versions[out->nversions++] = (tk_store_tally){ver, 0};
+		} else {
+			free(ver);
+		}
+		out->versions[i].count += nv - before;
 	}
 	free(res.p);
-	if (r.bad) {
-		free(v);
+	if (r.bad)
 		return tk_error_set(err, "%s: unexpected answer to the signature query", c->url);
-	}
+	out->count = nv;
 	if (!out->versions)
 		out->versions = tk_xmalloc(sizeof *out->versions);
 	qsort(out->versions, out->nversions, sizeof *out->versions, tally_cmp);
-	vcount_layout(v, nv, &out->durations, &dcap); /* out->count of them */
-	free(v);
 	if (!out->durations)
 		out->durations = tk_xmalloc(sizeof *out->durations);
+	qsort(out->durations, nv, sizeof *out->durations, dbl_asc);
 	tally_acc dev = {0};
 	sql = (buf){0};
 	sig_sum_sql(&sql, "key, sum(n)", "sum_sig_keys", q, kinds, " AND what = 0 GROUP BY key FORMAT TabSeparated");
