@@ -1,0 +1,127 @@
+#!/bin/bash
+# ClickHouse schema 7's per-signature and per-hour summaries (lib/store/clickhouse.c "Schema 7":
+# sum_sig_durations, sum_sig_keys, sum_hour_durations, kept by materialized views at every INSERT
+# into reports, filled from the stored reports by the migration and by `store compact`). Checked
+# against the reports themselves: after ingests in several batches (and one that adds nothing) the
+# tables hold exactly the reports' own aggregate, written here independently in SQL (stacks' hashes
+# from report_stacks, not from the reports' new column); a schema-6 store (schema 7's tables and
+# column dropped) migrates, takes more reports and holds the same; a compacted one too; and every
+# answer read from them equals the same answer computed from the reports (a --since before every
+# report selects the same reports but is not a filter the summaries hold, so the reports are read):
+# a signature's detail, merged stacks, percentiles by hour, and the dashboard's signature page, its
+# flame graph and stats.svg and the trends by hour. A summary that disagrees with the reports'
+# totals (a row added by hand) is not read.
+. "$TK_ROOT/tests/lib.sh"
+. "$TK_ROOT/tests/store_lib.sh"
+SRV_PID=
+start_clickhouse
+trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+chq() { curl -s --data-binary "$1" "$CH_HTTP"; }
+G="$TMP/gen"
+"$STOREGEN" "$G" 20 20 11 --cpu 2 --foreground --versions 3 --days 3 >/dev/null || notok "storegen"
+NEW="$CH_URL/tknew" OLD="$CH_URL/tkold"
+"$TK" ingest -q --batch 50 --db "$NEW" "$G"/s000000[0-4]
+"$TK" top-hangs --db "$NEW" --where version=5.1 >/dev/null
+"$TK" ingest -q --batch 120 --db "$NEW" "$G"
+"$TK" ingest -q --db "$NEW" "$G"/s000000[2-4] # stored already: adds nothing
+check_eq "clickhouse: schema 7" "7" "$(chq "SELECT max(version) FROM tknew.tracekit_schema")"
+
+# the tables (grouped again: parts not merged yet) and their definition from the reports
+SUM="SELECT * FROM (SELECT 'k' AS t, signature AS sig, what AS w, key AS k, kind, app, version, sum(n) AS n FROM DB.sum_sig_keys GROUP BY signature, what, key, kind, app, version
+UNION ALL SELECT 'd', signature, 0, toString(arraySort(groupArrayMerge(v))), kind, app, version, countMerge(ns) FROM DB.sum_sig_durations GROUP BY signature, kind, app, version
+UNION ALL SELECT 'h', '', 0, toString(arraySort(groupArrayMerge(v))), kind, app, version, toUInt64(hour) FROM DB.sum_hour_durations GROUP BY kind, app, version, hour
+) ORDER BY t, sig, w, k, kind, app, version, n FORMAT TabSeparated"
+DEF="SELECT * FROM (SELECT 'k' AS t, signature AS sig, toUInt8(0) AS w, device AS k, kind, app, version, count() AS n FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, device, kind, app, version
+UNION ALL SELECT 'k', signature, toUInt8(1), session, kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, session, kind, app, version
+UNION ALL SELECT 'k', signature, toUInt8(2), s, kind, app, version, count() FROM (SELECT signature, kind, app, version, id FROM DB.reports WHERE isNotNull(duration)) ANY LEFT JOIN (SELECT id, any(stack) AS s FROM DB.report_stacks GROUP BY id) USING (id) GROUP BY signature, s, kind, app, version
+UNION ALL SELECT 'k', signature, toUInt8(3), id, kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, id, kind, app, version
+UNION ALL SELECT 'd', signature, 0, toString(arraySort(groupArray(assumeNotNull(duration)))), kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, kind, app, version
+UNION ALL SELECT 'h', '', 0, toString(arraySort(groupArray(assumeNotNull(duration)))), kind, app, version, toUInt64(toUInt32(toStartOfHour(ts, 'UTC')) / 3600) AS h FROM DB.reports WHERE isNotNull(duration) GROUP BY kind, app, version, h
+) ORDER BY t, sig, w, k, kind, app, version, n FORMAT TabSeparated"
+same_as_reports() { # DB NAME: the summaries of database DB equal their definition from its reports
+	chq "${DEF//DB./$1.}" >"$TMP/def.$1" && chq "${SUM//DB./$1.}" >"$TMP/sum.$1"
+	check "$2: the fleet has summaries (stacks, several versions and kinds)" python3 - "$TMP/def.$1" <<'PY'
+import sys
+rows = [l.split("\t") for l in open(sys.argv[1])]
+assert len(rows) > 100 and {r[0] for r in rows} == {"k", "d", "h"}, len(rows)
+assert len({r[6] for r in rows}) == 3 and len({r[4] for r in rows}) > 1 and any(r[2] == "2" and len(r[3]) == 32 for r in rows)
+PY
+	check_same_file "$2: the summaries equal the reports' aggregate" "$TMP/def.$1" "$TMP/sum.$1"
+}
+same_as_reports tknew "ingested in batches"
+
+# a schema-6 store: schema 7's views, tables and column dropped; it migrates, then takes the rest
+"$TK" ingest -q --db "$OLD" "$G"/s000000[0-5]
+for t in sum_sig_durations_mv sum_sig_keys_mv sum_hour_durations_mv sum_sig_durations sum_sig_keys sum_hour_durations tracekit_schema; do
+	chq "DROP TABLE tkold.$t"
+done
+chq "ALTER TABLE tkold.reports DROP COLUMN stack"
+chq "CREATE TABLE tkold.tracekit_schema (version UInt32) ENGINE = TinyLog"
+chq "INSERT INTO tkold.tracekit_schema VALUES (1), (2), (3), (4), (5), (6)"
+"$TK" ingest -q --db "$OLD" "$G"
+check_eq "clickhouse: schema 6 migrates to 7" "7" "$(chq "SELECT max(version) FROM tkold.tracekit_schema")"
+same_as_reports tkold "migrated from schema 6, then ingested"
+"$TK" store compact --db "$OLD" >/dev/null
+same_as_reports tkold "compacted"
+
+# answers from the summaries equal the same answers from the reports (--since 86400: every report)
+SIGS=()
+while IFS= read -r s; do SIGS+=("$s"); done < <("$TK" top-hangs --db "$NEW" --json --limit 4 | python3 -c 'import json,sys
+for l in sys.stdin: print(json.loads(l)["signature"])')
+CPU=$("$TK" top-diagnostics --kind cpu --db "$NEW" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
+QS=()
+for s in "${SIGS[@]}"; do
+	QS+=("top-hangs|--signature|$s|--detail|--json|--examples|10" "top-hangs|--signature|$s|--folded"
+		"top-hangs|--signature|$s|--detail|--json|--where|version=5.1" "top-hangs|--signature|$s|--folded|--where|app=Atlas,version=5.2")
+done
+QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signature|no such stack|--folded"
+	"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
+	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|400"
+	"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|cpu.duration|--by|app,hour|--json"
+	"stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json" "stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
+	"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
+for a in "${QS[@]}"; do
+	IFS='|' read -r -a w <<<"$a"
+	tk_batch_add "$TMP/want.list" "${w[@]}" --db "$NEW" --since 86400
+	tk_batch_add "$TMP/got.list" "${w[@]}" --db "$NEW"
+	tk_batch_add "$TMP/old.list" "${w[@]}" --db "$OLD"
+done
+for l in want got old; do
+	TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/$l.list" 2>/dev/null | awk -v d="$TMP/$l" '/^tk_batch: line [0-9]+: exit/ { n++; print > (d "." n ".rc"); next } { print > (d "." n + 1 ".out") }'
+done
+for i in "${!QS[@]}"; do
+	n=$((i + 1)) a=${QS[$i]//|/ }
+	case $a in *"no such"*) ;; *) check "reports answer $a (not empty)" test -s "$TMP/want.$n.out" ;; esac
+	m=MISSING
+	[ -e "$TMP/want.$n.out" ] || m= # an empty answer (no such signature): empty too
+	check_eq "the summaries answer $a as the reports do" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/got.$n.out" 2>/dev/null || echo $m)"
+	check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
+done
+
+# the dashboard's pages: the same bytes with and without a since= before every report
+PORT=$(free_port)
+BASE="http://127.0.0.1:$PORT"
+: >"$TMP/serve.log"
+"$TK" serve --ui --db "$NEW" --listen "127.0.0.1:$PORT" 2>>"$TMP/serve.log" &
+SRV_PID=$!
+while kill -0 $SRV_PID 2>/dev/null && ! grep -q "serving the dashboard" "$TMP/serve.log"; do sleep 0.05; done
+SIGQ=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "${SIGS[1]}")
+# a page's body without its forms and the links that carry its own query (since= differs)
+body() { curl -s -f "$BASE$1" | sed -e '/<form /d' -e 's/ href="[^"]*"//g' -e 's/ src="[^"]*"//g'; }
+for u in "/signature?kind=hang&sig=$SIGQ" "/signature?kind=hang&sig=$SIGQ&version=5.2" "/flame.svg?kind=hang&sig=$SIGQ" \
+	"/stats.svg?kind=hang&sig=$SIGQ&app=Atlas" "/trends?bucket=hour&stat=p99" "/trend.svg?bucket=hour&stat=p50&version=5.0"; do
+	body "$u&since=86400" >"$TMP/page.want"
+	body "$u" >"$TMP/page.got"
+	check "the page $u is drawn" test -s "$TMP/page.got"
+	check_same_file "the page $u reads the same from the summaries" "$TMP/page.want" "$TMP/page.got"
+done
+kill $SRV_PID && wait $SRV_PID 2>/dev/null
+SRV_PID=
+if grep -q "Sanitizer\|runtime error" "$TMP/serve.log"; then notok "serve ran clean" "$(grep -m3 "Sanitizer\|runtime error" "$TMP/serve.log")"; fi
+
+# a summary off from the reports (a device row added by hand) is not read: the answer stays the reports'
+"$TK" top-hangs --db "$NEW" --signature "${SIGS[0]}" --detail --json --since 86400 >"$TMP/drift.want"
+chq "INSERT INTO tknew.sum_sig_keys VALUES ('$(printf %s "${SIGS[0]}" | sed "s/'/\\\\'/g")', 0, 'no such device', 'hang', 'Atlas', '5.1', 3)"
+"$TK" top-hangs --db "$NEW" --signature "${SIGS[0]}" --detail --json >"$TMP/drift.got"
+check "the drifted summary shows in its table" test "$(chq "SELECT count() FROM tknew.sum_sig_keys WHERE key = 'no such device'")" = 1
+check_same_file "a summary whose totals differ from the reports' is not read" "$TMP/drift.want" "$TMP/drift.got"
