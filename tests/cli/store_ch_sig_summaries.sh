@@ -119,6 +119,23 @@ kill $SRV_PID && wait $SRV_PID 2>/dev/null
 SRV_PID=
 if grep -q "Sanitizer\|runtime error" "$TMP/serve.log"; then notok "serve ran clean" "$(grep -m3 "Sanitizer\|runtime error" "$TMP/serve.log")"; fi
 
+# the summaries answer where they hold the query: a report of the top signature's moved to device
+# tk-moved in sum_sig_keys (the total unchanged: a count of 2^64-1 is -1 in UInt64 sums) shows on its
+# detail; 7 more reports of a stack of the second signature's (stacks are not in the totals checked)
+# show in its merged stacks
+read -r dev app ver < <(chq "SELECT key, app, version FROM tknew.sum_sig_keys WHERE signature = '${SIGS[0]}' AND what = 0 AND kind = 'hang' ORDER BY key LIMIT 1 FORMAT TabSeparated")
+chq "INSERT INTO tknew.sum_sig_keys VALUES ('${SIGS[0]}', 0, 'tk-moved', 'hang', '$app', '$ver', 1), ('${SIGS[0]}', 0, '$dev', 'hang', '$app', '$ver', 18446744073709551615)"
+check "a signature's devices read sum_sig_keys" grep -q '"tk-moved"' <("$TK" top-hangs --db "$NEW" --signature "${SIGS[0]}" --detail --json)
+h=$(chq "SELECT key FROM tknew.sum_sig_keys WHERE signature = '${SIGS[1]}' AND what = 2 AND key != '' ORDER BY n DESC, key LIMIT 1")
+chq "INSERT INTO tknew.sum_sig_keys SELECT signature, what, key, kind, app, version, 7 FROM tknew.sum_sig_keys WHERE signature = '${SIGS[1]}' AND what = 2 AND key = '$h' LIMIT 1"
+"$TK" top-hangs --db "$NEW" --signature "${SIGS[1]}" --folded >"$TMP/moved.got"
+"$TK" top-hangs --db "$NEW" --signature "${SIGS[1]}" --folded --since 86400 >"$TMP/moved.want"
+check "a signature's merged stacks read sum_sig_keys (7 more of one stack: heavier)" python3 - "$TMP/moved.want" "$TMP/moved.got" <<'PY'
+import sys
+w = [sum(int(l.rsplit(" ", 1)[1]) for l in open(f)) for f in sys.argv[1:]]
+assert w[1] > w[0] > 0, w
+PY
+
 # a summary off from the reports (a device row added by hand) is not read: the answer stays the reports'
 "$TK" top-hangs --db "$NEW" --signature "${SIGS[0]}" --detail --json --since 86400 >"$TMP/drift.want"
 chq "INSERT INTO tknew.sum_sig_keys VALUES ('$(printf %s "${SIGS[0]}" | sed "s/'/\\\\'/g")', 0, 'no such device', 'hang', 'Atlas', '5.1', 3)"
