@@ -366,9 +366,11 @@ static size_t split_tsv(char *line, char **field, size_t max)
  *    their count: a signature's durations and its versions' counts are a few rows found by the key's
  *    first column instead of its ~200 k reports;
  *  - sum_sig_keys: per (signature, what, key, kind, app, version) how many reports, for what 0 its
- *    devices, 1 its sessions, 2 its stacks' hashes (the report's link in report_stacks: reports
- *    carry it in their new column stack, '' without stacks), 3 its ids (one row each: a page's
- *    examples are the least, read from the key's range below a bound);
+ *    devices, 2 its stacks' hashes (the report's link in report_stacks: reports carry it in their new
+ *    column stack, '' without stacks); its sessions are sum_sig_sessions' and sum_vsig_sessions';
+ *  - sum_sig_ids: each report's id under its signature (a plain MergeTree: no grouping at ingest),
+ *    a page's examples the least, read from the key's range below a bound (ids and sessions in
+ *    sum_sig_keys, grouped at every INSERT, doubled the server's CPU for an ingest);
  *  - sum_hour_durations: per (kind, app, version, hour) the same, hour the UTC hour's number since
  *    the epoch (intDiv(ts, 3600)): a trend by hour reads ~2 000 states.
  * The states are read as they are stored (RowBinary: a groupArray state of Float64 is its length,
@@ -388,21 +390,26 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"signature, kind, app, version"
 #define SUM_SIG_KEYS_SELECT(src)                                                                                       \
 	"SELECT signature, tupleElement(k, 1) AS what, tupleElement(k, 2) AS key, kind, app, version, count() AS n "   \
-	"FROM " src " ARRAY JOIN [(toUInt8(0), device), (toUInt8(1), session), (toUInt8(2), stack), (toUInt8(3), id)] " \
-	"AS k WHERE isNotNull(duration) GROUP BY signature, what, key, kind, app, version"
+	"FROM " src " ARRAY JOIN [(toUInt8(0), device), (toUInt8(2), stack)] AS k WHERE isNotNull(duration) GROUP BY " \
+	"signature, what, key, kind, app, version"
+#define SUM_SIG_IDS_SELECT "SELECT signature, id, kind, app, version FROM reports WHERE isNotNull(duration)"
 #define SUM7_SCHEMA                                                                                                    \
 	"ALTER TABLE reports ADD COLUMN stack String;\n"                                                               \
 	"CREATE TABLE IF NOT EXISTS sum_sig_durations (signature String, kind String, app String, version String, "    \
 	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (signature, kind, app, version);\n"                      \
 	"CREATE TABLE IF NOT EXISTS sum_sig_keys (signature String, what UInt8, key String, kind String, app String, " \
 	"version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (signature, what, key, kind, app, version);\n" \
+	"CREATE TABLE IF NOT EXISTS sum_sig_ids (signature String, id String, kind String, app String, version "        \
+	"String) ENGINE = MergeTree ORDER BY (signature, id);\n"                                                        \
 	"CREATE TABLE IF NOT EXISTS sum_hour_durations (kind String, app String, version String, hour UInt32, "        \
 	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, hour);\n"                          \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_durations_mv TO sum_sig_durations AS " SUM_SIG_DUR_SELECT      \
 	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv TO sum_sig_keys AS " SUM_SIG_KEYS_SELECT("reports") \
+	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_ids_mv TO sum_sig_ids AS " SUM_SIG_IDS_SELECT                \
 	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_durations_mv TO sum_hour_durations AS " SUM_HOUR_DUR_SELECT
 #define SUM7_FILL                                                                                                      \
 	"TRUNCATE TABLE sum_sig_durations;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_durations;\n"         \
+	"TRUNCATE TABLE sum_sig_ids;\nINSERT INTO sum_sig_ids " SUM_SIG_IDS_SELECT ";\n"                                \
 	"INSERT INTO sum_sig_durations " SUM_SIG_DUR_SELECT ";\n"                                                      \
 	"INSERT INTO sum_hour_durations " SUM_HOUR_DUR_SELECT ";\n"                                                    \
 	"INSERT INTO sum_sig_keys " SUM_SIG_KEYS_SELECT(                                                               \
@@ -424,8 +431,7 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"(SELECT sum(n) FROM sum_sig_sessions) = (SELECT sum(n) FROM sum_values) AND "                                 \
 	"(SELECT sum(n) FROM sum_vsig_sessions) = (SELECT sum(n) FROM sum_values) AND "                                \
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 0) = (SELECT sum(n) FROM sum_values) AND "                      \
-	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 1) = (SELECT sum(n) FROM sum_values) AND "                      \
-	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 3) = (SELECT sum(n) FROM sum_values) AND "                      \
+	"(SELECT count() FROM sum_sig_ids) = (SELECT sum(n) FROM sum_values) AND "                                     \
 	"(SELECT countMerge(ns) FROM sum_sig_durations) = (SELECT sum(n) FROM sum_values) AND "                        \
 	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values)"
 
@@ -1063,7 +1069,7 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	              "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
 	              "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
-	              "'sum_sig_keys', 'sum_hour_durations') AND database = ");
+	              "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -2397,7 +2403,7 @@ static int example_row(char **f, void *ctx)
 
 /* tk_store_ops.sig_detail from the summaries (sig_sum_fit): the versions' counts and every duration
  * from sum_sig_durations (its states as stored: a version's rows are one per part not merged yet),
- * the devices and the distinct sessions from sum_sig_keys, and the least ids from its range of ids
+ * the devices from sum_sig_keys, and the least ids from sum_sig_ids' range of the signature's ids
  * below a bound where that holds enough (ids are hex digests: the k least of c reports are expected
  * below k/c of the range; the bound is set 16× above that, and the ids asked again without one where
  * fewer came back). */
@@ -2456,9 +2462,13 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 	qsort(dev.t, dev.n, sizeof *dev.t, tally_cmp);
 	out->devices = dev.t ? dev.t : tk_xmalloc(sizeof *out->devices);
 	out->ndevices = dev.n;
+	/* its sessions: sum_sig_sessions' rows, filtered by app or version sum_vsig_sessions' (a session
+	 * may be in two apps), as top hangs count them */
 	unsigned long long sessions = 0;
 	sql = (buf){0};
-	sig_sum_sql(&sql, "uniqExact(key)", "sum_sig_keys", q, kinds, " AND what = 1 FORMAT TabSeparated");
+	sig_sum_sql(&sql, "uniqExact(session)",
+	            q->where[TK_STORE_APP] || q->where[TK_STORE_VERSION] ? "sum_vsig_sessions" : "sum_sig_sessions", q,
+	            kinds, " FORMAT TabSeparated");
 	if (!rc)
 		rc = scalar(c, sql.p, &sessions, err);
 	free(sql.p);
@@ -2475,10 +2485,10 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 		out->nexamples = 0;
 		char bound[64] = "";
 		if (pass == 0)
-			snprintf(bound, sizeof bound, " AND key < '%08llx'", (unsigned long long)below);
+			snprintf(bound, sizeof bound, " AND id < '%08llx'", (unsigned long long)below);
 		sql = (buf){0};
-		sig_sum_sql(&sql, "key", "sum_sig_keys", q, kinds, " AND what = 3");
-		bprintf(&sql, "%s ORDER BY key LIMIT %zu FORMAT TabSeparated", bound, k);
+		sig_sum_sql(&sql, "id", "sum_sig_ids", q, kinds, bound);
+		bprintf(&sql, " ORDER BY id LIMIT %zu FORMAT TabSeparated", k);
 		rc = each_row(c, sql.p, NULL, 1, example_row, out, "signature", err);
 		free(sql.p);
 	}
@@ -2486,7 +2496,7 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 	if (still <= 0)
 		return still < 0 ? -1 : 1; /* a batch opened meanwhile: the reports answer */
 	if (out->nexamples != k)
-		return tk_error_set(err, "%s: the signature's examples are missing from sum_sig_keys", c->url);
+		return tk_error_set(err, "%s: the signature's examples are missing from sum_sig_ids", c->url);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ClickHouse schema 7's per-signature and per-hour summaries (lib/store/clickhouse.c "Schema 7":
-# sum_sig_durations, sum_sig_keys, sum_hour_durations, kept by materialized views at every INSERT
+# sum_sig_durations, sum_sig_keys, sum_sig_ids, sum_hour_durations, kept by materialized views at every INSERT
 # into reports, filled from the stored reports by the migration and by `store compact`). Checked
 # against the reports themselves: after ingests in several batches (and one that adds nothing) the
 # tables hold exactly the reports' own aggregate, written here independently in SQL (stacks' hashes
@@ -28,13 +28,13 @@ check_eq "clickhouse: schema 7" "7" "$(chq "SELECT max(version) FROM tknew.trace
 
 # the tables (grouped again: parts not merged yet) and their definition from the reports
 SUM="SELECT * FROM (SELECT 'k' AS t, signature AS sig, what AS w, key AS k, kind, app, version, sum(n) AS n FROM DB.sum_sig_keys GROUP BY signature, what, key, kind, app, version
+UNION ALL SELECT 'i', signature, 0, id, kind, app, version, count() FROM DB.sum_sig_ids GROUP BY signature, id, kind, app, version
 UNION ALL SELECT 'd', signature, 0, toString(arraySort(groupArrayMerge(v))), kind, app, version, countMerge(ns) FROM DB.sum_sig_durations GROUP BY signature, kind, app, version
 UNION ALL SELECT 'h', '', 0, toString(arraySort(groupArrayMerge(v))), kind, app, version, toUInt64(hour) FROM DB.sum_hour_durations GROUP BY kind, app, version, hour
 ) ORDER BY t, sig, w, k, kind, app, version, n FORMAT TabSeparated"
 DEF="SELECT * FROM (SELECT 'k' AS t, signature AS sig, toUInt8(0) AS w, device AS k, kind, app, version, count() AS n FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, device, kind, app, version
-UNION ALL SELECT 'k', signature, toUInt8(1), session, kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, session, kind, app, version
 UNION ALL SELECT 'k', signature, toUInt8(2), s, kind, app, version, count() FROM (SELECT signature, kind, app, version, id FROM DB.reports WHERE isNotNull(duration)) ANY LEFT JOIN (SELECT id, any(stack) AS s FROM DB.report_stacks GROUP BY id) USING (id) GROUP BY signature, s, kind, app, version
-UNION ALL SELECT 'k', signature, toUInt8(3), id, kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, id, kind, app, version
+UNION ALL SELECT 'i', signature, 0, id, kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, id, kind, app, version
 UNION ALL SELECT 'd', signature, 0, toString(arraySort(groupArray(assumeNotNull(duration)))), kind, app, version, count() FROM DB.reports WHERE isNotNull(duration) GROUP BY signature, kind, app, version
 UNION ALL SELECT 'h', '', 0, toString(arraySort(groupArray(assumeNotNull(duration)))), kind, app, version, toUInt64(toUInt32(toStartOfHour(ts, 'UTC')) / 3600) AS h FROM DB.reports WHERE isNotNull(duration) GROUP BY kind, app, version, h
 ) ORDER BY t, sig, w, k, kind, app, version, n FORMAT TabSeparated"
@@ -43,7 +43,7 @@ same_as_reports() { # DB NAME: the summaries of database DB equal their definiti
 	check "$2: the fleet has summaries (stacks, several versions and kinds)" python3 - "$TMP/def.$1" <<'PY'
 import sys
 rows = [l.split("\t") for l in open(sys.argv[1])]
-assert len(rows) > 100 and {r[0] for r in rows} == {"k", "d", "h"}, len(rows)
+assert len(rows) > 100 and {r[0] for r in rows} == {"k", "i", "d", "h"}, len(rows)
 assert len({r[6] for r in rows}) == 3 and len({r[4] for r in rows}) > 1 and any(r[2] == "2" and len(r[3]) == 32 for r in rows)
 PY
 	check_same_file "$2: the summaries equal the reports' aggregate" "$TMP/def.$1" "$TMP/sum.$1"
@@ -52,7 +52,8 @@ same_as_reports tknew "ingested in batches"
 
 # a schema-6 store: schema 7's views, tables and column dropped; it migrates, then takes the rest
 "$TK" ingest -q --db "$OLD" "$G"/s000000[0-5]
-for t in sum_sig_durations_mv sum_sig_keys_mv sum_hour_durations_mv sum_sig_durations sum_sig_keys sum_hour_durations tracekit_schema; do
+for t in sum_sig_durations_mv sum_sig_keys_mv sum_sig_ids_mv sum_hour_durations_mv sum_sig_durations sum_sig_keys sum_sig_ids \
+	sum_hour_durations tracekit_schema; do
 	chq "DROP TABLE tkold.$t"
 done
 chq "ALTER TABLE tkold.reports DROP COLUMN stack"

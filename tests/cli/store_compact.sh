@@ -56,8 +56,8 @@ check_same_file "with the summaries refilled: top hangs equal one ingest" "$TMP/
 # a store from before the summaries (schema 4): opening it makes them and fills them from its reports
 for t in sum_values_mv sum_sessions_mv sum_sigs_mv sum_sig_values_mv sum_groups_mv sum_values sum_sessions sum_sigs \
 	sum_sig_values sum_groups sum_day_values_mv sum_sig_sessions_mv sum_vsig_sessions_mv sum_day_values sum_sig_sessions \
-	sum_vsig_sessions sum_sig_durations_mv sum_sig_keys_mv sum_hour_durations_mv sum_sig_durations sum_sig_keys \
-	sum_hour_durations tracekit_schema; do
+	sum_vsig_sessions sum_sig_durations_mv sum_sig_keys_mv sum_sig_ids_mv sum_hour_durations_mv sum_sig_durations \
+	sum_sig_keys sum_sig_ids sum_hour_durations tracekit_schema; do
 	chq "DROP TABLE ref.$t"
 done
 chq "CREATE TABLE ref.tracekit_schema (version UInt32) ENGINE = TinyLog"
