@@ -1498,6 +1498,8 @@ static int rbin_values(rbin *r, double **v, size_t *nv, size_t *cap)
 	const unsigned char *at = rbin_take(r, k * 8);
 	if (!at)
 		return -1;
+	if (!k)
+		return 0;
 	TK_GROW(*v, *cap, *nv + (size_t)k);
 	memcpy(*v + *nv, at, (size_t)k * 8); /* little-endian, as the engine writes it (x86-64, arm64) */
 	*nv += (size_t)k;
@@ -1665,7 +1667,8 @@ static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_quer
 	}
 	*out = a.g, *n = a.n;
 	size_t nby = q->nby;
-	qsort_r(*out, *n, sizeof **out, cmp_group_keys, &nby);
+	if (a.n > 1)
+		qsort_r(*out, *n, sizeof **out, cmp_group_keys, &nby);
 	return 0;
 }
 
@@ -2459,8 +2462,8 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 	sig_sum_sql(&sql, "key, sum(n)", "sum_sig_keys", q, kinds, " AND what = 0 GROUP BY key FORMAT TabSeparated");
 	rc = each_row(c, sql.p, NULL, 2, tally_row, &dev, "signature", err);
 	free(sql.p);
-	qsort(dev.t, dev.n, sizeof *dev.t, tally_cmp);
 	out->devices = dev.t ? dev.t : tk_xmalloc(sizeof *out->devices);
+	qsort(out->devices, dev.n, sizeof *out->devices, tally_cmp);
 	out->ndevices = dev.n;
 	/* its sessions: sum_sig_sessions' rows, filtered by app or version sum_vsig_sessions' (a session
 	 * may be in two apps), as top hangs count them */
