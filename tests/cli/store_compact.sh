@@ -19,7 +19,7 @@ answers() { # DB OUT
 "$TK" ingest -q --db "$CH_URL/race" "$TMP/g1" || notok "ingest"
 # what a race leaves: a third of the reports a second time, a few seconds later; the batch closed
 # as raced; and a batch that crashed before closing, two hours ago
-chq "INSERT INTO race.reports SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread, signature, rkey, ingested + 7 FROM race.reports WHERE cityHash64(id) % 3 = 0"
+chq "INSERT INTO race.reports SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread, signature, rkey, ingested + 7, stack FROM race.reports WHERE cityHash64(id) % 3 = 0"
 chq "INSERT INTO race.tracekit_ingests VALUES ('raced-by-the-test', 0, now() - 20), ('raced-by-the-test', 2, now() - 10), ('crashed', 0, now() - 7200)"
 extra=$(chq "SELECT count() - uniqExact(kind, id) FROM race.reports")
 check "the raced store holds extra copies" test "$extra" -gt 0
