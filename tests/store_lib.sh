@@ -81,3 +81,30 @@ stop_clickhouse() {
 	fi
 	return 0
 }
+
+# The summaries' tests (store_sig_summaries.sh, store_ch_sig_summaries.sh): each command line of QS
+# (tracekit's arguments joined by |) run on store NEW with --since 86400 (before every report: the
+# same reports, read from the reports themselves), on NEW as it is and on OLD (migrated, compacted),
+# each list in one tk_batch process; the three answers must be equal (and the reports' not empty).
+same_answers() { # NEW OLD QS...
+	local new=$1 old=$2 a l i n m w
+	shift 2
+	local qs=("$@")
+	for a in "${qs[@]}"; do
+		IFS='|' read -r -a w <<<"$a"
+		tk_batch_add "$TMP/want.list" "${w[@]}" --db "$new" --since 86400
+		tk_batch_add "$TMP/got.list" "${w[@]}" --db "$new"
+		tk_batch_add "$TMP/old.list" "${w[@]}" --db "$old"
+	done
+	for l in want got old; do
+		TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/$l.list" 2>/dev/null | awk -v d="$TMP/$l" '/^tk_batch: line [0-9]+: exit/ { n++; print > (d "." n ".rc"); next } { print > (d "." n + 1 ".out") }'
+	done
+	for i in "${!qs[@]}"; do
+		n=$((i + 1)) a=${qs[$i]//|/ }
+		case $a in *"no such"*) ;; *) check "reports answer $a (not empty)" test -s "$TMP/want.$n.out" ;; esac
+		m=MISSING
+		[ -e "$TMP/want.$n.out" ] || m= # an empty answer (no such signature): empty too
+		check_eq "the summaries answer $a as the reports do" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/got.$n.out" 2>/dev/null || echo $m)"
+		check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
+	done
+}

@@ -81,23 +81,7 @@ QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signatur
 	"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|cpu.duration|--by|app,hour|--json"
 	"stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json" "stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
 	"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
-for a in "${QS[@]}"; do
-	IFS='|' read -r -a w <<<"$a"
-	tk_batch_add "$TMP/want.list" "${w[@]}" --db "$NEW" --since 86400
-	tk_batch_add "$TMP/got.list" "${w[@]}" --db "$NEW"
-	tk_batch_add "$TMP/old.list" "${w[@]}" --db "$OLD"
-done
-for l in want got old; do
-	TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/$l.list" 2>/dev/null | awk -v d="$TMP/$l" '/^tk_batch: line [0-9]+: exit/ { n++; print > (d "." n ".rc"); next } { print > (d "." n + 1 ".out") }'
-done
-for i in "${!QS[@]}"; do
-	n=$((i + 1)) a=${QS[$i]//|/ }
-	case $a in *"no such"*) ;; *) check "reports answer $a (not empty)" test -s "$TMP/want.$n.out" ;; esac
-	m=MISSING
-	[ -e "$TMP/want.$n.out" ] || m= # an empty answer (no such signature): empty too
-	check_eq "the summaries answer $a as the reports do" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/got.$n.out" 2>/dev/null || echo $m)"
-	check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
-done
+same_answers "$NEW" "$OLD" "${QS[@]}"
 
 # the dashboard's pages: the same bytes with and without a since= before every report
 PORT=$(free_port)
