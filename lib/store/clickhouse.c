@@ -392,29 +392,35 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"SELECT signature, tupleElement(k, 1) AS what, tupleElement(k, 2) AS key, kind, app, version, count() AS n "   \
 	"FROM " src " ARRAY JOIN [(toUInt8(0), device), (toUInt8(2), stack)] AS k WHERE isNotNull(duration) GROUP BY " \
 	"signature, what, key, kind, app, version"
+#define SUM_SIG_KEYS_REPORTS SUM_SIG_KEYS_SELECT("reports")
 #define SUM_SIG_IDS_SELECT "SELECT signature, id, kind, app, version FROM reports WHERE isNotNull(duration)"
 #define SUM7_SCHEMA                                                                                                    \
 	"ALTER TABLE reports ADD COLUMN stack String;\n"                                                               \
-	"CREATE TABLE IF NOT EXISTS sum_sig_durations (signature String, kind String, app String, version String, "    \
-	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (signature, kind, app, version);\n"                      \
+	"CREATE TABLE IF NOT EXISTS sum_sig_durations (signature String, kind String, app String, version "            \
+	"String, " SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (signature, kind, app, version);\n"          \
 	"CREATE TABLE IF NOT EXISTS sum_sig_keys (signature String, what UInt8, key String, kind String, app String, " \
-	"version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (signature, what, key, kind, app, version);\n" \
-	"CREATE TABLE IF NOT EXISTS sum_sig_ids (signature String, id String, kind String, app String, version "        \
-	"String) ENGINE = MergeTree ORDER BY (signature, id);\n"                                                        \
-	"CREATE TABLE IF NOT EXISTS sum_hour_durations (kind String, app String, version String, hour UInt32, "        \
-	SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, hour);\n"                          \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_durations_mv TO sum_sig_durations AS " SUM_SIG_DUR_SELECT      \
-	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv TO sum_sig_keys AS " SUM_SIG_KEYS_SELECT("reports") \
-	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_ids_mv TO sum_sig_ids AS " SUM_SIG_IDS_SELECT                \
-	";\nCREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_durations_mv TO sum_hour_durations AS " SUM_HOUR_DUR_SELECT
+	"version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (signature, what, key, kind, app, "           \
+	"version);\n"                                                                                                  \
+	"CREATE TABLE IF NOT EXISTS sum_sig_ids (signature String, id String, kind String, app String, version "       \
+	"String) ENGINE = MergeTree ORDER BY (signature, id);\n"                                                       \
+	"CREATE TABLE IF NOT EXISTS sum_hour_durations (kind String, app String, version String, hour "                \
+	"UInt32, " SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, hour);\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_durations_mv "                                                 \
+	"TO sum_sig_durations AS " SUM_SIG_DUR_SELECT ";\n"                                                            \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv "                                                      \
+	"TO sum_sig_keys AS " SUM_SIG_KEYS_REPORTS ";\n"                                                               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_ids_mv "                                                       \
+	"TO sum_sig_ids AS " SUM_SIG_IDS_SELECT ";\n"                                                                  \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_durations_mv "                                                \
+	"TO sum_hour_durations AS " SUM_HOUR_DUR_SELECT
 #define SUM7_FILL                                                                                                      \
-	"TRUNCATE TABLE sum_sig_durations;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_durations;\n"         \
-	"TRUNCATE TABLE sum_sig_ids;\nINSERT INTO sum_sig_ids " SUM_SIG_IDS_SELECT ";\n"                                \
+	"TRUNCATE TABLE sum_sig_durations;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_durations;\n"        \
+	"TRUNCATE TABLE sum_sig_ids;\nINSERT INTO sum_sig_ids " SUM_SIG_IDS_SELECT ";\n"                               \
 	"INSERT INTO sum_sig_durations " SUM_SIG_DUR_SELECT ";\n"                                                      \
 	"INSERT INTO sum_hour_durations " SUM_HOUR_DUR_SELECT ";\n"                                                    \
 	"INSERT INTO sum_sig_keys " SUM_SIG_KEYS_SELECT(                                                               \
-	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, "  \
-	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "      \
+	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, " \
+	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "     \
 	    "(SELECT id, any(stack) AS stack FROM report_stacks GROUP BY id) USING (id))")
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
@@ -486,9 +492,10 @@ static int column_added(ch *c, const char *sql)
 	if (sscanf(sql, "ALTER TABLE %63[A-Za-z0-9_] ADD COLUMN %63[A-Za-z0-9_]", table, col) != 2)
 		return 0;
 	char q[256];
-	snprintf(q, sizeof q,
-	         "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = '%s' AND name = '%s'",
-	         table, col);
+	snprintf(
+	    q, sizeof q,
+	    "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = '%s' AND name = '%s'",
+	    table, col);
 	buf res = {0};
 	tk_error e = {0};
 	int has = run(c, q, &res, &e) == 0 && res.p && res.p[0] == '1';
@@ -822,10 +829,11 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		snprintf(sql, sizeof sql, "INSERT INTO tracekit_ingests VALUES ('%s', 0, now())", token);
 		rc = run(c, sql, NULL, err);
 		if (!rc)
-			rc = post(c,
-			          "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, "
-			          "duration, avg_cpu, samples, thread, signature, rkey, ingested, stack) FORMAT RowBinary",
-			          data.p, data.n, NULL, err);
+			rc = post(
+			    c,
+			    "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, "
+			    "duration, avg_cpu, samples, thread, signature, rkey, ingested, stack) FORMAT RowBinary",
+			    data.p, data.n, NULL, err);
 		buf dup = {0};
 		if (!rc)
 			rc = post_ext(c, NULL,
@@ -1063,13 +1071,14 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	c->sum = 0;
 	c->one_part = 0;
 	buf sql = {0}, res = {0};
-	bprintf(&sql, "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
-	              "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
-	              "BY token)), groupBitXor(cityHash64(table, name)), count(), "
-	              "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
-	              "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
-	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
-	              "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
+	bprintf(&sql,
+	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
+	        "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
+	        "BY token)), groupBitXor(cityHash64(table, name)), count(), "
+	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
+	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
+	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
+	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -1643,7 +1652,8 @@ static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_quer
 {
 	buf sql = {0}, keys = {0};
 	for (size_t i = 0; i < q->nby; i++)
-		bprintf(&keys, "%s%s", i ? ", " : "", q->by[i] == TK_STORE_BY_HOUR ? "hour" : tk_store_by_name(q->by[i]));
+		bprintf(&keys, "%s%s", i ? ", " : "",
+		        q->by[i] == TK_STORE_BY_HOUR ? "hour" : tk_store_by_name(q->by[i]));
 	bprintf(&sql, "SELECT %s, v FROM sum_hour_durations", keys.p);
 	where_sql(&sql, q, m->kinds, NULL);
 	bprintf(&sql, " ORDER BY %s FORMAT RowBinary", keys.p);
