@@ -108,3 +108,23 @@ same_answers() { # NEW OLD QS...
 		check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
 	done
 }
+
+# The queries both summaries' tests ask: sets SIGS (DB's top 4 hang signatures), CPU (its top CPU
+# one) and QS: each signature's detail and merged stacks, whole and filtered by version or app and
+# version, the CPU one's, those of a signature not stored, and percentiles by hour with filters.
+sig_queries() { # DB
+	local s
+	SIGS=() QS=()
+	while IFS= read -r s; do SIGS+=("$s"); done < <("$TK" top-hangs --db "$1" --json --limit 4 | python3 -c 'import json,sys
+for l in sys.stdin: print(json.loads(l)["signature"])')
+	CPU=$("$TK" top-diagnostics --kind cpu --db "$1" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
+	for s in "${SIGS[@]}"; do
+		QS+=("top-hangs|--signature|$s|--detail|--json|--examples|10" "top-hangs|--signature|$s|--folded"
+			"top-hangs|--signature|$s|--detail|--json|--where|version=5.1" "top-hangs|--signature|$s|--folded|--where|app=Atlas,version=5.2")
+	done
+	QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signature|no such stack|--folded"
+		"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
+		"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json"
+		"stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
+		"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
+}

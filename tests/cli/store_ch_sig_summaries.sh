@@ -66,21 +66,8 @@ same_as_reports tkold "migrated from schema 6, then ingested"
 same_as_reports tkold "compacted"
 
 # answers from the summaries equal the same answers from the reports (--since 86400: every report)
-SIGS=()
-while IFS= read -r s; do SIGS+=("$s"); done < <("$TK" top-hangs --db "$NEW" --json --limit 4 | python3 -c 'import json,sys
-for l in sys.stdin: print(json.loads(l)["signature"])')
-CPU=$("$TK" top-diagnostics --kind cpu --db "$NEW" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
-QS=()
-for s in "${SIGS[@]}"; do
-	QS+=("top-hangs|--signature|$s|--detail|--json|--examples|10" "top-hangs|--signature|$s|--folded"
-		"top-hangs|--signature|$s|--detail|--json|--where|version=5.1" "top-hangs|--signature|$s|--folded|--where|app=Atlas,version=5.2")
-done
-QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signature|no such stack|--folded"
-	"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
-	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|400"
-	"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|cpu.duration|--by|app,hour|--json"
-	"stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json" "stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
-	"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
+sig_queries "$NEW"
+QS+=("top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|400" "stats|--metric|cpu.duration|--by|app,hour|--json")
 same_answers "$NEW" "$OLD" "${QS[@]}"
 
 # the dashboard's pages: the same bytes with and without a since= before every report
