@@ -81,3 +81,50 @@ stop_clickhouse() {
 	fi
 	return 0
 }
+
+# The summaries' tests (store_sig_summaries.sh, store_ch_sig_summaries.sh): each command line of QS
+# (tracekit's arguments joined by |) run on store NEW with --since 86400 (before every report: the
+# same reports, read from the reports themselves), on NEW as it is and on OLD (migrated, compacted),
+# each list in one tk_batch process; the three answers must be equal (and the reports' not empty).
+same_answers() { # NEW OLD QS...
+	local new=$1 old=$2 a l i n m w
+	shift 2
+	local qs=("$@")
+	for a in "${qs[@]}"; do
+		IFS='|' read -r -a w <<<"$a"
+		tk_batch_add "$TMP/want.list" "${w[@]}" --db "$new" --since 86400
+		tk_batch_add "$TMP/got.list" "${w[@]}" --db "$new"
+		tk_batch_add "$TMP/old.list" "${w[@]}" --db "$old"
+	done
+	for l in want got old; do
+		TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/$l.list" 2>/dev/null | awk -v d="$TMP/$l" '/^tk_batch: line [0-9]+: exit/ { n++; print > (d "." n ".rc"); next } { print > (d "." n + 1 ".out") }'
+	done
+	for i in "${!qs[@]}"; do
+		n=$((i + 1)) a=${qs[$i]//|/ }
+		case $a in *"no such"*) ;; *) check "reports answer $a (not empty)" test -s "$TMP/want.$n.out" ;; esac
+		m=MISSING
+		[ -e "$TMP/want.$n.out" ] || m= # an empty answer (no such signature): empty too
+		check_eq "the summaries answer $a as the reports do" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/got.$n.out" 2>/dev/null || echo $m)"
+		check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
+	done
+}
+
+# The queries both summaries' tests ask: sets SIGS (DB's top 4 hang signatures), CPU (its top CPU
+# one) and QS: each signature's detail and merged stacks, whole and filtered by version or app and
+# version, the CPU one's, those of a signature not stored, and percentiles by hour with filters.
+sig_queries() { # DB
+	local s
+	SIGS=() QS=()
+	while IFS= read -r s; do SIGS+=("$s"); done < <("$TK" top-hangs --db "$1" --json --limit 4 | python3 -c 'import json,sys
+for l in sys.stdin: print(json.loads(l)["signature"])')
+	CPU=$("$TK" top-diagnostics --kind cpu --db "$1" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
+	for s in "${SIGS[@]}"; do
+		QS+=("top-hangs|--signature|$s|--detail|--json|--examples|10" "top-hangs|--signature|$s|--folded"
+			"top-hangs|--signature|$s|--detail|--json|--where|version=5.1" "top-hangs|--signature|$s|--folded|--where|app=Atlas,version=5.2")
+	done
+	QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signature|no such stack|--folded"
+		"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
+		"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json"
+		"stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
+		"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
+}

@@ -360,6 +360,68 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"INSERT INTO sum_day_values " SUM_DAY_VALUES_SELECT ";\n"                                                      \
 	"INSERT INTO sum_sig_sessions " SUM_SIG_SESSIONS_SELECT ";\n"                                                  \
 	"INSERT INTO sum_vsig_sessions " SUM_VSIG_SESSIONS_SELECT
+/* Schema 7 (issue 19: a signature's page, flame graph and stats.svg, and trends by hour, each
+ * ≤ 300 ms on 1 M reports) adds three more, keyed for those pages:
+ *  - sum_sig_durations: per (signature, kind, app, version) its durations as a groupArray state and
+ *    their count: a signature's durations and its versions' counts are a few rows found by the key's
+ *    first column instead of its ~200 k reports;
+ *  - sum_sig_keys: per (signature, what, key, kind, app, version) how many reports, for what 0 its
+ *    devices, 2 its stacks' hashes (the report's link in report_stacks: reports carry it in their new
+ *    column stack, '' without stacks); its sessions are sum_sig_sessions' and sum_vsig_sessions';
+ *  - sum_sig_ids: each report's id under its signature (a plain MergeTree: no grouping at ingest),
+ *    a page's examples the least, read from the key's range below a bound (ids and sessions in
+ *    sum_sig_keys, grouped at every INSERT, doubled the server's CPU for an ingest);
+ *  - sum_hour_durations: per (kind, app, version, hour) the same, hour the UTC hour's number since
+ *    the epoch (intDiv(ts, 3600)): a trend by hour reads ~2 000 states.
+ * The states are read as they are stored (RowBinary: a groupArray state of Float64 is its length,
+ * LEB128, and the values' bytes; the engine keeps that format readable, it is what its parts hold),
+ * not merged in the engine: on 18.16 groupArrayMerge (or finalizeAggregation) of 1 M durations cost
+ * ~100 ms of server CPU, reading the states ~25 ms, sumMap ~1.2 s. The client concatenates a group's
+ * rows (parts not merged yet), sorts and summarises them. ns counts them for SUM_CHECK.
+ * The refill takes the stacks' hashes from report_stacks (rows stored before this schema have an
+ * empty stack column). */
+#define SUM_DUR_STATES "countState() AS ns, groupArrayState(assumeNotNull(duration)) AS v"
+#define SUM_DUR_COLS "ns AggregateFunction(count), v AggregateFunction(groupArray, Float64)"
+#define SUM_HOUR_DUR_SELECT                                                                                            \
+	"SELECT kind, app, version, intDiv(toUInt32(ts), 3600) AS hour, " SUM_DUR_STATES " FROM reports WHERE "        \
+	"isNotNull(duration) GROUP BY kind, app, version, hour"
+#define SUM_SIG_DUR_SELECT                                                                                             \
+	"SELECT signature, kind, app, version, " SUM_DUR_STATES " FROM reports WHERE isNotNull(duration) GROUP BY "    \
+	"signature, kind, app, version"
+#define SUM_SIG_KEYS_SELECT(src)                                                                                       \
+	"SELECT signature, tupleElement(k, 1) AS what, tupleElement(k, 2) AS key, kind, app, version, count() AS n "   \
+	"FROM " src " ARRAY JOIN [(toUInt8(0), device), (toUInt8(2), stack)] AS k WHERE isNotNull(duration) GROUP BY " \
+	"signature, what, key, kind, app, version"
+#define SUM_SIG_KEYS_REPORTS SUM_SIG_KEYS_SELECT("reports")
+#define SUM_SIG_IDS_SELECT "SELECT signature, id, kind, app, version FROM reports WHERE isNotNull(duration)"
+#define SUM7_SCHEMA                                                                                                    \
+	"ALTER TABLE reports ADD COLUMN stack String;\n"                                                               \
+	"CREATE TABLE IF NOT EXISTS sum_sig_durations (signature String, kind String, app String, version "            \
+	"String, " SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (signature, kind, app, version);\n"          \
+	"CREATE TABLE IF NOT EXISTS sum_sig_keys (signature String, what UInt8, key String, kind String, app String, " \
+	"version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (signature, what, key, kind, app, "           \
+	"version);\n"                                                                                                  \
+	"CREATE TABLE IF NOT EXISTS sum_sig_ids (signature String, id String, kind String, app String, version "       \
+	"String) ENGINE = MergeTree ORDER BY (signature, id);\n"                                                       \
+	"CREATE TABLE IF NOT EXISTS sum_hour_durations (kind String, app String, version String, hour "                \
+	"UInt32, " SUM_DUR_COLS ") ENGINE = AggregatingMergeTree ORDER BY (kind, app, version, hour);\n"               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_durations_mv "                                                 \
+	"TO sum_sig_durations AS " SUM_SIG_DUR_SELECT ";\n"                                                            \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_keys_mv "                                                      \
+	"TO sum_sig_keys AS " SUM_SIG_KEYS_REPORTS ";\n"                                                               \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_ids_mv "                                                       \
+	"TO sum_sig_ids AS " SUM_SIG_IDS_SELECT ";\n"                                                                  \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_hour_durations_mv "                                                \
+	"TO sum_hour_durations AS " SUM_HOUR_DUR_SELECT
+#define SUM7_FILL                                                                                                      \
+	"TRUNCATE TABLE sum_sig_durations;\nTRUNCATE TABLE sum_sig_keys;\nTRUNCATE TABLE sum_hour_durations;\n"        \
+	"TRUNCATE TABLE sum_sig_ids;\nINSERT INTO sum_sig_ids " SUM_SIG_IDS_SELECT ";\n"                               \
+	"INSERT INTO sum_sig_durations " SUM_SIG_DUR_SELECT ";\n"                                                      \
+	"INSERT INTO sum_hour_durations " SUM_HOUR_DUR_SELECT ";\n"                                                    \
+	"INSERT INTO sum_sig_keys " SUM_SIG_KEYS_SELECT(                                                               \
+	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, " \
+	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "     \
+	    "(SELECT id, any(stack) AS stack FROM report_stacks GROUP BY id) USING (id))")
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
@@ -373,7 +435,11 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"IN " TK_STORE_RATE_KINDS ") AND "                                                                             \
 	"(SELECT sum(n) FROM sum_day_values) = (SELECT sum(n) FROM sum_values) AND "                                   \
 	"(SELECT sum(n) FROM sum_sig_sessions) = (SELECT sum(n) FROM sum_values) AND "                                 \
-	"(SELECT sum(n) FROM sum_vsig_sessions) = (SELECT sum(n) FROM sum_values)"
+	"(SELECT sum(n) FROM sum_vsig_sessions) = (SELECT sum(n) FROM sum_values) AND "                                \
+	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 0) = (SELECT sum(n) FROM sum_values) AND "                      \
+	"(SELECT count() FROM sum_sig_ids) = (SELECT sum(n) FROM sum_values) AND "                                     \
+	"(SELECT countMerge(ns) FROM sum_sig_durations) = (SELECT sum(n) FROM sum_values) AND "                        \
+	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values)"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -412,7 +478,30 @@ static const char *const migrations[] = {
     /* 5 → 6: per-day value counts and per-signature session rows (see "Schema 6" above), filled
      * from the stored reports */
     SUM6_SCHEMA ";\n" SUM6_FILL,
+    /* 6 → 7: per-signature durations and keys, per-hour durations (see "Schema 7" above), filled
+     * from the stored reports (the ALTER is skipped where reports has the column: a run again) */
+    SUM7_SCHEMA ";\n" SUM7_FILL,
 };
+
+/* Whether sql is "ALTER TABLE T ADD COLUMN C …" and T has C already (18.16 has no ADD COLUMN IF NOT
+ * EXISTS; a migration runs again after a failure, or in two processes at once): then it is skipped.
+ * Any failure to tell says no (the ALTER runs and reports its own error). */
+static int column_added(ch *c, const char *sql)
+{
+	char table[64], col[64];
+	if (sscanf(sql, "ALTER TABLE %63[A-Za-z0-9_] ADD COLUMN %63[A-Za-z0-9_]", table, col) != 2)
+		return 0;
+	char q[256];
+	snprintf(
+	    q, sizeof q,
+	    "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = '%s' AND name = '%s'",
+	    table, col);
+	buf res = {0};
+	tk_error e = {0};
+	int has = run(c, q, &res, &e) == 0 && res.p && res.p[0] == '1';
+	free(res.p);
+	return has;
+}
 
 /* Run the statements of one migration (the HTTP interface takes one per request). */
 static int run_many(ch *c, const char *sqls, tk_error *err)
@@ -421,7 +510,7 @@ static int run_many(ch *c, const char *sqls, tk_error *err)
 		const char *end = strstr(p, ";\n");
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		char *one = tk_xstrndup(p, len);
-		int rc = run(c, one, NULL, err);
+		int rc = column_added(c, one) ? 0 : run(c, one, NULL, err);
 		free(one);
 		if (rc)
 			return -1;
@@ -635,15 +724,14 @@ static int cmp_hash_idx(const void *a, const void *b, void *hash)
 	return strcmp(h[*(const size_t *)a], h[*(const size_t *)b]);
 }
 
-/* The new reports' stacks: the texts the table lacks, and every report's link to its text. */
-static int stacks_put(ch *c, const tk_report **ord, size_t n, tk_error *err)
+/* The new reports' stacks: the texts the table lacks, and every report's link to its text (hash[i]
+ * its text's, "" without stacks). */
+static int stacks_put(ch *c, const tk_report **ord, size_t n, char (*hash)[33], tk_error *err)
 {
-	char(*hash)[33] = tk_xcalloc(n, sizeof *hash);
 	buf hashes = {0}, links = {0}, texts = {0}, have = {0};
 	for (size_t i = 0; i < n; i++) {
-		if (!ord[i]->stacks || !*ord[i]->stacks)
+		if (!hash[i][0])
 			continue;
-		tk_store_stacks_hash(ord[i]->stacks, hash[i]);
 		bprintf(&hashes, "%s\n", hash[i]);
 		rb_str(&links, ord[i]->id);
 		rb_u(&links, day_ts(ord[i]->time), 4);
@@ -681,7 +769,6 @@ static int stacks_put(ch *c, const tk_report **ord, size_t n, tk_error *err)
 			rc = post(c, "INSERT INTO report_stacks (id, ts, stack) FORMAT RowBinary", links.p, links.n,
 			          NULL, err);
 	}
-	free(hash);
 	free(hashes.p);
 	free(links.p);
 	free(texts.p);
@@ -702,6 +789,11 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 	}
 	buf data = {0};
 	uint64_t now = (uint64_t)time(NULL);
+	/* each report's stacks' hash: its link in report_stacks, and its row's stack (schema 7) */
+	char(*hash)[33] = tk_xcalloc(add ? (size_t)add : 1, sizeof *hash);
+	for (long i = 0; i < add; i++)
+		if (ord[i]->stacks && *ord[i]->stacks)
+			tk_store_stacks_hash(ord[i]->stacks, hash[i]);
 	for (long i = 0; i < add; i++) {
 		const tk_report *r = ord[i];
 		rb_str(&data, r->id);
@@ -717,12 +809,14 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		rb_str(&data, r->signature);
 		rb_str(&data, r->rkey);
 		rb_u(&data, now, 4);
+		rb_str(&data, hash[i]);
 	}
 	/* the batch's new ids, to ask afterwards whether another ingester stored any of them too */
 	buf ids = {0};
 	for (long i = 0; i < add; i++)
 		bprintf(&ids, "%s\n", ord[i]->id);
-	int rc = add ? stacks_put(c, ord, (size_t)add, err) : 0; /* before the reports that name them */
+	int rc = add ? stacks_put(c, ord, (size_t)add, hash, err) : 0; /* before the reports that name them */
+	free(hash);
 	free(ord);
 	if (add && !rc) {
 		unsigned char rnd[16];
@@ -735,10 +829,11 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 		snprintf(sql, sizeof sql, "INSERT INTO tracekit_ingests VALUES ('%s', 0, now())", token);
 		rc = run(c, sql, NULL, err);
 		if (!rc)
-			rc = post(c,
-			          "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, "
-			          "duration, avg_cpu, samples, thread, signature, rkey, ingested) FORMAT RowBinary",
-			          data.p, data.n, NULL, err);
+			rc = post(
+			    c,
+			    "INSERT INTO reports (id, kind, app, version, build, device, os, session, time, ts, "
+			    "duration, avg_cpu, samples, thread, signature, rkey, ingested, stack) FORMAT RowBinary",
+			    data.p, data.n, NULL, err);
 		buf dup = {0};
 		if (!rc)
 			rc = post_ext(c, NULL,
@@ -976,12 +1071,14 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	c->sum = 0;
 	c->one_part = 0;
 	buf sql = {0}, res = {0};
-	bprintf(&sql, "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
-	              "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
-	              "BY token)), groupBitXor(cityHash64(table, name)), count(), "
-	              "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
-	              "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
-	              "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions') AND database = ");
+	bprintf(&sql,
+	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
+	        "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
+	        "BY token)), groupBitXor(cityHash64(table, name)), count(), "
+	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
+	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
+	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
+	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -1280,13 +1377,14 @@ static long bucket_rows(const char *data, size_t n, void *ctx)
 	}
 }
 
-/* Whether sum_day_values answers q: by day and keys sum_values holds. */
-static int sum_day_covers(const tk_store_query *q, const char *col)
+/* Whether sum_day_values (bucket TK_STORE_BY_DAY) or sum_hour_durations (TK_STORE_BY_HOUR) answers q: by
+ * that bucket and keys sum_values holds. */
+static int sum_bucket_covers(const tk_store_query *q, const char *col, int bucket)
 {
 	tk_store_query t = *q;
 	t.nby = 0;
 	for (size_t i = 0; i < q->nby; i++)
-		if (q->by[i] != TK_STORE_BY_DAY)
+		if (q->by[i] != bucket)
 			t.by[t.nby++] = q->by[i];
 	return t.nby < q->nby && sum_covers(&t, col, SUM_VALUES_KEYS);
 }
@@ -1357,6 +1455,233 @@ static int day_percentiles(ch *c, const tk_store_metric *m, const tk_store_query
 	return 0;
 }
 
+/* A RowBinary answer read in order: bad once it ends short. */
+typedef struct rbin {
+	const unsigned char *p, *end;
+	int bad;
+} rbin;
+
+static uint64_t rbin_leb(rbin *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; !r->bad; shift += 7) {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			break;
+		}
+		unsigned char b = *r->p++;
+		v |= (uint64_t)(b & 127) << shift;
+		if (!(b & 128))
+			return v;
+	}
+	return 0;
+}
+
+/* the next n bytes, or NULL (bad) when fewer are left */
+static const unsigned char *rbin_take(rbin *r, uint64_t n)
+{
+	if (r->bad || (uint64_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	const unsigned char *at = r->p;
+	r->p += n;
+	return at;
+}
+
+/* a String, malloc'd */
+static char *rbin_str(rbin *r)
+{
+	uint64_t n = rbin_leb(r);
+	const unsigned char *at = rbin_take(r, n);
+	return at ? tk_xstrndup((const char *)at, (size_t)n) : NULL;
+}
+
+/* A groupArray(Float64) state as stored (see "Schema 7"): its length and the values, appended to
+ * *v; -1 (bad) when the answer ends short. */
+static int rbin_values(rbin *r, double **v, size_t *nv, size_t *cap)
+{
+	uint64_t k = rbin_leb(r);
+	if (r->bad || k > ((uint64_t)1 << 36) - *nv) /* 8 bytes each: no such store */
+		return r->bad = 1, -1;
+	const unsigned char *at = rbin_take(r, k * 8);
+	if (!at)
+		return -1;
+	if (!k)
+		return 0;
+	TK_GROW(*v, *cap, *nv + (size_t)k);
+	memcpy(*v + *nv, at, (size_t)k * 8); /* little-endian, as the engine writes it (x86-64, arm64) */
+	*nv += (size_t)k;
+	return 0;
+}
+
+/* A double's bits as an unsigned key in the same order, and back. */
+static uint64_t dkey(double v)
+{
+	uint64_t b;
+	memcpy(&b, &v, sizeof b);
+	return b >> 63 ? ~b : b | (uint64_t)1 << 63;
+}
+
+static double dval(uint64_t k)
+{
+	uint64_t b = k >> 63 ? k & ~((uint64_t)1 << 63) : ~k;
+	double v;
+	memcpy(&v, &b, sizeof v);
+	return v;
+}
+
+/* Sort n keys ascending, tmp holding n more: LSD radix, 8 bits a pass, all eight digits counted in
+ * one pass first and a digit every key shares skipped. A trend by hour sorts ~2 000 groups of a few
+ * hundred: qsort's calls cost twice the rest of the query; these counters stay in the L1 cache. */
+static void radix_keys(uint64_t *k, uint64_t *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t cnt[8][256];
+	memset(cnt, 0, sizeof cnt);
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			cnt[d][k[i] >> (8 * d) & 255]++;
+	uint64_t *src = k, *dst = tmp;
+	for (int d = 0; d < 8; d++) {
+		size_t *c = cnt[d];
+		if (c[k[0] >> (8 * d) & 255] == n)
+			continue;
+		for (size_t x = 0, sum = 0; x < 256; x++) {
+			size_t t = c[x];
+			c[x] = sum;
+			sum += t;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[c[src[i] >> (8 * d) & 255]++] = src[i];
+		uint64_t *t = src;
+		src = dst, dst = t;
+	}
+	if (src != k)
+		memcpy(k, src, n * sizeof *k);
+}
+
+/* The groups of a trend by hour as sum_hour_durations' rows arrive (a sink_fn; rows ordered by the
+ * group's keys): the last group's values' keys, summarised (hour_done) once the next group starts, so
+ * only one group's values are held (touching fresh memory for all 1 M cost more than sorting them). */
+typedef struct hour_acc {
+	const tk_store_query *q;
+	tk_store_group *g;
+	size_t n, cap;
+	uint64_t *k, *tmp;
+	size_t nv, kcap, tcap;
+} hour_acc;
+
+/* The last group's values sorted and summarised (tk_store_summarise), as day_percentiles does:
+ * `tracekit stats`'s numbers by construction. */
+static void hour_done(hour_acc *a)
+{
+	if (!a->nv)
+		return;
+	TK_GROW(a->tmp, a->tcap, a->nv);
+	radix_keys(a->k, a->tmp, a->nv);
+	double *v = (double *)a->k; /* each key becomes its value in place */
+	for (size_t j = 0; j < a->nv; j++)
+		v[j] = dval(a->k[j]);
+	tk_store_summarise(v, a->nv, &a->g[a->n - 1]);
+	a->nv = 0;
+}
+
+static long hour_rows(const char *data, size_t n, void *ctx)
+{
+	hour_acc *a = ctx;
+	const tk_store_query *q = a->q;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	char *k[TK_STORE_NKEYS] = {0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)(n);
+		int same = a->n > 0;
+		for (size_t i = 0; i < q->nby && !r.bad; i++) {
+			if (q->by[i] != TK_STORE_BY_HOUR) {
+				k[i] = rbin_str(&r);
+			} else {
+				const unsigned char *h = rbin_take(&r, 4);
+				if (!h)
+					break;
+				time_t t = (time_t)((uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+				                    (uint32_t)h[3] << 24) *
+				           3600;
+				struct tm tm;
+				char text[32];
+				gmtime_r(&t, &tm);
+				strftime(text, sizeof text, "%Y-%m-%dT%H", &tm);
+				k[i] = tk_xstrdup(text);
+			}
+			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].keys[i]) == 0;
+		}
+		uint64_t len = r.bad ? 0 : rbin_leb(&r);
+		const unsigned char *at = r.bad || len > ((uint64_t)1 << 36) ? NULL : rbin_take(&r, len * 8);
+		if (!at) { /* the row goes on in the next chunk */
+			for (size_t i = 0; i < q->nby; i++)
+				free(k[i]), k[i] = NULL;
+			return (long)((const char *)row - data);
+		}
+		if (same) {
+			for (size_t i = 0; i < q->nby; i++)
+				free(k[i]), k[i] = NULL;
+		} else {
+			hour_done(a);
+			TK_GROW(a->g, a->cap, a->n + 1);
+			tk_store_group *g = &a->g[a->n++];
+			memset(g, 0, sizeof *g);
+			for (size_t i = 0; i < q->nby; i++)
+				g->keys[i] = k[i], k[i] = NULL;
+		}
+		TK_GROW(a->k, a->kcap, a->nv + (size_t)len);
+		for (uint64_t i = 0; i < len; i++) {
+			double v;
+			memcpy(&v, at + 8 * i, 8); /* little-endian, as the engine writes it (x86-64, arm64) */
+			a->k[a->nv++] = dkey(v);
+		}
+	}
+}
+
+/* Percentiles by hour (and app, version) from sum_hour_durations: its states as stored, ordered by
+ * the group's keys (a group's rows are adjacent: one per part not merged yet) and read as they
+ * arrive, each group summarised once whole (hour_done). */
+static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out, size_t *n,
+                            tk_error *err)
+{
+	buf sql = {0}, keys = {0};
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&keys, "%s%s", i ? ", " : "",
+		        q->by[i] == TK_STORE_BY_HOUR ? "hour" : tk_store_by_name(q->by[i]));
+	bprintf(&sql, "SELECT %s, v FROM sum_hour_durations", keys.p);
+	where_sql(&sql, q, m->kinds, NULL);
+	bprintf(&sql, " ORDER BY %s FORMAT RowBinary", keys.p);
+	hour_acc a = {.q = q};
+	int rc = post_sink(c, sql.p, hour_rows, &a, err);
+	free(sql.p);
+	free(keys.p);
+	if (rc > 0)
+		rc = tk_error_set(err, "%s: unexpected answer to the percentile query", c->url);
+	if (!rc)
+		hour_done(&a);
+	for (size_t i = 0; !rc && i < a.n; i++)
+		if (!a.g[i].count)
+			rc = tk_error_set(err, "%s: unexpected answer to the percentile query", c->url);
+	free(a.tmp);
+	free(a.k);
+	if (rc) {
+		tk_store_groups_free(a.g, a.n);
+		*out = NULL, *n = 0;
+		return -1;
+	}
+	*out = a.g, *n = a.n;
+	size_t nby = q->nby;
+	if (a.n > 1)
+		qsort_r(*out, *n, sizeof **out, cmp_group_keys, &nby);
+	return 0;
+}
+
 static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
 {
 	(void)limit;
@@ -1374,10 +1699,15 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int buckets = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		buckets |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
-	if (!m->profile && c->sum && sum_day_covers(q, m->column)) {
+	if (!m->profile && c->sum && sum_bucket_covers(q, m->column, TK_STORE_BY_DAY)) {
 		free(keys.p);
 		free(ksel.p);
 		return day_percentiles(c, m, q, out, n, err);
+	}
+	if (!m->profile && c->sum && sum_bucket_covers(q, m->column, TK_STORE_BY_HOUR)) {
+		free(keys.p);
+		free(ksel.p);
+		return hour_percentiles(c, m, q, out, n, err);
 	}
 	if (!m->profile && c->sum && sum_covers(q, m->column, SUM_VALUES_KEYS)) {
 		sum_percentiles_sql(&sql, m, q, keys.p, ksel.p);
@@ -1759,7 +2089,7 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	unsigned long long ok = 0;
 	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
 		return -1;
-	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err)))
+	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err) || run_many(c, SUM7_FILL, err)))
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
@@ -1966,11 +2296,73 @@ static int text_row(char **f, void *ctx)
 	return 0;
 }
 
+/* Whether the signature summaries (schema 7) hold q: one signature, filters app and version at most,
+ * no time range. */
+static int sig_sum_fit(const tk_store_query *q)
+{
+	tk_store_query t = *q;
+	t.signature = NULL;
+	return q->signature && sum_covers(&t, "duration", SUM_VALUES_KEYS);
+}
+
+/* "SELECT cols FROM table WHERE kind IN kinds, q's filters and signature extra": the signature first
+ * in both tables' keys, so its rows are a range of the index. */
+static void sig_sum_sql(buf *sql, const char *cols, const char *table, const tk_store_query *q, const char *kinds,
+                        const char *extra)
+{
+	bprintf(sql, "SELECT %s FROM %s", cols, table);
+	where_sql(sql, q, kinds, NULL);
+	bprintf(sql, "%s", extra);
+}
+
+/* Whether no ingest batch opened or failed since state_ready gave b0 (an answer read from the
+ * summaries meanwhile may hold a racing copy: the caller reads the reports instead). */
+static int sig_sum_still(ch *c, unsigned long long b0, tk_error *err)
+{
+	unsigned long long b1, o1;
+	if (ingest_state(c, &b1, &o1, err))
+		return -1;
+	return b1 == b0 && o1 == 0;
+}
+
+static void stack_acc_free(stack_acc *a)
+{
+	for (size_t i = 0; i < *a->n; i++)
+		free((*a->folded)[i]);
+	free(*a->folded), free(*a->times);
+	*a->folded = NULL, *a->times = NULL, *a->n = 0;
+	free(a->hashes.p);
+	a->hashes = (buf){0};
+	a->cap = a->tcap = 0;
+}
+
 static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, size_t max_reports, char ***folded,
                          uint64_t **times, size_t *n, tk_error *err)
 {
 	ch *c = h;
 	buf sql = {0};
+	stack_acc a = {.folded = folded, .times = times, .n = n};
+	int rc = 0;
+	unsigned long long b0, o0;
+	if (!max_reports && sig_sum_fit(q)) { /* every report's: sum_sig_keys' stacks (what 2) */
+		if (state_ready(c, &b0, &o0, err))
+			return -1;
+		if (c->sum) {
+			sig_sum_sql(&sql, "key, sum(n)", "sum_sig_keys", q, kinds,
+			            " AND what = 2 AND key != '' GROUP BY key ORDER BY key FORMAT TabSeparated");
+			rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
+			free(sql.p);
+			sql = (buf){0};
+			int still = rc ? -1 : sig_sum_still(c, b0, err);
+			if (still < 0) {
+				stack_acc_free(&a);
+				return -1;
+			}
+			if (still)
+				goto texts;
+			stack_acc_free(&a);
+		}
+	}
 	/* each report once per text: a racing ingester's copy of a report links the same text (ids name
 	 * the content), so counting distinct ids per text is counting reports; it was a grouping by id
 	 * first (any(stack)), measured on the top signature of 1 M hangs ~1.95 s → ~0.9 s of server CPU */
@@ -1980,9 +2372,9 @@ static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 	if (max_reports)
 		bprintf(&sql, " ORDER BY id LIMIT %zu", max_reports);
 	bprintf(&sql, ") GROUP BY stack ORDER BY stack FORMAT TabSeparated");
-	stack_acc a = {.folded = folded, .times = times, .n = n};
-	int rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
+	rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
 	free(sql.p);
+texts:
 	if (!rc && *n) {
 		text_acc t = {&a, 0};
 		rc = each_row(c,
@@ -1995,6 +2387,130 @@ static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 	}
 	free(a.hashes.p);
 	return rc;
+}
+
+typedef struct tally_acc {
+	tk_store_tally *t;
+	size_t n, cap;
+} tally_acc;
+
+static int tally_row(char **f, void *ctx)
+{
+	tally_acc *a = ctx;
+	TK_GROW(a->t, a->cap, a->n + 1);
+	a->t[a->n++] = (tk_store_tally){tk_xstrdup(f[0]), strtoull(f[1], NULL, 10)};
+	return 0;
+}
+
+static int tally_cmp(const void *x, const void *y)
+{
+	return strcmp(((const tk_store_tally *)x)->value, ((const tk_store_tally *)y)->value);
+}
+
+static int example_row(char **f, void *ctx)
+{
+	tk_store_signature_info *o = ctx;
+	o->examples[o->nexamples++] = tk_xstrdup(f[0]);
+	return 0;
+}
+
+/* tk_store_ops.sig_detail from the summaries (sig_sum_fit): the versions' counts and every duration
+ * from sum_sig_durations (its states as stored: a version's rows are one per part not merged yet),
+ * the devices from sum_sig_keys, and the least ids from sum_sig_ids' range of the signature's ids
+ * below a bound where that holds enough (ids are hex digests: the k least of c reports are expected
+ * below k/c of the range; the bound is set 16× above that, and the ids asked again without one where
+ * fewer came back). */
+static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
+                         tk_store_signature_info *out, tk_error *err)
+{
+	ch *c = h;
+	unsigned long long b0, o0;
+	if (!sig_sum_fit(q))
+		return 1;
+	if (state_ready(c, &b0, &o0, err))
+		return -1;
+	if (!c->sum)
+		return 1;
+	buf sql = {0}, res = {0};
+	sig_sum_sql(&sql, "version, v", "sum_sig_durations", q, kinds, " FORMAT RowBinary");
+	int rc = run(c, sql.p, &res, err);
+	free(sql.p);
+	if (rc)
+		return -1;
+	rbin r = {(const unsigned char *)res.p, (const unsigned char *)res.p + res.n, 0};
+	size_t nv = 0, vcap = 0, tcap = 0;
+	while (!r.bad && r.p < r.end) {
+		char *ver = rbin_str(&r);
+		size_t before = nv;
+		if (!ver || rbin_values(&r, &out->durations, &nv, &vcap)) {
+			free(ver);
+			break;
+		}
+		size_t i = 0; /* a handful of versions: compared in turn */
+		while (i < out->nversions && strcmp(out->versions[i].value, ver) != 0)
+			i++;
+		if (i == out->nversions) {
+			TK_GROW(out->versions, tcap, out->nversions + 1);
+			out->versions[out->nversions++] = (tk_store_tally){ver, 0};
+		} else {
+			free(ver);
+		}
+		out->versions[i].count += nv - before;
+	}
+	free(res.p);
+	if (r.bad)
+		return tk_error_set(err, "%s: unexpected answer to the signature query", c->url);
+	out->count = nv;
+	if (!out->versions)
+		out->versions = tk_xmalloc(sizeof *out->versions);
+	qsort(out->versions, out->nversions, sizeof *out->versions, tally_cmp);
+	if (!out->durations)
+		out->durations = tk_xmalloc(sizeof *out->durations);
+	tk_sort_doubles(out->durations, nv);
+	tally_acc dev = {0};
+	sql = (buf){0};
+	sig_sum_sql(&sql, "key, sum(n)", "sum_sig_keys", q, kinds, " AND what = 0 GROUP BY key FORMAT TabSeparated");
+	rc = each_row(c, sql.p, NULL, 2, tally_row, &dev, "signature", err);
+	free(sql.p);
+	out->devices = dev.t ? dev.t : tk_xmalloc(sizeof *out->devices);
+	qsort(out->devices, dev.n, sizeof *out->devices, tally_cmp);
+	out->ndevices = dev.n;
+	/* its sessions: sum_sig_sessions' rows, filtered by app or version sum_vsig_sessions' (a session
+	 * may be in two apps), as top hangs count them */
+	unsigned long long sessions = 0;
+	sql = (buf){0};
+	sig_sum_sql(&sql, "uniqExact(session)",
+	            q->where[TK_STORE_APP] || q->where[TK_STORE_VERSION] ? "sum_vsig_sessions" : "sum_sig_sessions", q,
+	            kinds, " FORMAT TabSeparated");
+	if (!rc)
+		rc = scalar(c, sql.p, &sessions, err);
+	free(sql.p);
+	out->sessions = sessions;
+	size_t k = out->count < max_examples ? (size_t)out->count : max_examples;
+	out->examples = tk_xmalloc((k ? k : 1) * sizeof *out->examples);
+	for (int pass = 0; !rc && k && pass < 2 && out->nexamples < k; pass++) {
+		/* the share of the ids' range, in 1/2^32 */
+		double below = ceil(16.0 * (double)k / (double)out->count * 4294967296.0);
+		if (pass == 0 && below > 4294967295.0)
+			continue;
+		for (size_t i = 0; i < out->nexamples; i++)
+			free(out->examples[i]);
+		out->nexamples = 0;
+		char bound[64] = "";
+		if (pass == 0)
+			snprintf(bound, sizeof bound, " AND id < '%08llx'", (unsigned long long)below);
+		sql = (buf){0};
+		sig_sum_sql(&sql, "id", "sum_sig_ids", q, kinds, bound);
+		bprintf(&sql, " ORDER BY id LIMIT %zu FORMAT TabSeparated", k);
+		rc = each_row(c, sql.p, NULL, 1, example_row, out, "signature", err);
+		free(sql.p);
+	}
+	int still = rc ? -1 : sig_sum_still(c, b0, err);
+	if (still <= 0)
+		return still < 0 ? -1 : 1; /* a batch opened meanwhile: the reports answer */
+	if (out->nexamples != k)
+		return tk_error_set(err, "%s: the signature's examples are missing from sum_sig_ids", c->url);
+	return 0;
 }
 
 typedef struct rows_acc {
@@ -2298,4 +2814,5 @@ const tk_store_ops tk_store_clickhouse = {
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
     .changes = ch_changes,
+    .sig_detail = ch_sig_detail,
 };

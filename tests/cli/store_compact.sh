@@ -19,7 +19,7 @@ answers() { # DB OUT
 "$TK" ingest -q --db "$CH_URL/race" "$TMP/g1" || notok "ingest"
 # what a race leaves: a third of the reports a second time, a few seconds later; the batch closed
 # as raced; and a batch that crashed before closing, two hours ago
-chq "INSERT INTO race.reports SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread, signature, rkey, ingested + 7 FROM race.reports WHERE cityHash64(id) % 3 = 0"
+chq "INSERT INTO race.reports SELECT id, kind, app, version, build, device, os, session, time, ts, duration, avg_cpu, samples, thread, signature, rkey, ingested + 7, stack FROM race.reports WHERE cityHash64(id) % 3 = 0"
 chq "INSERT INTO race.tracekit_ingests VALUES ('raced-by-the-test', 0, now() - 20), ('raced-by-the-test', 2, now() - 10), ('crashed', 0, now() - 7200)"
 extra=$(chq "SELECT count() - uniqExact(kind, id) FROM race.reports")
 check "the raced store holds extra copies" test "$extra" -gt 0
@@ -56,16 +56,17 @@ check_same_file "with the summaries refilled: top hangs equal one ingest" "$TMP/
 # a store from before the summaries (schema 4): opening it makes them and fills them from its reports
 for t in sum_values_mv sum_sessions_mv sum_sigs_mv sum_sig_values_mv sum_groups_mv sum_values sum_sessions sum_sigs \
 	sum_sig_values sum_groups sum_day_values_mv sum_sig_sessions_mv sum_vsig_sessions_mv sum_day_values sum_sig_sessions \
-	sum_vsig_sessions tracekit_schema; do
+	sum_vsig_sessions sum_sig_durations_mv sum_sig_keys_mv sum_sig_ids_mv sum_hour_durations_mv sum_sig_durations \
+	sum_sig_keys sum_sig_ids sum_hour_durations tracekit_schema; do
 	chq "DROP TABLE ref.$t"
 done
 chq "CREATE TABLE ref.tracekit_schema (version UInt32) ENGINE = TinyLog"
 chq "INSERT INTO ref.tracekit_schema VALUES (1), (2), (3), (4)"
 answers "$CH_URL/ref" "$TMP/migrated"
-check_eq "schema 4 → 6: migrated" 6 "$(chq "SELECT max(version) FROM ref.tracekit_schema")"
-check_eq "schema 4 → 6: the summaries hold each report once" 1 "$(sumcheck ref)"
-check_same_file "schema 4 → 6: stats unchanged" "$TMP/ref.stats" "$TMP/migrated.stats"
-check_same_file "schema 4 → 6: top hangs unchanged" "$TMP/ref.top" "$TMP/migrated.top"
+check_eq "schema 4 → 7: migrated" 7 "$(chq "SELECT max(version) FROM ref.tracekit_schema")"
+check_eq "schema 4 → 7: the summaries hold each report once" 1 "$(sumcheck ref)"
+check_same_file "schema 4 → 7: stats unchanged" "$TMP/ref.stats" "$TMP/migrated.stats"
+check_same_file "schema 4 → 7: top hangs unchanged" "$TMP/ref.top" "$TMP/migrated.top"
 "$TK" ingest -q --db "$CH_URL/ref" "$TMP/g1" "$TMP/g2" && answers "$CH_URL/ref" "$TMP/again2"
 check_eq "ingesting the same inputs again adds nothing to the summaries" 1 "$(sumcheck ref)"
 

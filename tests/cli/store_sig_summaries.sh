@@ -75,40 +75,11 @@ check "after compact hour_runs equals the reports' counts per hour" hours_check 
 check_eq "after compact sig_upto is the last report's rowid" "$(sqlite3 "$OLD" "SELECT max(rowid) FROM reports")" "$(sqlite3 "$OLD" "SELECT upto FROM sig_upto")"
 
 # answers from the summaries equal the same answers from the reports (--since 86400: every report)
-SIGS=()
-while IFS= read -r s; do SIGS+=("$s"); done < <("$TK" top-hangs --db "sqlite:$NEW" --json --limit 4 | python3 -c 'import json,sys
-for l in sys.stdin: print(json.loads(l)["signature"])')
-CPU=$("$TK" top-diagnostics --kind cpu --db "sqlite:$NEW" --json --limit 1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["signature"])')
-QS=()
-for s in "${SIGS[@]}"; do
-	QS+=("top-hangs|--signature|$s|--detail|--json|--examples|10" "top-hangs|--signature|$s|--folded"
-		"top-hangs|--signature|$s|--detail|--json|--where|version=5.1" "top-hangs|--signature|$s|--folded|--where|app=Atlas,version=5.2")
-done
-QS+=("top-hangs|--signature|no such stack|--detail|--json" "top-hangs|--signature|no such stack|--folded"
-	"top-diagnostics|--kind|cpu|--signature|$CPU|--detail|--json|--examples|16" "top-diagnostics|--kind|cpu|--signature|$CPU|--folded"
-	"top-hangs|--json" "top-hangs|--json|--where|version=5.0" "top-hangs|--json|--limit|3|--where|app=Atlas"
+sig_queries "sqlite:$NEW"
+QS+=("top-hangs|--json" "top-hangs|--json|--where|version=5.0" "top-hangs|--json|--limit|3|--where|app=Atlas"
 	"top-hangs|--json|--where|app=Atlas,version=5.2" "top-diagnostics|--kind|cpu|--json|--where|version=5.1"
-	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|40"
-	"stats|--metric|hang.duration|--by|hour,version|--json" "stats|--metric|cpu.average|--by|app,hour|--json"
-	"stats|--metric|hang.duration|--by|hour|--where|version=5.1|--json" "stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
-	"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
-for a in "${QS[@]}"; do
-	IFS='|' read -r -a w <<<"$a"
-	tk_batch_add "$TMP/want.list" "${w[@]}" --db "sqlite:$NEW" --since 86400
-	tk_batch_add "$TMP/got.list" "${w[@]}" --db "sqlite:$NEW"
-	tk_batch_add "$TMP/old.list" "${w[@]}" --db "sqlite:$OLD"
-done
-for l in want got old; do
-	TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/$l.list" 2>/dev/null | awk -v d="$TMP/$l" '/^tk_batch: line [0-9]+: exit/ { n++; print > (d "." n ".rc"); next } { print > (d "." n + 1 ".out") }'
-done
-for i in "${!QS[@]}"; do
-	n=$((i + 1)) a=${QS[$i]//|/ }
-	case $a in *"no such"*) ;; *) check "reports answer $a (not empty)" test -s "$TMP/want.$n.out" ;; esac
-	m=MISSING
-	[ -e "$TMP/want.$n.out" ] || m= # an empty answer (no such signature): empty too
-	check_eq "the summaries answer $a as the reports do" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/got.$n.out" 2>/dev/null || echo $m)"
-	check_eq "the migrated, compacted store answers $a the same" "$(cat "$TMP/want.$n.out" 2>/dev/null)" "$(cat "$TMP/old.$n.out" 2>/dev/null || echo $m)"
-done
+	"top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|40" "stats|--metric|cpu.average|--by|app,hour|--json")
+same_answers "sqlite:$NEW" "sqlite:$OLD" "${QS[@]}"
 
 # the dashboard's compare (two versions; two date ranges cutting days) and signature pages: their
 # tables the same with and without a since= before every report
