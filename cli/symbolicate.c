@@ -206,6 +206,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	int failed = 0;
 	size_t total_res = 0, total_unres = 0;
 	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
+	tk_apple_report_reader *rd = tk_apple_report_reader_new();
 	taken used = {0};
 	/* the outputs' stdio buffer, one for the batch (each output is closed before the next) */
 	char *obuf = malloc(1 << 16);
@@ -232,7 +233,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			/* text: the .ips scanner reads frames and images without jansson's tree of them */
 			unsigned fl =
 			    (json ? 0 : TK_APPLE_REPORT_TEXT_ONLY) | (lazy[b0 + x] ? TK_APPLE_REPORT_IF_REPORT : 0);
-			bat[x] = tk_apple_report_read_path_ex(files[b0 + x], fl, &err);
+			bat[x] = tk_apple_report_reader_read(rd, files[b0 + x], fl, &err);
 			bat_err[x] = bat[x] ? NULL : tk_xstrdup(err.msg);
 			if (bat[x])
 				ok[nok++] = bat[x];
@@ -314,6 +315,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		free(sym_err);
 	}
 	tk_apple_report_symbols_free(rs);
+	tk_apple_report_reader_free(rd);
 	int stream_bad = 0;
 	if (to_stream && (fflush(stdout) != 0 || ferror(stdout))) {
 		tk_cli_warn("symbolicate: standard output: write failed: %s", strerror(errno ? errno : EIO));
