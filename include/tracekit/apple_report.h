@@ -202,6 +202,11 @@ int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs,
  * dSYM read `symbol (in Binary) (File.swift:LINE)`, inlined frames each on a line of their own.
  * Returns 0, or -1 with err on a write error. */
 int tk_apple_report_write_text(FILE *out, const tk_apple_report *r, tk_error *err);
+/* The bytes tk_apple_report_write_text writes for an .ips or .crash report, appended to *buf (*len
+ * bytes used of *cap, grown with realloc; the caller frees it): a batch keeps one buffer for its
+ * reports and writes it when it likes. Returns 0, or -1 with err (other formats: write those with
+ * tk_apple_report_write_text). */
+int tk_apple_report_text_append(const tk_apple_report *r, char **buf, size_t *len, size_t *cap, tk_error *err);
 /* Spindump text with the frames named (what tk_apple_report_write_text does for a spindump report):
  * `COUNT  function (in Binary) (File:LINE) (Binary + off) [0xaddr]` for a resolved frame, the rest
  * of every line as it was. */
