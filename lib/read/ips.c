@@ -247,9 +247,24 @@ static inline void sc_ws(ips_scan *sc)
 	size_t p = sc->p, n = sc->n;
 	if (p >= n || !sc_blank[(unsigned char)s[p]])
 		return;
-	do
+	do {
 		p++;
-	while (p < n && sc_blank[(unsigned char)s[p]]);
+		/* a pretty-printed report's blanks are a newline and a run of spaces: 8 at a time */
+		while (p + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, s + p, 8);
+			w ^= 0x2020202020202020ull; /* spaces to 0 */
+			if (w) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+				p += (size_t)__builtin_clzll(w) / 8; /* the first byte not a space */
+#else
+				p += (size_t)__builtin_ctzll(w) / 8;
+#endif
+				break;
+			}
+			p += 8;
+		}
+	} while (p < n && sc_blank[(unsigned char)s[p]]);
 	sc->p = p;
 }
 
@@ -500,6 +515,25 @@ static json_t *sc_value(ips_scan *sc, int depth)
 	return NULL;
 }
 
+/* A key of a frames[] object: "imageIndex" and "imageOffset" (nearly every key there) matched by their
+ * bytes, others read by sc_plain (the same k and kn). */
+static inline int sc_frame_key(ips_scan *sc, const char **k, size_t *kn)
+{
+	const char *s = sc->s + sc->p;
+	size_t left = sc->n - sc->p;
+	if (left >= 14 && s[0] == '"' && !memcmp(s + 1, "image", 5)) {
+		if (!memcmp(s + 6, "Index\"", 6)) {
+			*k = s + 1, *kn = 10, sc->p += 12;
+			return 0;
+		}
+		if (!memcmp(s + 6, "Offset\"", 7)) {
+			*k = s + 1, *kn = 11, sc->p += 13;
+			return 0;
+		}
+	}
+	return sc_plain(sc, k, kn);
+}
+
 /* A key of known length: k[0..kn) is want. */
 #define KEY_IS(k, kn, want) ((kn) == sizeof want - 1 && !memcmp(k, want, sizeof want - 1))
 
@@ -524,7 +558,7 @@ static int sc_flat(ips_scan *sc, int image)
 			int type, neg = 0;
 			uint64_t u = 0;
 			sc_ws(sc);
-			if (sc_plain(sc, &k, &kn) < 0 || sc_expect(sc, ':') < 0 ||
+			if ((image ? sc_plain(sc, &k, &kn) : sc_frame_key(sc, &k, &kn)) < 0 || sc_expect(sc, ':') < 0 ||
 			    sc_scalar(sc, &type, &v, &vn, &u, &neg) < 0)
 				return -1;
 			int nonneg = type == SV_INT && !neg;
