@@ -160,15 +160,25 @@ static char *out_name(const char *dir, const char *in, const tk_apple_report *r,
 }
 
 /* -o -: the reports' text goes to standard output in pieces of at least this (one write each) */
-#define STREAM_CHUNK ((size_t)256 << 10)
+#define STREAM_CHUNK ((size_t)1 << 20)
 
-/* buf[0..*len) to standard output, *len then 0 */
+/* buf[0..*len) to standard output, *len then 0: written as it is (after what stdio holds), not
+ * copied into stdio's buffer first */
 static int stream_out(const char *buf, size_t *len, tk_error *err)
 {
 	size_t n = *len;
 	*len = 0;
-	if (fwrite(buf, 1, n, stdout) != n || ferror(stdout))
+	if (fflush(stdout) != 0 || ferror(stdout))
 		return tk_error_set(err, "standard output: write failed");
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return tk_error_set(err, "standard output: write failed: %s", strerror(w < 0 ? errno : EIO));
+		buf += w;
+		n -= (size_t)w;
+	}
 	return 0;
 }
 
@@ -348,10 +358,12 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	tk_apple_report_symbols_free(rs);
 	tk_apple_report_reader_free(rd);
 	int stream_bad = 0;
-	if (to_stream && tlen)
-		stream_out(tbuf, &tlen, &err);
+	if (to_stream && tlen && stream_out(tbuf, &tlen, &err) < 0) {
+		tk_cli_warn("symbolicate: %s", err.msg);
+		stream_bad = 1;
+	}
 	free(tbuf);
-	if (to_stream && (fflush(stdout) != 0 || ferror(stdout))) {
+	if (!stream_bad && to_stream && (fflush(stdout) != 0 || ferror(stdout))) {
 		tk_cli_warn("symbolicate: standard output: write failed: %s", strerror(errno ? errno : EIO));
 		stream_bad = 1;
 	}
