@@ -169,13 +169,13 @@ static int stream_out(const char *buf, size_t *len, tk_error *err)
 	size_t n = *len;
 	*len = 0;
 	if (fflush(stdout) != 0 || ferror(stdout))
-		return tk_error_set(err, "standard output: write failed");
+		return tk_error_set(err, "write failed");
 	while (n) {
 		ssize_t w = write(STDOUT_FILENO, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return tk_error_set(err, "standard output: write failed: %s", strerror(w < 0 ? errno : EIO));
+			return tk_error_set(err, "write failed: %s", strerror(w < 0 ? errno : EIO));
 		buf += w;
 		n -= (size_t)w;
 	}
@@ -359,7 +359,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	tk_apple_report_reader_free(rd);
 	int stream_bad = 0;
 	if (to_stream && tlen && stream_out(tbuf, &tlen, &err) < 0) {
-		tk_cli_warn("symbolicate: %s", err.msg);
+		tk_cli_warn("symbolicate: standard output: %s", err.msg);
 		stream_bad = 1;
 	}
 	free(tbuf);
