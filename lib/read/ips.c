@@ -222,7 +222,8 @@ static void *sc_grow(void *v, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return v;
-	size_t c = *cap ? *cap : 8;
+	/* from a few kB: a report's frames (about 100) without a realloc per doubling */
+	size_t c = *cap ? *cap : size < 4096 / 8 ? 4096 / size : 8;
 	while (c < need)
 		c *= 2;
 	*cap = c;
@@ -775,9 +776,22 @@ void *tk_apple_report_json_strict(const char *s, size_t n)
 
 static void scan_images(tk_apple_report *r, const ips_scan *sc)
 {
+	/* all at once, at the capacity tk_apple_report_add_image keeps (the next power of two) */
+	if (!r->nimages && sc->ni > 1) {
+		size_t cap = 1;
+		while (cap < sc->ni)
+			cap *= 2;
+		r->images = tk_xrealloc(r->images, cap * sizeof *r->images);
+	}
+	int bulk = !r->nimages && sc->ni > 1;
 	for (size_t i = 0; i < sc->ni; i++) {
 		const sc_image *s = &sc->im[i];
-		tk_apple_report_image *im = tk_apple_report_add_image(r);
+		tk_apple_report_image *im;
+		if (bulk) {
+			im = &r->images[r->nimages++];
+			memset(im, 0, sizeof *im);
+		} else
+			im = tk_apple_report_add_image(r);
 		im->base = s->base;
 		im->size = s->size;
 		if (s->str[0]) {
