@@ -453,6 +453,27 @@ static tk_apple_report *read_text(const char *name, tk_apple_report_format f, ch
 	return r;
 }
 
+/* The format of the input name whose first bytes are head[0..hn); 0 with err when it is empty or not
+ * a report (err->msg empty with TK_APPLE_REPORT_IF_REPORT: to be skipped). */
+static tk_apple_report_format sniff_named(const char *name, const unsigned char *head, size_t hn, unsigned flags,
+                                          tk_error *err)
+{
+	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
+	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
+		if (err)
+			err->msg[0] = 0;
+		return 0;
+	}
+	if (!hn)
+		tk_error_set(err, "%s: empty input", name);
+	else if (!f)
+		tk_error_set(err,
+		             "%s: not an Apple report (expected an .ips, a .crash text or a spindump / microstackshot "
+		             "text)",
+		             name);
+	return f;
+}
+
 tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 {
 	return tk_apple_report_read_ex(in, 0, err);
@@ -462,23 +483,9 @@ tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error 
 {
 	size_t hn;
 	const unsigned char *head = tk_input_head(in, &hn);
-	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
-	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
-		if (err)
-			err->msg[0] = 0;
+	tk_apple_report_format f = sniff_named(tk_input_name(in), head, hn, flags, err);
+	if (!f)
 		return NULL;
-	}
-	if (!hn) {
-		tk_error_set(err, "%s: empty input", tk_input_name(in));
-		return NULL;
-	}
-	if (!f) {
-		tk_error_set(err,
-		             "%s: not an Apple report (expected an .ips, a .crash text or a spindump / microstackshot "
-		             "text)",
-		             tk_input_name(in));
-		return NULL;
-	}
 	size_t n;
 	char *buf = tk_apple_report_slurp(in, &n, 0, err);
 	if (!buf)
@@ -609,24 +616,8 @@ tk_apple_report *tk_apple_report_reader_read(tk_apple_report_reader *rd, const c
 		return tk_apple_report_read_path_ex(path, flags, err);
 	/* what tk_apple_report_read_ex does with the same bytes (its head is the first TK_INPUT_HEAD) */
 	size_t n = (size_t)got, hn = n < TK_INPUT_HEAD ? n : TK_INPUT_HEAD;
-	tk_apple_report_format f = tk_apple_report_sniff(u, hn);
-	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
-		if (err)
-			err->msg[0] = 0;
-		return NULL;
-	}
-	if (!hn) {
-		tk_error_set(err, "%s: empty input", path);
-		return NULL;
-	}
-	if (!f) {
-		tk_error_set(err,
-		             "%s: not an Apple report (expected an .ips, a .crash text or a spindump / microstackshot "
-		             "text)",
-		             path);
-		return NULL;
-	}
-	if (nul_check(path, rd->buf, n, err) < 0)
+	tk_apple_report_format f = sniff_named(path, u, hn, flags, err);
+	if (!f || nul_check(path, rd->buf, n, err) < 0)
 		return NULL;
 	tk_apple_report *r = read_text(path, f, rd->buf, n, flags, err);
 	if (rd->cap > ((size_t)4 << 20)) { /* a big report's buffer is not kept for the next ones */

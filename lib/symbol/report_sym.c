@@ -59,7 +59,7 @@ struct tk_apple_report_symbols {
 	size_t cap, n;
 	ans_slot *aslot; /* open addressing, power-of-two size */
 	size_t acap, an, abytes;
-	ans_chunk *achunk, *alast, *acur; /* all chunks in order; the one being filled */
+	ans_chunk *achunk, *acur; /* all chunks in order; the one being filled */
 	/* kept only while it pays: per window of lookups, the memo's hits; under one in 8, the memo is
 	 * left alone for ANS_SKIP windows (uniformly random addresses: probes and copies for nothing) */
 	size_t probes, hits, skip;
@@ -210,6 +210,38 @@ static void *pool_alloc(tk_apple_report *r, size_t n)
 
 static void stk_reset(tk_apple_report_symbols *rs);
 
+/* A chunk of the list first with need bytes free, from *cur on (then *cur). Past max bytes of chunks,
+ * reset empties the memo and its chunks are used again; else a chunk is added: 64 kB, then (2 MB of
+ * chunks on) huge pages' worth. */
+static ans_chunk *chunk_for(tk_apple_report_symbols *rs, ans_chunk **first, ans_chunk **cur, size_t *bytes,
+                            size_t max, size_t need, void (*reset)(tk_apple_report_symbols *))
+{
+	ans_chunk *c = *cur;
+	while (c && c->cap - c->used < need)
+		c = c->next;
+	if (!c && *bytes > max) { /* full: start again in the same chunks */
+		reset(rs);
+		for (c = *cur; c && c->cap - c->used < need;)
+			c = c->next;
+	}
+	if (!c) {
+		size_t cap = *bytes >= MEMO_HUGE ? MEMO_HUGE - sizeof *c : 1 << 16;
+		if (cap < need)
+			cap = need;
+		c = memo_alloc(sizeof *c + cap, 0);
+		c->next = NULL;
+		c->used = 0;
+		c->cap = cap;
+		ans_chunk **tail = first;
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = c;
+		*bytes += cap;
+	}
+	*cur = c;
+	return c;
+}
+
 /* the memo emptied; its chunks kept for the answers to come (no new pages after the first fill) */
 static void ans_reset(tk_apple_report_symbols *rs)
 {
@@ -278,33 +310,7 @@ static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 		a = rs->scratch;
 		goto fill;
 	}
-	ans_chunk *c = rs->acur;
-	while (c && c->cap - c->used < need)
-		c = c->next;
-	if (!c) {
-		if (rs->abytes > ANS_MAX_BYTES) { /* full: start again in the same chunks */
-			ans_reset(rs);
-			for (c = rs->acur; c && c->cap - c->used < need;)
-				c = c->next;
-		}
-		if (!c) {
-			/* 64 kB chunks, then (2 MB of answers on) huge pages' worth */
-			size_t cap = rs->abytes >= MEMO_HUGE ? MEMO_HUGE - sizeof *c : 1 << 16;
-			if (cap < need)
-				cap = need;
-			c = memo_alloc(sizeof *c + cap, 0);
-			c->next = NULL;
-			c->used = 0;
-			c->cap = cap;
-			if (rs->alast)
-				rs->alast->next = c;
-			else
-				rs->achunk = c;
-			rs->alast = c;
-			rs->abytes += cap;
-		}
-	}
-	rs->acur = c;
+	ans_chunk *c = chunk_for(rs, &rs->achunk, &rs->acur, &rs->abytes, ANS_MAX_BYTES, need, ans_reset);
 	a = (ans *)((char *)c->data + c->used);
 	c->used += need;
 fill:
@@ -424,29 +430,7 @@ static void stk_put(tk_apple_report_symbols *rs, uint64_t hash, const fkey *k, c
 	}
 	size_t need = sizeof(stk) + n * (sizeof *k + sizeof *a);
 	need = (need + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	ans_chunk *c = rs->scur;
-	while (c && c->cap - c->used < need)
-		c = c->next;
-	if (!c && rs->sbytes > STK_MAX_BYTES) { /* full: start again in the same chunks */
-		stk_reset(rs);
-		for (c = rs->scur; c && c->cap - c->used < need;)
-			c = c->next;
-	}
-	if (!c) {
-		size_t cap = rs->sbytes >= MEMO_HUGE ? MEMO_HUGE - sizeof *c : 1 << 16;
-		if (cap < need)
-			cap = need;
-		c = memo_alloc(sizeof *c + cap, 0);
-		c->next = NULL;
-		c->used = 0;
-		c->cap = cap;
-		ans_chunk **tail = &rs->schunk;
-		while (*tail)
-			tail = &(*tail)->next;
-		*tail = c;
-		rs->sbytes += cap;
-	}
-	rs->scur = c;
+	ans_chunk *c = chunk_for(rs, &rs->schunk, &rs->scur, &rs->sbytes, STK_MAX_BYTES, need, stk_reset);
 	stk *e = (stk *)((char *)c->data + c->used);
 	c->used += need;
 	e->hash = hash;
