@@ -13,6 +13,9 @@
 # close into a new directory; and with a temporary renamed into place), CPU of the loop only.
 # Also: the warm run into a directory that does not exist yet (no outputs replaced), and the warm run
 # with -o - (every report on one stream, no file per report; checked equal to the files concatenated).
+# PAIRS=N (default 1): N rounds of that -o - run and llvm-symbolizer side by side (and TK_OLD's -o -
+# run too, alternating), each round's ratio and their median; on a shared machine the peer varies as
+# much as we do, so a ratio is only worth something against the peer of the same round.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TK=${TK:-$ROOT/build/tracekit}
@@ -63,6 +66,26 @@ if [ -n "${TK_OLD:-}" ]; then
 	OW=$WALL OC=$CPU OU=$U OS=$S OR=$RSS_MB
 fi
 rm -f "$W/stream.txt"
+PAIRS=${PAIRS:-1}
+R_STREAM="" R_OLD=""
+if [ "$PAIRS" -gt 1 ]; then
+	for i in $(seq "$PAIRS"); do
+		rm -f "$W/stream.txt"
+		run "$TK" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o - >"$W/stream.txt" 2>"$W/tk.err"
+		PS=$CPU
+		rm -f "$W/stream.txt"
+		if [ -n "${TK_OLD:-}" ]; then
+			run "$TK_OLD" symbolicate "$IN/reports" --symbols "$IN/dsyms" --cache-dir "$C" -o - >"$W/stream.txt" 2>"$W/old.err"
+			PO=$CPU
+			rm -f "$W/stream.txt"
+		fi
+		run llvm-symbolizer --inlining <"$IN/llvm.txt" >"$W/llvm.out"
+		R_STREAM="$R_STREAM $(ratio "$CPU" "$PS")"
+		echo "round $i: -o - $PS s CPU${TK_OLD:+, TK_OLD $PO s CPU}, llvm-symbolizer $CPU s CPU: $(ratio "$CPU" "$PS")×${TK_OLD:+ (TK_OLD $(ratio "$CPU" "$PO")×)}" >&2
+		[ -n "${TK_OLD:-}" ] && R_OLD="$R_OLD $(ratio "$CPU" "$PO")"
+	done
+fi
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 # the kernel's part of one file per report: the same bytes, written by the shortest loop
 FLOOR=$(python3 - "$W/out" "$W/floor-$$" <<'PY'
 import os, sys
@@ -105,6 +128,8 @@ echo "| same, warm, all reports to one stream (\`-o -\`) | $SW s wall, $SC s CPU
 echo "| floor of one file per report: a Python loop writing the same outputs (open, write, close) into a new directory / with a temporary renamed over each | $FLOOR_NEW s / $FLOOR_REPL s CPU | | |"
 [ -n "${TK_OLD:-}" ] && echo "| warm, \`-o -\`, the build TK_OLD=$TK_OLD (output identical to ours) | $XW s wall, $XC s CPU ($XU user + $XS sys), $XR MB | | $(ratio "$CPU" "$XC")× CPU |"
 [ -n "${TK_OLD:-}" ] && echo "| warm, replacing the outputs, the build TK_OLD=$TK_OLD | $OW s wall, $OC s CPU ($OU user + $OS sys), $OR MB | | $(ratio "$CPU" "$OC")× CPU |"
+[ -n "$R_STREAM" ] && echo "| $PAIRS rounds of \`-o -\` and llvm-symbolizer side by side (ratio of each round) | |$R_STREAM (median $(echo "$R_STREAM" | median)×) | |"
+[ -n "$R_OLD" ] && echo "| the same rounds, TK_OLD's \`-o -\` | |$R_OLD (median $(echo "$R_OLD" | median)×) | |"
 printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \
 	"$NR" "$WC" "$WR" "$CPU" "$RSS_MB" "$(ratio "$CPU" "$WC")" >>"${BENCH_SUMMARY:-/dev/null}"
 printf 'reports\t%s .ips x 100 frames, 50 dSYMs (warm), -o - (one stream)\t%s s CPU, %s MB\tllvm-symbolizer %s s CPU, %s MB\t%s× CPU\t≥ 20×\n' \

@@ -159,6 +159,29 @@ static char *out_name(const char *dir, const char *in, const tk_apple_report *r,
 	return o;
 }
 
+/* -o -: the reports' text goes to standard output in pieces of at least this (one write each) */
+#define STREAM_CHUNK ((size_t)1 << 20)
+
+/* buf[0..*len) to standard output, *len then 0: written as it is (after what stdio holds), not
+ * copied into stdio's buffer first */
+static int stream_out(const char *buf, size_t *len, tk_error *err)
+{
+	size_t n = *len;
+	*len = 0;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return tk_error_set(err, "write failed");
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return tk_error_set(err, "write failed: %s", strerror(w < 0 ? errno : EIO));
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static int symbolicate_reports(const char *const *ins, size_t nin, const char *out, int json, tk_symbolicator *s)
 {
 	tk_error err;
@@ -206,6 +229,9 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 	int failed = 0;
 	size_t total_res = 0, total_unres = 0;
 	tk_apple_report_symbols *rs = tk_apple_report_symbols_new(s);
+	tk_apple_report_reader *rd = tk_apple_report_reader_new();
+	char *tbuf = NULL; /* reports' text (tk_apple_report_text_append) */
+	size_t tlen = 0, tcap = 0;
 	taken used = {0};
 	/* the outputs' stdio buffer, one for the batch (each output is closed before the next) */
 	char *obuf = malloc(1 << 16);
@@ -232,7 +258,7 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			/* text: the .ips scanner reads frames and images without jansson's tree of them */
 			unsigned fl =
 			    (json ? 0 : TK_APPLE_REPORT_TEXT_ONLY) | (lazy[b0 + x] ? TK_APPLE_REPORT_IF_REPORT : 0);
-			bat[x] = tk_apple_report_read_path_ex(files[b0 + x], fl, &err);
+			bat[x] = tk_apple_report_reader_read(rd, files[b0 + x], fl, &err);
 			bat_err[x] = bat[x] ? NULL : tk_xstrdup(err.msg);
 			if (bat[x])
 				ok[nok++] = bat[x];
@@ -269,9 +295,25 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 			/* one write for most reports (stdio's default buffer makes it five for a 100-frame report) */
 			if (rc == 0 && of.f != stdout && obuf)
 				setvbuf(of.f, obuf, _IOFBF, 1 << 16);
-			if (rc == 0)
-				rc = json ? tk_apple_report_write_ips(of.f, r, &err)
-				          : tk_apple_report_write_text(of.f, r, &err);
+			/* the text of an .ips or .crash is made in one buffer kept for the batch: a file gets it
+			 * with one fwrite, the stream when STREAM_CHUNK bytes of reports are in it */
+			int as_text = !json && (r->format == TK_APPLE_IPS || r->format == TK_APPLE_CRASH);
+			if (rc == 0 && as_text) {
+				if (!to_stream)
+					tlen = 0;
+				rc = tk_apple_report_text_append(r, &tbuf, &tlen, &tcap, &err);
+				if (rc == 0 && !to_stream &&
+				    ((tlen && fwrite(tbuf, 1, tlen, of.f) != tlen) || fflush(of.f) != 0 || ferror(of.f)))
+					rc = tk_error_set(&err, "write error");
+				if (rc == 0 && to_stream && tlen >= STREAM_CHUNK)
+					rc = stream_out(tbuf, &tlen, &err);
+			} else if (rc == 0) {
+				if (to_stream && tlen) /* the reports before this one first */
+					rc = stream_out(tbuf, &tlen, &err);
+				if (rc == 0)
+					rc = json ? tk_apple_report_write_ips(of.f, r, &err)
+					          : tk_apple_report_write_text(of.f, r, &err);
+			}
 			if (rc == 0 &&
 			    to_stream) { /* stdout stays open for the next report; its errors show at the end */
 				if (ferror(stdout))
@@ -314,8 +356,14 @@ static int symbolicate_reports(const char *const *ins, size_t nin, const char *o
 		free(sym_err);
 	}
 	tk_apple_report_symbols_free(rs);
+	tk_apple_report_reader_free(rd);
 	int stream_bad = 0;
-	if (to_stream && (fflush(stdout) != 0 || ferror(stdout))) {
+	if (to_stream && tlen && stream_out(tbuf, &tlen, &err) < 0) {
+		tk_cli_warn("symbolicate: standard output: %s", err.msg);
+		stream_bad = 1;
+	}
+	free(tbuf);
+	if (!stream_bad && to_stream && (fflush(stdout) != 0 || ferror(stdout))) {
 		tk_cli_warn("symbolicate: standard output: write failed: %s", strerror(errno ? errno : EIO));
 		stream_bad = 1;
 	}

@@ -138,6 +138,15 @@ enum { TK_APPLE_REPORT_TEXT_ONLY = 1, TK_APPLE_REPORT_IF_REPORT = 2 };
 tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error *err);
 tk_apple_report *tk_apple_report_read_path_ex(const char *path, unsigned flags, tk_error *err);
 void tk_apple_report_free(tk_apple_report *r);
+/* A batch's reader: tk_apple_report_read_path_ex with the same answers and errors, but a plain file
+ * is read with one open, fstat, read and close into a buffer kept for the next report (and opened by
+ * its name in the directory of the previous one when they share it). Standard input, gzip'd files
+ * and files over 64 MB go through tk_input as before. One per thread. */
+typedef struct tk_apple_report_reader tk_apple_report_reader;
+tk_apple_report_reader *tk_apple_report_reader_new(void);
+void tk_apple_report_reader_free(tk_apple_report_reader *rd);
+tk_apple_report *tk_apple_report_reader_read(tk_apple_report_reader *rd, const char *path, unsigned flags,
+                                             tk_error *err);
 /* The format of the first bytes of an input (as tk_input_head gives them), 0 if not a report. */
 tk_apple_report_format tk_apple_report_sniff(const unsigned char *head, size_t n);
 
@@ -193,6 +202,11 @@ int tk_apple_report_symbolicate(tk_apple_report *r, tk_apple_report_symbols *rs,
  * dSYM read `symbol (in Binary) (File.swift:LINE)`, inlined frames each on a line of their own.
  * Returns 0, or -1 with err on a write error. */
 int tk_apple_report_write_text(FILE *out, const tk_apple_report *r, tk_error *err);
+/* The bytes tk_apple_report_write_text writes for an .ips or .crash report, appended to *buf (*len
+ * bytes used of *cap, grown with realloc; the caller frees it): a batch keeps one buffer for its
+ * reports and writes it when it likes. Returns 0, or -1 with err (other formats: write those with
+ * tk_apple_report_write_text). */
+int tk_apple_report_text_append(const tk_apple_report *r, char **buf, size_t *len, size_t *cap, tk_error *err);
 /* Spindump text with the frames named (what tk_apple_report_write_text does for a spindump report):
  * `COUNT  function (in Binary) (File:LINE) (Binary + off) [0xaddr]` for a resolved frame, the rest
  * of every line as it was. */

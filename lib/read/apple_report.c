@@ -5,17 +5,31 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "read/apple_report_int.h"
 #include "util/mem.h"
 
 #define REPORT_MAX_BYTES ((size_t)512 << 20)
+
+/* -1 with err when buf[0..len) holds a NUL byte (a text report holds none) */
+static int nul_check(const char *name, const char *buf, size_t len, tk_error *err)
+{
+	const char *z = memchr(buf, 0, len);
+	if (!z)
+		return 0;
+	size_t line = 1;
+	for (const char *c = buf; c < z; c++)
+		line += *c == '\n';
+	return tk_error_set(err, "%s:%zu: NUL byte: not a text report", name, line);
+}
 
 char *tk_apple_report_slurp(tk_input *in, size_t *n, int allow_nul, tk_error *err)
 {
@@ -42,16 +56,9 @@ char *tk_apple_report_slurp(tk_input *in, size_t *n, int allow_nul, tk_error *er
 		len += (size_t)got;
 	}
 	buf[len] = 0;
-	if (!allow_nul) {
-		const char *z = memchr(buf, 0, len);
-		if (z) {
-			size_t line = 1;
-			for (const char *c = buf; c < z; c++)
-				line += *c == '\n';
-			free(buf);
-			tk_error_set(err, "%s:%zu: NUL byte: not a text report", tk_input_name(in), line);
-			return NULL;
-		}
+	if (!allow_nul && nul_check(tk_input_name(in), buf, len, err) < 0) {
+		free(buf);
+		return NULL;
 	}
 	*n = len;
 	return buf;
@@ -428,6 +435,45 @@ static tk_apple_report *report_new(const char *name)
 	return r;
 }
 
+/* The report of format f in buf[0..n) (NUL-terminated, no NUL before n), read by name. */
+static tk_apple_report *read_text(const char *name, tk_apple_report_format f, char *buf, size_t n, unsigned flags,
+                                  tk_error *err)
+{
+	tk_apple_report *r = report_new(name);
+	r->format = f;
+	long body = tk_apple_report_read_header(r, buf, n, err);
+	int rc = body < 0              ? -1
+	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, flags, err)
+	         : f == TK_APPLE_CRASH ? tk_apple_report_parse_crash(r, buf, n, (size_t)body, err)
+	                               : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
+	if (rc < 0) {
+		tk_apple_report_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The format of the input name whose first bytes are head[0..hn); 0 with err when it is empty or not
+ * a report (err->msg empty with TK_APPLE_REPORT_IF_REPORT: to be skipped). */
+static tk_apple_report_format sniff_named(const char *name, const unsigned char *head, size_t hn, unsigned flags,
+                                          tk_error *err)
+{
+	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
+	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
+		if (err)
+			err->msg[0] = 0;
+		return 0;
+	}
+	if (!hn)
+		tk_error_set(err, "%s: empty input", name);
+	else if (!f)
+		tk_error_set(err,
+		             "%s: not an Apple report (expected an .ips, a .crash text or a spindump / microstackshot "
+		             "text)",
+		             name);
+	return f;
+}
+
 tk_apple_report *tk_apple_report_read(tk_input *in, tk_error *err)
 {
 	return tk_apple_report_read_ex(in, 0, err);
@@ -437,39 +483,15 @@ tk_apple_report *tk_apple_report_read_ex(tk_input *in, unsigned flags, tk_error 
 {
 	size_t hn;
 	const unsigned char *head = tk_input_head(in, &hn);
-	tk_apple_report_format f = tk_apple_report_sniff(head, hn);
-	if ((flags & TK_APPLE_REPORT_IF_REPORT) && (!hn || !f)) {
-		if (err)
-			err->msg[0] = 0;
+	tk_apple_report_format f = sniff_named(tk_input_name(in), head, hn, flags, err);
+	if (!f)
 		return NULL;
-	}
-	if (!hn) {
-		tk_error_set(err, "%s: empty input", tk_input_name(in));
-		return NULL;
-	}
-	if (!f) {
-		tk_error_set(err,
-		             "%s: not an Apple report (expected an .ips, a .crash text or a spindump / microstackshot "
-		             "text)",
-		             tk_input_name(in));
-		return NULL;
-	}
 	size_t n;
 	char *buf = tk_apple_report_slurp(in, &n, 0, err);
 	if (!buf)
 		return NULL;
-	tk_apple_report *r = report_new(tk_input_name(in));
-	r->format = f;
-	long body = tk_apple_report_read_header(r, buf, n, err);
-	int rc = body < 0              ? -1
-	         : f == TK_APPLE_IPS   ? tk_apple_report_parse_ips(r, buf, n, (size_t)body, flags, err)
-	         : f == TK_APPLE_CRASH ? tk_apple_report_parse_crash(r, buf, n, (size_t)body, err)
-	                               : tk_apple_report_parse_spindump(r, buf, n, (size_t)body, err);
+	tk_apple_report *r = read_text(tk_input_name(in), f, buf, n, flags, err);
 	free(buf);
-	if (rc < 0) {
-		tk_apple_report_free(r);
-		return NULL;
-	}
 	return r;
 }
 
@@ -485,6 +507,124 @@ tk_apple_report *tk_apple_report_read_path_ex(const char *path, unsigned flags, 
 		return NULL;
 	tk_apple_report *r = tk_apple_report_read_ex(in, flags, err);
 	tk_input_close(in);
+	return r;
+}
+
+/* ---- a batch's reader: one buffer for every report, one open, fstat, read and close per file ---- */
+
+/* plain files up to this size are read whole into the reader's buffer; others (and standard input,
+ * gzip'd files, anything not a regular file) go through tk_input as tk_apple_report_read_path_ex */
+#define READER_MAX_BYTES ((size_t)64 << 20)
+
+struct tk_apple_report_reader {
+	char *buf;
+	size_t cap;
+	/* the directory of the last path opened (its fd, its name with the slash): a batch's files in one
+	 * directory are opened by their names in it, without the path walked each time */
+	int dfd;
+	char *dir;
+	size_t dirlen;
+};
+
+tk_apple_report_reader *tk_apple_report_reader_new(void)
+{
+	tk_apple_report_reader *rd = tk_xcalloc(1, sizeof *rd);
+	rd->dfd = -1;
+	return rd;
+}
+
+void tk_apple_report_reader_free(tk_apple_report_reader *rd)
+{
+	if (!rd)
+		return;
+	if (rd->dfd >= 0)
+		close(rd->dfd);
+	free(rd->dir);
+	free(rd->buf);
+	free(rd);
+}
+
+/* path opened read-only, by its name in the directory of the previous one when they share it */
+static int reader_open(tk_apple_report_reader *rd, const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	if (!sl || !sl[1])
+		return open(path, O_RDONLY | O_CLOEXEC);
+	size_t dl = (size_t)(sl - path) + 1; /* with the slash */
+	if (!(rd->dfd >= 0 && rd->dirlen == dl && !memcmp(rd->dir, path, dl))) {
+		if (rd->dfd >= 0)
+			close(rd->dfd);
+		free(rd->dir);
+		rd->dir = tk_xstrndup(path, dl);
+		rd->dirlen = dl;
+		rd->dfd = open(dl == 1 ? "/" : rd->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rd->dfd < 0)
+			return open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return openat(rd->dfd, sl + 1, O_RDONLY | O_CLOEXEC);
+}
+
+/* A regular file of at most READER_MAX_BYTES into rd->buf, NUL-terminated: its size, or -1 when it
+ * is to be read through tk_input (which then gives the error, if any). */
+static ptrdiff_t reader_load(tk_apple_report_reader *rd, const char *path)
+{
+	int fd = reader_open(rd, path);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > READER_MAX_BYTES) {
+		close(fd);
+		return -1;
+	}
+	size_t size = (size_t)st.st_size, len = 0;
+	for (;;) {
+		/* room for the whole file, one byte more (a short read there is its end) and the NUL */
+		if (rd->cap < len + 4096 || rd->cap < size + 2) {
+			size_t c = rd->cap ? rd->cap : 65536;
+			while (c < len + 4096 || c < size + 2)
+				c *= 2;
+			if (c > READER_MAX_BYTES + 8192) { /* it grew while read: tk_input's turn */
+				close(fd);
+				return -1;
+			}
+			rd->buf = tk_xrealloc(rd->buf, c);
+			rd->cap = c;
+		}
+		ssize_t got = read(fd, rd->buf + len, rd->cap - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			close(fd);
+			return -1;
+		}
+		len += (size_t)got;
+		/* at its size with room left over, or no more: the end */
+		if (got == 0 || (len >= size && len < rd->cap - 1))
+			break;
+	}
+	close(fd);
+	rd->buf[len] = 0;
+	return (ptrdiff_t)len;
+}
+
+tk_apple_report *tk_apple_report_reader_read(tk_apple_report_reader *rd, const char *path, unsigned flags,
+                                             tk_error *err)
+{
+	ptrdiff_t got = strcmp(path, "-") ? reader_load(rd, path) : -1;
+	const unsigned char *u = (const unsigned char *)rd->buf;
+	if (got < 0 || (got >= 2 && u[0] == 0x1f && u[1] == 0x8b)) /* gzip: tk_input undoes it */
+		return tk_apple_report_read_path_ex(path, flags, err);
+	/* what tk_apple_report_read_ex does with the same bytes (its head is the first TK_INPUT_HEAD) */
+	size_t n = (size_t)got, hn = n < TK_INPUT_HEAD ? n : TK_INPUT_HEAD;
+	tk_apple_report_format f = sniff_named(path, u, hn, flags, err);
+	if (!f || nul_check(path, rd->buf, n, err) < 0)
+		return NULL;
+	tk_apple_report *r = read_text(path, f, rd->buf, n, flags, err);
+	if (rd->cap > ((size_t)4 << 20)) { /* a big report's buffer is not kept for the next ones */
+		free(rd->buf);
+		rd->buf = NULL;
+		rd->cap = 0;
+	}
 	return r;
 }
 

@@ -222,7 +222,8 @@ static void *sc_grow(void *v, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return v;
-	size_t c = *cap ? *cap : 8;
+	/* from a few kB: a report's frames (about 100) without a realloc per doubling */
+	size_t c = *cap ? *cap : size < 4096 / 8 ? 4096 / size : 8;
 	while (c < need)
 		c *= 2;
 	*cap = c;
@@ -247,9 +248,24 @@ static inline void sc_ws(ips_scan *sc)
 	size_t p = sc->p, n = sc->n;
 	if (p >= n || !sc_blank[(unsigned char)s[p]])
 		return;
-	do
+	do {
 		p++;
-	while (p < n && sc_blank[(unsigned char)s[p]]);
+		/* a pretty-printed report's blanks are a newline and a run of spaces: 8 at a time */
+		while (p + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, s + p, 8);
+			w ^= 0x2020202020202020ull; /* spaces to 0 */
+			if (w) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+				p += (size_t)__builtin_clzll(w) / 8; /* the first byte not a space */
+#else
+				p += (size_t)__builtin_ctzll(w) / 8;
+#endif
+				break;
+			}
+			p += 8;
+		}
+	} while (p < n && sc_blank[(unsigned char)s[p]]);
 	sc->p = p;
 }
 
@@ -500,6 +516,25 @@ static json_t *sc_value(ips_scan *sc, int depth)
 	return NULL;
 }
 
+/* A key of a frames[] object: "imageIndex" and "imageOffset" (nearly every key there) matched by their
+ * bytes, others read by sc_plain (the same k and kn). */
+static inline int sc_frame_key(ips_scan *sc, const char **k, size_t *kn)
+{
+	const char *s = sc->s + sc->p;
+	size_t left = sc->n - sc->p;
+	if (left >= 14 && s[0] == '"' && !memcmp(s + 1, "image", 5)) {
+		if (!memcmp(s + 6, "Index\"", 6)) {
+			*k = s + 1, *kn = 10, sc->p += 12;
+			return 0;
+		}
+		if (!memcmp(s + 6, "Offset\"", 7)) {
+			*k = s + 1, *kn = 11, sc->p += 13;
+			return 0;
+		}
+	}
+	return sc_plain(sc, k, kn);
+}
+
 /* A key of known length: k[0..kn) is want. */
 #define KEY_IS(k, kn, want) ((kn) == sizeof want - 1 && !memcmp(k, want, sizeof want - 1))
 
@@ -524,7 +559,7 @@ static int sc_flat(ips_scan *sc, int image)
 			int type, neg = 0;
 			uint64_t u = 0;
 			sc_ws(sc);
-			if (sc_plain(sc, &k, &kn) < 0 || sc_expect(sc, ':') < 0 ||
+			if ((image ? sc_plain(sc, &k, &kn) : sc_frame_key(sc, &k, &kn)) < 0 || sc_expect(sc, ':') < 0 ||
 			    sc_scalar(sc, &type, &v, &vn, &u, &neg) < 0)
 				return -1;
 			int nonneg = type == SV_INT && !neg;
@@ -741,9 +776,22 @@ void *tk_apple_report_json_strict(const char *s, size_t n)
 
 static void scan_images(tk_apple_report *r, const ips_scan *sc)
 {
+	/* all at once, at the capacity tk_apple_report_add_image keeps (the next power of two) */
+	if (!r->nimages && sc->ni > 1) {
+		size_t cap = 1;
+		while (cap < sc->ni)
+			cap *= 2;
+		r->images = tk_xrealloc(r->images, cap * sizeof *r->images);
+	}
+	int bulk = !r->nimages && sc->ni > 1;
 	for (size_t i = 0; i < sc->ni; i++) {
 		const sc_image *s = &sc->im[i];
-		tk_apple_report_image *im = tk_apple_report_add_image(r);
+		tk_apple_report_image *im;
+		if (bulk) {
+			im = &r->images[r->nimages++];
+			memset(im, 0, sizeof *im);
+		} else
+			im = tk_apple_report_add_image(r);
 		im->base = s->base;
 		im->size = s->size;
 		if (s->str[0]) {

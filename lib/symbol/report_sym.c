@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tracekit/apple_report.h"
 #include "tracekit/symbol.h"
@@ -58,12 +59,20 @@ struct tk_apple_report_symbols {
 	size_t cap, n;
 	ans_slot *aslot; /* open addressing, power-of-two size */
 	size_t acap, an, abytes;
-	ans_chunk *achunk, *alast, *acur; /* all chunks in order; the one being filled */
+	ans_chunk *achunk, *acur; /* all chunks in order; the one being filled */
 	/* kept only while it pays: per window of lookups, the memo's hits; under one in 8, the memo is
 	 * left alone for ANS_SKIP windows (uniformly random addresses: probes and copies for nothing) */
 	size_t probes, hits, skip;
 	void *scratch;
 	size_t scratch_cap;
+	/* whole stacks (below): slots, entries in chunks, and each report's keys of its frames */
+	struct stk_slot *sslot;
+	size_t scap, sn, sbytes;
+	ans_chunk *schunk, *scur;
+	struct fkey *kbuf;
+	const struct ans **abuf;
+	size_t kcap, acap2;
+	unsigned sgen; /* stk_reset's count (ans_reset's too): stacks of an older one are gone */
 };
 
 tk_apple_report_symbols *tk_apple_report_symbols_new(tk_symbolicator *s)
@@ -90,7 +99,35 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
 	}
 	free(rs->aslot);
 	free(rs->scratch);
+	for (ans_chunk *c = rs->schunk, *nx; c; c = nx) {
+		nx = c->next;
+		free(c);
+	}
+	free(rs->sslot);
+	free(rs->kbuf);
+	free(rs->abuf);
 	free(rs);
+}
+
+/* The memo's big pieces (its slots, its answers' chunks past the first 2 MB): 2 MB-aligned and advised
+ * into huge pages. Filled 4 kB page by page they cost a page fault each (two for the slots, read then
+ * written), 7,000 a 10,000-report batch, and a TLB miss per answer looked up. free() frees them. */
+enum { MEMO_HUGE = 2 << 20 };
+static void *memo_alloc(size_t size, int zero)
+{
+	if (size >= MEMO_HUGE) {
+		size_t n = (size + MEMO_HUGE - 1) & ~(size_t)(MEMO_HUGE - 1);
+		void *p = aligned_alloc(MEMO_HUGE, n);
+		if (p) {
+#ifdef MADV_HUGEPAGE
+			madvise(p, n, MADV_HUGEPAGE);
+#endif
+			if (zero)
+				memset(p, 0, size);
+			return p;
+		}
+	}
+	return zero ? tk_xcalloc(1, size) : tk_xmalloc(size);
 }
 
 static uint64_t fnv(const char *k)
@@ -171,9 +208,44 @@ static void *pool_alloc(tk_apple_report *r, size_t n)
 	return p;
 }
 
+static void stk_reset(tk_apple_report_symbols *rs);
+
+/* A chunk of the list first with need bytes free, from *cur on (then *cur). Past max bytes of chunks,
+ * reset empties the memo and its chunks are used again; else a chunk is added: 64 kB, then (2 MB of
+ * chunks on) huge pages' worth. */
+static ans_chunk *chunk_for(tk_apple_report_symbols *rs, ans_chunk **first, ans_chunk **cur, size_t *bytes,
+                            size_t max, size_t need, void (*reset)(tk_apple_report_symbols *))
+{
+	ans_chunk *c = *cur;
+	while (c && c->cap - c->used < need)
+		c = c->next;
+	if (!c && *bytes > max) { /* full: start again in the same chunks */
+		reset(rs);
+		for (c = *cur; c && c->cap - c->used < need;)
+			c = c->next;
+	}
+	if (!c) {
+		size_t cap = *bytes >= MEMO_HUGE ? MEMO_HUGE - sizeof *c : 1 << 16;
+		if (cap < need)
+			cap = need;
+		c = memo_alloc(sizeof *c + cap, 0);
+		c->next = NULL;
+		c->used = 0;
+		c->cap = cap;
+		ans_chunk **tail = first;
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = c;
+		*bytes += cap;
+	}
+	*cur = c;
+	return c;
+}
+
 /* the memo emptied; its chunks kept for the answers to come (no new pages after the first fill) */
 static void ans_reset(tk_apple_report_symbols *rs)
 {
+	stk_reset(rs); /* the stacks point at answers */
 	for (ans_chunk *c = rs->achunk; c; c = c->next)
 		c->used = 0;
 	rs->acur = rs->achunk;
@@ -207,7 +279,7 @@ static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 		ans_slot *old = rs->aslot;
 		size_t oc = rs->acap;
 		rs->acap = oc ? 2 * oc : 4096;
-		rs->aslot = tk_xcalloc(rs->acap, sizeof *rs->aslot);
+		rs->aslot = memo_alloc(rs->acap * sizeof *rs->aslot, 1);
 		for (size_t i = 0; i < oc; i++)
 			if (old[i].key)
 				*ans_find(rs, old[i].key, old[i].addr) = old[i];
@@ -238,30 +310,7 @@ static const ans *ans_put(tk_apple_report_symbols *rs, const tk_symbol_image *ke
 		a = rs->scratch;
 		goto fill;
 	}
-	ans_chunk *c = rs->acur;
-	while (c && c->cap - c->used < need)
-		c = c->next;
-	if (!c) {
-		if (rs->abytes > ANS_MAX_BYTES) { /* full: start again in the same chunks */
-			ans_reset(rs);
-			for (c = rs->acur; c && c->cap - c->used < need;)
-				c = c->next;
-		}
-		if (!c) {
-			size_t cap = need > (1 << 16) ? need : (1 << 16);
-			c = tk_xmalloc(sizeof *c + cap);
-			c->next = NULL;
-			c->used = 0;
-			c->cap = cap;
-			if (rs->alast)
-				rs->alast->next = c;
-			else
-				rs->achunk = c;
-			rs->alast = c;
-			rs->abytes += cap;
-		}
-	}
-	rs->acur = c;
+	ans_chunk *c = chunk_for(rs, &rs->achunk, &rs->acur, &rs->abytes, ANS_MAX_BYTES, need, ans_reset);
 	a = (ans *)((char *)c->data + c->used);
 	c->used += need;
 fill:
@@ -291,6 +340,107 @@ fill:
 	e->a = a;
 	rs->an++;
 	return a;
+}
+
+/* ---- whole stacks, kept across reports ----
+ * A fleet's reports repeat whole threads (a crash signature's stack, the same idle threads), and one
+ * probe of the answers per frame is a miss per frame (the memo is larger than the caches). A thread
+ * whose frames are all in images with symbols is keyed by its frames' (image handle, file address);
+ * a stack met before gives every frame's answer at once. Entries point at answers, so they go when
+ * the answers do (ans_reset); bounded on their own too (STK_MAX, STK_MAX_BYTES). */
+typedef struct fkey {
+	const tk_symbol_image *key;
+	uint64_t addr;
+} fkey;
+
+typedef struct stk {
+	uint64_t hash;
+	size_t n;
+	/* then n fkeys, then n answers */
+} stk;
+
+typedef struct stk_slot {
+	uint64_t hash;
+	const stk *e; /* NULL: empty */
+} stk_slot;
+
+enum { STK_MAX = 1 << 16 };
+#define STK_MAX_BYTES ((size_t)8 << 20)
+
+static void stk_reset(tk_apple_report_symbols *rs)
+{
+	rs->sgen++;
+	for (ans_chunk *c = rs->schunk; c; c = c->next)
+		c->used = 0;
+	rs->scur = rs->schunk;
+	if (rs->sslot)
+		memset(rs->sslot, 0, rs->scap * sizeof *rs->sslot);
+	rs->sn = 0;
+}
+
+static uint64_t stk_hash(const fkey *k, size_t n)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull ^ n;
+	for (size_t i = 0; i < n; i++) {
+		x = (x ^ (uint64_t)(uintptr_t)k[i].key) * 0xff51afd7ed558ccdull;
+		x = (x ^ k[i].addr) * 0xc4ceb9fe1a85ec53ull;
+		x ^= x >> 29;
+	}
+	return x ? x : 1;
+}
+
+static inline const fkey *stk_keys(const stk *e)
+{
+	return (const fkey *)(e + 1);
+}
+
+static inline const ans *const *stk_answers(const stk *e)
+{
+	return (const ans *const *)(stk_keys(e) + e->n);
+}
+
+static stk_slot *stk_find(tk_apple_report_symbols *rs, uint64_t hash, const fkey *k, size_t n)
+{
+	size_t m = rs->scap - 1, i = (size_t)(hash >> 20) & m;
+	for (;; i = (i + 1) & m) {
+		const stk *e = rs->sslot[i].e;
+		if (!e || (rs->sslot[i].hash == hash && e->n == n && !memcmp(stk_keys(e), k, n * sizeof *k)))
+			return &rs->sslot[i];
+	}
+}
+
+/* the stack k[0..n) answered by a[0..n), kept */
+static void stk_put(tk_apple_report_symbols *rs, uint64_t hash, const fkey *k, const ans *const *a, size_t n)
+{
+	if (rs->sn + 1 > STK_MAX)
+		stk_reset(rs);
+	if (2 * (rs->sn + 1) > rs->scap) { /* grow and rehash */
+		stk_slot *old = rs->sslot;
+		size_t oc = rs->scap;
+		rs->scap = oc ? 2 * oc : 1024;
+		rs->sslot = memo_alloc(rs->scap * sizeof *rs->sslot, 1);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].e) {
+				size_t m = rs->scap - 1, j = (size_t)(old[i].hash >> 20) & m;
+				while (rs->sslot[j].e)
+					j = (j + 1) & m;
+				rs->sslot[j] = old[i];
+			}
+		free(old);
+	}
+	size_t need = sizeof(stk) + n * (sizeof *k + sizeof *a);
+	need = (need + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	ans_chunk *c = chunk_for(rs, &rs->schunk, &rs->scur, &rs->sbytes, STK_MAX_BYTES, need, stk_reset);
+	stk *e = (stk *)((char *)c->data + c->used);
+	c->used += need;
+	e->hash = hash;
+	e->n = n;
+	memcpy((fkey *)(e + 1), k, n * sizeof *k);
+	memcpy((const ans **)((fkey *)(e + 1) + n), a, n * sizeof *a);
+	stk_slot *sl = stk_find(rs, hash, k, n);
+	sl->hash = hash;
+	sl->e = e;
+	rs->sn++;
 }
 
 /* One report (st: its stats, or NULL). Each image with frames is asked of the symbolicator once
@@ -327,34 +477,94 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 			im->why = tk_xstrdup(mm->why);
 		}
 	}
-	/* the memo's slots, then the answers in them, fetched for every frame before the first is used:
-	 * the memo is larger than the caches, and 100 misses in flight cost about what one does */
+	/* every frame's key (image handle, file address; handle NULL: not looked up), then each thread's
+	 * stack looked for in the stacks met before (stacks: not for spindump trees, nor while the memo is
+	 * left alone) */
+	size_t nt = r->nthreads + (r->leb ? 1 : 0), total = 0;
+	for (size_t i = 0; i < nt; i++)
+		total += (i < r->nthreads ? &r->threads[i] : r->leb)->nframes;
+	if (rs->kcap < total) {
+		free(rs->kbuf);
+		free(rs->abuf);
+		rs->kcap = total;
+		rs->kbuf = tk_xmalloc(total * sizeof *rs->kbuf);
+		rs->abuf = tk_xmalloc(total * sizeof *rs->abuf);
+	}
+	uint64_t *hash = tk_xcalloc(nt ? 2 * nt : 1, sizeof *hash);
+	const stk **hit = (const stk **)(hash + nt);
+	int stacks = !rs->skip && r->format != TK_APPLE_SPINDUMP;
+	for (size_t i = 0, fo = 0; i < nt; i++) {
+		const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
+		int whole = stacks && t->nframes > 0;
+		for (size_t j = 0; j < t->nframes; j++) {
+			const tk_apple_report_frame *f = &t->frames[j];
+			fkey *k = &rs->kbuf[fo + j];
+			k->key = NULL;
+			k->addr = 0;
+			if (!f->image || f->image > r->nimages || f->kernel || !h[f->image - 1]) {
+				whole = 0;
+				continue;
+			}
+			int leaf;
+			if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
+				leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
+			else
+				leaf = j == 0;
+			uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
+			k->key = h[f->image - 1];
+			k->addr = tk_symbol_image_file_addr(k->key, r->images[f->image - 1].base, addr);
+		}
+		if (whole) {
+			hash[i] = stk_hash(&rs->kbuf[fo], t->nframes);
+			if (rs->scap)
+				__builtin_prefetch(&rs->sslot[(size_t)(hash[i] >> 20) & (rs->scap - 1)]);
+		}
+		fo += t->nframes;
+	}
+	unsigned sgen = rs->sgen;
+	if (rs->scap)
+		for (size_t i = 0, fo = 0; i < nt; i++) {
+			size_t n = (i < r->nthreads ? &r->threads[i] : r->leb)->nframes;
+			if (hash[i]) {
+				hit[i] = stk_find(rs, hash[i], &rs->kbuf[fo], n)->e;
+				if (hit[i])
+					__builtin_prefetch(stk_answers(hit[i]));
+			}
+			fo += n;
+		}
+	/* the memo's slots, then the answers in them (those of the stacks found, for their threads),
+	 * fetched for every frame before the first is used: the memo is larger than the caches, and 100
+	 * misses in flight cost about what one does */
 	if (!rs->skip && rs->acap)
 		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i <= r->nthreads; i++) {
-				const tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
-				for (size_t j = 0; t && j < t->nframes; j++) {
-					const tk_apple_report_frame *f = &t->frames[j];
-					if (!f->image || f->image > r->nimages || f->kernel || !h[f->image - 1] ||
-					    r->format == TK_APPLE_SPINDUMP)
+			for (size_t i = 0, fo = 0; i < nt; i++) {
+				size_t n = (i < r->nthreads ? &r->threads[i] : r->leb)->nframes;
+				for (size_t j = 0; j < n; j++) {
+					const fkey *k = &rs->kbuf[fo + j];
+					if (hit[i]) { /* its answers */
+						if (pass == 1)
+							__builtin_prefetch(stk_answers(hit[i])[j]);
 						continue;
-					const tk_symbol_image *si = h[f->image - 1];
-					uint64_t addr = j == 0 || !f->addr ? f->addr : f->addr - 1;
-					uint64_t fa = tk_symbol_image_file_addr(si, r->images[f->image - 1].base, addr);
+					}
+					if (!k->key)
+						continue;
 					if (pass == 0) {
-						__builtin_prefetch(&rs->aslot[ans_hash(si, fa) & (rs->acap - 1)]);
+						__builtin_prefetch(&rs->aslot[ans_hash(k->key, k->addr) & (rs->acap - 1)]);
 					} else {
-						const ans_slot *e = ans_find(rs, si, fa);
+						const ans_slot *e = ans_find(rs, k->key, k->addr);
 						if (e->key)
 							__builtin_prefetch(e->a);
 					}
 				}
+				fo += n;
 			}
 	tk_symbol_result res;
-	for (size_t i = 0; i <= r->nthreads; i++) {
+	for (size_t i = 0, fo = 0; i < nt; fo += (i < r->nthreads ? &r->threads[i] : r->leb)->nframes, i++) {
 		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;
-		if (!t)
-			break;
+		/* a stack met before (still there: no reset since it was found) */
+		const ans *const *known = hit[i] && rs->sgen == sgen ? stk_answers(hit[i]) : NULL;
+		int put = hash[i] && !known; /* kept as a stack when every answer is kept */
+		unsigned gen = rs->sgen;
 		for (size_t j = 0; j < t->nframes; j++) {
 			tk_apple_report_frame *f = &t->frames[j];
 			if (!f->image || !r->images[f->image - 1].uuid || f->kernel)
@@ -366,17 +576,13 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 				st->unresolved++;
 				continue;
 			}
-			int leaf;
-			if (r->format == TK_APPLE_SPINDUMP) /* a tree: a frame without children is a PC */
-				leaf = j + 1 == t->nframes || t->frames[j + 1].depth <= f->depth;
-			else
-				leaf = j == 0;
-			uint64_t addr = leaf || !f->addr ? f->addr : f->addr - 1;
-			uint64_t fa = tk_symbol_image_file_addr(si, im->base, addr);
+			uint64_t fa = rs->kbuf[fo + j].addr;
 			const ans *a = NULL;
 			int keep = rs->skip == 0;
 			if (keep) {
-				if (rs->acap) {
+				if (known)
+					a = known[j], rs->hits++;
+				else if (rs->acap) {
 					const ans_slot *e = ans_find(rs, si, fa);
 					if (e->key)
 						a = e->a, rs->hits++;
@@ -387,6 +593,8 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 					rs->probes = rs->hits = 0;
 				}
 			} else {
+				if (known)
+					a = known[j];
 				rs->skip--;
 			}
 			if (!a) {
@@ -394,6 +602,12 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 				if (m == 1 && !res.frames[0].file && !strcmp(res.frames[0].function, "??"))
 					m = 0;
 				a = ans_put(rs, si, fa, &res, m, keep);
+			}
+			if (put) {
+				if (keep)
+					rs->abuf[j] = a;
+				else
+					put = 0;
 			}
 			if (!a->m) {
 				st->unresolved++;
@@ -417,7 +631,11 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 			f->sym_off = a->symtab ? tk_symbol_image_file_addr(si, im->base, f->addr) - a->symbol_start : 0;
 			st->resolved++;
 		}
+		/* the answers are all in the memo (none reset since): the stack is kept */
+		if (put && rs->sgen == gen)
+			stk_put(rs, hash[i], &rs->kbuf[fo], rs->abuf, t->nframes);
 	}
+	free(hash);
 	free(h);
 	return 0;
 }

@@ -811,6 +811,16 @@ static int write_ips_text(obuf *o, const tk_apple_report *r)
 	return 0;
 }
 
+int tk_apple_report_text_append(const tk_apple_report *r, char **buf, size_t *len, size_t *cap, tk_error *err)
+{
+	if (r->format != TK_APPLE_IPS && r->format != TK_APPLE_CRASH)
+		return tk_error_set(err, "%s: only .ips and .crash reports are appended as text", r->name);
+	obuf o = {*buf, *len, *cap};
+	int rc = r->format == TK_APPLE_IPS ? write_ips_text(&o, r) : write_crash_text(&o, r);
+	*buf = o.b, *len = o.n, *cap = o.cap;
+	return rc < 0 ? tk_error_set(err, "out of memory") : 0;
+}
+
 int tk_apple_report_write_text(FILE *out, const tk_apple_report *r, tk_error *err)
 {
 	if (r->format != TK_APPLE_IPS && r->format != TK_APPLE_CRASH) {

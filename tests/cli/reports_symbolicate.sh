@@ -163,3 +163,21 @@ check_eq "Last Exception Backtrace: its frames named as the same frames of threa
 	"$(sed -n '/^Last Exception Backtrace:$/,/^$/p' "$TMP/leb.txt" | sed 1d)"
 check "Last Exception Backtrace: names from the dSYM" bash -c \
 	"grep -A1 '^Last Exception Backtrace:\$' '$TMP/leb.txt' | tail -1 | grep -q ' (in libtks-arm64.dylib) (unit_00'"
+# a batch reads plain files through its own reader (one buffer, one read per file: tk_apple_report_reader_read)
+# and gzip'd ones through tk_input: the same reports must give the same outputs, and a bad file the
+# error tk_input's path gives it (`collapse` reads each through the registry's readers)
+mkdir -p "$TMP/rd/in" "$TMP/rd/gz"
+for f in "$TMP"/ra/r000.ips "$TMP"/ra/r001.crash "$TMP"/ra/r002.spin; do
+	cp "$f" "$TMP/rd/in/" && gzip -c "$f" >"$TMP/rd/gz/$(basename "$f")"
+done
+printf 'Incident Identifier: X\nProcess: a\nException Type: EXC_CRASH\n\0\n' >"$TMP/rd/in/nul.crash"
+: >"$TMP/rd/in/empty.crash"
+"$TK" symbolicate "$TMP/rd/in" --symbols "$TMP/a64" -o "$TMP/rd/o-in" 2>"$TMP/rd/in.err"
+"$TK" symbolicate "$TMP/rd/gz" --symbols "$TMP/a64" -o "$TMP/rd/o-gz" 2>"$TMP/rd/gz.err"
+check "reader: plain and gzip'd reports give the same outputs" \
+	bash -c "ls '$TMP/rd/o-gz' | grep -c . | grep -qx 3 && for f in \$(ls '$TMP/rd/o-gz'); do cmp -s '$TMP/rd/o-in/'\$f '$TMP/rd/o-gz/'\$f || exit 1; done"
+check_eq "reader: a NUL byte gives the error tk_input's path gives" \
+	"$("$TK" collapse "$TMP/rd/in/nul.crash" 2>&1 | sed 's/^tracekit: //')" \
+	"$(grep 'nul.crash' "$TMP/rd/in.err" | sed 's/^tracekit: warning: symbolicate: //')"
+check "reader: an empty file in a directory is skipped, not an error" \
+	bash -c "grep -q '4 reports, 1 failed' '$TMP/rd/in.err' && ! grep -q empty.crash '$TMP/rd/in.err'"
