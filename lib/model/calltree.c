@@ -80,8 +80,11 @@ static uint32_t function_of(func_table *ft, tk_frame_id f)
 			TK_GROW(ft->owned, ft->capowned, ft->nowned + 1);
 			k.label = ft->owned[ft->nowned++] = tk_xstrdup(buf);
 		}
+		size_t cap = ft->cap;
 		TK_GROW(ft->keys, ft->cap, ft->n + 1);
-		ft->frame = tk_xrealloc(ft->frame, ft->cap * sizeof *ft->frame);
+		/* only when keys grew: a realloc per function copies the array each time under ASan */
+		if (ft->cap != cap)
+			ft->frame = tk_xrealloc(ft->frame, ft->cap * sizeof *ft->frame);
 		ft->keys[ft->n] = k;
 		ft->frame[ft->n] = f;
 		tk_hidx_insert(&ft->index, h, (uint32_t)ft->n);

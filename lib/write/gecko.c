@@ -339,9 +339,12 @@ static void build_inlines(gw *w)
 			uint64_t h = tk_hash_u64(((uint64_t)k.name << 32) | (uint32_t)lib);
 			uint32_t si = tk_hidx_find(&sym_idx, h, sym_eq, w, &k);
 			if (si == UINT32_MAX) {
+				size_t cap = capsyms;
 				TK_GROW(w->sym_name, capsyms, w->nsyms + 1);
-				w->sym_lib = tk_xrealloc(w->sym_lib, capsyms * sizeof *w->sym_lib);
-				w->sym_addr = tk_xrealloc(w->sym_addr, capsyms * sizeof *w->sym_addr);
+				if (capsyms != cap) { /* not per symbol: ASan's realloc always copies */
+					w->sym_lib = tk_xrealloc(w->sym_lib, capsyms * sizeof *w->sym_lib);
+					w->sym_addr = tk_xrealloc(w->sym_addr, capsyms * sizeof *w->sym_addr);
+				}
 				w->sym_name[w->nsyms] = k.name;
 				w->sym_lib[w->nsyms] = lib;
 				w->sym_addr[w->nsyms] = UINT64_MAX;
@@ -388,8 +391,10 @@ static void build_tables(gw *w)
 		uint64_t h = tk_hash_u64(((uint64_t)name << 32) | f->binary);
 		uint32_t fi = tk_hidx_find(&w->func_idx, h, func_eq, w, &k);
 		if (fi == UINT32_MAX) {
+			size_t cap = w->capfuncs;
 			TK_GROW(w->funcs, w->capfuncs, w->nfuncs + 1);
-			w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
+			if (w->capfuncs != cap) /* not per function: ASan's realloc always copies */
+				w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
 			w->funcs[w->nfuncs] = k;
 			w->func_file[w->nfuncs] = 0;
 			tk_hidx_insert(&w->func_idx, h, (uint32_t)w->nfuncs);
@@ -414,8 +419,10 @@ static void build_tables(gw *w)
 		uint64_t h = tk_hash_u64((uint64_t)k.name << 32);
 		uint32_t fi = tk_hidx_find(&w->func_idx, h, func_eq, w, &k);
 		if (fi == UINT32_MAX) {
+			size_t cap = w->capfuncs;
 			TK_GROW(w->funcs, w->capfuncs, w->nfuncs + 1);
-			w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
+			if (w->capfuncs != cap) /* not per function: ASan's realloc always copies */
+				w->func_file = tk_xrealloc(w->func_file, w->capfuncs * sizeof *w->func_file);
 			w->funcs[w->nfuncs] = k;
 			w->func_file[w->nfuncs] = 0;
 			tk_hidx_insert(&w->func_idx, h, (uint32_t)w->nfuncs);

@@ -8,16 +8,56 @@ Checks, printing TAP-ish lines: the thread count and (tid, name) set equal `trac
 for every thread, each function's self weight from `profiler-cli thread functions --json` equals
 `tracekit top --json --thread TID` (ratio within 0.1 %), matched by (name, library), samples with an
 empty stack as the function "(no stack)"; every thread's total in the profiler's call tree (the root,
-idle samples included) equals the thread's total in `tracekit tree`, so every percentage agrees."""
-import json, os, re, subprocess, sys
+idle samples included) equals the thread's total in `tracekit tree`, so every percentage agrees.
+
+The questions go to the current session's profiler-cli daemon (the profiler's own code, which
+computes every answer) over its socket, as the `profiler-cli` client sends them: one JSON line
+{"type":"command","command":…} answered by one JSON line {"type":"success","result":…}, whose result
+is what `profiler-cli … --json` prints. A client process per question cost ~0.5 s of CPU (node
+loading the whole bundle), two per thread. gecko_profiler.sh checks that these answers equal the
+client's own output (`gecko_compare.py --query …`).
+
+usage: gecko_compare.py --query list|functions HANDLE|top-down HANDLE   one answer, as JSON"""
+import json, os, re, socket, subprocess, sys
+
+# the profiler-cli command line each question stands for, as the client builds its command object
+# (thread list --limit 0; thread functions --thread H --limit 0; thread samples-top-down --thread H
+# --include-idle --max-lines 1)
+def pc_command(what, handle=None):
+    if what == 'list':
+        return {'command': 'thread', 'subcommand': 'list', 'threadListOptions': {'limit': 0}}
+    if what == 'functions':
+        return {'command': 'thread', 'subcommand': 'functions', 'thread': handle, 'functionFilters': {}}
+    if what == 'top-down':
+        return {'command': 'thread', 'subcommand': 'samples-top-down', 'thread': handle, 'includeIdle': True,
+                'callTreeOptions': {'maxNodes': 1}}
+    sys.exit('gecko_compare.py: unknown question ' + what)
+
+
+def pc(what, handle=None):
+    d = os.environ.get('PROFILER_CLI_SESSION_DIR') or os.path.join(os.environ['HOME'], '.profiler-cli')
+    session = open(os.path.join(d, 'current.txt')).read().strip()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(os.path.join(d, session + '.sock'))
+        s.sendall((json.dumps({'type': 'command', 'command': pc_command(what, handle)}) + '\n').encode())
+        buf = b''
+        while b'\n' not in buf:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+    r = json.loads(buf.split(b'\n', 1)[0])
+    if r.get('type') != 'success':
+        sys.exit('gecko_compare.py: the daemon answered %s' % json.dumps(r)[:400])
+    return r['result']
+
+
+if sys.argv[1] == '--query':
+    print(json.dumps(pc(*sys.argv[2:])))
+    sys.exit()
 
 tk, inp = sys.argv[1], sys.argv[2]
 label = inp.rsplit('/', 1)[-1]
-
-
-def pc(*args):
-    return json.loads(subprocess.run(['profiler-cli', *args, '--json'], check=True, capture_output=True,
-                                     text=True).stdout)
 
 
 def tkj(*args):
@@ -33,7 +73,7 @@ def report(ok, name, detail=''):
 
 tree = tkj('tree', '--max-depth', '1')
 ours = sorted((g['tid'], g['name'] or g.get('process') or f"thread {g['tid']}") for g in tree['threads'])
-tl = pc('thread', 'list', '--limit', '0')
+tl = pc('list')
 theirs = sorted((t['tid'], t['name']) for t in tl['threads'])
 report(ours == theirs, f'{len(theirs)} threads with the same tids and names', f'ours {ours} theirs {theirs}')
 
@@ -65,11 +105,11 @@ badtot = []
 nfun = 0
 for t in tl['threads']:
     g = byname.get((t['tid'], t['name']))
-    td = pc('thread', 'samples-top-down', '--thread', t['threadHandle'], '--include-idle', '--max-lines', '1')
+    td = pc('top-down', t['threadHandle'])
     got_total = td['regularCallTree']['totalSamples']
     if g is None or abs(got_total - g['total'] / scale) > 1e-6 * max(1, g['total'] / scale):
         badtot.append(f"{t['name']}: profiler {got_total} tracekit {g and g['total'] / scale}")
-    fs = pc('thread', 'functions', '--thread', t['threadHandle'], '--limit', '0')
+    fs = pc('functions', t['threadHandle'])
     got = {}
     for f in fs['functions']:
         key = (f['name'], f.get('library') or '')

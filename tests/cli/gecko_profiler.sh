@@ -33,6 +33,20 @@ sparse_checks() { # GECKO_FILE of MT
 	profiler-cli thread list --limit 0 --json >"$TMP/tl.json"
 	h=$(python3 -c 'import json,sys; print([t["threadHandle"] for t in json.load(open(sys.argv[1]))["threads"] if t["tid"] == 948349][0])' "$TMP/tl.json")
 	profiler-cli thread info --thread "$h" --json >"$TMP/ti.json"
+	# gecko_compare.py asks the daemon directly (no client process per question): its answers are
+	# the profiler-cli client's own, for each of its three questions
+	profiler-cli thread functions --thread "$h" --limit 0 --json >"$TMP/pc-f.json"
+	profiler-cli thread samples-top-down --thread t-0 --include-idle --max-lines 1 --json >"$TMP/pc-td.json"
+	check_eq "gecko_compare.py's questions to the daemon get profiler-cli's own answers (thread list, functions, top-down)" "same same same" \
+		"$(python3 - "$TK_ROOT/tests/cli/gecko_compare.py" "$h" "$TMP/tl.json" "$TMP/pc-f.json" "$TMP/pc-td.json" <<'PY'
+import json, subprocess, sys
+gc, h = sys.argv[1], sys.argv[2]
+def q(*a): return json.loads(subprocess.run([sys.executable, gc, '--query', *a], check=True, capture_output=True, text=True).stdout)
+def same(a, b): return 'same' if a == b and a else 'differ'
+print(same(q('list'), json.load(open(sys.argv[3]))), same(q('functions', h), json.load(open(sys.argv[4]))),
+      same(q('top-down', 't-0'), json.load(open(sys.argv[5]))))
+PY
+)"
 	check_eq "sparse thread: CPU activity only where it ran (under 1 % of its 10.4 s span, at least 80 % of its CPU)" ok \
 		"$(python3 - "$TMP/ti.json" "$1" <<'PY'
 import json, sys

@@ -156,10 +156,15 @@ def offsets(paths):
 
 def deep(n):
     fr = '{"binaryUUID":"11111111-2222-3333-4444-%012X","binaryName":"Deep","offsetIntoBinaryTextSegment":%d,"address":%d,"sampleCount":%d%s}'
-    inner = ""
-    for d in range(n - 1, -1, -1):
-        sub = ',"subFrames":[%s]' % inner if inner else ""
-        inner = fr % (1, 0x1000 + 4 * d, 0x100000000 + 0x1000 + 4 * d, 7, sub)
+    # frame d opens, holds frame d + 1 in its subFrames, then closes: the openings in order, then the
+    # closings in reverse (linear; wrapping the inner text level by level copied it n times)
+    heads, tails = [], []
+    for d in range(n):
+        head, tail = (fr % (1, 0x1000 + 4 * d, 0x100000000 + 0x1000 + 4 * d, 7, "\0")).split("\0")
+        sub = d < n - 1
+        heads.append(head + (',"subFrames":[' if sub else ""))
+        tails.append(("]" if sub else "") + tail)
+    inner = "".join(heads) + "".join(reversed(tails))
     print('{"timeStampBegin":"2024-01-01 00:00:00 +0000","timeStampEnd":"2024-01-02 00:00:00 +0000",'
           '"hangDiagnostics":[{"version":"1.0.0","diagnosticMetaData":{"hangDuration":"2.5 sec","appVersion":"1.0"},'
           '"callStackTree":{"callStackPerThread":true,"callStacks":[{"threadAttributed":true,"callStackRootFrames":[%s]}]}}]}' % inner)

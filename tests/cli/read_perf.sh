@@ -10,19 +10,22 @@ ORACLE="$TK_ROOT/tests/cli/perf_oracle.py"
 REF2="$P/perf-script_linux6.1_spin-two-events-all-fields-ns_generated.txt"
 REF1="$P/perf-script_linux6.1_spin-no-callchain-all-fields-ns_generated.txt"
 
-# FIELD… of info --json (after the options given), one line
+# FIELD… of info --json (after the options given), one line. The same FILE and OPTIONS are read
+# once: their output is kept in $TMP for the next question about other fields.
 info() { # FILE [OPTIONS…] -- FIELD…
 	local f=$1; shift
 	local opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	"$TK" info --json "${opts[@]}" "$f" 2>&1 | python3 -c '
+	local out="$TMP/info.$(printf '%s\0' "$f" "${opts[@]}" | md5sum | cut -c1-32)"
+	[ -e "$out" ] || "$TK" info --json "${opts[@]}" "$f" >"$out" 2>&1
+	python3 -c '
 import json, sys
 try:
     d = json.load(sys.stdin)
 except Exception:
     print("not JSON"); sys.exit()
-print(" ".join(str(d.get(k)) for k in sys.argv[1:]))' "$@"
+print(" ".join(str(d.get(k)) for k in sys.argv[1:]))' "$@" <"$out"
 }
 threads_of() { # FILE [OPTIONS…]
 	local f=$1; shift

@@ -6,6 +6,7 @@
 . "$TK_ROOT/tests/lib.sh"
 X="$FIX/xctrace"
 O="python3 $TK_ROOT/tests/cli/viewers_oracle.py"
+export VIEWERS_ORACLE_CACHE="$TMP/oracle" # each XML's thread totals parsed once, not per check
 NODE="$TK_ROOT/tests/js/node_modules/.bin/node"
 JS="$TK_ROOT/tests/js"
 MT="$X/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
