@@ -94,7 +94,8 @@ const tk_cli_command tk_cli_command_serve = {
              "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
              "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
              "Uploads arriving together are committed together (one transaction, one fsync on SQLite), each\n"
-             "answered once its group committed; they are decoded on several threads meanwhile.\n"
+             "answered once its group is committed and durable; they are decoded on several threads meanwhile,\n"
+             "and on SQLite the next group is stored while the last one's fsync runs.\n"
              "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
              "413 body, inflated bundle, stacks or decoding time over the limits, 503 the store failed (retry "
              "later).\n",
@@ -331,7 +332,7 @@ static void *syncer(void *arg)
 }
 
 /* The committer: every upload queued while the previous group committed goes into the next one
- * transaction (tk_store_put_batches: one fsync on SQLite), then each waiting request is answered;
+ * transaction (tk_store_put_batches), then each waiting request is answered;
  * with S->sync_later the syncer answers them once durable, and the committer goes on at once. */
 static void *committer(void *arg)
 {
