@@ -94,7 +94,8 @@ const tk_cli_command tk_cli_command_serve = {
              "(a profile: {\"profiles\":N,\"duplicates\":M}) only after the store committed it, so\n"
              "a crash never loses an acknowledged report; resending is harmless (reports are content-hashed).\n"
              "Uploads arriving together are committed together (one transaction, one fsync on SQLite), each\n"
-             "answered once its group committed; they are decoded on several threads meanwhile.\n"
+             "answered once its group is committed and durable; they are decoded on several threads meanwhile,\n"
+             "and on SQLite the next group is stored while the last one's fsync runs.\n"
              "Errors: 400 bad bundle (the reason in the body), 401 bad token, 404/405 wrong path or method,\n"
              "413 body, inflated bundle, stacks or decoding time over the limits, 503 the store failed (retry "
              "later).\n",
@@ -151,6 +152,12 @@ typedef struct server {
 	unsigned busy, queued, last_n;
 	double commit_s;
 	int stop;
+	/* durability apart (tk_store_sync_later): groups committed but not yet durable wait here for the
+	 * syncer, which makes every group committed meanwhile durable with one tk_store_sync and then
+	 * answers them, while the committer stores the next group */
+	int sync_later, sync_stop;
+	pthread_cond_t sync_cv;
+	pending *sync_head, *sync_tail;
 	unsigned long long stored, profiles, requests, groups, grouped;
 	/* connections, for the watchdog */
 	conn *conns;
@@ -284,8 +291,49 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+/* Answer a group's requests (S->mu held): rc 0 stored (and durable), else failed with msg. */
+static void answer(server *S, pending *group, int rc, const char *msg)
+{
+	for (pending *q = group, *next; q; q = next) {
+		next = q->next; /* q is its request's: gone once it wakes */
+		q->failed = rc != 0;
+		if (rc)
+			snprintf(q->err, sizeof q->err, "%s", msg);
+		else
+			S->stored += q->b.added, S->profiles += q->b.padded;
+		q->done = 1;
+		pthread_cond_signal(&q->cv);
+	}
+}
+
+/* The syncer (S->sync_later): the groups committed since its last sync made durable by one
+ * tk_store_sync (an fdatasync on SQLite), then answered. */
+static void *syncer(void *arg)
+{
+	server *S = arg;
+	pthread_mutex_lock(&S->mu);
+	for (;;) {
+		while (!S->sync_head && !S->sync_stop)
+			pthread_cond_wait(&S->sync_cv, &S->mu);
+		if (!S->sync_head)
+			break;
+		pending *groups = S->sync_head;
+		S->sync_head = S->sync_tail = NULL;
+		pthread_mutex_unlock(&S->mu);
+		tk_error err = {{0}};
+		int rc = tk_store_sync(S->store, &err);
+		if (rc)
+			tk_cli_warn("serve: %s", err.msg);
+		pthread_mutex_lock(&S->mu);
+		answer(S, groups, rc, err.msg);
+	}
+	pthread_mutex_unlock(&S->mu);
+	return NULL;
+}
+
 /* The committer: every upload queued while the previous group committed goes into the next one
- * transaction (tk_store_put_batches: one fsync on SQLite), then each waiting request is answered. */
+ * transaction (tk_store_put_batches), then each waiting request is answered;
+ * with S->sync_later the syncer answers them once durable, and the committer goes on at once. */
 static void *committer(void *arg)
 {
 	server *S = arg;
@@ -326,17 +374,18 @@ static void *committer(void *arg)
 			tk_cli_warn("serve: %s", err.msg);
 		pthread_mutex_lock(&S->mu);
 		i = 0;
-		for (pending *q = group, *next; q; q = next, i++) {
-			next = q->next;
-			q->b = b[i];
-			q->failed = rc != 0;
-			if (rc)
-				snprintf(q->err, sizeof q->err, "%s", err.msg);
+		pending *last = group;
+		for (pending *q = group; q; q = q->next, i++)
+			q->b = b[i], last = q;
+		if (S->sync_later && !rc) { /* answered by the syncer once durable */
+			if (S->sync_tail)
+				S->sync_tail->next = group;
 			else
-				S->stored += b[i].added, S->profiles += b[i].padded;
-			q->done = 1;
-			pthread_cond_signal(&q->cv);
-		}
+				S->sync_head = group;
+			S->sync_tail = last;
+			pthread_cond_signal(&S->sync_cv);
+		} else
+			answer(S, group, rc, err.msg);
 		S->commit_s = took;
 		S->groups++;
 		S->grouped += n;
@@ -776,6 +825,16 @@ int cmd_serve(int argc, char **argv)
 	pthread_cond_init(&S.queue_cv, &ca);
 	pthread_cond_init(&S.watch_cv, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&S.sync_cv, NULL);
+	if (ingest) {
+		int later = tk_store_sync_later(S.store, &err);
+		if (later < 0) {
+			tk_store_close(S.store);
+			tk_store_close(S.ui_store);
+			return tk_cli_fail("serve: %s", err.msg);
+		}
+		S.sync_later = later == 0;
+	}
 	json_object_seed(0); /* jansson's hash seed is set once, before the decoding threads use it */
 	/* SIGINT/SIGTERM are waited for below: block them before any other thread exists */
 	sigset_t sigs;
@@ -783,7 +842,12 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	pthread_t commit_tid, watch_tid;
+	pthread_t commit_tid, watch_tid, sync_tid;
+	if (S.sync_later && pthread_create(&sync_tid, NULL, syncer, &S) != 0) {
+		tk_store_close(S.store);
+		tk_store_close(S.ui_store);
+		return tk_cli_fail("serve: cannot start the syncer thread");
+	}
 	if (pthread_create(&commit_tid, NULL, committer, &S) != 0) {
 		tk_store_close(S.store);
 		return tk_cli_fail("serve: cannot start the committer thread");
@@ -821,6 +885,13 @@ int cmd_serve(int argc, char **argv)
 	pthread_cond_broadcast(&S.watch_cv);
 	pthread_mutex_unlock(&S.mu);
 	pthread_join(commit_tid, NULL);
+	if (S.sync_later) {
+		pthread_mutex_lock(&S.mu);
+		S.sync_stop = 1;
+		pthread_cond_broadcast(&S.sync_cv);
+		pthread_mutex_unlock(&S.mu);
+		pthread_join(sync_tid, NULL);
+	}
 	pthread_join(watch_tid, NULL);
 	tk_store_close(S.store);
 	tk_store_namer_free(namer);

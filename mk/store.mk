@@ -4,6 +4,8 @@
 # curl are used by the tests as independent readers/clients.
 STORE_LDLIBS += -lsqlite3 -lcurl -lmicrohttpd -lcrypto -lpthread -ldeflate
 DEPS_PKGS  += libsqlite3-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev libdeflate-dev clickhouse-server sqlite3 curl
+# strace: tests/cli/store_serve_sync.sh sees serve's fdatasync come before each acknowledgement
+DEPS_PKGS  += strace
 
 # bench/storegen: generated field reports (session directories or one stream of Records files)
 EXTRA_ALL += $(BUILD)/storegen

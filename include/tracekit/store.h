@@ -437,6 +437,15 @@ typedef struct tk_store_batch {
 	size_t added, padded; /* out: reports and profiles newly stored */
 } tk_store_batch;
 int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err);
+/* Durability apart from the commit, for a group committer that acknowledges what is durable while it
+ * stores the next group: after tk_store_sync_later(s), puts return once committed but not yet
+ * durable (SQLite: synchronous=NORMAL, the WAL written but not fsync'd, so a crash of the process
+ * keeps them and a power loss may not), and tk_store_sync(s) makes every put that returned before
+ * it durable (SQLite: one fdatasync of the WAL). tk_store_sync may run on another thread while puts
+ * go on, one tk_store_sync at a time. tk_store_sync_later returns 0, 1 when puts stay durable
+ * as they return (ClickHouse; SQLite without a WAL file: tk_store_sync does nothing) or -1 with err. */
+int tk_store_sync_later(tk_store *s, tk_error *err);
+int tk_store_sync(tk_store *s, tk_error *err);
 
 /* ---- ingest: inputs into the store (`tracekit ingest`) ----
  * Every path is an input (a Records file, a session directory of `tracekit monitor` or MTHawkeye, an

@@ -59,6 +59,9 @@ typedef struct tk_store_ops {
 	                  tk_store_signature_info *out, tk_error *err);
 	/* optional: tk_store_limit_memory (a bulk writer's small cache) */
 	void (*limit_memory)(void *h);
+	/* optional: tk_store_sync_later and tk_store_sync (else puts are durable as they return) */
+	int (*sync_later)(void *h, tk_error *err);
+	int (*sync)(void *h, tk_error *err);
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;

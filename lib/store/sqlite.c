@@ -1,10 +1,14 @@
 /* sqlite:PATH — the embedded backend. One file, WAL, one transaction per batch, the schema
  * version in PRAGMA user_version with migrations, and percentiles from a registered aggregate. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "stats/ksum.h"
 #include "store/internal.h"
@@ -53,6 +57,8 @@ typedef struct sq {
 	int no_sdb;      /* none can be opened (an in-memory store …): scans use db */
 	uint64_t ss_token; /* the change token the signature summaries were last found current at */
 	int ss_ok;         /* (sigsum_ready) */
+	char *wal;         /* sq_sync_later: the WAL file sq_sync makes durable, else NULL */
+	ino_t wal_ino;     /* sq_sync: the WAL whose directory entry was made durable (0: none yet) */
 } sq;
 
 #define SIG_CACHE 200000
@@ -353,6 +359,7 @@ static void sq_close(void *h)
 	sqlite3_close(s->sdb);
 	sqlite3_close(s->db);
 	free(s->path);
+	free(s->wal);
 	free(s);
 }
 
@@ -1046,6 +1053,76 @@ static int sq_put_batches(void *h, tk_store_batch *b, size_t n, tk_error *err)
 		sig_cache_clear(s);
 		stk_clear(s);
 		return -1;
+	}
+	return 0;
+}
+
+/* Commits durable later (serve's group commit: the next group is stored while the last one's fsync
+ * runs). In WAL mode with synchronous=NORMAL a COMMIT writes its frames to the WAL without an fsync;
+ * SQLite still fsyncs the WAL before a checkpoint copies frames into the file, and the file after.
+ * sq_sync then makes every COMMIT that returned before it durable: an fdatasync of the WAL file
+ * through a descriptor of our own (fsync works on the file, whatever descriptor wrote; SQLite takes
+ * no lock on the WAL file, so opening and closing it here releases none of its locks), and of its
+ * directory the first time (a new WAL's name, as SQLite syncs it on its own first sync). */
+static int sq_sync_later(void *h, tk_error *err)
+{
+	sq *s = h;
+	const char *main = sqlite3_db_filename(s->db, "main");
+	const char *wal = main && *main ? sqlite3_filename_wal(main) : NULL;
+	sqlite3_stmt *st;
+	int is_wal = 0;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "journal mode");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		is_wal = sqlite3_column_text(st, 0) && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+	sqlite3_finalize(st);
+	if (!is_wal || !wal || !*wal)
+		return 1; /* a memory store, or no WAL: each COMMIT stays durable as it returns */
+	if (exec(s, "PRAGMA synchronous=NORMAL", err))
+		return -1;
+	free(s->wal);
+	s->wal = tk_xstrdup(wal);
+	return 0;
+}
+
+static int sync_path(const char *path, int data_only)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = data_only ? fdatasync(fd) : fsync(fd);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+static int sq_sync(void *h, tk_error *err)
+{
+	sq *s = h;
+	if (!s->wal)
+		return 0;
+	int fd = open(s->wal, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) /* no WAL: every commit was checkpointed into the file */
+		return sync_path(s->path, 1) ? tk_error_set(err, "sqlite:%s: cannot sync: %m", s->path) : 0;
+	if (fd < 0)
+		return tk_error_set(err, "sqlite:%s: cannot sync: %m", s->wal);
+	struct stat st;
+	int rc = fstat(fd, &st) || fdatasync(fd);
+	int e = errno;
+	close(fd);
+	errno = e;
+	if (rc)
+		return tk_error_set(err, "sqlite:%s: cannot sync: %m", s->wal);
+	if (st.st_ino != s->wal_ino) { /* its name, once per WAL file */
+		char *dir = tk_xstrdup(s->wal), *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = 0;
+		rc = sync_path(slash ? dir : ".", 0);
+		free(dir);
+		if (rc && errno != EINVAL) /* a directory that cannot be synced (some file systems): nothing to do */
+			return tk_error_set(err, "sqlite:%s: cannot sync its directory: %m", s->wal);
+		s->wal_ino = st.st_ino;
 	}
 	return 0;
 }
@@ -5743,4 +5820,6 @@ const tk_store_ops tk_store_sqlite = {
     .limit_memory = sq_limit_memory,
     .sig_detail = sq_sig_detail,
     .sigs_values = sq_sigs_values,
+    .sync_later = sq_sync_later,
+    .sync = sq_sync,
 };

@@ -93,6 +93,16 @@ int tk_store_compact(tk_store *s, tk_store_compact_result *r, tk_error *err)
 	return s->b->compact(s->h, r, err);
 }
 
+int tk_store_sync_later(tk_store *s, tk_error *err)
+{
+	return s->b->sync_later ? s->b->sync_later(s->h, err) : 1;
+}
+
+int tk_store_sync(tk_store *s, tk_error *err)
+{
+	return s->b->sync ? s->b->sync(s->h, err) : 0;
+}
+
 int tk_store_put_batches(tk_store *s, tk_store_batch *b, size_t n, tk_error *err)
 {
 	if (n == 0)

@@ -57,6 +57,38 @@ static int mark_uploaded(const char *dir, const char *ack, tk_error *err)
 	return 0;
 }
 
+/* The marks of a pack's sessions, all holding the same acknowledgement: one file written (in the
+ * first session, as mark_uploaded writes it) and hard-linked as the others' marks. A link makes no
+ * new inode: on ext4 each new inode is searched for past the inodes deleted in the last minutes
+ * (`recently_deleted` in its allocator), so creating a mark per session cost more and more kernel
+ * time while older marks and bundles were being removed (bench_upload.sh: 20 → 160 µs a session
+ * over a series of runs; a link stays at ~10 µs). A link is atomic like the rename: a mark exists
+ * whole or not at all. Where links fail (another file system under a session, no hard links), or a
+ * mark exists already (--force), that session's mark is written on its own. */
+static int mark_pack(const char *const *dirs, size_t n, const char *ack, tk_error *err)
+{
+	char tmp[4096], path[4096];
+	snprintf(tmp, sizeof tmp, "%s/uploaded.tmp", dirs[0]);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return tk_error_set(err, "%s: cannot write: %m", tmp);
+	size_t len = strlen(ack);
+	int ok = write(fd, ack, len) == (ssize_t)len;
+	if (close(fd) != 0 || !ok) {
+		unlink(tmp);
+		return tk_error_set(err, "%s/uploaded: cannot write: %m", dirs[0]);
+	}
+	for (size_t i = 1; i < n; i++) {
+		snprintf(path, sizeof path, "%s/uploaded", dirs[i]);
+		if (link(tmp, path) != 0 && mark_uploaded(dirs[i], ack, err))
+			return unlink(tmp), -1;
+	}
+	snprintf(path, sizeof path, "%s/uploaded", dirs[0]);
+	if (rename(tmp, path) != 0)
+		return tk_error_set(err, "%s: cannot write: %m", path);
+	return 0;
+}
+
 /* POST body with retries; on a 2xx the answer's first line is in ack. Returns 0, 1 (4xx) or -1. */
 static int post(const char *url, const char *what, const void *body, size_t n, const tk_upload_options *o, char *ack,
                 size_t ackn, tk_error *err)
@@ -160,9 +192,7 @@ int tk_upload_pack(const char *url, const char *const *dirs, size_t n, const tk_
 	snprintf(what, sizeof what, "%s and %zu more session%s", dirs[0], n - 1, n == 2 ? "" : "s");
 	int rc = post(url, what, body, bn, o, ack, sizeof ack, err);
 	free(body);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = mark_uploaded(dirs[i], ack, err);
-	return rc;
+	return rc ? rc : mark_pack(dirs, n, ack, err);
 }
 
 int tk_upload_profile(const char *url, const char *path, const tk_upload_options *o, tk_error *err)
