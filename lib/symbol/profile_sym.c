@@ -48,9 +48,13 @@ typedef struct xf {
 	tk_frame_id *exp;
 	size_t nexp, capexp;
 	/* in place (tk_symbolicate_profile_take): out is in, strings and binaries are used as they are,
-	 * and expansions are frame contents in cexp (ids assigned once all are known) */
+	 * and expansions are frame contents in cexp (ids assigned once all are known): only what
+	 * differs from the input frame, whose address and binary every frame of its expansion keeps */
 	int inplace;
-	tk_frame *cexp;
+	struct cx {
+		tk_str name, file;
+		uint32_t line, flags;
+	} *cexp;
 	size_t capcexp;
 	/* names from the symbol cache by their address (they point into its mapping): most frames
 	 * share a few thousand functions and files, and interning each into the profile's big table
@@ -142,7 +146,7 @@ static void push_exp(xf *x, const tk_frame *g)
 {
 	if (x->inplace) {
 		TK_GROW(x->cexp, x->capcexp, x->nexp + 1);
-		x->cexp[x->nexp++] = *g;
+		x->cexp[x->nexp++] = (struct cx){g->name, g->file, g->line, g->flags};
 		return;
 	}
 	TK_GROW(x->exp, x->capexp, x->nexp + 1);
@@ -256,7 +260,8 @@ static void expand_lookup(xf *x, const lookup *lk)
 		return;
 	}
 	x->resolved++;
-	x->exp_ok[lk->id] = 1;
+	if (x->exp_ok)
+		x->exp_ok[lk->id] = 1;
 	size_t same = x->prev_im == lk->im ? x->prev_n : 0; /* levels comparable with the previous */
 	for (size_t i = n; i-- > 0;) {
 		const tk_symbol_frame *sf = &r.frames[i];
@@ -287,11 +292,21 @@ static void expand(xf *x, tk_frame_id id)
 		expand_lookup(x, &lk);
 }
 
+/* A look-up of the in-place path, prepared: the input frame (its expansion's address and binary),
+ * its address as looked up before the return-address adjustment (masked: the order's key) and the
+ * file address to look up; the image is its binary's. */
+typedef struct plookup {
+	uint64_t addr, fa;
+	tk_frame_id id;
+	tk_binary_id bin;
+} plookup;
+
 /* The order to make n look-ups in: grouped by binary, by address within each (neighbouring
  * addresses share the symbol cache's blocks: tk_symcache_lookup goes on where the previous one
- * stopped). A group whose addresses span too much to pack with an index stays in stack order;
- * the order changes only the speed, never an answer. */
-static uint32_t *lookup_order(const lookup *lk, size_t n, size_t nbins)
+ * stopped; a return address looked up at − 1 may come just after a leaf looked up above it, which
+ * only decodes a block again). A group whose addresses span too much to pack with an index stays
+ * in stack order (*unsorted set); the order changes only the speed, never an answer. */
+static uint32_t *lookup_order(const plookup *lk, size_t n, size_t nbins, int *unsorted)
 {
 	uint32_t *ord = tk_xmalloc((n + 1) * sizeof *ord);
 	size_t *at = tk_xcalloc(nbins + 2, sizeof *at);
@@ -311,14 +326,16 @@ static uint32_t *lookup_order(const lookup *lk, size_t n, size_t nbins)
 			continue;
 		uint64_t lo = UINT64_MAX, hi = 0;
 		for (size_t i = g0; i < at[b]; i++) {
-			uint64_t fa = lk[ord[i]].fa;
-			lo = fa < lo ? fa : lo;
-			hi = fa > hi ? fa : hi;
+			uint64_t a = lk[ord[i]].addr;
+			lo = a < lo ? a : lo;
+			hi = a > hi ? a : hi;
 		}
-		if ((hi - lo) >> (64 - bits))
+		if ((hi - lo) >> (64 - bits)) {
+			*unsorted = 1;
 			continue;
+		}
 		for (size_t i = g0; i < at[b]; i++)
-			key[i - g0] = (lk[ord[i]].fa - lo) << bits | ord[i];
+			key[i - g0] = (lk[ord[i]].addr - lo) << bits | ord[i];
 		tk_sort_u64(key, len);
 		for (size_t i = 0; i < len; i++)
 			ord[g0 + i] = (uint32_t)(key[i] & (((uint64_t)1 << bits) - 1));
@@ -495,6 +512,10 @@ static int inplace_ok(const tk_profile *p, const tk_symbolicate_options *o)
 	return ok && n == nf && next_bin == nb + 1;
 }
 
+/* Frames of one expansion cluster compared for equality (below): more than this and the frames
+ * are numbered through the frame table's hash instead. */
+enum { CLUSTER_MAX = 64 };
+
 tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const tk_symbolicate_options *o,
                                         tk_error *err)
 {
@@ -515,35 +536,85 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 	size_t nf = tk_frame_count(p), ns = tk_stack_count(p);
 	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
 	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
-	x.exp_ok = tk_xcalloc(nf + 1, 1);
 	/* each distinct frame prepared once, in the order the stacks first use them (as the derived
 	 * profile does: the same warnings in the same order), then looked up in address order */
-	lookup *lk = tk_xmalloc((nf + 1) * sizeof *lk);
+	plookup *lk = tk_xmalloc((nf + 1) * sizeof *lk);
 	size_t nlk = 0;
 	TK_GROW(x.cexp, x.capcexp, nf + nf / 2 + 1);
 	for (size_t id = 1; id <= ns; id++) {
 		tk_frame_id f = tk_stack_get(p, (tk_stack_id)id)->frame;
 		if (f <= nf && !x.exp_len[f]) {
 			x.exp_off[f] = (uint32_t)x.nexp;
-			if (expand_prep(&x, f, &lk[nlk]))
-				nlk++, x.exp_len[f] = UINT32_MAX; /* its expansion comes below */
-			else
+			lookup l;
+			if (expand_prep(&x, f, &l)) {
+				lk[nlk++] = (plookup){l.nf.addr & x.bins[l.bin].mask, l.fa, f, l.bin};
+				x.exp_len[f] = UINT32_MAX; /* its expansion comes below */
+			} else
 				x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
 		}
 	}
-	uint32_t *ord = lookup_order(lk, nlk, tk_binary_count(p));
+	/* Frames that come out equal are one frame (a leaf and a caller at one address can share a
+	 * chain's outer function; a chain can repeat a frame). Equal frames have one address and one
+	 * binary, so they come from look-ups of one binary at one address: neighbours in this order.
+	 * Such a cluster's frames are compared here and a repeat points at its first (dup: pairs
+	 * repeat, first), so no table of every frame is needed. Frames not looked up are the input's
+	 * own, distinct, and equal to no looked-up one (another binary, or address 0). When the order
+	 * is not by address or a cluster is too big, frames are numbered through the hash (fallback). */
+	int fallback = 0;
+	uint32_t *ord = lookup_order(lk, nlk, tk_binary_count(p), &fallback);
+	uint32_t *dup = NULL;
+	size_t ndup = 0, capdup = 0, cstart = 0;
+	uint64_t caddr[CLUSTER_MAX], ckey = 0;
+	tk_binary_id cbin = 0;
 	for (size_t i = 0; i < nlk; i++) {
-		const lookup *l = &lk[ord[i]];
-		x.exp_off[l->id] = (uint32_t)x.nexp;
-		expand_lookup(&x, l);
-		x.exp_len[l->id] = (uint32_t)(x.nexp - x.exp_off[l->id]);
+		const plookup *pl = &lk[ord[i]];
+		const tk_frame *f = tk_frame_get(p, pl->id);
+		lookup l = {x.bins[pl->bin].im, pl->fa, *f, pl->id, pl->bin};
+		if (!i || pl->bin != cbin || pl->addr != ckey)
+			cstart = x.nexp;
+		cbin = pl->bin, ckey = pl->addr;
+		size_t k0 = x.nexp;
+		x.exp_off[pl->id] = (uint32_t)k0;
+		expand_lookup(&x, &l);
+		x.exp_len[pl->id] = (uint32_t)(x.nexp - k0);
+		if (fallback)
+			continue;
+		if (x.nexp - cstart > CLUSTER_MAX) {
+			fallback = 1;
+			continue;
+		}
+		for (size_t k = k0; k < x.nexp; k++) {
+			caddr[k - cstart] = f->addr;
+			for (size_t r = cstart; r < k; r++)
+				if (caddr[r - cstart] == f->addr && memcmp(&x.cexp[r], &x.cexp[k], sizeof x.cexp[k]) == 0) {
+					TK_GROW(dup, capdup, 2 * ndup + 2);
+					dup[2 * ndup] = (uint32_t)k, dup[2 * ndup + 1] = (uint32_t)r;
+					ndup++;
+					break;
+				}
+		}
 	}
 	free(ord);
 	free(lk);
 	/* The new frame table and stack tree, numbered as tk_symbolicate_profile numbers them: a
 	 * frame's chain at the first stack that uses it, stacks in order (a parent before its children).
-	 * Frames that become equal are one (a leaf and a caller at one address can share a chain's
-	 * outer function); stacks that then meet are one, their cells added. */
+	 * Stacks that then meet are one, their cells added. The input's tree has no two equal children,
+	 * so a stack can meet another only where it pushes a frame that several entries are (shared) or
+	 * under a stack that has met one already (met): only those pushes look for an equal child, the
+	 * others are appended as new. */
+	uint32_t *first = NULL; /* entry → the first equal entry */
+	uint8_t *shared = NULL, *met = NULL;
+	if (ndup && !fallback) {
+		first = tk_xmalloc((x.nexp + 1) * sizeof *first);
+		shared = tk_xcalloc(x.nexp + 1, 1);
+		for (size_t k = 0; k < x.nexp; k++)
+			first[k] = (uint32_t)k;
+		for (size_t d = 0; d < ndup; d++) {
+			first[dup[2 * d]] = dup[2 * d + 1];
+			shared[dup[2 * d + 1]] = 1;
+		}
+	}
+	free(dup);
 	tk_profile *tree = tk_profile_new();
 	size_t nstk = 0; /* the new tree's stacks, at most */
 	for (size_t id = 1; id <= ns; id++)
@@ -552,21 +623,45 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 	tk_frame_id *cid = tk_xcalloc(x.nexp + 1, sizeof *cid);
 	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
 	uint8_t *done = tk_xcalloc(nf + 1, 1);
+	if (first)
+		met = tk_xcalloc(nstk + 1, 1);
 	for (size_t id = 1; id <= ns; id++) {
 		const tk_stack_node *nd = tk_stack_get(p, (tk_stack_id)id);
 		tk_frame_id f = nd->frame;
+		uint32_t off = x.exp_off[f], len = x.exp_len[f];
 		if (!done[f]) {
 			done[f] = 1;
-			for (uint32_t k = 0; k < x.exp_len[f]; k++)
-				cid[x.exp_off[f] + k] = tk_frame_add(tree, &x.cexp[x.exp_off[f] + k]);
+			const tk_frame *in = tk_frame_get(p, f);
+			for (uint32_t k = off; k < off + len; k++) {
+				uint32_t r = first ? first[k] : k;
+				if (!cid[r]) {
+					const struct cx *c = &x.cexp[r];
+					tk_frame g = {in->addr, c->name, in->binary, c->file, c->line, c->flags};
+					cid[r] = fallback ? tk_frame_add(tree, &g) : tk_frame_append(tree, &g);
+				}
+				cid[k] = cid[r];
+			}
 		}
 		tk_stack_id cur = map[nd->parent];
-		for (uint32_t k = 0; k < x.exp_len[f]; k++)
-			cur = tk_stack_push(tree, cur, cid[x.exp_off[f] + k]);
+		for (uint32_t k = off; k < off + len; k++) {
+			if (fallback)
+				cur = tk_stack_push(tree, cur, cid[k]);
+			else if (!first || (!shared[first[k]] && !met[cur]))
+				cur = tk_stack_append(tree, cur, cid[k]);
+			else {
+				size_t before = tk_stack_count(tree);
+				cur = tk_stack_push(tree, cur, cid[k]);
+				if (tk_stack_count(tree) == before)
+					met[cur] = 1;
+			}
+		}
 		map[id] = cur;
 	}
 	int rc = tk_profile_take_tree(p, tree, map);
 	tk_profile_free(tree);
+	free(first);
+	free(shared);
+	free(met);
 	free(done);
 	free(map);
 	free(cid);
@@ -581,7 +676,6 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 			*o->unresolved = x.unresolved;
 		q = p;
 	}
-	free(x.exp_ok);
 	free(x.exp_off);
 	free(x.exp_len);
 	free(x.cexp);
