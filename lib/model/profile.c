@@ -360,10 +360,24 @@ static int frame_eq(const void *ctx, uint32_t idx, const void *key)
 	return memcmp(&p->frames[idx], key, sizeof(tk_frame)) == 0;
 }
 
+/* A table moved to room for need entries of sz bytes (used of them kept), in memory for a big table
+ * filled at once (tk_xmalloc_big: huge pages). */
+static void reserve_big(void **t, size_t *cap, size_t used, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return;
+	void *q = tk_xmalloc_big(need * sz);
+	if (used)
+		memcpy(q, *t, used * sz);
+	free(*t);
+	*t = q;
+	*cap = need;
+}
+
 void tk_profile_reserve(tk_profile *p, size_t frames, size_t stacks)
 {
-	TK_GROW(p->frames, p->capframes, p->nframes + frames);
-	TK_GROW(p->stacks, p->capstacks, p->nstacks + stacks);
+	reserve_big((void **)&p->frames, &p->capframes, p->nframes, p->nframes + frames, sizeof *p->frames);
+	reserve_big((void **)&p->stacks, &p->capstacks, p->nstacks, p->nstacks + stacks, sizeof *p->stacks);
 }
 
 /* The frame as the table keeps it and compares it: its fields, the padding zero. */

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tracekit/error.h"
 
@@ -86,6 +87,21 @@ void *tk_xrealloc(void *p, size_t n)
 	if (!q)
 		oom(n);
 	return q;
+}
+
+void *tk_xmalloc_big(size_t n)
+{
+	enum { HUGE = 2u << 20 };
+	if (n < HUGE / 2)
+		return tk_xmalloc(n);
+	size_t len = (n + HUGE - 1) & ~(size_t)(HUGE - 1);
+	void *p = NULL;
+	if (len < n || should_fail() || posix_memalign(&p, HUGE, len) != 0)
+		oom(n);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE); /* a hint: refused (no THP) changes nothing */
+#endif
+	return p;
 }
 
 char *tk_xstrdup(const char *s)
