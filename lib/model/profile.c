@@ -397,8 +397,11 @@ static void frame_index_build(tk_profile *p)
 	p->frame_index_stale = 0;
 	tk_hidx_free(&p->frame_index);
 	tk_hidx_reserve(&p->frame_index, p->nframes);
-	for (size_t i = 1; i < p->nframes; i++)
-		tk_hidx_insert(&p->frame_index, tk_hash_bytes(&p->frames[i], sizeof(tk_frame), 2), (uint32_t)i);
+	for (size_t i = 1; i < p->nframes; i++) {
+		tk_frame k;
+		frame_key(&k, &p->frames[i]);
+		tk_hidx_insert(&p->frame_index, tk_hash_bytes(&k, sizeof k, 2), (uint32_t)i);
+	}
 }
 
 tk_frame_id tk_frame_append(tk_profile *p, const tk_frame *f)
