@@ -124,14 +124,14 @@ if [ -n "${TK_OLD:-}" ]; then
 	dsym="$g/libtks-arm64.dylib.dSYM"
 	rs=() ro=() re=() reo=() # each round's ratios: the step (this build, TK_OLD), end to end (both)
 	for r in $(seq "${ROUNDS:-3}"); do
-		read -r _ _ _ n_take _ _ _ n_first < <("$BUILD/bench/mx_symstep" "$p" "$dsym")
+		read -r _ _ _ n_take _ _ _ n_first _ n_flt < <("$BUILD/bench/mx_symstep" "$p" "$dsym")
 		read -r n_e2e _ < <(cpu "$TK" collapse --symbols "$dsym" "$p")
 		read -r l_s _ < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
-		o_take=- o_first=-
-		[ -x "$old_step" ] && read -r _ _ _ o_take _ _ _ o_first < <("$old_step" "$p" "$dsym")
+		o_take=- o_first=- o_flt=-
+		[ -x "$old_step" ] && read -r _ _ _ o_take _ _ _ o_first _ o_flt < <("$old_step" "$p" "$dsym")
 		read -r o_e2e _ < <(cpu "$TK_OLD" collapse --symbols "$dsym" "$p")
 		rt() { awk -v a="$l_s" -v b="$1" 'BEGIN {printf (b + 0 > 0 ? "%.1f" : "-"), a / (b + 0 > 0 ? b : 1)}'; }
-		echo "round $r: the step in process: this build $n_take s = $(rt "$n_take")x (first round ${n_first:--} s), TK_OLD $o_take s = $(rt "$o_take")x (first round ${o_first:--} s); collapse --symbols: this build $n_e2e s = $(rt "$n_e2e")x, TK_OLD $o_e2e s = $(rt "$o_e2e")x; llvm-symbolizer $l_s s"
+		echo "round $r: the step in process: this build $n_take s = $(rt "$n_take")x (first round ${n_first:--} s, ${n_flt:--} page faults), TK_OLD $o_take s = $(rt "$o_take")x (first round ${o_first:--} s, ${o_flt:--} page faults); collapse --symbols: this build $n_e2e s = $(rt "$n_e2e")x, TK_OLD $o_e2e s = $(rt "$o_e2e")x; llvm-symbolizer $l_s s"
 		printf 'metrickit\tround %s (TK_OLD alternating): symbolicate %s frames, the step in process / collapse --symbols\t%s s (%sx) / %s s (%sx)\tTK_OLD %s s (%sx) / %s s (%sx); llvm-symbolizer %s s\t%sx the step\t>= 20x: %s\n' \
 			"$r" "$frames" "$n_take" "$(rt "$n_take")" "$n_e2e" "$(rt "$n_e2e")" "$o_take" "$(rt "$o_take")" "$o_e2e" "$(rt "$o_e2e")" "$l_s" "$(rt "$n_take")" \
 			"$(awk -v r="$(rt "$n_take")" 'BEGIN {print (r + 0 >= 20 ? "met (the step)" : "missed")}')" >>"$BENCH_SUMMARY"

@@ -406,7 +406,7 @@ static void frame_index_build(tk_profile *p)
 
 tk_frame_id tk_frame_append(tk_profile *p, const tk_frame *f)
 {
-	TK_GROW(p->frames, p->capframes, p->nframes + 1);
+	TK_GROW_BIG(p->frames, p->capframes, p->nframes + 1);
 	frame_key(&p->frames[p->nframes], f);
 	p->frame_index_stale = 1;
 	return (tk_frame_id)p->nframes++;
@@ -422,7 +422,7 @@ tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f)
 	uint32_t found = tk_hidx_find(&p->frame_index, h, frame_eq, p, &k);
 	if (found != UINT32_MAX)
 		return found;
-	TK_GROW(p->frames, p->capframes, p->nframes + 1);
+	TK_GROW_BIG(p->frames, p->capframes, p->nframes + 1);
 	p->frames[p->nframes] = k;
 	tk_hidx_insert(&p->frame_index, h, (uint32_t)p->nframes);
 	return (tk_frame_id)p->nframes++;
@@ -483,7 +483,7 @@ static uint64_t stack_hash(tk_stack_id parent, tk_frame_id frame)
 /* A new child of parent (its links and the wide parents' index kept as tk_stack_push keeps them). */
 static tk_stack_id stack_new(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
 {
-	TK_GROW(p->stacks, p->capstacks, p->nstacks + 1);
+	TK_GROW_BIG(p->stacks, p->capstacks, p->nstacks + 1);
 	uint32_t id = (uint32_t)p->nstacks++;
 	snode *par = &p->stacks[parent];
 	p->stacks[id] = (snode){{parent, frame, parent ? par->n.depth + 1 : 1}, 0, par->child, 0};
@@ -654,7 +654,7 @@ static void cell_map_grow(tk_tstate *ts)
 
 static uint32_t cell_new(tk_tstate *ts, tk_stack_id stack)
 {
-	TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
+	TK_GROW_BIG(ts->cells, ts->capcells, ts->ncells + 1);
 	ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
 	return (uint32_t)ts->ncells++;
 }

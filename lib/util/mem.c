@@ -104,6 +104,21 @@ void *tk_xmalloc_big(size_t n)
 	return p;
 }
 
+void tk_grow_big(void **p, size_t *cap, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return;
+	size_t nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	void *q = tk_xmalloc_big(nc * sz);
+	if (*cap)
+		memcpy(q, *p, *cap * sz);
+	free(*p);
+	*p = q;
+	*cap = nc;
+}
+
 char *tk_xstrdup(const char *s)
 {
 	return tk_xstrndup(s, strlen(s));

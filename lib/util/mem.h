@@ -31,6 +31,9 @@ char *tk_xstrndup(const char *s, size_t n);
 /* Grow a dynamic array: ensures capacity for at least need elements of size sz. */
 void tk_grow(void **p, size_t *cap, size_t need, size_t sz);
 #define TK_GROW(ptr, cap, need) tk_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+/* The same for an array that can grow big (its memory from tk_xmalloc_big once it passes 1 MB). */
+void tk_grow_big(void **p, size_t *cap, size_t need, size_t sz);
+#define TK_GROW_BIG(ptr, cap, need) tk_grow_big((void **)&(ptr), &(cap), (need), sizeof *(ptr))
 
 /* A guard (per thread, nested guards stack):
  *     tk_oom_guard g;   (or, simpler, tk_oom_run below)
