@@ -104,13 +104,20 @@ void *tk_xmalloc_big(size_t n)
 	return p;
 }
 
+/* The capacity a growing array doubles to for need elements. */
+static size_t grown(size_t cap, size_t need)
+{
+	size_t nc = cap ? cap : 16;
+	while (nc < need)
+		nc *= 2;
+	return nc;
+}
+
 void tk_grow_big(void **p, size_t *cap, size_t need, size_t sz)
 {
 	if (need <= *cap)
 		return;
-	size_t nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
+	size_t nc = grown(*cap, need);
 	void *q = tk_xmalloc_big(nc * sz);
 	if (*cap)
 		memcpy(q, *p, *cap * sz);
@@ -136,9 +143,7 @@ void tk_grow(void **p, size_t *cap, size_t need, size_t sz)
 {
 	if (need <= *cap)
 		return;
-	size_t nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
+	size_t nc = grown(*cap, need);
 	*p = tk_xrealloc(*p, nc * sz);
 	*cap = nc;
 }
