@@ -4,7 +4,7 @@
 # into one profile, against Python's json module decoding and walking the same trees; symbolicate every
 # frame of a payload pointing into a generated dylib against llvm-symbolizer on the same offsets.
 # MX_SYM_ONLY=1: the symbolication part alone. TK_OLD=<another build's tracekit> (its bench/mx_symstep
-# beside it): ROUNDS (3) more rounds alternating this build, that one and llvm-symbolizer.
+# beside it, or TK_OLD_STEP): ROUNDS (3) more rounds alternating this build, that one and llvm-symbolizer.
 set -u
 N=10000
 [ "${BENCH_QUICK:-0}" = 1 ] && N=1000
@@ -116,19 +116,30 @@ printf 'metrickit\tsymbolicate %s MetricKit frames (collapse --symbols, cache bu
 # alternating rounds against another build (TK_OLD) and llvm-symbolizer: the step in process (best of 3
 # each) and collapse --symbols end to end, the ratios to llvm-symbolizer of the same round
 if [ -n "${TK_OLD:-}" ]; then
-	old_step="$(dirname "$TK_OLD")/bench/mx_symstep"
+	# TK_OLD_STEP: that build's bench/mx_symstep when it is not beside TK_OLD, or is older than it (a
+	# build's `make` does not rebuild bench/: an old one measures an old library)
+	old_step="${TK_OLD_STEP:-$(dirname "$TK_OLD")/bench/mx_symstep}"
+	[ -x "$old_step" ] && [ "$old_step" -ot "$TK_OLD" ] &&
+		echo "warning: $old_step is older than $TK_OLD: its step is an older library's (set TK_OLD_STEP)"
 	dsym="$g/libtks-arm64.dylib.dSYM"
+	rs=() ro=() re=() reo=() # each round's ratios: the step (this build, TK_OLD), end to end (both)
 	for r in $(seq "${ROUNDS:-3}"); do
-		read -r _ _ _ n_take _ _ < <("$BUILD/bench/mx_symstep" "$p" "$dsym")
+		read -r _ _ _ n_take _ _ _ n_first _ n_flt < <("$BUILD/bench/mx_symstep" "$p" "$dsym")
 		read -r n_e2e _ < <(cpu "$TK" collapse --symbols "$dsym" "$p")
 		read -r l_s _ < <(cpu sh -c "llvm-symbolizer --inlining --obj='$dwarf' <'$out/sym-addrs.txt'")
-		o_take=-
-		[ -x "$old_step" ] && read -r _ _ _ o_take _ _ < <("$old_step" "$p" "$dsym")
+		o_take=- o_first=- o_flt=-
+		[ -x "$old_step" ] && read -r _ _ _ o_take _ _ _ o_first _ o_flt < <("$old_step" "$p" "$dsym")
 		read -r o_e2e _ < <(cpu "$TK_OLD" collapse --symbols "$dsym" "$p")
 		rt() { awk -v a="$l_s" -v b="$1" 'BEGIN {printf (b + 0 > 0 ? "%.1f" : "-"), a / (b + 0 > 0 ? b : 1)}'; }
-		echo "round $r: the step in process: this build $n_take s = $(rt "$n_take")x, TK_OLD $o_take s = $(rt "$o_take")x; collapse --symbols: this build $n_e2e s = $(rt "$n_e2e")x, TK_OLD $o_e2e s = $(rt "$o_e2e")x; llvm-symbolizer $l_s s"
+		echo "round $r: the step in process: this build $n_take s = $(rt "$n_take")x (first round ${n_first:--} s, ${n_flt:--} page faults), TK_OLD $o_take s = $(rt "$o_take")x (first round ${o_first:--} s, ${o_flt:--} page faults); collapse --symbols: this build $n_e2e s = $(rt "$n_e2e")x, TK_OLD $o_e2e s = $(rt "$o_e2e")x; llvm-symbolizer $l_s s"
 		printf 'metrickit\tround %s (TK_OLD alternating): symbolicate %s frames, the step in process / collapse --symbols\t%s s (%sx) / %s s (%sx)\tTK_OLD %s s (%sx) / %s s (%sx); llvm-symbolizer %s s\t%sx the step\t>= 20x: %s\n' \
 			"$r" "$frames" "$n_take" "$(rt "$n_take")" "$n_e2e" "$(rt "$n_e2e")" "$o_take" "$(rt "$o_take")" "$o_e2e" "$(rt "$o_e2e")" "$l_s" "$(rt "$n_take")" \
 			"$(awk -v r="$(rt "$n_take")" 'BEGIN {print (r + 0 >= 20 ? "met (the step)" : "missed")}')" >>"$BENCH_SUMMARY"
+		rs+=("$(rt "$n_take")") ro+=("$(rt "$o_take")") re+=("$(rt "$n_e2e")") reo+=("$(rt "$o_e2e")")
 	done
+	med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {printf "%s", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+	echo "median of ${#rs[@]} rounds: the step $(med "${rs[@]}")x (TK_OLD $(med "${ro[@]}")x); end to end $(med "${re[@]}")x (TK_OLD $(med "${reo[@]}")x)"
+	printf 'metrickit\tmedian of %s rounds (TK_OLD alternating): the step in process / collapse --symbols\t%sx / %sx\tTK_OLD %sx / %sx\t%sx the step\t>= 20x: %s\n' \
+		"${#rs[@]}" "$(med "${rs[@]}")" "$(med "${re[@]}")" "$(med "${ro[@]}")" "$(med "${reo[@]}")" "$(med "${rs[@]}")" \
+		"$(awk -v r="$(med "${rs[@]}")" 'BEGIN {print (r + 0 >= 20 ? "met (the step)" : "missed")}')" >>"$BENCH_SUMMARY"
 fi

@@ -50,5 +50,11 @@ int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map);
 /* Room for frames more frames and stacks more stacks without growing (a table rebuilt to a known
  * size: tk_symbolicate_profile_take). */
 void tk_profile_reserve(tk_profile *p, size_t frames, size_t stacks);
+/* Tables rebuilt whole by a caller that knows which entries are new (tk_symbolicate_profile_take):
+ * tk_frame_append adds f as a new frame, tk_stack_append frame as a new child of parent, without
+ * looking for an equal one (the caller guarantees there is none). The frame index is built by the
+ * next tk_frame_add, so a frame table nobody adds to after is never hashed. */
+tk_frame_id tk_frame_append(tk_profile *p, const tk_frame *f);
+tk_stack_id tk_stack_append(tk_profile *p, tk_stack_id parent, tk_frame_id frame);
 
 #endif

@@ -148,6 +148,9 @@ struct tk_profile {
 	snode *stacks;
 	size_t nstacks, capstacks;
 	tk_hidx stack_index; /* (parent, frame) → stack, for the children of wide parents only */
+	/* set by tk_frame_append (a table rebuilt whole, its frames known distinct): the index is
+	 * built by the next tk_frame_add */
+	int frame_index_stale;
 	/* threads */
 	tk_tstate *threads;
 	size_t nthreads, capthreads;
@@ -357,28 +360,69 @@ static int frame_eq(const void *ctx, uint32_t idx, const void *key)
 	return memcmp(&p->frames[idx], key, sizeof(tk_frame)) == 0;
 }
 
+/* A table moved to room for need entries of sz bytes (used of them kept), in memory for a big table
+ * filled at once (tk_xmalloc_big: huge pages). */
+static void reserve_big(void **t, size_t *cap, size_t used, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return;
+	void *q = tk_xmalloc_big(need * sz);
+	if (used)
+		memcpy(q, *t, used * sz);
+	free(*t);
+	*t = q;
+	*cap = need;
+}
+
 void tk_profile_reserve(tk_profile *p, size_t frames, size_t stacks)
 {
-	TK_GROW(p->frames, p->capframes, p->nframes + frames);
-	tk_hidx_reserve(&p->frame_index, p->nframes + frames);
-	TK_GROW(p->stacks, p->capstacks, p->nstacks + stacks);
+	reserve_big((void **)&p->frames, &p->capframes, p->nframes, p->nframes + frames, sizeof *p->frames);
+	reserve_big((void **)&p->stacks, &p->capstacks, p->nstacks, p->nstacks + stacks, sizeof *p->stacks);
+}
+
+/* The frame as the table keeps it and compares it: its fields, the padding zero. */
+static void frame_key(tk_frame *k, const tk_frame *f)
+{
+	memset(k, 0, sizeof *k);
+	k->addr = f->addr;
+	k->name = f->name;
+	k->binary = f->binary;
+	k->file = f->file;
+	k->line = f->line;
+	k->flags = f->flags;
+}
+
+static void frame_index_build(tk_profile *p)
+{
+	p->frame_index_stale = 0;
+	tk_hidx_free(&p->frame_index);
+	tk_hidx_reserve(&p->frame_index, p->nframes);
+	for (size_t i = 1; i < p->nframes; i++) {
+		tk_frame k;
+		frame_key(&k, &p->frames[i]);
+		tk_hidx_insert(&p->frame_index, tk_hash_bytes(&k, sizeof k, 2), (uint32_t)i);
+	}
+}
+
+tk_frame_id tk_frame_append(tk_profile *p, const tk_frame *f)
+{
+	TK_GROW_BIG(p->frames, p->capframes, p->nframes + 1);
+	frame_key(&p->frames[p->nframes], f);
+	p->frame_index_stale = 1;
+	return (tk_frame_id)p->nframes++;
 }
 
 tk_frame_id tk_frame_add(tk_profile *p, const tk_frame *f)
 {
+	if (p->frame_index_stale)
+		frame_index_build(p);
 	tk_frame k;
-	memset(&k, 0, sizeof k);
-	k.addr = f->addr;
-	k.name = f->name;
-	k.binary = f->binary;
-	k.file = f->file;
-	k.line = f->line;
-	k.flags = f->flags;
+	frame_key(&k, f);
 	uint64_t h = tk_hash_bytes(&k, sizeof k, 2);
 	uint32_t found = tk_hidx_find(&p->frame_index, h, frame_eq, p, &k);
 	if (found != UINT32_MAX)
 		return found;
-	TK_GROW(p->frames, p->capframes, p->nframes + 1);
+	TK_GROW_BIG(p->frames, p->capframes, p->nframes + 1);
 	p->frames[p->nframes] = k;
 	tk_hidx_insert(&p->frame_index, h, (uint32_t)p->nframes);
 	return (tk_frame_id)p->nframes++;
@@ -436,6 +480,27 @@ static uint64_t stack_hash(tk_stack_id parent, tk_frame_id frame)
 	return tk_hash_u64(((uint64_t)parent << 32) | frame);
 }
 
+/* A new child of parent (its links and the wide parents' index kept as tk_stack_push keeps them). */
+static tk_stack_id stack_new(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
+{
+	TK_GROW_BIG(p->stacks, p->capstacks, p->nstacks + 1);
+	uint32_t id = (uint32_t)p->nstacks++;
+	snode *par = &p->stacks[parent];
+	p->stacks[id] = (snode){{parent, frame, parent ? par->n.depth + 1 : 1}, 0, par->child, 0};
+	par->child = id;
+	if (++par->nchild == WIDE + 1) { /* the parent turns wide: index all its children */
+		for (uint32_t c = id; c; c = p->stacks[c].sib)
+			tk_hidx_insert(&p->stack_index, stack_hash(parent, p->stacks[c].n.frame), c);
+	} else if (par->nchild > WIDE + 1)
+		tk_hidx_insert(&p->stack_index, stack_hash(parent, frame), id);
+	return id;
+}
+
+tk_stack_id tk_stack_append(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
+{
+	return parent < p->nstacks ? stack_new(p, parent, frame) : 0;
+}
+
 tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
 {
 	if (parent >= p->nstacks)
@@ -451,17 +516,7 @@ tk_stack_id tk_stack_push(tk_profile *p, tk_stack_id parent, tk_frame_id frame)
 		if (found != UINT32_MAX)
 			return found;
 	}
-	TK_GROW(p->stacks, p->capstacks, p->nstacks + 1);
-	uint32_t id = (uint32_t)p->nstacks++;
-	par = &p->stacks[parent];
-	p->stacks[id] = (snode){{parent, frame, parent ? par->n.depth + 1 : 1}, 0, par->child, 0};
-	par->child = id;
-	if (++par->nchild == WIDE + 1) { /* the parent turns wide: index all its children */
-		for (uint32_t c = id; c; c = p->stacks[c].sib)
-			tk_hidx_insert(&p->stack_index, stack_hash(parent, p->stacks[c].n.frame), c);
-	} else if (par->nchild > WIDE + 1)
-		tk_hidx_insert(&p->stack_index, stack_hash(parent, frame), id);
-	return id;
+	return stack_new(p, parent, frame);
 }
 
 tk_stack_id tk_stack_from_leaf_first(tk_profile *p, const tk_frame_id *frames, size_t n)
@@ -599,7 +654,7 @@ static void cell_map_grow(tk_tstate *ts)
 
 static uint32_t cell_new(tk_tstate *ts, tk_stack_id stack)
 {
-	TK_GROW(ts->cells, ts->capcells, ts->ncells + 1);
+	TK_GROW_BIG(ts->cells, ts->capcells, ts->ncells + 1);
 	ts->cells[ts->ncells] = (tk_stack_weight){stack, 0, 0};
 	return (uint32_t)ts->ncells++;
 }
@@ -665,20 +720,46 @@ int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map)
 	tk_frame *fr = p->frames;
 	size_t nf = p->nframes, cf = p->capframes;
 	tk_hidx fi = p->frame_index;
+	int fs = p->frame_index_stale;
 	p->frames = q->frames, p->nframes = q->nframes, p->capframes = q->capframes, p->frame_index = q->frame_index;
 	q->frames = fr, q->nframes = nf, q->capframes = cf, q->frame_index = fi;
+	p->frame_index_stale = q->frame_index_stale, q->frame_index_stale = fs;
 	snode *st = p->stacks;
 	size_t ns = p->nstacks, cs = p->capstacks;
 	tk_hidx si = p->stack_index;
 	p->stacks = q->stacks, p->nstacks = q->nstacks, p->capstacks = q->capstacks, p->stack_index = q->stack_index;
 	q->stacks = st, q->nstacks = ns, q->capstacks = cs, q->stack_index = si;
+	/* a cell of stack s moves to map[s]: in place, in the same order, when no two cells of a
+	 * thread meet (seen marks the new stacks taken; cleared after each thread); the thread's map
+	 * is then rebuilt by the next sample added to it (cell_of), if any */
+	uint64_t *seen = tk_xcalloc(p->nstacks / 64 + 1, sizeof *seen);
 	for (size_t t = 0; t < p->nthreads; t++) {
 		tk_tstate *ts = &p->threads[t];
 		tk_stack_weight *old = ts->cells;
 		size_t n = ts->ncells;
-		ts->cells = NULL, ts->ncells = ts->capcells = 0;
 		free(ts->map);
 		ts->map = NULL, ts->mapmask = 0, ts->last = 0;
+		size_t j = 0, at = 0;
+		for (; at < n; at++) {
+			if (!old[at].weight && !old[at].samples)
+				continue;
+			tk_stack_id to = map[old[at].stack];
+			if (seen[to / 64] >> (to % 64) & 1)
+				break;
+			seen[to / 64] |= 1ull << (to % 64);
+			j++;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (old[k].weight || old[k].samples)
+				seen[map[old[k].stack] / 64] = 0;
+		if (at == n) {
+			for (size_t k = 0, w = 0; k < n; k++)
+				if (old[k].weight || old[k].samples)
+					old[w++] = (tk_stack_weight){map[old[k].stack], old[k].weight, old[k].samples};
+			ts->ncells = j;
+			continue;
+		}
+		ts->cells = NULL, ts->ncells = ts->capcells = 0;
 		if (n > SCAN && n < UINT32_MAX / 4) { /* at most n cells: sized once */
 			TK_GROW(ts->cells, ts->capcells, n);
 			uint32_t ncap = 64;
@@ -696,6 +777,7 @@ int tk_profile_take_tree(tk_profile *p, tk_profile *q, const tk_stack_id *map)
 		}
 		free(old);
 	}
+	free(seen);
 	return 0;
 }
 

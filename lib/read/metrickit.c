@@ -1053,7 +1053,7 @@ static int read_roots(mx *m, const char *base, uint32_t stack_i)
 				return mx_fail_at(m, at, "%s: expected a frame object", m->where);
 			}
 			j->p++;
-			TK_GROW(m->fr, m->capfr, m->nfr + 1);
+			TK_GROW_BIG(m->fr, m->capfr, m->nfr + 1);
 			fi = (uint32_t)m->nfr++;
 			mxframe *f = &m->fr[fi];
 			memset(f, 0, sizeof *f);
@@ -1113,8 +1113,10 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 		if (l < *slot)
 			*slot = l;
 	}
-	tk_stack_id *stk = tk_xmalloc((m->nfr + 1) * sizeof *stk);
-	TK_GROW(m->cells, m->capcells, m->nfr + 1);
+	/* a payload's tables take huge pages (tk_xmalloc_big): on a virtual machine the first touch of
+	 * 4 KB pages was a good part of reading a big payload */
+	tk_stack_id *stk = tk_xmalloc_big((m->nfr + 1) * sizeof *stk);
+	TK_GROW_BIG(m->cells, m->capcells, m->nfr + 1);
 	for (size_t si = 0; si < m->nst; si++) {
 		mxstack *cs = &m->st[si];
 		char tname[200];
@@ -1162,7 +1164,8 @@ static int build_threads(mx *m, tk_event_id e, const char *base, int per_thread,
 			                         ((uint64_t)f->name << 8) ^ leaf);
 			if (m->fc_n * 2 >= m->fc_cap) { /* grow (rehash) */
 				size_t nc = m->fc_cap ? m->fc_cap * 2 : 4096;
-				struct fkey *nt = tk_xcalloc(nc, sizeof *nt);
+				struct fkey *nt = tk_xmalloc_big(nc * sizeof *nt);
+				memset(nt, 0, nc * sizeof *nt);
 				for (size_t i = 0; i < m->fc_cap; i++)
 					if (m->fc[i].id) {
 						struct fkey *k = &m->fc[i];

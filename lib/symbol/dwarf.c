@@ -133,6 +133,13 @@ static void heap_pop(heap *h, const tk_paint_in *in)
  * so, and a radix sort beats qsort's comparisons on the rest. */
 void tk_sort_u64(uint64_t *v, size_t n)
 {
+	uint64_t *tmp = tk_xmalloc(n * sizeof *tmp);
+	tk_sort_u64_buf(v, n, tmp);
+	free(tmp);
+}
+
+void tk_sort_u64_buf(uint64_t *v, size_t n, uint64_t *tmp)
+{
 	size_t i = 1;
 	while (i < n && v[i - 1] <= v[i])
 		i++;
@@ -141,7 +148,6 @@ void tk_sort_u64(uint64_t *v, size_t n)
 	uint64_t or_ = 0, and_ = ~(uint64_t)0;
 	for (size_t k = 0; k < n; k++)
 		or_ |= v[k], and_ &= v[k];
-	uint64_t *tmp = tk_xmalloc(n * sizeof *tmp);
 	for (int shift = 0; shift < 64; shift += 11) {
 		if ((((or_ ^ and_) >> shift) & 0x7ff) == 0)
 			continue;
@@ -159,7 +165,6 @@ void tk_sort_u64(uint64_t *v, size_t n)
 		memcpy(v, tmp, n * sizeof *v);
 		free(cnt);
 	}
-	free(tmp);
 }
 
 size_t tk_paint(tk_paint_in *in, size_t n, tk_dw_seg **out)

@@ -48,9 +48,13 @@ typedef struct xf {
 	tk_frame_id *exp;
 	size_t nexp, capexp;
 	/* in place (tk_symbolicate_profile_take): out is in, strings and binaries are used as they are,
-	 * and expansions are frame contents in cexp (ids assigned once all are known) */
+	 * and expansions are frame contents in cexp (ids assigned once all are known): only what
+	 * differs from the input frame, whose address and binary every frame of its expansion keeps */
 	int inplace;
-	tk_frame *cexp;
+	struct cx {
+		tk_str name, file;
+		uint32_t line, flags;
+	} *cexp;
 	size_t capcexp;
 	/* names from the symbol cache by their address (they point into its mapping): most frames
 	 * share a few thousand functions and files, and interning each into the profile's big table
@@ -142,7 +146,7 @@ static void push_exp(xf *x, const tk_frame *g)
 {
 	if (x->inplace) {
 		TK_GROW(x->cexp, x->capcexp, x->nexp + 1);
-		x->cexp[x->nexp++] = *g;
+		x->cexp[x->nexp++] = (struct cx){g->name, g->file, g->line, g->flags};
 		return;
 	}
 	TK_GROW(x->exp, x->capexp, x->nexp + 1);
@@ -242,12 +246,14 @@ static int expand_prep(xf *x, tk_frame_id id, lookup *lk)
 	return 1;
 }
 
-/* The look-up prepared by expand_prep and the expansion it gives. */
-static void expand_lookup(xf *x, const lookup *lk)
+/* The look-up prepared by expand_prep and the expansion it gives: fa looked up in im for input frame
+ * id, whose frame as it stays is nf with these flags (in place, nf is read only where the answer
+ * keeps its name: an address not found, a function named "??"). */
+static void expand_lookup(xf *x, tk_symbol_image *im, uint64_t fa, tk_frame_id id, const tk_frame *nf,
+                          uint32_t flags)
 {
-	const tk_frame *nf = &lk->nf; /* its flags are the input frame's */
 	tk_symbol_result r;
-	size_t n = tk_symbol_image_lookup(lk->im, lk->fa, &r);
+	size_t n = tk_symbol_image_lookup(im, fa, &r);
 	if (n == 1 && !r.frames[0].file && strcmp(r.frames[0].function, "??") == 0)
 		n = 0;
 	if (!n) {
@@ -256,12 +262,13 @@ static void expand_lookup(xf *x, const lookup *lk)
 		return;
 	}
 	x->resolved++;
-	x->exp_ok[lk->id] = 1;
-	size_t same = x->prev_im == lk->im ? x->prev_n : 0; /* levels comparable with the previous */
+	if (x->exp_ok)
+		x->exp_ok[id] = 1;
+	size_t same = x->prev_im == im ? x->prev_n : 0; /* levels comparable with the previous */
 	for (size_t i = n; i-- > 0;) {
 		const tk_symbol_frame *sf = &r.frames[i];
 		size_t j = n - 1 - i; /* outermost first */
-		tk_frame g = *nf;
+		tk_frame g = x->inplace ? (tk_frame){0} : *nf; /* in place, the address and binary are nf's */
 		if (j < same && x->prev[j].fn == sf->function && strcmp(sf->function, "??"))
 			g.name = x->prev[j].fn_s;
 		else
@@ -273,27 +280,39 @@ static void expand_lookup(xf *x, const lookup *lk)
 		x->prev[j].fn = sf->function, x->prev[j].fn_s = g.name;
 		x->prev[j].file = sf->file, x->prev[j].file_s = g.file;
 		g.line = sf->line;
-		g.flags = (nf->flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
-		          (i == 0 ? nf->flags & TK_FRAME_LEAF_PC : 0);
+		g.flags = (flags & ~(uint32_t)(TK_FRAME_INLINED | TK_FRAME_LEAF_PC | TK_FRAME_SWIFT)) | sf->flags |
+		          (i == 0 ? flags & TK_FRAME_LEAF_PC : 0);
 		push_exp(x, &g);
 	}
-	x->prev_im = lk->im, x->prev_n = n;
+	x->prev_im = im, x->prev_n = n;
 }
 
 static void expand(xf *x, tk_frame_id id)
 {
 	lookup lk;
 	if (expand_prep(x, id, &lk))
-		expand_lookup(x, &lk);
+		expand_lookup(x, lk.im, lk.fa, lk.id, &lk.nf, lk.nf.flags);
 }
 
-/* The order to make n look-ups in: grouped by binary, by address within each (neighbouring
- * addresses share the symbol cache's blocks: tk_symcache_lookup goes on where the previous one
- * stopped). A group whose addresses span too much to pack with an index stays in stack order;
+/* A look-up of the in-place path, prepared: the input frame (its expansion's address, binary and
+ * flags, kept here so the look-ups in address order need not read the frame table) and the file
+ * address to look up; the image is its binary's. */
+typedef struct plookup {
+	uint64_t addr, fa;
+	tk_frame_id id;
+	tk_binary_id bin;
+	uint32_t flags, pad;
+} plookup;
+
+/* The order to make n look-ups in (into ord): grouped by binary, by address (masked: mask[bin])
+ * within each (neighbouring addresses share the symbol cache's blocks: tk_symcache_lookup goes on
+ * where the previous one stopped; a return address looked up at − 1 may come just after a leaf
+ * looked up above it, which only decodes a block again). key and tmp hold n + 1 values each. A
+ * group whose addresses span too much to pack with an index stays in stack order (*unsorted set);
  * the order changes only the speed, never an answer. */
-static uint32_t *lookup_order(const lookup *lk, size_t n, size_t nbins)
+static void lookup_order(const plookup *lk, size_t n, const bin_state *bins, size_t nbins, uint32_t *ord,
+                         uint64_t *key, uint64_t *tmp, int *unsorted)
 {
-	uint32_t *ord = tk_xmalloc((n + 1) * sizeof *ord);
 	size_t *at = tk_xcalloc(nbins + 2, sizeof *at);
 	for (size_t i = 0; i < n; i++)
 		at[lk[i].bin + 1]++;
@@ -304,28 +323,27 @@ static uint32_t *lookup_order(const lookup *lk, size_t n, size_t nbins)
 	int bits = 1;
 	while (bits < 32 && ((size_t)1 << bits) < n)
 		bits++;
-	uint64_t *key = tk_xmalloc((n + 1) * sizeof *key);
 	for (size_t g0 = 0, b = 0; b <= nbins; g0 = at[b++]) {
 		size_t len = at[b] - g0;
 		if (len < 2)
 			continue;
-		uint64_t lo = UINT64_MAX, hi = 0;
+		uint64_t lo = UINT64_MAX, hi = 0, mask = bins[b].mask;
 		for (size_t i = g0; i < at[b]; i++) {
-			uint64_t fa = lk[ord[i]].fa;
-			lo = fa < lo ? fa : lo;
-			hi = fa > hi ? fa : hi;
+			uint64_t a = lk[ord[i]].addr & mask;
+			lo = a < lo ? a : lo;
+			hi = a > hi ? a : hi;
 		}
-		if ((hi - lo) >> (64 - bits))
+		if ((hi - lo) >> (64 - bits)) {
+			*unsorted = 1;
 			continue;
+		}
 		for (size_t i = g0; i < at[b]; i++)
-			key[i - g0] = (lk[ord[i]].fa - lo) << bits | ord[i];
-		tk_sort_u64(key, len);
+			key[i - g0] = ((lk[ord[i]].addr & mask) - lo) << bits | ord[i];
+		tk_sort_u64_buf(key, len, tmp);
 		for (size_t i = 0; i < len; i++)
 			ord[g0 + i] = (uint32_t)(key[i] & (((uint64_t)1 << bits) - 1));
 	}
-	free(key);
 	free(at);
-	return ord;
 }
 
 /* Does any frame carry only an address (the pre-Xcode 14.3 form)? Only then are images needed. */
@@ -495,6 +513,36 @@ static int inplace_ok(const tk_profile *p, const tk_symbolicate_options *o)
 	return ok && n == nf && next_bin == nb + 1;
 }
 
+/* Frames of one expansion cluster compared for equality (below): more than this and the frames
+ * are numbered through the frame table's hash instead. */
+enum { CLUSTER_MAX = 64 };
+
+/* Scratch tables of the in-place path, cut from one block (64-byte aligned parts). */
+typedef struct cut {
+	uint8_t *p;
+	size_t left;
+} cut;
+
+static void *cut_take(cut *c, size_t n)
+{
+	n = (n + 63) & ~(size_t)63;
+	if (n > c->left)
+		return NULL;
+	void *r = c->p;
+	c->p += n, c->left -= n;
+	return r;
+}
+
+/* n zeroed bytes from c, or from the heap when c has no room (*heap then owns them). */
+static void *cut_zeroed(cut *c, size_t n, void **heap)
+{
+	void *r = cut_take(c, n);
+	if (!r)
+		r = *heap = tk_xmalloc_big(n);
+	memset(r, 0, n);
+	return r;
+}
+
 tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const tk_symbolicate_options *o,
                                         tk_error *err)
 {
@@ -510,66 +558,153 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 		return q;
 	}
 	xf x = {.in = p, .out = p, .s = s, .o = o, .inplace = 1};
-	x.bins = tk_xcalloc(tk_binary_count(p) + 1, sizeof *x.bins);
+	size_t nbins = tk_binary_count(p);
+	x.bins = tk_xcalloc(nbins + 1, sizeof *x.bins);
 	x.specs = tk_xcalloc(1, sizeof *x.specs);
 	size_t nf = tk_frame_count(p), ns = tk_stack_count(p);
-	x.exp_off = tk_xcalloc(nf + 1, sizeof *x.exp_off);
-	x.exp_len = tk_xcalloc(nf + 1, sizeof *x.exp_len);
-	x.exp_ok = tk_xcalloc(nf + 1, 1);
+	/* The tables of the step are written once: they take huge pages (tk_xmalloc_big), as on a
+	 * virtual machine their first touch (a fault per 4 KB page) was most of the step. One block
+	 * holds the per-frame and per-stack tables and the look-ups; the look-ups' part serves again
+	 * for the tables of the rebuild once they are done. */
+#define CUT(n) (((n) + 63) & ~(size_t)63)
+	size_t n1 = nf + 1, sz = 2 * CUT(4 * n1) + CUT(n1) + CUT(4 * (ns + 1)) + CUT(sizeof(plookup) * n1) +
+	                        CUT(4 * n1) + 2 * CUT(8 * n1);
+#undef CUT
+	uint8_t *block = tk_xmalloc_big(sz);
+	cut c = {block, sz};
+	x.exp_off = cut_take(&c, 4 * n1);
+	x.exp_len = cut_take(&c, 4 * n1);
+	memset(x.exp_len, 0, 4 * n1);
+	uint8_t *done = cut_take(&c, n1);
+	memset(done, 0, n1);
+	tk_stack_id *map = cut_take(&c, 4 * (ns + 1));
+	map[0] = 0;
+	cut lkc = c; /* the look-ups' part */
+	plookup *lk = cut_take(&c, sizeof *lk * n1);
+	uint32_t *ord = cut_take(&c, 4 * n1);
+	uint64_t *key = cut_take(&c, 8 * n1), *tmp = cut_take(&c, 8 * n1);
+	size_t nlk = 0;
+	x.capcexp = 2 * nf + 16; /* 1.8 frames an input frame on the bench's payload */
+	x.cexp = tk_xmalloc_big(x.capcexp * sizeof *x.cexp);
 	/* each distinct frame prepared once, in the order the stacks first use them (as the derived
 	 * profile does: the same warnings in the same order), then looked up in address order */
-	lookup *lk = tk_xmalloc((nf + 1) * sizeof *lk);
-	size_t nlk = 0;
-	TK_GROW(x.cexp, x.capcexp, nf + nf / 2 + 1);
 	for (size_t id = 1; id <= ns; id++) {
 		tk_frame_id f = tk_stack_get(p, (tk_stack_id)id)->frame;
 		if (f <= nf && !x.exp_len[f]) {
 			x.exp_off[f] = (uint32_t)x.nexp;
-			if (expand_prep(&x, f, &lk[nlk]))
-				nlk++, x.exp_len[f] = UINT32_MAX; /* its expansion comes below */
-			else
+			lookup l;
+			if (expand_prep(&x, f, &l)) {
+				lk[nlk++] = (plookup){l.nf.addr, l.fa, f, l.bin, l.nf.flags, 0};
+				x.exp_len[f] = UINT32_MAX; /* its expansion comes below */
+			} else
 				x.exp_len[f] = (uint32_t)(x.nexp - x.exp_off[f]);
 		}
 	}
-	uint32_t *ord = lookup_order(lk, nlk, tk_binary_count(p));
+	/* Frames that come out equal are one frame (a leaf and a caller at one address can share a
+	 * chain's outer function; a chain can repeat a frame). Equal frames have one address and one
+	 * binary, so they come from look-ups of one binary at one address: neighbours in this order.
+	 * Such a cluster's frames are compared here and a repeat points at its first (dup: pairs
+	 * repeat, first), so no table of every frame is needed. Frames not looked up are the input's
+	 * own, distinct, and equal to no looked-up one (another binary, or address 0). When the order
+	 * is not by address or a cluster is too big, frames are numbered through the hash (fallback). */
+	int fallback = 0;
+	lookup_order(lk, nlk, x.bins, nbins, ord, key, tmp, &fallback);
+	uint32_t *dup = NULL;
+	size_t ndup = 0, capdup = 0, cstart = 0;
+	uint64_t caddr[CLUSTER_MAX], ckey = 0;
+	tk_binary_id cbin = 0;
 	for (size_t i = 0; i < nlk; i++) {
-		const lookup *l = &lk[ord[i]];
-		x.exp_off[l->id] = (uint32_t)x.nexp;
-		expand_lookup(&x, l);
-		x.exp_len[l->id] = (uint32_t)(x.nexp - x.exp_off[l->id]);
+		const plookup *pl = &lk[ord[i]];
+		uint64_t masked = pl->addr & x.bins[pl->bin].mask;
+		if (!i || pl->bin != cbin || masked != ckey)
+			cstart = x.nexp;
+		cbin = pl->bin, ckey = masked;
+		size_t k0 = x.nexp;
+		x.exp_off[pl->id] = (uint32_t)k0;
+		expand_lookup(&x, x.bins[pl->bin].im, pl->fa, pl->id, tk_frame_get(p, pl->id), pl->flags);
+		x.exp_len[pl->id] = (uint32_t)(x.nexp - k0);
+		if (fallback)
+			continue;
+		if (x.nexp - cstart > CLUSTER_MAX) {
+			fallback = 1;
+			continue;
+		}
+		for (size_t k = k0; k < x.nexp; k++) {
+			caddr[k - cstart] = pl->addr;
+			for (size_t r = cstart; r < k; r++)
+				if (caddr[r - cstart] == pl->addr && memcmp(&x.cexp[r], &x.cexp[k], sizeof x.cexp[k]) == 0) {
+					TK_GROW(dup, capdup, 2 * ndup + 2);
+					dup[2 * ndup] = (uint32_t)k, dup[2 * ndup + 1] = (uint32_t)r;
+					ndup++;
+					break;
+				}
+		}
 	}
-	free(ord);
-	free(lk);
 	/* The new frame table and stack tree, numbered as tk_symbolicate_profile numbers them: a
 	 * frame's chain at the first stack that uses it, stacks in order (a parent before its children).
-	 * Frames that become equal are one (a leaf and a caller at one address can share a chain's
-	 * outer function); stacks that then meet are one, their cells added. */
-	tk_profile *tree = tk_profile_new();
+	 * Stacks that then meet are one, their cells added. The input's tree has no two equal children,
+	 * so a stack can meet another only where it pushes a frame that several entries are (shared) or
+	 * under a stack that has met one already (met): only those pushes look for an equal child, the
+	 * others are appended as new. */
 	size_t nstk = 0; /* the new tree's stacks, at most */
 	for (size_t id = 1; id <= ns; id++)
 		nstk += x.exp_len[tk_stack_get(p, (tk_stack_id)id)->frame];
+	void *heap[4] = {NULL, NULL, NULL, NULL};
+	c = lkc;
+	tk_frame_id *cid = cut_zeroed(&c, 4 * (x.nexp + 1), &heap[0]);
+	uint32_t *first = NULL; /* entry → the first equal entry */
+	uint8_t *shared = NULL, *met = NULL;
+	if (ndup && !fallback) {
+		first = cut_zeroed(&c, 4 * (x.nexp + 1), &heap[1]);
+		shared = cut_zeroed(&c, x.nexp + 1, &heap[2]);
+		met = cut_zeroed(&c, nstk + 1, &heap[3]);
+		for (size_t k = 0; k < x.nexp; k++)
+			first[k] = (uint32_t)k;
+		for (size_t d = 0; d < ndup; d++) {
+			first[dup[2 * d]] = dup[2 * d + 1];
+			shared[dup[2 * d + 1]] = 1;
+		}
+	}
+	free(dup);
+	tk_profile *tree = tk_profile_new();
 	tk_profile_reserve(tree, x.nexp, nstk);
-	tk_frame_id *cid = tk_xcalloc(x.nexp + 1, sizeof *cid);
-	tk_stack_id *map = tk_xcalloc(ns + 1, sizeof *map);
-	uint8_t *done = tk_xcalloc(nf + 1, 1);
 	for (size_t id = 1; id <= ns; id++) {
 		const tk_stack_node *nd = tk_stack_get(p, (tk_stack_id)id);
 		tk_frame_id f = nd->frame;
+		uint32_t off = x.exp_off[f], len = x.exp_len[f];
 		if (!done[f]) {
 			done[f] = 1;
-			for (uint32_t k = 0; k < x.exp_len[f]; k++)
-				cid[x.exp_off[f] + k] = tk_frame_add(tree, &x.cexp[x.exp_off[f] + k]);
+			const tk_frame *in = tk_frame_get(p, f);
+			for (uint32_t k = off; k < off + len; k++) {
+				uint32_t r = first ? first[k] : k;
+				if (!cid[r]) {
+					const struct cx *e = &x.cexp[r];
+					tk_frame g = {in->addr, e->name, in->binary, e->file, e->line, e->flags};
+					cid[r] = fallback ? tk_frame_add(tree, &g) : tk_frame_append(tree, &g);
+				}
+				cid[k] = cid[r];
+			}
 		}
 		tk_stack_id cur = map[nd->parent];
-		for (uint32_t k = 0; k < x.exp_len[f]; k++)
-			cur = tk_stack_push(tree, cur, cid[x.exp_off[f] + k]);
+		for (uint32_t k = off; k < off + len; k++) {
+			if (fallback)
+				cur = tk_stack_push(tree, cur, cid[k]);
+			else if (!first || (!shared[first[k]] && !met[cur]))
+				cur = tk_stack_append(tree, cur, cid[k]);
+			else {
+				size_t before = tk_stack_count(tree);
+				cur = tk_stack_push(tree, cur, cid[k]);
+				if (tk_stack_count(tree) == before)
+					met[cur] = 1;
+			}
+		}
 		map[id] = cur;
 	}
 	int rc = tk_profile_take_tree(p, tree, map);
 	tk_profile_free(tree);
-	free(done);
-	free(map);
-	free(cid);
+	for (int i = 0; i < 4; i++)
+		free(heap[i]);
+	free(block);
 	tk_profile *q = NULL;
 	if (rc < 0) /* not reached: inplace_ok checked that p keeps no per-sample list */
 		tk_error_set(err, "symbolicate: the profile keeps a per-sample list");
@@ -581,9 +716,6 @@ tk_profile *tk_symbolicate_profile_take(tk_profile *p, tk_symbolicator *s, const
 			*o->unresolved = x.unresolved;
 		q = p;
 	}
-	free(x.exp_ok);
-	free(x.exp_off);
-	free(x.exp_len);
 	free(x.cexp);
 	free(x.bins);
 	free(x.specs);

@@ -175,6 +175,7 @@ typedef struct tk_paint_in {
 } tk_paint_in;
 size_t tk_paint(tk_paint_in *in, size_t n, tk_dw_seg **out);
 void tk_sort_u64(uint64_t *v, size_t n);
+void tk_sort_u64_buf(uint64_t *v, size_t n, uint64_t *tmp); /* tmp: room for n values */
 
 /* ---------------------------------------------------------------- demangling */
 

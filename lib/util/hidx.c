@@ -36,7 +36,8 @@ static void place(uint64_t *slots, uint32_t mask, uint64_t s)
 
 static void resize(tk_hidx *t, uint32_t ncap)
 {
-	uint64_t *ns = tk_xcalloc(ncap, sizeof *ns);
+	uint64_t *ns = tk_xmalloc_big((size_t)ncap * sizeof *ns);
+	memset(ns, 0, (size_t)ncap * sizeof *ns);
 	if (t->slots)
 		for (uint32_t i = 0; i <= t->mask; i++)
 			if (t->slots[i])

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tracekit/error.h"
 
@@ -88,6 +89,43 @@ void *tk_xrealloc(void *p, size_t n)
 	return q;
 }
 
+void *tk_xmalloc_big(size_t n)
+{
+	enum { HUGE = 2u << 20 };
+	if (n < HUGE / 2)
+		return tk_xmalloc(n);
+	size_t len = (n + HUGE - 1) & ~(size_t)(HUGE - 1);
+	void *p = NULL;
+	if (len < n || should_fail() || posix_memalign(&p, HUGE, len) != 0)
+		oom(n);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE); /* a hint: refused (no THP) changes nothing */
+#endif
+	return p;
+}
+
+/* The capacity a growing array doubles to for need elements. */
+static size_t grown(size_t cap, size_t need)
+{
+	size_t nc = cap ? cap : 16;
+	while (nc < need)
+		nc *= 2;
+	return nc;
+}
+
+void tk_grow_big(void **p, size_t *cap, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return;
+	size_t nc = grown(*cap, need);
+	void *q = tk_xmalloc_big(nc * sz);
+	if (*cap)
+		memcpy(q, *p, *cap * sz);
+	free(*p);
+	*p = q;
+	*cap = nc;
+}
+
 char *tk_xstrdup(const char *s)
 {
 	return tk_xstrndup(s, strlen(s));
@@ -105,9 +143,7 @@ void tk_grow(void **p, size_t *cap, size_t need, size_t sz)
 {
 	if (need <= *cap)
 		return;
-	size_t nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
+	size_t nc = grown(*cap, need);
 	*p = tk_xrealloc(*p, nc * sz);
 	*cap = nc;
 }

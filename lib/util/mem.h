@@ -20,12 +20,20 @@
 void *tk_xmalloc(size_t n);
 void *tk_xcalloc(size_t n, size_t size);
 void *tk_xrealloc(void *p, size_t n);
+/* n bytes for a big table written whole at once (free with free()): from 1 MB on, aligned on and
+ * rounded up to 2 MB and advised for transparent huge pages, so the table's first touch costs a
+ * fault per 2 MB instead of one per 4 KB page (on a virtual machine a 4 KB fault can cost ~20 us:
+ * more than filling the page). */
+void *tk_xmalloc_big(size_t n);
 char *tk_xstrdup(const char *s);
 char *tk_xstrndup(const char *s, size_t n);
 
 /* Grow a dynamic array: ensures capacity for at least need elements of size sz. */
 void tk_grow(void **p, size_t *cap, size_t need, size_t sz);
 #define TK_GROW(ptr, cap, need) tk_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+/* The same for an array that can grow big (its memory from tk_xmalloc_big once it passes 1 MB). */
+void tk_grow_big(void **p, size_t *cap, size_t need, size_t sz);
+#define TK_GROW_BIG(ptr, cap, need) tk_grow_big((void **)&(ptr), &(cap), (need), sizeof *(ptr))
 
 /* A guard (per thread, nested guards stack):
  *     tk_oom_guard g;   (or, simpler, tk_oom_run below)
