@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "tracekit/apple_report.h"
 #include "tracekit/symbol.h"
@@ -109,25 +108,16 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
 	free(rs);
 }
 
-/* The memo's big pieces (its slots, its answers' chunks past the first 2 MB): 2 MB-aligned and advised
- * into huge pages. Filled 4 kB page by page they cost a page fault each (two for the slots, read then
- * written), 7,000 a 10,000-report batch, and a TLB miss per answer looked up. free() frees them. */
-enum { MEMO_HUGE = 2 << 20 };
+/* The memo's big pieces (its slots, its answers' chunks past the first 2 MB) come from tk_xmalloc_big:
+ * 2 MB-aligned and advised into huge pages. Filled 4 kB page by page they cost a page fault each (two for
+ * the slots, read then written), 7,000 a 10,000-report batch, and a TLB miss per answer looked up. */
+enum { MEMO_HUGE = 2 << 20 }; /* a huge page */
 static void *memo_alloc(size_t size, int zero)
 {
-	if (size >= MEMO_HUGE) {
-		size_t n = (size + MEMO_HUGE - 1) & ~(size_t)(MEMO_HUGE - 1);
-		void *p = aligned_alloc(MEMO_HUGE, n);
-		if (p) {
-#ifdef MADV_HUGEPAGE
-			madvise(p, n, MADV_HUGEPAGE);
-#endif
-			if (zero)
-				memset(p, 0, size);
-			return p;
-		}
-	}
-	return zero ? tk_xcalloc(1, size) : tk_xmalloc(size);
+	void *p = tk_xmalloc_big(size);
+	if (zero)
+		memset(p, 0, size);
+	return p;
 }
 
 static uint64_t fnv(const char *k)
