@@ -1637,18 +1637,26 @@ typedef struct hrun {
 } hrun;
 #define HRUN_BYTES 13
 
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
 static void hrun_get(const unsigned char *p, size_t i, hrun *r)
 {
 	p += i * HRUN_BYTES;
 	uint64_t b = 0;
-	uint32_t n = 0;
 	for (int k = 7; k >= 0; k--)
 		b = b << 8 | p[1 + k];
-	for (int k = 3; k >= 0; k--)
-		n = n << 8 | p[9 + k];
 	r->h = p[0];
 	memcpy(&r->v, &b, sizeof b);
-	r->n = n;
+	r->n = le32(p + 9);
 }
 
 static void hrun_put(unsigned char *p, size_t i, const hrun *r)
@@ -1659,8 +1667,7 @@ static void hrun_put(unsigned char *p, size_t i, const hrun *r)
 	p[0] = (unsigned char)r->h;
 	for (int k = 0; k < 8; k++)
 		p[1 + k] = (unsigned char)(b >> (8 * k));
-	for (int k = 0; k < 4; k++)
-		p[9 + k] = (unsigned char)(r->n >> (8 * k));
+	put32(p + 9, r->n);
 }
 
 static int hour_runs_ready(sq *s);
@@ -2911,21 +2918,19 @@ static void sigacc_free(sigacc *a)
 	tk_hidx_free(&a->hiidx);
 }
 
-static int hitem_cmp(const void *x, const void *y)
-{
-	const hitem *a = x, *b = y;
-	if (a->g != b->g)
-		return a->g < b->g ? -1 : 1;
-	if (a->r.h != b->r.h)
-		return a->r.h - b->r.h;
-	return (a->r.v > b->r.v) - (a->r.v < b->r.v);
-}
-
 static int hrun_cmp(const hrun *a, const hrun *b)
 {
 	if (a->h != b->h)
 		return a->h - b->h;
 	return (a->v > b->v) - (a->v < b->v);
+}
+
+static int hitem_cmp(const void *x, const void *y)
+{
+	const hitem *a = x, *b = y;
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	return hrun_cmp(&a->r, &b->r);
 }
 
 /* Packed entries old[0..nold) and add[0..nadd) (both sorted by hour and value) merged into out in
@@ -3344,17 +3349,6 @@ static int dses_cmp(const void *x, const void *y)
 	if (a->g != b->g)
 		return a->g < b->g ? -1 : 1;
 	return (a->no > b->no) - (a->no < b->no);
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int k = 0; k < 4; k++)
-		p[k] = (unsigned char)(v >> (8 * k));
 }
 
 /* a's rows into sig_days (each merged with the row it has), its sessions numbered in sess_no, inside
