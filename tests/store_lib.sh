@@ -128,3 +128,14 @@ for l in sys.stdin: print(json.loads(l)["signature"])')
 		"stats|--metric|cpu.duration|--by|version,hour|--where|app=Atlas|--json"
 		"stats|--metric|hang.duration|--by|hour|--where|app=Atlas,version=5.2|--json")
 }
+
+# serve_dashboard DB: `tracekit serve --ui` on DB at a free port, in the background; sets PORT, BASE and
+# SRV_PID and returns once it says it serves (or has died), its messages in $TMP/serve.log.
+serve_dashboard() {
+	PORT=$(free_port)
+	BASE="http://127.0.0.1:$PORT"
+	: >"$TMP/serve.log"
+	"$TK" serve --ui --db "$1" --listen "127.0.0.1:$PORT" 2>>"$TMP/serve.log" &
+	SRV_PID=$!
+	while kill -0 $SRV_PID 2>/dev/null && ! grep -q "serving the dashboard" "$TMP/serve.log"; do sleep 0.05; done
+}

@@ -71,12 +71,7 @@ QS+=("top-hangs|--signature|${SIGS[0]}|--detail|--json|--examples|400" "stats|--
 same_answers "$NEW" "$OLD" "${QS[@]}"
 
 # the dashboard's pages: the same bytes with and without a since= before every report
-PORT=$(free_port)
-BASE="http://127.0.0.1:$PORT"
-: >"$TMP/serve.log"
-"$TK" serve --ui --db "$NEW" --listen "127.0.0.1:$PORT" 2>>"$TMP/serve.log" &
-SRV_PID=$!
-while kill -0 $SRV_PID 2>/dev/null && ! grep -q "serving the dashboard" "$TMP/serve.log"; do sleep 0.05; done
+serve_dashboard "$NEW"
 SIGQ=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "${SIGS[1]}")
 # a page's body without its forms and the links that carry its own query (since= differs)
 body() { curl -s -f "$BASE$1" | sed -e '/<form /d' -e 's/ href="[^"]*"//g' -e 's/ src="[^"]*"//g'; }

@@ -83,12 +83,7 @@ same_answers "sqlite:$NEW" "sqlite:$OLD" "${QS[@]}"
 
 # the dashboard's compare (two versions; two date ranges cutting days) and signature pages: their
 # tables the same with and without a since= before every report
-PORT=$(free_port)
-BASE="http://127.0.0.1:$PORT"
-: >"$TMP/serve.log"
-"$TK" serve --ui --db "sqlite:$NEW" --listen "127.0.0.1:$PORT" 2>>"$TMP/serve.log" &
-SRV_PID=$!
-while kill -0 $SRV_PID 2>/dev/null && ! grep -q "serving the dashboard" "$TMP/serve.log"; do sleep 0.05; done
+serve_dashboard "sqlite:$NEW"
 tables() { curl -s -f "$BASE$1" | python3 -c 'import re,sys; t=re.findall(r"<table id=.*?</table>", re.sub(r" href=\"[^\"]*\"", "", sys.stdin.read()), re.S); print("\n".join(t) if t else "NO TABLE")'; }
 T0=$(sqlite3 "$NEW" "SELECT CAST(min(time) AS INTEGER) + 30000, CAST(min(time) AS INTEGER) + 120000 FROM reports" | tr '|' ' ')
 read -r C1 C2 <<<"$T0"
