@@ -65,6 +65,9 @@ typedef struct tk_store_ops {
 } tk_store_ops;
 
 extern const tk_store_ops tk_store_sqlite;
+/* The name of the VFS the SQLite store opens its files with (sqlite_walbuf.c: the WAL's frames
+ * written in large pieces), NULL when it could not be registered (then the default VFS). */
+const char *tk_sqlite_walbuf_vfs(void);
 extern const tk_store_ops tk_store_clickhouse;
 
 /* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has

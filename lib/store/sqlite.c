@@ -413,8 +413,8 @@ static void *sq_open(const char *path, tk_error *err)
 	static _Atomic uint64_t serials;
 	s->serial = ++serials;
 	s->path = tk_xstrdup(path);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                    tk_sqlite_walbuf_vfs()) != SQLITE_OK) {
 		fail(s, err, "cannot open");
 		sq_close(s);
 		return NULL;
