@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "store/internal.h"
 #include "tracekit/store.h"
@@ -447,6 +448,64 @@ static void test_batches(void **state)
 	tk_store_close(s);
 }
 
+/* The store writes its WAL in large pieces (sqlite_walbuf.c): what a commit stored is in the file
+ * when the commit returns. Another connection (SQLite's own VFS, as another process's) reads every
+ * row of every commit while the store stays open, and the database checks whole; big rows make
+ * commits of many frames, over several of the shim's writes. With tk_store_sync_later (serve's
+ * setting) no sync at COMMIT writes the pending frames out: the shim has to. */
+static void test_wal_visible(void **state)
+{
+	char path[600], url[640];
+	snprintf(path, sizeof path, "%s/walbuf.db", tmpdir);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err);
+	assert_non_null(s);
+	assert_int_equal(tk_store_sync_later(s, &err), 0); /* as serve: no sync in COMMIT to flush the WAL */
+	enum { N = 60 };
+	static tk_report r[N];
+	static char keys[N][16], sigs[N][3000];
+	size_t total = 0;
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < N; i++) {
+			memset(&r[i], 0, sizeof r[i]);
+			r[i].kind = "hang";
+			for (int k = 0; k < TK_STORE_NKEYS; k++)
+				r[i].keys[k] = "";
+			snprintf(keys[i], sizeof keys[i], "%d.%d", round, i);
+			r[i].rkey = keys[i];
+			r[i].time = 2000 + i;
+			r[i].duration = 1 + i;
+			r[i].avg_cpu = NAN;
+			r[i].thread = "";
+			memset(sigs[i], 'a' + (i + round) % 26, sizeof sigs[i] - 1);
+			snprintf(sigs[i], 16, "s%d.%d;", round, i);
+			sigs[i][strlen(sigs[i])] = 'x';
+			r[i].signature = sigs[i];
+			snprintf(r[i].id, sizeof r[i].id, "%060d%04d", round, i);
+		}
+		tk_store_batch b = {.v = r, .n = N};
+		assert_int_equal(tk_store_put_batches(s, &b, 1, &err), 0);
+		assert_int_equal(b.added, N);
+		total += N;
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*), sum(length(signature)) FROM reports", -1, &st, NULL),
+		                 SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int64(st, 0), (sqlite3_int64)total);
+		assert_int_equal(sqlite3_column_int64(st, 1), (sqlite3_int64)(total * (sizeof sigs[0] - 1)));
+		sqlite3_finalize(st);
+		assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	tk_store_close(s);
+}
+
 /* tk_bundle_decode's bounds on an uploaded profile: distinct stacks and decoding time (a deadline
  * already passed stops the first read), each answered as "over a limit" (1), not a bad bundle. */
 static void test_bundle_limits(void **state)
@@ -717,6 +776,7 @@ int main(void)
 	    cmocka_unit_test(test_signatures),    cmocka_unit_test(test_fmt_g17),
 	    cmocka_unit_test(test_batches),       cmocka_unit_test(test_bundle_limits),
 	    cmocka_unit_test(test_ingest_api),    cmocka_unit_test(test_sqlite_paths),
+	    cmocka_unit_test(test_wal_visible),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[600];
