@@ -172,10 +172,10 @@ static size_t frame_name(const sigframe *f, char *buf, size_t n)
 }
 
 /* The first TK_STORE_SIGNATURE_FRAMES app frames of a stack given leaf first, leaf first; all
- * frames when none is an app frame. */
-static char *signature_build(const sigframe *fr, size_t depth)
+ * frames when none is an app frame; into out (SIG_MAX bytes: the caller's, not a malloc a report). */
+enum { SIG_MAX = 2048 };
+static char *signature_build(const sigframe *fr, size_t depth, char *out)
 {
-	char *out = tk_xmalloc(2048);
 	size_t len = 0;
 	out[0] = 0;
 	const char *seen = NULL; /* the last path asked about (frames of one image share it) */
@@ -194,7 +194,7 @@ static char *signature_build(const sigframe *fr, size_t depth)
 				continue;
 			char name[512];
 			size_t nl = frame_name(f, name, sizeof name);
-			if (len + nl + 2 >= 2048)
+			if (len + nl + 2 >= SIG_MAX)
 				break;
 			if (len)
 				out[len++] = ';';
@@ -244,7 +244,7 @@ static int apple_image(const char *name)
 }
 
 /* The signature of a profile's stack. */
-static char *signature_of(const tk_profile *p, tk_stack_id stack)
+static char *signature_of(const tk_profile *p, tk_stack_id stack, char *out)
 {
 	tk_frame_id fr[256];
 	size_t depth = tk_stack_frames(p, stack, fr, 256);
@@ -273,7 +273,7 @@ static char *signature_of(const tk_profile *p, tk_stack_id stack)
 		                   .apple = mx && b && apple_image(tk_string(p, b->name)),
 		                   .ret = mx && !(f->flags & TK_FRAME_LEAF_PC)};
 	}
-	return signature_build(sf, depth);
+	return signature_build(sf, depth, out);
 }
 
 /* The heaviest stack of thread t (ties: the first seen). */
@@ -292,8 +292,8 @@ static tk_stack_id heaviest(const tk_profile *p, tk_thread_id t)
 }
 
 /* The stack that signs event e: a hang's snapshot (its context threads, the first with a stack),
- * else the heaviest path of the stacks it owns (its tree). NULL if it has none. */
-static char *event_signature(const tk_profile *p, tk_event_id e)
+ * else the heaviest path of the stacks it owns (its tree), in out (SIG_MAX bytes). NULL if it has none. */
+static char *event_signature(const tk_profile *p, tk_event_id e, char *out)
 {
 	const tk_event *ev = tk_event_get(p, e);
 	size_t nt = tk_thread_count(p);
@@ -303,13 +303,13 @@ static char *event_signature(const tk_profile *p, tk_event_id e)
 			continue;
 		tk_stack_id s = heaviest(p, (tk_thread_id)t);
 		if (s)
-			return signature_of(p, s);
+			return signature_of(p, s, out);
 	}
 	double tree = tk_event_num(p, e, "tree"); /* Records: a tree was recorded (NAN: not said) */
 	if (tree == 0 || ev->thread >= nt)
 		return NULL;
 	tk_stack_id s = heaviest(p, ev->thread);
-	return s ? signature_of(p, s) : NULL;
+	return s ? signature_of(p, s, out) : NULL;
 }
 
 /* Names a profile's frames before signatures are taken: the images its reader listed that are
@@ -348,8 +348,14 @@ int tk_store_fmt_g17(double v, char *out)
 		*o = 0;
 		return (int)(o - out);
 	}
+	if (bexp == 0x7ff) { /* as glibc prints them: a report without a CPU average hashes "nan" */
+		memcpy(o, bits >> 63 ? "-" : "", bits >> 63 ? 1 : 0);
+		o += bits >> 63;
+		memcpy(o, m ? "nan" : "inf", 4);
+		return (int)(o - out) + 3;
+	}
 	double a = fabs(v);
-	if (bexp == 0 || bexp == 0x7ff || !(a >= 1e-4) || !(a < 1e17))
+	if (bexp == 0 || !(a >= 1e-4) || !(a < 1e17))
 		return snprintf(out, 32, "%.17g", v);
 	static const uint64_t p10[20] = {1ull,
 	                                 10ull,
@@ -679,7 +685,8 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 			}
 			kept[TK_STORE_SESSION] = kept_session;
 		}
-		char *sig = event_signature(p, e);
+		char sigbuf[SIG_MAX];
+		const char *sig = event_signature(p, e, sigbuf);
 		TK_GROW(out->v, out->cap, out->n + 1);
 		tk_report *rep = &out->v[out->n++];
 		memset(rep, 0, sizeof *rep);
@@ -695,7 +702,6 @@ int tk_store_event_reports(tk_profile **pp, char *const mkeys[TK_STORE_NKEYS], c
 		const char *th = tk_event_str(p, e, "thread");
 		rep->thread = tk_report_set_keep(out, th ? th : "");
 		rep->signature = tk_report_set_keep(out, sig ? sig : "");
-		free(sig);
 		char *folded = tk_store_event_folded(p, e);
 		rep->stacks = tk_report_set_keep(out, folded);
 		free(folded);

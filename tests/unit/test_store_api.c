@@ -729,6 +729,13 @@ static void test_fmt_g17(void **state)
 	g17_check(INFINITY);
 	g17_check(-INFINITY);
 	g17_check(NAN);
+	g17_check(-NAN);
+	static const uint64_t nans[] = {0x7ff0000000000001ull, 0xfff8000000000001ull, 0x7fffffffffffffffull};
+	for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++) {
+		double v;
+		memcpy(&v, &nans[i], sizeof v);
+		g17_check(v);
+	}
 	/* exact halves at the 17th digit: v = q / 2^(17 - X), q odd (glibc rounds them to even) */
 	g17_check(0.500003814697265625);
 	for (int x = -4; x <= 15; x++) {
