@@ -464,7 +464,7 @@ static void test_wal_visible(void **state)
 	assert_int_equal(tk_store_sync_later(s, &err), 0); /* as serve: no sync in COMMIT to flush the WAL */
 	enum { N = 60 };
 	static tk_report r[N];
-	static char keys[N][16], sigs[N][3000];
+	static char keys[N][32], sigs[N][3000];
 	size_t total = 0;
 	for (int round = 0; round < 4; round++) {
 		for (int i = 0; i < N; i++) {
@@ -472,17 +472,17 @@ static void test_wal_visible(void **state)
 			r[i].kind = "hang";
 			for (int k = 0; k < TK_STORE_NKEYS; k++)
 				r[i].keys[k] = "";
-			snprintf(keys[i], sizeof keys[i], "%d.%d", round, i);
+			snprintf(keys[i], sizeof keys[i], "%u.%u", (unsigned)round % 10, (unsigned)i % 100);
 			r[i].rkey = keys[i];
 			r[i].time = 2000 + i;
 			r[i].duration = 1 + i;
 			r[i].avg_cpu = NAN;
 			r[i].thread = "";
 			memset(sigs[i], 'a' + (i + round) % 26, sizeof sigs[i] - 1);
-			snprintf(sigs[i], 16, "s%d.%d;", round, i);
+			snprintf(sigs[i], 32, "s%u.%u;", (unsigned)round % 10, (unsigned)i % 100);
 			sigs[i][strlen(sigs[i])] = 'x';
 			r[i].signature = sigs[i];
-			snprintf(r[i].id, sizeof r[i].id, "%060d%04d", round, i);
+			snprintf(r[i].id, sizeof r[i].id, "%060u%04u", (unsigned)round % 10, (unsigned)i % 100);
 		}
 		tk_store_batch b = {.v = r, .n = N};
 		assert_int_equal(tk_store_put_batches(s, &b, 1, &err), 0);
