@@ -6,11 +6,11 @@
  * rewritten by every commit of random-keyed entries), 4 k system calls, each page of a new WAL
  * first zeroed by the kernel because no write covers it whole. Here consecutive writes collect in a
  * buffer of 128 KiB and reach the file as one pwrite when the buffer is full, when a write does not
- * follow on, and before anything that reads or sizes or syncs the file (or unlocks or controls it). Nothing becomes visible
- * later than before: the frame that ends a transaction (its header's "database size after
- * commit", bytes 4–7, non-zero: the WAL format of sqlite.org/fileformat2.html) is written out with
- * its page before that write returns, which is before SQLite publishes the frames to readers in
- * the wal-index and before COMMIT returns, so what a COMMIT acknowledged is in the file as it was. */
+ * follow on, and before anything that reads or sizes or syncs the file (or unlocks or controls it). Nothing becomes
+ * visible later than before: the frame that ends a transaction (its header's "database size after commit", bytes 4–7,
+ * non-zero: the WAL format of sqlite.org/fileformat2.html) is written out with its page before that write returns,
+ * which is before SQLite publishes the frames to readers in the wal-index and before COMMIT returns, so what a COMMIT
+ * acknowledged is in the file as it was. */
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>

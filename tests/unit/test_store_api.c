@@ -491,8 +491,9 @@ static void test_wal_visible(void **state)
 		sqlite3 *db;
 		sqlite3_stmt *st;
 		assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-		assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*), sum(length(signature)) FROM reports", -1, &st, NULL),
-		                 SQLITE_OK);
+		assert_int_equal(
+		    sqlite3_prepare_v2(db, "SELECT count(*), sum(length(signature)) FROM reports", -1, &st, NULL),
+		    SQLITE_OK);
 		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 		assert_int_equal(sqlite3_column_int64(st, 0), (sqlite3_int64)total);
 		assert_int_equal(sqlite3_column_int64(st, 1), (sqlite3_int64)(total * (sizeof sigs[0] - 1)));
