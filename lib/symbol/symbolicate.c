@@ -725,6 +725,18 @@ size_t tk_symbol_image_lookup(tk_symbol_image *im, uint64_t file_addr, tk_symbol
 	return n;
 }
 
+void tk_symbol_images_warm(const tk_symbol_image *const *im, const uint64_t *addrs, size_t n)
+{
+	enum { CHUNK = 64 };
+	const tk_symcache *c[CHUNK];
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK;
+		for (size_t j = 0; j < k; j++)
+			c[j] = im[i + j] ? im[i + j]->cache : NULL;
+		tk_symcache_warm(c, addrs + i, k);
+	}
+}
+
 uint64_t tk_symbol_image_file_addr(const tk_symbol_image *im, uint64_t load_addr, uint64_t runtime_addr)
 {
 	return runtime_addr - load_addr + im->meta.text_vmaddr;

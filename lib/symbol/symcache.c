@@ -743,6 +743,50 @@ static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
+/* The decoding state of a block: the entry being read (start, node, file, line). */
+typedef struct sc_pos {
+	uint64_t start, node, file, line;
+} sc_pos;
+
+/* Decodes the entries of a block from *pp (state *cur, *found: an entry answers already, it is *got
+ * and ends at *after) while they start at or below a. Returns 0 when the bytes are corrupt. */
+static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, sc_pos *cur, sc_pos *got,
+                            int *found, const uint8_t **after)
+{
+	const uint8_t *p = *pp;
+	while (p < end) {
+		uint64_t d, v;
+		if (!get_varint(&p, end, &d) || p >= end)
+			return 0;
+		uint64_t s = cur->start + d;
+		if (s > a && *found)
+			break;
+		uint8_t fl = *p++;
+		if (fl & 1) {
+			if (!get_varint(&p, end, &v))
+				return 0;
+			cur->node = v ? v - 1 : TK_SC_NONE;
+		}
+		if (fl & 2) {
+			if (!get_varint(&p, end, &cur->file))
+				return 0;
+		}
+		if (!get_varint(&p, end, &v))
+			return 0;
+		cur->line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		if (s > a)
+			break;
+		cur->start = s;
+		*got = *cur;
+		*found = 1;
+		*after = p;
+	}
+	*pp = p;
+	return 1;
+}
+
+#define BSTART(c, i) ((c)->bstart32 ? (uint64_t)(c)->bstart32[i] : (c)->bstart64[i])
+
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start)
 {
@@ -752,13 +796,11 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 		return 0;
 	uint64_t a = file_addr - h->addr_base;
 	size_t lo = 0, hi = nb; /* the last block starting at or before a */
-#define BSTART(i) (c->bstart32 ? (uint64_t)c->bstart32[i] : c->bstart64[i])
 	size_t g = c->hint;
-	if (g < nb && BSTART(g) <= a && (g + 1 == nb || a < BSTART(g + 1)))
+	if (g < nb && BSTART(c, g) <= a && (g + 1 == nb || a < BSTART(c, g + 1)))
 		lo = g, hi = lo + 1;
-	else if (g + 1 < nb && BSTART(g + 1) <= a && (g + 2 == nb || a < BSTART(g + 2)))
+	else if (g + 1 < nb && BSTART(c, g + 1) <= a && (g + 2 == nb || a < BSTART(c, g + 2)))
 		lo = g + 1, hi = lo + 1;
-#undef BSTART
 	if (hi - lo <= 1) {
 		/* hint hit */
 	} else if (c->bstart32) {
@@ -781,58 +823,29 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	}
 	tk_symcache *mc = (tk_symcache *)c;
 	mc->hint = lo;
-	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
+	sc_pos cur = {BSTART(c, lo), TK_SC_NONE, 0, 0}, got = {0, TK_SC_NONE, 0, 0};
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
-	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,
-	         got_start = 0;
 	int found = 0;
 	if (mc->cur.valid && mc->cur.block == lo && mc->cur.start <= a) {
 		/* the entries before the previous answer are all at or below it: go on from there */
-		start = got_start = mc->cur.start;
-		node = got_node = mc->cur.node;
-		file = got_file = mc->cur.file;
-		line = got_line = mc->cur.line;
+		cur = got = (sc_pos){mc->cur.start, mc->cur.node, mc->cur.file, mc->cur.line};
 		p = c->rdata + mc->cur.next;
 		found = 1;
 	}
-	const uint8_t *after = p; /* the end of the entry answering (got_*) */
-	while (p < end) {
-		uint64_t d, v;
-		if (!get_varint(&p, end, &d) || p >= end)
-			return 0;
-		uint64_t s = start + d;
-		if (s > a && found)
-			break;
-		uint8_t fl = *p++;
-		if (fl & 1) {
-			if (!get_varint(&p, end, &v))
-				return 0;
-			node = v ? v - 1 : TK_SC_NONE;
-		}
-		if (fl & 2) {
-			if (!get_varint(&p, end, &file))
-				return 0;
-		}
-		if (!get_varint(&p, end, &v))
-			return 0;
-		line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
-		if (s > a)
-			break;
-		start = s;
-		got_node = node, got_file = file, got_line = line, got_start = s, found = 1;
-		after = p;
-	}
+	const uint8_t *after = p; /* the end of the entry answering (got) */
+	if (!sc_decode(&p, end, a, &cur, &got, &found, &after))
+		return 0;
 	mc->cur.valid = found;
 	if (found) {
 		mc->cur.block = lo, mc->cur.next = (size_t)(after - c->rdata);
-		mc->cur.start = got_start, mc->cur.node = got_node, mc->cur.file = got_file, mc->cur.line = got_line;
+		mc->cur.start = got.start, mc->cur.node = got.node, mc->cur.file = got.file, mc->cur.line = got.line;
 	}
-	if (!found || got_node == TK_SC_NONE || got_node >= h->nnodes || got_file >= h->nfiles)
+	if (!found || got.node == TK_SC_NONE || got.node >= h->nnodes || got.file >= h->nfiles)
 		return 0;
 	if (range_start)
-		*range_start = got_start + h->addr_base;
+		*range_start = got.start + h->addr_base;
 	size_t k = 0;
-	uint32_t l = (uint32_t)got_node;
+	uint32_t l = (uint32_t)got.node;
 	while (l != TK_SC_NONE && k < cap) {
 		const tk_sc_loc *x = &c->nodes[l];
 		out[k].function = x->name ? c->strings + x->name : "??";
@@ -848,8 +861,8 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 			out[k].line = 0;
 		} else if (k == 0) {
 			/* the innermost frame is located by the range itself */
-			out[k].file = got_file ? c->strings + c->files[got_file] : NULL;
-			out[k].line = (uint32_t)got_line & TK_SC_LINE_MASK;
+			out[k].file = got.file ? c->strings + c->files[got.file] : NULL;
+			out[k].line = (uint32_t)got.line & TK_SC_LINE_MASK;
 		} else {
 			/* a caller's record keeps the call site of its callee */
 			out[k].file = x->call_file ? c->strings + x->call_file : NULL;
@@ -864,6 +877,112 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 		out[i].flags |= TK_FRAME_INLINED;
 	return k;
 }
+
+/* The string at offset o fetched (its first two lines: most names are shorter). */
+static inline void sc_prefetch_string(const tk_symcache *c, uint32_t o)
+{
+	__builtin_prefetch(c->strings + o);
+	if (o + 64 < c->h->string_bytes)
+		__builtin_prefetch(c->strings + o + 64);
+}
+
+/* Every step of a lookup is a load that depends on the one before (block search, block offset, block
+ * bytes, inline records, strings), and a cache larger than the processor's caches misses at each: so
+ * the lookups of a batch take each step together, each loading what the previous step fetched and
+ * fetching what the next one needs, and n misses wait as long as one does. Reads only what
+ * tk_symcache_lookup reads, with the same bounds checks; answers nothing. */
+enum { SC_WARM_MAX = 32 };
+static void sc_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n)
+{
+	const tk_symcache *c[SC_WARM_MAX];
+	uint64_t a[SC_WARM_MAX];
+	size_t lo[SC_WARM_MAX], hi[SC_WARM_MAX], m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const tk_sc_header *h = cs[i] ? cs[i]->h : NULL;
+		if (!h || !h->nblocks || addrs[i] < h->addr_base || addrs[i] >= h->addr_end)
+			continue;
+		c[m] = cs[i];
+		a[m] = addrs[i] - h->addr_base;
+		lo[m] = 0;
+		hi[m] = h->nblocks;
+		__builtin_prefetch(c[m]->bstart32 ? (const void *)&c[m]->bstart32[hi[m] / 2]
+		                                  : (const void *)&c[m]->bstart64[hi[m] / 2]);
+		m++;
+	}
+	/* the block searches, one step of each per round */
+	for (int more = 1; more;) {
+		more = 0;
+		for (size_t i = 0; i < m; i++) {
+			if (hi[i] - lo[i] <= 1)
+				continue;
+			size_t mid = (lo[i] + hi[i]) / 2;
+			if (BSTART(c[i], mid) <= a[i])
+				lo[i] = mid;
+			else
+				hi[i] = mid;
+			if (hi[i] - lo[i] > 1) {
+				size_t nx = (lo[i] + hi[i]) / 2;
+				__builtin_prefetch(c[i]->bstart32 ? (const void *)&c[i]->bstart32[nx]
+				                                  : (const void *)&c[i]->bstart64[nx]);
+				more = 1;
+			} else
+				__builtin_prefetch(&c[i]->boff[lo[i]]);
+		}
+	}
+	/* the blocks' bytes */
+	for (size_t i = 0; i < m; i++) {
+		const uint8_t *p = c[i]->rdata + c[i]->boff[lo[i]], *end = c[i]->rdata + c[i]->boff[lo[i] + 1];
+		for (const uint8_t *q = p; q < end; q += 64)
+			__builtin_prefetch(q);
+	}
+	/* the entries answering, then their records and files */
+	uint32_t l[SC_WARM_MAX];
+	for (size_t i = 0; i < m; i++) {
+		const tk_sc_header *h = c[i]->h;
+		sc_pos cur = {BSTART(c[i], lo[i]), TK_SC_NONE, 0, 0}, got = {0, TK_SC_NONE, 0, 0};
+		const uint8_t *p = c[i]->rdata + c[i]->boff[lo[i]], *end = c[i]->rdata + c[i]->boff[lo[i] + 1], *after;
+		int found = 0;
+		l[i] = TK_SC_NONE;
+		if (!sc_decode(&p, end, a[i], &cur, &got, &found, &after) || !found || got.node >= h->nnodes ||
+		    got.file >= h->nfiles)
+			continue;
+		l[i] = (uint32_t)got.node;
+		__builtin_prefetch(&c[i]->nodes[l[i]]);
+		if (got.file) {
+			__builtin_prefetch(&c[i]->files[got.file]);
+			lo[i] = got.file; /* kept for the next step */
+		} else
+			lo[i] = 0;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (l[i] != TK_SC_NONE && lo[i])
+			sc_prefetch_string(c[i], c[i]->files[lo[i]]);
+	/* the inline chains, one record of each per round, and their strings */
+	for (int more = 1, depth = 0; more && depth < TK_SYMBOL_MAX_FRAMES; depth++) {
+		more = 0;
+		for (size_t i = 0; i < m; i++) {
+			if (l[i] == TK_SC_NONE)
+				continue;
+			const tk_sc_loc *x = &c[i]->nodes[l[i]];
+			if (x->name)
+				sc_prefetch_string(c[i], x->name);
+			if (depth && !(x->line & TK_SC_LOC_SYMTAB) && x->call_file)
+				sc_prefetch_string(c[i], x->call_file);
+			l[i] = x->parent;
+			if (l[i] != TK_SC_NONE) {
+				__builtin_prefetch(&c[i]->nodes[l[i]]);
+				more = 1;
+			}
+		}
+	}
+}
+
+void tk_symcache_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i += SC_WARM_MAX)
+		sc_warm(cs + i, addrs + i, n - i < SC_WARM_MAX ? n - i : SC_WARM_MAX);
+}
+#undef BSTART
 
 void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m)
 {

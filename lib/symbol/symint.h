@@ -60,6 +60,9 @@ int tk_uuid_parse(const char *s, uint8_t uuid[16]); /* accepts dashes or not; -1
 /* Add the caches of uuid found in the cache directory (<UUID>-<arch>.tksym, as the symbolicator names
  * them), so a cache built earlier serves after its dSYM is gone. Returns 1 if any was added. */
 int tk_symbolicator_add_cached(tk_symbolicator *s, const uint8_t uuid[16]);
+/* tk_symcache_warm for the lookups of file address addrs[i] in images im[i] that are mapped (a batch's
+ * lookups, before tk_symbol_image_lookup answers each). */
+void tk_symbol_images_warm(const tk_symbol_image *const *im, const uint64_t *addrs, size_t n);
 
 /* ---------------------------------------------------------------- string pool used by builders */
 
@@ -120,6 +123,9 @@ int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk
 /* Lookup by file address (not runtime). Fills up to cap frames innermost first; returns count. */
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start);
+/* Fetch into the processor's caches what looking up addrs[i] in cs[i] (i < n; cs[i] NULL: none) will
+ * read, every lookup's steps taken together: the lookups that follow miss no more. Answers nothing. */
+void tk_symcache_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n);
 void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m);
 
 /* Source identity written into cache headers and compared when reopening. */
