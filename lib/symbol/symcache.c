@@ -11,8 +11,9 @@
  *   files[n]    u32 string offsets; index 0 = unknown
  *   strings     NUL-terminated, offset 0 is ""
  *
- * A lookup is a binary search over block starts (small, cache-resident), then decoding at most 16
- * ranges, then a walk up the node parents. Nothing is parsed at open: the checksum (over the whole
+ * A lookup finds its block from an index by address made at open (about one bucket per block: the
+ * bucket's blocks, then a binary search among their starts), then decodes at most 16 ranges, then walks
+ * up the node parents. Nothing is parsed at open: the checksum (over the whole
  * file but its own field) and bounds of the fixed tables are checked, and every decode step is
  * bounds-checked, so a truncated, flipped or foreign file is rejected or yields no answer, never a
  * bad read. The header names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
@@ -68,6 +69,14 @@ struct tk_symcache {
 	const tk_sc_loc *nodes;
 	const uint32_t *files;
 	const char *strings;
+	/* the header's bounds, here where a lookup reads them first */
+	uint64_t base, end;
+	size_t nb;
+	/* the index by address (made at open; NULL with fewer than 2 blocks): bucket k, the addresses
+	 * [k << ashift, (k + 1) << ashift) above base, → the last block starting at or before its first */
+	uint32_t *aidx;
+	size_t naidx;
+	unsigned ashift;
 	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
 	/* where the previous lookup's decoding stopped: the entry it answered (start, node, file,
 	 * line) and the offset of the entry after it, so a lookup at or above it in the same block
@@ -630,6 +639,26 @@ tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name
 	c->nodes = (const tk_sc_loc *)(data + h->off_nodes);
 	c->files = (const uint32_t *)(data + h->off_files);
 	c->strings = (const char *)(data + h->off_strings);
+	c->base = h->addr_base;
+	c->end = h->addr_end;
+	c->nb = (size_t)nb;
+	if (nb > 1) {
+		/* buckets no narrower than the blocks are on average: at most nb of them */
+		uint64_t span = h->addr_end - h->addr_base;
+		unsigned sh = 0;
+		while (sh < 63 && (span >> sh) >= nb)
+			sh++;
+		c->ashift = sh;
+		c->naidx = (size_t)(span >> sh) + 1;
+		c->aidx = tk_xmalloc(c->naidx * sizeof *c->aidx);
+		size_t j = 0;
+		for (size_t k = 0; k < c->naidx; k++) {
+			uint64_t x = (uint64_t)k << sh;
+			while (j + 1 < nb && (w == 4 ? c->bstart32[j + 1] : c->bstart64[j + 1]) <= x)
+				j++;
+			c->aidx[k] = (uint32_t)j;
+		}
+	}
 	return c;
 bad:
 	if (how == TK_SC_MMAP)
@@ -647,6 +676,7 @@ void tk_symcache_close(tk_symcache *c)
 		munmap((void *)c->data, c->size);
 	else if (c->how == TK_SC_HEAP)
 		free((void *)c->data);
+	free(c->aidx);
 	free(c);
 }
 
@@ -787,6 +817,19 @@ static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, 
 
 #define BSTART(c, i) ((c)->bstart32 ? (uint64_t)(c)->bstart32[i] : (c)->bstart64[i])
 
+/* [*lo, *hi): the blocks among which is the last one starting at or before a (a < end − base), from the
+ * index by address (0 when none does) */
+static inline void sc_range(const tk_symcache *c, uint64_t a, size_t *lo, size_t *hi)
+{
+	if (!c->aidx) {
+		*lo = 0, *hi = c->nb;
+		return;
+	}
+	size_t k = (size_t)(a >> c->ashift);
+	*lo = c->aidx[k];
+	*hi = k + 1 < c->naidx ? (size_t)c->aidx[k + 1] + 1 : c->nb;
+}
+
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start)
 {
@@ -803,7 +846,7 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 		lo = g + 1, hi = lo + 1;
 	if (hi - lo <= 1) {
 		/* hint hit */
-	} else if (c->bstart32) {
+	} else if (sc_range(c, a, &lo, &hi), c->bstart32) {
 		uint32_t a32 = (uint32_t)a;
 		while (hi - lo > 1) {
 			size_t mid = (lo + hi) / 2;
@@ -889,7 +932,7 @@ static inline void sc_prefetch_string(const tk_symcache *c, uint32_t o)
 /* Every step of a lookup is a load that depends on the one before (block search, block offset, block
  * bytes, inline records, strings), and a cache larger than the processor's caches misses at each: so
  * the lookups of a batch take each step together, each loading what the previous step fetched and
- * fetching what the next one needs, and n misses wait as long as one does. Reads only what
+ * fetching what the next one needs, and n misses wait about as long as one does. Reads only what
  * tk_symcache_lookup reads, with the same bounds checks; answers nothing. */
 enum { SC_WARM_MAX = 32 };
 static void sc_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n)
@@ -898,36 +941,36 @@ static void sc_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t 
 	uint64_t a[SC_WARM_MAX];
 	size_t lo[SC_WARM_MAX], hi[SC_WARM_MAX], m = 0;
 	for (size_t i = 0; i < n; i++) {
-		const tk_sc_header *h = cs[i] ? cs[i]->h : NULL;
-		if (!h || !h->nblocks || addrs[i] < h->addr_base || addrs[i] >= h->addr_end)
+		const tk_symcache *x = cs[i];
+		if (!x || !x->nb || addrs[i] < x->base || addrs[i] >= x->end)
 			continue;
-		c[m] = cs[i];
-		a[m] = addrs[i] - h->addr_base;
-		lo[m] = 0;
-		hi[m] = h->nblocks;
-		__builtin_prefetch(c[m]->bstart32 ? (const void *)&c[m]->bstart32[hi[m] / 2]
-		                                  : (const void *)&c[m]->bstart64[hi[m] / 2]);
+		c[m] = x;
+		a[m] = addrs[i] - x->base;
+		if (x->aidx)
+			__builtin_prefetch(&x->aidx[a[m] >> x->ashift]);
 		m++;
 	}
-	/* the block searches, one step of each per round */
-	for (int more = 1; more;) {
-		more = 0;
-		for (size_t i = 0; i < m; i++) {
-			if (hi[i] - lo[i] <= 1)
-				continue;
+	/* the buckets, then the block starts in them */
+	for (size_t i = 0; i < m; i++) {
+		sc_range(c[i], a[i], &lo[i], &hi[i]);
+		if (c[i]->bstart32) {
+			__builtin_prefetch(&c[i]->bstart32[lo[i]]);
+			__builtin_prefetch(&c[i]->bstart32[hi[i] - 1]);
+		} else {
+			__builtin_prefetch(&c[i]->bstart64[lo[i]]);
+			__builtin_prefetch(&c[i]->bstart64[hi[i] - 1]);
+		}
+	}
+	/* the searches among them, then each block's offset */
+	for (size_t i = 0; i < m; i++) {
+		while (hi[i] - lo[i] > 1) {
 			size_t mid = (lo[i] + hi[i]) / 2;
 			if (BSTART(c[i], mid) <= a[i])
 				lo[i] = mid;
 			else
 				hi[i] = mid;
-			if (hi[i] - lo[i] > 1) {
-				size_t nx = (lo[i] + hi[i]) / 2;
-				__builtin_prefetch(c[i]->bstart32 ? (const void *)&c[i]->bstart32[nx]
-				                                  : (const void *)&c[i]->bstart64[nx]);
-				more = 1;
-			} else
-				__builtin_prefetch(&c[i]->boff[lo[i]]);
 		}
+		__builtin_prefetch(&c[i]->boff[lo[i]]);
 	}
 	/* the blocks' bytes */
 	for (size_t i = 0; i < m; i++) {
