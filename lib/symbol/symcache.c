@@ -77,6 +77,7 @@ struct tk_symcache {
 	uint32_t *aidx;
 	size_t naidx;
 	unsigned ashift;
+	struct sc_slab *slab; /* TK_SC_ARENA: the arena's slab holding the bytes */
 	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
 	/* where the previous lookup's decoding stopped: the entry it answered (start, node, file,
 	 * line) and the offset of the entry after it, so a lookup at or above it in the same block
@@ -668,6 +669,8 @@ bad:
 	return NULL;
 }
 
+static void slab_release(struct sc_slab *sl);
+
 void tk_symcache_close(tk_symcache *c)
 {
 	if (!c)
@@ -676,13 +679,102 @@ void tk_symcache_close(tk_symcache *c)
 		munmap((void *)c->data, c->size);
 	else if (c->how == TK_SC_HEAP)
 		free((void *)c->data);
+	else if (c->how == TK_SC_ARENA)
+		slab_release(c->slab);
 	free(c->aidx);
 	free(c);
 }
 
+/* ---- the arena: caches read into memory on huge pages ----
+ * A lookup touches a few far-apart places of its cache (index, block, records, strings): in a file
+ * mapped 4 kB page by page, each is a TLB miss as well as a cache miss, and a batch's caches are
+ * thousands of pages. Read into 2 MB-aligned slabs advised into huge pages instead, the caches of a
+ * batch are a few TLB entries. A slab holds caches up to half its size one after the other and is
+ * freed when the last of them is closed (a bigger cache has a slab of its own); the slab being
+ * filled is reused from its start when it empties. */
+enum { SC_SLAB = 2u << 20, SC_ARENA_MAX = 64u << 20 /* bigger caches stay mapped */ };
+
+struct sc_slab {
+	struct sc_slab *next, *prev;
+	tk_sc_arena *arena;
+	uint8_t *mem;
+	size_t size, used, live;
+};
+
+struct tk_sc_arena {
+	struct sc_slab *slabs; /* all of them; the first is the one being filled */
+};
+
+tk_sc_arena *tk_sc_arena_new(void)
+{
+	return tk_xcalloc(1, sizeof(tk_sc_arena));
+}
+
+static void slab_unlink_free(struct sc_slab *sl)
+{
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else
+		sl->arena->slabs = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	free(sl->mem);
+	free(sl);
+}
+
+void tk_sc_arena_free(tk_sc_arena *a)
+{
+	if (!a)
+		return;
+	while (a->slabs)
+		slab_unlink_free(a->slabs);
+	free(a);
+}
+
+static void slab_release(struct sc_slab *sl)
+{
+	if (--sl->live)
+		return;
+	if (sl == sl->arena->slabs && sl->size == SC_SLAB)
+		sl->used = 0; /* the one being filled: filled again from its start */
+	else
+		slab_unlink_free(sl);
+}
+
+/* n bytes (64-aligned) in the arena, counted in their slab */
+static uint8_t *slab_alloc(tk_sc_arena *a, size_t n, struct sc_slab **out)
+{
+	n = (n + 63) & ~(size_t)63;
+	struct sc_slab *sl = a->slabs;
+	if (n > SC_SLAB / 2 || !sl || sl->size != SC_SLAB || sl->size - sl->used < n) {
+		sl = tk_xcalloc(1, sizeof *sl);
+		sl->arena = a;
+		sl->size = n > SC_SLAB / 2 ? n : SC_SLAB;
+		sl->mem = tk_xmalloc_big(sl->size < SC_SLAB ? SC_SLAB : sl->size);
+		if (n > SC_SLAB / 2 && a->slabs) { /* a cache's own slab: after the one being filled */
+			sl->prev = a->slabs;
+			sl->next = a->slabs->next;
+			if (sl->next)
+				sl->next->prev = sl;
+			a->slabs->next = sl;
+		} else {
+			sl->next = a->slabs;
+			if (sl->next)
+				sl->next->prev = sl;
+			a->slabs = sl;
+		}
+	}
+	uint8_t *p = sl->mem + sl->used;
+	sl->used += n;
+	sl->live++;
+	*out = sl;
+	return p;
+}
+
 /* owned: a file of the cache directory, trusted only when it is a regular file of ours that no
- * one else may write (never followed through a symlink). O_NONBLOCK: a FIFO must not hang us. */
-static tk_symcache *open_cache(const char *path, int owned, tk_error *err)
+ * one else may write (never followed through a symlink). O_NONBLOCK: a FIFO must not hang us.
+ * arena: read into it (up to SC_ARENA_MAX bytes), else mapped. */
+static tk_symcache *open_cache(const char *path, int owned, tk_sc_arena *arena, tk_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (owned ? O_NOFOLLOW : 0));
 	if (fd < 0) {
@@ -705,23 +797,56 @@ static tk_symcache *open_cache(const char *path, int owned, tk_error *err)
 		tk_error_set(err, "%s: not a tracekit symbol cache (too short)", path);
 		return NULL;
 	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size_t size = (size_t)st.st_size;
+	if (arena && size <= SC_ARENA_MAX) {
+		struct sc_slab *sl;
+		uint8_t *m = slab_alloc(arena, size, &sl);
+		size_t got = 0;
+		while (got < size) {
+			ssize_t r = pread(fd, m + got, size - got, (off_t)got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		int e = errno;
+		close(fd);
+		tk_symcache *c = NULL;
+		if (got < size)
+			tk_error_set(err, "%s: %s", path, got ? "shorter than when opened" : strerror(e));
+		else
+			c = tk_symcache_view(m, size, path, TK_SC_BORROWED, err);
+		if (!c) {
+			slab_release(sl);
+			return NULL;
+		}
+		c->how = TK_SC_ARENA;
+		c->slab = sl;
+		return c;
+	}
+	void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED) {
 		tk_error_set(err, "%s: mmap: %s", path, strerror(errno));
 		return NULL;
 	}
-	return tk_symcache_view(m, (size_t)st.st_size, path, TK_SC_MMAP, err);
+	return tk_symcache_view(m, size, path, TK_SC_MMAP, err);
 }
 
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
 {
-	return open_cache(path, 0, err);
+	return open_cache(path, 0, NULL, err);
 }
 
 tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err)
 {
-	return open_cache(path, 1, err);
+	return open_cache(path, 1, NULL, err);
+}
+
+tk_symcache *tk_symcache_open_owned_in(const char *path, tk_sc_arena *arena, tk_error *err)
+{
+	return open_cache(path, 1, arena, err);
 }
 
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err)

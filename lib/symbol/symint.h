@@ -112,13 +112,20 @@ typedef struct tk_symcache tk_symcache;
 /* Validate the bytes (header, bounds, checksum) and return a view. owned_map/owned_len: if
  * non-NULL the view unmaps (map) or frees (heap) them on close. */
 tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name, int how_owned, tk_error *err);
-enum { TK_SC_BORROWED = 0, TK_SC_MMAP = 1, TK_SC_HEAP = 2 };
+enum { TK_SC_BORROWED = 0, TK_SC_MMAP = 1, TK_SC_HEAP = 2, TK_SC_ARENA = 3 /* tk_symcache_open_owned_in */ };
 void tk_symcache_close(tk_symcache *c);
 /* Recompute and store the checksum of cache bytes (for writers and the fuzz harness). */
 void tk_symcache_fix_checksum(uint8_t *data, size_t size);
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err);
 /* A file of the cache directory: refused when it is a symlink, not ours or writable by others. */
 tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err);
+/* Where caches are read into memory on huge pages (symcache.c says why): one per symbolicator, freed
+ * after every cache opened in it is closed. */
+typedef struct tk_sc_arena tk_sc_arena;
+tk_sc_arena *tk_sc_arena_new(void);
+void tk_sc_arena_free(tk_sc_arena *a);
+/* tk_symcache_open_owned, the bytes read into arena (up to 64 MB; a bigger cache is mapped). */
+tk_symcache *tk_symcache_open_owned_in(const char *path, tk_sc_arena *arena, tk_error *err);
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err);
 /* Lookup by file address (not runtime). Fills up to cap frames innermost first; returns count. */
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
