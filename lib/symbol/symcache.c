@@ -1,5 +1,6 @@
 /*
- * The symbol cache: one file per (UUID, arch), mmap'ed and used in place.
+ * The symbol cache: one file per (UUID, arch), mmap'ed (the symbolicator's: read into huge pages, the arena
+ * below) and used in place.
  *
  *   header      tk_sc_header (little-endian like every supported host)
  *   block_start[nblocks]  u32 (addr_base-relative) or u64 start of each block of 16 ranges
