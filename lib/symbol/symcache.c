@@ -803,8 +803,9 @@ static tk_symcache *open_cache(const char *path, int owned, tk_sc_arena *arena, 
 		struct sc_slab *sl;
 		uint8_t *m = slab_alloc(arena, size, &sl);
 		size_t got = 0;
+		ssize_t r = 1;
 		while (got < size) {
-			ssize_t r = pread(fd, m + got, size - got, (off_t)got);
+			r = pread(fd, m + got, size - got, (off_t)got);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r <= 0)
@@ -815,7 +816,7 @@ static tk_symcache *open_cache(const char *path, int owned, tk_sc_arena *arena, 
 		close(fd);
 		tk_symcache *c = NULL;
 		if (got < size)
-			tk_error_set(err, "%s: %s", path, got ? "shorter than when opened" : strerror(e));
+			tk_error_set(err, "%s: %s", path, r == 0 ? "shorter than when opened" : strerror(e));
 		else
 			c = tk_symcache_view(m, size, path, TK_SC_BORROWED, err);
 		if (!c) {
