@@ -58,6 +58,13 @@ typedef struct tk_sc_header {
 
 #define SC_HAS_DWARF 1u
 
+/* The decoding state of a block: the entry being read (start, node, file, line). */
+typedef struct sc_pos {
+	uint64_t start, node, file, line;
+} sc_pos;
+
+#define SC_WARMED 64 /* a power of two */
+
 struct tk_symcache {
 	const uint8_t *data;
 	size_t size;
@@ -79,6 +86,14 @@ struct tk_symcache {
 	size_t naidx;
 	unsigned ashift;
 	struct sc_slab *slab; /* TK_SC_ARENA: the arena's slab holding the bytes */
+	/* what tk_symcache_warm decoded, by address (a − base): its block and the entry answering (and
+	 * where the next one starts), so the lookup that follows does not search and decode again */
+	struct sc_warmed {
+		uint64_t a;
+		size_t block, next;
+		sc_pos got;
+		int valid;
+	} warmed[SC_WARMED];
 	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
 	/* where the previous lookup's decoding stopped: the entry it answered (start, node, file,
 	 * line) and the offset of the entry after it, so a lookup at or above it in the same block
@@ -900,11 +915,6 @@ static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-/* The decoding state of a block: the entry being read (start, node, file, line). */
-typedef struct sc_pos {
-	uint64_t start, node, file, line;
-} sc_pos;
-
 /* Decodes the entries of a block from *pp (state *cur, *found: an entry answers already, it is *got
  * and ends at *after) while they start at or below a. Returns 0 when the bytes are corrupt. */
 static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, sc_pos *cur, sc_pos *got,
@@ -943,6 +953,7 @@ static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, 
 }
 
 #define BSTART(c, i) ((c)->bstart32 ? (uint64_t)(c)->bstart32[i] : (c)->bstart64[i])
+#define SC_WHASH(a) ((size_t)(((a) * 0x9E3779B97F4A7C15ull) >> 58) & (SC_WARMED - 1))
 
 /* [*lo, *hi): the blocks among which is the last one starting at or before a (a < end − base), from the
  * index by address (0 when none does) */
@@ -965,7 +976,20 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	if (!nb || file_addr < h->addr_base || file_addr >= h->addr_end)
 		return 0;
 	uint64_t a = file_addr - h->addr_base;
+	tk_symcache *mc = (tk_symcache *)c;
+	sc_pos got = {0, TK_SC_NONE, 0, 0};
+	const uint8_t *after;
+	int found = 0;
+	const struct sc_warmed *w = &c->warmed[SC_WHASH(a)];
 	size_t lo = 0, hi = nb; /* the last block starting at or before a */
+	if (w->valid && w->a == a) {
+		lo = w->block;
+		got = w->got;
+		found = 1;
+		after = c->rdata + w->next;
+		mc->hint = lo;
+		goto answered;
+	}
 	size_t g = c->hint;
 	if (g < nb && BSTART(c, g) <= a && (g + 1 == nb || a < BSTART(c, g + 1)))
 		lo = g, hi = lo + 1;
@@ -991,20 +1015,19 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 				hi = mid;
 		}
 	}
-	tk_symcache *mc = (tk_symcache *)c;
 	mc->hint = lo;
-	sc_pos cur = {BSTART(c, lo), TK_SC_NONE, 0, 0}, got = {0, TK_SC_NONE, 0, 0};
+	sc_pos cur = {BSTART(c, lo), TK_SC_NONE, 0, 0};
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
-	int found = 0;
 	if (mc->cur.valid && mc->cur.block == lo && mc->cur.start <= a) {
 		/* the entries before the previous answer are all at or below it: go on from there */
 		cur = got = (sc_pos){mc->cur.start, mc->cur.node, mc->cur.file, mc->cur.line};
 		p = c->rdata + mc->cur.next;
 		found = 1;
 	}
-	const uint8_t *after = p; /* the end of the entry answering (got) */
+	after = p; /* the end of the entry answering (got) */
 	if (!sc_decode(&p, end, a, &cur, &got, &found, &after))
 		return 0;
+answered:
 	mc->cur.valid = found;
 	if (found) {
 		mc->cur.block = lo, mc->cur.next = (size_t)(after - c->rdata);
@@ -1113,8 +1136,11 @@ static void sc_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t 
 		const uint8_t *p = c[i]->rdata + c[i]->boff[lo[i]], *end = c[i]->rdata + c[i]->boff[lo[i] + 1], *after;
 		int found = 0;
 		l[i] = TK_SC_NONE;
-		if (!sc_decode(&p, end, a[i], &cur, &got, &found, &after) || !found || got.node >= h->nnodes ||
-		    got.file >= h->nfiles)
+		if (!sc_decode(&p, end, a[i], &cur, &got, &found, &after) || !found)
+			continue;
+		struct sc_warmed *w = &((tk_symcache *)c[i])->warmed[SC_WHASH(a[i])];
+		*w = (struct sc_warmed){a[i], lo[i], (size_t)(after - c[i]->rdata), got, 1};
+		if (got.node >= h->nnodes || got.file >= h->nfiles)
 			continue;
 		l[i] = (uint32_t)got.node;
 		__builtin_prefetch(&c[i]->nodes[l[i]]);
