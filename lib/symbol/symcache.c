@@ -917,8 +917,8 @@ static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 
 /* Decodes the entries of a block from *pp (state *cur, *found: an entry answers already, it is *got
  * and ends at *after) while they start at or below a. Returns 0 when the bytes are corrupt. */
-static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, sc_pos *cur, sc_pos *got,
-                            int *found, const uint8_t **after)
+static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, sc_pos *cur, sc_pos *got, int *found,
+                            const uint8_t **after)
 {
 	const uint8_t *p = *pp;
 	while (p < end) {
@@ -953,7 +953,7 @@ static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, 
 }
 
 #define BSTART(c, i) ((c)->bstart32 ? (uint64_t)(c)->bstart32[i] : (c)->bstart64[i])
-#define SC_WHASH(a) ((size_t)(((a) * 0x9E3779B97F4A7C15ull) >> 58) & (SC_WARMED - 1))
+#define SC_WHASH(a) ((size_t)(((a)*0x9E3779B97F4A7C15ull) >> 58) & (SC_WARMED - 1))
 
 /* [*lo, *hi): the blocks among which is the last one starting at or before a (a < end − base), from the
  * index by address (0 when none does) */
