@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tracekit/apple_report.h"
+#include "symbol/symint.h"
 #include "tracekit/symbol.h"
 #include "util/mem.h"
 
@@ -71,6 +72,9 @@ struct tk_apple_report_symbols {
 	struct fkey *kbuf;
 	const struct ans **abuf;
 	size_t kcap, acap2;
+	/* the frames to be looked up (no answer kept), fetched together first (tk_symbol_images_warm) */
+	const tk_symbol_image **wim;
+	uint64_t *waddr;
 	unsigned sgen; /* stk_reset's count (ans_reset's too): stacks of an older one are gone */
 };
 
@@ -105,6 +109,8 @@ void tk_apple_report_symbols_free(tk_apple_report_symbols *rs)
 	free(rs->sslot);
 	free(rs->kbuf);
 	free(rs->abuf);
+	free(rs->wim);
+	free(rs->waddr);
 	free(rs);
 }
 
@@ -476,9 +482,13 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 	if (rs->kcap < total) {
 		free(rs->kbuf);
 		free(rs->abuf);
+		free(rs->wim);
+		free(rs->waddr);
 		rs->kcap = total;
 		rs->kbuf = tk_xmalloc(total * sizeof *rs->kbuf);
 		rs->abuf = tk_xmalloc(total * sizeof *rs->abuf);
+		rs->wim = tk_xmalloc(total * sizeof *rs->wim);
+		rs->waddr = tk_xmalloc(total * sizeof *rs->waddr);
 	}
 	uint64_t *hash = tk_xcalloc(nt ? 2 * nt : 1, sizeof *hash);
 	const stk **hit = (const stk **)(hash + nt);
@@ -524,7 +534,9 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 		}
 	/* the memo's slots, then the answers in them (those of the stacks found, for their threads),
 	 * fetched for every frame before the first is used: the memo is larger than the caches, and 100
-	 * misses in flight cost about what one does */
+	 * misses in flight cost about what one does; the frames with no answer kept are looked up below,
+	 * their lookups' steps fetched together first */
+	size_t nw = 0;
 	if (!rs->skip && rs->acap)
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0, fo = 0; i < nt; i++) {
@@ -544,10 +556,25 @@ static int symbolicate_one(tk_apple_report *r, tk_apple_report_symbols *rs, tk_a
 						const ans_slot *e = ans_find(rs, k->key, k->addr);
 						if (e->key)
 							__builtin_prefetch(e->a);
+						else {
+							rs->wim[nw] = k->key;
+							rs->waddr[nw++] = k->addr;
+						}
 					}
 				}
 				fo += n;
 			}
+	else /* no answers kept (yet, or while the memo is left alone): every frame not in a stack met before */
+		for (size_t i = 0, fo = 0; i < nt; i++) {
+			size_t n = (i < r->nthreads ? &r->threads[i] : r->leb)->nframes;
+			for (size_t j = 0; j < n && !hit[i]; j++)
+				if (rs->kbuf[fo + j].key) {
+					rs->wim[nw] = rs->kbuf[fo + j].key;
+					rs->waddr[nw++] = rs->kbuf[fo + j].addr;
+				}
+			fo += n;
+		}
+	tk_symbol_images_warm(rs->wim, rs->waddr, nw);
 	tk_symbol_result res;
 	for (size_t i = 0, fo = 0; i < nt; fo += (i < r->nthreads ? &r->threads[i] : r->leb)->nframes, i++) {
 		tk_apple_report_thread *t = i < r->nthreads ? &r->threads[i] : r->leb;

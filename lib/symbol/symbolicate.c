@@ -48,6 +48,7 @@ struct tk_symbolicator {
 	size_t nimages, capimages;
 	size_t nopen;
 	uint64_t tick;
+	tk_sc_arena *arena; /* the cache directory's caches, read in */
 };
 
 void tk_symbol_options_init(tk_symbol_options *o)
@@ -86,6 +87,7 @@ tk_symbolicator *tk_symbolicator_new(const tk_symbol_options *o)
 	if (!s->o.max_open)
 		s->o.max_open = 64;
 	s->cache_dir = s->o.cache_dir ? tk_xstrdup(s->o.cache_dir) : default_cache_dir();
+	s->arena = tk_sc_arena_new();
 	s->o.cache_dir = s->cache_dir;
 	return s;
 }
@@ -109,6 +111,7 @@ void tk_symbolicator_free(tk_symbolicator *s)
 		free(s->pending[i]);
 	free(s->pending);
 	free(s->cache_dir);
+	tk_sc_arena_free(s->arena); /* after the caches in it */
 	free(s);
 }
 
@@ -423,7 +426,7 @@ static tk_symcache *open_slice_cache(tk_symbolicator *s, const char *path, const
 		tk_uuid_format(sl->uuid, u);
 		snprintf(cpath, sizeof cpath, "%s/%s-%s.tksym", s->cache_dir, u, sl->arch);
 		tk_error e2;
-		tk_symcache *c = tk_symcache_open_owned(cpath, &e2);
+		tk_symcache *c = tk_symcache_open_owned_in(cpath, s->arena, &e2);
 		if (c && tk_symcache_matches(c, sl->uuid, sl->cputype, sl->cpusubtype, &src)) {
 			tk_symcache_meta cm;
 			tk_symcache_info(c, &cm);
@@ -456,7 +459,7 @@ static tk_symcache *open_slice_cache(tk_symbolicator *s, const char *path, const
 		tk_error e2;
 		if (tk_symcache_write_file(cpath, buf, size, &e2) == 0) {
 			free(buf);
-			tk_symcache *c = tk_symcache_open_owned(cpath, err);
+			tk_symcache *c = tk_symcache_open_owned_in(cpath, s->arena, err);
 			if (c)
 				*cache_path_out = tk_xstrdup(cpath);
 			return c;
@@ -723,6 +726,18 @@ size_t tk_symbol_image_lookup(tk_symbol_image *im, uint64_t file_addr, tk_symbol
 		r->frames[i].flags &= ~TK_SC_FRAME_SYMTAB;
 	r->nframes = n;
 	return n;
+}
+
+void tk_symbol_images_warm(const tk_symbol_image *const *im, const uint64_t *addrs, size_t n)
+{
+	enum { CHUNK = 64 };
+	const tk_symcache *c[CHUNK];
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK;
+		for (size_t j = 0; j < k; j++)
+			c[j] = im[i + j] ? im[i + j]->cache : NULL;
+		tk_symcache_warm(c, addrs + i, k);
+	}
 }
 
 uint64_t tk_symbol_image_file_addr(const tk_symbol_image *im, uint64_t load_addr, uint64_t runtime_addr)

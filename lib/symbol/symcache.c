@@ -1,5 +1,6 @@
 /*
- * The symbol cache: one file per (UUID, arch), mmap'ed and used in place.
+ * The symbol cache: one file per (UUID, arch), mmap'ed (the symbolicator's: read into huge pages, the arena
+ * below) and used in place.
  *
  *   header      tk_sc_header (little-endian like every supported host)
  *   block_start[nblocks]  u32 (addr_base-relative) or u64 start of each block of 16 ranges
@@ -11,8 +12,9 @@
  *   files[n]    u32 string offsets; index 0 = unknown
  *   strings     NUL-terminated, offset 0 is ""
  *
- * A lookup is a binary search over block starts (small, cache-resident), then decoding at most 16
- * ranges, then a walk up the node parents. Nothing is parsed at open: the checksum (over the whole
+ * A lookup finds its block from an index by address made at open (about one bucket per block: the
+ * bucket's blocks, then a binary search among their starts), then decodes at most 16 ranges, then walks
+ * up the node parents. Nothing is parsed at open: the checksum (over the whole
  * file but its own field) and bounds of the fixed tables are checked, and every decode step is
  * bounds-checked, so a truncated, flipped or foreign file is rejected or yields no answer, never a
  * bad read. The header names the source (UUID, arch, size, mtime) so stale caches are rebuilt.
@@ -56,6 +58,13 @@ typedef struct tk_sc_header {
 
 #define SC_HAS_DWARF 1u
 
+/* The decoding state of a block: the entry being read (start, node, file, line). */
+typedef struct sc_pos {
+	uint64_t start, node, file, line;
+} sc_pos;
+
+#define SC_WARMED 64 /* a power of two */
+
 struct tk_symcache {
 	const uint8_t *data;
 	size_t size;
@@ -68,6 +77,23 @@ struct tk_symcache {
 	const tk_sc_loc *nodes;
 	const uint32_t *files;
 	const char *strings;
+	/* the header's bounds, here where a lookup reads them first */
+	uint64_t base, end;
+	size_t nb;
+	/* the index by address (made at open; NULL with fewer than 2 blocks): bucket k, the addresses
+	 * [k << ashift, (k + 1) << ashift) above base, → the last block starting at or before its first */
+	uint32_t *aidx;
+	size_t naidx;
+	unsigned ashift;
+	struct sc_slab *slab; /* TK_SC_ARENA: the arena's slab holding the bytes */
+	/* what tk_symcache_warm decoded, by address (a − base): its block and the entry answering (and
+	 * where the next one starts), so the lookup that follows does not search and decode again */
+	struct sc_warmed {
+		uint64_t a;
+		size_t block, next;
+		sc_pos got;
+		int valid;
+	} warmed[SC_WARMED];
 	size_t hint; /* block of the previous lookup: sorted batches hit it or the next one */
 	/* where the previous lookup's decoding stopped: the entry it answered (start, node, file,
 	 * line) and the offset of the entry after it, so a lookup at or above it in the same block
@@ -630,6 +656,26 @@ tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name
 	c->nodes = (const tk_sc_loc *)(data + h->off_nodes);
 	c->files = (const uint32_t *)(data + h->off_files);
 	c->strings = (const char *)(data + h->off_strings);
+	c->base = h->addr_base;
+	c->end = h->addr_end;
+	c->nb = (size_t)nb;
+	if (nb > 1) {
+		/* buckets no narrower than the blocks are on average: at most nb of them */
+		uint64_t span = h->addr_end - h->addr_base;
+		unsigned sh = 0;
+		while (sh < 63 && (span >> sh) >= nb)
+			sh++;
+		c->ashift = sh;
+		c->naidx = (size_t)(span >> sh) + 1;
+		c->aidx = tk_xmalloc(c->naidx * sizeof *c->aidx);
+		size_t j = 0;
+		for (size_t k = 0; k < c->naidx; k++) {
+			uint64_t x = (uint64_t)k << sh;
+			while (j + 1 < nb && (w == 4 ? c->bstart32[j + 1] : c->bstart64[j + 1]) <= x)
+				j++;
+			c->aidx[k] = (uint32_t)j;
+		}
+	}
 	return c;
 bad:
 	if (how == TK_SC_MMAP)
@@ -639,6 +685,8 @@ bad:
 	return NULL;
 }
 
+static void slab_release(struct sc_slab *sl);
+
 void tk_symcache_close(tk_symcache *c)
 {
 	if (!c)
@@ -647,12 +695,102 @@ void tk_symcache_close(tk_symcache *c)
 		munmap((void *)c->data, c->size);
 	else if (c->how == TK_SC_HEAP)
 		free((void *)c->data);
+	else if (c->how == TK_SC_ARENA)
+		slab_release(c->slab);
+	free(c->aidx);
 	free(c);
 }
 
+/* ---- the arena: caches read into memory on huge pages ----
+ * A lookup touches a few far-apart places of its cache (index, block, records, strings): in a file
+ * mapped 4 kB page by page, each is a TLB miss as well as a cache miss, and a batch's caches are
+ * thousands of pages. Read into 2 MB-aligned slabs advised into huge pages instead, the caches of a
+ * batch are a few TLB entries. A slab holds caches up to half its size one after the other and is
+ * freed when the last of them is closed (a bigger cache has a slab of its own); the slab being
+ * filled is reused from its start when it empties. */
+enum { SC_SLAB = 2u << 20, SC_ARENA_MAX = 64u << 20 /* bigger caches stay mapped */ };
+
+struct sc_slab {
+	struct sc_slab *next, *prev;
+	tk_sc_arena *arena;
+	uint8_t *mem;
+	size_t size, used, live;
+};
+
+struct tk_sc_arena {
+	struct sc_slab *slabs; /* all of them; the first is the one being filled */
+};
+
+tk_sc_arena *tk_sc_arena_new(void)
+{
+	return tk_xcalloc(1, sizeof(tk_sc_arena));
+}
+
+static void slab_unlink_free(struct sc_slab *sl)
+{
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else
+		sl->arena->slabs = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	free(sl->mem);
+	free(sl);
+}
+
+void tk_sc_arena_free(tk_sc_arena *a)
+{
+	if (!a)
+		return;
+	while (a->slabs)
+		slab_unlink_free(a->slabs);
+	free(a);
+}
+
+static void slab_release(struct sc_slab *sl)
+{
+	if (--sl->live)
+		return;
+	if (sl == sl->arena->slabs && sl->size == SC_SLAB)
+		sl->used = 0; /* the one being filled: filled again from its start */
+	else
+		slab_unlink_free(sl);
+}
+
+/* n bytes (64-aligned) in the arena, counted in their slab */
+static uint8_t *slab_alloc(tk_sc_arena *a, size_t n, struct sc_slab **out)
+{
+	n = (n + 63) & ~(size_t)63;
+	struct sc_slab *sl = a->slabs;
+	if (n > SC_SLAB / 2 || !sl || sl->size != SC_SLAB || sl->size - sl->used < n) {
+		sl = tk_xcalloc(1, sizeof *sl);
+		sl->arena = a;
+		sl->size = n > SC_SLAB / 2 ? n : SC_SLAB;
+		sl->mem = tk_xmalloc_big(sl->size < SC_SLAB ? SC_SLAB : sl->size);
+		if (n > SC_SLAB / 2 && a->slabs) { /* a cache's own slab: after the one being filled */
+			sl->prev = a->slabs;
+			sl->next = a->slabs->next;
+			if (sl->next)
+				sl->next->prev = sl;
+			a->slabs->next = sl;
+		} else {
+			sl->next = a->slabs;
+			if (sl->next)
+				sl->next->prev = sl;
+			a->slabs = sl;
+		}
+	}
+	uint8_t *p = sl->mem + sl->used;
+	sl->used += n;
+	sl->live++;
+	*out = sl;
+	return p;
+}
+
 /* owned: a file of the cache directory, trusted only when it is a regular file of ours that no
- * one else may write (never followed through a symlink). O_NONBLOCK: a FIFO must not hang us. */
-static tk_symcache *open_cache(const char *path, int owned, tk_error *err)
+ * one else may write (never followed through a symlink). O_NONBLOCK: a FIFO must not hang us.
+ * arena: read into it (up to SC_ARENA_MAX bytes), else mapped. */
+static tk_symcache *open_cache(const char *path, int owned, tk_sc_arena *arena, tk_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (owned ? O_NOFOLLOW : 0));
 	if (fd < 0) {
@@ -675,23 +813,57 @@ static tk_symcache *open_cache(const char *path, int owned, tk_error *err)
 		tk_error_set(err, "%s: not a tracekit symbol cache (too short)", path);
 		return NULL;
 	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size_t size = (size_t)st.st_size;
+	if (arena && size <= SC_ARENA_MAX) {
+		struct sc_slab *sl;
+		uint8_t *m = slab_alloc(arena, size, &sl);
+		size_t got = 0;
+		ssize_t r = 1;
+		while (got < size) {
+			r = pread(fd, m + got, size - got, (off_t)got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		int e = errno;
+		close(fd);
+		tk_symcache *c = NULL;
+		if (got < size)
+			tk_error_set(err, "%s: %s", path, r == 0 ? "shorter than when opened" : strerror(e));
+		else
+			c = tk_symcache_view(m, size, path, TK_SC_BORROWED, err);
+		if (!c) {
+			slab_release(sl);
+			return NULL;
+		}
+		c->how = TK_SC_ARENA;
+		c->slab = sl;
+		return c;
+	}
+	void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED) {
 		tk_error_set(err, "%s: mmap: %s", path, strerror(errno));
 		return NULL;
 	}
-	return tk_symcache_view(m, (size_t)st.st_size, path, TK_SC_MMAP, err);
+	return tk_symcache_view(m, size, path, TK_SC_MMAP, err);
 }
 
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err)
 {
-	return open_cache(path, 0, err);
+	return open_cache(path, 0, NULL, err);
 }
 
 tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err)
 {
-	return open_cache(path, 1, err);
+	return open_cache(path, 1, NULL, err);
+}
+
+tk_symcache *tk_symcache_open_owned_in(const char *path, tk_sc_arena *arena, tk_error *err)
+{
+	return open_cache(path, 1, arena, err);
 }
 
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err)
@@ -743,6 +915,59 @@ static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
+/* Decodes the entries of a block from *pp (state *cur, *found: an entry answers already, it is *got
+ * and ends at *after) while they start at or below a. Returns 0 when the bytes are corrupt. */
+static inline int sc_decode(const uint8_t **pp, const uint8_t *end, uint64_t a, sc_pos *cur, sc_pos *got, int *found,
+                            const uint8_t **after)
+{
+	const uint8_t *p = *pp;
+	while (p < end) {
+		uint64_t d, v;
+		if (!get_varint(&p, end, &d) || p >= end)
+			return 0;
+		uint64_t s = cur->start + d;
+		if (s > a && *found)
+			break;
+		uint8_t fl = *p++;
+		if (fl & 1) {
+			if (!get_varint(&p, end, &v))
+				return 0;
+			cur->node = v ? v - 1 : TK_SC_NONE;
+		}
+		if (fl & 2) {
+			if (!get_varint(&p, end, &cur->file))
+				return 0;
+		}
+		if (!get_varint(&p, end, &v))
+			return 0;
+		cur->line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		if (s > a)
+			break;
+		cur->start = s;
+		*got = *cur;
+		*found = 1;
+		*after = p;
+	}
+	*pp = p;
+	return 1;
+}
+
+#define BSTART(c, i) ((c)->bstart32 ? (uint64_t)(c)->bstart32[i] : (c)->bstart64[i])
+#define SC_WHASH(a) ((size_t)(((a)*0x9E3779B97F4A7C15ull) >> 58) & (SC_WARMED - 1))
+
+/* [*lo, *hi): the blocks among which is the last one starting at or before a (a < end − base), from the
+ * index by address (0 when none does) */
+static inline void sc_range(const tk_symcache *c, uint64_t a, size_t *lo, size_t *hi)
+{
+	if (!c->aidx) {
+		*lo = 0, *hi = c->nb;
+		return;
+	}
+	size_t k = (size_t)(a >> c->ashift);
+	*lo = c->aidx[k];
+	*hi = k + 1 < c->naidx ? (size_t)c->aidx[k + 1] + 1 : c->nb;
+}
+
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start)
 {
@@ -751,17 +976,28 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 	if (!nb || file_addr < h->addr_base || file_addr >= h->addr_end)
 		return 0;
 	uint64_t a = file_addr - h->addr_base;
+	tk_symcache *mc = (tk_symcache *)c;
+	sc_pos got = {0, TK_SC_NONE, 0, 0};
+	const uint8_t *after;
+	int found = 0;
+	const struct sc_warmed *w = &c->warmed[SC_WHASH(a)];
 	size_t lo = 0, hi = nb; /* the last block starting at or before a */
-#define BSTART(i) (c->bstart32 ? (uint64_t)c->bstart32[i] : c->bstart64[i])
+	if (w->valid && w->a == a) {
+		lo = w->block;
+		got = w->got;
+		found = 1;
+		after = c->rdata + w->next;
+		mc->hint = lo;
+		goto answered;
+	}
 	size_t g = c->hint;
-	if (g < nb && BSTART(g) <= a && (g + 1 == nb || a < BSTART(g + 1)))
+	if (g < nb && BSTART(c, g) <= a && (g + 1 == nb || a < BSTART(c, g + 1)))
 		lo = g, hi = lo + 1;
-	else if (g + 1 < nb && BSTART(g + 1) <= a && (g + 2 == nb || a < BSTART(g + 2)))
+	else if (g + 1 < nb && BSTART(c, g + 1) <= a && (g + 2 == nb || a < BSTART(c, g + 2)))
 		lo = g + 1, hi = lo + 1;
-#undef BSTART
 	if (hi - lo <= 1) {
 		/* hint hit */
-	} else if (c->bstart32) {
+	} else if (sc_range(c, a, &lo, &hi), c->bstart32) {
 		uint32_t a32 = (uint32_t)a;
 		while (hi - lo > 1) {
 			size_t mid = (lo + hi) / 2;
@@ -779,60 +1015,30 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 				hi = mid;
 		}
 	}
-	tk_symcache *mc = (tk_symcache *)c;
 	mc->hint = lo;
-	uint64_t start = c->bstart32 ? c->bstart32[lo] : c->bstart64[lo];
+	sc_pos cur = {BSTART(c, lo), TK_SC_NONE, 0, 0};
 	const uint8_t *p = c->rdata + c->boff[lo], *end = c->rdata + c->boff[lo + 1];
-	uint64_t node = TK_SC_NONE, file = 0, line = 0, got_node = TK_SC_NONE, got_file = 0, got_line = 0,
-	         got_start = 0;
-	int found = 0;
 	if (mc->cur.valid && mc->cur.block == lo && mc->cur.start <= a) {
 		/* the entries before the previous answer are all at or below it: go on from there */
-		start = got_start = mc->cur.start;
-		node = got_node = mc->cur.node;
-		file = got_file = mc->cur.file;
-		line = got_line = mc->cur.line;
+		cur = got = (sc_pos){mc->cur.start, mc->cur.node, mc->cur.file, mc->cur.line};
 		p = c->rdata + mc->cur.next;
 		found = 1;
 	}
-	const uint8_t *after = p; /* the end of the entry answering (got_*) */
-	while (p < end) {
-		uint64_t d, v;
-		if (!get_varint(&p, end, &d) || p >= end)
-			return 0;
-		uint64_t s = start + d;
-		if (s > a && found)
-			break;
-		uint8_t fl = *p++;
-		if (fl & 1) {
-			if (!get_varint(&p, end, &v))
-				return 0;
-			node = v ? v - 1 : TK_SC_NONE;
-		}
-		if (fl & 2) {
-			if (!get_varint(&p, end, &file))
-				return 0;
-		}
-		if (!get_varint(&p, end, &v))
-			return 0;
-		line += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
-		if (s > a)
-			break;
-		start = s;
-		got_node = node, got_file = file, got_line = line, got_start = s, found = 1;
-		after = p;
-	}
+	after = p; /* the end of the entry answering (got) */
+	if (!sc_decode(&p, end, a, &cur, &got, &found, &after))
+		return 0;
+answered:
 	mc->cur.valid = found;
 	if (found) {
 		mc->cur.block = lo, mc->cur.next = (size_t)(after - c->rdata);
-		mc->cur.start = got_start, mc->cur.node = got_node, mc->cur.file = got_file, mc->cur.line = got_line;
+		mc->cur.start = got.start, mc->cur.node = got.node, mc->cur.file = got.file, mc->cur.line = got.line;
 	}
-	if (!found || got_node == TK_SC_NONE || got_node >= h->nnodes || got_file >= h->nfiles)
+	if (!found || got.node == TK_SC_NONE || got.node >= h->nnodes || got.file >= h->nfiles)
 		return 0;
 	if (range_start)
-		*range_start = got_start + h->addr_base;
+		*range_start = got.start + h->addr_base;
 	size_t k = 0;
-	uint32_t l = (uint32_t)got_node;
+	uint32_t l = (uint32_t)got.node;
 	while (l != TK_SC_NONE && k < cap) {
 		const tk_sc_loc *x = &c->nodes[l];
 		out[k].function = x->name ? c->strings + x->name : "??";
@@ -848,8 +1054,8 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 			out[k].line = 0;
 		} else if (k == 0) {
 			/* the innermost frame is located by the range itself */
-			out[k].file = got_file ? c->strings + c->files[got_file] : NULL;
-			out[k].line = (uint32_t)got_line & TK_SC_LINE_MASK;
+			out[k].file = got.file ? c->strings + c->files[got.file] : NULL;
+			out[k].line = (uint32_t)got.line & TK_SC_LINE_MASK;
 		} else {
 			/* a caller's record keeps the call site of its callee */
 			out[k].file = x->call_file ? c->strings + x->call_file : NULL;
@@ -864,6 +1070,115 @@ size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_fr
 		out[i].flags |= TK_FRAME_INLINED;
 	return k;
 }
+
+/* The string at offset o fetched (its first two lines: most names are shorter). */
+static inline void sc_prefetch_string(const tk_symcache *c, uint32_t o)
+{
+	__builtin_prefetch(c->strings + o);
+	if (o + 64 < c->h->string_bytes)
+		__builtin_prefetch(c->strings + o + 64);
+}
+
+/* Every step of a lookup is a load that depends on the one before (block search, block offset, block
+ * bytes, inline records, strings), and a cache larger than the processor's caches misses at each: so
+ * the lookups of a batch take each step together, each loading what the previous step fetched and
+ * fetching what the next one needs, and n misses wait about as long as one does. Reads only what
+ * tk_symcache_lookup reads, with the same bounds checks; answers nothing. */
+enum { SC_WARM_MAX = 32 };
+static void sc_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n)
+{
+	const tk_symcache *c[SC_WARM_MAX];
+	uint64_t a[SC_WARM_MAX];
+	size_t lo[SC_WARM_MAX], hi[SC_WARM_MAX], m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const tk_symcache *x = cs[i];
+		if (!x || !x->nb || addrs[i] < x->base || addrs[i] >= x->end)
+			continue;
+		c[m] = x;
+		a[m] = addrs[i] - x->base;
+		if (x->aidx)
+			__builtin_prefetch(&x->aidx[a[m] >> x->ashift]);
+		m++;
+	}
+	/* the buckets, then the block starts in them */
+	for (size_t i = 0; i < m; i++) {
+		sc_range(c[i], a[i], &lo[i], &hi[i]);
+		if (c[i]->bstart32) {
+			__builtin_prefetch(&c[i]->bstart32[lo[i]]);
+			__builtin_prefetch(&c[i]->bstart32[hi[i] - 1]);
+		} else {
+			__builtin_prefetch(&c[i]->bstart64[lo[i]]);
+			__builtin_prefetch(&c[i]->bstart64[hi[i] - 1]);
+		}
+	}
+	/* the searches among them, then each block's offset */
+	for (size_t i = 0; i < m; i++) {
+		while (hi[i] - lo[i] > 1) {
+			size_t mid = (lo[i] + hi[i]) / 2;
+			if (BSTART(c[i], mid) <= a[i])
+				lo[i] = mid;
+			else
+				hi[i] = mid;
+		}
+		__builtin_prefetch(&c[i]->boff[lo[i]]);
+	}
+	/* the blocks' bytes */
+	for (size_t i = 0; i < m; i++) {
+		const uint8_t *p = c[i]->rdata + c[i]->boff[lo[i]], *end = c[i]->rdata + c[i]->boff[lo[i] + 1];
+		for (const uint8_t *q = p; q < end; q += 64)
+			__builtin_prefetch(q);
+	}
+	/* the entries answering, then their records and files */
+	uint32_t l[SC_WARM_MAX];
+	for (size_t i = 0; i < m; i++) {
+		const tk_sc_header *h = c[i]->h;
+		sc_pos cur = {BSTART(c[i], lo[i]), TK_SC_NONE, 0, 0}, got = {0, TK_SC_NONE, 0, 0};
+		const uint8_t *p = c[i]->rdata + c[i]->boff[lo[i]], *end = c[i]->rdata + c[i]->boff[lo[i] + 1], *after;
+		int found = 0;
+		l[i] = TK_SC_NONE;
+		if (!sc_decode(&p, end, a[i], &cur, &got, &found, &after) || !found)
+			continue;
+		struct sc_warmed *w = &((tk_symcache *)c[i])->warmed[SC_WHASH(a[i])];
+		*w = (struct sc_warmed){a[i], lo[i], (size_t)(after - c[i]->rdata), got, 1};
+		if (got.node >= h->nnodes || got.file >= h->nfiles)
+			continue;
+		l[i] = (uint32_t)got.node;
+		__builtin_prefetch(&c[i]->nodes[l[i]]);
+		if (got.file) {
+			__builtin_prefetch(&c[i]->files[got.file]);
+			lo[i] = got.file; /* kept for the next step */
+		} else
+			lo[i] = 0;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (l[i] != TK_SC_NONE && lo[i])
+			sc_prefetch_string(c[i], c[i]->files[lo[i]]);
+	/* the inline chains, one record of each per round, and their strings */
+	for (int more = 1, depth = 0; more && depth < TK_SYMBOL_MAX_FRAMES; depth++) {
+		more = 0;
+		for (size_t i = 0; i < m; i++) {
+			if (l[i] == TK_SC_NONE)
+				continue;
+			const tk_sc_loc *x = &c[i]->nodes[l[i]];
+			if (x->name)
+				sc_prefetch_string(c[i], x->name);
+			if (depth && !(x->line & TK_SC_LOC_SYMTAB) && x->call_file)
+				sc_prefetch_string(c[i], x->call_file);
+			l[i] = x->parent;
+			if (l[i] != TK_SC_NONE) {
+				__builtin_prefetch(&c[i]->nodes[l[i]]);
+				more = 1;
+			}
+		}
+	}
+}
+
+void tk_symcache_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i += SC_WARM_MAX)
+		sc_warm(cs + i, addrs + i, n - i < SC_WARM_MAX ? n - i : SC_WARM_MAX);
+}
+#undef BSTART
 
 void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m)
 {

@@ -60,6 +60,9 @@ int tk_uuid_parse(const char *s, uint8_t uuid[16]); /* accepts dashes or not; -1
 /* Add the caches of uuid found in the cache directory (<UUID>-<arch>.tksym, as the symbolicator names
  * them), so a cache built earlier serves after its dSYM is gone. Returns 1 if any was added. */
 int tk_symbolicator_add_cached(tk_symbolicator *s, const uint8_t uuid[16]);
+/* tk_symcache_warm for the lookups of file address addrs[i] in images im[i] that are mapped (a batch's
+ * lookups, before tk_symbol_image_lookup answers each). */
+void tk_symbol_images_warm(const tk_symbol_image *const *im, const uint64_t *addrs, size_t n);
 
 /* ---------------------------------------------------------------- string pool used by builders */
 
@@ -109,17 +112,27 @@ typedef struct tk_symcache tk_symcache;
 /* Validate the bytes (header, bounds, checksum) and return a view. owned_map/owned_len: if
  * non-NULL the view unmaps (map) or frees (heap) them on close. */
 tk_symcache *tk_symcache_view(const uint8_t *data, size_t size, const char *name, int how_owned, tk_error *err);
-enum { TK_SC_BORROWED = 0, TK_SC_MMAP = 1, TK_SC_HEAP = 2 };
+enum { TK_SC_BORROWED = 0, TK_SC_MMAP = 1, TK_SC_HEAP = 2, TK_SC_ARENA = 3 /* tk_symcache_open_owned_in */ };
 void tk_symcache_close(tk_symcache *c);
 /* Recompute and store the checksum of cache bytes (for writers and the fuzz harness). */
 void tk_symcache_fix_checksum(uint8_t *data, size_t size);
 tk_symcache *tk_symcache_open_file(const char *path, tk_error *err);
 /* A file of the cache directory: refused when it is a symlink, not ours or writable by others. */
 tk_symcache *tk_symcache_open_owned(const char *path, tk_error *err);
+/* Where caches are read into memory on huge pages (symcache.c says why): one per symbolicator, freed
+ * after every cache opened in it is closed. */
+typedef struct tk_sc_arena tk_sc_arena;
+tk_sc_arena *tk_sc_arena_new(void);
+void tk_sc_arena_free(tk_sc_arena *a);
+/* tk_symcache_open_owned, the bytes read into arena (up to 64 MB; a bigger cache is mapped). */
+tk_symcache *tk_symcache_open_owned_in(const char *path, tk_sc_arena *arena, tk_error *err);
 int tk_symcache_write_file(const char *path, const uint8_t *buf, size_t size, tk_error *err);
 /* Lookup by file address (not runtime). Fills up to cap frames innermost first; returns count. */
 size_t tk_symcache_lookup(const tk_symcache *c, uint64_t file_addr, tk_symbol_frame *out, size_t cap,
                           uint64_t *range_start);
+/* Fetch into the processor's caches what looking up addrs[i] in cs[i] (i < n; cs[i] NULL: none) will
+ * read, every lookup's steps taken together: the lookups that follow miss no more. Answers nothing. */
+void tk_symcache_warm(const tk_symcache *const *cs, const uint64_t *addrs, size_t n);
 void tk_symcache_info(const tk_symcache *c, tk_symcache_meta *m);
 
 /* Source identity written into cache headers and compared when reopening. */

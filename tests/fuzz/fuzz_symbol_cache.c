@@ -23,11 +23,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tk_symcache_meta m;
 	tk_symcache_info(c, &m);
 	tk_symbol_frame fr[TK_SYMBOL_MAX_FRAMES];
-	uint64_t start, x = 0x9e3779b97f4a7c15ULL;
+	uint64_t start, x = 0x9e3779b97f4a7c15ULL, addr[64];
+	const tk_symcache *cs[64];
 	for (int i = 0; i < 64; i++) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		tk_symcache_lookup(c, (i & 1) ? x : m.text_vmaddr + (x >> 40), fr, TK_SYMBOL_MAX_FRAMES, &start);
+		addr[i] = (i & 1) ? x : m.text_vmaddr + (x >> 40);
+		cs[i] = c;
 	}
+	tk_symcache_warm(cs, addr, 64); /* reads what the lookups will, with the same checks */
+	for (int i = 0; i < 64; i++)
+		tk_symcache_lookup(c, addr[i], fr, TK_SYMBOL_MAX_FRAMES, &start);
 	tk_symcache_close(c);
 	return 0;
 }
