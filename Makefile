@@ -97,8 +97,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtracekit-store.a $(BUILD)/libtracek
 test: all $(UNIT_BIN) $(EXTRA_TEST_DEPS)
 	BUILD=$(BUILD) ./tests/run.sh
 
+# -g1: line tables and function names (sanitizer reports keep file:line and inlined frames), no
+# variables or types: a quarter less compile time for the ~170 sanitized compilations.
 check: deps
-	$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=build/san OPT="-O1 -g" \
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=build/san OPT="-O1 -g1" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
 bench: deps all
