@@ -5,7 +5,6 @@
 #   - bench/peer_etree.py (ElementTree + id dict): its folded output and thread totals must equal the
 #     generator's own --truth. The peer itself is checked first against JMH's per-row results on real exports.
 . "$(dirname "$0")/../lib.sh"
-tk_fork_start
 GEN="$TK_ROOT/$BUILD/xcgen"
 PEER="$TK_ROOT/bench/peer_etree.py"
 CHK="$TK_ROOT/bench/check_xctrace_format.py"

@@ -2,7 +2,6 @@
 # Weights that add up past 2^64 - 1 must not wrap into small, wrong totals: the read fails with a
 # one-line error. Just below the limit, the totals are exact.
 . "${TK_ROOT:-.}/tests/lib.sh"
-tk_fork_start
 doc() { # doc W1 W2: two rows on one thread with these weights
 	printf '<?xml version="1.0"?><trace-query-result><node><schema name="time-profile"><col><mnemonic>time</mnemonic></col><col><mnemonic>thread</mnemonic></col><col><mnemonic>weight</mnemonic></col><col><mnemonic>stack</mnemonic></col></schema>'
 	printf '<row><sample-time id="1">1</sample-time><thread id="2" fmt="t 0x1"><tid id="3">1</tid></thread><weight id="4">%s</weight><backtrace id="5"><frame id="6" name="f" addr="0x1"/></backtrace></row>' "$1"
