@@ -47,7 +47,7 @@ $(BUILD)/obj/tests/tk_batch_main.o: cli/main.c $(BUILD)/gen/commands.inc
 # plumbing like the shell) hands command lines to (tests/lib.sh: tk_fork_start), one forked child each.
 $(BUILD)/tests/tools/tk_batch: tests/tools/tk_batch.c tests/tools/tk_forkserver.c tests/tools/tk_fork.h $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) $(LDFLAGS_TK) -o $@ $< tests/tools/tk_forkserver.c $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) \
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) $(LDFLAGS_TK) $(EXE_LDFLAGS) -o $@ $< tests/tools/tk_forkserver.c $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) \
 	  $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(CLI_LDLIBS) $(LIB_LDLIBS)
 $(BUILD)/tests/tools/tk_exec: tests/tools/tk_exec.c tests/tools/tk_fork.h
 	@mkdir -p $(dir $@)
