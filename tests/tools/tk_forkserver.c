@@ -172,9 +172,9 @@ static void free_request(struct req *q)
 }
 
 /* variables read when a process starts: a request that sets them otherwise runs tracekit itself */
-static const char *const startup_vars[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "LD_PRELOAD",
-                                           "LD_LIBRARY_PATH", "LD_BIND_NOW", "GLIBC_TUNABLES",
-                                           "MALLOC_CHECK_", "MALLOC_PERTURB_"};
+static const char *const startup_vars[] = {"ASAN_OPTIONS",   "UBSAN_OPTIONS",   "LSAN_OPTIONS",
+                                           "LD_PRELOAD",     "LD_LIBRARY_PATH", "LD_BIND_NOW",
+                                           "GLIBC_TUNABLES", "MALLOC_CHECK_",   "MALLOC_PERTURB_"};
 
 static int same_startup_env(const struct req *q)
 {
