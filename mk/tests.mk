@@ -43,8 +43,13 @@ TK_BATCH_CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out cli/main.c,$(so
 $(BUILD)/obj/tests/tk_batch_main.o: cli/main.c $(BUILD)/gen/commands.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_TK) -I$(BUILD)/gen $(CFLAGS_TK) -Dmain=tk_batch_tracekit_main -MMD -MP -c $< -o $@
-$(BUILD)/tests/tools/tk_batch: tests/tools/tk_batch.c $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
+# `tk_batch --serve SOCKET` is also the fork server that tests/tools/tk_exec.c (built plain: test
+# plumbing like the shell) hands command lines to (tests/lib.sh: tk_fork_start), one forked child each.
+$(BUILD)/tests/tools/tk_batch: tests/tools/tk_batch.c tests/tools/tk_forkserver.c tests/tools/tk_fork.h $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) $(LDFLAGS_TK) -o $@ $< $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) \
+	$(CC) $(CPPFLAGS_TK) $(CFLAGS_TK) $(LDFLAGS_TK) $(EXE_LDFLAGS) -o $@ $< tests/tools/tk_forkserver.c $(BUILD)/obj/tests/tk_batch_main.o $(TK_BATCH_CLI_OBJ) \
 	  $(BUILD)/libtracekit-store.a $(BUILD)/libtracekit.a $(STORE_LDLIBS) $(CLI_LDLIBS) $(LIB_LDLIBS)
-EXTRA_TEST_DEPS += $(BUILD)/tests/tools/tk_batch
+$(BUILD)/tests/tools/tk_exec: tests/tools/tk_exec.c tests/tools/tk_fork.h
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) -O1 -o $@ $<
+EXTRA_TEST_DEPS += $(BUILD)/tests/tools/tk_batch $(BUILD)/tests/tools/tk_exec

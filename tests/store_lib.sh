@@ -57,7 +57,7 @@ XML
 	fi
 	clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
 	CH_PID=$!
-	trap 'stop_clickhouse; rm -rf "$TMP"' EXIT
+	trap '[ -z "${TK_FORK_PID:-}" ] || tk_fork_stop; stop_clickhouse; rm -rf "$TMP"' EXIT
 	# as long as the server lives: it starts slowly on a loaded machine
 	while :; do
 		curl -sf "http://127.0.0.1:$CH_PORT/ping" >/dev/null 2>&1 && { CH_URL="clickhouse://127.0.0.1:$CH_PORT"; CH_HTTP="http://127.0.0.1:$CH_PORT/"; return 0; }

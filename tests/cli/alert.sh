@@ -7,6 +7,7 @@
 # naming FILE:LINE, stored names reach the terminal escaped. Then a short seeded fuzz of the parser.
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 G="$TMP/fleet" C="$TMP/clean"
 "$STOREGEN" "$G" 120 4 11 --versions 10 --days 14 --devices 8 --regress 5.7 &&
 	"$STOREGEN" "$C" 120 4 11 --versions 10 --days 14 --devices 8 || { notok "storegen"; exit 1; }

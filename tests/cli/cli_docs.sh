@@ -2,6 +2,7 @@
 # a command (its option table, cli/options.h) is accepted by that command's parser and shown by its
 # --help. The parser's shared rules (NAME=VALUE, missing values, "--", unknown options) hold.
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 
 "$TK" help --markdown >"$TMP/cli.md" 2>"$TMP/md.err"
 check_eq "help --markdown exits 0 quietly" "0:" "$?:$(cat "$TMP/md.err")"

@@ -2,6 +2,7 @@
 # tracekit convert / flame: format choice (--to, OUT's extension), several inputs, errors, and that a
 # failed write never leaves a half-written OUT. The writers' contents are checked by viewers_*.sh.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 X="$FIX/xctrace"
 MT="$X/time-profile_xcode14.3plus_frame-binary_sentinel_multithread_macos-x86_64_reindented.xml"
 

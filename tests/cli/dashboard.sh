@@ -12,6 +12,7 @@ start_clickhouse
 SRV_PID=
 # (wait with no pid would wait for clickhouse-server too: only with a pid)
 trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+tk_fork_start
 DB="sqlite:$TMP/fleet.db"
 G="$TMP/gen"
 "$STOREGEN" "$G" 40 3 19 --cpu 1 --foreground --days 8 >/dev/null

@@ -10,6 +10,7 @@ if [ ! -x "$JSBIN/profiler-cli" ]; then notok "profiler-cli is installed (make t
 export PATH="$JSBIN:$PATH" HOME="$TMP/home" TK_BATCH # gecko_compare.py runs its tracekit top per thread through tk_batch
 mkdir -p "$HOME"
 trap 'pc_stop_all; rm -rf "$TMP"' EXIT
+tk_fork_start
 
 # A loaded machine, made certain: every daemon spends 1.5 s before it starts (profiler-cli's own
 # `load` gives up after 500 ms). pc_load waits for the daemon, not for a fixed time.

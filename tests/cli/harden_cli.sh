@@ -2,6 +2,7 @@
 # Small CLI promises: usage errors exit 2 with one line on stderr and nothing on stdout, everywhere;
 # output that cannot be written (/dev/full) is a failure; `records -` reads standard input.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 X="$FIX/xctrace/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml"
 usage_err() { # NAME CMD...: exit 2, exactly one line on stderr, empty stdout
 	local n=$1; shift

@@ -4,6 +4,7 @@
 # one line. JSON output keeps the exact names (as JSON escapes). XML cannot carry ESC itself, so
 # the inputs use what it can: line breaks, tabs and C1 controls; ESC comes in through paths.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 ESC=$(printf '\033')
 # raw C0 controls other than the line ends of the output itself, DEL, or UTF-8 encoded C1 controls
 has_raw_controls() { python3 -c 'import re,sys; d=open(sys.argv[1],"rb").read(); sys.exit(0 if re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", d) else 1)' "$1"; }

@@ -3,6 +3,7 @@
 # OUT, renamed over it only when whole. A write that fails (here: a file-size limit, so the disk
 # is "full" after 1 KB) keeps the old OUT, even when OUT is the input being read.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 S="$FIX/symbol"
 # limited CMD...: run CMD with writes beyond 1 KB failing (EFBIG, not SIGXFSZ)
 limited() { (trap '' XFSZ; ulimit -f 1; "$@"); }

@@ -6,6 +6,7 @@
 # (60 s of CPU time, tests/lib.sh cpu_bounded) only guard against a hang: the runs take about a
 # second of CPU, and a CPU bound does not depend on the machine's load as a wall-clock one does.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 mkdir "$TMP/s"
 python3 - "$TMP/s" <<'PY'
 import json, sys

@@ -4,6 +4,7 @@
 # a directory that is another user's or writable by others is not used, and without HOME there is
 # no shared /tmp default. `symcache build` that cannot write fails. FIFOs never hang a lookup.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 unset TRACEKIT_CACHE_DIR XDG_CACHE_HOME
 S="$FIX/symbol"
 cp "$S/libtks-arm64.dylib.dwarf" "$TMP/lib.dwarf" # a fresh mtime: no cache anywhere matches it yet

@@ -7,6 +7,7 @@
 # in JSON and as U+FFFD in XML. The inputs: a folded profile, a dSYM whose symbol is such a name
 # (atos), and a fleet store whose keys and signatures are.
 . "${TK_ROOT:-.}/tests/lib.sh"
+tk_fork_start
 # the bad name: every kind of ill-formed UTF-8, plus a control, ESC/OSC/BEL and U+FFFE (valid
 # UTF-8, not XML); 24 bytes, the length of the dSYM symbol it replaces below
 python3 - "$TMP" <<'PY'

@@ -13,6 +13,7 @@
 start_clickhouse
 SRV_PID=
 trap 'kill -9 $SRV_PID 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+tk_fork_start
 MXF="$TK_ROOT/tests/cli/mxfleet.py"
 G="$TMP/gen" MX="$TMP/mx" R="$TK_ROOT/tests/fixtures/metrickit"
 "$STOREGEN" "$G" 16 5 4 --foreground || { notok "storegen"; exit 1; }

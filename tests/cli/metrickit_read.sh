@@ -5,6 +5,7 @@
 # are the root frames' sampleCount sums, a 2,000-frame stack survives whole, arrays / JSON Lines / gzip
 # give the same result, and bad input is one line naming the field.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 M="$FIX/metrickit"
 O="$TK_ROOT/tests/cli/metrickit_oracle.py"
 real=$(ls "$M"/*.json | grep -v garbage)
@@ -97,7 +98,7 @@ one_line "a frame without sampleCount: names it" 'subFrames\[0\].sampleCount: mi
 python3 -c '
 import sys
 sys.stdout.write("{\"hangDiagnostics\":[{\"diagnosticMetaData\":{\"appVersion\":\"" + "x" * (100 << 20) + "\"}}]}")' >"$TMP/big.json"
-/usr/bin/time -f '%M' -o "$TMP/rss" "$TK" tree "$TMP/big.json" >/dev/null 2>"$TMP/err"
+/usr/bin/time -f '%M' -o "$TMP/rss" "${TK_FORK_REAL:-$TK}" tree "$TMP/big.json" >/dev/null 2>"$TMP/err"
 check "a 100 MB payload: one line saying so" grep -q 'payload 1 is larger than 64 MB' "$TMP/err"
 lim=204800; case "$BUILD" in *san*) lim=409600 ;; esac # ASan's shadow and quarantine
 check "a 100 MB payload: refused in bounded memory (< $((lim / 1024)) MB RSS)" test "$(tail -1 "$TMP/rss")" -lt $lim

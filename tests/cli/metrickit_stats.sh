@@ -3,6 +3,7 @@
 # disk.writes, launch.duration) and metric-payload histograms, percentiles interpolated within buckets
 # and labelled "from histogram" — against numbers computed by hand in the comments.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 M="$FIX/metrickit"
 G="$M/generated_metric_payload.json"
 # hang time buckets [0,100] ms ×6, [100,400] ×3, [400,700] ×2, [1000,2000] ×1 (N = 12):

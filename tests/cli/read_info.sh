@@ -1,6 +1,7 @@
 #!/bin/bash
 # `tracekit info` on real exports: totals against the Python oracle, tocs, gzip and stdin, errors.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 X="$FIX/xctrace"
 ORACLE="$TK_ROOT/tests/oracle/xctrace_oracle.py"
 

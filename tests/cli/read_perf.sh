@@ -5,6 +5,7 @@
 # frames). Truth comes from elsewhere: tests/cli/perf_oracle.py reads the same recording printed with
 # every field, or sums the numbers in the file; inferno's own expected output for its fixtures.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 P="$FIX/perf"
 ORACLE="$TK_ROOT/tests/cli/perf_oracle.py"
 REF2="$P/perf-script_linux6.1_spin-two-events-all-fields-ns_generated.txt"

@@ -3,6 +3,7 @@
 # totals equal the numbers written in its own text, read independently by tests/cli/text_oracle.py;
 # folded → model → folded is the identity; gzip and stdin; one-line errors naming FILE:LINE.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 O="$FIX/other"
 ORACLE="$TK_ROOT/tests/cli/text_oracle.py"
 

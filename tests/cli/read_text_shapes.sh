@@ -6,6 +6,7 @@
 # checked against tests/cli/text_shapes_oracle.py (flamegraph.pl's line rule, exact decimals) and
 # against inferno's own expected output (diff-folded), never against tracekit's own reading.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 F="$FIX/folded"
 O="$FIX/other"
 ORACLE="$TK_ROOT/tests/cli/text_shapes_oracle.py"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Bad Records input: one clear line naming file:line, a non-zero exit, never a crash.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 H="collection,key,value"
 bad() { # bad NAME EXPECTED_REGEX CONTENT
 	printf '%s\n%b' "$H" "$3" >"$TMP/r"

@@ -3,6 +3,7 @@
 # cpu-highload-stackframe example, the jsonc and NSDictionary examples rejected with a clear
 # line, a session directory (.mtlog then .mmap2, last line wins, .mmap2 cut at NUL) with dyld-images.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 M="$FIX/mthawkeye"
 export TZ=UTC
 tree=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",",":")))' "$M/cpu-highload-stackframe.doc-example.json")

@@ -2,6 +2,7 @@
 # Symbolication of Linux records: images.json → image, ELF address = addr − base, name from the
 # symbol table, file:line from DWARF. Oracle: llvm-symbolizer.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 S="$TMP/session"; mkdir -p "$S"
 cat >"$TMP/prog.c" <<'C'
 __attribute__((noinline)) int leaf_work(int n)

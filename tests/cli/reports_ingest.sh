@@ -11,6 +11,7 @@
 . "$TK_ROOT/tests/store_lib.sh"
 SRV_PID=
 trap 'kill -9 $SRV_PID 2>/dev/null; rm -rf "$TMP"' EXIT
+tk_fork_start
 GEN="$TK_ROOT/tests/symgen/tksymgen.py"
 MK="$TK_ROOT/tests/symgen/mkreports.py"
 ORACLE="$TK_ROOT/tests/cli/reports_oracle.py"

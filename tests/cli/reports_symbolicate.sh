@@ -8,6 +8,7 @@
 #     name its address (tests/cli/reports_oracle.py), images without dSYMs left as they were;
 #   - --json, batches over directories, gzip, and bad input (one line, non-zero, no crash).
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 R="$FIX/reports"
 GEN="$TK_ROOT/tests/symgen/tksymgen.py"
 MK="$TK_ROOT/tests/symgen/mkreports.py"

@@ -4,6 +4,7 @@
 # Records with hand-chosen durations, generated profiles whose function weights the generator knows
 # (tests/cli/mkprofile.py writes them and their truth).
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 OR="python3 $TK_ROOT/tests/cli/stats_oracle.py"
 MK="python3 $TK_ROOT/tests/cli/mkprofile.py"
 

@@ -4,6 +4,7 @@
 # top hangs equal to the generator's own signature counts.
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 G="$TMP/gen"
 "$STOREGEN" "$G" 40 6 3 --cpu 1 || { notok "storegen"; exit 1; }

@@ -16,6 +16,7 @@
 SRV_PID=
 start_clickhouse
 trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+tk_fork_start
 chq() { curl -s --data-binary "$1" "$CH_HTTP"; }
 G="$TMP/gen"
 "$STOREGEN" "$G" 20 20 11 --cpu 2 --foreground --versions 3 --days 3 >/dev/null || notok "storegen"

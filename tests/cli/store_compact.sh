@@ -7,6 +7,7 @@
 # that ingested the same inputs once. On SQLite: the same answers before and after.
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 "$STOREGEN" "$TMP/g1" 40 6 3 >/dev/null && "$STOREGEN" "$TMP/g2" 40 6 4 >/dev/null || { notok "storegen"; exit 1; }
 chq() { curl -s --data-binary "$1" "$CH_HTTP"; }

@@ -5,6 +5,7 @@
 # own CPU records (counted here from the Records lines with an independent script).
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 G="$TMP/gen"
 "$STOREGEN" "$G" 12 3 5 --cpu 2 || { notok "storegen"; exit 1; }

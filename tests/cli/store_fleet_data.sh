@@ -8,6 +8,7 @@
 # backends answer byte for byte the same. Also: a store from before stacks were kept migrates.
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 G="$TMP/gen"
 "$STOREGEN" "$G" 6 4 7 --cpu 1 || { notok "storegen"; exit 1; }

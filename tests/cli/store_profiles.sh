@@ -7,6 +7,7 @@
 # migrates and keeps its reports.
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 F="$TK_ROOT/tests/fixtures/xctrace"
 A=("$F/time-profile_xcode14.3plus_frame-binary-source_macos-arm64_rust.xml"

@@ -10,6 +10,7 @@
 #   exited 1 after printing all its results when the server had already stopped).
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 
 # stop_clickhouse in a set -e EXIT trap: server still running (stops on TERM), and already gone
 for state in running gone; do

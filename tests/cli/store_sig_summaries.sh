@@ -13,6 +13,7 @@
 . "$TK_ROOT/tests/store_lib.sh"
 SRV_PID=
 trap '[ -n "$SRV_PID" ] && { kill $SRV_PID; wait $SRV_PID; } 2>/dev/null; rm -rf "$TMP"' EXIT
+tk_fork_start
 G="$TMP/gen"
 "$STOREGEN" "$G" 20 20 11 --cpu 2 --foreground --versions 3 --days 3 >/dev/null || notok "storegen"
 NEW="$TMP/new.db" OLD="$TMP/old.db"

@@ -3,6 +3,7 @@
 # by UUID from dyld-images). Oracle: llvm-symbolizer on the same DWARF file. SQLite only: signatures
 # are made before the store, the same for every backend (store_backends.sh compares backends).
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 DW="$FIX/symbol/libtks-arm64.dylib.dwarf"
 [ -f "$DW" ] || { notok "fixture $DW"; exit 1; }
 S="$TMP/mth"; mkdir -p "$S"

@@ -6,6 +6,7 @@
 #  - text answers reach the terminal escaped like the rest of the CLI (no ESC, CR, BEL, OSC).
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 start_clickhouse
 "$STOREGEN" "$TMP/g" 1 2 11 >/dev/null
 S=$(ls -d "$TMP"/g/s*)

@@ -10,6 +10,7 @@
 start_clickhouse
 SRV_PID=
 trap 'kill -9 $SRV_PID 2>/dev/null; stop_clickhouse; rm -rf "$TMP"' EXIT
+tk_fork_start
 echo "t0k3n-for-tests" >"$TMP/token"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/v1/reports"

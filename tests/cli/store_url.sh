@@ -5,6 +5,7 @@
 # server listens on the port: an accepted URL fails later with a connection error instead.)
 . "$TK_ROOT/tests/lib.sh"
 . "$TK_ROOT/tests/store_lib.sh"
+tk_fork_start
 P=$(free_port)
 for u in "127.0.0.1:$P?x=1#/db" "127.0.0.1:$P#/db" "user@127.0.0.1:$P/db" "127.0.0.1:$P?max_threads=1/db"; do
 	c=$(printf '%s' "${u%%/*}" | tr -d 'a-zA-Z0-9.:-' | head -c 1)

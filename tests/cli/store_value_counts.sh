@@ -8,6 +8,7 @@
 # rows; and every answer read from it equals the same answer computed from the reports (a --since
 # before every report selects the same reports but is not one value_counts holds, so it scans them).
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 STOREGEN="$TK_ROOT/$BUILD/storegen"
 G="$TMP/gen"
 "$STOREGEN" "$G" 14 6 7 --cpu 2 --foreground --versions 3 --days 3 >/dev/null || notok "storegen"

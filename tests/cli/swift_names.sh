@@ -4,6 +4,7 @@
 # symbol cache, on a dylib generated with Swift-mangled symbols (tksymgen --swift-names). The
 # expected names are written from the generator's mangling shapes by hand.
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 export TRACEKIT_CACHE_DIR="$TMP/cache"
 
 # ---- tracekit demangle

@@ -3,6 +3,7 @@
 # at test time (tests/symgen/tksymgen.py: clang-14, ld64.lld-14, dsymutil-14, llvm-lipo-14), plus
 # Apple atos output forms, load-address math, cache reuse/invalidation and bad input.
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 GEN="$TK_ROOT/tests/symgen/tksymgen.py"
 ORACLE="$TK_ROOT/tests/symgen/oracle.py"
 export TRACEKIT_CACHE_DIR="$TMP/cache"

@@ -5,6 +5,7 @@
 # frames are tagged and recognised), and image loads come from kdebug tables exported with the
 # profile (tests/symgen/kdebug_export.py generates those: no real one is public).
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 export TRACEKIT_CACHE_DIR="$TMP/cache"
 S="$FIX/symbol"
 X="$FIX/xctrace"

@@ -3,6 +3,7 @@
 # on synthetic exports whose frames point into the committed generated dSYM (tests/fixtures/symbol).
 # Expected chains: llvm-symbolizer on that dSYM at 0x1ab4 (leaf PC) and 0x1263 (return address − 1).
 . "$(dirname "$0")/../lib.sh"
+tk_fork_start
 export TRACEKIT_CACHE_DIR="$TMP/cache"
 S="$FIX/symbol"
 X14="$S/time-profile-14.3-synthetic.xml"

@@ -2,6 +2,7 @@
 # tree / top / collapse on the real xctrace fixtures, checked against independent oracles:
 # inferno's folded output, JMH's per-row CSV, and thread totals recomputed from the XML (tree_oracle.py).
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 X="$FIX/xctrace"
 O="python3 $TK_ROOT/tests/cli/tree_oracle.py"
 REC="$X/time-profile_xcode26.4.1_tagged-backtrace_recursion_macos-arm64.xml"

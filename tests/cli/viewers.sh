@@ -4,6 +4,7 @@
 #   svg         well-formed XML (python), headless Chromium: search, matched %, zoom, screenshot
 # Escaping: a frame named with < & " goes through every format.
 . "$TK_ROOT/tests/lib.sh"
+tk_fork_start
 X="$FIX/xctrace"
 O="python3 $TK_ROOT/tests/cli/viewers_oracle.py"
 export VIEWERS_ORACLE_CACHE="$TMP/oracle" # each XML's thread totals parsed once, not per check

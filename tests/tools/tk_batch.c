@@ -15,15 +15,20 @@
  * exits 0 when every command did, else 1. With TK_BATCH_MARK set in the environment, every command's
  * end is marked instead, whatever RC, with the line "tk_batch: line N: exit RC" on stderr and on
  * stdout, so that a test can tell which command printed what.
+ *
+ * tk_batch --serve SOCKET: a fork server instead (tests/tools/tk_forkserver.c), for tests/tools/tk_exec.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int tk_batch_tracekit_main(int argc, char **argv);
+int tk_forkserver(const char *path);
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--serve") == 0)
+		return tk_forkserver(argv[2]);
 	FILE *in = argc > 1 ? fopen(argv[1], "r") : stdin;
 	if (!in) {
 		perror(argv[1]);
