@@ -422,6 +422,36 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, " \
 	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "     \
 	    "(SELECT id, any(stack) AS stack FROM report_stacks GROUP BY id) USING (id))")
+/* Schema 8 (issue 19: the comparison of two date ranges ≤ 300 ms on 1 M reports) adds two more:
+ *  - sum_sig_hours: per (kind, signature, UTC hour, app, version) of reports with a duration their
+ *    count, the min state of their ids and their durations as a groupArray state (as
+ *    sum_sig_durations');
+ *  - sum_sig_hour_sess: per (kind, signature, hour, session, app, version) how many, the session as
+ *    sipHash128(session), the 16 bytes uniqExact(session) counts distinct values of: a range's
+ *    distinct sessions are counted by the client over its rows (uniqExactMerge of per-hour session
+ *    sets, or only reading them, cost ~0.2-0.5 s of server CPU for a week of 1 M hangs).
+ * A date range (since, until) is no filter the tables above hold; its whole hours are read from
+ * these and sum_hour_durations (a signature's rows a range of the key), only the partial hours at
+ * its ends from reports (range_split). hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
+#define SUM_SIG_HOURS_SELECT                                                                                           \
+	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, app, version, countState() AS ns, "               \
+	"minState(id) AS ex, groupArrayState(assumeNotNull(duration)) AS v FROM reports WHERE isNotNull(duration) "    \
+	"GROUP BY kind, signature, hour, app, version"
+#define SUM_SIG_HOUR_SESS_SELECT                                                                                       \
+	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, sipHash128(session) AS sh, app, version, "        \
+	"count() AS n FROM reports WHERE isNotNull(duration) GROUP BY kind, signature, hour, sh, app, version"
+#define SUM8_SCHEMA                                                                                                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_hours (kind String, signature String, hour UInt32, app String, version "   \
+	"String, ns AggregateFunction(count), ex AggregateFunction(min, String), v AggregateFunction(groupArray, "     \
+	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, signature, hour, app, version);\n"                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, sh FixedString(16), " \
+	"app String, version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, signature, hour, sh, app, " \
+	"version);\n"                                                                                                  \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hours_mv TO sum_sig_hours AS " SUM_SIG_HOURS_SELECT ";\n"      \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess AS " SUM_SIG_HOUR_SESS_SELECT
+#define SUM8_FILL                                                                                                      \
+	"TRUNCATE TABLE sum_sig_hours;\nTRUNCATE TABLE sum_sig_hour_sess;\nINSERT INTO sum_sig_hours " SUM_SIG_HOURS_SELECT \
+	";\nINSERT INTO sum_sig_hour_sess " SUM_SIG_HOUR_SESS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
@@ -439,7 +469,9 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 0) = (SELECT sum(n) FROM sum_values) AND "                      \
 	"(SELECT count() FROM sum_sig_ids) = (SELECT sum(n) FROM sum_values) AND "                                     \
 	"(SELECT countMerge(ns) FROM sum_sig_durations) = (SELECT sum(n) FROM sum_values) AND "                        \
-	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values)"
+	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values) AND "                       \
+	"(SELECT countMerge(ns) FROM sum_sig_hours) = (SELECT sum(n) FROM sum_values) AND "                            \
+	"(SELECT sum(n) FROM sum_sig_hour_sess) = (SELECT sum(n) FROM sum_values)"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -481,6 +513,9 @@ static const char *const migrations[] = {
     /* 6 → 7: per-signature durations and keys, per-hour durations (see "Schema 7" above), filled
      * from the stored reports (the ALTER is skipped where reports has the column: a run again) */
     SUM7_SCHEMA ";\n" SUM7_FILL,
+    /* 7 → 8: per-signature states by hour for date ranges (see "Schema 8" above), filled from the
+     * stored reports */
+    SUM8_SCHEMA ";\n" SUM8_FILL,
 };
 
 /* Whether sql is "ALTER TABLE T ADD COLUMN C …" and T has C already (18.16 has no ADD COLUMN IF NOT
@@ -1078,7 +1113,7 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
 	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
-	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
+	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -1682,6 +1717,410 @@ static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_quer
 	return 0;
 }
 
+/* ---- date ranges (schema 8) ----
+ * A query with a time range (since, until) under app and version filters at most reads the range's
+ * whole UTC hours [hs, he) from the summaries by hour (sum_hour_durations, sum_sig_hours) and only
+ * the reports of its partial hours at the ends from reports: every report of an hour in [hs, he)
+ * is in the range (ts is time rounded down, so its hour's bounds hold time), and the reports
+ * answer for every other one with the range's own filter. Hour 0 (ts 0: a time not finite or not
+ * after the epoch) and the hours from the one ts is clamped into (time beyond 2^32 s) on are
+ * always read from reports. The states are merged per group as the engine's own aggregates merge
+ * them (sessions: uniqExact; examples: min) or read as stored and sorted by the client (durations,
+ * as hour_percentiles does): the answers are those of the reports, to the bit. */
+#define RANGE_LAST_HOUR 1193046 /* intDiv(4294967295, 3600): the hour of a clamped ts */
+typedef int (*row_fn)(char **f, void *ctx);
+static int each_row(ch *c, const char *sql, const buf *ext, size_t nf, row_fn fn, void *ctx, const char *what,
+                    tk_error *err);
+
+/* Whether the range path answers q on col: summaries ready, a time range, no signature, filters
+ * (and the keys by, when by is not NULL) app and version at most. */
+static int range_fit(const ch *c, const tk_store_query *q, const char *col)
+{
+	if (!c->sum || !(q->since > 0 || q->until > 0))
+		return 0;
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	return sum_covers(&t, col, SUM_VALUES_KEYS);
+}
+
+/* The whole hours [*hs, *he) of q's range (empty when *hs >= *he). */
+static void range_split(const tk_store_query *q, long long *hs, long long *he)
+{
+	long long s = 1, e = RANGE_LAST_HOUR;
+	if (q->since > 0) {
+		double h = floor(q->since / 3600);
+		s = h < (double)RANGE_LAST_HOUR ? (long long)h : RANGE_LAST_HOUR;
+		while (s < RANGE_LAST_HOUR && (double)s * 3600 < q->since)
+			s++;
+		if (s < 1)
+			s = 1;
+	}
+	if (q->until > 0) {
+		double h = floor(q->until / 3600);
+		e = h < (double)RANGE_LAST_HOUR ? (long long)h : RANGE_LAST_HOUR;
+		while (e > 0 && (double)e * 3600 > q->until)
+			e--;
+	}
+	*hs = s, *he = e;
+}
+
+/* " FROM table WHERE …" of the whole hours, and " FROM reports WHERE …" of the partial ones. */
+static void range_sum_from(buf *b, const tk_store_query *q, const char *kinds, const char *table, const char *extra)
+{
+	long long hs, he;
+	range_split(q, &hs, &he);
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	bprintf(b, " FROM %s", table);
+	where_sql(b, &t, kinds, NULL);
+	bprintf(b, " AND hour >= %lld AND hour < %lld%s", hs, he, extra);
+}
+
+static void range_part_from(buf *b, const tk_store_query *q, const char *kinds, const char *extra)
+{
+	long long hs, he;
+	range_split(q, &hs, &he);
+	bprintf(b, " FROM reports");
+	where_sql(b, q, kinds, "duration");
+	bprintf(b, " AND (toUInt32(ts) < %lld OR toUInt32(ts) >= %lld)%s", hs * 3600, he * 3600, extra);
+}
+
+/* " AND signature IN (…)" of sigs. */
+static void sigs_in(buf *b, char *const *sigs, size_t n)
+{
+	bprintf(b, " AND signature IN (");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			bput(b, ", ", 2);
+		put_quoted(b, sigs[i]);
+	}
+	bprintf(b, ")");
+}
+
+/* A range's durations grouped by keys (a list of String columns, "" for one group): each group's
+ * keys and its values sorted ascending. */
+typedef struct rgroup {
+	char *k[TK_STORE_NKEYS];
+	double *v;
+	size_t n, cap;
+} rgroup;
+
+typedef struct racc {
+	size_t nk;
+	rgroup *g;
+	size_t n, cap;
+} racc;
+
+static void racc_free(racc *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		for (size_t k = 0; k < a->nk; k++)
+			free(a->g[i].k[k]);
+		free(a->g[i].v);
+	}
+	free(a->g);
+	*a = (racc){0};
+}
+
+/* RowBinary rows (nk Strings, a groupArray(Float64) state), ordered by the keys (a sink_fn): a
+ * group's rows (hours, parts, the reports' partial hours) are adjacent and their values appended. */
+static long range_rows(const char *data, size_t n, void *ctx)
+{
+	racc *a = ctx;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)n;
+		char *k[TK_STORE_NKEYS] = {0};
+		int same = a->n > 0;
+		for (size_t i = 0; i < a->nk && !r.bad; i++) {
+			k[i] = rbin_str(&r);
+			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
+		}
+		uint64_t len = r.bad ? 0 : rbin_leb(&r);
+		const unsigned char *at = r.bad || len > ((uint64_t)1 << 36) ? NULL : rbin_take(&r, len * 8);
+		if (!at || !same) {
+			if (at) {
+				TK_GROW(a->g, a->cap, a->n + 1);
+				rgroup *g = &a->g[a->n++];
+				memset(g, 0, sizeof *g);
+				for (size_t i = 0; i < a->nk; i++)
+					g->k[i] = k[i], k[i] = NULL;
+			}
+		}
+		for (size_t i = 0; i < a->nk; i++)
+			free(k[i]);
+		if (!at) /* the row goes on in the next chunk */
+			return (long)((const char *)row - data);
+		rgroup *g = &a->g[a->n - 1];
+		if (len) {
+			TK_GROW(g->v, g->cap, g->n + (size_t)len);
+			memcpy(g->v + g->n, at, (size_t)len * 8); /* little-endian, as the engine writes it */
+			g->n += (size_t)len;
+		}
+	}
+}
+
+/* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
+ * by hour with those keys and a state v) and the partial hours' reports, each group sorted. */
+static int range_values(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
+                        const char *table, const char *extra, racc *a, tk_error *err)
+{
+	buf sql = {0};
+	const char *sep = nk ? ", " : "";
+	bprintf(&sql, "SELECT %s%sv FROM (SELECT %s%sv", keys, sep, keys, sep);
+	range_sum_from(&sql, q, kinds, table, extra);
+	bprintf(&sql, " UNION ALL SELECT %s%sgroupArrayState(assumeNotNull(duration)) AS v", keys, sep);
+	range_part_from(&sql, q, kinds, extra);
+	bprintf(&sql, " GROUP BY %s)%s%s FORMAT RowBinary", nk ? keys : "kind", nk ? " ORDER BY " : "", keys);
+	*a = (racc){.nk = nk};
+	int rc = post_sink(c, sql.p, range_rows, a, err);
+	free(sql.p);
+	if (rc > 0)
+		rc = tk_error_set(err, "%s: unexpected answer to the date range query", c->url);
+	if (rc) {
+		racc_free(a);
+		return -1;
+	}
+	uint64_t *tmp = NULL;
+	size_t tcap = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		rgroup *g = &a->g[i];
+		uint64_t *k = (uint64_t *)g->v; /* each value becomes its key in place, and back */
+		for (size_t j = 0; j < g->n; j++)
+			k[j] = dkey(g->v[j]);
+		TK_GROW(tmp, tcap, g->n ? g->n : 1);
+		radix_keys(k, tmp, g->n);
+		for (size_t j = 0; j < g->n; j++)
+			g->v[j] = dval(k[j]);
+	}
+	free(tmp);
+	return 0;
+}
+
+/* For the calls outside with_dedupe: 1 with *a filled when the range path answers q (range_values
+ * of the listed signatures, or of every report) and no ingest batch opened or failed meanwhile, 0
+ * when the caller reads the reports (each_row_once), -1 with err. */
+static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
+                       const char *kinds, char *const *sigs, size_t n, racc *a, tk_error *err)
+{
+	unsigned long long b0, o0, b1, o1;
+	if (state_ready(c, &b0, &o0, err))
+		return -1;
+	if (!range_fit(c, q, "duration"))
+		return 0;
+	buf in = {0};
+	if (sigs)
+		sigs_in(&in, sigs, n);
+	int rc = range_values(c, q, kinds, keys, nk, table, in.p ? in.p : "", a, err);
+	free(in.p);
+	if (rc)
+		return -1;
+	if (ingest_state(c, &b1, &o1, err)) {
+		racc_free(a);
+		return -1;
+	}
+	if (b1 == b0 && o1 == 0)
+		return 1;
+	racc_free(a);
+	return 0;
+}
+
+/* Percentiles over a date range (by app and version at most), summarised as hour_percentiles does. */
+static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out,
+                             size_t *n, tk_error *err)
+{
+	buf keys = {0};
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+	racc a;
+	int rc = range_values(c, q, m->kinds, keys.p ? keys.p : "", q->nby, "sum_hour_durations", "", &a, err);
+	free(keys.p);
+	if (rc)
+		return -1;
+	*out = tk_xcalloc(a.n ? a.n : 1, sizeof **out);
+	*n = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		if (!a.g[i].n)
+			continue;
+		tk_store_group *g = &(*out)[(*n)++];
+		for (size_t k = 0; k < q->nby; k++)
+			g->keys[k] = a.g[i].k[k], a.g[i].k[k] = NULL;
+		tk_store_summarise(a.g[i].v, a.g[i].n, g);
+	}
+	racc_free(&a);
+	return 0;
+}
+
+/* Type 7's quantile num/den of n sorted values, as type7_sql and type7_value find it. */
+static double sorted_q7(const double *s, uint64_t n, uint64_t num, uint64_t den)
+{
+	uint64_t j = (n - 1) * num / den, j1 = j + 1 < n ? j + 1 : n - 1;
+	return n == 1 ? s[0] : tk_store_lerp(s[j], s[j1], (n - 1) * num % den, den);
+}
+
+typedef struct rtop {
+	tk_store_hang *h;
+	size_t n, cap;
+} rtop;
+
+static tk_store_hang *rtop_find(rtop *t, const char *sig)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->h[i].signature, sig) == 0)
+			return &t->h[i];
+	return NULL;
+}
+
+static int rtop_count(char **f, void *ctx)
+{
+	rtop *t = ctx;
+	TK_GROW(t->h, t->cap, t->n + 1);
+	tk_store_hang *x = &t->h[t->n++];
+	memset(x, 0, sizeof *x);
+	x->signature = tk_xstrdup(f[0]);
+	x->count = strtoull(f[1], NULL, 10);
+	return 0;
+}
+
+static int rtop_example(char **f, void *ctx)
+{
+	int rc = rtop_count(f, ctx);
+	rtop *t = ctx;
+	t->h[t->n - 1].example = tk_xstrdup(f[2]);
+	return rc;
+}
+
+/* The distinct sessions of each top signature: rows (signature String, sipHash128(session)
+ * FixedString(16)) as they arrive (a sink_fn), each (signature, hash) counted once in an open
+ * addressing set (the hashes are uniformly random: their low bits index it). */
+typedef struct sess_set {
+	rtop *t;
+	size_t last;
+	struct sess_cell {
+		uint64_t lo, hi;
+		uint32_t sig; /* its index + 1; 0 empty */
+	} *cell;
+	size_t mask, used;
+	int bad;
+} sess_set;
+
+static void sess_add(sess_set *s, uint32_t sig, uint64_t lo, uint64_t hi)
+{
+	if ((s->used + 1) * 2 > s->mask + 1) { /* grow at half full */
+		struct sess_cell *old = s->cell;
+		size_t on = old ? s->mask + 1 : 0, nn = on ? on * 2 : 1 << 16;
+		s->cell = tk_xcalloc(nn, sizeof *s->cell);
+		s->mask = nn - 1;
+		s->used = 0;
+		for (size_t i = 0; i < on; i++)
+			if (old[i].sig) {
+				size_t j = (old[i].lo ^ old[i].sig * 0x9e3779b97f4a7c15ull) & s->mask;
+				while (s->cell[j].sig)
+					j = (j + 1) & s->mask;
+				s->cell[j] = old[i];
+				s->used++;
+			}
+		free(old);
+	}
+	size_t j = (lo ^ sig * 0x9e3779b97f4a7c15ull) & s->mask;
+	for (; s->cell[j].sig; j = (j + 1) & s->mask)
+		if (s->cell[j].sig == sig && s->cell[j].lo == lo && s->cell[j].hi == hi)
+			return;
+	s->cell[j] = (struct sess_cell){lo, hi, sig};
+	s->used++;
+	s->t->h[sig - 1].sessions++;
+}
+
+static long sess_rows(const char *data, size_t n, void *ctx)
+{
+	sess_set *s = ctx;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)n;
+		uint64_t len = rbin_leb(&r);
+		const unsigned char *sig = rbin_take(&r, len), *h = rbin_take(&r, 16);
+		if (!h)
+			return (long)((const char *)row - data); /* the row goes on in the next chunk */
+		rtop *t = s->t;
+		if (s->last >= t->n || strlen(t->h[s->last].signature) != len ||
+		    memcmp(t->h[s->last].signature, sig, len) != 0) {
+			for (s->last = 0; s->last < t->n; s->last++)
+				if (strlen(t->h[s->last].signature) == len && memcmp(t->h[s->last].signature, sig, len) == 0)
+					break;
+			if (s->last == t->n)
+				return s->bad = 1, -1;
+		}
+		uint64_t lo, hi;
+		memcpy(&lo, h, 8);
+		memcpy(&hi, h + 8, 8);
+		sess_add(s, (uint32_t)s->last + 1, lo, hi);
+	}
+}
+
+/* Top signatures of a date range (top_once's answer): their counts summed per signature from
+ * sum_sig_hours' whole hours and the partial hours' reports, then for the top ones only their
+ * sessions and least id (the states merged) and their durations (range_values). */
+static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+{
+	const char *kinds = tk_store_kinds_sql(q->kind);
+	buf sql = {0};
+	rtop t = {0};
+	bprintf(&sql, "SELECT signature, sum(c) AS n, min(e) FROM (SELECT signature, countMerge(ns) AS c, minMerge(ex) AS e");
+	range_sum_from(&sql, q, kinds, "sum_sig_hours", "");
+	bprintf(&sql, " GROUP BY signature UNION ALL SELECT signature, count() AS c, min(id) AS e");
+	range_part_from(&sql, q, kinds, "");
+	bprintf(&sql, " GROUP BY signature) GROUP BY signature ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated",
+	        limit);
+	int rc = each_row(c, sql.p, NULL, 3, rtop_example, &t, "top-hangs", err);
+	free(sql.p);
+	char **sigs = tk_xmalloc((t.n ? t.n : 1) * sizeof *sigs);
+	for (size_t i = 0; i < t.n; i++)
+		sigs[i] = t.h[i].signature;
+	buf in = {0};
+	sigs_in(&in, sigs, t.n);
+	free(sigs);
+	if (!rc && t.n) { /* their sessions: the hashes counted distinct here */
+		sql = (buf){0};
+		bprintf(&sql, "SELECT signature, sh");
+		range_sum_from(&sql, q, kinds, "sum_sig_hour_sess", in.p);
+		bprintf(&sql, " UNION ALL SELECT signature, sipHash128(session) AS sh");
+		range_part_from(&sql, q, kinds, in.p);
+		bprintf(&sql, " FORMAT RowBinary");
+		sess_set ss = {.t = &t};
+		rc = post_sink(c, sql.p, sess_rows, &ss, err);
+		free(sql.p);
+		free(ss.cell);
+		if (rc > 0)
+			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+	}
+	racc a = {0};
+	if (!rc && t.n)
+		rc = range_values(c, q, kinds, "signature", 1, "sum_sig_hours", in.p, &a, err);
+	free(in.p);
+	for (size_t i = 0; !rc && i < a.n; i++) {
+		tk_store_hang *x = rtop_find(&t, a.g[i].k[0]);
+		if (!x || x->count != a.g[i].n || !x->example) {
+			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+			break;
+		}
+		x->p50 = sorted_q7(a.g[i].v, x->count, 50, 100);
+		x->p95 = sorted_q7(a.g[i].v, x->count, 95, 100);
+	}
+	if (!rc && a.n != t.n)
+		rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+	racc_free(&a);
+	if (rc) {
+		tk_store_hangs_free(t.h, t.n);
+		return -1;
+	}
+	*out = t.h, *n = t.n;
+	return 0;
+}
+
 static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
 {
 	(void)limit;
@@ -1699,6 +2138,11 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int buckets = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		buckets |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
+	if (!m->profile && range_fit(c, q, m->column)) { /* a date range: its whole hours summarised */
+		free(keys.p);
+		free(ksel.p);
+		return range_percentiles(c, m, q, out, n, err);
+	}
 	if (!m->profile && c->sum && sum_bucket_covers(q, m->column, TK_STORE_BY_DAY)) {
 		free(keys.p);
 		free(ksel.p);
@@ -1795,6 +2239,8 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	tk_store_hang **out = outv;
 	buf sql = {0};
 	const char *kinds = tk_store_kinds_sql(q->kind);
+	if (range_fit(c, q, "duration")) /* a date range: its whole hours summarised */
+		return range_top(c, q, limit, out, n, err);
 	if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) {
 		/* the top signatures by their summed counts first (the answer's order), then only for them
 		 * sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
@@ -2089,7 +2535,8 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	unsigned long long ok = 0;
 	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
 		return -1;
-	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err) || run_many(c, SUM7_FILL, err)))
+	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err) || run_many(c, SUM7_FILL, err) ||
+	            run_many(c, SUM8_FILL, err)))
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
@@ -2589,6 +3036,18 @@ static int ch_values(void *h, const tk_store_query *q, const char *kinds, const 
 {
 	if (strcmp(col, "duration") != 0)
 		return tk_error_set(err, "values of %s: not stored", col), -1;
+	racc r;
+	int fit = range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
+	if (fit < 0)
+		return -1;
+	if (fit) { /* each group's values in order, as values_sql's ORDER BY */
+		int rc = 0;
+		for (size_t g = 0; g < r.n && !rc; g++)
+			for (size_t i = 0; i < r.g[g].n && !rc; i++)
+				rc = row(ctx, by_version ? r.g[g].k[0] : "", r.g[g].v[i]);
+		racc_free(&r);
+		return rc ? -1 : 0;
+	}
 	values_acc a = {row, ctx};
 	return each_row_once(h, values_sql, &(sel_arg){q, kinds, by_version}, 3, values_row, &a, "values", err);
 }
@@ -2644,6 +3103,31 @@ static int ch_sigs_values(void *h, const tk_store_query *q, const char *kinds, c
 {
 	if (!n)
 		return 0;
+	racc r;
+	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
+	if (fit < 0)
+		return -1;
+	if (fit) { /* each signature's values in order, a value once with its count */
+		int rc = 0;
+		for (size_t g = 0; g < r.n && !rc; g++) {
+			size_t i = 0;
+			while (i < n && strcmp(sigs[i], r.g[g].k[0]) != 0)
+				i++;
+			if (i == n) {
+				rc = tk_error_set(err, "%s: unexpected answer to the signatures' durations query",
+				                  ((ch *)h)->url);
+				break;
+			}
+			const double *v = r.g[g].v;
+			for (size_t j = 0, k; j < r.g[g].n && !rc; j = k) {
+				for (k = j + 1; k < r.g[g].n && v[k] == v[j];)
+					k++;
+				rc = row(ctx, i, v[j], k - j);
+			}
+		}
+		racc_free(&r);
+		return rc ? -1 : 0;
+	}
 	sigs_arg a = {q, kinds, sigs, n, row, ctx};
 	return each_row_once(h, sigs_values_sql, &a, 3, sigs_row, &a, "signatures' durations", err);
 }
@@ -2671,6 +3155,17 @@ static void sig_versions_sql(ch *c, buf *sql, const void *arg)
 	const sigs_arg *s = arg;
 	/* sum_sigs has a row per (kind, app, version, signature) of reports with a duration */
 	int sum = c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS);
+	if (c->sum && range_fit(c, s->q, "duration")) { /* a date range: sum_sig_hours' whole hours */
+		buf in = {0};
+		sigs_in(&in, s->sigs, s->n);
+		bprintf(sql, "SELECT DISTINCT signature, version FROM (SELECT signature, version");
+		range_sum_from(sql, s->q, s->kinds, "sum_sig_hours", in.p);
+		bprintf(sql, " UNION ALL SELECT signature, version");
+		range_part_from(sql, s->q, s->kinds, in.p);
+		bprintf(sql, ") FORMAT TabSeparated");
+		free(in.p);
+		return;
+	}
 	bprintf(sql, "SELECT DISTINCT signature, version FROM %s", sum ? "sum_sigs" : "reports");
 	where_sql(sql, s->q, s->kinds, sum ? NULL : "duration");
 	bprintf(sql, " AND signature IN (");
