@@ -28,6 +28,8 @@ typedef struct ch {
 	unsigned one_part;     /* summaries held in one active part (ONE_*): each key in one row */
 	uint64_t sum_token;
 	uint64_t serial; /* this connection among the process's (ch_changes) */
+	struct rcache *rcache; /* date ranges' durations read last (range_values), RCACHE_N of them */
+	unsigned rcache_next;
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -554,6 +556,7 @@ static int run_many(ch *c, const char *sqls, tk_error *err)
 	return 0;
 }
 
+static void rcache_free(ch *c);
 static void ch_close(void *h)
 {
 	ch *c = h;
@@ -564,6 +567,7 @@ static void ch_close(void *h)
 	free(c->base);
 	free(c->db);
 	free(c->url);
+	rcache_free(c);
 	free(c);
 }
 
@@ -1864,8 +1868,8 @@ static long range_rows(const char *data, size_t n, void *ctx)
 
 /* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
  * by hour with those keys and a state v) and the partial hours' reports, each group sorted. */
-static int range_values(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
-                        const char *table, const char *extra, racc *a, tk_error *err)
+static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
+                       const char *table, const char *extra, racc *a, tk_error *err)
 {
 	buf sql = {0};
 	const char *sep = nk ? ", " : "";
@@ -1899,6 +1903,129 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
 	return 0;
 }
 
+/* The durations of a date range are asked twice by a comparison (its percentiles then its
+ * histogram; a side's top signatures then their durations): range_values keeps the last RCACHE_N
+ * answers per connection, each under its query and the store's state (the summaries' and reports'
+ * parts, state_ready's token: any INSERT or merge changes it), with the signatures it was asked
+ * for (NULL: every group). */
+#define RCACHE_N 4
+typedef struct rcache {
+	char *key;
+	char **asked;
+	size_t nasked, cap;
+	racc a;
+} rcache;
+
+static void rcache_free(ch *c)
+{
+	for (size_t i = 0; c->rcache && i < RCACHE_N; i++) {
+		rcache *e = &c->rcache[i];
+		free(e->key);
+		for (size_t k = 0; k < e->nasked; k++)
+			free(e->asked[k]);
+		free(e->asked);
+		racc_free(&e->a);
+	}
+	free(c->rcache);
+	c->rcache = NULL;
+}
+
+static int rcache_asked(const rcache *e, const char *sig)
+{
+	for (size_t k = 0; k < e->nasked; k++)
+		if (strcmp(e->asked[k], sig) == 0)
+			return 1;
+	return 0;
+}
+
+/* dst = src's groups (those of sigs only, when given: the signature is the one key), copied */
+static void racc_copy(racc *dst, const racc *src, char *const *sigs, size_t nsigs)
+{
+	*dst = (racc){.nk = src->nk};
+	for (size_t i = 0; i < src->n; i++) {
+		const rgroup *g = &src->g[i];
+		size_t k = 0;
+		while (sigs && k < nsigs && strcmp(sigs[k], g->k[0]) != 0)
+			k++;
+		if (sigs && k == nsigs)
+			continue;
+		TK_GROW(dst->g, dst->cap, dst->n + 1);
+		rgroup *d = &dst->g[dst->n++];
+		memset(d, 0, sizeof *d);
+		for (size_t j = 0; j < src->nk; j++)
+			d->k[j] = tk_xstrdup(g->k[j]);
+		d->n = d->cap = g->n;
+		d->v = tk_xmalloc((g->n ? g->n : 1) * sizeof *d->v);
+		if (g->n)
+			memcpy(d->v, g->v, g->n * sizeof *d->v);
+	}
+}
+
+/* range_fetch through the cache: sigs (n of them; NULL: every group) the signatures asked for, of
+ * table's signature groups; only those not asked before under the same key are fetched. */
+static int range_values(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
+                        const char *table, char *const *sigs, size_t n, racc *a, tk_error *err)
+{
+	buf key = {0};
+	bprintf(&key, "%llx %s|%s|", (unsigned long long)c->sum_token, table, keys);
+	range_sum_from(&key, q, kinds, table, "");
+	range_part_from(&key, q, kinds, "");
+	if (!c->rcache)
+		c->rcache = tk_xcalloc(RCACHE_N, sizeof *c->rcache);
+	rcache *e = NULL;
+	for (size_t i = 0; i < RCACHE_N && !e; i++)
+		if (c->rcache[i].key && strcmp(c->rcache[i].key, key.p) == 0)
+			e = &c->rcache[i];
+	if (!e) {
+		e = &c->rcache[c->rcache_next++ % RCACHE_N];
+		free(e->key);
+		for (size_t k = 0; k < e->nasked; k++)
+			free(e->asked[k]);
+		free(e->asked);
+		racc_free(&e->a);
+		*e = (rcache){.key = key.p};
+		key.p = NULL;
+	}
+	free(key.p);
+	/* the signatures not asked yet, or every group once */
+	buf in = {0};
+	size_t nmiss = 0;
+	for (size_t i = 0; sigs && i < n; i++)
+		if (!rcache_asked(e, sigs[i])) {
+			bprintf(&in, "%s", nmiss++ ? ", " : " AND signature IN (");
+			put_quoted(&in, sigs[i]);
+		}
+	if (nmiss)
+		bprintf(&in, ")");
+	int fetch = sigs ? nmiss > 0 : e->nasked == 0 && !e->a.g && !e->a.cap;
+	if (fetch) {
+		racc got;
+		if (range_fetch(c, q, kinds, keys, nk, table, in.p ? in.p : "", &got, err)) {
+			free(in.p);
+			free(e->key);
+			e->key = NULL; /* forgotten: its asked list no longer says what it holds */
+			return -1;
+		}
+		/* appended; a signature's groups stay one (each asked once) */
+		for (size_t i = 0; i < got.n; i++) {
+			TK_GROW(e->a.g, e->a.cap, e->a.n + 1);
+			e->a.g[e->a.n++] = got.g[i];
+		}
+		e->a.nk = nk;
+		free(got.g);
+		if (!e->a.cap)
+			e->a.cap = 1, e->a.g = tk_xcalloc(1, sizeof *e->a.g); /* fetched, even if empty */
+		for (size_t i = 0; sigs && i < n; i++)
+			if (!rcache_asked(e, sigs[i])) {
+				TK_GROW(e->asked, e->cap, e->nasked + 1);
+				e->asked[e->nasked++] = tk_xstrdup(sigs[i]);
+			}
+	}
+	free(in.p);
+	racc_copy(a, &e->a, sigs, n);
+	return 0;
+}
+
 /* For the calls outside with_dedupe: 1 with *a filled when the range path answers q (range_values
  * of the listed signatures, or of every report) and no ingest batch opened or failed meanwhile, 0
  * when the caller reads the reports (each_row_once), -1 with err. */
@@ -1910,12 +2037,7 @@ static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t 
 		return -1;
 	if (!range_fit(c, q, "duration"))
 		return 0;
-	buf in = {0};
-	if (sigs)
-		sigs_in(&in, sigs, n);
-	int rc = range_values(c, q, kinds, keys, nk, table, in.p ? in.p : "", a, err);
-	free(in.p);
-	if (rc)
+	if (range_values(c, q, kinds, keys, nk, table, sigs, n, a, err))
 		return -1;
 	if (ingest_state(c, &b1, &o1, err)) {
 		racc_free(a);
@@ -1935,7 +2057,7 @@ static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_que
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
 	racc a;
-	int rc = range_values(c, q, m->kinds, keys.p ? keys.p : "", q->nby, "sum_hour_durations", "", &a, err);
+	int rc = range_values(c, q, m->kinds, keys.p ? keys.p : "", q->nby, "sum_hour_durations", NULL, 0, &a, err);
 	free(keys.p);
 	if (rc)
 		return -1;
@@ -1997,7 +2119,6 @@ static int rtop_example(char **f, void *ctx)
  * addressing set (the hashes are uniformly random: their low bits index it). */
 typedef struct sess_set {
 	rtop *t;
-	size_t last;
 	struct sess_cell {
 		uint64_t lo, hi;
 		uint32_t sig; /* its index + 1; 0 empty */
@@ -2036,29 +2157,17 @@ static void sess_add(sess_set *s, uint32_t sig, uint64_t lo, uint64_t hi)
 static long sess_rows(const char *data, size_t n, void *ctx)
 {
 	sess_set *s = ctx;
-	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
-	for (;;) {
-		const unsigned char *row = r.p;
-		if (r.p >= r.end)
-			return (long)n;
-		uint64_t len = rbin_leb(&r);
-		const unsigned char *sig = rbin_take(&r, len), *h = rbin_take(&r, 16);
-		if (!h)
-			return (long)((const char *)row - data); /* the row goes on in the next chunk */
-		rtop *t = s->t;
-		if (s->last >= t->n || strlen(t->h[s->last].signature) != len ||
-		    memcmp(t->h[s->last].signature, sig, len) != 0) {
-			for (s->last = 0; s->last < t->n; s->last++)
-				if (strlen(t->h[s->last].signature) == len && memcmp(t->h[s->last].signature, sig, len) == 0)
-					break;
-			if (s->last == t->n)
-				return s->bad = 1, -1;
-		}
+	const unsigned char *p = (const unsigned char *)data, *end = p + n;
+	for (; end - p >= 20; p += 20) {
+		uint32_t i = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		if (i < 1 || i > s->t->n)
+			return s->bad = 1, -1;
 		uint64_t lo, hi;
-		memcpy(&lo, h, 8);
-		memcpy(&hi, h + 8, 8);
-		sess_add(s, (uint32_t)s->last + 1, lo, hi);
+		memcpy(&lo, p + 4, 8);
+		memcpy(&hi, p + 12, 8);
+		sess_add(s, i, lo, hi);
 	}
+	return (long)((const char *)p - data); /* a row cut short goes on in the next chunk */
 }
 
 /* Top signatures of a date range (top_once's answer): their counts summed per signature from
@@ -2080,14 +2189,19 @@ static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang
 	char **sigs = tk_xmalloc((t.n ? t.n : 1) * sizeof *sigs);
 	for (size_t i = 0; i < t.n; i++)
 		sigs[i] = t.h[i].signature;
-	buf in = {0};
+	buf in = {0}, arr = {0};
 	sigs_in(&in, sigs, t.n);
-	free(sigs);
-	if (!rc && t.n) { /* their sessions: the hashes counted distinct here */
+	for (size_t i = 0; i < t.n; i++) {
+		bput(&arr, i ? ", " : "[", i ? 2 : 1);
+		put_quoted(&arr, sigs[i]);
+	}
+	bput(&arr, "]", 1);
+	if (!rc && t.n) { /* their sessions: the hashes counted distinct here, each row's signature sent
+		           * as its 1-based place in the list (not its text: ~40 MB for a week of 1 M hangs) */
 		sql = (buf){0};
-		bprintf(&sql, "SELECT signature, sh");
+		bprintf(&sql, "SELECT toUInt32(indexOf(%s, signature)) AS i, sh", arr.p);
 		range_sum_from(&sql, q, kinds, "sum_sig_hour_sess", in.p);
-		bprintf(&sql, " UNION ALL SELECT signature, sipHash128(session) AS sh");
+		bprintf(&sql, " UNION ALL SELECT toUInt32(indexOf(%s, signature)) AS i, sipHash128(session) AS sh", arr.p);
 		range_part_from(&sql, q, kinds, in.p);
 		bprintf(&sql, " FORMAT RowBinary");
 		sess_set ss = {.t = &t};
@@ -2099,8 +2213,10 @@ static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang
 	}
 	racc a = {0};
 	if (!rc && t.n)
-		rc = range_values(c, q, kinds, "signature", 1, "sum_sig_hours", in.p, &a, err);
+		rc = range_values(c, q, kinds, "signature", 1, "sum_sig_hours", sigs, t.n, &a, err);
 	free(in.p);
+	free(arr.p);
+	free(sigs);
 	for (size_t i = 0; !rc && i < a.n; i++) {
 		tk_store_hang *x = rtop_find(&t, a.g[i].k[0]);
 		if (!x || x->count != a.g[i].n || !x->example) {
