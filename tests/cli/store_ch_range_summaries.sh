@@ -62,8 +62,11 @@ answers() { # DB OUT: every query of QS on DB, one file each
 	done
 	TK_BATCH_MARK=1 "$TK_BATCH" "$TMP/q.list" 2>/dev/null | awk -v d="$2" '/^tk_batch: line [0-9]+: exit/ { n++; next } { print > (d "." n + 1) }'
 }
-open_batch() { chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open', 0, now())"; }
-close_batch() { chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open', 1, now())"; }
+# a batch announced and not closed: every query reads each report once from reports; closed, a new
+# token each time (a token's state is its highest)
+NOPEN=0
+open_batch() { NOPEN=$((NOPEN + 1)); chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open-$NOPEN', 0, now())"; }
+close_batch() { chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open-$NOPEN', 1, now())"; }
 for db in tknew tkold; do
 	open_batch $db
 	answers "$CH_URL/$db" "$TMP/want.$db"
@@ -82,6 +85,7 @@ check "a range's top hangs count sessions" grep -q '"sessions": [1-9]' "$TMP/got
 # the dashboard's comparison of two date ranges: the same bytes from the summaries and the reports
 serve_dashboard "$NEW"
 read -r s1 u1 <<<"${RANGES[0]}"
+s1=${s1%.*} u1=${u1%.*}
 U="/compare?a_since=$((h0 + 600))&a_until=$s1&b_since=$s1&b_until=$u1"
 open_batch tknew
 curl -s -f "$BASE$U" >"$TMP/page.want"
