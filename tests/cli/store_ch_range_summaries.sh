@@ -33,14 +33,18 @@ check_eq "clickhouse: schema 7 migrates to 8" "8" "$(chq "SELECT max(version) FR
 check_eq "the migrated store holds every report's hours" "$(chq "SELECT count() FROM tknew.reports WHERE isNotNull(duration)")" \
 	"$(chq "SELECT countMerge(ns) FROM tkold.sum_sig_hours")"
 
-# the ranges, in Unix seconds from the fleet's own span [t0, t1]: cut inside hours at both ends,
-# on whole hours, open at either end, inside one hour, before and after every report
+# the ranges, in Unix seconds, cut next to stored reports (the fleet's sessions last about two hours:
+# a range's ends fall where reports are): ra, rb, rz reports' times, rz one in the first ten minutes
+# of its hour; cut inside hours at both ends, on whole hours, a whole hour's first second in or out,
+# open at either end, inside one hour, before and after every report
 read -r t0 t1 < <(chq "SELECT toUInt32(min(ts)), toUInt32(max(ts)) FROM tknew.reports WHERE ts > 0 FORMAT TabSeparated")
 check "the fleet spans several days" test $((t1 - t0)) -gt 100000
-h0=$(( (t0 / 3600 + 5) * 3600 ))
-RANGES=("$((t0 + (t1 - t0) / 3)).25 $((t0 + 2 * (t1 - t0) / 3)).75" "$h0 $((h0 + 86400))" "$((t0 + 1000)) -"
-	"- $((t1 - 7777)).5" "$((h0 + 600)) $((h0 + 2400))" "$((h0 - 1)) $((h0 + 3601))" "1000 $((t0 - 10))" "$((t1 + 10)) -"
-	"$((h0 + 3600 * 30 + 1799)) $((h0 + 3600 * 41 + 7))")
+at() { chq "SELECT toUInt32(ts) FROM tknew.reports WHERE kind = 'hang' $2 ORDER BY ts LIMIT 1 OFFSET $1"; }
+N=$(chq "SELECT count() FROM tknew.reports WHERE kind = 'hang'")
+ra=$(at $((N / 4))) rb=$(at $((N * 3 / 5))) rz=$(at 5 "AND toUInt32(ts) % 3600 < 600 AND toUInt32(ts) > $ra")
+hz=$((rz - rz % 3600)) ha=$((ra - ra % 3600)) hb=$((rb - rb % 3600))
+RANGES=("$((ra - 1)).5 $((rb + 1)).25" "$ha $hb" "$((hz - 1)) $((rb + 2))" "$hz $((hb + 3600))" "$((ra - 7)) -"
+	"- $((rb + 3)).5" "$((rz - 60)) $((rz + 60))" "1000 $((t0 - 10))" "$((t1 + 10)) -")
 QS=()
 for r in "${RANGES[@]}"; do
 	read -r s u <<<"$r"
@@ -84,9 +88,8 @@ check "a range's top hangs count sessions" grep -q '"sessions": [1-9]' "$TMP/got
 
 # the dashboard's comparison of two date ranges: the same bytes from the summaries and the reports
 serve_dashboard "$NEW"
-read -r s1 u1 <<<"${RANGES[0]}"
-s1=${s1%.*} u1=${u1%.*}
-U="/compare?a_since=$((h0 + 600))&a_until=$s1&b_since=$s1&b_until=$u1"
+s1=$((ra - 1)) u1=$((rb + 1))
+U="/compare?a_since=$((ra - 7200)).5&a_until=$s1&b_since=$s1&b_until=$u1"
 open_batch tknew
 curl -s -f "$BASE$U" >"$TMP/page.want"
 close_batch tknew
