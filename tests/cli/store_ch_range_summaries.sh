@@ -42,6 +42,7 @@ check "the fleet spans several days" test $((t1 - t0)) -gt 100000
 at() { chq "SELECT toUInt32(ts) FROM tknew.reports WHERE kind = 'hang' $2 ORDER BY ts LIMIT 1 OFFSET $1"; }
 N=$(chq "SELECT count() FROM tknew.reports WHERE kind = 'hang'")
 ra=$(at $((N / 4))) rb=$(at $((N * 3 / 5))) rz=$(at 5 "AND toUInt32(ts) % 3600 < 600 AND toUInt32(ts) > $ra")
+check "reports to cut next to ($ra $rb $rz)" test -n "$rz" -a "$ra" -lt "$rz" -a "$rz" -lt "$rb"
 hz=$((rz - rz % 3600)) ha=$((ra - ra % 3600)) hb=$((rb - rb % 3600))
 RANGES=("$((ra - 1)).5 $((rb + 1)).25" "$ha $hb" "$((hz - 1)) $((rb + 2))" "$hz $((hb + 3600))" "$((ra - 7)) -"
 	"- $((rb + 3)).5" "$((rz - 60)) $((rz + 60))" "1000 $((t0 - 10))" "$((t1 + 10)) -")
