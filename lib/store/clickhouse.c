@@ -1938,33 +1938,11 @@ static int rcache_asked(const rcache *e, const char *sig)
 	return 0;
 }
 
-/* dst = src's groups (those of sigs only, when given: the signature is the one key), copied */
-static void racc_copy(racc *dst, const racc *src, char *const *sigs, size_t nsigs)
-{
-	*dst = (racc){.nk = src->nk};
-	for (size_t i = 0; i < src->n; i++) {
-		const rgroup *g = &src->g[i];
-		size_t k = 0;
-		while (sigs && k < nsigs && strcmp(sigs[k], g->k[0]) != 0)
-			k++;
-		if (sigs && k == nsigs)
-			continue;
-		TK_GROW(dst->g, dst->cap, dst->n + 1);
-		rgroup *d = &dst->g[dst->n++];
-		memset(d, 0, sizeof *d);
-		for (size_t j = 0; j < src->nk; j++)
-			d->k[j] = tk_xstrdup(g->k[j]);
-		d->n = d->cap = g->n;
-		d->v = tk_xmalloc((g->n ? g->n : 1) * sizeof *d->v);
-		if (g->n)
-			memcpy(d->v, g->v, g->n * sizeof *d->v);
-	}
-}
-
 /* range_fetch through the cache: sigs (n of them; NULL: every group) the signatures asked for, of
- * table's signature groups; only those not asked before under the same key are fetched. */
+ * table's signature groups; only those not asked before under the same key are fetched. *a is the
+ * cache's own (groups of other signatures too, the caller skips them), valid until the next call. */
 static int range_values(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
-                        const char *table, char *const *sigs, size_t n, racc *a, tk_error *err)
+                        const char *table, char *const *sigs, size_t n, const racc **a, tk_error *err)
 {
 	buf key = {0};
 	bprintf(&key, "%llx %s|%s|", (unsigned long long)c->sum_token, table, keys);
@@ -2022,7 +2000,7 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
 			}
 	}
 	free(in.p);
-	racc_copy(a, &e->a, sigs, n);
+	*a = &e->a;
 	return 0;
 }
 
@@ -2030,7 +2008,7 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
  * of the listed signatures, or of every report) and no ingest batch opened or failed meanwhile, 0
  * when the caller reads the reports (each_row_once), -1 with err. */
 static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
-                       const char *kinds, char *const *sigs, size_t n, racc *a, tk_error *err)
+                       const char *kinds, char *const *sigs, size_t n, const racc **a, tk_error *err)
 {
 	unsigned long long b0, o0, b1, o1;
 	if (state_ready(c, &b0, &o0, err))
@@ -2039,14 +2017,9 @@ static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t 
 		return 0;
 	if (range_values(c, q, kinds, keys, nk, table, sigs, n, a, err))
 		return -1;
-	if (ingest_state(c, &b1, &o1, err)) {
-		racc_free(a);
+	if (ingest_state(c, &b1, &o1, err))
 		return -1;
-	}
-	if (b1 == b0 && o1 == 0)
-		return 1;
-	racc_free(a);
-	return 0;
+	return b1 == b0 && o1 == 0;
 }
 
 /* Percentiles over a date range (by app and version at most), summarised as hour_percentiles does. */
@@ -2056,22 +2029,21 @@ static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_que
 	buf keys = {0};
 	for (size_t i = 0; i < q->nby; i++)
 		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
-	racc a;
+	const racc *a;
 	int rc = range_values(c, q, m->kinds, keys.p ? keys.p : "", q->nby, "sum_hour_durations", NULL, 0, &a, err);
 	free(keys.p);
 	if (rc)
 		return -1;
-	*out = tk_xcalloc(a.n ? a.n : 1, sizeof **out);
+	*out = tk_xcalloc(a->n ? a->n : 1, sizeof **out);
 	*n = 0;
-	for (size_t i = 0; i < a.n; i++) {
-		if (!a.g[i].n)
+	for (size_t i = 0; i < a->n; i++) {
+		if (!a->g[i].n)
 			continue;
 		tk_store_group *g = &(*out)[(*n)++];
 		for (size_t k = 0; k < q->nby; k++)
-			g->keys[k] = a.g[i].k[k], a.g[i].k[k] = NULL;
-		tk_store_summarise(a.g[i].v, a.g[i].n, g);
+			g->keys[k] = tk_xstrdup(a->g[i].k[k]);
+		tk_store_summarise(a->g[i].v, a->g[i].n, g);
 	}
-	racc_free(&a);
 	return 0;
 }
 
@@ -2114,45 +2086,22 @@ static int rtop_example(char **f, void *ctx)
 	return rc;
 }
 
-/* The distinct sessions of each top signature: rows (signature String, sipHash128(session)
- * FixedString(16)) as they arrive (a sink_fn), each (signature, hash) counted once in an open
- * addressing set (the hashes are uniformly random: their low bits index it). */
+/* The distinct sessions of each top signature: rows (its 1-based place in the list UInt32,
+ * sipHash128(session) FixedString(16)) as they arrive (a sink_fn), gathered per signature, then
+ * each signature's hashes sorted (LSD radix on the low half, 8 bits a pass: a hash set's random
+ * probes of ~0.5 M rows cost ~4× more) and the distinct ones counted. */
+typedef struct sess_pair {
+	uint64_t lo, hi;
+} sess_pair;
+
 typedef struct sess_set {
 	rtop *t;
-	struct sess_cell {
-		uint64_t lo, hi;
-		uint32_t sig; /* its index + 1; 0 empty */
-	} *cell;
-	size_t mask, used;
+	struct sess_list {
+		sess_pair *p;
+		size_t n, cap;
+	} *l;
 	int bad;
 } sess_set;
-
-static void sess_add(sess_set *s, uint32_t sig, uint64_t lo, uint64_t hi)
-{
-	if ((s->used + 1) * 2 > s->mask + 1) { /* grow at half full */
-		struct sess_cell *old = s->cell;
-		size_t on = old ? s->mask + 1 : 0, nn = on ? on * 2 : 1 << 16;
-		s->cell = tk_xcalloc(nn, sizeof *s->cell);
-		s->mask = nn - 1;
-		s->used = 0;
-		for (size_t i = 0; i < on; i++)
-			if (old[i].sig) {
-				size_t j = (old[i].lo ^ old[i].sig * 0x9e3779b97f4a7c15ull) & s->mask;
-				while (s->cell[j].sig)
-					j = (j + 1) & s->mask;
-				s->cell[j] = old[i];
-				s->used++;
-			}
-		free(old);
-	}
-	size_t j = (lo ^ sig * 0x9e3779b97f4a7c15ull) & s->mask;
-	for (; s->cell[j].sig; j = (j + 1) & s->mask)
-		if (s->cell[j].sig == sig && s->cell[j].lo == lo && s->cell[j].hi == hi)
-			return;
-	s->cell[j] = (struct sess_cell){lo, hi, sig};
-	s->used++;
-	s->t->h[sig - 1].sessions++;
-}
 
 static long sess_rows(const char *data, size_t n, void *ctx)
 {
@@ -2162,12 +2111,48 @@ static long sess_rows(const char *data, size_t n, void *ctx)
 		uint32_t i = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 		if (i < 1 || i > s->t->n)
 			return s->bad = 1, -1;
-		uint64_t lo, hi;
-		memcpy(&lo, p + 4, 8);
-		memcpy(&hi, p + 12, 8);
-		sess_add(s, i, lo, hi);
+		struct sess_list *l = &s->l[i - 1];
+		TK_GROW(l->p, l->cap, l->n + 1);
+		memcpy(&l->p[l->n].lo, p + 4, 8);
+		memcpy(&l->p[l->n].hi, p + 12, 8);
+		l->n++;
 	}
 	return (long)((const char *)p - data); /* a row cut short goes on in the next chunk */
+}
+
+/* How many distinct pairs a holds (n of them; tmp holds n more): sorted by lo, then equal los'
+ * his compared (a run of equal los is two hashes agreeing on 64 bits: next to never). */
+static uint64_t sess_distinct(sess_pair *a, sess_pair *tmp, size_t n)
+{
+	if (n < 2)
+		return n;
+	sess_pair *src = a, *dst = tmp;
+	for (int d = 0; d < 8; d++) {
+		size_t cnt[256] = {0};
+		for (size_t i = 0; i < n; i++)
+			cnt[src[i].lo >> (8 * d) & 255]++;
+		for (size_t x = 0, sum = 0; x < 256; x++) {
+			size_t c = cnt[x];
+			cnt[x] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[src[i].lo >> (8 * d) & 255]++] = src[i];
+		sess_pair *t = src;
+		src = dst, dst = t;
+	}
+	uint64_t k = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && src[j].lo == src[i].lo;)
+			j++;
+		for (size_t x = i; x < j; x++) { /* counted once: no earlier equal hi in the run */
+			size_t y = i;
+			while (y < x && src[y].hi != src[x].hi)
+				y++;
+			k += y == x;
+		}
+	}
+	return k;
 }
 
 /* Top signatures of a date range (top_once's answer): their counts summed per signature from
@@ -2204,31 +2189,44 @@ static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang
 		bprintf(&sql, " UNION ALL SELECT toUInt32(indexOf(%s, signature)) AS i, sipHash128(session) AS sh", arr.p);
 		range_part_from(&sql, q, kinds, in.p);
 		bprintf(&sql, " FORMAT RowBinary");
-		sess_set ss = {.t = &t};
+		sess_set ss = {.t = &t, .l = tk_xcalloc(t.n, sizeof *ss.l)};
 		rc = post_sink(c, sql.p, sess_rows, &ss, err);
 		free(sql.p);
-		free(ss.cell);
 		if (rc > 0)
 			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+		sess_pair *tmp = NULL;
+		size_t tcap = 0;
+		for (size_t i = 0; i < t.n; i++) {
+			if (!rc) {
+				TK_GROW(tmp, tcap, ss.l[i].n + 1);
+				t.h[i].sessions = sess_distinct(ss.l[i].p, tmp, ss.l[i].n);
+			}
+			free(ss.l[i].p);
+		}
+		free(tmp);
+		free(ss.l);
 	}
-	racc a = {0};
+	const racc *a = NULL;
 	if (!rc && t.n)
 		rc = range_values(c, q, kinds, "signature", 1, "sum_sig_hours", sigs, t.n, &a, err);
 	free(in.p);
 	free(arr.p);
 	free(sigs);
-	for (size_t i = 0; !rc && i < a.n; i++) {
-		tk_store_hang *x = rtop_find(&t, a.g[i].k[0]);
-		if (!x || x->count != a.g[i].n || !x->example) {
+	size_t found = 0;
+	for (size_t i = 0; !rc && a && i < a->n; i++) {
+		tk_store_hang *x = rtop_find(&t, a->g[i].k[0]);
+		if (!x) /* another signature the cache holds */
+			continue;
+		if (x->count != a->g[i].n || !x->example) {
 			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
 			break;
 		}
-		x->p50 = sorted_q7(a.g[i].v, x->count, 50, 100);
-		x->p95 = sorted_q7(a.g[i].v, x->count, 95, 100);
+		x->p50 = sorted_q7(a->g[i].v, x->count, 50, 100);
+		x->p95 = sorted_q7(a->g[i].v, x->count, 95, 100);
+		found++;
 	}
-	if (!rc && a.n != t.n)
+	if (!rc && found != t.n)
 		rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
-	racc_free(&a);
 	if (rc) {
 		tk_store_hangs_free(t.h, t.n);
 		return -1;
@@ -3152,16 +3150,15 @@ static int ch_values(void *h, const tk_store_query *q, const char *kinds, const 
 {
 	if (strcmp(col, "duration") != 0)
 		return tk_error_set(err, "values of %s: not stored", col), -1;
-	racc r;
+	const racc *r;
 	int fit = range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
 	if (fit < 0)
 		return -1;
 	if (fit) { /* each group's values in order, as values_sql's ORDER BY */
 		int rc = 0;
-		for (size_t g = 0; g < r.n && !rc; g++)
-			for (size_t i = 0; i < r.g[g].n && !rc; i++)
-				rc = row(ctx, by_version ? r.g[g].k[0] : "", r.g[g].v[i]);
-		racc_free(&r);
+		for (size_t g = 0; g < r->n && !rc; g++)
+			for (size_t i = 0; i < r->g[g].n && !rc; i++)
+				rc = row(ctx, by_version ? r->g[g].k[0] : "", r->g[g].v[i]);
 		return rc ? -1 : 0;
 	}
 	values_acc a = {row, ctx};
@@ -3219,29 +3216,25 @@ static int ch_sigs_values(void *h, const tk_store_query *q, const char *kinds, c
 {
 	if (!n)
 		return 0;
-	racc r;
+	const racc *r;
 	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
 	if (fit < 0)
 		return -1;
-	if (fit) { /* each signature's values in order, a value once with its count */
+	if (fit) { /* each listed signature's values in order, a value once with its count */
 		int rc = 0;
-		for (size_t g = 0; g < r.n && !rc; g++) {
+		for (size_t g = 0; g < r->n && !rc; g++) {
 			size_t i = 0;
-			while (i < n && strcmp(sigs[i], r.g[g].k[0]) != 0)
+			while (i < n && strcmp(sigs[i], r->g[g].k[0]) != 0)
 				i++;
-			if (i == n) {
-				rc = tk_error_set(err, "%s: unexpected answer to the signatures' durations query",
-				                  ((ch *)h)->url);
-				break;
-			}
-			const double *v = r.g[g].v;
-			for (size_t j = 0, k; j < r.g[g].n && !rc; j = k) {
-				for (k = j + 1; k < r.g[g].n && v[k] == v[j];)
+			if (i == n) /* another signature the cache holds */
+				continue;
+			const double *v = r->g[g].v;
+			for (size_t j = 0, k; j < r->g[g].n && !rc; j = k) {
+				for (k = j + 1; k < r->g[g].n && v[k] == v[j];)
 					k++;
 				rc = row(ctx, i, v[j], k - j);
 			}
 		}
-		racc_free(&r);
 		return rc ? -1 : 0;
 	}
 	sigs_arg a = {q, kinds, sigs, n, row, ctx};
