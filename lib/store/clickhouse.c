@@ -1868,28 +1868,115 @@ static long range_rows(const char *data, size_t n, void *ctx)
 
 /* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
  * by hour with those keys and a state v) and the partial hours' reports, each group sorted. */
+/* sum_day_values' rows of a range's whole days, (keys…, value Float64, n UInt64) ordered by the keys
+ * then the value, as they arrive (a sink_fn): per group of keys its (value, count) runs in order. */
+typedef struct dgroup {
+	char *k[TK_STORE_NKEYS];
+	double *v;
+	uint64_t *c, total;
+	size_t n, cap, ccap;
+} dgroup;
+
+typedef struct dacc {
+	size_t nk;
+	dgroup *g;
+	size_t n, cap;
+} dacc;
+
+static long day_rows(const char *data, size_t n, void *ctx)
+{
+	dacc *a = ctx;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)n;
+		char *k[TK_STORE_NKEYS] = {0};
+		int same = a->n > 0;
+		for (size_t i = 0; i < a->nk && !r.bad; i++) {
+			k[i] = rbin_str(&r);
+			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
+		}
+		const unsigned char *at = r.bad ? NULL : rbin_take(&r, 16);
+		if (at && !same) {
+			TK_GROW(a->g, a->cap, a->n + 1);
+			dgroup *g = &a->g[a->n++];
+			memset(g, 0, sizeof *g);
+			for (size_t i = 0; i < a->nk; i++)
+				g->k[i] = k[i], k[i] = NULL;
+		}
+		for (size_t i = 0; i < a->nk; i++)
+			free(k[i]);
+		if (!at) /* the row goes on in the next chunk */
+			return (long)((const char *)row - data);
+		dgroup *g = &a->g[a->n - 1];
+		double v;
+		uint64_t cnt;
+		memcpy(&v, at, 8);
+		memcpy(&cnt, at + 8, 8);
+		if (cnt > ((uint64_t)1 << 36) - g->total) /* 8 bytes each: no such store */
+			return -1;
+		TK_GROW(g->v, g->cap, g->n + 1);
+		TK_GROW(g->c, g->ccap, g->n + 1);
+		g->v[g->n] = v, g->c[g->n++] = cnt;
+		g->total += cnt;
+	}
+}
+
+static int cmp_rgroup(const void *x, const void *y, void *nk)
+{
+	const rgroup *a = x, *b = y;
+	for (size_t i = 0; i < *(size_t *)nk; i++) {
+		int d = strcmp(a->k[i], b->k[i]);
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
+ * by hour with those keys and a state v) and the partial hours' reports, each group sorted. From
+ * sum_hour_durations, the range's whole UTC days are read from sum_day_values instead, as (value,
+ * count) rows in order (a week of 1 M hangs: ~70 k rows, not ~0.9 M values to send and sort), and
+ * merged with the sorted rest. */
 static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
                        const char *table, const char *extra, racc *a, tk_error *err)
 {
-	buf sql = {0};
+	buf sql = {0}, hx = {0};
 	const char *sep = nk ? ", " : "";
+	long long hs, he, ds = 0, de = 0;
+	range_split(q, &hs, &he);
+	if (strcmp(table, "sum_hour_durations") == 0) {
+		ds = (hs + 23) / 24, de = he / 24;
+		if (ds < de)
+			bprintf(&hx, " AND (hour < %lld OR hour >= %lld)", ds * 24, de * 24);
+	}
 	bprintf(&sql, "SELECT %s%sv FROM (SELECT %s%sv", keys, sep, keys, sep);
-	range_sum_from(&sql, q, kinds, table, extra);
+	range_sum_from(&sql, q, kinds, table, hx.p ? hx.p : extra);
+	free(hx.p);
 	bprintf(&sql, " UNION ALL SELECT %s%sgroupArrayState(assumeNotNull(duration)) AS v", keys, sep);
 	range_part_from(&sql, q, kinds, extra);
 	bprintf(&sql, " GROUP BY %s)%s%s FORMAT RowBinary", nk ? keys : "kind", nk ? " ORDER BY " : "", keys);
 	*a = (racc){.nk = nk};
 	int rc = post_sink(c, sql.p, range_rows, a, err);
 	free(sql.p);
+	dacc d = {.nk = nk};
+	if (!rc && ds < de) {
+		tk_store_query t = *q;
+		t.since = t.until = 0;
+		sql = (buf){0};
+		bprintf(&sql, "SELECT %s%svalue, n FROM sum_day_values", keys, sep);
+		where_sql(&sql, &t, kinds, NULL);
+		bprintf(&sql, " AND toUInt16(day) >= %lld AND toUInt16(day) < %lld ORDER BY %s%svalue FORMAT RowBinary", ds,
+		        de, keys, sep);
+		rc = post_sink(c, sql.p, day_rows, &d, err);
+		free(sql.p);
+	}
 	if (rc > 0)
 		rc = tk_error_set(err, "%s: unexpected answer to the date range query", c->url);
-	if (rc) {
-		racc_free(a);
-		return -1;
-	}
 	uint64_t *tmp = NULL;
 	size_t tcap = 0;
-	for (size_t i = 0; i < a->n; i++) {
+	for (size_t i = 0; !rc && i < a->n; i++) {
 		rgroup *g = &a->g[i];
 		uint64_t *k = (uint64_t *)g->v; /* each value becomes its key in place, and back */
 		for (size_t j = 0; j < g->n; j++)
@@ -1900,6 +1987,51 @@ static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const 
 			g->v[j] = dval(k[j]);
 	}
 	free(tmp);
+	/* each day group merged into the group of its keys (one made where the hours have none) */
+	size_t ng = a->n;
+	for (size_t i = 0; !rc && i < d.n; i++) {
+		dgroup *dg = &d.g[i];
+		rgroup *g = NULL;
+		for (size_t j = 0; j < ng && !g; j++) {
+			size_t x = 0;
+			while (x < nk && strcmp(a->g[j].k[x], dg->k[x]) == 0)
+				x++;
+			if (x == nk)
+				g = &a->g[j];
+		}
+		if (!g) {
+			TK_GROW(a->g, a->cap, a->n + 1);
+			g = &a->g[a->n++];
+			memset(g, 0, sizeof *g);
+			for (size_t x = 0; x < nk; x++)
+				g->k[x] = dg->k[x], dg->k[x] = NULL;
+		}
+		size_t n = g->n + (size_t)dg->total, o = 0, h = 0;
+		double *m = tk_xmalloc((n ? n : 1) * sizeof *m);
+		for (size_t r = 0; r < dg->n; r++) { /* the hours' values below each run, then the run */
+			while (h < g->n && g->v[h] < dg->v[r])
+				m[o++] = g->v[h++];
+			for (uint64_t z = 0; z < dg->c[r]; z++)
+				m[o++] = dg->v[r];
+		}
+		while (h < g->n)
+			m[o++] = g->v[h++];
+		free(g->v);
+		g->v = m, g->n = g->cap = n;
+	}
+	if (!rc && a->n > ng && nk)
+		qsort_r(a->g, a->n, sizeof *a->g, cmp_rgroup, &nk);
+	for (size_t i = 0; i < d.n; i++) {
+		for (size_t x = 0; x < nk; x++)
+			free(d.g[i].k[x]);
+		free(d.g[i].v);
+		free(d.g[i].c);
+	}
+	free(d.g);
+	if (rc) {
+		racc_free(a);
+		return -1;
+	}
 	return 0;
 }
 

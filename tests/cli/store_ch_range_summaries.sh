@@ -45,7 +45,7 @@ ra=$(at $((N / 4))) rb=$(at $((N * 3 / 5))) rz=$(at 5 "AND toUInt32(ts) % 3600 <
 check "reports to cut next to ($ra $rb $rz)" test -n "$rz" -a "$ra" -lt "$rz" -a "$rz" -lt "$rb"
 hz=$((rz - rz % 3600)) ha=$((ra - ra % 3600)) hb=$((rb - rb % 3600))
 RANGES=("$((ra - 1)).5 $((rb + 1)).25" "$ha $hb" "$((hz - 1)) $((rb + 2))" "$hz $((hb + 3600))" "$((ra - 7)) -"
-	"- $((rb + 3)).5" "$((rz - 60)) $((rz + 60))" "1000 $((t0 - 10))" "$((t1 + 10)) -")
+	"- $((rb + 3)).5" "$((rz - 60)) $((rz + 60))" "1000 $((t0 - 10))" "$((t1 + 10)) -" "$((t0 + 100)).5 $((t1 - 100))")
 QS=()
 for r in "${RANGES[@]}"; do
 	read -r s u <<<"$r"
