@@ -446,14 +446,15 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"CREATE TABLE IF NOT EXISTS sum_sig_hours (kind String, signature String, hour UInt32, app String, version "   \
 	"String, ns AggregateFunction(count), ex AggregateFunction(min, String), v AggregateFunction(groupArray, "     \
 	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, signature, hour, app, version);\n"                    \
-	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, sh FixedString(16), " \
-	"app String, version String, n UInt64) ENGINE = SummingMergeTree(n) ORDER BY (kind, signature, hour, sh, app, " \
-	"version);\n"                                                                                                  \
+	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, "                   \
+	"sh FixedString(16), app String, version String, n UInt64) ENGINE = SummingMergeTree(n) "                      \
+	"ORDER BY (kind, signature, hour, sh, app, version);\n"                                                        \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hours_mv TO sum_sig_hours AS " SUM_SIG_HOURS_SELECT ";\n"      \
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess AS " SUM_SIG_HOUR_SESS_SELECT
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess "                            \
+	"AS " SUM_SIG_HOUR_SESS_SELECT
 #define SUM8_FILL                                                                                                      \
-	"TRUNCATE TABLE sum_sig_hours;\nTRUNCATE TABLE sum_sig_hour_sess;\nINSERT INTO sum_sig_hours " SUM_SIG_HOURS_SELECT \
-	";\nINSERT INTO sum_sig_hour_sess " SUM_SIG_HOUR_SESS_SELECT
+	"TRUNCATE TABLE sum_sig_hours;\nTRUNCATE TABLE sum_sig_hour_sess;\n"                                           \
+	"INSERT INTO sum_sig_hours " SUM_SIG_HOURS_SELECT ";\nINSERT INTO sum_sig_hour_sess " SUM_SIG_HOUR_SESS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
@@ -1117,7 +1118,8 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
 	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
-	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND database = ");
+	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND "
+	        "database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
@@ -1967,8 +1969,8 @@ static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const 
 		sql = (buf){0};
 		bprintf(&sql, "SELECT %s%svalue, n FROM sum_day_values", keys, sep);
 		where_sql(&sql, &t, kinds, NULL);
-		bprintf(&sql, " AND toUInt16(day) >= %lld AND toUInt16(day) < %lld ORDER BY %s%svalue FORMAT RowBinary", ds,
-		        de, keys, sep);
+		bprintf(&sql, " AND toUInt16(day) >= %lld AND toUInt16(day) < %lld ORDER BY %s%svalue FORMAT RowBinary",
+		        ds, de, keys, sep);
 		rc = post_sink(c, sql.p, day_rows, &d, err);
 		free(sql.p);
 	}
@@ -2155,8 +2157,8 @@ static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t 
 }
 
 /* Percentiles over a date range (by app and version at most), summarised as hour_percentiles does. */
-static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out,
-                             size_t *n, tk_error *err)
+static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out, size_t *n,
+                             tk_error *err)
 {
 	buf keys = {0};
 	for (size_t i = 0; i < q->nby; i++)
@@ -2231,7 +2233,7 @@ typedef struct sess_set {
 	struct sess_list {
 		sess_pair *p;
 		size_t n, cap;
-	} *l;
+	} * l;
 	int bad;
 } sess_set;
 
@@ -2295,11 +2297,13 @@ static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang
 	const char *kinds = tk_store_kinds_sql(q->kind);
 	buf sql = {0};
 	rtop t = {0};
-	bprintf(&sql, "SELECT signature, sum(c) AS n, min(e) FROM (SELECT signature, countMerge(ns) AS c, minMerge(ex) AS e");
+	bprintf(&sql,
+	        "SELECT signature, sum(c) AS n, min(e) FROM (SELECT signature, countMerge(ns) AS c, minMerge(ex) AS e");
 	range_sum_from(&sql, q, kinds, "sum_sig_hours", "");
 	bprintf(&sql, " GROUP BY signature UNION ALL SELECT signature, count() AS c, min(id) AS e");
 	range_part_from(&sql, q, kinds, "");
-	bprintf(&sql, " GROUP BY signature) GROUP BY signature ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated",
+	bprintf(&sql,
+	        " GROUP BY signature) GROUP BY signature ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated",
 	        limit);
 	int rc = each_row(c, sql.p, NULL, 3, rtop_example, &t, "top-hangs", err);
 	free(sql.p);
@@ -2318,7 +2322,8 @@ static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang
 		sql = (buf){0};
 		bprintf(&sql, "SELECT toUInt32(indexOf(%s, signature)) AS i, sh", arr.p);
 		range_sum_from(&sql, q, kinds, "sum_sig_hour_sess", in.p);
-		bprintf(&sql, " UNION ALL SELECT toUInt32(indexOf(%s, signature)) AS i, sipHash128(session) AS sh", arr.p);
+		bprintf(&sql, " UNION ALL SELECT toUInt32(indexOf(%s, signature)) AS i, sipHash128(session) AS sh",
+		        arr.p);
 		range_part_from(&sql, q, kinds, in.p);
 		bprintf(&sql, " FORMAT RowBinary");
 		sess_set ss = {.t = &t, .l = tk_xcalloc(t.n, sizeof *ss.l)};
@@ -3283,7 +3288,8 @@ static int ch_values(void *h, const tk_store_query *q, const char *kinds, const 
 	if (strcmp(col, "duration") != 0)
 		return tk_error_set(err, "values of %s: not stored", col), -1;
 	const racc *r;
-	int fit = range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
+	int fit =
+	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
 	if (fit < 0)
 		return -1;
 	if (fit) { /* each group's values in order, as values_sql's ORDER BY */
