@@ -30,6 +30,11 @@ typedef struct ch {
 	uint64_t serial; /* this connection among the process's (ch_changes) */
 	struct rcache *rcache; /* date ranges' durations read last (range_values), RCACHE_N of them */
 	unsigned rcache_next;
+	/* the state (state_query's five numbers) an answer's check after it read, for the next
+	 * state_ready within STATE_REUSE_NS (state_after) */
+	unsigned long long state_v[5];
+	int state_have;
+	struct timespec state_at;
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -445,10 +450,10 @@ static size_t split_tsv(char *line, char **field, size_t max)
 #define SUM8_SCHEMA                                                                                                    \
 	"CREATE TABLE IF NOT EXISTS sum_sig_hours (kind String, signature String, hour UInt32, app String, version "   \
 	"String, ns AggregateFunction(count), ex AggregateFunction(min, String), v AggregateFunction(groupArray, "     \
-	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, signature, hour, app, version);\n"                    \
+	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, hour, signature, app, version);\n"                    \
 	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, "                   \
 	"sh FixedString(16), app String, version String, n UInt64) ENGINE = SummingMergeTree(n) "                      \
-	"ORDER BY (kind, signature, hour, sh, app, version);\n"                                                        \
+	"ORDER BY (kind, hour, signature, sh, app, version);\n"                                                        \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hours_mv TO sum_sig_hours AS " SUM_SIG_HOURS_SELECT ";\n"      \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess "                            \
 	"AS " SUM_SIG_HOUR_SESS_SELECT
@@ -819,6 +824,7 @@ static int stacks_put(ch *c, const tk_report **ord, size_t n, char (*hash)[33], 
 static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	const tk_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
@@ -901,6 +907,7 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 static int ch_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	const tk_profile_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
@@ -1106,10 +1113,8 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
  * holds each key once (a materialized view's or a refill's rows are grouped by the key, and merges
  * sum equal keys), so one part's rows can be counted as distinct keys and need no grouping again. */
 enum { ONE_SIG_SESSIONS = 1 };
-static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+static int state_query(ch *c, unsigned long long v[5], tk_error *err)
 {
-	c->sum = 0;
-	c->one_part = 0;
 	buf sql = {0}, res = {0};
 	bprintf(&sql,
 	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
@@ -1126,11 +1131,42 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	free(sql.p);
 	if (rc)
 		return -1;
-	unsigned long long v[5] = {0, 1};
+	v[0] = 0, v[1] = 1;
 	char *at = res.p ? res.p : "";
 	for (int i = 0; i < 5; i++)
 		v[i] = strtoull(at, &at, 10);
 	free(res.p);
+	return 0;
+}
+
+/* An answer's check after it (was a batch opened or failed while it ran?) reads the whole state,
+ * kept for the next state_ready if it comes within STATE_REUSE_NS (a page's next query: one state
+ * request per answer, not two; each costs the server ~4 ms, most of it the request's own). Taking
+ * the state a little earlier widens the window its answer's own check after covers, nothing more:
+ * a batch opened, closed or failed in between changes the counts that check compares. */
+#define STATE_REUSE_NS 1000000000LL
+static int state_after(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+{
+	c->state_have = 0;
+	if (state_query(c, c->state_v, err))
+		return -1;
+	*batches = c->state_v[0], *open = c->state_v[1];
+	c->state_have = clock_gettime(CLOCK_MONOTONIC, &c->state_at) == 0;
+	return 0;
+}
+
+static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+{
+	c->sum = 0;
+	c->one_part = 0;
+	unsigned long long v[5] = {0, 1};
+	struct timespec now;
+	if (c->state_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	    (now.tv_sec - c->state_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->state_at.tv_nsec) < STATE_REUSE_NS)
+		memcpy(v, c->state_v, sizeof v);
+	else if (state_query(c, v, err))
+		return -1;
+	c->state_have = 0; /* once */
 	*batches = v[0], *open = v[1];
 	c->dedupe = *open > 0;
 	if (c->dedupe)
@@ -1139,7 +1175,7 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	c->one_part = v[4] == 1 ? ONE_SIG_SESSIONS : 0;
 	if (!c->sum_known || c->sum_token != token) {
 		tk_error e = {0};
-		res = (buf){0};
+		buf res = {0};
 		if (run(c, SUM_CHECK, &res, &e))
 			return 0;
 		c->sum_ok = res.p && res.p[0] == '1';
@@ -1180,7 +1216,7 @@ static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), c
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
 		return rc;
-	if (ingest_state(c, &b1, &o1, err)) {
+	if (state_after(c, &b1, &o1, err)) {
 		drop(out, n);
 		return -1;
 	}
@@ -1954,7 +1990,10 @@ static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const 
 			bprintf(&hx, " AND (hour < %lld OR hour >= %lld)", ds * 24, de * 24);
 	}
 	bprintf(&sql, "SELECT %s%sv FROM (SELECT %s%sv", keys, sep, keys, sep);
-	range_sum_from(&sql, q, kinds, table, hx.p ? hx.p : extra);
+	/* the hours themselves from sum_sig_hours, ordered by hour first: only the range's rows are read
+	 * (sum_hour_durations, ordered by app and version first, is read whole: ~1 M values' states) */
+	int hours = strcmp(table, "sum_hour_durations") == 0;
+	range_sum_from(&sql, q, kinds, hours ? "sum_sig_hours" : table, hx.p ? hx.p : extra);
 	free(hx.p);
 	bprintf(&sql, " UNION ALL SELECT %s%sgroupArrayState(assumeNotNull(duration)) AS v", keys, sep);
 	range_part_from(&sql, q, kinds, extra);
@@ -2151,7 +2190,7 @@ static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t 
 		return 0;
 	if (range_values(c, q, kinds, keys, nk, table, sigs, n, a, err))
 		return -1;
-	if (ingest_state(c, &b1, &o1, err))
+	if (state_after(c, &b1, &o1, err))
 		return -1;
 	return b1 == b0 && o1 == 0;
 }
@@ -2739,6 +2778,7 @@ static int wait_zero(ch *c, const char *sql, const char *what, tk_error *err)
 static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	unsigned long long t0, rows, distinct, before, after;
 	if (scalar(c, "SELECT toUInt32(now())", &t0, err) || scalar(c, "SELECT count() FROM reports", &rows, err) ||
 	    scalar(c, "SELECT uniqExact(kind, id) FROM reports", &distinct, err) ||
@@ -2841,7 +2881,7 @@ static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_
 		return -1;
 	build(c, &sql, arg);
 	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
-	if (!rc && !c->dedupe && (rc = ingest_state(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
+	if (!rc && !c->dedupe && (rc = state_after(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
 		free(res.p), free(sql.p);
 		res = sql = (buf){0};
 		c->dedupe = 1;
@@ -3018,7 +3058,7 @@ static void sig_sum_sql(buf *sql, const char *cols, const char *table, const tk_
 static int sig_sum_still(ch *c, unsigned long long b0, tk_error *err)
 {
 	unsigned long long b1, o1;
-	if (ingest_state(c, &b1, &o1, err))
+	if (state_after(c, &b1, &o1, err))
 		return -1;
 	return b1 == b0 && o1 == 0;
 }
