@@ -438,8 +438,9 @@ static size_t split_tsv(char *line, char **field, size_t max)
  *    distinct sessions are counted by the client over its rows (uniqExactMerge of per-hour session
  *    sets, or only reading them, cost ~0.2-0.5 s of server CPU for a week of 1 M hangs).
  * A date range (since, until) is no filter the tables above hold; its whole hours are read from
- * these and sum_hour_durations (a signature's rows a range of the key), only the partial hours at
- * its ends from reports (range_split). hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
+ * these (ordered by kind and hour first: a range's rows are a range of the key, the rest is not
+ * read), its whole days' durations from sum_day_values, only the partial hours at its ends from
+ * reports (range_split). hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
 #define SUM_SIG_HOURS_SELECT                                                                                           \
 	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, app, version, countState() AS ns, "               \
 	"minState(id) AS ex, groupArrayState(assumeNotNull(duration)) AS v FROM reports WHERE isNotNull(duration) "    \
