@@ -27,7 +27,7 @@ typedef struct ch {
 	int sum_known, sum_ok; /* sum_check's answer for the tables' state sum_token */
 	unsigned one_part;     /* summaries held in one active part (ONE_*): each key in one row */
 	uint64_t sum_token;
-	uint64_t serial; /* this connection among the process's (ch_changes) */
+	uint64_t serial;       /* this connection among the process's (ch_changes) */
 	struct rcache *rcache; /* date ranges' durations read last (range_values), RCACHE_N of them */
 	unsigned rcache_next;
 	/* the state (state_query's five numbers) an answer's check after it read, for the next
