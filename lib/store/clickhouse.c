@@ -3323,6 +3323,26 @@ static void values_sql(ch *c, buf *sql, const void *arg)
 	        s->by_version ? "version, " : "");
 }
 
+/* tk_store_ops.values_bulk: a date range's durations (range_values), each group's at once. */
+static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+                          int (*rows)(void *ctx, const char *version, const double *v, size_t n), void *ctx,
+                          tk_error *err)
+{
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	if (strcmp(col, "duration") != 0 || !(q->since > 0 || q->until > 0) || !sum_covers(&t, col, SUM_VALUES_KEYS))
+		return 1; /* no date range the summaries answer: ch_values */
+	const racc *r;
+	int fit =
+	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
+	if (fit <= 0)
+		return fit < 0 ? -1 : 1;
+	int rc = 0;
+	for (size_t g = 0; g < r->n && !rc; g++) /* each group's values in order, as values_sql's ORDER BY */
+		rc = rows(ctx, by_version ? r->g[g].k[0] : "", r->g[g].v, r->g[g].n);
+	return rc ? -1 : 0;
+}
+
 static int ch_values(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
                      int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
 {
@@ -3593,6 +3613,7 @@ const tk_store_ops tk_store_clickhouse = {
     .sig_stacks = ch_sig_stacks,
     .sig_rows = ch_sig_rows,
     .values = ch_values,
+    .values_bulk = ch_values_bulk,
     .sigs_values = ch_sigs_values,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,

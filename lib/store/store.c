@@ -897,9 +897,9 @@ typedef struct dist_acc {
 	double lo, hi;
 } dist_acc;
 
-static int dist_row(void *ctx, const char *version, double v)
+/* The group of version's values (made where there is none yet). */
+static size_t dist_group(dist_acc *a, const char *version)
 {
-	dist_acc *a = ctx;
 	const char *key = a->by_version ? version : NULL;
 	size_t g = a->n ? a->n - 1 : 0; /* rows come by version: the last group first */
 	if (a->n && key && strcmp(a->d[g].keys[0], key) != 0)
@@ -914,10 +914,34 @@ static int dist_row(void *ctx, const char *version, double v)
 			a->d[a->n].keys[0] = tk_xstrdup(key);
 		a->n++;
 	}
+	return g;
+}
+
+static int dist_row(void *ctx, const char *version, double v)
+{
+	dist_acc *a = ctx;
+	size_t g = dist_group(a, version);
 	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + 1);
 	a->d[g].values[a->d[g].n++] = v;
 	a->lo = v < a->lo ? v : a->lo;
 	a->hi = v > a->hi ? v : a->hi;
+	return 0;
+}
+
+/* values_bulk's rows: n values ascending */
+static int dist_rows(void *ctx, const char *version, const double *v, size_t n)
+{
+	dist_acc *a = ctx;
+	if (!n)
+		return 0;
+	size_t g = dist_group(a, version);
+	if (n > SIZE_MAX / 2 / sizeof *v - a->d[g].n)
+		return -1;
+	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + n);
+	memcpy(a->d[g].values + a->d[g].n, v, n * sizeof *v);
+	a->d[g].n += n;
+	a->lo = v[0] < a->lo ? v[0] : a->lo;
+	a->hi = v[n - 1] > a->hi ? v[n - 1] : a->hi;
 	return 0;
 }
 
@@ -934,10 +958,11 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 	if (nbins < 1 || nbins > 1000)
 		return tk_error_set(err, "a histogram has 1 to 1000 bins"), -1;
 	dist_acc a = {.by_version = q->nby == 1, .lo = INFINITY, .hi = -INFINITY};
-	int rc = 0;
-	if (s->b->values) {
+	int rc =
+	    s->b->values_bulk ? s->b->values_bulk(s->h, q, m->kinds, m->column, a.by_version, dist_rows, &a, err) : 1;
+	if (rc == 1 && s->b->values) {
 		rc = s->b->values(s->h, q, m->kinds, m->column, a.by_version, dist_row, &a, err);
-	} else { /* every row of the reports (sig_rows), then grouped */
+	} else if (rc == 1) { /* every row of the reports (sig_rows), then grouped */
 		tk_store_sigrow *r = NULL;
 		size_t nr = 0;
 		rc = s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err);
