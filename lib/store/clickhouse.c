@@ -2090,16 +2090,21 @@ typedef struct rcache {
 	racc a;
 } rcache;
 
+/* An entry emptied (its key NULL: found by no query). */
+static void rcache_drop(rcache *e)
+{
+	free(e->key);
+	for (size_t k = 0; k < e->nasked; k++)
+		free(e->asked[k]);
+	free(e->asked);
+	racc_free(&e->a);
+	*e = (rcache){0};
+}
+
 static void rcache_free(ch *c)
 {
-	for (size_t i = 0; c->rcache && i < RCACHE_N; i++) {
-		rcache *e = &c->rcache[i];
-		free(e->key);
-		for (size_t k = 0; k < e->nasked; k++)
-			free(e->asked[k]);
-		free(e->asked);
-		racc_free(&e->a);
-	}
+	for (size_t i = 0; c->rcache && i < RCACHE_N; i++)
+		rcache_drop(&c->rcache[i]);
 	free(c->rcache);
 	c->rcache = NULL;
 }
@@ -2130,12 +2135,8 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
 			e = &c->rcache[i];
 	if (!e) {
 		e = &c->rcache[c->rcache_next++ % RCACHE_N];
-		free(e->key);
-		for (size_t k = 0; k < e->nasked; k++)
-			free(e->asked[k]);
-		free(e->asked);
-		racc_free(&e->a);
-		*e = (rcache){.key = key.p};
+		rcache_drop(e);
+		e->key = key.p;
 		key.p = NULL;
 	}
 	free(key.p);
@@ -3323,11 +3324,13 @@ static void values_sql(ch *c, buf *sql, const void *arg)
 	        s->by_version ? "version, " : "");
 }
 
-/* tk_store_ops.values_bulk: a date range's durations (range_values), each group's at once. */
+/* tk_store_ops.values_bulk: a date range's durations (range_values), each group's array handed
+ * over and the cache's entry forgotten (the comparison page asks a range's percentiles, then its
+ * histogram, then no more: a copy of ~0.9 M values is ~7 MB of fresh pages to fault in). */
 static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
-                          int (*rows)(void *ctx, const char *version, const double *v, size_t n), void *ctx,
-                          tk_error *err)
+                          int (*rows)(void *ctx, const char *version, double *v, size_t n), void *ctx, tk_error *err)
 {
+	ch *c = h;
 	tk_store_query t = *q;
 	t.since = t.until = 0;
 	if (strcmp(col, "duration") != 0 || !(q->since > 0 || q->until > 0) || !sum_covers(&t, col, SUM_VALUES_KEYS))
@@ -3337,9 +3340,20 @@ static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, c
 	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
 	if (fit <= 0)
 		return fit < 0 ? -1 : 1;
+	rcache *e = NULL;
+	for (size_t i = 0; i < RCACHE_N && !e; i++)
+		if (&c->rcache[i].a == r)
+			e = &c->rcache[i];
+	if (!e)
+		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
 	int rc = 0;
-	for (size_t g = 0; g < r->n && !rc; g++) /* each group's values in order, as values_sql's ORDER BY */
-		rc = rows(ctx, by_version ? r->g[g].k[0] : "", r->g[g].v, r->g[g].n);
+	for (size_t g = 0; g < e->a.n && !rc; g++) { /* each group's values in order, as values_sql's ORDER BY */
+		double *v = e->a.g[g].v;
+		size_t n = e->a.g[g].n;
+		e->a.g[g].v = NULL, e->a.g[g].n = e->a.g[g].cap = 0;
+		rc = rows(ctx, by_version ? e->a.g[g].k[0] : "", v, n);
+	}
+	rcache_drop(e);
 	return rc ? -1 : 0;
 }
 

@@ -45,12 +45,12 @@ typedef struct tk_store_ops {
 	 * value); else store.c takes them from sig_rows */
 	int (*values)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
 	              int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err);
-	/* optional, before values: the same values a group's run at a time, rows(ctx, version, v, n) with
-	 * v[0..n) ascending (a date range's durations already in memory: one call, not one a value); 1
-	 * when the backend has no such answer for q (store.c calls values), -1 with err */
+	/* optional, before values: the same values a group at a time, rows(ctx, version, v, n) with
+	 * v[0..n) ascending and malloc'd, the callee's to keep or free (a date range's durations already
+	 * in memory: handed over, neither copied nor called back one a value); 1 when the backend has no
+	 * such answer for q (store.c calls values), -1 with err */
 	int (*values_bulk)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
-	                   int (*rows)(void *ctx, const char *version, const double *v, size_t n), void *ctx,
-	                   tk_error *err);
+	                   int (*rows)(void *ctx, const char *version, double *v, size_t n), void *ctx, tk_error *err);
 	/* optional: the durations of the reports of each of n signatures among those q selects (kinds;
 	 * q->signature unset), in one query across them: row(ctx, i, value, count) per distinct value of
 	 * sigs[i] (count reports of it), in any order; else tk_store_signatures_durations calls sig_rows

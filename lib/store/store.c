@@ -928,21 +928,29 @@ static int dist_row(void *ctx, const char *version, double v)
 	return 0;
 }
 
-/* values_bulk's rows: n values ascending */
-static int dist_rows(void *ctx, const char *version, const double *v, size_t n)
+/* values_bulk's rows: n values ascending, malloc'd, ours (a group's first taken as they are) */
+static int dist_rows(void *ctx, const char *version, double *v, size_t n)
 {
 	dist_acc *a = ctx;
-	if (!n)
+	if (!n) {
+		free(v);
 		return 0;
+	}
 	size_t g = dist_group(a, version);
-	if (n > SIZE_MAX / 2 / sizeof *v - a->d[g].n)
-		return -1;
-	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + n);
-	memcpy(a->d[g].values + a->d[g].n, v, n * sizeof *v);
-	a->d[g].n += n;
 	a->lo = v[0] < a->lo ? v[0] : a->lo;
 	a->hi = v[n - 1] > a->hi ? v[n - 1] : a->hi;
-	return 0;
+	if (!a->d[g].values) {
+		a->d[g].values = v, a->d[g].n = a->vcap[g] = n;
+		return 0;
+	}
+	int rc = n > SIZE_MAX / 2 / sizeof *v - a->d[g].n ? -1 : 0;
+	if (!rc) {
+		TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + n);
+		memcpy(a->d[g].values + a->d[g].n, v, n * sizeof *v);
+		a->d[g].n += n;
+	}
+	free(v);
+	return rc;
 }
 
 int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
