@@ -2101,6 +2101,15 @@ static void rcache_drop(rcache *e)
 	*e = (rcache){0};
 }
 
+/* The entry holding a (range_values' answer). */
+static rcache *rcache_of(ch *c, const racc *a)
+{
+	for (size_t i = 0; c->rcache && i < RCACHE_N; i++)
+		if (&c->rcache[i].a == a)
+			return &c->rcache[i];
+	return NULL;
+}
+
 static void rcache_free(ch *c)
 {
 	for (size_t i = 0; c->rcache && i < RCACHE_N; i++)
@@ -3340,10 +3349,7 @@ static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, c
 	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
 	if (fit <= 0)
 		return fit < 0 ? -1 : 1;
-	rcache *e = NULL;
-	for (size_t i = 0; i < RCACHE_N && !e; i++)
-		if (&c->rcache[i].a == r)
-			e = &c->rcache[i];
+	rcache *e = rcache_of(c, r);
 	if (!e)
 		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
 	int rc = 0;
@@ -3422,6 +3428,39 @@ static int sigs_row(char **f, void *ctx)
 		if (strcmp(s->sigs[i], f[0]) == 0)
 			return s->row(s->ctx, i, strtod(f[1], NULL), strtoull(f[2], NULL, 10));
 	return -1;
+}
+
+/* tk_store_ops.sigs_values_bulk: a date range's durations of the listed signatures (range_values),
+ * each one's array handed over and the cache's entry forgotten, as ch_values_bulk. */
+static int ch_sigs_values_bulk(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                               int (*rows)(void *ctx, size_t i, double *v, size_t nv), void *ctx, tk_error *err)
+{
+	ch *c = h;
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	if (!n || !(q->since > 0 || q->until > 0) || !sum_covers(&t, "duration", SUM_VALUES_KEYS))
+		return 1; /* no date range the summaries answer: ch_sigs_values */
+	const racc *r;
+	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
+	if (fit <= 0)
+		return fit < 0 ? -1 : 1;
+	rcache *e = rcache_of(c, r);
+	if (!e)
+		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	int rc = 0;
+	for (size_t g = 0; g < e->a.n && !rc; g++) {
+		size_t i = 0;
+		while (i < n && strcmp(sigs[i], e->a.g[g].k[0]) != 0)
+			i++;
+		if (i == n) /* another signature the cache holds */
+			continue;
+		double *v = e->a.g[g].v;
+		size_t nv = e->a.g[g].n;
+		e->a.g[g].v = NULL, e->a.g[g].n = e->a.g[g].cap = 0;
+		rc = rows(ctx, i, v, nv);
+	}
+	rcache_drop(e);
+	return rc ? -1 : 0;
 }
 
 static int ch_sigs_values(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
@@ -3629,6 +3668,7 @@ const tk_store_ops tk_store_clickhouse = {
     .values = ch_values,
     .values_bulk = ch_values_bulk,
     .sigs_values = ch_sigs_values,
+    .sigs_values_bulk = ch_sigs_values_bulk,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
     .changes = ch_changes,

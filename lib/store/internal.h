@@ -57,6 +57,11 @@ typedef struct tk_store_ops {
 	 * once per signature */
 	int (*sigs_values)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
 	                   int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err);
+	/* optional, before sigs_values: the same values a signature at a time, rows(ctx, i, v, nv) with
+	 * v[0..nv) ascending and malloc'd, the callee's to keep or free; 1 when the backend has no such
+	 * answer for q (store.c calls sigs_values), -1 with err */
+	int (*sigs_values_bulk)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+	                        int (*rows)(void *ctx, size_t i, double *v, size_t nv), void *ctx, tk_error *err);
 	/* optional: tk_store_signature_detail from summaries, without the rows: count, sessions, versions
 	 * and devices tallied (each sorted by value, strcmp), every duration ascending, the nexamples =
 	 * min(count, max_examples) least ids ascending; the rest is left for store.c. 1 when the backend
