@@ -438,9 +438,10 @@ static size_t split_tsv(char *line, char **field, size_t max)
  *    distinct sessions are counted by the client over its rows (uniqExactMerge of per-hour session
  *    sets, or only reading them, cost ~0.2-0.5 s of server CPU for a week of 1 M hangs).
  * A date range (since, until) is no filter the tables above hold; its whole hours are read from
- * these (ordered by kind and hour first: a range's rows are a range of the key, the rest is not
- * read), its whole days' durations from sum_day_values, only the partial hours at its ends from
- * reports (range_split). hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
+ * these (sum_sig_hours ordered by kind and hour first: a range's rows are a range of the key, the
+ * rest is not read; sum_sig_hour_sess by signature first, always asked for a few), its whole days'
+ * durations from sum_day_values, only the partial hours at its ends from reports (range_split).
+ * hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
 #define SUM_SIG_HOURS_SELECT                                                                                           \
 	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, app, version, countState() AS ns, "               \
 	"minState(id) AS ex, groupArrayState(assumeNotNull(duration)) AS v FROM reports WHERE isNotNull(duration) "    \
@@ -454,7 +455,7 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, hour, signature, app, version);\n"                    \
 	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, "                   \
 	"sh FixedString(16), app String, version String, n UInt64) ENGINE = SummingMergeTree(n) "                      \
-	"ORDER BY (kind, hour, signature, sh, app, version);\n"                                                        \
+	"ORDER BY (kind, signature, hour, sh, app, version);\n"                                                        \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hours_mv TO sum_sig_hours AS " SUM_SIG_HOURS_SELECT ";\n"      \
 	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess "                            \
 	"AS " SUM_SIG_HOUR_SESS_SELECT
