@@ -27,7 +27,14 @@ typedef struct ch {
 	int sum_known, sum_ok; /* sum_check's answer for the tables' state sum_token */
 	unsigned one_part;     /* summaries held in one active part (ONE_*): each key in one row */
 	uint64_t sum_token;
-	uint64_t serial; /* this connection among the process's (ch_changes) */
+	uint64_t serial;       /* this connection among the process's (ch_changes) */
+	struct rcache *rcache; /* date ranges' durations read last (range_values), RCACHE_N of them */
+	unsigned rcache_next;
+	/* the state (state_query's five numbers) an answer's check after it read, for the next
+	 * state_ready within STATE_REUSE_NS (state_after) */
+	unsigned long long state_v[5];
+	int state_have;
+	struct timespec state_at;
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -422,6 +429,39 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	    "(SELECT kind, id, app, version, device, session, signature, duration, stack FROM (SELECT kind, id, app, " \
 	    "version, device, session, signature, duration FROM reports WHERE isNotNull(duration)) ANY LEFT JOIN "     \
 	    "(SELECT id, any(stack) AS stack FROM report_stacks GROUP BY id) USING (id))")
+/* Schema 8 (issue 19: the comparison of two date ranges ≤ 300 ms on 1 M reports) adds two more:
+ *  - sum_sig_hours: per (kind, signature, UTC hour, app, version) of reports with a duration their
+ *    count, the min state of their ids and their durations as a groupArray state (as
+ *    sum_sig_durations');
+ *  - sum_sig_hour_sess: per (kind, signature, hour, session, app, version) how many, the session as
+ *    sipHash128(session), the 16 bytes uniqExact(session) counts distinct values of: a range's
+ *    distinct sessions are counted by the client over its rows (uniqExactMerge of per-hour session
+ *    sets, or only reading them, cost ~0.2-0.5 s of server CPU for a week of 1 M hangs).
+ * A date range (since, until) is no filter the tables above hold; its whole hours are read from
+ * these (sum_sig_hours ordered by kind and hour first: a range's rows are a range of the key, the
+ * rest is not read; sum_sig_hour_sess by signature first, always asked for a few), its whole days'
+ * durations from sum_day_values, only the partial hours at its ends from reports (range_split).
+ * hour is intDiv(toUInt32(ts), 3600) as in sum_hour_durations. */
+#define SUM_SIG_HOURS_SELECT                                                                                           \
+	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, app, version, countState() AS ns, "               \
+	"minState(id) AS ex, groupArrayState(assumeNotNull(duration)) AS v FROM reports WHERE isNotNull(duration) "    \
+	"GROUP BY kind, signature, hour, app, version"
+#define SUM_SIG_HOUR_SESS_SELECT                                                                                       \
+	"SELECT kind, signature, intDiv(toUInt32(ts), 3600) AS hour, sipHash128(session) AS sh, app, version, "        \
+	"count() AS n FROM reports WHERE isNotNull(duration) GROUP BY kind, signature, hour, sh, app, version"
+#define SUM8_SCHEMA                                                                                                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_hours (kind String, signature String, hour UInt32, app String, version "   \
+	"String, ns AggregateFunction(count), ex AggregateFunction(min, String), v AggregateFunction(groupArray, "     \
+	"Float64)) ENGINE = AggregatingMergeTree ORDER BY (kind, hour, signature, app, version);\n"                    \
+	"CREATE TABLE IF NOT EXISTS sum_sig_hour_sess (kind String, signature String, hour UInt32, "                   \
+	"sh FixedString(16), app String, version String, n UInt64) ENGINE = SummingMergeTree(n) "                      \
+	"ORDER BY (kind, signature, hour, sh, app, version);\n"                                                        \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hours_mv TO sum_sig_hours AS " SUM_SIG_HOURS_SELECT ";\n"      \
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS sum_sig_hour_sess_mv TO sum_sig_hour_sess "                            \
+	"AS " SUM_SIG_HOUR_SESS_SELECT
+#define SUM8_FILL                                                                                                      \
+	"TRUNCATE TABLE sum_sig_hours;\nTRUNCATE TABLE sum_sig_hour_sess;\n"                                           \
+	"INSERT INTO sum_sig_hours " SUM_SIG_HOURS_SELECT ";\nINSERT INTO sum_sig_hour_sess " SUM_SIG_HOUR_SESS_SELECT
 /* 1 when the summaries hold exactly the stored reports (each counted once): sum_groups counts the
  * rows the active parts of reports hold (metadata, nothing read) and those with a duration, which the
  * others count; all small tables. */
@@ -439,7 +479,9 @@ static size_t split_tsv(char *line, char **field, size_t max)
 	"(SELECT sum(n) FROM sum_sig_keys WHERE what = 0) = (SELECT sum(n) FROM sum_values) AND "                      \
 	"(SELECT count() FROM sum_sig_ids) = (SELECT sum(n) FROM sum_values) AND "                                     \
 	"(SELECT countMerge(ns) FROM sum_sig_durations) = (SELECT sum(n) FROM sum_values) AND "                        \
-	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values)"
+	"(SELECT countMerge(ns) FROM sum_hour_durations) = (SELECT sum(n) FROM sum_values) AND "                       \
+	"(SELECT countMerge(ns) FROM sum_sig_hours) = (SELECT sum(n) FROM sum_values) AND "                            \
+	"(SELECT sum(n) FROM sum_sig_hour_sess) = (SELECT sum(n) FROM sum_values)"
 
 static const char *const migrations[] = {
     /* 0 → 1. Partitioned by day (drop old days with ALTER TABLE … DROP PARTITION); ordered by kind
@@ -481,6 +523,9 @@ static const char *const migrations[] = {
     /* 6 → 7: per-signature durations and keys, per-hour durations (see "Schema 7" above), filled
      * from the stored reports (the ALTER is skipped where reports has the column: a run again) */
     SUM7_SCHEMA ";\n" SUM7_FILL,
+    /* 7 → 8: per-signature states by hour for date ranges (see "Schema 8" above), filled from the
+     * stored reports */
+    SUM8_SCHEMA ";\n" SUM8_FILL,
 };
 
 /* Whether sql is "ALTER TABLE T ADD COLUMN C …" and T has C already (18.16 has no ADD COLUMN IF NOT
@@ -519,6 +564,7 @@ static int run_many(ch *c, const char *sqls, tk_error *err)
 	return 0;
 }
 
+static void rcache_free(ch *c);
 static void ch_close(void *h)
 {
 	ch *c = h;
@@ -529,6 +575,7 @@ static void ch_close(void *h)
 	free(c->base);
 	free(c->db);
 	free(c->url);
+	rcache_free(c);
 	free(c);
 }
 
@@ -779,6 +826,7 @@ static int stacks_put(ch *c, const tk_report **ord, size_t n, char (*hash)[33], 
 static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	const tk_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
@@ -861,6 +909,7 @@ static int ch_put(void *h, const tk_report *v, size_t n, size_t *added, tk_error
 static int ch_put_profiles(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	const tk_profile_report **ord = tk_xmalloc(n * sizeof *ord);
 	for (size_t i = 0; i < n; i++)
 		ord[i] = &v[i];
@@ -1066,10 +1115,8 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
  * holds each key once (a materialized view's or a refill's rows are grouped by the key, and merges
  * sum equal keys), so one part's rows can be counted as distinct keys and need no grouping again. */
 enum { ONE_SIG_SESSIONS = 1 };
-static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+static int state_query(ch *c, unsigned long long v[5], tk_error *err)
 {
-	c->sum = 0;
-	c->one_part = 0;
 	buf sql = {0}, res = {0};
 	bprintf(&sql,
 	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
@@ -1078,18 +1125,50 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
 	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
-	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids') AND database = ");
+	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND "
+	        "database = ");
 	put_quoted(&sql, c->db);
 	bprintf(&sql, " FORMAT TabSeparated");
 	int rc = run(c, sql.p, &res, err);
 	free(sql.p);
 	if (rc)
 		return -1;
-	unsigned long long v[5] = {0, 1};
+	v[0] = 0, v[1] = 1;
 	char *at = res.p ? res.p : "";
 	for (int i = 0; i < 5; i++)
 		v[i] = strtoull(at, &at, 10);
 	free(res.p);
+	return 0;
+}
+
+/* An answer's check after it (was a batch opened or failed while it ran?) reads the whole state,
+ * kept for the next state_ready if it comes within STATE_REUSE_NS (a page's next query: one state
+ * request per answer, not two; each costs the server ~4 ms, most of it the request's own). Taking
+ * the state a little earlier widens the window its answer's own check after covers, nothing more:
+ * a batch opened, closed or failed in between changes the counts that check compares. */
+#define STATE_REUSE_NS 1000000000LL
+static int state_after(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+{
+	c->state_have = 0;
+	if (state_query(c, c->state_v, err))
+		return -1;
+	*batches = c->state_v[0], *open = c->state_v[1];
+	c->state_have = clock_gettime(CLOCK_MONOTONIC, &c->state_at) == 0;
+	return 0;
+}
+
+static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+{
+	c->sum = 0;
+	c->one_part = 0;
+	unsigned long long v[5] = {0, 1};
+	struct timespec now;
+	if (c->state_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	    (now.tv_sec - c->state_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->state_at.tv_nsec) < STATE_REUSE_NS)
+		memcpy(v, c->state_v, sizeof v);
+	else if (state_query(c, v, err))
+		return -1;
+	c->state_have = 0; /* once */
 	*batches = v[0], *open = v[1];
 	c->dedupe = *open > 0;
 	if (c->dedupe)
@@ -1098,7 +1177,7 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	c->one_part = v[4] == 1 ? ONE_SIG_SESSIONS : 0;
 	if (!c->sum_known || c->sum_token != token) {
 		tk_error e = {0};
-		res = (buf){0};
+		buf res = {0};
 		if (run(c, SUM_CHECK, &res, &e))
 			return 0;
 		c->sum_ok = res.p && res.p[0] == '1';
@@ -1139,7 +1218,7 @@ static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), c
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
 		return rc;
-	if (ingest_state(c, &b1, &o1, err)) {
+	if (state_after(c, &b1, &o1, err)) {
 		drop(out, n);
 		return -1;
 	}
@@ -1682,6 +1761,672 @@ static int hour_percentiles(ch *c, const tk_store_metric *m, const tk_store_quer
 	return 0;
 }
 
+/* ---- date ranges (schema 8) ----
+ * A query with a time range (since, until) under app and version filters at most reads the range's
+ * whole UTC hours [hs, he) from the summaries by hour (sum_hour_durations, sum_sig_hours) and only
+ * the reports of its partial hours at the ends from reports: every report of an hour in [hs, he)
+ * is in the range (ts is time rounded down, so its hour's bounds hold time), and the reports
+ * answer for every other one with the range's own filter. Hour 0 (ts 0: a time not finite or not
+ * after the epoch) and the hours from the one ts is clamped into (time beyond 2^32 s) on are
+ * always read from reports. The states are merged per group as the engine's own aggregates merge
+ * them (sessions: uniqExact; examples: min) or read as stored and sorted by the client (durations,
+ * as hour_percentiles does): the answers are those of the reports, to the bit. */
+#define RANGE_LAST_HOUR 1193046 /* intDiv(4294967295, 3600): the hour of a clamped ts */
+typedef int (*row_fn)(char **f, void *ctx);
+static int each_row(ch *c, const char *sql, const buf *ext, size_t nf, row_fn fn, void *ctx, const char *what,
+                    tk_error *err);
+
+/* Whether the range path answers q on col: summaries ready, a time range, no signature, filters
+ * (and the keys by, when by is not NULL) app and version at most. */
+static int range_fit(const ch *c, const tk_store_query *q, const char *col)
+{
+	if (!c->sum || !(q->since > 0 || q->until > 0))
+		return 0;
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	return sum_covers(&t, col, SUM_VALUES_KEYS);
+}
+
+/* The whole hours [*hs, *he) of q's range (empty when *hs >= *he). */
+static void range_split(const tk_store_query *q, long long *hs, long long *he)
+{
+	long long s = 1, e = RANGE_LAST_HOUR;
+	if (q->since > 0) {
+		double h = floor(q->since / 3600);
+		s = h < (double)RANGE_LAST_HOUR ? (long long)h : RANGE_LAST_HOUR;
+		while (s < RANGE_LAST_HOUR && (double)s * 3600 < q->since)
+			s++;
+		if (s < 1)
+			s = 1;
+	}
+	if (q->until > 0) {
+		double h = floor(q->until / 3600);
+		e = h < (double)RANGE_LAST_HOUR ? (long long)h : RANGE_LAST_HOUR;
+		while (e > 0 && (double)e * 3600 > q->until)
+			e--;
+	}
+	*hs = s, *he = e;
+}
+
+/* " FROM table WHERE …" of the whole hours, and " FROM reports WHERE …" of the partial ones. */
+static void range_sum_from(buf *b, const tk_store_query *q, const char *kinds, const char *table, const char *extra)
+{
+	long long hs, he;
+	range_split(q, &hs, &he);
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	bprintf(b, " FROM %s", table);
+	where_sql(b, &t, kinds, NULL);
+	bprintf(b, " AND hour >= %lld AND hour < %lld%s", hs, he, extra);
+}
+
+static void range_part_from(buf *b, const tk_store_query *q, const char *kinds, const char *extra)
+{
+	long long hs, he;
+	range_split(q, &hs, &he);
+	bprintf(b, " FROM reports");
+	where_sql(b, q, kinds, "duration");
+	bprintf(b, " AND (toUInt32(ts) < %lld OR toUInt32(ts) >= %lld)%s", hs * 3600, he * 3600, extra);
+}
+
+/* " AND signature IN (…)" of sigs. */
+static void sigs_in(buf *b, char *const *sigs, size_t n)
+{
+	bprintf(b, " AND signature IN (");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			bput(b, ", ", 2);
+		put_quoted(b, sigs[i]);
+	}
+	bprintf(b, ")");
+}
+
+/* A range's durations grouped by keys (a list of String columns, "" for one group): each group's
+ * keys and its values sorted ascending. */
+typedef struct rgroup {
+	char *k[TK_STORE_NKEYS];
+	double *v;
+	size_t n, cap;
+} rgroup;
+
+typedef struct racc {
+	size_t nk;
+	rgroup *g;
+	size_t n, cap;
+} racc;
+
+static void racc_free(racc *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		for (size_t k = 0; k < a->nk; k++)
+			free(a->g[i].k[k]);
+		free(a->g[i].v);
+	}
+	free(a->g);
+	*a = (racc){0};
+}
+
+/* RowBinary rows (nk Strings, a groupArray(Float64) state), ordered by the keys (a sink_fn): a
+ * group's rows (hours, parts, the reports' partial hours) are adjacent and their values appended. */
+static long range_rows(const char *data, size_t n, void *ctx)
+{
+	racc *a = ctx;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)n;
+		char *k[TK_STORE_NKEYS] = {0};
+		int same = a->n > 0;
+		for (size_t i = 0; i < a->nk && !r.bad; i++) {
+			k[i] = rbin_str(&r);
+			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
+		}
+		uint64_t len = r.bad ? 0 : rbin_leb(&r);
+		const unsigned char *at = r.bad || len > ((uint64_t)1 << 36) ? NULL : rbin_take(&r, len * 8);
+		if (!at || !same) {
+			if (at) {
+				TK_GROW(a->g, a->cap, a->n + 1);
+				rgroup *g = &a->g[a->n++];
+				memset(g, 0, sizeof *g);
+				for (size_t i = 0; i < a->nk; i++)
+					g->k[i] = k[i], k[i] = NULL;
+			}
+		}
+		for (size_t i = 0; i < a->nk; i++)
+			free(k[i]);
+		if (!at) /* the row goes on in the next chunk */
+			return (long)((const char *)row - data);
+		rgroup *g = &a->g[a->n - 1];
+		if (len) {
+			TK_GROW(g->v, g->cap, g->n + (size_t)len);
+			memcpy(g->v + g->n, at, (size_t)len * 8); /* little-endian, as the engine writes it */
+			g->n += (size_t)len;
+		}
+	}
+}
+
+/* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
+ * by hour with those keys and a state v) and the partial hours' reports, each group sorted. */
+/* sum_day_values' rows of a range's whole days, (keys…, value Float64, n UInt64) ordered by the keys
+ * then the value, as they arrive (a sink_fn): per group of keys its (value, count) runs in order. */
+typedef struct dgroup {
+	char *k[TK_STORE_NKEYS];
+	double *v;
+	uint64_t *c, total;
+	size_t n, cap, ccap;
+} dgroup;
+
+typedef struct dacc {
+	size_t nk;
+	dgroup *g;
+	size_t n, cap;
+} dacc;
+
+static long day_rows(const char *data, size_t n, void *ctx)
+{
+	dacc *a = ctx;
+	rbin r = {(const unsigned char *)data, (const unsigned char *)data + n, 0};
+	for (;;) {
+		const unsigned char *row = r.p;
+		if (r.p >= r.end)
+			return (long)n;
+		char *k[TK_STORE_NKEYS] = {0};
+		int same = a->n > 0;
+		for (size_t i = 0; i < a->nk && !r.bad; i++) {
+			k[i] = rbin_str(&r);
+			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
+		}
+		const unsigned char *at = r.bad ? NULL : rbin_take(&r, 16);
+		if (at && !same) {
+			TK_GROW(a->g, a->cap, a->n + 1);
+			dgroup *g = &a->g[a->n++];
+			memset(g, 0, sizeof *g);
+			for (size_t i = 0; i < a->nk; i++)
+				g->k[i] = k[i], k[i] = NULL;
+		}
+		for (size_t i = 0; i < a->nk; i++)
+			free(k[i]);
+		if (!at) /* the row goes on in the next chunk */
+			return (long)((const char *)row - data);
+		dgroup *g = &a->g[a->n - 1];
+		double v;
+		uint64_t cnt;
+		memcpy(&v, at, 8);
+		memcpy(&cnt, at + 8, 8);
+		if (cnt > ((uint64_t)1 << 36) - g->total) /* 8 bytes each: no such store */
+			return -1;
+		TK_GROW(g->v, g->cap, g->n + 1);
+		TK_GROW(g->c, g->ccap, g->n + 1);
+		g->v[g->n] = v, g->c[g->n++] = cnt;
+		g->total += cnt;
+	}
+}
+
+static int cmp_rgroup(const void *x, const void *y, void *nk)
+{
+	const rgroup *a = x, *b = y;
+	for (size_t i = 0; i < *(size_t *)nk; i++) {
+		int d = strcmp(a->k[i], b->k[i]);
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
+ * by hour with those keys and a state v) and the partial hours' reports, each group sorted. From
+ * sum_hour_durations, the range's whole UTC days are read from sum_day_values instead, as (value,
+ * count) rows in order (a week of 1 M hangs: ~70 k rows, not ~0.9 M values to send and sort), and
+ * merged with the sorted rest. */
+static int range_fetch(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
+                       const char *table, const char *extra, racc *a, tk_error *err)
+{
+	buf sql = {0}, hx = {0};
+	const char *sep = nk ? ", " : "";
+	long long hs, he, ds = 0, de = 0;
+	range_split(q, &hs, &he);
+	if (strcmp(table, "sum_hour_durations") == 0) {
+		ds = (hs + 23) / 24, de = he / 24;
+		if (ds < de)
+			bprintf(&hx, " AND (hour < %lld OR hour >= %lld)", ds * 24, de * 24);
+	}
+	bprintf(&sql, "SELECT %s%sv FROM (SELECT %s%sv", keys, sep, keys, sep);
+	/* the hours themselves from sum_sig_hours, ordered by hour first: only the range's rows are read
+	 * (sum_hour_durations, ordered by app and version first, is read whole: ~1 M values' states) */
+	int hours = strcmp(table, "sum_hour_durations") == 0;
+	range_sum_from(&sql, q, kinds, hours ? "sum_sig_hours" : table, hx.p ? hx.p : extra);
+	free(hx.p);
+	bprintf(&sql, " UNION ALL SELECT %s%sgroupArrayState(assumeNotNull(duration)) AS v", keys, sep);
+	range_part_from(&sql, q, kinds, extra);
+	bprintf(&sql, " GROUP BY %s)%s%s FORMAT RowBinary", nk ? keys : "kind", nk ? " ORDER BY " : "", keys);
+	*a = (racc){.nk = nk};
+	int rc = post_sink(c, sql.p, range_rows, a, err);
+	free(sql.p);
+	dacc d = {.nk = nk};
+	if (!rc && ds < de) {
+		tk_store_query t = *q;
+		t.since = t.until = 0;
+		sql = (buf){0};
+		bprintf(&sql, "SELECT %s%svalue, sum(n) FROM sum_day_values", keys, sep);
+		where_sql(&sql, &t, kinds, NULL);
+		/* a value's count summed over the days, apps and versions (a week of 1 M hangs: ~5 k rows, not
+		 * ~140 k to sort, send and merge) */
+		bprintf(&sql,
+		        " AND toUInt16(day) >= %lld AND toUInt16(day) < %lld GROUP BY %s%svalue ORDER BY %s%svalue "
+		        "FORMAT RowBinary",
+		        ds, de, keys, sep, keys, sep);
+		rc = post_sink(c, sql.p, day_rows, &d, err);
+		free(sql.p);
+	}
+	if (rc > 0)
+		rc = tk_error_set(err, "%s: unexpected answer to the date range query", c->url);
+	uint64_t *tmp = NULL;
+	size_t tcap = 0;
+	for (size_t i = 0; !rc && i < a->n; i++) {
+		rgroup *g = &a->g[i];
+		uint64_t *k = (uint64_t *)g->v; /* each value becomes its key in place, and back */
+		for (size_t j = 0; j < g->n; j++)
+			k[j] = dkey(g->v[j]);
+		TK_GROW(tmp, tcap, g->n ? g->n : 1);
+		radix_keys(k, tmp, g->n);
+		for (size_t j = 0; j < g->n; j++)
+			g->v[j] = dval(k[j]);
+	}
+	free(tmp);
+	/* each day group merged into the group of its keys (one made where the hours have none) */
+	size_t ng = a->n;
+	for (size_t i = 0; !rc && i < d.n; i++) {
+		dgroup *dg = &d.g[i];
+		rgroup *g = NULL;
+		for (size_t j = 0; j < ng && !g; j++) {
+			size_t x = 0;
+			while (x < nk && strcmp(a->g[j].k[x], dg->k[x]) == 0)
+				x++;
+			if (x == nk)
+				g = &a->g[j];
+		}
+		if (!g) {
+			TK_GROW(a->g, a->cap, a->n + 1);
+			g = &a->g[a->n++];
+			memset(g, 0, sizeof *g);
+			for (size_t x = 0; x < nk; x++)
+				g->k[x] = dg->k[x], dg->k[x] = NULL;
+		}
+		size_t n = g->n + (size_t)dg->total, o = 0, h = 0;
+		double *m = tk_xmalloc((n ? n : 1) * sizeof *m);
+		for (size_t r = 0; r < dg->n; r++) { /* the hours' values below each run, then the run */
+			while (h < g->n && g->v[h] < dg->v[r])
+				m[o++] = g->v[h++];
+			for (uint64_t z = 0; z < dg->c[r]; z++)
+				m[o++] = dg->v[r];
+		}
+		while (h < g->n)
+			m[o++] = g->v[h++];
+		free(g->v);
+		g->v = m, g->n = g->cap = n;
+	}
+	if (!rc && a->n > ng && nk)
+		qsort_r(a->g, a->n, sizeof *a->g, cmp_rgroup, &nk);
+	for (size_t i = 0; i < d.n; i++) {
+		for (size_t x = 0; x < nk; x++)
+			free(d.g[i].k[x]);
+		free(d.g[i].v);
+		free(d.g[i].c);
+	}
+	free(d.g);
+	if (rc) {
+		racc_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+/* The durations of a date range are asked twice by a comparison (its percentiles then its
+ * histogram; a side's top signatures then their durations): range_values keeps the last RCACHE_N
+ * answers per connection, each under its query and the store's state (the summaries' and reports'
+ * parts, state_ready's token: any INSERT or merge changes it), with the signatures it was asked
+ * for (NULL: every group). */
+#define RCACHE_N 4
+typedef struct rcache {
+	char *key;
+	char **asked;
+	size_t nasked, cap;
+	racc a;
+} rcache;
+
+/* An entry emptied (its key NULL: found by no query). */
+static void rcache_drop(rcache *e)
+{
+	free(e->key);
+	for (size_t k = 0; k < e->nasked; k++)
+		free(e->asked[k]);
+	free(e->asked);
+	racc_free(&e->a);
+	*e = (rcache){0};
+}
+
+/* The entry holding a (range_values' answer). */
+static rcache *rcache_of(ch *c, const racc *a)
+{
+	for (size_t i = 0; c->rcache && i < RCACHE_N; i++)
+		if (&c->rcache[i].a == a)
+			return &c->rcache[i];
+	return NULL;
+}
+
+static void rcache_free(ch *c)
+{
+	for (size_t i = 0; c->rcache && i < RCACHE_N; i++)
+		rcache_drop(&c->rcache[i]);
+	free(c->rcache);
+	c->rcache = NULL;
+}
+
+static int rcache_asked(const rcache *e, const char *sig)
+{
+	for (size_t k = 0; k < e->nasked; k++)
+		if (strcmp(e->asked[k], sig) == 0)
+			return 1;
+	return 0;
+}
+
+/* range_fetch through the cache: sigs (n of them; NULL: every group) the signatures asked for, of
+ * table's signature groups; only those not asked before under the same key are fetched. *a is the
+ * cache's own (groups of other signatures too, the caller skips them), valid until the next call. */
+static int range_values(ch *c, const tk_store_query *q, const char *kinds, const char *keys, size_t nk,
+                        const char *table, char *const *sigs, size_t n, const racc **a, tk_error *err)
+{
+	buf key = {0};
+	bprintf(&key, "%llx %s|%s|", (unsigned long long)c->sum_token, table, keys);
+	range_sum_from(&key, q, kinds, table, "");
+	range_part_from(&key, q, kinds, "");
+	if (!c->rcache)
+		c->rcache = tk_xcalloc(RCACHE_N, sizeof *c->rcache);
+	rcache *e = NULL;
+	for (size_t i = 0; i < RCACHE_N && !e; i++)
+		if (c->rcache[i].key && strcmp(c->rcache[i].key, key.p) == 0)
+			e = &c->rcache[i];
+	if (!e) {
+		e = &c->rcache[c->rcache_next++ % RCACHE_N];
+		rcache_drop(e);
+		e->key = key.p;
+		key.p = NULL;
+	}
+	free(key.p);
+	/* the signatures not asked yet, or every group once */
+	buf in = {0};
+	size_t nmiss = 0;
+	for (size_t i = 0; sigs && i < n; i++)
+		if (!rcache_asked(e, sigs[i])) {
+			bprintf(&in, "%s", nmiss++ ? ", " : " AND signature IN (");
+			put_quoted(&in, sigs[i]);
+		}
+	if (nmiss)
+		bprintf(&in, ")");
+	int fetch = sigs ? nmiss > 0 : e->nasked == 0 && !e->a.g && !e->a.cap;
+	if (fetch) {
+		racc got;
+		if (range_fetch(c, q, kinds, keys, nk, table, in.p ? in.p : "", &got, err)) {
+			free(in.p);
+			free(e->key);
+			e->key = NULL; /* forgotten: its asked list no longer says what it holds */
+			return -1;
+		}
+		/* appended; a signature's groups stay one (each asked once) */
+		for (size_t i = 0; i < got.n; i++) {
+			TK_GROW(e->a.g, e->a.cap, e->a.n + 1);
+			e->a.g[e->a.n++] = got.g[i];
+		}
+		e->a.nk = nk;
+		free(got.g);
+		if (!e->a.cap)
+			e->a.cap = 1, e->a.g = tk_xcalloc(1, sizeof *e->a.g); /* fetched, even if empty */
+		for (size_t i = 0; sigs && i < n; i++)
+			if (!rcache_asked(e, sigs[i])) {
+				TK_GROW(e->asked, e->cap, e->nasked + 1);
+				e->asked[e->nasked++] = tk_xstrdup(sigs[i]);
+			}
+	}
+	free(in.p);
+	*a = &e->a;
+	return 0;
+}
+
+/* For the calls outside with_dedupe: 1 with *a filled when the range path answers q (range_values
+ * of the listed signatures, or of every report) and no ingest batch opened or failed meanwhile, 0
+ * when the caller reads the reports (each_row_once), -1 with err. */
+static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
+                       const char *kinds, char *const *sigs, size_t n, const racc **a, tk_error *err)
+{
+	unsigned long long b0, o0, b1, o1;
+	if (state_ready(c, &b0, &o0, err))
+		return -1;
+	if (!range_fit(c, q, "duration"))
+		return 0;
+	if (range_values(c, q, kinds, keys, nk, table, sigs, n, a, err))
+		return -1;
+	if (state_after(c, &b1, &o1, err))
+		return -1;
+	return b1 == b0 && o1 == 0;
+}
+
+/* Percentiles over a date range (by app and version at most), summarised as hour_percentiles does. */
+static int range_percentiles(ch *c, const tk_store_metric *m, const tk_store_query *q, tk_store_group **out, size_t *n,
+                             tk_error *err)
+{
+	buf keys = {0};
+	for (size_t i = 0; i < q->nby; i++)
+		bprintf(&keys, "%s%s", i ? ", " : "", tk_store_by_name(q->by[i]));
+	const racc *a;
+	int rc = range_values(c, q, m->kinds, keys.p ? keys.p : "", q->nby, "sum_hour_durations", NULL, 0, &a, err);
+	free(keys.p);
+	if (rc)
+		return -1;
+	*out = tk_xcalloc(a->n ? a->n : 1, sizeof **out);
+	*n = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (!a->g[i].n)
+			continue;
+		tk_store_group *g = &(*out)[(*n)++];
+		for (size_t k = 0; k < q->nby; k++)
+			g->keys[k] = tk_xstrdup(a->g[i].k[k]);
+		tk_store_summarise(a->g[i].v, a->g[i].n, g);
+	}
+	return 0;
+}
+
+/* Type 7's quantile num/den of n sorted values, as type7_sql and type7_value find it. */
+static double sorted_q7(const double *s, uint64_t n, uint64_t num, uint64_t den)
+{
+	uint64_t j = (n - 1) * num / den, j1 = j + 1 < n ? j + 1 : n - 1;
+	return n == 1 ? s[0] : tk_store_lerp(s[j], s[j1], (n - 1) * num % den, den);
+}
+
+typedef struct rtop {
+	tk_store_hang *h;
+	size_t n, cap;
+} rtop;
+
+static tk_store_hang *rtop_find(rtop *t, const char *sig)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->h[i].signature, sig) == 0)
+			return &t->h[i];
+	return NULL;
+}
+
+static int rtop_count(char **f, void *ctx)
+{
+	rtop *t = ctx;
+	TK_GROW(t->h, t->cap, t->n + 1);
+	tk_store_hang *x = &t->h[t->n++];
+	memset(x, 0, sizeof *x);
+	x->signature = tk_xstrdup(f[0]);
+	x->count = strtoull(f[1], NULL, 10);
+	return 0;
+}
+
+static int rtop_example(char **f, void *ctx)
+{
+	int rc = rtop_count(f, ctx);
+	rtop *t = ctx;
+	t->h[t->n - 1].example = tk_xstrdup(f[2]);
+	return rc;
+}
+
+/* The distinct sessions of each top signature: rows (its 1-based place in the list UInt32,
+ * sipHash128(session) FixedString(16)) as they arrive (a sink_fn), gathered per signature, then
+ * each signature's hashes sorted (LSD radix on the low half, 8 bits a pass: a hash set's random
+ * probes of ~0.5 M rows cost ~4× more) and the distinct ones counted. */
+typedef struct sess_pair {
+	uint64_t lo, hi;
+} sess_pair;
+
+typedef struct sess_set {
+	rtop *t;
+	struct sess_list {
+		sess_pair *p;
+		size_t n, cap;
+	} * l;
+	int bad;
+} sess_set;
+
+static long sess_rows(const char *data, size_t n, void *ctx)
+{
+	sess_set *s = ctx;
+	const unsigned char *p = (const unsigned char *)data, *end = p + n;
+	for (; end - p >= 20; p += 20) {
+		uint32_t i = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		if (i < 1 || i > s->t->n)
+			return s->bad = 1, -1;
+		struct sess_list *l = &s->l[i - 1];
+		TK_GROW(l->p, l->cap, l->n + 1);
+		memcpy(&l->p[l->n].lo, p + 4, 8);
+		memcpy(&l->p[l->n].hi, p + 12, 8);
+		l->n++;
+	}
+	return (long)((const char *)p - data); /* a row cut short goes on in the next chunk */
+}
+
+/* How many distinct pairs a holds (n of them; tmp holds n more): sorted by lo, then equal los'
+ * his compared (a run of equal los is two hashes agreeing on 64 bits: next to never). */
+static uint64_t sess_distinct(sess_pair *a, sess_pair *tmp, size_t n)
+{
+	if (n < 2)
+		return n;
+	sess_pair *src = a, *dst = tmp;
+	for (int d = 0; d < 8; d++) {
+		size_t cnt[256] = {0};
+		for (size_t i = 0; i < n; i++)
+			cnt[src[i].lo >> (8 * d) & 255]++;
+		for (size_t x = 0, sum = 0; x < 256; x++) {
+			size_t c = cnt[x];
+			cnt[x] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[src[i].lo >> (8 * d) & 255]++] = src[i];
+		sess_pair *t = src;
+		src = dst, dst = t;
+	}
+	uint64_t k = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && src[j].lo == src[i].lo;)
+			j++;
+		for (size_t x = i; x < j; x++) { /* counted once: no earlier equal hi in the run */
+			size_t y = i;
+			while (y < x && src[y].hi != src[x].hi)
+				y++;
+			k += y == x;
+		}
+	}
+	return k;
+}
+
+/* Top signatures of a date range (top_once's answer): their counts summed per signature from
+ * sum_sig_hours' whole hours and the partial hours' reports, then for the top ones only their
+ * sessions and least id (the states merged) and their durations (range_values). */
+static int range_top(ch *c, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err)
+{
+	const char *kinds = tk_store_kinds_sql(q->kind);
+	buf sql = {0};
+	rtop t = {0};
+	bprintf(&sql,
+	        "SELECT signature, sum(c) AS n, min(e) FROM (SELECT signature, countMerge(ns) AS c, minMerge(ex) AS e");
+	range_sum_from(&sql, q, kinds, "sum_sig_hours", "");
+	bprintf(&sql, " GROUP BY signature UNION ALL SELECT signature, count() AS c, min(id) AS e");
+	range_part_from(&sql, q, kinds, "");
+	bprintf(&sql,
+	        " GROUP BY signature) GROUP BY signature ORDER BY n DESC, signature LIMIT %zu FORMAT TabSeparated",
+	        limit);
+	int rc = each_row(c, sql.p, NULL, 3, rtop_example, &t, "top-hangs", err);
+	free(sql.p);
+	char **sigs = tk_xmalloc((t.n ? t.n : 1) * sizeof *sigs);
+	for (size_t i = 0; i < t.n; i++)
+		sigs[i] = t.h[i].signature;
+	buf in = {0}, arr = {0};
+	sigs_in(&in, sigs, t.n);
+	for (size_t i = 0; i < t.n; i++) {
+		bput(&arr, i ? ", " : "[", i ? 2 : 1);
+		put_quoted(&arr, sigs[i]);
+	}
+	bput(&arr, "]", 1);
+	if (!rc && t.n) { /* their sessions: the hashes counted distinct here, each row's signature sent
+		           * as its 1-based place in the list (not its text: ~40 MB for a week of 1 M hangs) */
+		sql = (buf){0};
+		bprintf(&sql, "SELECT toUInt32(indexOf(%s, signature)) AS i, sh", arr.p);
+		range_sum_from(&sql, q, kinds, "sum_sig_hour_sess", in.p);
+		bprintf(&sql, " UNION ALL SELECT toUInt32(indexOf(%s, signature)) AS i, sipHash128(session) AS sh",
+		        arr.p);
+		range_part_from(&sql, q, kinds, in.p);
+		bprintf(&sql, " FORMAT RowBinary");
+		sess_set ss = {.t = &t, .l = tk_xcalloc(t.n, sizeof *ss.l)};
+		rc = post_sink(c, sql.p, sess_rows, &ss, err);
+		free(sql.p);
+		if (rc > 0)
+			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+		sess_pair *tmp = NULL;
+		size_t tcap = 0;
+		for (size_t i = 0; i < t.n; i++) {
+			if (!rc) {
+				TK_GROW(tmp, tcap, ss.l[i].n + 1);
+				t.h[i].sessions = sess_distinct(ss.l[i].p, tmp, ss.l[i].n);
+			}
+			free(ss.l[i].p);
+		}
+		free(tmp);
+		free(ss.l);
+	}
+	const racc *a = NULL;
+	if (!rc && t.n)
+		rc = range_values(c, q, kinds, "signature", 1, "sum_sig_hours", sigs, t.n, &a, err);
+	free(in.p);
+	free(arr.p);
+	free(sigs);
+	size_t found = 0;
+	for (size_t i = 0; !rc && a && i < a->n; i++) {
+		tk_store_hang *x = rtop_find(&t, a->g[i].k[0]);
+		if (!x) /* another signature the cache holds */
+			continue;
+		if (x->count != a->g[i].n || !x->example) {
+			rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+			break;
+		}
+		x->p50 = sorted_q7(a->g[i].v, x->count, 50, 100);
+		x->p95 = sorted_q7(a->g[i].v, x->count, 95, 100);
+		found++;
+	}
+	if (!rc && found != t.n)
+		rc = tk_error_set(err, "%s: unexpected answer to the top-hangs query", c->url);
+	if (rc) {
+		tk_store_hangs_free(t.h, t.n);
+		return -1;
+	}
+	*out = t.h, *n = t.n;
+	return 0;
+}
+
 static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *outv, size_t *n, tk_error *err)
 {
 	(void)limit;
@@ -1699,6 +2444,11 @@ static int percentiles_once(ch *c, const tk_store_query *q, size_t limit, void *
 	int buckets = 0;
 	for (size_t i = 0; i < q->nby; i++)
 		buckets |= q->by[i] == TK_STORE_BY_DAY || q->by[i] == TK_STORE_BY_HOUR;
+	if (!m->profile && range_fit(c, q, m->column)) { /* a date range: its whole hours summarised */
+		free(keys.p);
+		free(ksel.p);
+		return range_percentiles(c, m, q, out, n, err);
+	}
 	if (!m->profile && c->sum && sum_bucket_covers(q, m->column, TK_STORE_BY_DAY)) {
 		free(keys.p);
 		free(ksel.p);
@@ -1795,6 +2545,8 @@ static int top_once(ch *c, const tk_store_query *q, size_t limit, void *outv, si
 	tk_store_hang **out = outv;
 	buf sql = {0};
 	const char *kinds = tk_store_kinds_sql(q->kind);
+	if (range_fit(c, q, "duration")) /* a date range: its whole hours summarised */
+		return range_top(c, q, limit, out, n, err);
 	if (c->sum && sum_covers(q, "duration", SUM_VALUES_KEYS)) {
 		/* the top signatures by their summed counts first (the answer's order), then only for them
 		 * sum_sig_values' counts per (signature, value) for the order statistics, sum_sigs' session
@@ -2042,6 +2794,7 @@ static int wait_zero(ch *c, const char *sql, const char *what, tk_error *err)
 static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 {
 	ch *c = h;
+	c->state_have = 0; /* a write of ours: the state is read again */
 	unsigned long long t0, rows, distinct, before, after;
 	if (scalar(c, "SELECT toUInt32(now())", &t0, err) || scalar(c, "SELECT count() FROM reports", &rows, err) ||
 	    scalar(c, "SELECT uniqExact(kind, id) FROM reports", &distinct, err) ||
@@ -2089,7 +2842,8 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 	unsigned long long ok = 0;
 	if (rows == distinct && scalar(c, SUM_CHECK, &ok, err))
 		return -1;
-	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err) || run_many(c, SUM7_FILL, err)))
+	if (!ok && (run_many(c, SUM_FILL, err) || run_many(c, SUM6_FILL, err) || run_many(c, SUM7_FILL, err) ||
+	            run_many(c, SUM8_FILL, err)))
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
@@ -2143,7 +2897,7 @@ static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_
 		return -1;
 	build(c, &sql, arg);
 	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
-	if (!rc && !c->dedupe && (rc = ingest_state(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
+	if (!rc && !c->dedupe && (rc = state_after(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
 		free(res.p), free(sql.p);
 		res = sql = (buf){0};
 		c->dedupe = 1;
@@ -2320,7 +3074,7 @@ static void sig_sum_sql(buf *sql, const char *cols, const char *table, const tk_
 static int sig_sum_still(ch *c, unsigned long long b0, tk_error *err)
 {
 	unsigned long long b1, o1;
-	if (ingest_state(c, &b1, &o1, err))
+	if (state_after(c, &b1, &o1, err))
 		return -1;
 	return b1 == b0 && o1 == 0;
 }
@@ -2584,11 +3338,53 @@ static void values_sql(ch *c, buf *sql, const void *arg)
 	        s->by_version ? "version, " : "");
 }
 
+/* tk_store_ops.values_bulk: a date range's durations (range_values), each group's array handed
+ * over and the cache's entry forgotten (the comparison page asks a range's percentiles, then its
+ * histogram, then no more: a copy of ~0.9 M values is ~7 MB of fresh pages to fault in). */
+static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+                          int (*rows)(void *ctx, const char *version, double *v, size_t n), void *ctx, tk_error *err)
+{
+	ch *c = h;
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	if (strcmp(col, "duration") != 0 || !(q->since > 0 || q->until > 0) || !sum_covers(&t, col, SUM_VALUES_KEYS))
+		return 1; /* no date range the summaries answer: ch_values */
+	const racc *r;
+	int fit =
+	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
+	if (fit <= 0)
+		return fit < 0 ? -1 : 1;
+	rcache *e = rcache_of(c, r);
+	if (!e)
+		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	int rc = 0;
+	for (size_t g = 0; g < e->a.n && !rc; g++) { /* each group's values in order, as values_sql's ORDER BY */
+		double *v = e->a.g[g].v;
+		size_t n = e->a.g[g].n;
+		e->a.g[g].v = NULL, e->a.g[g].n = e->a.g[g].cap = 0;
+		rc = rows(ctx, by_version ? e->a.g[g].k[0] : "", v, n);
+	}
+	rcache_drop(e);
+	return rc ? -1 : 0;
+}
+
 static int ch_values(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
                      int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err)
 {
 	if (strcmp(col, "duration") != 0)
 		return tk_error_set(err, "values of %s: not stored", col), -1;
+	const racc *r;
+	int fit =
+	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
+	if (fit < 0)
+		return -1;
+	if (fit) { /* each group's values in order, as values_sql's ORDER BY */
+		int rc = 0;
+		for (size_t g = 0; g < r->n && !rc; g++)
+			for (size_t i = 0; i < r->g[g].n && !rc; i++)
+				rc = row(ctx, by_version ? r->g[g].k[0] : "", r->g[g].v[i]);
+		return rc ? -1 : 0;
+	}
 	values_acc a = {row, ctx};
 	return each_row_once(h, values_sql, &(sel_arg){q, kinds, by_version}, 3, values_row, &a, "values", err);
 }
@@ -2639,11 +3435,65 @@ static int sigs_row(char **f, void *ctx)
 	return -1;
 }
 
+/* tk_store_ops.sigs_values_bulk: a date range's durations of the listed signatures (range_values),
+ * each one's array handed over and the cache's entry forgotten, as ch_values_bulk. */
+static int ch_sigs_values_bulk(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+                               int (*rows)(void *ctx, size_t i, double *v, size_t nv), void *ctx, tk_error *err)
+{
+	ch *c = h;
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	if (!n || !(q->since > 0 || q->until > 0) || !sum_covers(&t, "duration", SUM_VALUES_KEYS))
+		return 1; /* no date range the summaries answer: ch_sigs_values */
+	const racc *r;
+	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
+	if (fit <= 0)
+		return fit < 0 ? -1 : 1;
+	rcache *e = rcache_of(c, r);
+	if (!e)
+		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	int rc = 0;
+	for (size_t g = 0; g < e->a.n && !rc; g++) {
+		size_t i = 0;
+		while (i < n && strcmp(sigs[i], e->a.g[g].k[0]) != 0)
+			i++;
+		if (i == n) /* another signature the cache holds */
+			continue;
+		double *v = e->a.g[g].v;
+		size_t nv = e->a.g[g].n;
+		e->a.g[g].v = NULL, e->a.g[g].n = e->a.g[g].cap = 0;
+		rc = rows(ctx, i, v, nv);
+	}
+	rcache_drop(e);
+	return rc ? -1 : 0;
+}
+
 static int ch_sigs_values(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                           int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err)
 {
 	if (!n)
 		return 0;
+	const racc *r;
+	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
+	if (fit < 0)
+		return -1;
+	if (fit) { /* each listed signature's values in order, a value once with its count */
+		int rc = 0;
+		for (size_t g = 0; g < r->n && !rc; g++) {
+			size_t i = 0;
+			while (i < n && strcmp(sigs[i], r->g[g].k[0]) != 0)
+				i++;
+			if (i == n) /* another signature the cache holds */
+				continue;
+			const double *v = r->g[g].v;
+			for (size_t j = 0, k; j < r->g[g].n && !rc; j = k) {
+				for (k = j + 1; k < r->g[g].n && v[k] == v[j];)
+					k++;
+				rc = row(ctx, i, v[j], k - j);
+			}
+		}
+		return rc ? -1 : 0;
+	}
 	sigs_arg a = {q, kinds, sigs, n, row, ctx};
 	return each_row_once(h, sigs_values_sql, &a, 3, sigs_row, &a, "signatures' durations", err);
 }
@@ -2671,6 +3521,17 @@ static void sig_versions_sql(ch *c, buf *sql, const void *arg)
 	const sigs_arg *s = arg;
 	/* sum_sigs has a row per (kind, app, version, signature) of reports with a duration */
 	int sum = c->sum && sum_covers(s->q, "duration", SUM_VALUES_KEYS);
+	if (c->sum && range_fit(c, s->q, "duration")) { /* a date range: sum_sig_hours' whole hours */
+		buf in = {0};
+		sigs_in(&in, s->sigs, s->n);
+		bprintf(sql, "SELECT DISTINCT signature, version FROM (SELECT signature, version");
+		range_sum_from(sql, s->q, s->kinds, "sum_sig_hours", in.p);
+		bprintf(sql, " UNION ALL SELECT signature, version");
+		range_part_from(sql, s->q, s->kinds, in.p);
+		bprintf(sql, ") FORMAT TabSeparated");
+		free(in.p);
+		return;
+	}
 	bprintf(sql, "SELECT DISTINCT signature, version FROM %s", sum ? "sum_sigs" : "reports");
 	where_sql(sql, s->q, s->kinds, sum ? NULL : "duration");
 	bprintf(sql, " AND signature IN (");
@@ -2810,7 +3671,9 @@ const tk_store_ops tk_store_clickhouse = {
     .sig_stacks = ch_sig_stacks,
     .sig_rows = ch_sig_rows,
     .values = ch_values,
+    .values_bulk = ch_values_bulk,
     .sigs_values = ch_sigs_values,
+    .sigs_values_bulk = ch_sigs_values_bulk,
     .sig_versions = ch_sig_versions,
     .overview = ch_overview,
     .changes = ch_changes,

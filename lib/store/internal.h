@@ -45,12 +45,23 @@ typedef struct tk_store_ops {
 	 * value); else store.c takes them from sig_rows */
 	int (*values)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
 	              int (*row)(void *ctx, const char *version, double v), void *ctx, tk_error *err);
+	/* optional, before values: the same values a group at a time, rows(ctx, version, v, n) with
+	 * v[0..n) ascending and malloc'd, the callee's to keep or free (a date range's durations already
+	 * in memory: handed over, neither copied nor called back one a value); 1 when the backend has no
+	 * such answer for q (store.c calls values), -1 with err */
+	int (*values_bulk)(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
+	                   int (*rows)(void *ctx, const char *version, double *v, size_t n), void *ctx, tk_error *err);
 	/* optional: the durations of the reports of each of n signatures among those q selects (kinds;
 	 * q->signature unset), in one query across them: row(ctx, i, value, count) per distinct value of
 	 * sigs[i] (count reports of it), in any order; else tk_store_signatures_durations calls sig_rows
 	 * once per signature */
 	int (*sigs_values)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
 	                   int (*row)(void *ctx, size_t i, double v, uint64_t count), void *ctx, tk_error *err);
+	/* optional, before sigs_values: the same values a signature at a time, rows(ctx, i, v, nv) with
+	 * v[0..nv) ascending and malloc'd, the callee's to keep or free; 1 when the backend has no such
+	 * answer for q (store.c calls sigs_values), -1 with err */
+	int (*sigs_values_bulk)(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
+	                        int (*rows)(void *ctx, size_t i, double *v, size_t nv), void *ctx, tk_error *err);
 	/* optional: tk_store_signature_detail from summaries, without the rows: count, sessions, versions
 	 * and devices tallied (each sorted by value, strcmp), every duration ascending, the nexamples =
 	 * min(count, max_examples) least ids ascending; the rest is left for store.c. 1 when the backend

@@ -803,6 +803,25 @@ static int sigdur_row(void *ctx, size_t i, double v, uint64_t count)
 	return 0;
 }
 
+/* sigs_values_bulk's rows: nv values ascending, malloc'd, ours (a signature's first taken as they are) */
+static int sigdur_rows(void *ctx, size_t i, double *v, size_t nv)
+{
+	sigdur_acc *a = ctx;
+	tk_store_sigdur *d = &a->out[i];
+	if (nv && !d->durations) {
+		d->durations = v, d->count = a->cap[i] = nv;
+		return 0;
+	}
+	int rc = nv > SIZE_MAX / 2 / sizeof *v - d->count ? -1 : 0;
+	if (nv && !rc) {
+		TK_GROW(d->durations, a->cap[i], d->count + nv);
+		memcpy(d->durations + d->count, v, nv * sizeof *v);
+		d->count += nv;
+	}
+	free(v);
+	return rc;
+}
+
 int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_query *q, char *const *sigs, size_t n,
                                   tk_store_sigdur *out, tk_error *err)
 {
@@ -818,7 +837,10 @@ int tk_store_signatures_durations(tk_store *s, const char *kind, const tk_store_
 		sq.signature = NULL;
 		size_t *cap = tk_xcalloc(n, sizeof *cap);
 		sigdur_acc a = {out, cap};
-		rc = s->b->sigs_values(s->h, &sq, kinds, sigs, n, sigdur_row, &a, err);
+		rc = s->b->sigs_values_bulk ? s->b->sigs_values_bulk(s->h, &sq, kinds, sigs, n, sigdur_rows, &a, err)
+		                            : 1;
+		if (rc == 1)
+			rc = s->b->sigs_values(s->h, &sq, kinds, sigs, n, sigdur_row, &a, err);
 		free(cap);
 	} else { /* the existing per-signature call, once each */
 		for (size_t i = 0; i < n && !rc; i++) {
@@ -897,9 +919,9 @@ typedef struct dist_acc {
 	double lo, hi;
 } dist_acc;
 
-static int dist_row(void *ctx, const char *version, double v)
+/* The group of version's values (made where there is none yet). */
+static size_t dist_group(dist_acc *a, const char *version)
 {
-	dist_acc *a = ctx;
 	const char *key = a->by_version ? version : NULL;
 	size_t g = a->n ? a->n - 1 : 0; /* rows come by version: the last group first */
 	if (a->n && key && strcmp(a->d[g].keys[0], key) != 0)
@@ -914,11 +936,43 @@ static int dist_row(void *ctx, const char *version, double v)
 			a->d[a->n].keys[0] = tk_xstrdup(key);
 		a->n++;
 	}
+	return g;
+}
+
+static int dist_row(void *ctx, const char *version, double v)
+{
+	dist_acc *a = ctx;
+	size_t g = dist_group(a, version);
 	TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + 1);
 	a->d[g].values[a->d[g].n++] = v;
 	a->lo = v < a->lo ? v : a->lo;
 	a->hi = v > a->hi ? v : a->hi;
 	return 0;
+}
+
+/* values_bulk's rows: n values ascending, malloc'd, ours (a group's first taken as they are) */
+static int dist_rows(void *ctx, const char *version, double *v, size_t n)
+{
+	dist_acc *a = ctx;
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	size_t g = dist_group(a, version);
+	a->lo = v[0] < a->lo ? v[0] : a->lo;
+	a->hi = v[n - 1] > a->hi ? v[n - 1] : a->hi;
+	if (!a->d[g].values) {
+		a->d[g].values = v, a->d[g].n = a->vcap[g] = n;
+		return 0;
+	}
+	int rc = n > SIZE_MAX / 2 / sizeof *v - a->d[g].n ? -1 : 0;
+	if (!rc) {
+		TK_GROW(a->d[g].values, a->vcap[g], a->d[g].n + n);
+		memcpy(a->d[g].values + a->d[g].n, v, n * sizeof *v);
+		a->d[g].n += n;
+	}
+	free(v);
+	return rc;
 }
 
 int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk_store_dist **out, size_t *n,
@@ -934,10 +988,11 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 	if (nbins < 1 || nbins > 1000)
 		return tk_error_set(err, "a histogram has 1 to 1000 bins"), -1;
 	dist_acc a = {.by_version = q->nby == 1, .lo = INFINITY, .hi = -INFINITY};
-	int rc = 0;
-	if (s->b->values) {
+	int rc =
+	    s->b->values_bulk ? s->b->values_bulk(s->h, q, m->kinds, m->column, a.by_version, dist_rows, &a, err) : 1;
+	if (rc == 1 && s->b->values) {
 		rc = s->b->values(s->h, q, m->kinds, m->column, a.by_version, dist_row, &a, err);
-	} else { /* every row of the reports (sig_rows), then grouped */
+	} else if (rc == 1) { /* every row of the reports (sig_rows), then grouped */
 		tk_store_sigrow *r = NULL;
 		size_t nr = 0;
 		rc = s->b->sig_rows(s->h, q, m->kinds, &r, &nr, err);

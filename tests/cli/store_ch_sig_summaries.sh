@@ -25,7 +25,7 @@ NEW="$CH_URL/tknew" OLD="$CH_URL/tkold"
 "$TK" top-hangs --db "$NEW" --where version=5.1 >/dev/null
 "$TK" ingest -q --batch 120 --db "$NEW" "$G"
 "$TK" ingest -q --db "$NEW" "$G"/s000000[2-4] # stored already: adds nothing
-check_eq "clickhouse: schema 7" "7" "$(chq "SELECT max(version) FROM tknew.tracekit_schema")"
+check_eq "clickhouse: schema 8" "8" "$(chq "SELECT max(version) FROM tknew.tracekit_schema")"
 
 # the tables (grouped again: parts not merged yet) and their definition from the reports
 SUM="SELECT * FROM (SELECT 'k' AS t, signature AS sig, what AS w, key AS k, kind, app, version, sum(n) AS n FROM DB.sum_sig_keys GROUP BY signature, what, key, kind, app, version
@@ -61,7 +61,7 @@ chq "ALTER TABLE tkold.reports DROP COLUMN stack"
 chq "CREATE TABLE tkold.tracekit_schema (version UInt32) ENGINE = TinyLog"
 chq "INSERT INTO tkold.tracekit_schema VALUES (1), (2), (3), (4), (5), (6)"
 "$TK" ingest -q --db "$OLD" "$G"
-check_eq "clickhouse: schema 6 migrates to 7" "7" "$(chq "SELECT max(version) FROM tkold.tracekit_schema")"
+check_eq "clickhouse: schema 6 migrates to 8" "8" "$(chq "SELECT max(version) FROM tkold.tracekit_schema")"
 same_as_reports tkold "migrated from schema 6, then ingested"
 "$TK" store compact --db "$OLD" >/dev/null
 same_as_reports tkold "compacted"

@@ -197,7 +197,7 @@ for q in "DROP TABLE tk_old.stacks" "DROP TABLE tk_old.report_stacks" "DROP TABL
 	curl -sf "$CH_HTTP" --data-binary "$q" >/dev/null || notok "clickhouse: $q"
 done
 "$TK" ingest -q --db "$CH_OLD" "$G/s0000001"
-check_eq "clickhouse: schema 3 migrates to 7" "7" "$(curl -sf "$CH_HTTP" --data-binary "SELECT max(version) FROM tk_old.tracekit_schema")"
+check_eq "clickhouse: schema 3 migrates to 8" "8" "$(curl -sf "$CH_HTTP" --data-binary "SELECT max(version) FROM tk_old.tracekit_schema")"
 check_eq "clickhouse: a report stored before the migration has no stacks" "" "$("$TK" report --db "$CH_OLD" --folded "$id0" || echo FAILED)"
 check_eq "clickhouse: a report stored after it has its stacks" "$(cat "$TMP/id1.folded" 2>/dev/null || echo MISSING)" "$("$TK" report --db "$CH_OLD" --folded "$id1")"
 # identical stacks are stored once

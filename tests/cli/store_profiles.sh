@@ -97,5 +97,5 @@ chq "DROP TABLE tk_old.functions" && chq "DROP TABLE tk_old.profiles" && chq "DR
 	chq "CREATE TABLE tk_old.tracekit_schema (version UInt32) ENGINE = TinyLog" && chq "INSERT INTO tk_old.tracekit_schema VALUES (1)"
 before=$(chq "SELECT count() FROM tk_old.reports")
 "$TK" ingest -q --db "$CH_URL/tk_old" "${A[@]}"
-check_eq "clickhouse: schema 1 → 7 migration keeps the reports and adds profiles" "$before 7 3" \
+check_eq "clickhouse: schema 1 → 8 migration keeps the reports and adds profiles" "$before 8 3" \
 	"$(chq "SELECT count() FROM tk_old.reports") $(chq "SELECT max(version) FROM tk_old.tracekit_schema") $(chq "SELECT count() FROM tk_old.profiles")"
