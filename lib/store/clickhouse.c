@@ -2784,6 +2784,42 @@ static int wait_zero(ch *c, const char *sql, const char *what, tk_error *err)
 	}
 }
 
+/* Delete from tracekit_ingests the batches closed before t0 (or opened over an hour before it and
+ * never closed: crashed). The tokens are picked first and named in the ALTERs: a mutation whose
+ * condition reads the table it mutates evaluates it again for each part, so once a batch's
+ * "closed" row was deleted from one part, its "opened" row in another looked open and stayed
+ * (a later compaction then reported batches still open). At most ~100 kB of names an ALTER. */
+static int prune_ingests(ch *c, unsigned long long t0, tk_error *err)
+{
+	char sql[512];
+	snprintf(sql, sizeof sql,
+	         "SELECT hex(token) FROM tracekit_ingests GROUP BY token HAVING max(at) < toDateTime(%llu) AND "
+	         "(max(state) >= 1 OR max(at) < toDateTime(%llu) - 3600) FORMAT TabSeparated",
+	         t0, t0);
+	buf res = {0}, alter = {0};
+	if (run(c, sql, &res, err))
+		return -1;
+	int rc = 0;
+	for (char *p = res.p, *nl; !rc && p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p) - 1;
+		if (!alter.n)
+			bprintf(&alter, "ALTER TABLE tracekit_ingests DELETE WHERE token IN (");
+		else
+			bprintf(&alter, ",");
+		bprintf(&alter, "unhex('%.*s')", (int)strspn(p, "0123456789ABCDEF"), p);
+		if (alter.n > 100000 || !nl[1]) {
+			bprintf(&alter, ")");
+			rc = run(c, alter.p, NULL, err);
+			alter.n = 0;
+		}
+	}
+	free(res.p);
+	free(alter.p);
+	return rc;
+}
+
 /* The extra copies of a report (two ingesters that both found it absent) differ in `ingested`, so
  * OPTIMIZE … DEDUPLICATE, which drops only identical rows, leaves them; it also crashes Debian's
  * 18.16 server when it merges several parts (measured: SIGSEGV). So the table is rebuilt with each
@@ -2847,12 +2883,8 @@ static int ch_compact(void *h, tk_store_compact_result *r, tk_error *err)
 		return -1;
 	/* every copy stored before t0 is gone: the batches closed before then (and those open for over
 	 * an hour before it: crashed) say nothing any more */
-	snprintf(sql, sizeof sql,
-	         "ALTER TABLE tracekit_ingests DELETE WHERE token IN (SELECT token FROM tracekit_ingests GROUP BY "
-	         "token HAVING max(at) < toDateTime(%llu) AND (max(state) >= 1 OR max(at) < toDateTime(%llu) - 3600))",
-	         t0, t0);
 	unsigned long long open_batches, ignored, left;
-	if (run(c, sql, NULL, err) ||
+	if (prune_ingests(c, t0, err) ||
 	    wait_zero(c,
 	              "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = "
 	              "'tracekit_ingests' AND is_done = 0",
