@@ -133,5 +133,9 @@ void tk_sqlite_mem_init(void)
 	if (sqlite3_config(SQLITE_CONFIG_MALLOC, &pm_methods) != SQLITE_OK) {
 		pm_base = pm_next = pm_end = NULL;
 		munmap(m, PM_RESERVE + PM_HUGE);
+		return;
 	}
+	/* no count of the memory SQLite holds (nothing here reads it, and no soft heap limit is set): each
+	 * allocation and free then goes without SQLite's memory mutex and a size lookup */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
