@@ -79,6 +79,9 @@ extern const tk_store_ops tk_store_sqlite;
 /* The name of the VFS the SQLite store opens its files with (sqlite_walbuf.c: the WAL's frames
  * written in large pieces), NULL when it could not be registered (then the default VFS). */
 const char *tk_sqlite_walbuf_vfs(void);
+/* Installs SQLite's allocator with the page caches on huge pages (sqlite_mem.c), if SQLite has not
+ * started yet in this process (tk_sqlite_walbuf_vfs calls it first). */
+void tk_sqlite_mem_init(void);
 extern const tk_store_ops tk_store_clickhouse;
 
 /* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has

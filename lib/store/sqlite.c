@@ -868,26 +868,39 @@ static int stacks_put(sq *s, const unsigned char hash[16], const char *folded, t
 	return 0;
 }
 
+/* A text parameter of a row, unless the one bound for the row before is the same text: that binding
+ * stays (the batch's strings live until its rows are stored; binding a text costs SQLite more than
+ * comparing it). *was: the text bound, NULL for none yet. */
+static void bind_key(sqlite3_stmt *st, int col, const char *text, const char **was)
+{
+	if (text && *was && strcmp(text, *was) == 0)
+		return;
+	sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+	*was = text;
+}
+
 /* The rows of one batch inside an open transaction; on failure the caller rolls back. */
 static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error *err)
 {
 	size_t add = 0;
+	const char *was[1 + TK_STORE_NKEYS] = {0}; /* bound: the kind and keys (a session's rows repeat them) */
+	unsigned char id[32];                      /* bound as it is, each row's in turn */
 	for (size_t i = 0; i < n; i++) {
 		const tk_report *r = &v[i];
 		uint32_t g = sig_get(s, r->signature);
 		if (g == UINT32_MAX) {
 			fail(s, err, "signature summary");
+			sqlite3_clear_bindings(s->ins);
 			return -1;
 		}
 		sqlite3_stmt *st = s->ins;
 		sqlite3_reset(st);
-		unsigned char id[32];
 		for (int b = 0; b < 32; b++)
 			id[b] = (unsigned char)(nibble(r->id[2 * b]) << 4 | nibble(r->id[2 * b + 1]));
-		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 1, id, sizeof id, SQLITE_STATIC);
+		bind_key(st, 2, r->kind, &was[0]);
 		for (int k = 0; k < TK_STORE_NKEYS; k++)
-			sqlite3_bind_text(st, 3 + k, r->keys[k], -1, SQLITE_STATIC);
+			bind_key(st, 3 + k, r->keys[k], &was[1 + k]);
 		sqlite3_bind_double(st, 9, r->time);
 		bind_num(st, 10, r->duration);
 		bind_num(st, 11, r->avg_cpu);
@@ -909,11 +922,14 @@ static int put_rows(sq *s, const tk_report *v, size_t n, size_t *added, tk_error
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			fail(s, err, "insert");
 			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
 			return -1;
 		}
 		int fresh = sqlite3_changes(s->db) == 1;
-		if (fresh && has_stack && stacks_put(s, stack, r->stacks, err))
+		if (fresh && has_stack && stacks_put(s, stack, r->stacks, err)) {
+			sqlite3_clear_bindings(st);
 			return -1;
+		}
 		add += (size_t)fresh;
 		if (fresh) {
 			sess_add(s, r);

@@ -252,6 +252,7 @@ static int wb_time64(sqlite3_vfs *vfs, sqlite3_int64 *out)
  * database file, not this one: no shared-memory or fetch methods). */
 static void wb_register(void)
 {
+	tk_sqlite_mem_init(); /* before anything starts SQLite (sqlite3_vfs_find does) */
 	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
 	if (!real || real->iVersion < 2 || !real->xCurrentTimeInt64)
 		return;
