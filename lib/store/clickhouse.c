@@ -1866,6 +1866,18 @@ static void racc_free(racc *a)
 	*a = (racc){0};
 }
 
+/* A row's nk String keys into k (each malloc'd; NULL once the row is cut short): 1 if they equal
+ * last's, the keys of the group before (NULL for none). */
+static int row_keys(rbin *r, size_t nk, char **k, char *const *last)
+{
+	int same = last != NULL;
+	for (size_t i = 0; i < nk && !r->bad; i++) {
+		k[i] = rbin_str(r);
+		same = same && k[i] && strcmp(k[i], last[i]) == 0;
+	}
+	return same;
+}
+
 /* RowBinary rows (nk Strings, a groupArray(Float64) state), ordered by the keys (a sink_fn): a
  * group's rows (hours, parts, the reports' partial hours) are adjacent and their values appended. */
 static long range_rows(const char *data, size_t n, void *ctx)
@@ -1877,11 +1889,7 @@ static long range_rows(const char *data, size_t n, void *ctx)
 		if (r.p >= r.end)
 			return (long)n;
 		char *k[TK_STORE_NKEYS] = {0};
-		int same = a->n > 0;
-		for (size_t i = 0; i < a->nk && !r.bad; i++) {
-			k[i] = rbin_str(&r);
-			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
-		}
+		int same = row_keys(&r, a->nk, k, a->n ? a->g[a->n - 1].k : NULL);
 		uint64_t len = r.bad ? 0 : rbin_leb(&r);
 		const unsigned char *at = r.bad || len > ((uint64_t)1 << 36) ? NULL : rbin_take(&r, len * 8);
 		if (!at || !same) {
@@ -1906,8 +1914,6 @@ static long range_rows(const char *data, size_t n, void *ctx)
 	}
 }
 
-/* The durations of q's range grouped by keys (comma-separated, "" for none) from table (a summary
- * by hour with those keys and a state v) and the partial hours' reports, each group sorted. */
 /* sum_day_values' rows of a range's whole days, (keys…, value Float64, n UInt64) ordered by the keys
  * then the value, as they arrive (a sink_fn): per group of keys its (value, count) runs in order. */
 typedef struct dgroup {
@@ -1932,11 +1938,7 @@ static long day_rows(const char *data, size_t n, void *ctx)
 		if (r.p >= r.end)
 			return (long)n;
 		char *k[TK_STORE_NKEYS] = {0};
-		int same = a->n > 0;
-		for (size_t i = 0; i < a->nk && !r.bad; i++) {
-			k[i] = rbin_str(&r);
-			same = same && k[i] && strcmp(k[i], a->g[a->n - 1].k[i]) == 0;
-		}
+		int same = row_keys(&r, a->nk, k, a->n ? a->g[a->n - 1].k : NULL);
 		const unsigned char *at = r.bad ? NULL : rbin_take(&r, 16);
 		if (at && !same) {
 			TK_GROW(a->g, a->cap, a->n + 1);

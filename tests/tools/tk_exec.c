@@ -68,18 +68,7 @@ static void put(struct buf *b, const char *s)
 
 static int read_reply(int s, struct tk_fork_reply *r)
 {
-	char *p = (char *)r;
-	size_t n = sizeof *r;
-	while (n) {
-		ssize_t k = read(s, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return tk_fork_io(s, r, sizeof *r, 0);
 }
 
 int main(int argc, char **argv)

@@ -5,7 +5,10 @@
  * 'P' with the child's pid, later 'S' with its wait status; or 'E' alone: run tracekit yourself. */
 #ifndef TK_FORK_H
 #define TK_FORK_H
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define TK_FORK_MAGIC 0x746b6631u
 #define TK_FORK_MAXFD 64
@@ -21,4 +24,21 @@ struct tk_fork_hdr {
 struct tk_fork_reply {
 	int32_t type, value;
 };
+
+/* All n bytes read into (writing 0) or written from (writing 1) buf, across short transfers and
+ * EINTR: 0, or -1 on an error or the other end closing first. */
+static inline int tk_fork_io(int fd, void *buf, size_t n, int writing)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t r = writing ? write(fd, p, n) : read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
 #endif

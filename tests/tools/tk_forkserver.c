@@ -56,32 +56,12 @@ static void on_chld(int sig)
 
 static int read_full(int fd, void *buf, size_t n)
 {
-	char *p = buf;
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return tk_fork_io(fd, buf, n, 0);
 }
 
 static int write_full(int fd, const void *buf, size_t n)
 {
-	const char *p = buf;
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return tk_fork_io(fd, (void *)buf, n, 1);
 }
 
 static void reply(int conn, char type, int32_t value)
