@@ -312,8 +312,15 @@ void tk_store_hangs_free(tk_store_hang *h, size_t n);
  * "marker". Reports are stored under their event's kind (tk_event_kind_name; Records keep "hang",
  * "cpu-highload", "anr"), so any reader's events are counted here with no change to the store.
  * p50/p95 are of the duration, seconds. An unknown kind is an error. */
-int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
-                             tk_store_hang **out, size_t *n, tk_error *err);
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
+                             size_t *n, tk_error *err);
+/* The same top list with only what orders it: signature, count and example, as
+ * tk_store_top_diagnostics gives them for the same arguments; sessions, p50 and p95 are 0 and the
+ * versions NULL. For a view that shows counts alone (the dashboard's comparison, which gets each
+ * side's durations per signature itself): on ClickHouse it is one query where the full list takes
+ * four, and it does not read the signatures' session sets. */
+int tk_store_top_counts(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
+                        size_t *n, tk_error *err);
 /* The kinds tk_store_top_diagnostics takes, for --help: "hang|cpu|disk|crash|launch|…". */
 const char *tk_store_diagnostic_kinds(void);
 
@@ -392,8 +399,8 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 void tk_store_dists_free(tk_store_dist *d, size_t n, double *edges);
 /* One JSON object per group: its keys, "metric", "unit", "count", "min", "p5", "p25", "p50", "p75",
  * "p95", "max", "whiskers": "p5-p95", "edges": [...], "counts": [...]. */
-int tk_store_dists_write_json(FILE *f, const tk_store_query *q, const tk_store_dist *d, size_t n,
-                              const double *edges, size_t nbins, tk_error *err);
+int tk_store_dists_write_json(FILE *f, const tk_store_query *q, const tk_store_dist *d, size_t n, const double *edges,
+                              size_t nbins, tk_error *err);
 
 /* The fleet overview per group of q->by (keys and time buckets; q->metric and q->kind unused): the
  * distinct sessions that sent any report, and the reports per stored kind. Percentiles per group

@@ -166,8 +166,8 @@ static int vercmp_p(const void *a, const void *b)
 
 /* ---- page frame ---- */
 
-static const char *const nav[][2] = {
-    {"/", "Overview"}, {"/trends", "Trends"}, {"/stacks", "Top stacks"}, {"/compare", "Compare"}, {"/rules", "Alert rules"}, {"/api/", "API"}};
+static const char *const nav[][2] = {{"/", "Overview"},       {"/trends", "Trends"},     {"/stacks", "Top stacks"},
+                                     {"/compare", "Compare"}, {"/rules", "Alert rules"}, {"/api/", "API"}};
 
 static void page_begin(req *r, const char *title, const char *path, const char *const *keep, size_t nkeep)
 {
@@ -176,8 +176,10 @@ static void page_begin(req *r, const char *title, const char *path, const char *
 	      "<meta name=\"viewport\" content=\"width=device-width\"><title>",
 	      f);
 	esc(f, title);
-	fputs(" — tracekit</title><link rel=\"icon\" href=\"/static/icon.svg\"><link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
-	      "<script src=\"/static/dashboard.js\" defer></script></head><body>\n<header><span class=\"brand\">tracekit</span><nav>",
+	fputs(" — tracekit</title><link rel=\"icon\" href=\"/static/icon.svg\"><link rel=\"stylesheet\" "
+	      "href=\"/static/dashboard.css\">"
+	      "<script src=\"/static/dashboard.js\" defer></script></head><body>\n<header><span "
+	      "class=\"brand\">tracekit</span><nav>",
 	      f);
 	for (size_t i = 0; i < sizeof nav / sizeof nav[0]; i++) {
 		fprintf(f, "<a href=\"%s?", nav[i][0]);
@@ -217,7 +219,8 @@ static void page_begin(req *r, const char *title, const char *path, const char *
 
 static void page_end(req *r)
 {
-	fputs("</main>\n<footer>tracekit fleet dashboard · read-only · <a href=\"/api/\">JSON API</a></footer>\n</body></html>\n",
+	fputs("</main>\n<footer>tracekit fleet dashboard · read-only · <a href=\"/api/\">JSON "
+	      "API</a></footer>\n</body></html>\n",
 	      r->f);
 }
 
@@ -371,8 +374,10 @@ static int breaches(req *r, int only_summary)
 	size_t n = 0;
 	if (tk_alert_eval(r->s, ru, &r->q, r->o->now, &b, &n, &r->err))
 		return -1;
-	fprintf(f, "<h2>Alerts</h2>\n<p class=\"lead\">%zu rule%s, <span class=\"tag %s\" id=\"breach-count\" data-v=\"%zu\">%zu "
-	           "breach%s</span> under these filters.</p>\n",
+	fprintf(f,
+	        "<h2>Alerts</h2>\n<p class=\"lead\">%zu rule%s, <span class=\"tag %s\" id=\"breach-count\" "
+	        "data-v=\"%zu\">%zu "
+	        "breach%s</span> under these filters.</p>\n",
 	        ru->n, ru->n == 1 ? "" : "s", n ? "bad" : "good", n, n, n == 1 ? "" : "es");
 	if (only_summary) {
 		fputs("<p><a href=\"/rules?", f);
@@ -389,7 +394,8 @@ static int breaches(req *r, int only_summary)
 			esc(f, rule->text);
 			fputs("</code></td><td class=\"group\">", f);
 			for (size_t k = 0; k < rule->nby; k++) {
-				fprintf(f, "%s<span class=\"key\">%s</span>=", k ? ", " : "", tk_store_by_name(rule->by[k]));
+				fprintf(f, "%s<span class=\"key\">%s</span>=", k ? ", " : "",
+				        tk_store_by_name(rule->by[k]));
 				esc(f, b[i].keys[k]);
 			}
 			if (!rule->nby)
@@ -495,8 +501,9 @@ static int overview(req *r)
 		for (size_t k = 2; k < sizeof kinds / sizeof kinds[0]; k++)
 			cell_count(f, kinds[k], kind_count(w->ov, kinds[k]));
 		fprintf(f, "<td class=\"mark\">%s</td></tr>\n",
-		        w->mark > 0 ? "<span class=\"tag good\">best</span>"
-		                    : w->mark < 0 ? "<span class=\"tag bad\">worst</span>" : "");
+		        w->mark > 0   ? "<span class=\"tag good\">best</span>"
+		        : w->mark < 0 ? "<span class=\"tag bad\">worst</span>"
+		                      : "");
 	}
 	fputs("</tbody></table>\n", f);
 	rc = 0;
@@ -563,9 +570,10 @@ static int stacks(req *r)
 	if (first_last(r, kind, h, n, first, last))
 		goto out;
 	kind_tabs(r, "/stacks", kind);
-	fprintf(f, "<p class=\"lead\">The stack signatures behind most %s reports (first five app frames, leaf first): "
-	           "count, sessions, exact P50/P95 duration, the first and last version each was seen in. "
-	           "<span class=\"tag bad\">new in X</span> marks a signature no earlier version had.</p>\n",
+	fprintf(f,
+	        "<p class=\"lead\">The stack signatures behind most %s reports (first five app frames, leaf first): "
+	        "count, sessions, exact P50/P95 duration, the first and last version each was seen in. "
+	        "<span class=\"tag bad\">new in X</span> marks a signature no earlier version had.</p>\n",
 	        kind);
 	if (!n) {
 		fputs("<p class=\"empty\">No reports match these filters.</p>\n", f);
@@ -1056,14 +1064,18 @@ static int dist_section(req *r, const char *metric)
 	size_t n = 0;
 	if (dist_load(r, metric, nb, &d, &n, &e))
 		return -1;
-	fprintf(f, "<p class=\"lead\">Every %s value under the filters and time range above (since, until), per "
-	           "version: a histogram in %zu bins and a box plot (box P25 to P75, bar at the median, whiskers P5 to "
-	           "P95, dots at min and max; exact).</p>\n",
+	fprintf(f,
+	        "<p class=\"lead\">Every %s value under the filters and time range above (since, until), per "
+	        "version: a histogram in %zu bins and a box plot (box P25 to P75, bar at the median, whiskers P5 to "
+	        "P95, dots at min and max; exact).</p>\n",
 	        metric, nb);
-	fprintf(f, "<figure class=\"trend\"><img id=\"distchart\" alt=\"histogram and box plot\" src=\"/dist.svg?metric=%s&amp;bins=%zu",
+	fprintf(f,
+	        "<figure class=\"trend\"><img id=\"distchart\" alt=\"histogram and box plot\" "
+	        "src=\"/dist.svg?metric=%s&amp;bins=%zu",
 	        metric, nb);
 	filters_qs(r, f);
-	fputs("\"></figure>\n<table id=\"dist\"><thead><tr><th>version</th><th>count</th><th>min</th><th>P5</th><th>P25</th>"
+	fputs("\"></figure>\n<table "
+	      "id=\"dist\"><thead><tr><th>version</th><th>count</th><th>min</th><th>P5</th><th>P25</th>"
 	      "<th>P50</th><th>P75</th><th>P95</th><th>max</th></tr></thead><tbody>\n",
 	      f);
 	const char *unit = tk_store_metric_unit(metric);
@@ -1080,7 +1092,8 @@ static int dist_section(req *r, const char *metric)
 			cell(f, k[j], v[j], unit);
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n<details><summary>The histogram's counts</summary><table id=\"hist\"><thead><tr><th>from</th>"
+	fputs("</tbody></table>\n<details><summary>The histogram's counts</summary><table "
+	      "id=\"hist\"><thead><tr><th>from</th>"
 	      "<th>to</th>",
 	      f);
 	for (size_t i = 0; i < n; i++) {
@@ -1156,7 +1169,10 @@ static int trend_load(req *r, trend *t)
 		return tk_error_set(&r->err, "metric=, stat= or bucket= is not one the trends page draws"), -2;
 	t->qi = strcmp(t->stat, "mean") == 0 ? -1 : strcmp(t->stat, "count") == 0 ? -2 : (int)(t->stat[2] - '0');
 	if (t->qi >= 0)
-		t->qi = strcmp(t->stat, "p50") == 0 ? 0 : strcmp(t->stat, "p90") == 0 ? 1 : strcmp(t->stat, "p95") == 0 ? 2 : 3;
+		t->qi = strcmp(t->stat, "p50") == 0   ? 0
+		        : strcmp(t->stat, "p90") == 0 ? 1
+		        : strcmp(t->stat, "p95") == 0 ? 2
+		                                      : 3;
 	const int by[] = {t->bucket[0] == 'd' ? TK_STORE_BY_DAY : TK_STORE_BY_HOUR, TK_STORE_VERSION};
 	if (percentiles(r, t->metric, by, 2, &t->g, &t->ng))
 		return -1;
@@ -1177,7 +1193,9 @@ static int trend_load(req *r, trend *t)
 		t->y[i] = NAN;
 	for (size_t i = 0; i < t->ng; i++) {
 		size_t xi = index_of(&t->x, &t->nx, t->g[i].keys[0]), vi = index_of(&t->v, &t->nv, t->g[i].keys[1]);
-		t->y[vi * t->nx + xi] = t->qi >= 0 ? t->g[i].q[t->qi] : t->qi == -1 ? t->g[i].mean : (double)t->g[i].count;
+		t->y[vi * t->nx + xi] = t->qi >= 0    ? t->g[i].q[t->qi]
+		                        : t->qi == -1 ? t->g[i].mean
+		                                      : (double)t->g[i].count;
 	}
 	return 0;
 }
@@ -1257,15 +1275,18 @@ static int trends(req *r)
 	}
 	filters_hidden(r, f, -1);
 	fputs("<button type=\"submit\">Draw</button></form>\n", f);
-	fprintf(f, "<p class=\"lead\">%s of %s per UTC %s, one line per version; dashed lines are the alert rules' "
-	           "thresholds on this statistic.</p>\n",
+	fprintf(f,
+	        "<p class=\"lead\">%s of %s per UTC %s, one line per version; dashed lines are the alert rules' "
+	        "thresholds on this statistic.</p>\n",
 	        t.stat, t.metric, t.bucket);
 	if (!t.ng) {
 		fputs("<p class=\"empty\">No reports match these filters.</p>\n", f);
 		trend_free(&t);
 		return 0;
 	}
-	fprintf(f, "<figure class=\"trend\"><img id=\"trendchart\" alt=\"trend chart\" src=\"/trend.svg?metric=%s&amp;stat=%s&amp;bucket=%s",
+	fprintf(f,
+	        "<figure class=\"trend\"><img id=\"trendchart\" alt=\"trend chart\" "
+	        "src=\"/trend.svg?metric=%s&amp;stat=%s&amp;bucket=%s",
 	        t.metric, t.stat, t.bucket);
 	filters_qs(r, f);
 	fputs("\"></figure>\n", f);
@@ -1315,13 +1336,12 @@ static const tk_store_hang *find_sig(const tk_store_hang *h, size_t n, const cha
 	return NULL;
 }
 
-
 /* The two sides of a comparison: two versions (a=, b=) or two date ranges (a_since=, a_until=,
  * b_since=, b_until=: each as since= and until= take them, a missing end open), each under the
  * page's other filters; a side's range takes the place of the page's since and until. */
 typedef struct sides {
-	int range;          /* 0 versions, 1 date ranges */
-	const char *v[2];   /* the versions */
+	int range;           /* 0 versions, 1 date ranges */
+	const char *v[2];    /* the versions */
 	const char *t[2][2]; /* [side][since, until] as given */
 	tk_store_query q[2];
 	char label[2][96];
@@ -1341,9 +1361,11 @@ static int sides_of(req *r, sides *x)
 		x->q[side] = r->q;
 		if (x->range) {
 			x->q[side].since = x->q[side].until = 0;
-			if (x->t[side][0] && tk_store_query_since(&x->q[side], x->t[side][0], r->o ? r->o->now : 0, &r->err))
+			if (x->t[side][0] &&
+			    tk_store_query_since(&x->q[side], x->t[side][0], r->o ? r->o->now : 0, &r->err))
 				return -2;
-			if (x->t[side][1] && tk_store_query_until(&x->q[side], x->t[side][1], r->o ? r->o->now : 0, &r->err))
+			if (x->t[side][1] &&
+			    tk_store_query_until(&x->q[side], x->t[side][1], r->o ? r->o->now : 0, &r->err))
 				return -2;
 			snprintf(x->label[side], sizeof x->label[side], "%.40s to %.40s",
 			         x->t[side][0] ? x->t[side][0] : "the start", x->t[side][1] ? x->t[side][1] : "now");
@@ -1383,7 +1405,9 @@ static int compare_stacks(req *r, const sides *x)
 	const tk_store_query *q = x->q;
 	tk_store_hang *h[2] = {0};
 	size_t n[2] = {0};
-	if (top(r, "hang", &q[0], 10, &h[0], &n[0]) || top(r, "hang", &q[1], 10, &h[1], &n[1])) {
+	/* counts alone: the durations below give each side's P95, and sessions are not shown */
+	if (tk_store_top_counts(r->s, "hang", &q[0], 10, &h[0], &n[0], &r->err) ||
+	    tk_store_top_counts(r->s, "hang", &q[1], 10, &h[1], &n[1], &r->err)) {
 		tk_store_hangs_free(h[0], n[0]);
 		return -1;
 	}
@@ -1468,8 +1492,8 @@ static void compare_forms(req *r, const sides *x)
 	static const char *const names[2][2] = {{"a_since", "a_until"}, {"b_since", "b_until"}};
 	for (int side = 0; side < 2; side++)
 		for (int k = 0; k < 2; k++) {
-			fprintf(f, "<label>%s %s <input name=\"%s\" size=\"11\" value=\"", side ? "B" : "A", k ? "until" : "from",
-			        names[side][k]);
+			fprintf(f, "<label>%s %s <input name=\"%s\" size=\"11\" value=\"", side ? "B" : "A",
+			        k ? "until" : "from", names[side][k]);
 			esc(f, x->range ? x->t[side][k] : NULL);
 			fputs("\" placeholder=\"", f);
 			fputs(k ? "now" : "the start", f);
@@ -1481,7 +1505,8 @@ static void compare_forms(req *r, const sides *x)
 			esc(f, r->q.where[filter_keys[i]]);
 			fputs("\">", f);
 		}
-	fputs("<button type=\"submit\">Compare date ranges</button> <a id=\"last-week\" href=\"/compare?a_since=14d&amp;a_until=7d&amp;b_since=7d",
+	fputs("<button type=\"submit\">Compare date ranges</button> <a id=\"last-week\" "
+	      "href=\"/compare?a_since=14d&amp;a_until=7d&amp;b_since=7d",
 	      f);
 	{
 		tk_store_query keep = r->q;
@@ -1505,7 +1530,8 @@ static int compare(req *r)
 		fputs("<p class=\"empty\">Pick two versions or two date ranges.</p>\n", f);
 		return 0;
 	}
-	fprintf(f, "<p class=\"lead\" id=\"sides\" data-mode=\"%s\">A: <strong class=\"side\">", x.range ? "range" : "version");
+	fprintf(f, "<p class=\"lead\" id=\"sides\" data-mode=\"%s\">A: <strong class=\"side\">",
+	        x.range ? "range" : "version");
 	esc(f, x.label[0]);
 	fputs("</strong> against B: <strong class=\"side\">", f);
 	esc(f, x.label[1]);
@@ -1578,13 +1604,15 @@ static int compare(req *r)
 	tk_mann_whitney_release(); /* this connection's thread ends after the answer */
 	if (rc)
 		return -1;
-	fputs("<h2>Hang stacks: what grew</h2>\n<figure class=\"flame\"><img id=\"diffflame\" alt=\"differential flame graph\" "
+	fputs("<h2>Hang stacks: what grew</h2>\n<figure class=\"flame\"><img id=\"diffflame\" alt=\"differential flame "
+	      "graph\" "
 	      "src=\"/diff.svg?",
 	      f);
 	sides_qs(f, &x);
 	filters_qs(r, f);
-	fputs("\"><figcaption>B's hang stacks, red where they grew against A (share of reports).</figcaption></figure>\n",
-	      f);
+	fputs(
+	    "\"><figcaption>B's hang stacks, red where they grew against A (share of reports).</figcaption></figure>\n",
+	    f);
 	return 0;
 }
 
@@ -1593,7 +1621,9 @@ static int diff_picture(req *r, tk_dashboard_response *out)
 	sides x;
 	int ch = sides_of(r, &x);
 	if (ch)
-		return ch < 0 ? ch : (tk_error_set(&r->err, "diff.svg wants a= and b= (two versions) or two date ranges"), -2);
+		return ch < 0
+		           ? ch
+		           : (tk_error_set(&r->err, "diff.svg wants a= and b= (two versions) or two date ranges"), -2);
 	tk_profile *pa = sig_profile(r, "hang", NULL, &x.q[0]), *pb = pa ? sig_profile(r, "hang", NULL, &x.q[1]) : NULL;
 	int rc = -1;
 	if (pa && pb)
@@ -1680,7 +1710,9 @@ static int api(req *r, const char *path, tk_dashboard_response *out)
 	}
 	if (strcmp(path, "/api/") == 0 || strcmp(path, "/api") == 0) {
 		out->type = "application/json";
-		fputs("{\"endpoints\": [\"/api/stats\", \"/api/top\", \"/api/dist\"], \"docs\": \"docs/dashboard.md\"}\n", f);
+		fputs(
+		    "{\"endpoints\": [\"/api/stats\", \"/api/top\", \"/api/dist\"], \"docs\": \"docs/dashboard.md\"}\n",
+		    f);
 		return 0;
 	}
 	return tk_error_set(&r->err, "no such API endpoint (see /api/)"), -3;
@@ -1839,8 +1871,8 @@ static void cache_put(const req *r, uint64_t token, const char *path, const tk_d
 	pthread_mutex_unlock(&cache_mu);
 }
 
-static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path,
-                              tk_dashboard_arg_fn argf, void *actx, tk_dashboard_response *out, req *rq);
+static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path, tk_dashboard_arg_fn argf,
+                              void *actx, tk_dashboard_response *out, req *rq);
 
 unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path, tk_dashboard_arg_fn argf,
                           void *actx, tk_dashboard_response *out)
@@ -1867,8 +1899,8 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 	return status;
 }
 
-static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path,
-                              tk_dashboard_arg_fn argf, void *actx, tk_dashboard_response *out, req *rq)
+static unsigned dashboard_get(tk_store *s, const tk_dashboard_options *o, const char *path, tk_dashboard_arg_fn argf,
+                              void *actx, tk_dashboard_response *out, req *rq)
 {
 	memset(out, 0, sizeof *out);
 	out->status = 200;

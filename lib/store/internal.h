@@ -19,6 +19,10 @@ typedef struct tk_store_ops {
 	int (*percentiles)(void *h, const tk_store_query *q, tk_store_group **out, size_t *n, tk_error *err);
 	int (*top_hangs)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n, tk_error *err);
 	int (*count)(void *h, uint64_t *n, tk_error *err);
+	/* optional: top_hangs' signatures, counts and examples alone (tk_store_top_counts; else store.c
+	 * takes them from top_hangs) */
+	int (*top_counts)(void *h, const tk_store_query *q, size_t limit, tk_store_hang **out, size_t *n,
+	                  tk_error *err);
 	int (*put_profiles)(void *h, const tk_profile_report *v, size_t n, size_t *added, tk_error *err);
 	int (*compact)(void *h, tk_store_compact_result *r, tk_error *err);
 	/* optional: tk_store_put_batches in one transaction (else one put per batch) */

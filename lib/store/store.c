@@ -240,11 +240,12 @@ const char *tk_store_diagnostic_kinds(void)
 	return "hang|cpu|cpu-highload|cpu-exception|disk|disk-write|crash|launch|marker";
 }
 
-int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit,
-                             tk_store_hang **out, size_t *n, tk_error *err)
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
+                             size_t *n, tk_error *err)
 {
 	if (!kind || !tk_store_kinds_sql(kind))
-		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "", tk_store_diagnostic_kinds());
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
+		                    tk_store_diagnostic_kinds());
 	tk_store_query k = *q;
 	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind; /* hangs: exactly top-hangs */
 	return tk_store_top_hangs(s, &k, limit, out, n, err);
@@ -324,6 +325,25 @@ int tk_store_top_hangs(tk_store *s, const tk_store_query *q, size_t limit, tk_st
 	if (s->b->top_hangs(s->h, q, limit, out, n, err))
 		return -1;
 	return first_last(s, q, *out, *n, err);
+}
+
+int tk_store_top_counts(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
+                        size_t *n, tk_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	if (!kind || !tk_store_kinds_sql(kind))
+		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
+		                    tk_store_diagnostic_kinds());
+	tk_store_query k = *q;
+	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind;
+	if (s->b->top_counts)
+		return s->b->top_counts(s->h, &k, limit, out, n, err);
+	if (s->b->top_hangs(s->h, &k, limit, out, n, err))
+		return -1;
+	for (size_t i = 0; i < *n; i++) /* the same answer whichever backend gives it */
+		(*out)[i].sessions = 0, (*out)[i].p50 = (*out)[i].p95 = 0;
+	return 0;
 }
 
 void tk_store_groups_free(tk_store_group *g, size_t n)
@@ -433,8 +453,8 @@ static int utc_date(const char *spec, double *out)
 		if (*p == ':' && (sscanf(p, ":%2d%n", &se, &k) != 1 || k != 3 || !(p += k)))
 			return 0;
 	}
-	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59 || h < 0 ||
-	    mi < 0 || se < 0)
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59 || h < 0 || mi < 0 ||
+	    se < 0)
 		return 0;
 	/* days from the civil date (proleptic Gregorian), no time zone involved */
 	int yy = y - (mo <= 2), era = yy / 400, yoe = yy - era * 400;
@@ -467,8 +487,9 @@ static int query_time(const char *opt, const char *spec, double now, double *out
 		}
 	}
 	if (!mult)
-		return tk_error_set(err, "%s %s: expected a duration (7d, 12h, 30m, 90s), Unix seconds or a UTC date (2026-11-20)",
-		                    opt, spec);
+		return tk_error_set(
+		    err, "%s %s: expected a duration (7d, 12h, 30m, 90s), Unix seconds or a UTC date (2026-11-20)", opt,
+		    spec);
 	*out = now - v * mult;
 	return 0;
 }
@@ -1018,7 +1039,9 @@ int tk_store_distribution(tk_store *s, const tk_store_query *q, size_t nbins, tk
 	if (nd && !(hi > lo)) /* one value: a bin of width 1 around it */
 		lo -= 0.5, hi += 0.5;
 	for (size_t i = 0; i <= nbins; i++)
-		e[i] = !nd ? 0 : lg ? lo * pow(hi / lo, (double)i / (double)nbins) : lo + (hi - lo) * (double)i / (double)nbins;
+		e[i] = !nd  ? 0
+		       : lg ? lo * pow(hi / lo, (double)i / (double)nbins)
+		            : lo + (hi - lo) * (double)i / (double)nbins;
 	if (nd)
 		e[0] = lo, e[nbins] = hi; /* exactly, so no value falls outside */
 	for (size_t g = 0; g < nd; g++) {

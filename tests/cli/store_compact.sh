@@ -25,7 +25,9 @@ chq "INSERT INTO race.tracekit_ingests VALUES ('raced-by-the-test', 0, now() - 2
 extra=$(chq "SELECT count() - uniqExact(kind, id) FROM race.reports")
 check "the raced store holds extra copies" test "$extra" -gt 0
 answers "$CH_URL/race" "$TMP/raced"
-# compact while g2 is being ingested in small batches
+# compact while g2 is being ingested in small batches; a batch is pruned only if it closed in a
+# second before the compaction's (at is in whole seconds): wait until g1's last one did
+until [ "$(chq "SELECT now() > (SELECT max(at) FROM race.tracekit_ingests)")" = 1 ]; do sleep 0.1; done
 "$TK" ingest -q --jobs 1 --batch 5 --db "$CH_URL/race" "$TMP/g2" 2>"$TMP/ing.err" &
 ING=$!
 "$TK" store compact --db "$CH_URL/race" >"$TMP/compact.out" 2>"$TMP/compact.err"
@@ -46,6 +48,8 @@ check_same_file "after compact: stats equal one ingest of the same inputs" "$TMP
 check_same_file "after compact: top hangs equal one ingest of the same inputs" "$TMP/ref.top" "$TMP/after.top"
 "$TK" store compact --db "$CH_URL/race" >"$TMP/again.out"
 check "compacting again: nothing to remove" grep -q ": 0 extra report copies removed, .* queries read the table directly" "$TMP/again.out"
+check_eq "after compacting: every table's parts merged, the summaries' too (one part a partition)" "" \
+	"$(chq "SELECT DISTINCT table FROM system.parts WHERE database = 'race' AND active GROUP BY table, partition HAVING count() > 1")"
 sumcheck() { # DB: 1 when its summaries hold exactly its reports (clickhouse.c's SUM_CHECK)
 	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_groups) = (SELECT count() FROM $1.reports) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_day_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_sig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_vsig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT count() FROM $1.sum_sig_sessions FINAL) = (SELECT count() FROM (SELECT DISTINCT kind, signature, session FROM $1.reports WHERE isNotNull(duration)))"
 }

@@ -381,6 +381,32 @@ static void test_sqlite_paths(void **state)
 		if (i)
 			assert_true(h2[i - 1].count >= h2[i].count);
 	}
+	/* the counts alone (tk_store_top_counts): the same list, counts and examples, nothing else, for
+	 * each of the three; limited to 2: the same first two */
+	const tk_store_query *qs[] = {&all, &range, &dev};
+	const tk_store_hang *full[] = {h0, h1, h2};
+	const size_t nfull[] = {n0, n1, n2};
+	for (int k = 0; k < 3; k++)
+		for (size_t lim = 2; lim <= 10; lim += 8) {
+			tk_store_hang *c;
+			size_t nc;
+			assert_int_equal(tk_store_top_counts(s, "hang", qs[k], lim, &c, &nc, &err), 0);
+			assert_int_equal(nc, nfull[k] < lim ? nfull[k] : lim);
+			for (size_t i = 0; i < nc; i++) {
+				assert_string_equal(c[i].signature, full[k][i].signature);
+				assert_int_equal(c[i].count, full[k][i].count);
+				assert_string_equal(c[i].example, full[k][i].example);
+				assert_true(c[i].sessions == 0 && c[i].p50 == 0 && c[i].p95 == 0);
+				assert_null(c[i].first_version);
+				assert_null(c[i].last_version);
+			}
+			tk_store_hangs_free(c, nc);
+		}
+	tk_store_hang *none = NULL;
+	size_t nnone = 1;
+	assert_int_equal(tk_store_top_counts(s, "nope", &all, 10, &none, &nnone, &err), -1);
+	assert_true(none == NULL && nnone == 0);
+	assert_non_null(strstr(err.msg, "unknown kind 'nope'"));
 	/* a signature's rows under a range: the first and the next signature (kept rows) as without one */
 	for (size_t i = 0; i < n0; i++) {
 		tk_store_signature_info a, b;
