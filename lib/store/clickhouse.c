@@ -35,6 +35,10 @@ typedef struct ch {
 	unsigned long long state_v[5];
 	int state_have;
 	struct timespec state_at;
+	/* in a view (tk_store_view_begin): the state read at its start stands for every check before
+	 * and after an answer until its end, which reads it again (ch_view_end) */
+	int view;
+	unsigned long long view_v[5];
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -1150,6 +1154,10 @@ static int state_query(ch *c, unsigned long long v[5], tk_error *err)
 #define STATE_REUSE_NS 1000000000LL
 static int state_after(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
 {
+	if (c->view) { /* the view's end checks for every answer in it */
+		*batches = c->view_v[0], *open = c->view_v[1];
+		return 0;
+	}
 	c->state_have = 0;
 	if (state_query(c, c->state_v, err))
 		return -1;
@@ -1164,8 +1172,11 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	c->one_part = 0;
 	unsigned long long v[5] = {0, 1};
 	struct timespec now;
-	if (c->state_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
-	    (now.tv_sec - c->state_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->state_at.tv_nsec) < STATE_REUSE_NS)
+	if (c->view)
+		memcpy(v, c->view_v, sizeof v);
+	else if (c->state_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	         (now.tv_sec - c->state_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->state_at.tv_nsec) <
+	             STATE_REUSE_NS)
 		memcpy(v, c->state_v, sizeof v);
 	else if (state_query(c, v, err))
 		return -1;
@@ -1188,6 +1199,36 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	}
 	c->sum = c->sum_ok;
 	return 0;
+}
+
+/* A view: the state once now; every answer until ch_view_end is checked against it there. With a
+ * batch open or failed now, every answer reads each report once anyway (c->dedupe): nothing to
+ * check at the end. A batch that opens, fails or even closes clean in between changes the count
+ * of batches or of open ones, which the end compares: its rows may be in some answers and not in
+ * others, or counted twice, and the caller asks again. */
+static int ch_view_begin(void *h, tk_error *err)
+{
+	ch *c = h;
+	c->view = 0;
+	c->state_have = 0;
+	if (state_query(c, c->view_v, err))
+		return -1;
+	c->view = 1;
+	return 0;
+}
+
+static int ch_view_end(void *h, tk_error *err)
+{
+	ch *c = h;
+	if (!c->view)
+		return 0;
+	c->view = 0;
+	if (c->view_v[1] > 0)
+		return 0;
+	unsigned long long b0 = c->view_v[0], b1, o1;
+	if (state_after(c, &b1, &o1, err))
+		return -1;
+	return b1 != b0 || o1 != 0;
 }
 
 /* Whether q reads only what a summary holds: the metric's own column is duration (or col is), no
@@ -3777,6 +3818,8 @@ const tk_store_ops tk_store_clickhouse = {
     .percentiles = ch_percentiles,
     .top_hangs = ch_top_hangs,
     .top_counts = ch_top_counts,
+    .view_begin = ch_view_begin,
+    .view_end = ch_view_end,
     .count = ch_count,
     .put_profiles = ch_put_profiles,
     .compact = ch_compact,

@@ -1893,8 +1893,17 @@ unsigned tk_dashboard_get(tk_store *s, const tk_dashboard_options *o, const char
 	if (keep && cache_get(s, o, token, path, argf, actx, out))
 		return out->status;
 	req r = {0};
+	/* the page's dozen answers as one view of the store (its ingest state read once at each end,
+	 * not around every answer); an ingest that raced the view: the page again, each answer
+	 * checked on its own */
+	int is_static = strncmp(path, "/static/", 8) == 0, view = !is_static && tk_store_view_begin(s, &err) == 0;
 	unsigned status = dashboard_get(s, o, path, argf, actx, out, &r);
-	if (keep && status == 200 && strncmp(path, "/static/", 8) != 0)
+	if (view && tk_store_view_end(s, &err) != 0) {
+		tk_dashboard_response_free(out);
+		r = (req){0};
+		status = dashboard_get(s, o, path, argf, actx, out, &r);
+	}
+	if (keep && status == 200 && !is_static)
 		cache_put(&r, token, path, out);
 	return status;
 }

@@ -72,6 +72,9 @@ typedef struct tk_store_ops {
 	 * cannot answer q so (store.c reads sig_rows), -1 with err */
 	int (*sig_detail)(void *h, const tk_store_query *q, const char *kinds, size_t max_examples,
 	                  tk_store_signature_info *out, tk_error *err);
+	/* optional: tk_store_view_begin and tk_store_view_end (else 0: every answer stands alone) */
+	int (*view_begin)(void *h, tk_error *err);
+	int (*view_end)(void *h, tk_error *err);
 	/* optional: tk_store_limit_memory (a bulk writer's small cache) */
 	void (*limit_memory)(void *h);
 	/* optional: tk_store_sync_later and tk_store_sync (else puts are durable as they return) */

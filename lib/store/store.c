@@ -310,6 +310,16 @@ int tk_store_sig_first_last(tk_store *s, const tk_store_query *q, const char *ki
 	return rc;
 }
 
+int tk_store_view_begin(tk_store *s, tk_error *err)
+{
+	return s->b->view_begin ? s->b->view_begin(s->h, err) : 0;
+}
+
+int tk_store_view_end(tk_store *s, tk_error *err)
+{
+	return s->b->view_end ? s->b->view_end(s->h, err) : 0;
+}
+
 int tk_store_changes(tk_store *s, uint64_t *token, tk_error *err)
 {
 	return s->b->changes ? s->b->changes(s->h, token, err) : 1;

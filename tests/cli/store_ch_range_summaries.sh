@@ -119,3 +119,10 @@ assert [x["signature"] for x in w] == [x["signature"] for x in g]
 d = [(b["sessions"] - a["sessions"]) for a, b in zip(w, g)]
 assert sorted(d) == [0] * (len(d) - 1) + [1], d
 PY
+
+# a dashboard page's answers as one view (tk_store_view_begin/end: the ingest state read at its two
+# ends only) on this server: a quiet view stands, a raced one says so, one begun with a batch open
+# reads each report once (tests/unit/test_store_view.c, which skips itself without a server)
+TK_TEST_CH_URL="$CH_URL/tkview" CMOCKA_MESSAGE_OUTPUT=stdout "$TK_ROOT/${BUILD:-build}/tests/test_store_view" >"$TMP/view.out" 2>&1
+check_eq "store views on ClickHouse: the unit test passes" 0 $?
+check "store views on ClickHouse: the server's test ran, not skipped" grep -q '^\[       OK \] test_view_clickhouse' "$TMP/view.out"

@@ -1,0 +1,151 @@
+/* tk_store_view_begin / tk_store_view_end (a dashboard page's answers as one view of the store).
+ * On a real ClickHouse server — TK_TEST_CH_URL, a store URL that tests/cli/store_ch_range_summaries.sh
+ * gives this program; skipped without one — a view with nothing ingested meanwhile stands, one that
+ * another handle's batch raced says so (and the answers outside a view see the batch), and one begun
+ * while a batch is open reads each report once and stands. On SQLite both calls return 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "tracekit/store.h"
+
+static char tmpdir[] = "/tmp/tk-view-test-XXXXXX";
+
+/* n hang reports numbered from first (ids and durations distinct) */
+static void put_hangs(tk_store *s, int first, int n)
+{
+	tk_report r[16];
+	char rk[16][16];
+	assert_true(n <= 16);
+	for (int i = 0; i < n; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].kind = "hang";
+		for (int k = 0; k < TK_STORE_NKEYS; k++)
+			r[i].keys[k] = "";
+		r[i].keys[TK_STORE_APP] = "A";
+		r[i].keys[TK_STORE_VERSION] = "1.0";
+		r[i].keys[TK_STORE_SESSION] = "s1";
+		snprintf(rk[i], sizeof rk[i], "%d", first + i);
+		r[i].rkey = rk[i];
+		r[i].time = 1700000000 + first + i;
+		r[i].duration = 0.25 + (first + i) / 100.0;
+		r[i].avg_cpu = NAN;
+		r[i].thread = "main";
+		r[i].signature = "f;g";
+		snprintf(r[i].id, sizeof r[i].id, "%064x", 0x5000 + first + i);
+	}
+	size_t added;
+	tk_error err;
+	assert_int_equal(tk_store_put(s, r, (size_t)n, &added, &err), 0);
+	assert_int_equal(added, (size_t)n);
+}
+
+static uint64_t hangs(tk_store *s)
+{
+	tk_store_query q = {.metric = "hang.duration"};
+	tk_store_group *g;
+	size_t n;
+	tk_error err;
+	assert_int_equal(tk_store_percentiles(s, &q, &g, &n, &err), 0);
+	uint64_t c = n ? g[0].count : 0;
+	tk_store_groups_free(g, n);
+	return c;
+}
+
+/* One statement to the server behind a clickhouse://HOST:PORT/DB URL, over its HTTP interface. */
+static void ch_sql(const char *url, const char *sql)
+{
+	char base[256], *db;
+	snprintf(base, sizeof base, "http://%s", url + strlen("clickhouse://"));
+	db = strrchr(base, '/');
+	assert_non_null(db);
+	char endpoint[512];
+	snprintf(endpoint, sizeof endpoint, "%.*s/?database=%s", (int)(db - base), base, db + 1);
+	CURL *c = curl_easy_init();
+	assert_non_null(c);
+	curl_easy_setopt(c, CURLOPT_URL, endpoint);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, sql);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	assert_int_equal(curl_easy_perform(c), CURLE_OK);
+	curl_easy_cleanup(c);
+}
+
+static void test_view_clickhouse(void **state)
+{
+	const char *url = getenv("TK_TEST_CH_URL");
+	if (!url || strncmp(url, "clickhouse://", 13) != 0)
+		skip();
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err), *w = tk_store_open(url, &err);
+	assert_non_null(s);
+	assert_non_null(w);
+	put_hangs(w, 0, 10);
+	/* nothing ingested in between: the view stands, its answers are the store's */
+	assert_int_equal(tk_store_view_begin(s, &err), 0);
+	assert_int_equal(hangs(s), 10);
+	assert_int_equal(hangs(s), 10);
+	assert_int_equal(tk_store_view_end(s, &err), 0);
+	/* another handle's batch, opened and closed clean between two answers: the view says so */
+	assert_int_equal(tk_store_view_begin(s, &err), 0);
+	assert_int_equal(hangs(s), 10);
+	put_hangs(w, 10, 5);
+	uint64_t in_view = hangs(s);
+	assert_true(in_view == 10 || in_view == 15);
+	assert_int_equal(tk_store_view_end(s, &err), 1);
+	assert_int_equal(hangs(s), 15); /* outside a view, each answer checked on its own */
+	/* a view ended twice, or never begun: nothing to say */
+	assert_int_equal(tk_store_view_end(s, &err), 0);
+	/* a batch left open (an ingester that died): every answer reads each report once, even after
+	 * the same reports are stored a second time; the view stands */
+	ch_sql(url, "INSERT INTO tracekit_ingests VALUES ('open-by-the-test', 0, now())");
+	ch_sql(url, "INSERT INTO reports SELECT * FROM reports WHERE kind = 'hang'");
+	assert_int_equal(tk_store_view_begin(s, &err), 0);
+	assert_int_equal(hangs(s), 15);
+	put_hangs(w, 15, 3);
+	assert_int_equal(hangs(s), 18);
+	assert_int_equal(tk_store_view_end(s, &err), 0);
+	tk_store_close(w);
+	tk_store_close(s);
+}
+
+static void test_view_sqlite(void **state)
+{
+	char url[600];
+	snprintf(url, sizeof url, "sqlite:%s/view.db", tmpdir);
+	tk_error err;
+	tk_store *s = tk_store_open(url, &err), *w = tk_store_open(url, &err);
+	assert_non_null(s);
+	assert_non_null(w);
+	put_hangs(w, 0, 4);
+	assert_int_equal(tk_store_view_begin(s, &err), 0);
+	assert_int_equal(hangs(s), 4);
+	put_hangs(w, 4, 2);
+	assert_int_equal(hangs(s), 6); /* each answer one read transaction */
+	assert_int_equal(tk_store_view_end(s, &err), 0);
+	tk_store_close(w);
+	tk_store_close(s);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_view_sqlite),
+	    cmocka_unit_test(test_view_clickhouse),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}
