@@ -125,8 +125,10 @@ check_eq "8 concurrent uploads all acknowledged" 8 "$(ls "$G"/s000000[0-7]/uploa
 check_eq "each with its own counts ({\"stored\":2,\"duplicates\":0,…})" 8 \
 	"$(grep -l '"stored":2,"duplicates":0' "$G"/s000000[0-7]/uploaded | wc -l)"
 # the committer took the first upload(s) and waited for the lock; every other one queued behind it
-check_eq "and committed together: 2 transactions for the 8 uploads" "2 8" \
-	"$(grep -oE 'commit: [0-9]+ upload' "$LOG" | awk '{ n++; s += $2 } END { print n, s }')"
+# (two transactions; one when all 8 were queued before the committer woke: it waits up to a
+# millisecond for uploads still being decoded, so that depends on the machine's timing)
+check "and committed together: 1 or 2 transactions for the 8 uploads" \
+	grep -qxE '[12] 8' <(grep -oE 'commit: [0-9]+ upload' "$LOG" | awk '{ n++; s += $2 } END { print n, s }')
 # the rest of the sessions, 8 at a time, and all of them again: stored once, acknowledged as duplicates
 "$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --pack 1 "$G" 2>/dev/null
 "$TK" upload --url "$URL" --token-file "$TMP/token" --jobs 8 --pack 1 --force "$G" 2>"$TMP/again.log"
