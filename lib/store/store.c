@@ -240,15 +240,22 @@ const char *tk_store_diagnostic_kinds(void)
 	return "hang|cpu|cpu-highload|cpu-exception|disk|disk-write|crash|launch|marker";
 }
 
-int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
-                             size_t *n, tk_error *err)
+/* q with the kind a top list counts (hangs: NULL, exactly top-hangs), or -1 with err. */
+static int kind_query(const char *kind, const tk_store_query *q, tk_store_query *k, tk_error *err)
 {
 	if (!kind || !tk_store_kinds_sql(kind))
 		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
 		                    tk_store_diagnostic_kinds());
-	tk_store_query k = *q;
-	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind; /* hangs: exactly top-hangs */
-	return tk_store_top_hangs(s, &k, limit, out, n, err);
+	*k = *q;
+	k->kind = strcmp(kind, "hang") == 0 ? NULL : kind;
+	return 0;
+}
+
+int tk_store_top_diagnostics(tk_store *s, const char *kind, const tk_store_query *q, size_t limit, tk_store_hang **out,
+                             size_t *n, tk_error *err)
+{
+	tk_store_query k;
+	return kind_query(kind, q, &k, err) ? -1 : tk_store_top_hangs(s, &k, limit, out, n, err);
 }
 
 /* The lowest and highest of "\n"-joined versions. */
@@ -342,11 +349,9 @@ int tk_store_top_counts(tk_store *s, const char *kind, const tk_store_query *q, 
 {
 	*out = NULL;
 	*n = 0;
-	if (!kind || !tk_store_kinds_sql(kind))
-		return tk_error_set(err, "unknown kind '%s' (one of %s)", kind ? kind : "",
-		                    tk_store_diagnostic_kinds());
-	tk_store_query k = *q;
-	k.kind = strcmp(kind, "hang") == 0 ? NULL : kind;
+	tk_store_query k;
+	if (kind_query(kind, q, &k, err))
+		return -1;
 	if (s->b->top_counts)
 		return s->b->top_counts(s->h, &k, limit, out, n, err);
 	if (s->b->top_hangs(s->h, &k, limit, out, n, err))
