@@ -49,7 +49,7 @@ check_same_file "after compact: top hangs equal one ingest of the same inputs" "
 "$TK" store compact --db "$CH_URL/race" >"$TMP/again.out"
 check "compacting again: nothing to remove" grep -q ": 0 extra report copies removed, .* queries read the table directly" "$TMP/again.out"
 check_eq "after compacting: every table's parts merged, the summaries' too (one part a partition)" "" \
-	"$(chq "SELECT DISTINCT table FROM system.parts WHERE database = 'race' AND active GROUP BY table, partition HAVING count() > 1")"
+	"$(chq "SELECT DISTINCT table FROM system.parts WHERE database = 'race' AND active AND table != 'tracekit_ingests' GROUP BY table, partition HAVING count() > 1")"
 sumcheck() { # DB: 1 when its summaries hold exactly its reports (clickhouse.c's SUM_CHECK)
 	chq "SELECT (SELECT sum(n) FROM $1.sum_values) = (SELECT count() FROM $1.reports WHERE isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_sig_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_sigs) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT countMerge(ns) FROM $1.sum_groups) = (SELECT count() FROM $1.reports) AND (SELECT countMerge(ns) FROM $1.sum_sessions) = (SELECT count() FROM $1.reports WHERE kind IN ('foreground', 'hang-time', 'hang', 'anr') AND isNotNull(duration)) AND (SELECT sum(n) FROM $1.sum_day_values) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_sig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT sum(n) FROM $1.sum_vsig_sessions) = (SELECT sum(n) FROM $1.sum_values) AND (SELECT count() FROM $1.sum_sig_sessions FINAL) = (SELECT count() FROM (SELECT DISTINCT kind, signature, session FROM $1.reports WHERE isNotNull(duration)))"
 }
