@@ -495,6 +495,8 @@ int tk_store_ingest(tk_store *s, const char *const *paths, size_t n, const tk_st
 		rc = find(&g, paths[i], 1);
 	if (!rc)
 		rc = run_chunks(&g, err);
+	if (!rc && r->added)
+		tk_store_ingested(s, r->added);
 	for (size_t i = 0; i < g.npaths; i++)
 		free(g.paths[i]);
 	free(g.paths);

@@ -75,6 +75,9 @@ typedef struct tk_store_ops {
 	/* optional: tk_store_view_begin and tk_store_view_end (else 0: every answer stands alone) */
 	int (*view_begin)(void *h, tk_error *err);
 	int (*view_end)(void *h, tk_error *err);
+	/* optional: after tk_store_ingest stored added new reports (ClickHouse: merge the summaries'
+	 * parts when the ingest was a bulk load); best effort, its failure only said in err */
+	int (*ingested)(void *h, size_t added, tk_error *err);
 	/* optional: tk_store_limit_memory (a bulk writer's small cache) */
 	void (*limit_memory)(void *h);
 	/* optional: tk_store_sync_later and tk_store_sync (else puts are durable as they return) */
@@ -90,6 +93,10 @@ const char *tk_sqlite_walbuf_vfs(void);
  * started yet in this process (tk_sqlite_walbuf_vfs calls it first). */
 void tk_sqlite_mem_init(void);
 extern const tk_store_ops tk_store_clickhouse;
+
+/* After tk_store_ingest stored added new reports: the backend's ingested, if it has one. Best
+ * effort: the reports are stored; what it does only speeds up later queries. */
+void tk_store_ingested(tk_store *s, size_t added);
 
 /* For the dashboard: each of the n signatures' first and last version (malloc'd; NULL when it has
  * no report) among the reports of q of kind (as tk_store_top_diagnostics names it), in one pass of

@@ -317,6 +317,13 @@ int tk_store_sig_first_last(tk_store *s, const tk_store_query *q, const char *ki
 	return rc;
 }
 
+void tk_store_ingested(tk_store *s, size_t added)
+{
+	tk_error ignored;
+	if (s->b->ingested)
+		s->b->ingested(s->h, added, &ignored);
+}
+
 int tk_store_view_begin(tk_store *s, tk_error *err)
 {
 	return s->b->view_begin ? s->b->view_begin(s->h, err) : 0;

@@ -126,3 +126,19 @@ PY
 TK_TEST_CH_URL="$CH_URL/tkview" CMOCKA_MESSAGE_OUTPUT=stdout "$TK_ROOT/${BUILD:-build}/tests/test_store_view" >"$TMP/view.out" 2>&1
 check_eq "store views on ClickHouse: the unit test passes" 0 $?
 check "store views on ClickHouse: the server's test ran, not skipped" grep -q '^\[       OK \] test_view_clickhouse' "$TMP/view.out"
+
+# a bulk load (at least half the store new) leaves the summaries merged, one part each (ch_ingested:
+# the first queries after it read one row a key); a smaller ingest leaves merging to the server.
+# The server's own merges are stopped meanwhile, so what is merged is what the ingest merged.
+chq "SYSTEM STOP MERGES"
+"$TK" ingest -q --batch 40 --db "$CH_URL/tkbulk" "$G"/s00000{00..11}
+sumparts() { chq "SELECT max(c) FROM (SELECT table, count() AS c FROM system.parts WHERE database = 'tkbulk' AND active AND table LIKE 'sum\\_%' GROUP BY table)"; }
+check "the bulk load was inserted in several batches (reports in several parts)" test "$(chq "SELECT count() FROM system.parts WHERE database = 'tkbulk' AND active AND table = 'reports'")" -gt 3
+check_eq "after a bulk load: every summary in one part" 1 "$(sumparts)"
+"$TK" ingest -q --batch 40 --db "$CH_URL/tkbulk" "$G"/s00000{12..13}
+check "after a smaller ingest (2 sessions into 12): the summaries left to the server's merges" test "$(sumparts)" -gt 1
+"$TK" ingest -q --batch 40 --db "$CH_URL/tkbulk" "$G"
+chq "SYSTEM START MERGES"
+"$TK" top-hangs --db "$CH_URL/tkbulk" --json --limit 30 >"$TMP/bulk.top"
+"$TK" top-hangs --db "$NEW" --json --limit 30 >"$TMP/new.top"
+check_same_file "the bulk-loaded store answers as the one ingested in batches" "$TMP/new.top" "$TMP/bulk.top"
