@@ -2947,7 +2947,7 @@ static int optimize_all(ch *c, int summaries, tk_error *err)
 /* After an ingest that stored added new reports: when they are at least half of the store (a bulk
  * load, into a new store or one doubled), its summaries' parts are merged (optimize_all), so the
  * first queries after it read one row a key. A load of 1 M reports leaves them in about five parts
- * each, which the server merges only as they age (not within the half hour watched); the
+ * each, which the server merges only as they age (not within the 9 minutes watched); the
  * dashboard's comparison of two date ranges took 270-320 ms on them, ~200 after merging them, which
  * costs ~1.8 s (the load itself 23-36 s). Bounded: at most the summaries of twice what it stored.
  * A smaller ingest (an hourly one into a large store) leaves merging to the server. */
