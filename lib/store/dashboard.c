@@ -1474,7 +1474,9 @@ static void compare_forms(req *r, const sides *x)
 	fputs("<form class=\"pick\" id=\"pick-versions\" method=\"get\" action=\"/compare\">", f);
 	for (int side = 0; side < 2; side++) {
 		fprintf(f, "<label>%s <select name=\"%s\">", side ? "against" : "version", side ? "b" : "a");
-		const char *cur = x->range ? NULL : x->v[side];
+		/* none chosen yet (or two ranges compared): the newest version against the one before it,
+		 * the question asked after a release */
+		const char *cur = x->range || !x->v[side] ? (nv > 1 ? v[nv - 2 + side] : NULL) : x->v[side];
 		for (size_t i = 0; i < nv; i++) {
 			fputs("<option value=\"", f);
 			esc(f, v[i]);

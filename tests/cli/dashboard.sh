@@ -65,6 +65,17 @@ tables() { # URL OUT: the page's tables (ClickHouse's must equal SQLite's)
 	curl -s -f "$BASE$1" | python3 -c 'import re,sys; print("\n".join(re.findall(r"<table id=.*?</table>", sys.stdin.read(), re.S)))' >"$2"
 }
 tables "/compare?a=5.0&b=5.2" "$TMP/sq_compare"
+curl -s -f "$BASE/compare" >"$TMP/compare0.html"
+check "the compare page, nothing chosen: the version before the newest against the newest" python3 - "$TMP/compare0.html" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+form = re.search(r'<form class="pick" id="pick-versions".*?</form>', page, re.S).group(0)
+sel = re.findall(r'<select name="([ab])">(.*?)</select>', form, re.S)
+opts = [re.findall(r'<option value="([^"]*)"', body) for _, body in sel]
+chosen = [re.findall(r'<option value="([^"]*)" selected>', body) for _, body in sel]
+assert [n for n, _ in sel] == ["a", "b"] and opts[0] == opts[1] and len(opts[0]) >= 3, (sel, opts)
+assert chosen == [[opts[0][-2]], [opts[0][-1]]], chosen
+PY
 tables "/stacks?limit=50" "$TMP/sq_stacks"
 api "/api/stats?metric=hang.duration&by=app,version" >"$TMP/a1"
 "$TK" stats --db "$DB" --metric hang.duration --by app,version --json >"$TMP/c1"
