@@ -39,6 +39,9 @@ typedef struct ch {
 	 * and after an answer until its end, which reads it again (ch_view_end) */
 	int view;
 	unsigned long long view_v[5];
+	/* when a view last ended raced: views are not begun for VIEW_BACKOFF_NS after it */
+	int raced_have;
+	struct timespec raced_at;
 	CURL *curl;
 	char *base; /* http://HOST:PORT/ */
 	char *db;
@@ -1152,6 +1155,7 @@ static int state_query(ch *c, unsigned long long v[5], tk_error *err)
  * the state a little earlier widens the window its answer's own check after covers, nothing more:
  * a batch opened, closed or failed in between changes the counts that check compares. */
 #define STATE_REUSE_NS 1000000000LL
+#define VIEW_BACKOFF_NS 10000000000LL
 static int state_after(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
 {
 	if (c->view) { /* the view's end checks for every answer in it */
@@ -1210,6 +1214,13 @@ static int ch_view_begin(void *h, tk_error *err)
 {
 	ch *c = h;
 	c->view = 0;
+	struct timespec now;
+	/* a view raced lately (ingest is running: batches close every few ms under uploads): no view,
+	 * each answer checked on its own, or every page would be computed twice */
+	if (c->raced_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	    (now.tv_sec - c->raced_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->raced_at.tv_nsec) < VIEW_BACKOFF_NS)
+		return 0;
+	c->raced_have = 0;
 	c->state_have = 0;
 	if (state_query(c, c->view_v, err))
 		return -1;
@@ -1228,7 +1239,10 @@ static int ch_view_end(void *h, tk_error *err)
 	unsigned long long b0 = c->view_v[0], b1, o1;
 	if (state_after(c, &b1, &o1, err))
 		return -1;
-	return b1 != b0 || o1 != 0;
+	if (b1 == b0 && o1 == 0)
+		return 0;
+	c->raced_have = clock_gettime(CLOCK_MONOTONIC, &c->raced_at) == 0;
+	return 1;
 }
 
 /* Whether q reads only what a summary holds: the metric's own column is duration (or col is), no
