@@ -2690,6 +2690,9 @@ ask:;
 		}
 		TK_GROW(*out, cap, *n + 1);
 		tk_store_hang *x = &(*out)[(*n)++];
+		/* zeroed: first_version and last_version are set later (store.c), and a raced answer is
+		 * freed before that (with_dedupe's drop) */
+		memset(x, 0, sizeof *x);
 		x->signature = tk_xstrdup(f[0]);
 		x->count = strtoull(f[1], NULL, 10);
 		x->sessions = strtoull(f[2], NULL, 10);
