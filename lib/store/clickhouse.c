@@ -21,6 +21,11 @@
 #include "util/hidx.h"
 #include "util/mem.h"
 
+/* state_query's numbers: batches announced, not closed clean (in flight, raced or failed), the
+ * active parts' hash and count, sum_sig_sessions' parts, batches raced or failed (closed with 2, or
+ * open for over an hour), the server's clock (Unix s) */
+enum { ST_BATCHES, ST_OPEN, ST_PARTS_HASH, ST_PARTS, ST_SIG_SESS_PARTS, ST_BAD, ST_NOW, NSTATE };
+
 typedef struct ch {
 	int dedupe;            /* this query reads each report once (LIMIT 1 BY): see reports_sql */
 	int sum;               /* this query may read the summaries (sum_ready) */
@@ -32,13 +37,17 @@ typedef struct ch {
 	unsigned rcache_next;
 	/* the state (state_query's five numbers) an answer's check after it read, for the next
 	 * state_ready within STATE_REUSE_NS (state_after) */
-	unsigned long long state_v[5];
+	unsigned long long state_v[NSTATE];
 	int state_have;
 	struct timespec state_at;
 	/* in a view (tk_store_view_begin): the state read at its start stands for every check before
 	 * and after an answer until its end, which reads it again (ch_view_end) */
 	int view;
-	unsigned long long view_v[5];
+	unsigned long long view_v[NSTATE];
+	/* when a wait for batches in flight last timed out (answers_stand): for STUCK_NS after it a
+	 * batch in flight counts as failed */
+	int stuck_have;
+	struct timespec stuck_at;
 	/* when a view last ended raced: views are not begun for VIEW_BACKOFF_NS after it */
 	int raced_have;
 	struct timespec raced_at;
@@ -1122,15 +1131,23 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
  * reports answer. Also which summaries are one active part each (c->one_part): every part of them
  * holds each key once (a materialized view's or a refill's rows are grouped by the key, and merges
  * sum equal keys), so one part's rows can be counted as distinct keys and need no grouping again. */
+/* Batches that may have stored a report twice for good: closed as raced (2), or announced over an
+ * hour ago and never closed (the ingester died or its INSERT failed; store compact counts them so).
+ * A batch in flight (announced, not yet closed) is not counted: answers read while it runs are
+ * checked once it has closed (answers_stand). */
+#define INGEST_BAD_SQL                                                                                                 \
+	"SELECT countIf(s = 2 OR (s = 0 AND a < now() - 3600)) FROM (SELECT token, max(state) AS s, min(at) AS a "     \
+	"FROM "                                                                                                        \
+	"tracekit_ingests GROUP BY token)"
 enum { ONE_SIG_SESSIONS = 1 };
-static int state_query(ch *c, unsigned long long v[5], tk_error *err)
+static int state_query(ch *c, unsigned long long v[NSTATE], tk_error *err)
 {
 	buf sql = {0}, res = {0};
 	bprintf(&sql,
 	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
 	        "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
 	        "BY token)), groupBitXor(cityHash64(table, name)), count(), "
-	        "countIf(table = 'sum_sig_sessions') FROM system.parts WHERE "
+	        "countIf(table = 'sum_sig_sessions'), (" INGEST_BAD_SQL "), toUInt32(now()) FROM system.parts WHERE "
 	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
 	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND "
@@ -1141,12 +1158,21 @@ static int state_query(ch *c, unsigned long long v[5], tk_error *err)
 	free(sql.p);
 	if (rc)
 		return -1;
-	v[0] = 0, v[1] = 1;
 	char *at = res.p ? res.p : "";
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NSTATE; i++)
 		v[i] = strtoull(at, &at, 10);
+	if (!res.p) /* no answer: as if a batch had failed */
+		v[ST_OPEN] = v[ST_BAD] = 1;
 	free(res.p);
 	return 0;
+}
+
+#define STUCK_NS 60000000000LL
+static int stuck_lately(const ch *c)
+{
+	struct timespec now;
+	return c->stuck_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	       (now.tv_sec - c->stuck_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->stuck_at.tv_nsec) < STUCK_NS;
 }
 
 /* An answer's check after it (was a batch opened or failed while it ran?) reads the whole state,
@@ -1174,7 +1200,7 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 {
 	c->sum = 0;
 	c->one_part = 0;
-	unsigned long long v[5] = {0, 1};
+	unsigned long long v[NSTATE] = {0, 1, 0, 0, 0, 1, 0};
 	struct timespec now;
 	if (c->view)
 		memcpy(v, c->view_v, sizeof v);
@@ -1185,8 +1211,11 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	else if (state_query(c, v, err))
 		return -1;
 	c->state_have = 0; /* once */
-	*batches = v[0], *open = v[1];
-	c->dedupe = *open > 0;
+	*batches = v[ST_BATCHES], *open = v[ST_OPEN];
+	/* each report read once while a batch is raced or failed (or, after a wait for batches in flight
+	 * timed out lately, while any is open); batches merely in flight are waited for after the
+	 * answer instead (answers_stand) */
+	c->dedupe = v[ST_BAD] > 0 || (v[ST_OPEN] > 0 && stuck_lately(c));
 	if (c->dedupe)
 		return 0;
 	uint64_t token = v[2] ^ tk_hash_u64(v[3]);
@@ -1203,6 +1232,61 @@ static int state_ready(ch *c, unsigned long long *batches, unsigned long long *o
 	}
 	c->sum = c->sum_ok;
 	return 0;
+}
+
+/* Whether the answers read since state_ready stand (1), may count a report twice and are to be
+ * read again each report once (0), or -1 with err. A report is stored twice only by two batches
+ * that both stored it, and of two such batches the one whose INSERT came later sees both copies
+ * when it closes and closes as raced (2), which stays until store compact removes the copy. So
+ * answers read while batches were in flight stand once every batch open at the check has closed
+ * and none is raced or failed: the batches announced by the server's clock at the check (whole
+ * seconds: a few opened just after it are waited for too) are waited for, up to SETTLE_NS; one
+ * still open then counts as failed, and for STUCK_NS after that any batch in flight makes answers
+ * read each report once from the start. (The answers were read again whenever a batch opened or
+ * closed while they ran: while a fleet uploads, ~10 commits a second, nearly every one, 1-2 s
+ * each on 1 M reports: a dashboard page took 12-21 s.) */
+#define SETTLE_NS 2000000000LL
+static int answers_stand(ch *c, tk_error *err)
+{
+	if (c->view)
+		return 1; /* the view's end checks */
+	unsigned long long b, o;
+	if (state_after(c, &b, &o, err))
+		return -1;
+	const unsigned long long *v = c->state_v;
+	if (!v[ST_OPEN])
+		return 1;
+	if (v[ST_BAD] || stuck_lately(c))
+		return 0;
+	char sql[512];
+	snprintf(sql, sizeof sql,
+	         "SELECT countIf(s = 0 AND a <= toDateTime(%llu)), countIf(s = 2 OR (s = 0 AND a < now() - 3600)) "
+	         "FROM (SELECT token, max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) FORMAT "
+	         "TabSeparated",
+	         v[ST_NOW]);
+	struct timespec t0, now;
+	if (clock_gettime(CLOCK_MONOTONIC, &t0))
+		return 0;
+	for (long us = 500;; us = us < 25000 ? us * 2 : 50000) {
+		nanosleep(&(struct timespec){0, us * 1000}, NULL);
+		buf res = {0};
+		if (run(c, sql, &res, err))
+			return -1;
+		char *end = NULL;
+		unsigned long long open = res.p ? strtoull(res.p, &end, 10) : 1,
+		                   bad = end ? strtoull(end, NULL, 10) : 1;
+		free(res.p);
+		if (bad)
+			return 0;
+		if (!open)
+			return 1;
+		if (clock_gettime(CLOCK_MONOTONIC, &now) ||
+		    (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec) >= SETTLE_NS) {
+			c->stuck_have = 1;
+			c->stuck_at = now;
+			return 0;
+		}
+	}
 }
 
 /* A view: the state once now; every answer until ch_view_end is checked against it there. With a
@@ -1234,12 +1318,13 @@ static int ch_view_end(void *h, tk_error *err)
 	if (!c->view)
 		return 0;
 	c->view = 0;
-	if (c->view_v[1] > 0)
+	/* begun with a batch raced or failed: every answer read each report once (state_ready) */
+	if (c->view_v[ST_BAD] > 0 || (c->view_v[ST_OPEN] > 0 && stuck_lately(c)))
 		return 0;
-	unsigned long long b0 = c->view_v[0], b1, o1;
-	if (state_after(c, &b1, &o1, err))
+	int ok = answers_stand(c, err);
+	if (ok < 0)
 		return -1;
-	if (b1 == b0 && o1 == 0)
+	if (ok)
 		return 0;
 	c->raced_have = clock_gettime(CLOCK_MONOTONIC, &c->raced_at) == 0;
 	return 1;
@@ -1268,17 +1353,18 @@ typedef int (*query_fn)(ch *c, const tk_store_query *q, size_t limit, void *out,
 static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), const tk_store_query *q, size_t limit,
                        void *out, size_t *n, tk_error *err)
 {
-	unsigned long long b0, o0, b1, o1;
+	unsigned long long b0, o0;
 	if (state_ready(c, &b0, &o0, err))
 		return -1;
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
 		return rc;
-	if (state_after(c, &b1, &o1, err)) {
+	int ok = answers_stand(c, err);
+	if (ok < 0) {
 		drop(out, n);
 		return -1;
 	}
-	if (b1 == b0 && o1 == 0)
+	if (ok)
 		return 0;
 	drop(out, n);
 	c->dedupe = 1;
@@ -2257,16 +2343,14 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
 static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
                        const char *kinds, char *const *sigs, size_t n, const racc **a, tk_error *err)
 {
-	unsigned long long b0, o0, b1, o1;
+	unsigned long long b0, o0;
 	if (state_ready(c, &b0, &o0, err))
 		return -1;
 	if (!range_fit(c, q, "duration"))
 		return 0;
 	if (range_values(c, q, kinds, keys, nk, table, sigs, n, a, err))
 		return -1;
-	if (state_after(c, &b1, &o1, err))
-		return -1;
-	return b1 == b0 && o1 == 0;
+	return answers_stand(c, err);
 }
 
 /* Percentiles over a date range (by app and version at most), summarised as hour_percentiles does. */
@@ -3084,13 +3168,15 @@ typedef void (*build_fn)(ch *c, buf *sql, const void *arg);
 static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_fn fn, void *ctx, const char *what,
                          tk_error *err)
 {
-	unsigned long long b0, o0, b1, o1;
+	unsigned long long b0, o0;
 	buf sql = {0}, res = {0};
 	if (state_ready(c, &b0, &o0, err))
 		return -1;
 	build(c, &sql, arg);
-	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err);
-	if (!rc && !c->dedupe && (rc = state_after(c, &b1, &o1, err)) == 0 && (b1 != b0 || o1 != 0)) {
+	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err), ok = 1;
+	if (!rc && !c->dedupe && (ok = answers_stand(c, err)) < 0)
+		rc = -1;
+	if (!rc && !ok) {
 		free(res.p), free(sql.p);
 		res = sql = (buf){0};
 		c->dedupe = 1;
@@ -3267,10 +3353,8 @@ static void sig_sum_sql(buf *sql, const char *cols, const char *table, const tk_
  * summaries meanwhile may hold a racing copy: the caller reads the reports instead). */
 static int sig_sum_still(ch *c, unsigned long long b0, tk_error *err)
 {
-	unsigned long long b1, o1;
-	if (state_after(c, &b1, &o1, err))
-		return -1;
-	return b1 == b0 && o1 == 0;
+	(void)b0;
+	return answers_stand(c, err);
 }
 
 static void stack_acc_free(stack_acc *a)
