@@ -23,7 +23,7 @@
 
 /* state_query's numbers: batches announced, not closed clean (in flight, raced or failed), the
  * active parts' hash and count, sum_sig_sessions' parts, batches raced or failed (closed with 2, or
- * open for over an hour), the server's clock (Unix s) */
+ * open for over 30 s), the server's clock (Unix s) */
 enum { ST_BATCHES, ST_OPEN, ST_PARTS_HASH, ST_PARTS, ST_SIG_SESS_PARTS, ST_BAD, ST_NOW, NSTATE };
 
 typedef struct ch {
@@ -1131,12 +1131,14 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
  * reports answer. Also which summaries are one active part each (c->one_part): every part of them
  * holds each key once (a materialized view's or a refill's rows are grouped by the key, and merges
  * sum equal keys), so one part's rows can be counted as distinct keys and need no grouping again. */
-/* Batches that may have stored a report twice for good: closed as raced (2), or announced over an
- * hour ago and never closed (the ingester died or its INSERT failed; store compact counts them so).
- * A batch in flight (announced, not yet closed) is not counted: answers read while it runs are
- * checked once it has closed (answers_stand). */
+/* Batches that may have stored a report twice for good: closed as raced (2), or announced over 30 s
+ * ago and never closed (the ingester died or its INSERT failed: a batch is one INSERT and one check,
+ * closed within a second or two; a slower one is only read around, as every open batch was before).
+ * A batch in flight (announced, not closed, younger) is not counted: answers read while it runs are
+ * checked once it has closed (answers_stand). store compact waits an hour before calling a batch
+ * crashed: it deletes what it prunes. */
 #define INGEST_BAD_SQL                                                                                                 \
-	"SELECT countIf(s = 2 OR (s = 0 AND a < now() - 3600)) FROM (SELECT token, max(state) AS s, min(at) AS a "     \
+	"SELECT countIf(s = 2 OR (s = 0 AND a < now() - 30)) FROM (SELECT token, max(state) AS s, min(at) AS a "       \
 	"FROM "                                                                                                        \
 	"tracekit_ingests GROUP BY token)"
 enum { ONE_SIG_SESSIONS = 1 };
@@ -1260,7 +1262,7 @@ static int answers_stand(ch *c, tk_error *err)
 		return 0;
 	char sql[512];
 	snprintf(sql, sizeof sql,
-	         "SELECT countIf(s = 0 AND a <= toDateTime(%llu)), countIf(s = 2 OR (s = 0 AND a < now() - 3600)) "
+	         "SELECT countIf(s = 0 AND a <= toDateTime(%llu)), countIf(s = 2 OR (s = 0 AND a < now() - 30)) "
 	         "FROM (SELECT token, max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) FORMAT "
 	         "TabSeparated",
 	         v[ST_NOW]);

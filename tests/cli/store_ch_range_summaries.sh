@@ -70,7 +70,9 @@ answers() { # DB OUT: every query of QS on DB, one file each
 # a batch announced and not closed: every query reads each report once from reports; closed, a new
 # token each time (a token's state is its highest)
 NOPEN=0
-open_batch() { NOPEN=$((NOPEN + 1)); chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open-$NOPEN', 0, now())"; }
+# (announced a minute ago: a batch open over 30 s counts as failed at once, where a younger one would
+# be waited for by every query first)
+open_batch() { NOPEN=$((NOPEN + 1)); chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open-$NOPEN', 0, now() - 60)"; }
 close_batch() { chq "INSERT INTO $1.tracekit_ingests VALUES ('tk-test-open-$NOPEN', 1, now())"; }
 ALLQS=("${QS[@]}")
 for db in tknew tkold; do
