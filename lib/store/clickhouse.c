@@ -1291,11 +1291,11 @@ static int answers_stand(ch *c, tk_error *err)
 	}
 }
 
-/* A view: the state once now; every answer until ch_view_end is checked against it there. With a
- * batch open or failed now, every answer reads each report once anyway (c->dedupe): nothing to
- * check at the end. A batch that opens, fails or even closes clean in between changes the count
- * of batches or of open ones, which the end compares: its rows may be in some answers and not in
- * others, or counted twice, and the caller asks again. */
+/* A view: the state once now, for every answer until ch_view_end, which checks them all as
+ * answers_stand checks one (batches in flight then waited for; one raced or failed: the caller asks
+ * again). With a batch raced or failed now, every answer reads each report once anyway (c->dedupe):
+ * nothing to check at the end. A batch that closed clean in between is no reason to ask again: its
+ * rows may be in some answers and not in others, each answer right as of when it was read. */
 static int ch_view_begin(void *h, tk_error *err)
 {
 	ch *c = h;
