@@ -7,6 +7,7 @@
  * doubles come out bit-identical; they travel back as shortest round-trip text. */
 #include <ctype.h>
 #include <curl/curl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ typedef struct ch {
 	struct rcache *rcache; /* date ranges' durations read last (range_values), RCACHE_N of them */
 	unsigned rcache_next;
 	/* the state (state_query's five numbers) an answer's check after it read, for the next
-	 * state_ready within STATE_REUSE_NS (state_after) */
+	 * state_ready within STATE_REUSE_NS (answers_stand) */
 	unsigned long long state_v[NSTATE];
 	int state_have;
 	struct timespec state_at;
@@ -1137,10 +1138,8 @@ static int ingest_state(ch *c, unsigned long long *batches, unsigned long long *
  * A batch in flight (announced, not closed, younger) is not counted: answers read while it runs are
  * checked once it has closed (answers_stand). store compact waits an hour before calling a batch
  * crashed: it deletes what it prunes. */
-#define INGEST_BAD_SQL                                                                                                 \
-	"SELECT countIf(s = 2 OR (s = 0 AND a < now() - 30)) FROM (SELECT token, max(state) AS s, min(at) AS a "       \
-	"FROM "                                                                                                        \
-	"tracekit_ingests GROUP BY token)"
+#define INGEST_TOKENS_SQL "(SELECT token, max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token)"
+#define INGEST_BAD_COUNT "countIf(s = 2 OR (s = 0 AND a < now() - 30))"
 enum { ONE_SIG_SESSIONS = 1 };
 static int state_query(ch *c, unsigned long long v[NSTATE], tk_error *err)
 {
@@ -1149,7 +1148,8 @@ static int state_query(ch *c, unsigned long long v[NSTATE], tk_error *err)
 	        "SELECT (SELECT count() FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP BY "
 	        "token)), (SELECT countIf(s != 1) FROM (SELECT token, max(state) AS s FROM tracekit_ingests GROUP "
 	        "BY token)), groupBitXor(cityHash64(table, name)), count(), "
-	        "countIf(table = 'sum_sig_sessions'), (" INGEST_BAD_SQL "), toUInt32(now()) FROM system.parts WHERE "
+	        "countIf(table = 'sum_sig_sessions'), (SELECT " INGEST_BAD_COUNT " FROM " INGEST_TOKENS_SQL "), "
+	        "toUInt32(now()) FROM system.parts WHERE "
 	        "active AND table IN ('reports', 'sum_values', 'sum_sessions', 'sum_sigs', 'sum_sig_values', "
 	        "'sum_groups', 'sum_day_values', 'sum_sig_sessions', 'sum_vsig_sessions', 'sum_sig_durations', "
 	        "'sum_sig_keys', 'sum_hour_durations', 'sum_sig_ids', 'sum_sig_hours', 'sum_sig_hour_sess') AND "
@@ -1169,51 +1169,40 @@ static int state_query(ch *c, unsigned long long v[NSTATE], tk_error *err)
 	return 0;
 }
 
+/* Nanoseconds since t (CLOCK_MONOTONIC), or LLONG_MAX when the clock cannot be read. */
+static long long elapsed_ns(const struct timespec *t)
+{
+	struct timespec now;
+	if (clock_gettime(CLOCK_MONOTONIC, &now))
+		return LLONG_MAX;
+	return (now.tv_sec - t->tv_sec) * 1000000000LL + (now.tv_nsec - t->tv_nsec);
+}
+
 #define STUCK_NS 60000000000LL
 static int stuck_lately(const ch *c)
 {
-	struct timespec now;
-	return c->stuck_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
-	       (now.tv_sec - c->stuck_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->stuck_at.tv_nsec) < STUCK_NS;
+	return c->stuck_have && elapsed_ns(&c->stuck_at) < STUCK_NS;
 }
 
-/* An answer's check after it (was a batch opened or failed while it ran?) reads the whole state,
- * kept for the next state_ready if it comes within STATE_REUSE_NS (a page's next query: one state
- * request per answer, not two; each costs the server ~4 ms, most of it the request's own). Taking
- * the state a little earlier widens the window its answer's own check after covers, nothing more:
- * a batch opened, closed or failed in between changes the counts that check compares. */
+/* An answer's check after it (answers_stand) reads the whole state, kept for the next state_ready
+ * if it comes within STATE_REUSE_NS (a page's next query: one state request per answer, not two;
+ * each costs the server ~2.4 ms, most of it the request's own). Taking the state a little earlier
+ * widens the window its answer's own check after covers, nothing more: a batch raced or failed in
+ * between is still raced or failed at that check. */
 #define STATE_REUSE_NS 1000000000LL
 #define VIEW_BACKOFF_NS 10000000000LL
-static int state_after(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
-{
-	if (c->view) { /* the view's end checks for every answer in it */
-		*batches = c->view_v[0], *open = c->view_v[1];
-		return 0;
-	}
-	c->state_have = 0;
-	if (state_query(c, c->state_v, err))
-		return -1;
-	*batches = c->state_v[0], *open = c->state_v[1];
-	c->state_have = clock_gettime(CLOCK_MONOTONIC, &c->state_at) == 0;
-	return 0;
-}
-
-static int state_ready(ch *c, unsigned long long *batches, unsigned long long *open, tk_error *err)
+static int state_ready(ch *c, tk_error *err)
 {
 	c->sum = 0;
 	c->one_part = 0;
 	unsigned long long v[NSTATE] = {0, 1, 0, 0, 0, 1, 0};
-	struct timespec now;
 	if (c->view)
 		memcpy(v, c->view_v, sizeof v);
-	else if (c->state_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
-	         (now.tv_sec - c->state_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->state_at.tv_nsec) <
-	             STATE_REUSE_NS)
+	else if (c->state_have && elapsed_ns(&c->state_at) < STATE_REUSE_NS)
 		memcpy(v, c->state_v, sizeof v);
 	else if (state_query(c, v, err))
 		return -1;
 	c->state_have = 0; /* once */
-	*batches = v[ST_BATCHES], *open = v[ST_OPEN];
 	/* each report read once while a batch is raced or failed (or, after a wait for batches in flight
 	 * timed out lately, while any is open); batches merely in flight are waited for after the
 	 * answer instead (answers_stand) */
@@ -1252,9 +1241,11 @@ static int answers_stand(ch *c, tk_error *err)
 {
 	if (c->view)
 		return 1; /* the view's end checks */
-	unsigned long long b, o;
-	if (state_after(c, &b, &o, err))
+	/* the state read now is kept for the next state_ready within STATE_REUSE_NS */
+	c->state_have = 0;
+	if (state_query(c, c->state_v, err))
 		return -1;
+	c->state_have = clock_gettime(CLOCK_MONOTONIC, &c->state_at) == 0;
 	const unsigned long long *v = c->state_v;
 	if (!v[ST_OPEN])
 		return 1;
@@ -1262,11 +1253,10 @@ static int answers_stand(ch *c, tk_error *err)
 		return 0;
 	char sql[512];
 	snprintf(sql, sizeof sql,
-	         "SELECT countIf(s = 0 AND a <= toDateTime(%llu)), countIf(s = 2 OR (s = 0 AND a < now() - 30)) "
-	         "FROM (SELECT token, max(state) AS s, min(at) AS a FROM tracekit_ingests GROUP BY token) FORMAT "
-	         "TabSeparated",
+	         "SELECT countIf(s = 0 AND a <= toDateTime(%llu)), " INGEST_BAD_COUNT " FROM " INGEST_TOKENS_SQL
+	         " FORMAT TabSeparated",
 	         v[ST_NOW]);
-	struct timespec t0, now;
+	struct timespec t0;
 	if (clock_gettime(CLOCK_MONOTONIC, &t0))
 		return 0;
 	for (long us = 500;; us = us < 25000 ? us * 2 : 50000) {
@@ -1282,10 +1272,8 @@ static int answers_stand(ch *c, tk_error *err)
 			return 0;
 		if (!open)
 			return 1;
-		if (clock_gettime(CLOCK_MONOTONIC, &now) ||
-		    (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec) >= SETTLE_NS) {
-			c->stuck_have = 1;
-			c->stuck_at = now;
+		if (elapsed_ns(&t0) >= SETTLE_NS) {
+			c->stuck_have = clock_gettime(CLOCK_MONOTONIC, &c->stuck_at) == 0;
 			return 0;
 		}
 	}
@@ -1300,11 +1288,9 @@ static int ch_view_begin(void *h, tk_error *err)
 {
 	ch *c = h;
 	c->view = 0;
-	struct timespec now;
 	/* a view raced lately (ingest is running: batches close every few ms under uploads): no view,
 	 * each answer checked on its own, or every page would be computed twice */
-	if (c->raced_have && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
-	    (now.tv_sec - c->raced_at.tv_sec) * 1000000000LL + (now.tv_nsec - c->raced_at.tv_nsec) < VIEW_BACKOFF_NS)
+	if (c->raced_have && elapsed_ns(&c->raced_at) < VIEW_BACKOFF_NS)
 		return 0;
 	c->raced_have = 0;
 	c->state_have = 0;
@@ -1355,8 +1341,7 @@ typedef int (*query_fn)(ch *c, const tk_store_query *q, size_t limit, void *out,
 static int with_dedupe(ch *c, query_fn fn, void (*drop)(void *out, size_t *n), const tk_store_query *q, size_t limit,
                        void *out, size_t *n, tk_error *err)
 {
-	unsigned long long b0, o0;
-	if (state_ready(c, &b0, &o0, err))
+	if (state_ready(c, err))
 		return -1;
 	int rc = fn(c, q, limit, out, n, err);
 	if (rc || c->dedupe)
@@ -2345,8 +2330,7 @@ static int range_values(ch *c, const tk_store_query *q, const char *kinds, const
 static int range_ready(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
                        const char *kinds, char *const *sigs, size_t n, const racc **a, tk_error *err)
 {
-	unsigned long long b0, o0;
-	if (state_ready(c, &b0, &o0, err))
+	if (state_ready(c, err))
 		return -1;
 	if (!range_fit(c, q, "duration"))
 		return 0;
@@ -3170,9 +3154,8 @@ typedef void (*build_fn)(ch *c, buf *sql, const void *arg);
 static int each_row_once(ch *c, build_fn build, const void *arg, size_t nf, row_fn fn, void *ctx, const char *what,
                          tk_error *err)
 {
-	unsigned long long b0, o0;
 	buf sql = {0}, res = {0};
-	if (state_ready(c, &b0, &o0, err))
+	if (state_ready(c, err))
 		return -1;
 	build(c, &sql, arg);
 	int rc = post_ext(c, NULL, sql.p, sql.n, NULL, &res, err), ok = 1;
@@ -3351,14 +3334,6 @@ static void sig_sum_sql(buf *sql, const char *cols, const char *table, const tk_
 	bprintf(sql, "%s", extra);
 }
 
-/* Whether no ingest batch opened or failed since state_ready gave b0 (an answer read from the
- * summaries meanwhile may hold a racing copy: the caller reads the reports instead). */
-static int sig_sum_still(ch *c, unsigned long long b0, tk_error *err)
-{
-	(void)b0;
-	return answers_stand(c, err);
-}
-
 static void stack_acc_free(stack_acc *a)
 {
 	for (size_t i = 0; i < *a->n; i++)
@@ -3377,9 +3352,8 @@ static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 	buf sql = {0};
 	stack_acc a = {.folded = folded, .times = times, .n = n};
 	int rc = 0;
-	unsigned long long b0, o0;
 	if (!max_reports && sig_sum_fit(q)) { /* every report's: sum_sig_keys' stacks (what 2) */
-		if (state_ready(c, &b0, &o0, err))
+		if (state_ready(c, err))
 			return -1;
 		if (c->sum) {
 			sig_sum_sql(&sql, "key, sum(n)", "sum_sig_keys", q, kinds,
@@ -3387,7 +3361,7 @@ static int ch_sig_stacks(void *h, const tk_store_query *q, const char *kinds, si
 			rc = each_row(c, sql.p, NULL, 2, hash_row, &a, "signature stacks", err);
 			free(sql.p);
 			sql = (buf){0};
-			int still = rc ? -1 : sig_sum_still(c, b0, err);
+			int still = rc ? -1 : answers_stand(c, err);
 			if (still < 0) {
 				stack_acc_free(&a);
 				return -1;
@@ -3458,10 +3432,9 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
                          tk_store_signature_info *out, tk_error *err)
 {
 	ch *c = h;
-	unsigned long long b0, o0;
 	if (!sig_sum_fit(q))
 		return 1;
-	if (state_ready(c, &b0, &o0, err))
+	if (state_ready(c, err))
 		return -1;
 	if (!c->sum)
 		return 1;
@@ -3539,7 +3512,7 @@ static int ch_sig_detail(void *h, const tk_store_query *q, const char *kinds, si
 		rc = each_row(c, sql.p, NULL, 1, example_row, out, "signature", err);
 		free(sql.p);
 	}
-	int still = rc ? -1 : sig_sum_still(c, b0, err);
+	int still = rc ? -1 : answers_stand(c, err);
 	if (still <= 0)
 		return still < 0 ? -1 : 1; /* a batch opened meanwhile: the reports answer */
 	if (out->nexamples != k)
@@ -3618,25 +3591,37 @@ static void values_sql(ch *c, buf *sql, const void *arg)
 	        s->by_version ? "version, " : "");
 }
 
+/* The cache's entry holding a date range's durations (range_ready), whose arrays the bulk ops hand
+ * over: 0 with *e, 1 when q is no date range the summaries answer (the caller reads otherwise), -1
+ * with err. */
+static int range_entry(ch *c, const tk_store_query *q, const char *keys, size_t nk, const char *table,
+                       const char *kinds, char *const *sigs, size_t n, rcache **e, tk_error *err)
+{
+	tk_store_query t = *q;
+	t.since = t.until = 0;
+	if (!(q->since > 0 || q->until > 0) || !sum_covers(&t, "duration", SUM_VALUES_KEYS))
+		return 1;
+	const racc *r;
+	int fit = range_ready(c, q, keys, nk, table, kinds, sigs, n, &r, err);
+	if (fit <= 0)
+		return fit < 0 ? -1 : 1;
+	if (!(*e = rcache_of(c, r)))
+		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	return 0;
+}
+
 /* tk_store_ops.values_bulk: a date range's durations (range_values), each group's array handed
  * over and the cache's entry forgotten (the comparison page asks a range's percentiles, then its
  * histogram, then no more: a copy of ~0.9 M values is ~7 MB of fresh pages to fault in). */
 static int ch_values_bulk(void *h, const tk_store_query *q, const char *kinds, const char *col, int by_version,
                           int (*rows)(void *ctx, const char *version, double *v, size_t n), void *ctx, tk_error *err)
 {
-	ch *c = h;
-	tk_store_query t = *q;
-	t.since = t.until = 0;
-	if (strcmp(col, "duration") != 0 || !(q->since > 0 || q->until > 0) || !sum_covers(&t, col, SUM_VALUES_KEYS))
-		return 1; /* no date range the summaries answer: ch_values */
-	const racc *r;
-	int fit =
-	    range_ready(h, q, by_version ? "version" : "", by_version, "sum_hour_durations", kinds, NULL, 0, &r, err);
-	if (fit <= 0)
-		return fit < 0 ? -1 : 1;
-	rcache *e = rcache_of(c, r);
-	if (!e)
-		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	rcache *e;
+	int fit = strcmp(col, "duration") != 0 ? 1
+	                                       : range_entry(h, q, by_version ? "version" : "", by_version,
+	                                                     "sum_hour_durations", kinds, NULL, 0, &e, err);
+	if (fit)
+		return fit; /* 1: no date range the summaries answer: ch_values */
 	int rc = 0;
 	for (size_t g = 0; g < e->a.n && !rc; g++) { /* each group's values in order, as values_sql's ORDER BY */
 		double *v = e->a.g[g].v;
@@ -3720,18 +3705,10 @@ static int sigs_row(char **f, void *ctx)
 static int ch_sigs_values_bulk(void *h, const tk_store_query *q, const char *kinds, char *const *sigs, size_t n,
                                int (*rows)(void *ctx, size_t i, double *v, size_t nv), void *ctx, tk_error *err)
 {
-	ch *c = h;
-	tk_store_query t = *q;
-	t.since = t.until = 0;
-	if (!n || !(q->since > 0 || q->until > 0) || !sum_covers(&t, "duration", SUM_VALUES_KEYS))
-		return 1; /* no date range the summaries answer: ch_sigs_values */
-	const racc *r;
-	int fit = range_ready(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &r, err);
-	if (fit <= 0)
-		return fit < 0 ? -1 : 1;
-	rcache *e = rcache_of(c, r);
-	if (!e)
-		return tk_error_set(err, "%s: a date range's values lost", c->url), -1;
+	rcache *e;
+	int fit = !n ? 1 : range_entry(h, q, "signature", 1, "sum_sig_hours", kinds, sigs, n, &e, err);
+	if (fit)
+		return fit; /* 1: no date range the summaries answer: ch_sigs_values */
 	int rc = 0;
 	for (size_t g = 0; g < e->a.n && !rc; g++) {
 		size_t i = 0;
